@@ -1,0 +1,124 @@
+//! Hiera's errors: the Ruby exception class and message the real Hiera 3.10
+//! raises, so every client (CLI, HTTP, the Ruby shim) can report or re-raise
+//! exactly what Hiera would.
+
+use std::fmt;
+
+/// The Ruby exception class of a Hiera error.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum ErrorClass {
+    /// `Exception`: type mismatches in array/hash lookups and dotted keys.
+    Exception,
+    /// `ArgumentError`: bad key syntax, dotted key with array/hash lookup,
+    /// unsortable arrays under `sort_merged_arrays`.
+    ArgumentError,
+    /// `NoMethodError`: a dotted key segment applied to an Integer.
+    NoMethodError,
+    /// `TypeError`: a data file whose top level is not a Hash.
+    TypeError,
+    /// `RuntimeError`: configuration problems (v5 config, missing file).
+    RuntimeError,
+    /// `Hiera::Error`: deep merges without the deep_merge gem.
+    HieraError,
+    /// `Hiera::InterpolationLoop`: the recursion guard fired.
+    InterpolationLoop,
+    /// `Hiera::InterpolationInvalidValue`: a bad `%{...}` token.
+    InterpolationInvalidValue,
+    /// `Hiera::InvalidConfigurationError`: e.g. an Array datadir.
+    InvalidConfigurationError,
+    /// `Psych::SyntaxError`: malformed YAML.
+    PsychSyntaxError,
+    /// `Psych::BadAlias`: YAML aliases are refused by Psych 4's `YAML.load`.
+    PsychBadAlias,
+    /// `Psych::DisallowedClass`: dates, times and Ruby objects in YAML.
+    PsychDisallowedClass,
+    /// `JSON::ParserError`: malformed JSON data.
+    JsonParserError,
+    /// `DeepMerge::InvalidParameter`: incompatible deep_merge options.
+    DeepMergeInvalidParameter,
+}
+
+impl ErrorClass {
+    /// The class name as Ruby prints it.
+    pub fn ruby_name(self) -> &'static str {
+        match self {
+            ErrorClass::Exception => "Exception",
+            ErrorClass::ArgumentError => "ArgumentError",
+            ErrorClass::NoMethodError => "NoMethodError",
+            ErrorClass::TypeError => "TypeError",
+            ErrorClass::RuntimeError => "RuntimeError",
+            ErrorClass::HieraError => "Hiera::Error",
+            ErrorClass::InterpolationLoop => "Hiera::InterpolationLoop",
+            ErrorClass::InterpolationInvalidValue => "Hiera::InterpolationInvalidValue",
+            ErrorClass::InvalidConfigurationError => "Hiera::InvalidConfigurationError",
+            ErrorClass::PsychSyntaxError => "Psych::SyntaxError",
+            ErrorClass::PsychBadAlias => "Psych::BadAlias",
+            ErrorClass::PsychDisallowedClass => "Psych::DisallowedClass",
+            ErrorClass::JsonParserError => "JSON::ParserError",
+            ErrorClass::DeepMergeInvalidParameter => "DeepMerge::InvalidParameter",
+        }
+    }
+
+    /// The class for a Ruby class name, for errors that cross the wire.
+    pub fn from_ruby_name(name: &str) -> Option<ErrorClass> {
+        ALL.iter().copied().find(|c| c.ruby_name() == name)
+    }
+}
+
+const ALL: [ErrorClass; 14] = [
+    ErrorClass::Exception,
+    ErrorClass::ArgumentError,
+    ErrorClass::NoMethodError,
+    ErrorClass::TypeError,
+    ErrorClass::RuntimeError,
+    ErrorClass::HieraError,
+    ErrorClass::InterpolationLoop,
+    ErrorClass::InterpolationInvalidValue,
+    ErrorClass::InvalidConfigurationError,
+    ErrorClass::PsychSyntaxError,
+    ErrorClass::PsychBadAlias,
+    ErrorClass::PsychDisallowedClass,
+    ErrorClass::JsonParserError,
+    ErrorClass::DeepMergeInvalidParameter,
+];
+
+/// An error Hiera 3.10 would raise: its class and its exact message.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct HieraError {
+    pub class: ErrorClass,
+    pub message: String,
+}
+
+impl HieraError {
+    pub fn new(class: ErrorClass, message: impl Into<String>) -> HieraError {
+        HieraError {
+            class,
+            message: message.into(),
+        }
+    }
+}
+
+impl fmt::Display for HieraError {
+    /// Ruby's own rendering of an uncaught exception: `message (Class)`.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{} ({})", self.message, self.class.ruby_name())
+    }
+}
+
+impl std::error::Error for HieraError {}
+
+/// Results of the Hiera core.
+pub type Result<T, E = HieraError> = std::result::Result<T, E>;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn class_names_round_trip() {
+        for class in ALL {
+            assert_eq!(ErrorClass::from_ruby_name(class.ruby_name()), Some(class));
+        }
+        assert_eq!(ErrorClass::from_ruby_name("NoSuchClass"), None);
+    }
+}

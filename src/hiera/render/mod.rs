@@ -1,0 +1,2 @@
+//! How the `hiera` command prints an answer: Ruby (`puts`/`pp`), JSON
+//! (`JSON.dump`) and YAML (`to_yaml`), byte for byte.

@@ -1,0 +1,242 @@
+//! The value model: what a Ruby object loaded from Hiera data can be.
+//!
+//! Hiera answers are Ruby objects, and their differences are observable in
+//! every output format, so the model keeps them all apart: nil, true/false,
+//! Integer (arbitrary size), Float, String, Symbol, Array and an
+//! insertion-ordered Hash whose keys may be any value.
+//!
+//! Equality and hashing follow Ruby's `eql?`/`hash`, which is what `Hash`
+//! keys and `Array#uniq`/`Array#|` use: `1` and `1.0` differ, containers
+//! compare structurally. One deliberate divergence: NaN equals itself here
+//! (Rust maps need a reflexive equality); Ruby would keep two NaN keys.
+
+use indexmap::IndexMap;
+use num_bigint::BigInt;
+use std::hash::{Hash as StdHash, Hasher};
+use std::sync::Arc;
+
+/// An ordered Ruby Hash.
+pub type Hash = IndexMap<Value, Value>;
+
+/// A Ruby object as Hiera sees it.
+#[derive(Clone, Debug)]
+pub enum Value {
+    Nil,
+    Bool(bool),
+    /// An Integer that fits in 64 bits.
+    Int(i64),
+    /// An Integer that does not fit in 64 bits (Ruby's Bignum). Never holds a
+    /// value that fits `Int`: constructors normalise, so equality stays
+    /// structural.
+    BigInt(Arc<BigInt>),
+    Float(f64),
+    String(String),
+    /// A Ruby Symbol (`:name` in YAML); its name without the colon.
+    Symbol(String),
+    Array(Vec<Value>),
+    Hash(Hash),
+}
+
+impl Value {
+    /// An Integer from a big integer, normalised to `Int` when it fits.
+    pub fn integer(n: BigInt) -> Value {
+        match i64::try_from(&n) {
+            Ok(small) => Value::Int(small),
+            Err(_) => Value::BigInt(Arc::new(n)),
+        }
+    }
+
+    /// A String value.
+    pub fn str(s: impl Into<String>) -> Value {
+        Value::String(s.into())
+    }
+
+    /// The Ruby class name, as it appears in Hiera's error messages.
+    pub fn class_name(&self) -> &'static str {
+        match self {
+            Value::Nil => "NilClass",
+            Value::Bool(true) => "TrueClass",
+            Value::Bool(false) => "FalseClass",
+            Value::Int(_) | Value::BigInt(_) => "Integer",
+            Value::Float(_) => "Float",
+            Value::String(_) => "String",
+            Value::Symbol(_) => "Symbol",
+            Value::Array(_) => "Array",
+            Value::Hash(_) => "Hash",
+        }
+    }
+
+    /// Ruby truthiness: everything but nil and false.
+    pub fn is_truthy(&self) -> bool {
+        !matches!(self, Value::Nil | Value::Bool(false))
+    }
+
+    pub fn is_nil(&self) -> bool {
+        matches!(self, Value::Nil)
+    }
+
+    pub fn as_str(&self) -> Option<&str> {
+        match self {
+            Value::String(s) => Some(s),
+            _ => None,
+        }
+    }
+
+    pub fn as_hash(&self) -> Option<&Hash> {
+        match self {
+            Value::Hash(h) => Some(h),
+            _ => None,
+        }
+    }
+
+    pub fn as_array(&self) -> Option<&Vec<Value>> {
+        match self {
+            Value::Array(a) => Some(a),
+            _ => None,
+        }
+    }
+}
+
+impl From<&str> for Value {
+    fn from(s: &str) -> Value {
+        Value::String(s.to_owned())
+    }
+}
+
+impl From<String> for Value {
+    fn from(s: String) -> Value {
+        Value::String(s)
+    }
+}
+
+impl From<i64> for Value {
+    fn from(n: i64) -> Value {
+        Value::Int(n)
+    }
+}
+
+impl From<bool> for Value {
+    fn from(b: bool) -> Value {
+        Value::Bool(b)
+    }
+}
+
+impl From<Vec<Value>> for Value {
+    fn from(a: Vec<Value>) -> Value {
+        Value::Array(a)
+    }
+}
+
+impl From<Hash> for Value {
+    fn from(h: Hash) -> Value {
+        Value::Hash(h)
+    }
+}
+
+/// Ruby's `eql?`: same class and same value; Integer 1 is not Float 1.0.
+impl PartialEq for Value {
+    fn eq(&self, other: &Value) -> bool {
+        match (self, other) {
+            (Value::Nil, Value::Nil) => true,
+            (Value::Bool(a), Value::Bool(b)) => a == b,
+            (Value::Int(a), Value::Int(b)) => a == b,
+            (Value::BigInt(a), Value::BigInt(b)) => a == b,
+            // `==` makes 0.0 eql -0.0 as in Ruby; NaN is made reflexive.
+            (Value::Float(a), Value::Float(b)) => a == b || (a.is_nan() && b.is_nan()),
+            (Value::String(a), Value::String(b)) => a == b,
+            (Value::Symbol(a), Value::Symbol(b)) => a == b,
+            (Value::Array(a), Value::Array(b)) => a == b,
+            // Ruby Hash equality ignores order.
+            (Value::Hash(a), Value::Hash(b)) => {
+                a.len() == b.len() && a.iter().all(|(k, v)| b.get(k) == Some(v))
+            }
+            _ => false,
+        }
+    }
+}
+
+impl Eq for Value {}
+
+impl StdHash for Value {
+    fn hash<H: Hasher>(&self, state: &mut H) {
+        std::mem::discriminant(self).hash(state);
+        match self {
+            Value::Nil => {}
+            Value::Bool(b) => b.hash(state),
+            Value::Int(n) => n.hash(state),
+            Value::BigInt(n) => n.hash(state),
+            Value::Float(f) => {
+                // 0.0 and -0.0 are equal, so they must hash alike; all NaNs too.
+                let canonical = if *f == 0.0 {
+                    0.0f64
+                } else if f.is_nan() {
+                    f64::NAN
+                } else {
+                    *f
+                };
+                canonical.to_bits().hash(state)
+            }
+            Value::String(s) | Value::Symbol(s) => s.hash(state),
+            Value::Array(a) => a.hash(state),
+            Value::Hash(h) => {
+                // Order-independent, to agree with the order-blind equality.
+                h.len().hash(state);
+                let mut sum: u64 = 0;
+                for (k, v) in h {
+                    let mut inner = std::collections::hash_map::DefaultHasher::new();
+                    k.hash(&mut inner);
+                    v.hash(&mut inner);
+                    sum = sum.wrapping_add(inner.finish());
+                }
+                sum.hash(state)
+            }
+        }
+    }
+}
+
+/// Builds an ordered Hash from key/value pairs, for tests and fixtures.
+#[macro_export]
+macro_rules! rhash {
+    ($($k:expr => $v:expr),* $(,)?) => {{
+        #[allow(unused_mut)]
+        let mut h = $crate::hiera::value::Hash::new();
+        $( h.insert($crate::hiera::value::Value::from($k), $crate::hiera::value::Value::from($v)); )*
+        h
+    }};
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn eql_semantics() {
+        let cases: &[(Value, Value, bool)] = &[
+            (Value::Int(1), Value::Float(1.0), false),
+            (Value::Float(0.0), Value::Float(-0.0), true),
+            (Value::str("a"), Value::Symbol("a".into()), false),
+            (Value::Nil, Value::Bool(false), false),
+            (
+                Value::Hash(rhash! {"a" => 1, "b" => 2}),
+                Value::Hash(rhash! {"b" => 2, "a" => 1}),
+                true,
+            ),
+            (
+                Value::Array(vec![1.into(), 2.into()]),
+                Value::Array(vec![2.into(), 1.into()]),
+                false,
+            ),
+        ];
+        for (a, b, want) in cases {
+            assert_eq!(a == b, *want, "{a:?} eql {b:?}");
+        }
+    }
+
+    #[test]
+    fn big_integers_normalise() {
+        let small = Value::integer(BigInt::from(42));
+        assert!(matches!(small, Value::Int(42)));
+        let big: BigInt = "12345678901234567890".parse().unwrap();
+        assert!(matches!(Value::integer(big), Value::BigInt(_)));
+    }
+}
