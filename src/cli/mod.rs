@@ -1,1 +1,34 @@
-//! The command line.
+//! The command line: one module per subcommand. The only place that parses
+//! flags; everything below it sees typed values.
+
+pub mod lookup;
+
+use clap::{Parser, Subcommand};
+use std::process::ExitCode;
+
+/// hierad: a Hiera-compatible data lookup server and command-line tool.
+#[derive(Debug, Parser)]
+#[command(name = "hierad", version, about)]
+pub struct Cli {
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Look a key up in Hiera 3 data files: a drop-in for the `hiera`
+    /// command, with the same arguments and output (plus `--explain`).
+    #[command(disable_help_flag = true)]
+    Lookup(lookup::Args),
+}
+
+/// Runs a parsed command line.
+///
+/// # Errors
+///
+/// Failures that are not a command's own exit status.
+pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
+    match cli.command {
+        Command::Lookup(args) => lookup::run(args),
+    }
+}

@@ -36,6 +36,10 @@ pub enum ErrorClass {
     JsonParserError,
     /// `DeepMerge::InvalidParameter`: incompatible deep_merge options.
     DeepMergeInvalidParameter,
+    /// `Errno::EISDIR`: a data or config "file" that is a directory.
+    ErrnoEisdir,
+    /// `Errno::EACCES`: a data or config file that cannot be read.
+    ErrnoEacces,
 }
 
 impl ErrorClass {
@@ -56,6 +60,8 @@ impl ErrorClass {
             ErrorClass::PsychDisallowedClass => "Psych::DisallowedClass",
             ErrorClass::JsonParserError => "JSON::ParserError",
             ErrorClass::DeepMergeInvalidParameter => "DeepMerge::InvalidParameter",
+            ErrorClass::ErrnoEisdir => "Errno::EISDIR",
+            ErrorClass::ErrnoEacces => "Errno::EACCES",
         }
     }
 
@@ -65,7 +71,7 @@ impl ErrorClass {
     }
 }
 
-const ALL: [ErrorClass; 14] = [
+const ALL: [ErrorClass; 16] = [
     ErrorClass::Exception,
     ErrorClass::ArgumentError,
     ErrorClass::NoMethodError,
@@ -80,6 +86,8 @@ const ALL: [ErrorClass; 14] = [
     ErrorClass::PsychDisallowedClass,
     ErrorClass::JsonParserError,
     ErrorClass::DeepMergeInvalidParameter,
+    ErrorClass::ErrnoEisdir,
+    ErrorClass::ErrnoEacces,
 ];
 
 /// An error Hiera 3.10 would raise: its class and its exact message.

@@ -1,1 +1,442 @@
-//! TODO
+//! `%{…}` interpolation (`Hiera::Interpolate`): scope variables, `hiera()`,
+//! `alias()`, `literal()`, the re-interpolation of token values, and the
+//! recursion guard with its 3.10 quirks (§5 of the spec).
+//!
+//! Nested lookups go through the [`Resolver`] the caller passes in, so this
+//! module stays pure.
+
+use super::error::{ErrorClass, HieraError, Result};
+use super::key::{qualified_lookup, split_key};
+use super::render::ruby::to_s;
+use super::value::{Hash, Value};
+use std::cell::RefCell;
+use std::rc::Rc;
+
+/// Hiera's `RecursiveGuard`: the stack of token contents being evaluated.
+/// Shared by reference, like the Ruby object, between a context and the
+/// clones made for nested lookups.
+pub type Guard = Rc<RefCell<Vec<String>>>;
+
+/// The `context` Hash Hiera threads through lookups and interpolation.
+#[derive(Clone, Debug, Default)]
+pub struct Context {
+    /// The order override of the lookup that started it all; nested
+    /// `hiera()`/`alias()` lookups inherit it.
+    pub order_override: Option<Value>,
+    /// Absent at the start of a lookup; each interpolated string then gets
+    /// a fresh one, which the lookups nested inside it share.
+    pub guard: Option<Guard>,
+    /// Set while hierarchy levels and datadirs are interpolated: method
+    /// calls there log a deprecation warning.
+    pub is_interpolate_config: bool,
+}
+
+/// What interpolation needs from the lookup engine.
+pub trait Resolver {
+    /// A nested priority lookup (`hiera('k')`, `alias('k')`): Hiera's
+    /// `Backend.lookup(key, nil, scope, order_override, :priority, context)`,
+    /// returning nil when nothing is found.
+    ///
+    /// # Errors
+    ///
+    /// Whatever the nested lookup raises.
+    fn nested_lookup(&mut self, key: &str, scope: &Hash, context: &mut Context) -> Result<Value>;
+
+    /// `Hiera.warn`.
+    fn warn(&mut self, message: &str);
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Method {
+    Scope,
+    Hiera,
+    Literal,
+    Alias,
+}
+
+/// `Hiera::Interpolate.interpolate`: a String has each token replaced by
+/// its value's `to_s`; any other value is returned unchanged. A lone
+/// `alias()` token whose value is not a String returns that value itself.
+///
+/// # Errors
+///
+/// The `Hiera::Interpolation*` errors, and errors of nested lookups.
+pub fn interpolate(
+    data: &Value,
+    scope: &Hash,
+    context: &Context,
+    resolver: &mut dyn Resolver,
+) -> Result<Value> {
+    match data {
+        Value::String(s) => interpolate_str(s, scope, context, resolver),
+        other => Ok(other.clone()),
+    }
+}
+
+/// [`interpolate`] for a String.
+///
+/// # Errors
+///
+/// As [`interpolate`].
+pub fn interpolate_str(
+    data: &str,
+    scope: &Hash,
+    context: &Context,
+    resolver: &mut dyn Resolver,
+) -> Result<Value> {
+    let Some(first) = next_token(data, 0) else {
+        return Ok(Value::str(data));
+    };
+    let mut context = context.clone();
+    context.guard.get_or_insert_with(Default::default);
+    let mut out = String::with_capacity(data.len());
+    let mut copied = 0;
+    let mut token = Some(first);
+    while let Some((start, end)) = token {
+        out.push_str(&data[copied..start]);
+        let (value, method) = do_interpolation(
+            &Value::str(&data[start..end]),
+            scope,
+            &mut context,
+            resolver,
+        )?;
+        if method == Some(Method::Alias) && !matches!(value, Value::String(_)) {
+            if only_interpolation(data) {
+                return Ok(value);
+            }
+            return Err(HieraError::new(
+                ErrorClass::InterpolationInvalidValue,
+                "Cannot call alias in the string context",
+            ));
+        }
+        match value {
+            Value::String(s) => out.push_str(&s),
+            other => out.push_str(&to_s(&other)),
+        }
+        copied = end;
+        token = next_token(data, end);
+    }
+    out.push_str(&data[copied..]);
+    Ok(Value::String(out))
+}
+
+/// True when a String contains a `%{…}` token, i.e. interpolation could
+/// change it.
+pub fn has_token(data: &str) -> bool {
+    next_token(data, 0).is_some()
+}
+
+/// The next match of `/%\{([^\}]*)\}/` at or after `from`: (start, end).
+fn next_token(data: &str, from: usize) -> Option<(usize, usize)> {
+    let start = from + data[from..].find("%{")?;
+    // Without a `}` after this `%{`, no later `%{` can close either.
+    let close = data[start + 2..].find('}')?;
+    Some((start, start + 2 + close + 1))
+}
+
+/// `RX_ONLY_INTERPOLATION = /^%\{([^\}]*)\}$/`, with Ruby's line anchors:
+/// true when any line of `data` is one whole token.
+fn only_interpolation(data: &str) -> bool {
+    data.split('\n').any(|line| {
+        line.len() >= 3
+            && line.starts_with("%{")
+            && line.ends_with('}')
+            && !line[2..line.len() - 1].contains('}')
+    })
+}
+
+/// Ruby's `String#strip` (whitespace and NUL at both ends).
+fn ruby_strip(s: &str) -> &str {
+    s.trim_matches([' ', '\t', '\n', '\x0b', '\x0c', '\r', '\0'])
+}
+
+const EMPTY_INTERPOLATIONS: [&str; 6] = ["", "::", "\"\"", "''", "\"::\"", "'::'"];
+
+/// `do_interpolation`: evaluates the FIRST token of `data` (if it is a
+/// String with one) and returns its fully re-interpolated value, which
+/// replaces the whole of `data` (trap 9 of §13).
+fn do_interpolation(
+    data: &Value,
+    scope: &Hash,
+    context: &mut Context,
+    resolver: &mut dyn Resolver,
+) -> Result<(Value, Option<Method>)> {
+    let Value::String(text) = data else {
+        return Ok((data.clone(), None));
+    };
+    let Some((start, end)) = next_token(text, 0) else {
+        return Ok((data.clone(), None));
+    };
+    let token = &text[start..end];
+    let variable = &token[2..token.len() - 1];
+    if EMPTY_INTERPOLATIONS.contains(&ruby_strip(variable)) {
+        return Ok((Value::str(""), None));
+    }
+    let guard = context.guard.clone().unwrap_or_default();
+    {
+        let mut seen = guard.borrow_mut();
+        if seen.iter().any(|s| s == variable) {
+            return Err(HieraError::new(
+                ErrorClass::InterpolationLoop,
+                format!("Lookup recursion detected in [{}]", seen.join(", ")),
+            ));
+        }
+        seen.push(variable.to_owned());
+    }
+    let (method, key) = method_and_key(variable, context, resolver)?;
+    let value = match method {
+        Method::Scope => scope_interpolate(token, &key, scope)?,
+        Method::Hiera | Method::Alias => resolver.nested_lookup(&key, scope, context)?,
+        // 3.10 returns from inside the guard's block here, so the entry is
+        // never popped: the bug §5.6 describes, reproduced on purpose.
+        Method::Literal => return Ok((Value::String(key), Some(method))),
+    };
+    let (value, _) = do_interpolation(&value, scope, context, resolver)?;
+    guard.borrow_mut().pop();
+    Ok((value, Some(method)))
+}
+
+/// `get_interpolation_method_and_key`.
+fn method_and_key(
+    variable: &str,
+    context: &Context,
+    resolver: &mut dyn Resolver,
+) -> Result<(Method, String)> {
+    let Some((name, arg)) = variable.split('\n').find_map(method_call) else {
+        return Ok((Method::Scope, variable.to_owned()));
+    };
+    if context.is_interpolate_config {
+        resolver.warn("Use of interpolation methods in hiera configuration file is deprecated");
+    }
+    let method = match name {
+        "hiera" => Method::Hiera,
+        "scope" => Method::Scope,
+        "literal" => Method::Literal,
+        "alias" => Method::Alias,
+        _ => {
+            return Err(HieraError::new(
+                ErrorClass::InterpolationInvalidValue,
+                format!("Invalid interpolation method '{name}'"),
+            ));
+        }
+    };
+    match arg.split('\n').find_map(quoted_key) {
+        Some(key) => Ok((method, key.to_owned())),
+        None => Err(HieraError::new(
+            ErrorClass::InterpolationInvalidValue,
+            format!("Argument to interpolation method '{name}' must be quoted, got '{arg}'"),
+        )),
+    }
+}
+
+/// One line against `RX_METHOD_AND_ARG = /^(\w+)\(([^)]*)\)$/`.
+fn method_call(line: &str) -> Option<(&str, &str)> {
+    let open = line.find('(')?;
+    let name = &line[..open];
+    let rest = line[open + 1..].strip_suffix(')')?;
+    let word = |c: char| c.is_ascii_alphanumeric() || c == '_';
+    (!name.is_empty() && name.chars().all(word) && !rest.contains(')')).then_some((name, rest))
+}
+
+/// One line against `QUOTED_KEY = /^(?:"([^"]+)"|'([^']+)')$/`.
+fn quoted_key(line: &str) -> Option<&str> {
+    ['"', '\''].into_iter().find_map(|q| {
+        let inner = line.strip_prefix(q)?.strip_suffix(q)?;
+        (!inner.is_empty() && !inner.contains(q)).then_some(inner)
+    })
+}
+
+/// `scope_interpolate`: a (possibly dotted) variable read from the scope;
+/// nil when absent.
+fn scope_interpolate(token: &str, key: &str, scope: &Hash) -> Result<Value> {
+    let segments = split_key(key).ok_or_else(|| {
+        HieraError::new(
+            ErrorClass::InterpolationInvalidValue,
+            format!("Syntax error in interpolation expression: {token}"),
+        )
+    })?;
+    let scope = Value::Hash(scope.clone());
+    if let Some(v) = qualified_lookup(&segments, &scope, Some(key))? {
+        return Ok(v.clone());
+    }
+    // Hiera retries against `extra_data`, always `{}` on lookup paths; that
+    // retry can still raise for a numeric first segment.
+    let empty = Value::Hash(Hash::new());
+    Ok(qualified_lookup(&segments, &empty, Some(key))?
+        .cloned()
+        .unwrap_or(Value::Nil))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::rhash;
+
+    /// A resolver over one flat Hash of data, with no hierarchy.
+    struct Flat(Hash, Vec<String>);
+
+    impl Resolver for Flat {
+        fn nested_lookup(
+            &mut self,
+            key: &str,
+            scope: &Hash,
+            context: &mut Context,
+        ) -> Result<Value> {
+            match self.0.get(&Value::str(key)).cloned() {
+                Some(Value::String(s)) => interpolate_str(&s, scope, context, self),
+                Some(other) => Ok(other),
+                None => Ok(Value::Nil),
+            }
+        }
+        fn warn(&mut self, message: &str) {
+            self.1.push(message.to_owned());
+        }
+    }
+
+    fn data() -> Hash {
+        rhash! {
+            "k" => "v",
+            "n" => 42,
+            "arr" => Value::Array(vec!["a".into(), "b".into()]),
+            "self" => "%{hiera('self')}",
+            "loop_a" => "%{hiera('loop_b')}",
+            "loop_b" => "x-%{hiera('loop_a')}",
+            "lit" => "%{literal('%')}{a}",
+            "lit2" => "a%{literal('%')}{fqdn}b",
+        }
+    }
+
+    fn scope() -> Hash {
+        rhash! {
+            "fqdn" => "n1",
+            "::fqdn" => "top",
+            "t" => Value::Bool(false),
+            "nested" => Value::Hash(rhash! {"x" => Value::Array(vec!["p".into(), "q".into()])}),
+            "rec" => "x %{int} y",
+            "int" => 42,
+            "sl1" => "%{sl2}",
+            "sl2" => "%{sl1}",
+        }
+    }
+
+    fn run(text: &str) -> Result<Value> {
+        let mut r = Flat(data(), vec![]);
+        interpolate_str(text, &scope(), &Context::default(), &mut r)
+    }
+
+    #[test]
+    fn interpolation_table() {
+        let cases: &[(&str, Value)] = &[
+            ("plain", "plain".into()),
+            ("%{fqdn}", "n1".into()),
+            ("%{::fqdn}", "top".into()),
+            ("%{scope('fqdn')}-%{scope(\"fqdn\")}", "n1-n1".into()),
+            ("%{missing}!", "!".into()),
+            ("%{t}", "false".into()),
+            ("%{nested.x.1}", "q".into()),
+            ("%{}%{::}%{''}%{\"::\"}", "".into()),
+            ("%%{}{x}", "%{x}".into()),
+            ("%{hiera('k')}-%{hiera('k')}", "v-v".into()),
+            ("%{hiera('n')}", "42".into()),
+            ("%{hiera('arr')}", "[\"a\", \"b\"]".into()),
+            (
+                "%{alias('arr')}",
+                Value::Array(vec!["a".into(), "b".into()]),
+            ),
+            ("%{alias('n')}", Value::Int(42)),
+            ("%{alias('none')}", Value::Nil),
+            ("pre %{alias('k')}", "pre v".into()),
+            (
+                "line\n%{alias('arr')}",
+                Value::Array(vec!["a".into(), "b".into()]),
+            ),
+            ("%{literal('%')}{fqdn}", "%{fqdn}".into()),
+            ("[%{rec}]", "[42]".into()),
+            ("<%{hiera('lit2')}>", "<n1>".into()),
+            ("%{fqdn", "%{fqdn".into()),
+            ("%{a%{fqdn}", "".into()),
+        ];
+        for (text, want) in cases {
+            assert_eq!(&run(text).unwrap(), want, "{text:?}");
+        }
+    }
+
+    #[test]
+    fn interpolation_errors() {
+        let cases: &[(&str, ErrorClass, &str)] = &[
+            (
+                "%{hiera('self')}",
+                ErrorClass::InterpolationLoop,
+                "Lookup recursion detected in [hiera('self')]",
+            ),
+            (
+                "%{hiera('loop_a')}",
+                ErrorClass::InterpolationLoop,
+                "Lookup recursion detected in [hiera('loop_a'), hiera('loop_b')]",
+            ),
+            (
+                "%{sl1}",
+                ErrorClass::InterpolationLoop,
+                "Lookup recursion detected in [sl1, sl2]",
+            ),
+            (
+                "x %{alias('arr')}",
+                ErrorClass::InterpolationInvalidValue,
+                "Cannot call alias in the string context",
+            ),
+            (
+                "%{lookup('k')}",
+                ErrorClass::InterpolationInvalidValue,
+                "Invalid interpolation method 'lookup'",
+            ),
+            (
+                "%{hiera(k)}",
+                ErrorClass::InterpolationInvalidValue,
+                "Argument to interpolation method 'hiera' must be quoted, got 'k'",
+            ),
+            (
+                "%{ hiera('x') }",
+                ErrorClass::InterpolationInvalidValue,
+                "Syntax error in interpolation expression: %{ hiera('x') }",
+            ),
+            (
+                "%{literal('%')}%{literal('%')}",
+                ErrorClass::InterpolationLoop,
+                "Lookup recursion detected in [literal('%')]",
+            ),
+            (
+                "%{hiera('lit')}-%{hiera('lit')}",
+                ErrorClass::InterpolationLoop,
+                "Lookup recursion detected in [hiera('lit')]",
+            ),
+            (
+                "%{fqdn.x}",
+                ErrorClass::Exception,
+                "Hiera type mismatch: Got String when a hash-like object was expected to access value using 'x' from key 'fqdn.x'",
+            ),
+        ];
+        for (text, class, message) in cases {
+            let err = run(text).unwrap_err();
+            assert_eq!(
+                (err.class, err.message.as_str()),
+                (*class, *message),
+                "{text:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn methods_in_config_warn() {
+        let mut r = Flat(data(), vec![]);
+        let context = Context {
+            is_interpolate_config: true,
+            ..Context::default()
+        };
+        let got = interpolate_str("roles/%{hiera('k')}", &scope(), &context, &mut r).unwrap();
+        assert_eq!(got, Value::str("roles/v"));
+        assert_eq!(
+            r.1,
+            ["Use of interpolation methods in hiera configuration file is deprecated"]
+        );
+    }
+}

@@ -1,1 +1,536 @@
-//! TODO
+//! The lookup: `Backend.lookup` and the yaml/json backends' walk over the
+//! hierarchy (§1–§4, §6), with the data behind a [`DataSource`] so the CLI
+//! (files), the server (stored documents) and the bench share it.
+
+use super::config::{BackendKind, Config};
+use super::error::{ErrorClass, HieraError, Result};
+use super::hierarchy::{datafile_path, is_bad_level, levels};
+use super::interpolate::{Context, Resolver, interpolate, interpolate_str};
+use super::key::{key_syntax_error, lookup_key, qualified_lookup, split_key};
+use super::merge::{MergeSpec, merge_answer, resolve_array};
+use super::render::ruby::to_s;
+use super::value::{Hash, Value};
+use std::sync::Arc;
+
+/// Where the data of one hierarchy level comes from.
+pub trait DataSource {
+    /// The data of level `source` for `backend` under `datadir` (the
+    /// interpolated datadir; stores that are not files may ignore it), or
+    /// `None` when there is none (Hiera: `Cannot find datafile …`).
+    ///
+    /// # Errors
+    ///
+    /// What reading the data raises in Hiera: Psych/JSON parse errors, and
+    /// the `TypeError` of a top level that is not a Hash (see
+    /// [`data_from_loaded`]).
+    fn read(&self, backend: BackendKind, datadir: &str, source: &str) -> Result<Option<Arc<Hash>>>;
+}
+
+/// Receives Hiera's log messages (the console logger's `debug`/`warn`).
+pub trait Log {
+    fn debug(&self, message: &str);
+    fn warn(&self, message: &str);
+}
+
+/// A [`Log`] that drops everything (Hiera's noop logger).
+pub struct NoLog;
+
+impl Log for NoLog {
+    fn debug(&self, _: &str) {}
+    fn warn(&self, _: &str) {}
+}
+
+/// The resolution type of a lookup (§2.1).
+#[derive(Clone, Debug, PartialEq)]
+pub enum Resolution {
+    /// `:priority` (or nil): the first level with the key wins.
+    Priority,
+    /// `:array` (`-a`, hiera_array).
+    Array,
+    /// `:hash` (`-h`, hiera_hash), merging as the configuration says.
+    Hash,
+    /// A Hash resolution type: a hash lookup with its own merge.
+    HashWith(MergeSpec),
+    /// Any other Symbol or String: a priority lookup that still refuses
+    /// dotted keys, naming itself (`Resolution type :bogus is illegal …`).
+    Other(String),
+}
+
+impl Resolution {
+    fn strategy_name(&self) -> Option<&str> {
+        match self {
+            Resolution::Priority => None,
+            Resolution::Array => Some("array"),
+            Resolution::Hash | Resolution::HashWith(_) => Some("hash"),
+            Resolution::Other(name) => Some(name),
+        }
+    }
+}
+
+/// The outcome of a lookup. Ruby folds these into one return value (see
+/// [`Answer::into_value`]); a server must keep them apart.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Answer {
+    /// Some backend found the key (the value may be nil).
+    Found(Value),
+    /// Nothing found; this is the default (interpolated if a String).
+    Default(Value),
+    /// Nothing found and no default.
+    NotFound,
+}
+
+impl Answer {
+    /// What `Hiera#lookup` returns.
+    pub fn into_value(self) -> Value {
+        match self {
+            Answer::Found(v) | Answer::Default(v) => v,
+            Answer::NotFound => Value::Nil,
+        }
+    }
+}
+
+/// What one hierarchy level contributed, for `--explain`.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Outcome {
+    /// Skipped: empty, or a leading/trailing/double `/` after interpolation.
+    BadDefinition,
+    /// No data for this level.
+    NoData,
+    /// Data, but not the key.
+    NoKey,
+    /// The key's value here, after interpolation.
+    Found(Value),
+}
+
+/// One step of a lookup, for `--explain`.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Step {
+    /// 0 for the lookup asked for; 1+ for `hiera()`/`alias()` lookups
+    /// nested inside it.
+    pub depth: usize,
+    pub key: String,
+    pub backend: BackendKind,
+    pub source: String,
+    /// The data file for file backends.
+    pub path: String,
+    pub outcome: Outcome,
+}
+
+/// The top level of a data file as the backend accepts it: `YAML.load(text)
+/// || {}` (nil/false are empty data), else it must be a Hash.
+///
+/// # Errors
+///
+/// `TypeError "Data retrieved from <path> is <Class> not Hash"`.
+pub fn data_from_loaded(loaded: Value, path: &str) -> Result<Hash> {
+    match loaded {
+        Value::Hash(h) => Ok(h),
+        Value::Nil | Value::Bool(false) => Ok(Hash::new()),
+        other => Err(HieraError::new(
+            ErrorClass::TypeError,
+            format!(
+                "Data retrieved from {path} is {} not Hash",
+                other.class_name()
+            ),
+        )),
+    }
+}
+
+/// One Hiera instance's lookup machinery over a configuration and a data
+/// source. Cheap to create; create one per lookup (it holds the per-call
+/// state Hiera keeps in module variables).
+pub struct Hiera<'a> {
+    config: &'a Config,
+    data: &'a dyn DataSource,
+    log: &'a dyn Log,
+    /// Hiera's `@config_lookup_context`: set while a level or datadir is
+    /// interpolated, so lookups nested in it share its recursion guard.
+    config_context: Option<Context>,
+    /// Backend names already instantiated (each logs "starting" once).
+    started: Vec<String>,
+    depth: usize,
+    trace: Option<Vec<Step>>,
+}
+
+impl<'a> Hiera<'a> {
+    pub fn new(config: &'a Config, data: &'a dyn DataSource, log: &'a dyn Log) -> Hiera<'a> {
+        Hiera {
+            config,
+            data,
+            log,
+            config_context: None,
+            started: Vec::new(),
+            depth: 0,
+            trace: None,
+        }
+    }
+
+    /// Records the steps of the following lookups, for [`Hiera::steps`].
+    pub fn explain(mut self) -> Hiera<'a> {
+        self.trace = Some(Vec::new());
+        self
+    }
+
+    /// The steps recorded since [`Hiera::explain`].
+    pub fn steps(&self) -> &[Step] {
+        self.trace.as_deref().unwrap_or_default()
+    }
+
+    /// `Hiera#lookup(key, default, scope, order_override, resolution_type)`.
+    ///
+    /// # Errors
+    ///
+    /// Every error Hiera 3.10 raises during a lookup, with its class and
+    /// message.
+    pub fn lookup(
+        &mut self,
+        key: &str,
+        default: Option<&Value>,
+        scope: &Hash,
+        order_override: Option<&Value>,
+        resolution: &Resolution,
+    ) -> Result<Answer> {
+        let mut context = Context::default();
+        self.backend_lookup(
+            key,
+            default,
+            scope,
+            order_override,
+            resolution,
+            &mut context,
+        )
+    }
+
+    /// `Backend.lookup`.
+    fn backend_lookup(
+        &mut self,
+        key: &str,
+        default: Option<&Value>,
+        scope: &Hash,
+        order_override: Option<&Value>,
+        resolution: &Resolution,
+        context: &mut Context,
+    ) -> Result<Answer> {
+        let order_override = order_override
+            .cloned()
+            .or_else(|| context.order_override.clone());
+        if context.order_override.is_none() {
+            context.order_override.clone_from(&order_override);
+        }
+        let segments = split_key(key).ok_or_else(|| key_syntax_error(key))?;
+        if segments.len() > 1 {
+            if let Some(strategy) = resolution.strategy_name() {
+                return Err(HieraError::new(
+                    ErrorClass::ArgumentError,
+                    format!(
+                        "Resolution type :{strategy} is illegal when accessing values using dotted keys. Offending key was '{key}'"
+                    ),
+                ));
+            }
+        }
+        let top_key = lookup_key(&segments);
+        let mut found = false;
+        let mut array: Vec<Value> = Vec::new();
+        let mut hash: Option<Hash> = None;
+        let mut answer = Value::Nil;
+        for (name, kind) in &self.config.backends {
+            if !self.started.contains(name) {
+                self.started.push(name.clone());
+                self.log
+                    .debug(&format!("Hiera {} backend starting", kind.display()));
+            }
+            let Some(value) = self.file_backend_lookup(
+                *kind,
+                &top_key,
+                scope,
+                order_override.as_ref(),
+                resolution,
+                context,
+            )?
+            else {
+                continue;
+            };
+            let value = if segments.len() > 1 {
+                match qualified_lookup(&segments[1..], &value, Some(key))? {
+                    Some(v) => v.clone(),
+                    None => continue,
+                }
+            } else {
+                value
+            };
+            found = true;
+            match resolution {
+                Resolution::Array => {
+                    check_array(key, &value)?;
+                    array.push(value);
+                }
+                Resolution::Hash | Resolution::HashWith(_) => {
+                    let Value::Hash(h) = value else {
+                        return Err(type_mismatch(key, "Hash", &value));
+                    };
+                    let acc = hash.take().unwrap_or_default();
+                    hash = Some(merge_answer(h, acc, self.merge_spec(resolution))?);
+                }
+                Resolution::Priority | Resolution::Other(_) => {
+                    answer = value;
+                    break;
+                }
+            }
+        }
+        if found {
+            return Ok(Answer::Found(match resolution {
+                Resolution::Array => Value::Array(resolve_array(array)),
+                Resolution::Hash | Resolution::HashWith(_) => Value::Hash(hash.unwrap_or_default()),
+                _ => answer,
+            }));
+        }
+        Ok(match default {
+            Some(Value::String(text)) => match interpolate_str(text, scope, context, self)? {
+                // An alias() of a missing key: Ruby falls back to the raw default.
+                Value::Nil => Answer::Default(Value::String(text.clone())),
+                v => Answer::Default(v),
+            },
+            Some(other) => Answer::Default(other.clone()),
+            None => Answer::NotFound,
+        })
+    }
+
+    fn merge_spec<'r>(&'r self, resolution: &'r Resolution) -> &'r MergeSpec {
+        match resolution {
+            Resolution::HashWith(spec) => spec,
+            _ => &self.config.merge,
+        }
+    }
+
+    /// `Yaml_backend#lookup` / `Json_backend#lookup`: `None` is
+    /// `throw :no_such_key`.
+    fn file_backend_lookup(
+        &mut self,
+        kind: BackendKind,
+        key: &Value,
+        scope: &Hash,
+        order_override: Option<&Value>,
+        resolution: &Resolution,
+        context: &mut Context,
+    ) -> Result<Option<Value>> {
+        let key_text = to_s(key);
+        self.log.debug(&format!(
+            "Looking up {key_text} in {} backend",
+            kind.display()
+        ));
+        // The yaml backend reads the datadir once, before the levels; the
+        // json backend once per level, after naming it (debug order differs).
+        let mut datadir = match kind {
+            BackendKind::Yaml => Some(self.datadir(kind, scope)?),
+            BackendKind::Json => None,
+        };
+        let mut found = false;
+        let mut array: Vec<Value> = Vec::new();
+        let mut hash: Option<Hash> = None;
+        let mut answer = Value::Nil;
+        for template in levels(&self.config.hierarchy, order_override) {
+            let source = self.interpolate_config(&template, scope, order_override)?;
+            let source_text = to_s(&source);
+            if is_bad_level(&source) {
+                self.log.debug(&format!(
+                    "Ignoring bad definition in :hierarchy: '{source_text}'"
+                ));
+                self.record(
+                    &key_text,
+                    kind,
+                    &source_text,
+                    String::new(),
+                    Outcome::BadDefinition,
+                );
+                continue;
+            }
+            self.log
+                .debug(&format!("Looking for data source {source_text}"));
+            let dir = match &datadir {
+                Some(dir) if kind == BackendKind::Yaml => dir.clone(),
+                _ => self.datadir(kind, scope)?,
+            };
+            let path = datafile_path(&dir, &source_text, kind.name());
+            let Some(data) = self.data.read(kind, &dir, &source_text)? else {
+                self.log
+                    .debug(&format!("Cannot find datafile {path}, skipping"));
+                self.record(&key_text, kind, &source_text, path, Outcome::NoData);
+                continue;
+            };
+            datadir.get_or_insert(dir);
+            let Some(raw) = data.get(key) else {
+                self.record(&key_text, kind, &source_text, path, Outcome::NoKey);
+                continue;
+            };
+            found = true;
+            self.log
+                .debug(&format!("Found {key_text} in {source_text}"));
+            let value = parse_answer(raw, scope, context, self)?;
+            self.record(
+                &key_text,
+                kind,
+                &source_text,
+                path,
+                Outcome::Found(value.clone()),
+            );
+            match resolution {
+                Resolution::Array => {
+                    check_array(&key_text, &value)?;
+                    array.push(value);
+                }
+                Resolution::Hash | Resolution::HashWith(_) => {
+                    let Value::Hash(h) = value else {
+                        return Err(type_mismatch(&key_text, "Hash", &value));
+                    };
+                    let acc = hash.take().unwrap_or_default();
+                    hash = Some(merge_answer(h, acc, self.merge_spec(resolution))?);
+                }
+                Resolution::Priority | Resolution::Other(_) => {
+                    answer = value;
+                    break;
+                }
+            }
+        }
+        if !found {
+            return Ok(None);
+        }
+        Ok(Some(match resolution {
+            Resolution::Array => Value::Array(array),
+            Resolution::Hash | Resolution::HashWith(_) => Value::Hash(hash.unwrap_or_default()),
+            _ => answer,
+        }))
+    }
+
+    fn record(
+        &mut self,
+        key: &str,
+        backend: BackendKind,
+        source: &str,
+        path: String,
+        outcome: Outcome,
+    ) {
+        if let Some(trace) = &mut self.trace {
+            trace.push(Step {
+                depth: self.depth,
+                key: key.to_owned(),
+                backend,
+                source: source.to_owned(),
+                path,
+                outcome,
+            });
+        }
+    }
+
+    /// `Backend.datadir`: the configured datadir (or Hiera's default),
+    /// interpolated.
+    fn datadir(&mut self, kind: BackendKind, scope: &Hash) -> Result<String> {
+        let dir = match self.config.datadir(kind)? {
+            Some(Value::String(dir)) => dir.clone(),
+            Some(_) => {
+                return Err(HieraError::new(
+                    ErrorClass::InvalidConfigurationError,
+                    format!("datadir for {} cannot be an array", kind.name()),
+                ));
+            }
+            None => "/etc/puppet/environments/%{environment}/hieradata".to_owned(),
+        };
+        let dir = self.interpolate_config(&Value::String(dir), scope, None)?;
+        Ok(to_s(&dir))
+    }
+
+    /// `Backend.interpolate_config`: levels and datadirs are interpolated
+    /// under one shared context while any of them is being interpolated.
+    fn interpolate_config(
+        &mut self,
+        entry: &Value,
+        scope: &Hash,
+        order_override: Option<&Value>,
+    ) -> Result<Value> {
+        match &self.config_context {
+            None => {
+                let context = Context {
+                    order_override: order_override.cloned(),
+                    guard: Some(Default::default()),
+                    is_interpolate_config: true,
+                };
+                self.config_context = Some(context.clone());
+                let result = interpolate(entry, scope, &context, self);
+                self.config_context = None;
+                result
+            }
+            Some(shared) => {
+                let mut context = shared.clone();
+                context.order_override = order_override.cloned();
+                interpolate(entry, scope, &context, self)
+            }
+        }
+    }
+}
+
+impl Resolver for Hiera<'_> {
+    fn nested_lookup(&mut self, key: &str, scope: &Hash, context: &mut Context) -> Result<Value> {
+        self.depth += 1;
+        let order_override = context.order_override.clone();
+        let result = self.backend_lookup(
+            key,
+            None,
+            scope,
+            order_override.as_ref(),
+            &Resolution::Priority,
+            context,
+        );
+        self.depth -= 1;
+        Ok(result?.into_value())
+    }
+
+    fn warn(&mut self, message: &str) {
+        self.log.warn(message);
+    }
+}
+
+/// `Backend.parse_answer`: a found value with every String interpolated
+/// (nested Hash keys too); Symbols and anything else become nil.
+fn parse_answer(
+    data: &Value,
+    scope: &Hash,
+    context: &Context,
+    resolver: &mut dyn Resolver,
+) -> Result<Value> {
+    Ok(match data {
+        Value::Int(_) | Value::BigInt(_) | Value::Float(_) | Value::Bool(_) => data.clone(),
+        Value::String(s) => interpolate_str(s, scope, context, resolver)?,
+        Value::Hash(h) => {
+            let mut out = Hash::with_capacity(h.len());
+            for (k, v) in h {
+                let k = interpolate(k, scope, context, resolver)?;
+                let v = parse_answer(v, scope, context, resolver)?;
+                out.insert(k, v);
+            }
+            Value::Hash(out)
+        }
+        Value::Array(items) => Value::Array(
+            items
+                .iter()
+                .map(|v| parse_answer(v, scope, context, resolver))
+                .collect::<Result<_>>()?,
+        ),
+        Value::Nil | Value::Symbol(_) => Value::Nil,
+    })
+}
+
+fn check_array(key: &str, value: &Value) -> Result<()> {
+    match value {
+        Value::Array(_) | Value::String(_) => Ok(()),
+        other => Err(type_mismatch(key, "Array", other)),
+    }
+}
+
+fn type_mismatch(key: &str, expected: &str, got: &Value) -> HieraError {
+    HieraError::new(
+        ErrorClass::Exception,
+        format!(
+            "Hiera type mismatch for key '{key}': expected {expected} and got {}",
+            got.class_name()
+        ),
+    )
+}

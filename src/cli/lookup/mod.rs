@@ -1,0 +1,237 @@
+//! `hierad lookup`: the `hiera` command, answer for answer. Steps run in
+//! bin/hiera's order (options, scopes, positional arguments, configuration,
+//! lookup, output) so errors surface exactly where Hiera's do.
+
+mod explain;
+mod options;
+
+use crate::datafiles::{DataFiles, io_error};
+use crate::hiera::config::{Config, LoggerKind};
+use crate::hiera::lookup::{Hiera, Log, Resolution};
+use crate::hiera::render;
+use crate::hiera::{Hash, HieraError, Value, json, yaml};
+use options::{Format, Kind, Parsed, ScopeSource};
+use std::io::{IsTerminal, Write};
+use std::process::ExitCode;
+
+/// The `hiera` command's arguments, taken raw: they follow Ruby
+/// OptionParser's rules (see `options`), not clap's.
+#[derive(Debug, clap::Args)]
+pub struct Args {
+    /// hiera [options] key [default value] [variable='text'...]; see `hierad lookup --help`
+    #[arg(trailing_var_arg = true, allow_hyphen_values = true, num_args = 0..)]
+    pub args: Vec<String>,
+}
+
+/// Where Debian's Hiera looks for its configuration without `-c`.
+const DEFAULT_CONFIG: &str = "/etc/puppet/hiera.yaml";
+
+/// Runs `hierad lookup`.
+///
+/// # Errors
+///
+/// Only failures to write the output; Hiera's own failures become its
+/// messages and exit status.
+pub fn run(args: Args) -> anyhow::Result<ExitCode> {
+    let mut stdout = std::io::stdout().lock();
+    let mut stderr = std::io::stderr().lock();
+    let options = match options::parse(&args.args) {
+        Parsed::Run(options) => options,
+        Parsed::Exit {
+            stdout: out,
+            stderr: err,
+            code,
+        } => {
+            stdout.write_all(out.as_bytes())?;
+            stderr.write_all(err.as_bytes())?;
+            return Ok(ExitCode::from(code));
+        }
+    };
+    let mut scope = Hash::new();
+    for source in &options.scopes {
+        match load_scope(source) {
+            Ok(loaded) => scope = loaded,
+            Err((name, class, message)) => {
+                writeln!(stderr, "Could not load {name} scope: {class}: {message}")?;
+                return Ok(ExitCode::from(1));
+            }
+        }
+    }
+    let Some(positional) = options::positional(&options.positional) else {
+        writeln!(stderr, "Please supply a data item to look up")?;
+        return Ok(ExitCode::from(1));
+    };
+    for (name, value) in &positional.assignments {
+        scope.insert(Value::str(name), Value::str(value));
+    }
+    for arg in &positional.unparsed {
+        writeln!(stderr, "Don't know how to parse scope argument: {arg}")?;
+    }
+    let config_path = options.config.as_deref().unwrap_or(DEFAULT_CONFIG);
+    let config = match load_config(config_path) {
+        Ok((config, warnings)) => {
+            for warning in warnings {
+                Console.warn(&warning);
+            }
+            config
+        }
+        Err(err) if options.debug => return fail(&mut stderr, &err),
+        Err(err) => {
+            writeln!(
+                stderr,
+                "Failed to start Hiera: {}: {}",
+                err.class.ruby_name(),
+                err.message
+            )?;
+            return Ok(ExitCode::from(1));
+        }
+    };
+    // bin/hiera silences the logger after start-up unless -d is given.
+    let log: &dyn Log = if options.debug && config.logger == LoggerKind::Console {
+        &Console
+    } else {
+        &crate::hiera::lookup::NoLog
+    };
+    let data = DataFiles::new();
+    let mut hiera = Hiera::new(&config, &data, log);
+    if options.explain {
+        hiera = hiera.explain();
+    }
+    let resolution = match options.kind {
+        Kind::Priority => Resolution::Priority,
+        Kind::Array => Resolution::Array,
+        Kind::Hash => Resolution::Hash,
+    };
+    let default = positional.default.map(Value::String);
+    let result = hiera.lookup(&positional.key, default.as_ref(), &scope, None, &resolution);
+    if options.explain {
+        stdout.write_all(
+            explain::render(&positional.key, &resolution, hiera.steps(), result.as_ref())
+                .as_bytes(),
+        )?;
+    }
+    let answer = match result {
+        Ok(answer) => answer.into_value(),
+        Err(err) => return fail(&mut stderr, &err),
+    };
+    let text = match options.format {
+        Format::Ruby => render::ruby::cli_output(&answer, pp_width(&stdout)),
+        Format::Json => render::json::cli_output(&answer),
+        Format::Yaml => render::yaml::cli_output(&answer),
+    };
+    stdout.write_all(text.as_bytes())?;
+    Ok(ExitCode::SUCCESS)
+}
+
+/// An uncaught Hiera exception: Ruby prints `… message (Class)` and exits 1.
+fn fail(stderr: &mut impl Write, err: &HieraError) -> anyhow::Result<ExitCode> {
+    writeln!(stderr, "hierad: {err}")?;
+    Ok(ExitCode::from(1))
+}
+
+/// `PP.width_for($stdout)`: the terminal's width, else `$COLUMNS`, else
+/// 80; minus one.
+fn pp_width(stdout: &std::io::StdoutLock<'_>) -> usize {
+    let columns = if stdout.is_terminal() {
+        terminal_size::terminal_size().map(|(w, _)| i64::from(w.0))
+    } else {
+        None
+    };
+    let columns = columns
+        .or_else(|| {
+            let env = std::env::var("COLUMNS").ok()?;
+            let n = leading_int(&env);
+            (n != 0).then_some(n)
+        })
+        .unwrap_or(80);
+    usize::try_from(columns - 1).unwrap_or(0)
+}
+
+/// Ruby's `String#to_i`: an optional sign and the leading digits.
+fn leading_int(s: &str) -> i64 {
+    let t = s.trim_start();
+    let (sign, digits) = match t.strip_prefix('-') {
+        Some(rest) => (-1, rest),
+        None => (1, t.strip_prefix('+').unwrap_or(t)),
+    };
+    let end = digits
+        .find(|c: char| !c.is_ascii_digit())
+        .unwrap_or(digits.len());
+    sign * digits[..end].parse::<i64>().unwrap_or(0)
+}
+
+/// `Hiera::Config.load(path)`: `YAML.load_file`, then the config rules.
+fn load_config(path: &str) -> Result<(Config, Vec<String>), HieraError> {
+    if !std::path::Path::new(path).exists() {
+        return Err(HieraError::new(
+            crate::hiera::ErrorClass::RuntimeError,
+            format!("Config file {path} not found"),
+        ));
+    }
+    let text = std::fs::read(path).map_err(|e| io_error(path, &e))?;
+    let text = String::from_utf8_lossy(&text);
+    // `load_file` names the file in syntax errors where `load` says <unknown>.
+    let loaded = yaml::load(&text).map_err(|mut e| {
+        e.message = e.message.replacen("(<unknown>)", &format!("({path})"), 1);
+        e
+    })?;
+    Config::load(loaded)
+}
+
+/// bin/hiera's `load_scope`: (scope name, error class, message) on failure.
+fn load_scope(source: &ScopeSource) -> Result<Hash, (&'static str, String, String)> {
+    let runtime = |name, message: String| Err((name, "RuntimeError".to_owned(), message));
+    let (name, kind, path) = match source {
+        ScopeSource::Json(p) => ("JSON", "json", p),
+        ScopeSource::Yaml(p) => ("YAML", "yaml", p),
+        ScopeSource::Mcollective(_) => {
+            return runtime(
+                "Mcollective",
+                "Don't know how to load data type mcollective".into(),
+            );
+        }
+        ScopeSource::InventoryService(_) => {
+            return runtime(
+                "Puppet inventory service",
+                "Puppet's inventory service is not supported by hierad".into(),
+            );
+        }
+    };
+    if !std::path::Path::new(path).exists() {
+        return runtime(name, format!("Cannot find scope {kind} file {path}"));
+    }
+    let as_error = |e: HieraError| (name, e.class.ruby_name().to_owned(), e.message);
+    let bytes = std::fs::read(path).map_err(|e| as_error(io_error(path, &e)))?;
+    let text = String::from_utf8_lossy(&bytes);
+    let loaded = match kind {
+        "json" => json::load(&text),
+        _ => yaml::load(&text),
+    }
+    .map_err(as_error)?;
+    match loaded {
+        Value::Hash(h) => Ok(h),
+        _ => runtime(
+            name,
+            format!("Scope from {kind} file {path} should be a Hash"),
+        ),
+    }
+}
+
+/// Hiera's console logger: `DEBUG: <Time.now>: msg` on stderr.
+struct Console;
+
+impl Console {
+    fn print(level: &str, message: &str) {
+        let now = jiff::Zoned::now().strftime("%Y-%m-%d %H:%M:%S %z");
+        eprintln!("{level}: {now}: {message}");
+    }
+}
+
+impl Log for Console {
+    fn debug(&self, message: &str) {
+        Console::print("DEBUG", message);
+    }
+    fn warn(&self, message: &str) {
+        Console::print("WARN", message);
+    }
+}

@@ -1,0 +1,66 @@
+//! Hiera data files on disk: the [`DataSource`] of `hierad lookup`, read
+//! the way the yaml and json backends read them (BOM stripped, parsed once
+//! per path and kept, like Hiera's `Filecache` within one process).
+
+use crate::hiera::config::BackendKind;
+use crate::hiera::error::{ErrorClass, HieraError, Result};
+use crate::hiera::hierarchy::datafile_path;
+use crate::hiera::lookup::{DataSource, data_from_loaded};
+use crate::hiera::{Hash, json, yaml};
+use std::cell::RefCell;
+use std::collections::HashMap;
+use std::io::ErrorKind;
+use std::path::Path;
+use std::sync::Arc;
+
+/// Data files under each backend's datadir, cached by path.
+#[derive(Default)]
+pub struct DataFiles {
+    // A RefCell because `DataSource::read` takes `&self`; the CLI is
+    // single-threaded.
+    cache: RefCell<HashMap<String, Arc<Hash>>>,
+}
+
+impl DataFiles {
+    pub fn new() -> DataFiles {
+        DataFiles::default()
+    }
+}
+
+impl DataSource for DataFiles {
+    fn read(&self, backend: BackendKind, datadir: &str, source: &str) -> Result<Option<Arc<Hash>>> {
+        let path = datafile_path(datadir, source, backend.name());
+        if let Some(hit) = self.cache.borrow().get(&path) {
+            return Ok(Some(hit.clone()));
+        }
+        let bytes = match std::fs::read(&path) {
+            Ok(bytes) => bytes,
+            Err(e) if e.kind() == ErrorKind::NotFound => return Ok(None),
+            Err(e) => return Err(io_error(&path, &e)),
+        };
+        let text = String::from_utf8_lossy(&bytes);
+        let text = text.strip_prefix('\u{feff}').unwrap_or(&text);
+        let loaded = match backend {
+            BackendKind::Yaml => yaml::load(text)?,
+            BackendKind::Json => json::load(text)?,
+        };
+        let data = Arc::new(data_from_loaded(loaded, &path)?);
+        self.cache.borrow_mut().insert(path, data.clone());
+        Ok(Some(data))
+    }
+}
+
+/// Ruby's `Errno` exception for a file that exists but cannot be read.
+pub fn io_error(path: &str, e: &std::io::Error) -> HieraError {
+    if Path::new(path).is_dir() {
+        HieraError::new(
+            ErrorClass::ErrnoEisdir,
+            format!("Is a directory @ io_fread - {path}"),
+        )
+    } else {
+        HieraError::new(
+            ErrorClass::ErrnoEacces,
+            format!("Permission denied @ rb_sysopen - {path} ({e})"),
+        )
+    }
+}
