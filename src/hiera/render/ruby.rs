@@ -24,3 +24,6 @@ pub fn cli_output(v: &Value, _width: usize) -> String {
         other => format!("{}\n", inspect(other)),
     }
 }
+pub fn float_to_s(f: f64) -> String {
+    format!("{f:?}")
+}
