@@ -1,0 +1,90 @@
+//! The YAML text with saphyr's character positions made addressable, for
+//! the few places that must look at the source itself (alias names, flow
+//! collections, error positions).
+
+use saphyr_parser::Marker;
+use std::cell::Cell;
+
+pub(super) struct Source<'a> {
+    text: &'a str,
+    ascii: bool,
+    /// The last (character index, byte offset) resolved: positions are
+    /// mostly asked for in increasing order, so walking on from here keeps
+    /// the conversion linear overall.
+    cursor: Cell<(usize, usize)>,
+}
+
+impl<'a> Source<'a> {
+    pub(super) fn new(text: &'a str) -> Source<'a> {
+        Source {
+            text,
+            ascii: text.is_ascii(),
+            cursor: Cell::new((0, 0)),
+        }
+    }
+
+    pub(super) fn text(&self) -> &'a str {
+        self.text
+    }
+
+    /// The byte offset of a character index (clamped to the end).
+    pub(super) fn byte(&self, char_index: usize) -> usize {
+        if self.ascii {
+            return char_index.min(self.text.len());
+        }
+        let (mut ci, mut bi) = self.cursor.get();
+        if char_index < ci {
+            (ci, bi) = (0, 0);
+        }
+        for c in self.text[bi..].chars() {
+            if ci == char_index {
+                break;
+            }
+            ci += 1;
+            bi += c.len_utf8();
+        }
+        self.cursor.set((ci, bi));
+        bi
+    }
+
+    /// The text from a marker on.
+    pub(super) fn from(&self, at: Marker) -> &'a str {
+        &self.text[self.byte(at.index())..]
+    }
+
+    /// The text before a marker.
+    pub(super) fn before(&self, at: Marker) -> &'a str {
+        &self.text[..self.byte(at.index())]
+    }
+
+    /// The name of the alias whose `*` is at `at`, read as saphyr reads it
+    /// (up to a blank or a flow indicator).
+    pub(super) fn alias_name(&self, at: Marker) -> String {
+        self.from(at)
+            .chars()
+            .skip(1)
+            .take_while(|&c| !c.is_whitespace() && !",[]{}".contains(c))
+            .collect()
+    }
+
+    /// Whether the token ending at `end` is `[` or `{`: a collection that
+    /// starts there is a flow collection.
+    pub(super) fn opens_flow(&self, end: Marker) -> bool {
+        matches!(self.before(end).chars().next_back(), Some('[' | '{'))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn byte_offsets_follow_characters() {
+        let src = Source::new("é: *ä b");
+        let cases = [(0, 0), (1, 2), (3, 4), (4, 5), (6, 8), (2, 3), (99, 9)];
+        for (ci, want) in cases {
+            assert_eq!(src.byte(ci), want, "char {ci}");
+        }
+        assert_eq!(src.alias_name(Marker::new(3, 1, 3)), "ä");
+    }
+}

@@ -1,0 +1,387 @@
+//! `Psych::SyntaxError` in libyaml's words: saphyr's reports mapped onto
+//! the problem, context and context mark libyaml 0.2.5 gives for the same
+//! mistake, and the few checks where libyaml (YAML 1.1) is stricter than
+//! saphyr (YAML 1.2).
+
+use super::source::Source;
+use crate::hiera::{ErrorClass, HieraError, Result};
+use saphyr_parser::{Marker, ScanError};
+
+/// A collection open at the point of an error.
+#[derive(Clone, Copy, Debug)]
+pub(super) struct Open {
+    pub seq: bool,
+    pub flow: bool,
+    /// Where libyaml marks it: its first token (or its properties).
+    pub start: Marker,
+}
+
+/// What the parser had read when saphyr gave up.
+pub(super) struct State<'o> {
+    pub open: &'o [Open],
+    /// The end of the last event read.
+    pub last_end: Option<Marker>,
+    /// Whether the document's root node is complete.
+    pub root_done: bool,
+}
+
+/// A libyaml mark: 0-based line and column, as Psych adds one to each.
+#[derive(Clone, Copy)]
+struct Mark {
+    line: usize,
+    col: usize,
+}
+
+impl From<Marker> for Mark {
+    fn from(m: Marker) -> Mark {
+        Mark {
+            line: m.line().saturating_sub(1),
+            col: m.col(),
+        }
+    }
+}
+
+/// Where libyaml's context mark stays when a parser error sets none.
+const ZERO: Mark = Mark { line: 0, col: 0 };
+
+/// Psych's message: `(<unknown>): <problem> <context> at line L column C`.
+fn error(problem: &str, context: Option<&str>, mark: Mark) -> HieraError {
+    let text = match context {
+        Some(c) => format!("{problem} {c}"),
+        None => problem.to_owned(),
+    };
+    HieraError::new(
+        ErrorClass::PsychSyntaxError,
+        format!(
+            "(<unknown>): {text} at line {} column {}",
+            mark.line + 1,
+            mark.col + 1
+        ),
+    )
+}
+
+/// Maps a saphyr error onto libyaml's report of the same input.
+pub(super) fn translate(err: &ScanError, src: &Source<'_>, state: &State<'_>) -> HieraError {
+    let at = *err.marker();
+    let info = err.info();
+    let innermost = |seq: bool, flow: bool| {
+        state
+            .open
+            .iter()
+            .rev()
+            .find(|o| o.seq == seq && o.flow == flow)
+            .map_or(Mark::from(at), |o| o.start.into())
+    };
+    let in_flow = state.open.last().is_some_and(|o| o.flow);
+    match info {
+        "while parsing a flow sequence, expected ',' or ']'" => error(
+            "did not find expected ',' or ']'",
+            Some("while parsing a flow sequence"),
+            innermost(true, true),
+        ),
+        "while parsing a flow mapping, did not find expected ',' or '}'" => error(
+            "did not find expected ',' or '}'",
+            Some("while parsing a flow mapping"),
+            innermost(false, true),
+        ),
+        "while parsing a block mapping, did not find expected key" => error(
+            "did not find expected key",
+            Some("while parsing a block mapping"),
+            innermost(false, false),
+        ),
+        "while parsing a block collection, did not find expected '-' indicator" => error(
+            "did not find expected '-' indicator",
+            Some("while parsing a block collection"),
+            innermost(true, false),
+        ),
+        "while parsing a node, did not find expected node content" => error(
+            "did not find expected node content",
+            Some(if in_flow {
+                "while parsing a flow node"
+            } else {
+                "while parsing a block node"
+            }),
+            at.into(),
+        ),
+        "mapping values are not allowed in this context"
+        | "block sequence entries are not allowed in this context"
+        | "mapping keys are not allowed in this context" => error(info, None, at.into()),
+        "did not find expected <document start>" => error(info, None, ZERO),
+        "simple key expected" | "simple key expect ':'" => error(
+            "could not find expected ':'",
+            Some("while scanning a simple key"),
+            next_token(src, state.last_end).unwrap_or(at).into(),
+        ),
+        "the handle wasn't declared" => error(
+            "found undefined tag handle",
+            Some("while parsing a node"),
+            at.into(),
+        ),
+        "misplaced bracket"
+        | "invalid trailing content after double-quoted scalar"
+        | "did not find expected next token" => stray_token(src, state, at),
+        "while scanning an anchor or alias, did not find expected alphabetic or numeric character" => {
+            error(
+                "did not find expected alphabetic or numeric character",
+                Some(anchor_context(src, at)),
+                at.into(),
+            )
+        }
+        "while scanning a verbatim tag, did not find the expected '>'" => error(
+            "did not find the expected '>'",
+            Some("while scanning a tag"),
+            at.into(),
+        ),
+        "while parsing a quoted scalar, did not find expected hexadecimal number" => error(
+            "did not find expected hexdecimal number",
+            Some("while parsing a quoted scalar"),
+            at.into(),
+        ),
+        "while scanning a YAML directive, did not find expected digit or '.' character"
+        | "while scanning a YAML directive, did not find expected version number"
+        | "while scanning a YAML directive, found extremely long version number" => error(
+            info.trim_start_matches("while scanning a YAML directive, "),
+            Some("while scanning a %YAML directive"),
+            at.into(),
+        ),
+        _ if info.starts_with("unexpected character: ") => error(
+            "found character that cannot start any token",
+            Some("while scanning for the next token"),
+            at.into(),
+        ),
+        _ => match info.split_once(", ") {
+            // saphyr keeps libyaml's "<context>, <problem>" for the rest.
+            Some((context, problem)) if context.starts_with("while ") => {
+                error(problem, Some(context), at.into())
+            }
+            _ => error(info, None, at.into()),
+        },
+    }
+}
+
+/// `&` or `*`: which of libyaml's two contexts applies.
+fn anchor_context(src: &Source<'_>, at: Marker) -> &'static str {
+    if src.from(at).starts_with('*') {
+        "while scanning an alias"
+    } else {
+        "while scanning an anchor"
+    }
+}
+
+/// A token libyaml's parser does not expect where it stands: the complaint
+/// of the collection (or document) being read.
+fn stray_token(src: &Source<'_>, state: &State<'_>, at: Marker) -> HieraError {
+    let prev = src
+        .before(at)
+        .trim_end_matches([' ', '\t', '\r', '\n'])
+        .chars()
+        .next_back();
+    let expecting_node = matches!(prev, Some(':' | '-' | '?' | ',' | '[' | '{'));
+    match state.open.last() {
+        None if state.root_done => error("did not find expected <document start>", None, ZERO),
+        None => error(
+            "did not find expected node content",
+            Some("while parsing a block node"),
+            at.into(),
+        ),
+        Some(o) if expecting_node => error(
+            "did not find expected node content",
+            Some(if o.flow {
+                "while parsing a flow node"
+            } else {
+                "while parsing a block node"
+            }),
+            at.into(),
+        ),
+        Some(o) => {
+            let (problem, context) = match (o.flow, o.seq) {
+                (true, true) => (
+                    "did not find expected ',' or ']'",
+                    "while parsing a flow sequence",
+                ),
+                (true, false) => (
+                    "did not find expected ',' or '}'",
+                    "while parsing a flow mapping",
+                ),
+                (false, true) => (
+                    "did not find expected '-' indicator",
+                    "while parsing a block collection",
+                ),
+                (false, false) => ("did not find expected key", "while parsing a block mapping"),
+            };
+            error(problem, Some(context), o.start.into())
+        }
+    }
+}
+
+/// The start of the first token after `from`: where libyaml's stale simple
+/// key began.
+fn next_token(src: &Source<'_>, from: Option<Marker>) -> Option<Marker> {
+    let from = from?;
+    let (mut line, mut col, mut index) = (from.line(), from.col(), from.index());
+    let mut in_comment = false;
+    for c in src.from(from).chars() {
+        match c {
+            '\n' => {
+                in_comment = false;
+                line += 1;
+                col = 0;
+                index += 1;
+                continue;
+            }
+            _ if in_comment => {}
+            ' ' | '\t' | '\r' => {}
+            '#' => in_comment = true,
+            _ => return Some(Marker::new(index, line, col)),
+        }
+        col += 1;
+        index += 1;
+    }
+    None
+}
+
+/// libyaml's anchor and alias names: `[0-9A-Za-z_-]+`, followed by a blank
+/// or one of `?:,]}%@\``; saphyr (YAML 1.2) takes more.
+///
+/// # Errors
+/// libyaml's scanner error for a name it would not read.
+pub(super) fn check_anchor_name(src: &Source<'_>, at: Marker) -> Result<()> {
+    let rest = src.from(at);
+    let name_len = rest[1..]
+        .bytes()
+        .take_while(|b| b.is_ascii_alphanumeric() || *b == b'_' || *b == b'-')
+        .count();
+    let next = rest[1 + name_len..].chars().next();
+    let ends_well = match next {
+        None => true,
+        Some(c) => c.is_ascii_whitespace() || "?:,]}%@`".contains(c),
+    };
+    if name_len == 0 || !ends_well {
+        return Err(error(
+            "did not find expected alphabetic or numeric character",
+            Some(anchor_context(src, at)),
+            at.into(),
+        ));
+    }
+    Ok(())
+}
+
+/// Checks the anchor among a node's properties, which start at `at` with
+/// the anchor or the tag.
+///
+/// # Errors
+/// As [`check_anchor_name`].
+pub(super) fn check_node_anchor(src: &Source<'_>, at: Marker) -> Result<()> {
+    let rest = src.from(at);
+    if rest.starts_with('&') {
+        return check_anchor_name(src, at);
+    }
+    // A tag first: the anchor follows it after blanks.
+    let (mut index, mut line, mut col) = (at.index(), at.line(), at.col());
+    let mut in_tag = true;
+    for c in rest.chars() {
+        if c == '&' && !in_tag {
+            return check_anchor_name(src, Marker::new(index, line, col));
+        }
+        if c.is_whitespace() {
+            in_tag = false;
+        } else if !in_tag {
+            break;
+        }
+        if c == '\n' {
+            line += 1;
+            col = 0;
+        } else {
+            col += 1;
+        }
+        index += 1;
+    }
+    Ok(())
+}
+
+/// libyaml's view of the stream's start, where it is stricter than saphyr:
+/// only `%YAML` and `%TAG` directives exist, and a leading `...` leaves the
+/// implicit first document without content.
+///
+/// # Errors
+/// libyaml's error for the first such problem.
+pub(super) fn check_stream_start(text: &str) -> Result<()> {
+    let mut line = 0;
+    for l in text.split('\n') {
+        let trimmed = l.trim_start_matches(' ');
+        if trimmed.is_empty() || trimmed.starts_with('#') || trimmed == "\r" {
+            line += 1;
+            continue;
+        }
+        if let Some(directive) = l.strip_prefix('%') {
+            let name: String = directive
+                .chars()
+                .take_while(|c| c.is_ascii_alphanumeric() || *c == '_' || *c == '-')
+                .collect();
+            if name.is_empty() {
+                return Err(error(
+                    "could not find expected directive name",
+                    Some("while scanning a directive"),
+                    Mark { line, col: 0 },
+                ));
+            }
+            if name != "YAML" && name != "TAG" {
+                return Err(error(
+                    "found unknown directive name",
+                    Some("while scanning a directive"),
+                    Mark { line, col: 0 },
+                ));
+            }
+            line += 1;
+            continue;
+        }
+        let col = l.len() - trimmed.len();
+        let is_end = trimmed.starts_with("...")
+            && col == 0
+            && trimmed[3..]
+                .chars()
+                .next()
+                .is_none_or(|c| c.is_ascii_whitespace());
+        if is_end {
+            return Err(error(
+                "did not find expected node content",
+                Some("while parsing a block node"),
+                Mark { line, col },
+            ));
+        }
+        return Ok(());
+    }
+    Ok(())
+}
+
+/// libyaml's block mapping wants a key before a `:`; saphyr (YAML 1.2)
+/// reads an empty one. True for the empty key saphyr made of a `:` at `at`
+/// that no `?` introduced.
+pub(super) fn is_keyless_value(src: &Source<'_>, at: Marker) -> bool {
+    src.from(at).starts_with(':')
+        && !src
+            .before(at)
+            .trim_end_matches([' ', '\t', '\r', '\n'])
+            .ends_with('?')
+}
+
+/// libyaml's complaint for a `:` without a key in a block mapping.
+pub(super) fn missing_key(mapping_start: Marker) -> HieraError {
+    error(
+        "did not find expected key",
+        Some("while parsing a block mapping"),
+        mapping_start.into(),
+    )
+}
+
+/// libyaml's error for a tab it refuses.
+pub(super) fn tab_error(t: &super::tabs::TabError) -> HieraError {
+    error(
+        t.problem,
+        Some(t.context),
+        Mark {
+            line: t.line,
+            col: t.col,
+        },
+    )
+}

@@ -1,0 +1,208 @@
+//! The first YAML document as a node tree, built from saphyr's events the
+//! way Psych's TreeBuilder builds it from libyaml's: Psych parses the whole
+//! first document before converting it, so a syntax error anywhere in it
+//! wins over an alias or a disallowed class met earlier.
+
+use super::source::Source;
+use super::syntax::{self, Open, State};
+use crate::hiera::HieraError;
+use saphyr_parser::{Event, Marker, Parser, ScalarStyle, Tag};
+use std::borrow::Cow;
+
+/// A node of the document, as Psych's `Psych::Nodes` see it.
+#[derive(Debug)]
+pub(super) enum Node<'a> {
+    Scalar {
+        value: Cow<'a, str>,
+        /// The full tag (`tag:yaml.org,2002:str`, `!ruby/symbol`, `!`).
+        tag: Option<String>,
+        /// libyaml's `quoted_implicit`: not plain and untagged.
+        quoted: bool,
+    },
+    Sequence {
+        tag: Option<String>,
+        items: Vec<Node<'a>>,
+    },
+    Mapping {
+        tag: Option<String>,
+        pairs: Vec<(Node<'a>, Node<'a>)>,
+    },
+    /// `*name`: always refused by Psych 4's `YAML.load`.
+    Alias(String),
+}
+
+impl Node<'_> {
+    pub(super) fn tag(&self) -> Option<&str> {
+        match self {
+            Node::Scalar { tag, .. } | Node::Sequence { tag, .. } | Node::Mapping { tag, .. } => {
+                tag.as_deref()
+            }
+            Node::Alias(_) => None,
+        }
+    }
+}
+
+/// A collection still being read.
+struct Frame<'a> {
+    open: Open,
+    tag: Option<String>,
+    items: Vec<Node<'a>>,
+}
+
+/// libyaml's full tag string: the resolved handle (prefix) and the suffix.
+fn full_tag(tag: Option<Cow<'_, Tag>>) -> Option<String> {
+    tag.map(|t| format!("{}{}", t.handle, t.suffix))
+}
+
+/// A syntax error and the character index where it was found, to order it
+/// against libyaml's tab errors.
+pub(super) struct Located {
+    pub index: usize,
+    pub error: HieraError,
+    /// saphyr's complaint was about a tab, which libyaml judges otherwise.
+    pub about_tabs: bool,
+    /// saphyr wanted a quoted scalar's lines indented; libyaml does not.
+    pub quoted_indent: bool,
+}
+
+impl Located {
+    fn at(index: usize, error: HieraError) -> Located {
+        Located {
+            index,
+            error,
+            about_tabs: false,
+            quoted_indent: false,
+        }
+    }
+}
+
+/// saphyr's reports that concern tabs.
+fn about_tabs(info: &str) -> bool {
+    info.contains("tab") || info.contains("must be followed by a valid YAML whitespace")
+}
+
+/// Parses up to the end of the first document; `None` for a stream
+/// without one (empty, or only comments).
+///
+/// # Errors
+/// `Psych::SyntaxError` with libyaml's wording where saphyr's report can
+/// be mapped onto it.
+pub(super) fn first_document<'a>(src: &Source<'a>) -> Result<Option<Node<'a>>, Located> {
+    let mut parser = Parser::new_from_str(src.text());
+    let mut stack: Vec<Frame<'a>> = Vec::new();
+    let mut root: Option<Node<'a>> = None;
+    let mut last_end: Option<Marker> = None;
+    while let Some(next) = parser.next_event() {
+        let (event, span) = match next {
+            Ok(ok) => ok,
+            Err(err) if err.info() == "while parsing node, found unknown anchor" => {
+                // saphyr refuses an alias before its anchor but leaves its
+                // state as if it had read it; Psych refuses every alias
+                // later, by name, so carry on with an alias node.
+                let at = *err.marker();
+                let name = src.alias_name(at);
+                syntax::check_anchor_name(src, at).map_err(|e| Located::at(at.index(), e))?;
+                attach(&mut stack, &mut root, Node::Alias(name));
+                continue;
+            }
+            Err(err) if err.info() == "missing explicit document end marker before directive" => {
+                // libyaml ends the document at the directive, quietly.
+                return Ok(root);
+            }
+            Err(err) => {
+                let open: Vec<Open> = stack.iter().map(|f| f.open).collect();
+                let state = State {
+                    open: &open,
+                    last_end,
+                    root_done: root.is_some(),
+                };
+                return Err(Located {
+                    index: err.marker().index(),
+                    error: syntax::translate(&err, src, &state),
+                    about_tabs: about_tabs(err.info()),
+                    quoted_indent: err.info() == "invalid indentation in quoted scalar",
+                });
+            }
+        };
+        match event {
+            Event::StreamStart | Event::Nothing | Event::DocumentStart(_) => {}
+            Event::StreamEnd => return Ok(None),
+            Event::DocumentEnd => return Ok(root),
+            Event::Alias(_) => {
+                syntax::check_anchor_name(src, span.start)
+                    .map_err(|e| Located::at(span.start.index(), e))?;
+                let name = src.alias_name(span.start);
+                attach(&mut stack, &mut root, Node::Alias(name));
+            }
+            Event::Scalar(value, style, anchor, tag) => {
+                if anchor > 0 {
+                    syntax::check_node_anchor(src, span.start)
+                        .map_err(|e| Located::at(span.start.index(), e))?;
+                }
+                if value.is_empty() && style == ScalarStyle::Plain && tag.is_none() && anchor == 0 {
+                    if let Some(frame) = stack.last() {
+                        let key_position =
+                            !frame.open.flow && !frame.open.seq && frame.items.len() % 2 == 0;
+                        if key_position && syntax::is_keyless_value(src, span.start) {
+                            return Err(Located::at(
+                                span.start.index(),
+                                syntax::missing_key(frame.open.start),
+                            ));
+                        }
+                    }
+                }
+                let tag = full_tag(tag);
+                let quoted = style != ScalarStyle::Plain && tag.is_none();
+                attach(&mut stack, &mut root, Node::Scalar { value, tag, quoted });
+            }
+            Event::SequenceStart(anchor, ref tag) | Event::MappingStart(anchor, ref tag) => {
+                if anchor > 0 {
+                    syntax::check_node_anchor(src, span.start)
+                        .map_err(|e| Located::at(span.start.index(), e))?;
+                }
+                let parent_flow = stack.last().is_some_and(|f| f.open.flow);
+                let flow = parent_flow || src.opens_flow(span.end);
+                let seq = matches!(event, Event::SequenceStart(..));
+                stack.push(Frame {
+                    open: Open {
+                        seq,
+                        flow,
+                        start: span.start,
+                    },
+                    tag: tag.as_ref().map(|t| format!("{}{}", t.handle, t.suffix)),
+                    items: Vec::new(),
+                });
+            }
+            Event::SequenceEnd | Event::MappingEnd => {
+                let frame = stack.pop().expect("saphyr balances collections");
+                let node = if frame.open.seq {
+                    Node::Sequence {
+                        tag: frame.tag,
+                        items: frame.items,
+                    }
+                } else {
+                    let mut items = frame.items.into_iter();
+                    let mut pairs = Vec::with_capacity(items.len() / 2);
+                    while let (Some(k), Some(v)) = (items.next(), items.next()) {
+                        pairs.push((k, v));
+                    }
+                    Node::Mapping {
+                        tag: frame.tag,
+                        pairs,
+                    }
+                };
+                attach(&mut stack, &mut root, node);
+            }
+        }
+        last_end = Some(span.end);
+    }
+    Ok(root)
+}
+
+/// Hands a finished node to the collection being read, or makes it the root.
+fn attach<'a>(stack: &mut [Frame<'a>], root: &mut Option<Node<'a>>, node: Node<'a>) {
+    match stack.last_mut() {
+        Some(frame) => frame.items.push(node),
+        None => *root = Some(node),
+    }
+}

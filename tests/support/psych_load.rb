@@ -1,0 +1,22 @@
+# Loads every YAML text of a corpus the way Hiera's yaml backend does
+# (File.read with 'BOM|UTF-8', then YAML.load) and prints the results as
+# JSON: one {"ok": <tagged value>} or {"error": [class, message]} per text.
+#   ruby psych_load.rb CORPUS.json   (a JSON array of strings)
+require 'json'
+require 'yaml'
+require 'tempfile'
+require_relative 'tagged'
+
+texts = JSON.parse(File.read(ARGV.fetch(0), encoding: 'UTF-8'))
+file = Tempfile.new(['case', '.yaml'])
+results = texts.map do |text|
+  File.binwrite(file.path, text)
+  begin
+    { 'ok' => Tagged.encode(YAML.load(File.read(file.path, encoding: 'BOM|UTF-8'))) }
+  rescue Exception => e # rubocop:disable Lint/RescueException -- every failure is an answer
+    # Ruby 3.1's error_highlight appends source snippets after the first line.
+    { 'error' => [e.class.name, e.message.lines.first.to_s.chomp] }
+  end
+end
+file.close!
+puts JSON.generate(results)
