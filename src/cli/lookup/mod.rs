@@ -117,7 +117,10 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let text = match options.format {
         Format::Ruby => render::ruby::cli_output(&answer, pp_width(&stdout)),
         Format::Json => render::json::cli_output(&answer),
-        Format::Yaml => render::yaml::cli_output(&answer),
+        Format::Yaml => match render::yaml::cli_output(&answer) {
+            Ok(text) => text,
+            Err(err) => return fail(&mut stderr, &err),
+        },
     };
     stdout.write_all(text.as_bytes())?;
     Ok(ExitCode::SUCCESS)
@@ -129,35 +132,15 @@ fn fail(stderr: &mut impl Write, err: &HieraError) -> anyhow::Result<ExitCode> {
     Ok(ExitCode::from(1))
 }
 
-/// `PP.width_for($stdout)`: the terminal's width, else `$COLUMNS`, else
-/// 80; minus one.
+/// `PP.width_for($stdout)`: the terminal's width minus one on a terminal,
+/// else what `$COLUMNS` says (see [`render::ruby::pp_width`]).
 fn pp_width(stdout: &std::io::StdoutLock<'_>) -> usize {
-    let columns = if stdout.is_terminal() {
-        terminal_size::terminal_size().map(|(w, _)| i64::from(w.0))
-    } else {
-        None
-    };
-    let columns = columns
-        .or_else(|| {
-            let env = std::env::var("COLUMNS").ok()?;
-            let n = leading_int(&env);
-            (n != 0).then_some(n)
-        })
-        .unwrap_or(80);
-    usize::try_from(columns - 1).unwrap_or(0)
-}
-
-/// Ruby's `String#to_i`: an optional sign and the leading digits.
-fn leading_int(s: &str) -> i64 {
-    let t = s.trim_start();
-    let (sign, digits) = match t.strip_prefix('-') {
-        Some(rest) => (-1, rest),
-        None => (1, t.strip_prefix('+').unwrap_or(t)),
-    };
-    let end = digits
-        .find(|c: char| !c.is_ascii_digit())
-        .unwrap_or(digits.len());
-    sign * digits[..end].parse::<i64>().unwrap_or(0)
+    if stdout.is_terminal() {
+        if let Some((width, _)) = terminal_size::terminal_size() {
+            return usize::from(width.0).saturating_sub(1);
+        }
+    }
+    render::ruby::pp_width(std::env::var("COLUMNS").ok().as_deref())
 }
 
 /// `Hiera::Config.load(path)`: `YAML.load_file`, then the config rules.
