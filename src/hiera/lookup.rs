@@ -7,7 +7,7 @@ use super::error::{ErrorClass, HieraError, Result};
 use super::hierarchy::{datafile_path, is_bad_level, levels};
 use super::interpolate::{Context, Resolver, interpolate, interpolate_str};
 use super::key::{key_syntax_error, lookup_key, qualified_lookup, split_key};
-use super::merge::{MergeSpec, merge_answer, resolve_array};
+use super::merge::{MergeSpec, merge_answer_traced, resolve_array};
 use super::render::ruby::to_s;
 use super::value::{Hash, Value};
 use std::sync::Arc;
@@ -41,7 +41,7 @@ impl Log for NoLog {
 }
 
 /// The resolution type of a lookup (§2.1).
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug)]
 pub enum Resolution {
     /// `:priority` (or nil): the first level with the key wins.
     Priority,
@@ -150,6 +150,8 @@ pub struct Hiera<'a> {
     started: Vec<String>,
     depth: usize,
     trace: Option<Vec<Step>>,
+    /// What deep_merge's `merge_debug` option prints (Ruby: to stdout).
+    merge_debug: String,
 }
 
 impl<'a> Hiera<'a> {
@@ -162,6 +164,7 @@ impl<'a> Hiera<'a> {
             started: Vec::new(),
             depth: 0,
             trace: None,
+            merge_debug: String::new(),
         }
     }
 
@@ -174,6 +177,12 @@ impl<'a> Hiera<'a> {
     /// The steps recorded since [`Hiera::explain`].
     pub fn steps(&self) -> &[Step] {
         self.trace.as_deref().unwrap_or_default()
+    }
+
+    /// What deep_merge's `merge_debug` option printed during the lookups so
+    /// far (Ruby writes it to stdout as it merges).
+    pub fn merge_debug_output(&self) -> &str {
+        &self.merge_debug
     }
 
     /// `Hiera#lookup(key, default, scope, order_override, resolution_type)`.
@@ -269,7 +278,8 @@ impl<'a> Hiera<'a> {
                         return Err(type_mismatch(key, "Hash", &value));
                     };
                     let acc = hash.take().unwrap_or_default();
-                    hash = Some(merge_answer(h, acc, self.merge_spec(resolution))?);
+                    let spec = self.merge_spec(resolution).clone();
+                    hash = Some(merge_answer_traced(h, acc, &spec, &mut self.merge_debug)?);
                 }
                 Resolution::Priority | Resolution::Other(_) => {
                     answer = value;
@@ -295,7 +305,10 @@ impl<'a> Hiera<'a> {
         })
     }
 
-    fn merge_spec<'r>(&'r self, resolution: &'r Resolution) -> &'r MergeSpec {
+    fn merge_spec<'r>(&self, resolution: &'r Resolution) -> &'r MergeSpec
+    where
+        'a: 'r,
+    {
         match resolution {
             Resolution::HashWith(spec) => spec,
             _ => &self.config.merge,
@@ -383,7 +396,8 @@ impl<'a> Hiera<'a> {
                         return Err(type_mismatch(&key_text, "Hash", &value));
                     };
                     let acc = hash.take().unwrap_or_default();
-                    hash = Some(merge_answer(h, acc, self.merge_spec(resolution))?);
+                    let spec = self.merge_spec(resolution).clone();
+                    hash = Some(merge_answer_traced(h, acc, &spec, &mut self.merge_debug)?);
                 }
                 Resolution::Priority | Resolution::Other(_) => {
                     answer = value;

@@ -104,6 +104,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     };
     let default = positional.default.map(Value::String);
     let result = hiera.lookup(&positional.key, default.as_ref(), &scope, None, &resolution);
+    stdout.write_all(hiera.merge_debug_output().as_bytes())?;
     if options.explain {
         stdout.write_all(
             explain::render(&positional.key, &resolution, hiera.steps(), result.as_ref())

@@ -350,7 +350,11 @@ fn symname_type(name: &[u8]) -> Option<IdType> {
             (b']', _) => (false, Junk, 2),
             _ => (true, Junk, 0),
         },
-        b'!' => (false, Junk, if matches!(at(1), b'=' | b'~') { 2 } else { 1 }),
+        b'!' => (
+            false,
+            Junk,
+            if matches!(at(1), b'=' | b'~') { 2 } else { 1 },
+        ),
         // Constants and locals are told apart by case in Ruby; both take
         // the same suffixes, so the difference does not matter here.
         _ => (true, Local, 0),
@@ -361,8 +365,7 @@ fn symname_type(name: &[u8]) -> Option<IdType> {
         let c = at(m);
         if m >= len || (c != b'_' && !c.is_ascii_alphabetic() && c.is_ascii()) {
             // "x=" where "x" is no identifier still reads as a setter name.
-            if len > 1 && name[len - 1] == b'=' && symname_type(&name[..len - 1]) != Some(AttrSet)
-            {
+            if len > 1 && name[len - 1] == b'=' && symname_type(&name[..len - 1]) != Some(AttrSet) {
                 return Some(AttrSet);
             }
             return None;
@@ -485,7 +488,10 @@ mod tests {
             (Value::Hash(rhash! {}), "{}"),
             ("a\nb\u{1b}\0".into(), r#""a\nb\e\u0000""#),
             ("#{x} #$y #@z #x".into(), r#""\#{x} \#$y \#@z #x""#),
-            ("é\u{378}\u{7f}\u{10ffff}".into(), r#""é\u0378\u007F\u{10FFFF}""#),
+            (
+                "é\u{378}\u{7f}\u{10ffff}".into(),
+                r#""é\u0378\u007F\u{10FFFF}""#,
+            ),
             ("\"\\".into(), r#""\"\\""#),
             (sym("foo"), ":foo"),
             (sym("foo bar"), r#":"foo bar""#),
@@ -516,10 +522,7 @@ mod tests {
             (Value::Symbol("s".into()), "s"),
             (Value::Float(1e20), "1.0e+20"),
             (false.into(), "false"),
-            (
-                Value::Hash(rhash! {"k" => "v"}),
-                r#"{"k"=>"v"}"#,
-            ),
+            (Value::Hash(rhash! {"k" => "v"}), r#"{"k"=>"v"}"#),
         ];
         for (v, want) in cases {
             assert_eq!(to_s(&v), want, "{v:?}");
