@@ -537,13 +537,26 @@ struct RubyStderr {
     exception: Option<(String, String)>,
 }
 
+/// Drops the times of `-d` log lines and logger warnings.
 fn normalize_times(text: &str) -> String {
-    let re = Regex::new(r"(?m)^(DEBUG|WARN): \d{4}-\d\d-\d\d \d\d:\d\d:\d\d [+-]\d{4}: ").unwrap();
-    re.replace_all(text, "$1: ").into_owned()
+    let times = Regex::new(r"(?m)^(DEBUG|WARN): \d{4}-\d\d-\d\d \d\d:\d\d:\d\d [+-]\d{4}: ").unwrap();
+    times.replace_all(text, "$1: ").into_owned()
+}
+
+/// Removes from stderr what is the machine's, not Hiera's: the times of
+/// log lines, and what Ruby's developer gems add to exception messages
+/// (error_highlight's source line and carets, did_you_mean's suggestions,
+/// which depend on the installed files). Applied to both sides.
+fn normalize_stderr(text: &str) -> String {
+    let highlight = Regex::new(r"\n\n[^\n]*\n *\^+(\n|$)").unwrap();
+    let did_you_mean = Regex::new(r"\nDid you mean\?[^\n]*(\n +[^\n]*)*").unwrap();
+    let text = normalize_times(text);
+    let text = highlight.replace_all(&text, "$1");
+    did_you_mean.replace_all(&text, "").into_owned()
 }
 
 fn parse_ruby_stderr(raw: &[u8]) -> RubyStderr {
-    let text = normalize_times(&String::from_utf8_lossy(raw));
+    let text = normalize_stderr(&String::from_utf8_lossy(raw));
     let header = Regex::new(r"^[^\t].*?:\d+:in [`'][^']*': (.*)$").unwrap();
     let lines: Vec<&str> = text.split_inclusive('\n').collect();
     let from = lines.iter().position(|l| l.starts_with("\tfrom "));
@@ -570,12 +583,6 @@ fn parse_ruby_stderr(raw: &[u8]) -> RubyStderr {
         message.push('\n');
         message.push_str(rest.trim_end_matches('\n'));
     }
-    if class == "NoMethodError" || class == "NameError" {
-        // error_highlight (Ruby 3.1) appends the failing source line and a
-        // caret line to the message; they are Ruby's, not Hiera's.
-        let snippet = Regex::new(r"\n\n[^\n]*\n *\^+$").unwrap();
-        message = snippet.replace(&message, "").into_owned();
-    }
     RubyStderr { before: lines[..h].concat(), exception: Some((class, message)) }
 }
 
@@ -598,7 +605,7 @@ fn compare(expected: &Outcome, actual: &Outcome) -> Vec<String> {
     }
     let ruby = parse_ruby_stderr(&expected.stderr);
     let want = expected_stderr(&ruby);
-    let got = normalize_times(&String::from_utf8_lossy(&actual.stderr));
+    let got = normalize_stderr(&String::from_utf8_lossy(&actual.stderr));
     let ok = match ruby.exception {
         // The error line may be followed by more text (a hint), nothing else.
         Some(_) => got.strip_prefix(&want).is_some_and(|rest| rest.is_empty() || rest.starts_with('\n')),
@@ -854,7 +861,7 @@ fn ruby_stderr_cases() {
             exc("Exception", "Hiera type mismatch for key 'k': expected Array and got Integer"),
         ),
         (
-            "WARN: 2024-01-02 03:04:05 +0000: w\n/x.rb:1:in `f': a\nb (ArgumentError)\n\tfrom /x.rb:2\n",
+            "WARN: 2024-01-02 03:04:05 +0000: w\n/x.rb:1:in `f': a (ArgumentError)\nb\n\tfrom /x.rb:2\n",
             "WARN: w\n",
             exc("ArgumentError", "a\nb"),
         ),
@@ -864,6 +871,21 @@ fn ruby_stderr_cases() {
             exc("NoMethodError", "undefined method `include?' for 80:Integer"),
         ),
         ("/x.rb:1:in `<main>': ArgumentError\n\tfrom y\n", "", exc("ArgumentError", "")),
+        (
+            "Failed to start Hiera: RuntimeError: Cannot load backend foo: cannot load such file -- hiera/backend/foo_backend\nDid you mean? hiera/backend/json_backend\n",
+            "Failed to start Hiera: RuntimeError: Cannot load backend foo: cannot load such file -- hiera/backend/foo_backend\n",
+            None,
+        ),
+        (
+            "Failed to start Hiera: NoMethodError: undefined method `downcase' for nil:NilClass\n\n  x.downcase\n   ^^^^^^^^^\n",
+            "Failed to start Hiera: NoMethodError: undefined method `downcase' for nil:NilClass\n",
+            None,
+        ),
+        (
+            "/j.rb:216:in `parse': 859: unexpected token at '{\"k\":  (JSON::ParserError)\n'\n\tfrom /j.rb:216:in `parse'\n",
+            "",
+            exc("JSON::ParserError", "859: unexpected token at '{\"k\": \n'"),
+        ),
     ];
     for (raw, before, exception) in table {
         let got = parse_ruby_stderr(raw.as_bytes());
