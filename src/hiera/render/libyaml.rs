@@ -205,9 +205,7 @@ impl Emitter {
         if style == Style::SingleQuoted && !a.single_quoted_allowed {
             style = Style::DoubleQuoted;
         }
-        if style == Style::Literal
-            && (!a.block_allowed || self.simple_key_context)
-        {
+        if style == Style::Literal && (!a.block_allowed || self.simple_key_context) {
             style = Style::DoubleQuoted;
         }
         // A quoted scalar that may only be implicit when plain keeps its
@@ -303,10 +301,7 @@ impl Emitter {
 
     fn write_indent(&mut self) {
         let indent = self.indent.max(0) as usize;
-        if !self.indention
-            || self.column > indent
-            || (self.column == indent && !self.whitespace)
-        {
+        if !self.indention || self.column > indent || (self.column == indent && !self.whitespace) {
             self.put_break();
         }
         while self.column < indent {
@@ -718,10 +713,7 @@ mod tests {
                 Node::Mapping(vec![(Node::Sequence(vec![plain("a")]), plain("b"))]),
                 "---\n? - a\n: b\n",
             ),
-            (
-                Node::Mapping(vec![(plain(""), plain(""))]),
-                "---\n'':\n",
-            ),
+            (Node::Mapping(vec![(plain(""), plain(""))]), "---\n'':\n"),
         ];
         for (node, want) in cases {
             assert_eq!(emit_document(&node), want);
@@ -746,7 +738,12 @@ mod tests {
         for &(text, multiline, block_plain, single, block) in cases {
             let a = analyze_scalar(text);
             assert_eq!(
-                (a.multiline, a.block_plain_allowed, a.single_quoted_allowed, a.block_allowed),
+                (
+                    a.multiline,
+                    a.block_plain_allowed,
+                    a.single_quoted_allowed,
+                    a.block_allowed
+                ),
                 (multiline, block_plain, single, block),
                 "{text:?}"
             );

@@ -107,9 +107,7 @@ fn string_scalar(s: &str) -> Result<Scalar> {
         scalar.plain_implicit = false;
         scalar.quoted_implicit = false;
         Style::SingleQuoted
-    } else if s == "y" || s == "n" {
-        Style::DoubleQuoted
-    } else if has_line_starting_with_non_word(s) {
+    } else if s == "y" || s == "n" || has_line_starting_with_non_word(s) {
         Style::DoubleQuoted
     } else if !tokenizes_as_string(s)? || OCTAL_LOOKALIKE.is_match(s) {
         Style::SingleQuoted
@@ -174,9 +172,8 @@ static INF_NAN: LazyLock<Regex> =
 static SEXAGESIMAL: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(r"^[-+]?[0-9][0-9_]*(?::[0-5]?[0-9]){1,2}(?:\.[0-9_]*)?$").unwrap()
 });
-static FLOAT: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r"^[-+]?(?:[0-9][0-9_,]*)?\.[0-9]*(?:[eE][-+][0-9]+)?$").unwrap()
-});
+static FLOAT: LazyLock<Regex> =
+    LazyLock::new(|| Regex::new(r"^[-+]?(?:[0-9][0-9_,]*)?\.[0-9]*(?:[eE][-+][0-9]+)?$").unwrap());
 static INTEGER: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(
         r"^(?:[-+]?0b[0-1_,]+|[-+]?0[0-7_,]+|[-+]?(?:0|[1-9](?:[0-9]|,[0-9]|_[0-9])*)|[-+]?0x[0-9a-fA-F_,]+)$",
@@ -224,7 +221,10 @@ fn tokenizes_as_string(s: &str) -> Result<bool> {
 /// otherwise is a String either way, since none of the later patterns can
 /// match it.
 fn starts_word_like(s: &str) -> bool {
-    matches!(s.as_bytes()[0], b'y' | b't' | b'o' | b'n' | b'f' | b'Y' | b'T' | b'O' | b'N' | b'F' | b'~')
+    matches!(
+        s.as_bytes()[0],
+        b'y' | b't' | b'o' | b'n' | b'f' | b'Y' | b'T' | b'O' | b'N' | b'F' | b'~'
+    )
 }
 
 /// The rest of that branch: short text (at most 5 characters) whose lines
@@ -235,7 +235,10 @@ fn is_null_or_bool(s: &str) -> bool {
         return false;
     }
     let starts_ok = line_starts(s).all(|i| {
-        matches!(s.as_bytes()[i].to_ascii_lowercase(), b'y' | b't' | b'o' | b'n' | b'f' | b'~')
+        matches!(
+            s.as_bytes()[i].to_ascii_lowercase(),
+            b'y' | b't' | b'o' | b'n' | b'f' | b'~'
+        )
     });
     if !starts_ok {
         return false;
@@ -276,7 +279,10 @@ fn parse_int(s: &str) -> Result<()> {
     if unsigned == "0b" || unsigned == "0x" {
         return Err(HieraError::new(
             ErrorClass::ArgumentError,
-            format!("invalid value for Integer(): {}", ruby::inspect_str(&cleaned)),
+            format!(
+                "invalid value for Integer(): {}",
+                ruby::inspect_str(&cleaned)
+            ),
         ));
     }
     Ok(())
@@ -308,8 +314,10 @@ fn date_is_valid(year: u32, month: u32, day: u32) -> bool {
 }
 
 static TIME_PART: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r"([0-9]+:[0-9]+:[0-9]+)(?:\.([0-9]*))?[ \t\n\x0b\x0c\r]*(Z|[-+][0-9]+(:[0-9][0-9])?)?")
-        .unwrap()
+    Regex::new(
+        r"([0-9]+:[0-9]+:[0-9]+)(?:\.([0-9]*))?[ \t\n\x0b\x0c\r]*(Z|[-+][0-9]+(:[0-9][0-9])?)?",
+    )
+    .unwrap()
 });
 static DATE_PART: LazyLock<Regex> =
     LazyLock::new(|| Regex::new(r"^(-?[0-9]{4})-([0-9]{1,2})-([0-9]{1,2})").unwrap());
@@ -444,10 +452,7 @@ mod tests {
                 Value::Hash(rhash! {"a" => Value::Array(vec!["x".into()])}),
                 "---\na:\n- x\n",
             ),
-            (
-                Value::Hash(keys),
-                "---\nk:\n! '': 1\n? - 1\n: 2\n[]: {}\n",
-            ),
+            (Value::Hash(keys), "---\nk:\n! '': 1\n? - 1\n: 2\n[]: {}\n"),
         ];
         for (v, want) in cases {
             assert_eq!(to_yaml(&v).unwrap(), want, "{v:?}");
@@ -457,8 +462,16 @@ mod tests {
     #[test]
     fn scanner_failures_raise_like_ruby() {
         let cases: &[(&str, ErrorClass, &str)] = &[
-            ("0b_", ErrorClass::ArgumentError, "invalid value for Integer(): \"0b\""),
-            ("0x,", ErrorClass::ArgumentError, "invalid value for Integer(): \"0x\""),
+            (
+                "0b_",
+                ErrorClass::ArgumentError,
+                "invalid value for Integer(): \"0b\"",
+            ),
+            (
+                "0x,",
+                ErrorClass::ArgumentError,
+                "invalid value for Integer(): \"0x\"",
+            ),
             (
                 "2001-12-14\t21:59:43",
                 ErrorClass::NoMethodError,
