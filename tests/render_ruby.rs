@@ -6,6 +6,8 @@
 //! several widths, `JSON.dump`, `to_yaml`, and the `hiera` command's output
 //! in each format. Ruby's answers are produced at test time.
 
+// The shared helper is used as it stands; formatting it is not this test's job.
+#[rustfmt::skip]
 #[path = "common/tagged.rs"]
 mod tagged;
 
@@ -93,6 +95,93 @@ fn renderers_match_ruby() {
         ruby_time,
         started.elapsed()
     );
+    report.finish();
+}
+
+/// The real `hiera` command prints answers as the `cli_output` functions
+/// do: a data file (written by our own `to_yaml`, which Psych must read back
+/// to the same values) is looked up through `/usr/bin/hiera` in every
+/// format, with COLUMNS unset and set.
+#[test]
+fn hiera_command_prints_like_cli_output() {
+    let long = "word ".repeat(20);
+    let answers = vec![
+        (
+            "nested",
+            hash(vec![
+                (
+                    s("list"),
+                    arr(vec![s("one"), s(&long), Value::Nil, Value::Float(2.5)]),
+                ),
+                (Value::Int(1), Value::Bool(true)),
+                (Value::Nil, s("nil key")),
+                (s("text"), s("line one\nline two\n")),
+                (
+                    s("quoted"),
+                    arr(vec![s("true"), s("1:30"), s("-a"), s("it's"), s("")]),
+                ),
+                (s("big"), big("123456789012345678901234567890")),
+                (s("float"), Value::Float(1e20)),
+                (
+                    s("deep"),
+                    hash(vec![(s("a"), hash(vec![(s("b"), arr(vec![]))]))]),
+                ),
+            ]),
+        ),
+        ("text", s("line one\nline two")),
+        ("float", Value::Float(-0.0)),
+    ];
+    let dir = tempfile::tempdir().expect("temp dir");
+    let data = dir.path().join("data");
+    std::fs::create_dir(&data).expect("data dir");
+    let config = dir.path().join("hiera.yaml");
+    std::fs::write(
+        &config,
+        format!(
+            ":backends:\n  - yaml\n:yaml:\n  :datadir: {}\n:hierarchy:\n  - common\n:logger: noop\n",
+            data.display()
+        ),
+    )
+    .expect("config");
+    let file = hash(answers.iter().map(|(k, v)| (s(k), v.clone())).collect());
+    std::fs::write(
+        data.join("common.yaml"),
+        yaml::to_yaml(&file).expect("yaml"),
+    )
+    .expect("data");
+
+    let mut report = Report::default();
+    for (key, v) in &answers {
+        for (format, columns) in [
+            ("ruby", None),
+            ("ruby", Some("31")),
+            ("json", None),
+            ("yaml", None),
+        ] {
+            let mut command = Command::new("hiera");
+            command.args(["-c", &config.display().to_string(), "-f", format, key]);
+            command.env("LANG", "C.UTF-8").env("LC_ALL", "C.UTF-8");
+            match columns {
+                Some(c) => command.env("COLUMNS", c),
+                None => command.env_remove("COLUMNS"),
+            };
+            let output = command.output().expect("hiera runs");
+            assert!(
+                output.status.success(),
+                "hiera {key} -f {format}: {output:?}"
+            );
+            let ours = match format {
+                "ruby" => ruby::cli_output(v, ruby::pp_width(columns)),
+                "json" => json::cli_output(v),
+                _ => yaml::cli_output(v).expect("yaml"),
+            };
+            report.check(
+                &format!("hiera -f {format} {key} (COLUMNS={columns:?})"),
+                &String::from_utf8(output.stdout).expect("UTF-8"),
+                &ours,
+            );
+        }
+    }
     report.finish();
 }
 
