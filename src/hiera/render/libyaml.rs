@@ -10,6 +10,8 @@
 //! 80, unicode output on, never canonical. Anchors, aliases and folded
 //! (`>`) scalars are left out: Psych emits them only for shared objects and
 //! for an explicit `line_width`, neither of which a Hiera value can carry.
+//! Flow style is only ever used for empty collections (`[]`, `{}`), so no
+//! scalar is written in flow context and the flow-only rules are left out.
 
 /// A node as Psych's `YAMLTree` hands it to the emitter.
 pub(super) enum Node {

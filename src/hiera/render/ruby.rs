@@ -10,9 +10,11 @@ use super::prettyprint::PrettyPrint;
 use super::unicode;
 use crate::hiera::Value;
 
-/// `Float#to_s`: the shortest digits that read back as the same double,
-/// in fixed notation when the decimal exponent is in -4..16 (`100.0`,
-/// `0.0001`, `1.0e-05`, `1.0e+16`), and `Infinity`, `-Infinity`, `NaN`.
+/// `Float#to_s`: the shortest digits that read back as the same double, in
+/// fixed notation for 0.0001 <= |f| < 1e15 and up to 1e16 when digits
+/// follow the point (`100.0`, `0.0001`, `1578763851215890.8`), else in
+/// scientific notation (`1.0e-05`, `1.0e+15`); `Infinity`, `-Infinity`,
+/// `NaN`.
 pub fn float_to_s(f: f64) -> String {
     if f.is_nan() {
         return "NaN".to_owned();
@@ -20,29 +22,20 @@ pub fn float_to_s(f: f64) -> String {
     if f.is_infinite() {
         return if f > 0.0 { "Infinity" } else { "-Infinity" }.to_owned();
     }
-    // Rust's `{:e}` gives the shortest round-trip digits, as Ruby's dtoa
-    // mode 0 does: "d.ddde±x".
-    let sci = format!("{:e}", f.abs());
-    let (mantissa, exponent) = sci.split_once('e').expect("{:e} has an exponent");
-    let digits: String = mantissa.chars().filter(|&c| c != '.').collect();
-    let exponent: i32 = exponent.parse().expect("integer exponent");
-    // Ruby's `decpt`: where the decimal point goes relative to the digits.
-    let decpt = exponent + 1;
+    let (digits, decpt) = shortest_digits(f.abs());
     let mut out = String::new();
     if f.is_sign_negative() {
         out.push('-');
     }
     let ndigits = digits.len() as i32;
-    if decpt > 0 && decpt <= 16 {
-        if ndigits <= decpt {
-            out.push_str(&digits);
-            out.extend(std::iter::repeat_n('0', (decpt - ndigits) as usize));
-            out.push_str(".0");
-        } else {
-            out.push_str(&digits[..decpt as usize]);
-            out.push('.');
-            out.push_str(&digits[decpt as usize..]);
-        }
+    if decpt > 0 && decpt < ndigits {
+        out.push_str(&digits[..decpt as usize]);
+        out.push('.');
+        out.push_str(&digits[decpt as usize..]);
+    } else if decpt > 0 && decpt <= 15 {
+        out.push_str(&digits);
+        out.extend(std::iter::repeat_n('0', (decpt - ndigits) as usize));
+        out.push_str(".0");
     } else if decpt <= 0 && decpt > -4 {
         out.push_str("0.");
         out.extend(std::iter::repeat_n('0', (-decpt) as usize));
@@ -54,6 +47,28 @@ pub fn float_to_s(f: f64) -> String {
         out.push_str(&format!("e{:+03}", decpt - 1));
     }
     out
+}
+
+/// The shortest decimal digits that read back as `f` (finite, >= 0) and
+/// Ruby's `decpt` (where the point goes relative to the first digit): `ryu`
+/// breaks ties between two shortest candidates to the even digit, as Ruby's
+/// dtoa mode 0 does (`872379885051571.25` prints as `...571.2`), where
+/// Rust's own `{:e}` rounds them up.
+fn shortest_digits(f: f64) -> (String, i32) {
+    if f == 0.0 {
+        return ("0".to_owned(), 1);
+    }
+    let mut buffer = ryu::Buffer::new();
+    let text = buffer.format_finite(f);
+    let (mantissa, exponent) = match text.split_once(['e', 'E']) {
+        Some((m, e)) => (m, e.parse::<i32>().expect("ryu exponent")),
+        None => (text, 0),
+    };
+    let point = mantissa.find('.').unwrap_or(mantissa.len()) as i32;
+    let all: String = mantissa.chars().filter(|&c| c != '.').collect();
+    let leading = all.len() - all.trim_start_matches('0').len();
+    let digits = all.trim_matches('0').to_owned();
+    (digits, point - leading as i32 + exponent)
 }
 
 /// Ruby 3.1 `inspect`: `{"a"=>1, :sym=>2, 1=>"x", nil=>true}`,
@@ -453,8 +468,12 @@ mod tests {
             (-0.0, "-0.0"),
             (1e20, "1.0e+20"),
             (1e16, "1.0e+16"),
-            (1e15, "1000000000000000.0"),
+            (1e15, "1.0e+15"),
+            (999999999999999.9, "999999999999999.9"),
             (1234567890123456.7, "1234567890123456.8"),
+            (1234567890123456.0, "1.234567890123456e+15"),
+            // Halfway between two shortest candidates: the even digit wins.
+            (872379885051571.0 + 0.25, "872379885051571.2"),
             (0.0001, "0.0001"),
             (0.00001, "1.0e-05"),
             (1.5e-7, "1.5e-07"),

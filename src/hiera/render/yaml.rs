@@ -6,7 +6,7 @@
 //! with inner line breaks, double quotes for `y`/`n` and for text with a
 //! line starting with a non-word character, single quotes for text its own
 //! `ScalarScanner` would read as something else (`'true'`, `'1:30'`,
-//! `'2001-01-01'`, `''`). libyaml (see [`super::libyaml`]) then makes the
+//! `'2001-01-01'`, `''`). libyaml (module `libyaml`) then makes the
 //! final choice, quoting what plain style cannot hold and folding long lines.
 //!
 //! One difference cannot arise from a tree: Psych writes `&1`/`*1` anchors
@@ -107,9 +107,7 @@ fn string_scalar(s: &str) -> Result<Scalar> {
         scalar.plain_implicit = false;
         scalar.quoted_implicit = false;
         Style::SingleQuoted
-    } else if s == "y" || s == "n" {
-        Style::DoubleQuoted
-    } else if has_line_starting_with_non_word(s) {
+    } else if s == "y" || s == "n" || has_line_starting_with_non_word(s) {
         Style::DoubleQuoted
     } else if !tokenizes_as_string(s)? || OCTAL_LOOKALIKE.is_match(s) {
         Style::SingleQuoted
@@ -217,11 +215,11 @@ fn tokenizes_as_string(s: &str) -> Result<bool> {
 }
 
 /// The first test of `tokenize`, `/^[^\d.:-]?[[:alpha:]_\s!@#$%\^&*(){}<>|/\\~;=]+/`,
-/// for text without line breaks, as far as it changes the result: text it
-/// matches is a String unless it is one of YAML's null or boolean words,
-/// and those all start with one of `ytonf~`. Text it matches that starts
-/// otherwise is a String either way, since none of the later patterns can
-/// match it.
+/// for text without line breaks. Its outcome only matters through the null
+/// and boolean checks it leads to, which can only succeed for text starting
+/// with one of `ytonf~` (text the regex always matches). For other text it
+/// makes no difference whether it matches: the later patterns all need a
+/// sign, a digit, `.` or `:` first, where the regex cannot match.
 fn starts_word_like(s: &str) -> bool {
     matches!(
         s.as_bytes()[0],
@@ -229,9 +227,9 @@ fn starts_word_like(s: &str) -> bool {
     )
 }
 
-/// The rest of that branch: short text (at most 5 characters) whose lines
-/// all start with one of `ytonf~` (any case) and one of whose lines is
-/// `~`-alone-as-the-whole-text, or a null or boolean word in any case.
+/// The rest of that branch: text of at most 5 characters is nil, true or
+/// false when every line starts with one of `ytonf~` (any case) and the
+/// text is `~` or one of its lines is a null or boolean word (any case).
 fn is_null_or_bool(s: &str) -> bool {
     if s.chars().count() > 5 {
         return false;
