@@ -38,9 +38,7 @@ pub fn encode(v: &Value) -> Json {
 /// Decodes a tagged value; `["other", Class]` (an object Hiera's data model
 /// has no room for) comes back as `Err(Class)`.
 pub fn decode(t: &Json) -> Result<Value, String> {
-    let tag = t[0]
-        .as_str()
-        .ok_or_else(|| format!("not a tagged value: {t}"))?;
+    let tag = t[0].as_str().ok_or_else(|| format!("not a tagged value: {t}"))?;
     let text = || t[1].as_str().unwrap_or_default().to_owned();
     Ok(match tag {
         "nil" => Value::Nil,
