@@ -351,9 +351,8 @@ impl Merger<'_> {
         }
         if self.opts.overwrite_arrays {
             self.puts(di, " overwrite arrays");
-            return Ok(match dest {
-                ArrayDest::Other(_) | ArrayDest::Dup | ArrayDest::Same => Value::Array(source),
-            });
+            // `dest = source`, whatever dest was.
+            return Ok(Value::Array(source));
         }
         let mut state = match dest {
             ArrayDest::Other(d) => Arrays::Two {

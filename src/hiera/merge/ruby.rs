@@ -173,16 +173,25 @@ pub fn sort(values: Vec<Value>) -> Result<Vec<Value>> {
 
 /// `dest | source`: `dest`'s elements then `source`'s, each kept at its
 /// first occurrence (`eql?`).
-pub fn union(dest: Vec<Value>, source: Vec<Value>) -> Vec<Value> {
+pub fn union(mut dest: Vec<Value>, source: Vec<Value>) -> Vec<Value> {
     // Ruby scans linearly up to 16 elements; a hash set past that.
     if dest.len() + source.len() <= 16 {
-        let mut out: Vec<Value> = Vec::with_capacity(dest.len() + source.len());
-        for v in dest.into_iter().chain(source) {
-            if !out.contains(&v) {
-                out.push(v);
+        // Deduplicate `dest` in place (kept items slide to the front), then
+        // append the new source items: no new allocation in the common case.
+        let mut kept = 0;
+        for i in 0..dest.len() {
+            if !dest[..kept].contains(&dest[i]) {
+                dest.swap(kept, i);
+                kept += 1;
             }
         }
-        out
+        dest.truncate(kept);
+        for v in source {
+            if !dest.contains(&v) {
+                dest.push(v);
+            }
+        }
+        dest
     } else {
         let mut set: IndexSet<Value> = IndexSet::with_capacity(dest.len() + source.len());
         for v in dest.into_iter().chain(source) {
