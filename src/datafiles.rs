@@ -53,9 +53,10 @@ impl DataSource for DataFiles {
 /// Ruby's `Errno` exception for a file that exists but cannot be read.
 pub fn io_error(path: &str, e: &std::io::Error) -> HieraError {
     if Path::new(path).is_dir() {
+        // Ruby reads through a buffered IO on the first free descriptor.
         HieraError::new(
             ErrorClass::ErrnoEisdir,
-            format!("Is a directory @ io_fread - {path}"),
+            format!("Is a directory @ io_fillbuf - fd:5 {path}"),
         )
     } else {
         HieraError::new(

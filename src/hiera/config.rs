@@ -209,7 +209,16 @@ fn ruby_to_s(v: &Value) -> String {
 fn logger_kind(name: &str, warnings: &mut Vec<String>) -> LoggerKind {
     match name {
         "noop" => LoggerKind::Noop,
-        "console" | "puppet" => LoggerKind::Console,
+        "console" => LoggerKind::Console,
+        "puppet" => {
+            // FallbackLogger rejects it when Puppet is not loaded, as under
+            // the `hiera` command.
+            warnings.push(
+                "Not using Hiera::Puppet_logger. It does not report itself to be suitable."
+                    .to_owned(),
+            );
+            LoggerKind::Console
+        }
         "fallback" => {
             warnings.push(
                 "Failed to load fallback logger: NameError: uninitialized constant Hiera::Fallback_logger"

@@ -175,10 +175,18 @@ fn load_scope(source: &ScopeSource) -> Result<Hash, (&'static str, String, Strin
             );
         }
         ScopeSource::InventoryService(_) => {
-            return runtime(
+            // What bin/hiera does without Puppet installed: its own message,
+            // then the SystemExit of its `exit 1` caught by the outer rescue.
+            return Err((
                 "Puppet inventory service",
-                "Puppet's inventory service is not supported by hierad".into(),
-            );
+                "SystemExit".to_owned(),
+                "exit".to_owned(),
+            ))
+            .inspect_err(|_| {
+                eprintln!(
+                    "Puppet inventory service lookup failed: LoadError: cannot load such file -- puppet/util/run_mode"
+                )
+            });
         }
     };
     if !std::path::Path::new(path).exists() {
