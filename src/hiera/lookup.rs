@@ -50,7 +50,7 @@ pub enum Resolution {
     /// `:hash` (`-h`, hiera_hash), merging as the configuration says.
     Hash,
     /// A Hash resolution type: a hash lookup with its own merge.
-    HashWith(MergeSpec),
+    HashWith(Box<MergeSpec>),
     /// Any other Symbol or String: a priority lookup that still refuses
     /// dotted keys, naming itself (`Resolution type :bogus is illegal …`).
     Other(String),
