@@ -8,14 +8,16 @@
 //! `tabs`).
 
 mod convert;
+mod libyaml;
 mod scalar;
 mod source;
 mod syntax;
-mod tabs;
 mod tree;
 
 use crate::hiera::{ErrorClass, HieraError, Result, Value};
+use libyaml::Replay;
 use source::Source;
+use tree::Located;
 
 /// Loads the first document of `text` as `YAML.load` would, after the
 /// backend's `File.read(path, encoding: 'BOM|UTF-8')` (a leading UTF-8 BOM
@@ -33,25 +35,56 @@ use source::Source;
 pub fn load(text: &str) -> Result<Value> {
     let text = text.strip_prefix('\u{feff}').unwrap_or(text);
     syntax::check_stream_start(text)?;
-    let (mut prepared, mut tab_error) = tabs::prepare(text, false);
-    let mut src = Source::new(&prepared);
-    let mut parsed = tree::first_document(&src);
-    if parsed.as_ref().is_err_and(|e| e.quoted_indent) {
-        (prepared, tab_error) = tabs::prepare(text, true);
-        src = Source::new(&prepared);
-        parsed = tree::first_document(&src);
-    }
-    // libyaml stops at the first tab it refuses unless an earlier error
-    // stopped it first; saphyr's own tab complaints never count.
-    let root = match (parsed, tab_error) {
-        (Err(e), Some(t)) if e.index < t.index && !e.about_tabs => return Err(e.error),
-        (_, Some(t)) => return Err(syntax::tab_error(&t)),
-        (Err(e), None) => return Err(e.error),
-        (Ok(root), None) => root,
+    // libyaml's scanner first: what it refuses, and how saphyr must see tabs.
+    let replay = libyaml::replay(text, false);
+    let failure = match attempt(&replay) {
+        Ok(value) => return Ok(value),
+        Err(Failure::Done(error)) => return Err(error),
+        Err(Failure::Syntax(located)) => located,
     };
-    match root {
+    if failure.indentation {
+        // saphyr wants lines indented that libyaml does not: indent them.
+        let padded = libyaml::replay(text, true);
+        return match attempt(&padded) {
+            Ok(value) => Ok(value),
+            Err(Failure::Done(error)) => Err(error),
+            Err(Failure::Syntax(located)) => Err(first_error(located, &padded)),
+        };
+    }
+    Err(first_error(failure, &replay))
+}
+
+/// Why an attempt at reading the document failed.
+enum Failure {
+    /// The answer: an error libyaml or Psych raises.
+    Done(HieraError),
+    /// saphyr stopped; libyaml may have stopped earlier.
+    Syntax(Located),
+}
+
+/// Reads and converts the document from the text the replay prepared.
+fn attempt(replay: &Replay<'_>) -> Result<Value, Failure> {
+    let src = Source::new(&replay.text, &replay.pads);
+    let parsed = tree::first_document(&src).map_err(Failure::Syntax)?;
+    // saphyr read what libyaml's scanner refuses, before libyaml's end of
+    // the document.
+    if let Some(r) = &replay.refusal {
+        if parsed.cut.is_none_or(|cut| r.index <= cut) {
+            return Err(Failure::Done(syntax::refusal(r)));
+        }
+    }
+    match parsed.root {
         None => Ok(Value::Nil),
-        Some(root) => convert::to_value(&root),
+        Some(root) => convert::to_value(&root).map_err(Failure::Done),
+    }
+}
+
+/// libyaml's scanner error if it comes no later than saphyr's, else
+/// saphyr's error in libyaml's words.
+fn first_error(saphyr: Located, replay: &Replay<'_>) -> HieraError {
+    match &replay.refusal {
+        Some(r) if r.index <= saphyr.index || saphyr.about_tabs => syntax::refusal(r),
+        _ => saphyr.error,
     }
 }
 

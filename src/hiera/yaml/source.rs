@@ -7,6 +7,8 @@ use std::cell::Cell;
 
 pub(super) struct Source<'a> {
     text: &'a str,
+    /// Spaces inserted at line starts for saphyr: (0-based line, count).
+    pads: &'a [(usize, usize)],
     ascii: bool,
     /// The last (character index, byte offset) resolved: positions are
     /// mostly asked for in increasing order, so walking on from here keeps
@@ -15,9 +17,10 @@ pub(super) struct Source<'a> {
 }
 
 impl<'a> Source<'a> {
-    pub(super) fn new(text: &'a str) -> Source<'a> {
+    pub(super) fn new(text: &'a str, pads: &'a [(usize, usize)]) -> Source<'a> {
         Source {
             text,
+            pads,
             ascii: text.is_ascii(),
             cursor: Cell::new((0, 0)),
         }
@@ -25,6 +28,18 @@ impl<'a> Source<'a> {
 
     pub(super) fn text(&self) -> &'a str {
         self.text
+    }
+
+    /// libyaml's mark for a saphyr marker: 0-based line and column in the
+    /// original text (without the padding).
+    pub(super) fn mark(&self, at: Marker) -> (usize, usize) {
+        let line = at.line().saturating_sub(1);
+        let pad = self
+            .pads
+            .iter()
+            .find(|(l, _)| *l == line)
+            .map_or(0, |(_, count)| *count);
+        (line, at.col().saturating_sub(pad))
     }
 
     /// The byte offset of a character index (clamped to the end).
@@ -80,7 +95,7 @@ mod tests {
 
     #[test]
     fn byte_offsets_follow_characters() {
-        let src = Source::new("é: *ä b");
+        let src = Source::new("é: *ä b", &[]);
         let cases = [(0, 0), (1, 2), (3, 4), (4, 5), (6, 8), (2, 3), (99, 9)];
         for (ci, want) in cases {
             assert_eq!(src.byte(ci), want, "char {ci}");

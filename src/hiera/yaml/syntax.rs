@@ -3,6 +3,7 @@
 //! mistake, and the few checks where libyaml (YAML 1.1) is stricter than
 //! saphyr (YAML 1.2).
 
+use super::libyaml::Refusal;
 use super::source::Source;
 use crate::hiera::{ErrorClass, HieraError, Result};
 use saphyr_parser::{Marker, ScanError};
@@ -32,12 +33,10 @@ struct Mark {
     col: usize,
 }
 
-impl From<Marker> for Mark {
-    fn from(m: Marker) -> Mark {
-        Mark {
-            line: m.line().saturating_sub(1),
-            col: m.col(),
-        }
+impl Source<'_> {
+    fn at(&self, m: Marker) -> Mark {
+        let (line, col) = self.mark(m);
+        Mark { line, col }
     }
 }
 
@@ -70,7 +69,7 @@ pub(super) fn translate(err: &ScanError, src: &Source<'_>, state: &State<'_>) ->
             .iter()
             .rev()
             .find(|o| o.seq == seq && o.flow == flow)
-            .map_or(Mark::from(at), |o| o.start.into())
+            .map_or(src.at(at), |o| src.at(o.start))
     };
     let in_flow = state.open.last().is_some_and(|o| o.flow);
     match info {
@@ -101,62 +100,82 @@ pub(super) fn translate(err: &ScanError, src: &Source<'_>, state: &State<'_>) ->
             } else {
                 "while parsing a block node"
             }),
-            at.into(),
+            src.at(at),
         ),
         "mapping values are not allowed in this context"
         | "block sequence entries are not allowed in this context"
-        | "mapping keys are not allowed in this context" => error(info, None, at.into()),
+        | "mapping keys are not allowed in this context" => error(info, None, src.at(at)),
         "did not find expected <document start>" => error(info, None, ZERO),
         "simple key expected" | "simple key expect ':'" => error(
             "could not find expected ':'",
             Some("while scanning a simple key"),
-            next_token(src, state.last_end).unwrap_or(at).into(),
+            src.at(next_token(src, state.last_end).unwrap_or(at)),
         ),
         "the handle wasn't declared" => error(
             "found undefined tag handle",
             Some("while parsing a node"),
-            at.into(),
+            src.at(at),
         ),
         "misplaced bracket"
         | "invalid trailing content after double-quoted scalar"
         | "did not find expected next token" => stray_token(src, state, at),
+        // YAML 1.2 rules libyaml does not have: inside a flow collection,
+        // libyaml's parser trips on the tokens it reads there instead.
+        _ if in_flow && saphyr_only(info) => stray_token(src, state, at),
         "while scanning an anchor or alias, did not find expected alphabetic or numeric character" => {
             error(
                 "did not find expected alphabetic or numeric character",
                 Some(anchor_context(src, at)),
-                at.into(),
+                src.at(at),
             )
         }
         "while scanning a verbatim tag, did not find the expected '>'" => error(
             "did not find the expected '>'",
             Some("while scanning a tag"),
-            at.into(),
+            src.at(at),
         ),
         "while parsing a quoted scalar, did not find expected hexadecimal number" => error(
             "did not find expected hexdecimal number",
             Some("while parsing a quoted scalar"),
-            at.into(),
+            src.at(at),
         ),
         "while scanning a YAML directive, did not find expected digit or '.' character"
         | "while scanning a YAML directive, did not find expected version number"
         | "while scanning a YAML directive, found extremely long version number" => error(
             info.trim_start_matches("while scanning a YAML directive, "),
             Some("while scanning a %YAML directive"),
-            at.into(),
+            src.at(at),
         ),
         _ if info.starts_with("unexpected character: ") => error(
             "found character that cannot start any token",
             Some("while scanning for the next token"),
-            at.into(),
+            src.at(at),
         ),
         _ => match info.split_once(", ") {
             // saphyr keeps libyaml's "<context>, <problem>" for the rest.
             Some((context, problem)) if context.starts_with("while ") => {
-                error(problem, Some(context), at.into())
+                error(problem, Some(context), src.at(at))
             }
-            _ => error(info, None, at.into()),
+            _ => error(info, None, src.at(at)),
         },
     }
+}
+
+/// saphyr's complaints that have no counterpart in libyaml's scanner.
+fn saphyr_only(info: &str) -> bool {
+    matches!(
+        info,
+        "\"-\" is only valid inside a block"
+            | "illegal placement of ':' indicator"
+            | "expected whitespace"
+            | "plain scalar cannot start with '-' followed by ,[]{}"
+            | "comments must be separated from other tokens by whitespace"
+            | "comment intercepting the multiline text"
+            | "':' may not precede any of `[{` in flow mapping"
+            | "unexpected end of plain scalar"
+            | "invalid indentation"
+            | "invalid indentation in flow construct"
+    )
 }
 
 /// `&` or `*`: which of libyaml's two contexts applies.
@@ -182,7 +201,7 @@ fn stray_token(src: &Source<'_>, state: &State<'_>, at: Marker) -> HieraError {
         None => error(
             "did not find expected node content",
             Some("while parsing a block node"),
-            at.into(),
+            src.at(at),
         ),
         Some(o) if expecting_node => error(
             "did not find expected node content",
@@ -191,7 +210,7 @@ fn stray_token(src: &Source<'_>, state: &State<'_>, at: Marker) -> HieraError {
             } else {
                 "while parsing a block node"
             }),
-            at.into(),
+            src.at(at),
         ),
         Some(o) => {
             let (problem, context) = match (o.flow, o.seq) {
@@ -209,14 +228,14 @@ fn stray_token(src: &Source<'_>, state: &State<'_>, at: Marker) -> HieraError {
                 ),
                 (false, false) => ("did not find expected key", "while parsing a block mapping"),
             };
-            error(problem, Some(context), o.start.into())
+            error(problem, Some(context), src.at(o.start))
         }
     }
 }
 
 /// The start of the first token after `from`: where libyaml's stale simple
 /// key began.
-fn next_token(src: &Source<'_>, from: Option<Marker>) -> Option<Marker> {
+pub(super) fn next_token(src: &Source<'_>, from: Option<Marker>) -> Option<Marker> {
     let from = from?;
     let (mut line, mut col, mut index) = (from.line(), from.col(), from.index());
     let mut in_comment = false;
@@ -260,7 +279,7 @@ pub(super) fn check_anchor_name(src: &Source<'_>, at: Marker) -> Result<()> {
         return Err(error(
             "did not find expected alphabetic or numeric character",
             Some(anchor_context(src, at)),
-            at.into(),
+            src.at(at),
         ));
     }
     Ok(())
@@ -299,6 +318,12 @@ pub(super) fn check_node_anchor(src: &Source<'_>, at: Marker) -> Result<()> {
     Ok(())
 }
 
+/// The characters libyaml's reader accepts (YAML 1.1 `c-printable`).
+fn is_printable(c: char) -> bool {
+    matches!(c, '\t' | '\n' | '\r' | ' '..='~' | '\u{85}' | '\u{a0}'..='\u{d7ff}' | '\u{e000}'..='\u{fffd}')
+        || c >= '\u{10000}'
+}
+
 /// libyaml's view of the stream's start, where it is stricter than saphyr:
 /// only `%YAML` and `%TAG` directives exist, and a leading `...` leaves the
 /// implicit first document without content.
@@ -306,6 +331,10 @@ pub(super) fn check_node_anchor(src: &Source<'_>, at: Marker) -> Result<()> {
 /// # Errors
 /// libyaml's error for the first such problem.
 pub(super) fn check_stream_start(text: &str) -> Result<()> {
+    if !text.chars().all(is_printable) {
+        // A reader error: libyaml sets no mark, hence line 1 column 1.
+        return Err(error("control characters are not allowed", None, ZERO));
+    }
     let mut line = 0;
     for l in text.split('\n') {
         let trimmed = l.trim_start_matches(' ');
@@ -365,23 +394,32 @@ pub(super) fn is_keyless_value(src: &Source<'_>, at: Marker) -> bool {
             .ends_with('?')
 }
 
-/// libyaml's complaint for a `:` without a key in a block mapping.
-pub(super) fn missing_key(mapping_start: Marker) -> HieraError {
+/// libyaml's complaint for an indicator where a flow node should start.
+pub(super) fn flow_node_expected(src: &Source<'_>, at: Marker) -> HieraError {
     error(
-        "did not find expected key",
-        Some("while parsing a block mapping"),
-        mapping_start.into(),
+        "did not find expected node content",
+        Some("while parsing a flow node"),
+        src.at(at),
     )
 }
 
-/// libyaml's error for a tab it refuses.
-pub(super) fn tab_error(t: &super::tabs::TabError) -> HieraError {
+/// libyaml's complaint for a `:` without a key in a block mapping.
+pub(super) fn missing_key(src: &Source<'_>, mapping_start: Marker) -> HieraError {
     error(
-        t.problem,
-        Some(t.context),
+        "did not find expected key",
+        Some("while parsing a block mapping"),
+        src.at(mapping_start),
+    )
+}
+
+/// Psych's exception for an error of libyaml's scanner.
+pub(super) fn refusal(r: &Refusal) -> HieraError {
+    error(
+        r.problem,
+        r.context,
         Mark {
-            line: t.line,
-            col: t.col,
+            line: r.line,
+            col: r.col,
         },
     )
 }

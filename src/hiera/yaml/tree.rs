@@ -61,8 +61,8 @@ pub(super) struct Located {
     pub error: HieraError,
     /// saphyr's complaint was about a tab, which libyaml judges otherwise.
     pub about_tabs: bool,
-    /// saphyr wanted a quoted scalar's lines indented; libyaml does not.
-    pub quoted_indent: bool,
+    /// saphyr wanted lines indented further than libyaml does.
+    pub indentation: bool,
 }
 
 impl Located {
@@ -71,7 +71,7 @@ impl Located {
             index,
             error,
             about_tabs: false,
-            quoted_indent: false,
+            indentation: false,
         }
     }
 }
@@ -81,13 +81,22 @@ fn about_tabs(info: &str) -> bool {
     info.contains("tab") || info.contains("must be followed by a valid YAML whitespace")
 }
 
-/// Parses up to the end of the first document; `None` for a stream
-/// without one (empty, or only comments).
+/// The first document as read.
+pub(super) struct Parsed<'a> {
+    /// `None` for a stream without a document (empty, or only comments).
+    pub root: Option<Node<'a>>,
+    /// Where libyaml stops reading: the token after the root node, when the
+    /// document ends there (its end is implicit, so libyaml looks no
+    /// further, whatever follows); `None` when it reads to the end.
+    pub cut: Option<usize>,
+}
+
+/// Parses up to the end of the first document.
 ///
 /// # Errors
 /// `Psych::SyntaxError` with libyaml's wording where saphyr's report can
 /// be mapped onto it.
-pub(super) fn first_document<'a>(src: &Source<'a>) -> Result<Option<Node<'a>>, Located> {
+pub(super) fn first_document<'a>(src: &Source<'a>) -> Result<Parsed<'a>, Located> {
     let mut parser = Parser::new_from_str(src.text());
     let mut stack: Vec<Frame<'a>> = Vec::new();
     let mut root: Option<Node<'a>> = None;
@@ -107,7 +116,12 @@ pub(super) fn first_document<'a>(src: &Source<'a>) -> Result<Option<Node<'a>>, L
             }
             Err(err) if err.info() == "missing explicit document end marker before directive" => {
                 // libyaml ends the document at the directive, quietly.
-                return Ok(root);
+                return Ok(ended(src, root, last_end));
+            }
+            Err(_) if root.is_some() && stack.is_empty() => {
+                // The root is complete: libyaml ends the document at the
+                // next token, whatever it is, and Psych looks no further.
+                return Ok(ended(src, root, last_end));
             }
             Err(err) => {
                 let open: Vec<Open> = stack.iter().map(|f| f.open).collect();
@@ -120,14 +134,19 @@ pub(super) fn first_document<'a>(src: &Source<'a>) -> Result<Option<Node<'a>>, L
                     index: err.marker().index(),
                     error: syntax::translate(&err, src, &state),
                     about_tabs: about_tabs(err.info()),
-                    quoted_indent: err.info() == "invalid indentation in quoted scalar",
+                    indentation: err.info().starts_with("invalid indentation"),
                 });
             }
         };
         match event {
             Event::StreamStart | Event::Nothing | Event::DocumentStart(_) => {}
-            Event::StreamEnd => return Ok(None),
-            Event::DocumentEnd => return Ok(root),
+            Event::StreamEnd => {
+                return Ok(Parsed {
+                    root: None,
+                    cut: None,
+                });
+            }
+            Event::DocumentEnd => return Ok(ended(src, root, last_end)),
             Event::Alias(_) => {
                 syntax::check_anchor_name(src, span.start)
                     .map_err(|e| Located::at(span.start.index(), e))?;
@@ -139,21 +158,17 @@ pub(super) fn first_document<'a>(src: &Source<'a>) -> Result<Option<Node<'a>>, L
                     syntax::check_node_anchor(src, span.start)
                         .map_err(|e| Located::at(span.start.index(), e))?;
                 }
-                if value.is_empty() && style == ScalarStyle::Plain && tag.is_none() && anchor == 0 {
-                    if let Some(frame) = stack.last() {
-                        let key_position =
-                            !frame.open.flow && !frame.open.seq && frame.items.len() % 2 == 0;
-                        if key_position && syntax::is_keyless_value(src, span.start) {
-                            return Err(Located::at(
-                                span.start.index(),
-                                syntax::missing_key(frame.open.start),
-                            ));
-                        }
+                let node = match stack.last() {
+                    Some(frame) if style == ScalarStyle::Plain && tag.is_none() && anchor == 0 => {
+                        plain_in_collection(src, frame, span.start, value)?
                     }
-                }
-                let tag = full_tag(tag);
-                let quoted = style != ScalarStyle::Plain && tag.is_none();
-                attach(&mut stack, &mut root, Node::Scalar { value, tag, quoted });
+                    _ => {
+                        let tag = full_tag(tag);
+                        let quoted = style != ScalarStyle::Plain && tag.is_none();
+                        Node::Scalar { value, tag, quoted }
+                    }
+                };
+                attach(&mut stack, &mut root, node);
             }
             Event::SequenceStart(anchor, ref tag) | Event::MappingStart(anchor, ref tag) => {
                 if anchor > 0 {
@@ -196,7 +211,64 @@ pub(super) fn first_document<'a>(src: &Source<'a>) -> Result<Option<Node<'a>>, L
         }
         last_end = Some(span.end);
     }
-    Ok(root)
+    Ok(Parsed { root, cut: None })
+}
+
+/// The document ends after its root: libyaml reads up to the next token.
+fn ended<'a>(src: &Source<'a>, root: Option<Node<'a>>, last_end: Option<Marker>) -> Parsed<'a> {
+    let cut = syntax::next_token(src, last_end).map(|m| m.index());
+    Parsed { root, cut }
+}
+
+/// An untagged plain scalar inside a collection, where libyaml reads some
+/// of what saphyr takes for plain text as indicators: in the flow context
+/// a leading `:` is a value indicator (so `[:sym]` is an error) and a
+/// leading `?` a key indicator (`[?x]` is `[{x: nil}]`); and a `:` with no
+/// key before it is an error but where a `?` introduced the key.
+fn plain_in_collection<'a>(
+    src: &Source<'a>,
+    frame: &Frame<'a>,
+    at: Marker,
+    value: Cow<'a, str>,
+) -> Result<Node<'a>, Located> {
+    let open = frame.open;
+    let key_position = !open.seq && frame.items.len() % 2 == 0;
+    let plain = |value| Node::Scalar {
+        value,
+        tag: None,
+        quoted: false,
+    };
+    if value.is_empty() {
+        if key_position && syntax::is_keyless_value(src, at) {
+            let error = if open.flow {
+                syntax::flow_node_expected(src, at)
+            } else {
+                syntax::missing_key(src, open.start)
+            };
+            return Err(Located::at(at.index(), error));
+        }
+    } else if open.flow {
+        if value.starts_with(':') {
+            return Err(Located::at(at.index(), syntax::flow_node_expected(src, at)));
+        }
+        if value.len() > 1 && value.starts_with('?') {
+            if !open.seq && !key_position {
+                return Err(Located::at(at.index(), syntax::flow_node_expected(src, at)));
+            }
+            let key = plain(match value {
+                Cow::Borrowed(s) => Cow::Borrowed(&s[1..]),
+                Cow::Owned(s) => Cow::Owned(s[1..].to_owned()),
+            });
+            if open.seq {
+                return Ok(Node::Mapping {
+                    tag: None,
+                    pairs: vec![(key, plain(Cow::Borrowed("")))],
+                });
+            }
+            return Ok(key);
+        }
+    }
+    Ok(plain(value))
 }
 
 /// Hands a finished node to the collection being read, or makes it the root.

@@ -1,0 +1,1043 @@
+//! A replay of libyaml 0.2.5's scanner over the first document, for where
+//! libyaml (YAML 1.1) and saphyr (YAML 1.2) read the same text differently.
+//! It builds no tokens; it follows libyaml's state (flow level, block
+//! indentation, simple keys) closely enough to tell:
+//!
+//! - where libyaml's scanner stops, and with which error (its wording and
+//!   context mark), to report when saphyr fails at or after that point;
+//! - which tabs libyaml skips as mere separation: saphyr refuses some
+//!   (`key:\tvalue`), so they become spaces (same length: every position
+//!   stays put), and which tabs libyaml refuses where saphyr does not
+//!   (`\tkey: v`, `-\tx`, a tab-only line after a plain scalar);
+//! - on request, the lines saphyr wants indented further where libyaml
+//!   does not care (inside flow collections and multi-line quoted
+//!   scalars): they get leading spaces, which folding drops.
+
+use std::borrow::Cow;
+
+/// An error libyaml's scanner raises.
+#[derive(Clone, Debug)]
+pub(super) struct Refusal {
+    /// Character index (in the text handed to saphyr) of the token libyaml
+    /// was reading when it stopped, to order it against saphyr's error.
+    pub index: usize,
+    pub problem: &'static str,
+    pub context: Option<&'static str>,
+    /// libyaml's context mark, 0-based, in the original text.
+    pub line: usize,
+    pub col: usize,
+    /// A tab refused where saphyr might accept it.
+    pub tab: bool,
+}
+
+/// The text saphyr should read, libyaml's first scanner error, and the
+/// spaces inserted (0-based line, count) to map saphyr's columns back.
+pub(super) struct Replay<'a> {
+    pub text: Cow<'a, str>,
+    pub refusal: Option<Refusal>,
+    pub pads: Vec<(usize, usize)>,
+}
+
+/// Replays libyaml's scanner over `text`; `pad` also indents the lines
+/// saphyr would refuse as under-indented.
+pub(super) fn replay(text: &str, pad: bool) -> Replay<'_> {
+    let mut scan = Scan::new(text, pad);
+    while scan.next_token().is_ok() {}
+    let Scan {
+        mut chars,
+        replace,
+        mut refusal,
+        pads,
+        ..
+    } = scan;
+    if replace.is_empty() && pads.is_empty() {
+        return Replay {
+            text: Cow::Borrowed(text),
+            refusal,
+            pads: Vec::new(),
+        };
+    }
+    for i in replace {
+        chars[i] = ' ';
+    }
+    let added: usize = pads.iter().map(|p| p.count).sum();
+    let mut out = String::with_capacity(text.len() + added);
+    let mut next_pad = pads.iter().peekable();
+    let mut shift = 0;
+    let refused_at = refusal.as_ref().map(|r| r.index);
+    let mut moved = None;
+    for (i, c) in chars.into_iter().enumerate() {
+        while let Some(p) = next_pad.next_if(|p| p.index == i) {
+            out.extend(std::iter::repeat_n(' ', p.count));
+            shift += p.count;
+        }
+        if refused_at == Some(i) {
+            moved = Some(i + shift);
+        }
+        out.push(c);
+    }
+    if let Some(r) = refusal.as_mut() {
+        r.index = moved.unwrap_or(r.index + shift);
+    }
+    Replay {
+        text: Cow::Owned(out),
+        refusal,
+        pads: pads.iter().map(|p| (p.line, p.count)).collect(),
+    }
+}
+
+/// Spaces to insert at a line start.
+struct Pad {
+    index: usize,
+    line: usize,
+    count: usize,
+}
+
+/// A possible simple key, as libyaml tracks one per flow level.
+#[derive(Clone, Copy, Default)]
+struct Key {
+    possible: bool,
+    required: bool,
+    line: usize,
+    index: usize,
+    col: usize,
+}
+
+/// The replay ended: libyaml stops here (an error, the end of the first
+/// document, or the end of the text).
+struct Stop;
+
+type Step = Result<(), Stop>;
+
+struct Scan {
+    chars: Vec<char>,
+    i: usize,
+    line: usize,
+    col: usize,
+    /// Where the token being read starts.
+    token_start: usize,
+    flow: usize,
+    /// Column of the outermost open flow collection.
+    flow_col: usize,
+    indent: i64,
+    indents: Vec<i64>,
+    simple_key_allowed: bool,
+    keys: Vec<Key>,
+    seen_content: bool,
+    replace: Vec<usize>,
+    refusal: Option<Refusal>,
+    pad: bool,
+    pads: Vec<Pad>,
+}
+
+fn is_blank(c: char) -> bool {
+    c == ' ' || c == '\t'
+}
+
+fn is_break(c: char) -> bool {
+    c == '\n' || c == '\r'
+}
+
+/// Blank, break or end of text (`'\0'` stands for the end).
+fn is_blankz(c: char) -> bool {
+    is_blank(c) || is_break(c) || c == '\0'
+}
+
+/// libyaml's `IS_ALPHA`: the characters of anchors and tag handles.
+fn is_alpha(c: char) -> bool {
+    c.is_ascii_alphanumeric() || c == '_' || c == '-'
+}
+
+impl Scan {
+    fn new(text: &str, pad: bool) -> Scan {
+        Scan {
+            chars: text.chars().collect(),
+            i: 0,
+            line: 0,
+            col: 0,
+            token_start: 0,
+            flow: 0,
+            flow_col: 0,
+            indent: -1,
+            indents: Vec::new(),
+            simple_key_allowed: true,
+            keys: vec![Key::default()],
+            seen_content: false,
+            replace: Vec::new(),
+            refusal: None,
+            pad,
+            pads: Vec::new(),
+        }
+    }
+
+    fn at(&self, k: usize) -> char {
+        self.chars.get(self.i + k).copied().unwrap_or('\0')
+    }
+
+    fn skip(&mut self) {
+        self.i += 1;
+        self.col += 1;
+    }
+
+    fn skip_line(&mut self) {
+        if self.at(0) == '\r' && self.at(1) == '\n' {
+            self.i += 1;
+        }
+        self.i += 1;
+        self.line += 1;
+        self.col = 0;
+    }
+
+    /// Records libyaml's error, noticed at the current position.
+    fn refuse(
+        &mut self,
+        problem: &'static str,
+        context: Option<&'static str>,
+        (line, col): (usize, usize),
+    ) -> Step {
+        self.refusal = Some(Refusal {
+            index: self.token_start,
+            problem,
+            context,
+            line,
+            col,
+            tab: false,
+        });
+        Err(Stop)
+    }
+
+    fn refuse_tab(
+        &mut self,
+        problem: &'static str,
+        context: &'static str,
+        mark: (usize, usize),
+    ) -> Step {
+        let _ = self.refuse(problem, Some(context), mark);
+        if let Some(r) = self.refusal.as_mut() {
+            r.tab = true;
+        }
+        Err(Stop)
+    }
+
+    fn here(&self) -> (usize, usize) {
+        (self.line, self.col)
+    }
+
+    fn is_document_indicator(&self) -> bool {
+        self.col == 0
+            && ((self.at(0) == '-' && self.at(1) == '-' && self.at(2) == '-')
+                || (self.at(0) == '.' && self.at(1) == '.' && self.at(2) == '.'))
+            && is_blankz(self.at(3))
+    }
+
+    /// Pads the line starting at `start` up to `want` columns, for saphyr.
+    fn pad_line(&mut self, start: usize, want: usize) {
+        if self.pad && self.col < want && !self.is_document_indicator() && self.at(0) != '%' {
+            self.pads.push(Pad {
+                index: start,
+                line: self.line,
+                count: want - self.col,
+            });
+        }
+    }
+
+    /// One round of libyaml's `fetch_next_token`.
+    fn next_token(&mut self) -> Step {
+        self.scan_to_next_token();
+        self.token_start = self.i;
+        self.stale_keys()?;
+        self.unroll(self.col as i64);
+        let c = self.at(0);
+        if c == '\0' && self.i >= self.chars.len() {
+            // STREAM-END: a pending required key is an error.
+            self.unroll(-1);
+            self.remove_key()?;
+            return Err(Stop);
+        }
+        if self.col == 0 && c == '%' {
+            if self.seen_content {
+                return Err(Stop);
+            }
+            return self.directive();
+        }
+        if self.is_document_indicator() {
+            if self.seen_content || c == '.' {
+                self.unroll(-1);
+                self.remove_key()?;
+                return Err(Stop);
+            }
+            self.unroll(-1);
+            self.remove_key()?;
+            self.simple_key_allowed = false;
+            self.seen_content = true;
+            (0..3).for_each(|_| self.skip());
+            return Ok(());
+        }
+        self.seen_content = true;
+        let next = self.at(1);
+        match c {
+            '[' | '{' => {
+                self.save_key()?;
+                if self.flow == 0 {
+                    self.flow_col = self.col;
+                }
+                self.flow += 1;
+                self.keys.push(Key::default());
+                self.simple_key_allowed = true;
+                self.skip();
+            }
+            ']' | '}' => {
+                self.remove_key()?;
+                if self.flow > 0 {
+                    self.flow -= 1;
+                    self.keys.pop();
+                }
+                self.simple_key_allowed = false;
+                self.skip();
+            }
+            ',' => {
+                self.remove_key()?;
+                self.simple_key_allowed = true;
+                self.skip();
+            }
+            '-' if is_blankz(next) => {
+                if self.flow == 0 {
+                    if !self.simple_key_allowed {
+                        let here = self.here();
+                        return self.refuse(
+                            "block sequence entries are not allowed in this context",
+                            None,
+                            here,
+                        );
+                    }
+                    self.roll(self.col as i64);
+                }
+                self.remove_key()?;
+                self.simple_key_allowed = true;
+                self.skip();
+            }
+            '?' if self.flow > 0 || is_blankz(next) => {
+                if self.flow == 0 {
+                    if !self.simple_key_allowed {
+                        let here = self.here();
+                        return self.refuse(
+                            "mapping keys are not allowed in this context",
+                            None,
+                            here,
+                        );
+                    }
+                    self.roll(self.col as i64);
+                }
+                self.remove_key()?;
+                self.simple_key_allowed = self.flow == 0;
+                self.skip();
+            }
+            ':' if self.flow > 0 || is_blankz(next) => self.value()?,
+            '*' | '&' => {
+                self.save_key()?;
+                self.simple_key_allowed = false;
+                self.anchor(c == '&')?;
+            }
+            '!' => {
+                self.save_key()?;
+                self.simple_key_allowed = false;
+                self.tag()?;
+            }
+            '|' | '>' if self.flow == 0 => {
+                self.remove_key()?;
+                self.simple_key_allowed = true;
+                self.block_scalar()?;
+            }
+            '\'' | '"' => {
+                self.save_key()?;
+                self.simple_key_allowed = false;
+                self.quoted(c == '\'')?;
+            }
+            _ if self.plain_start(c, next) => {
+                self.save_key()?;
+                self.simple_key_allowed = false;
+                self.plain()?;
+            }
+            _ => {
+                let here = self.here();
+                let problem = "found character that cannot start any token";
+                let context = "while scanning for the next token";
+                return if c == '\t' {
+                    self.refuse_tab(problem, context, here)
+                } else {
+                    self.refuse(problem, Some(context), here)
+                };
+            }
+        }
+        Ok(())
+    }
+
+    fn plain_start(&self, c: char, next: char) -> bool {
+        !(is_blankz(c) || "-?:,[]{}#&*!|>'\"%@`".contains(c))
+            || (c == '-' && !is_blank(next))
+            || (self.flow == 0 && (c == '?' || c == ':') && !is_blankz(next))
+    }
+
+    /// `scan_to_next_token`: tabs are skipped only in the flow context or
+    /// where no simple key may start.
+    fn scan_to_next_token(&mut self) {
+        let mut line_start = None;
+        loop {
+            if self.col == 0 && self.at(0) == '\u{feff}' {
+                self.skip();
+            }
+            while self.at(0) == ' '
+                || ((self.flow > 0 || !self.simple_key_allowed) && self.at(0) == '\t')
+            {
+                if self.at(0) == '\t' {
+                    self.replace.push(self.i);
+                }
+                self.skip();
+            }
+            if let Some(start) = line_start.take() {
+                if self.flow > 0 && !is_break(self.at(0)) && self.at(0) != '\0' {
+                    self.pad_line(start, self.flow_col + 1);
+                }
+            }
+            if self.at(0) == '#' {
+                while !is_break(self.at(0)) && self.at(0) != '\0' {
+                    self.skip();
+                }
+            }
+            if is_break(self.at(0)) {
+                self.skip_line();
+                line_start = Some(self.i);
+                if self.flow == 0 {
+                    self.simple_key_allowed = true;
+                }
+            } else {
+                break;
+            }
+        }
+    }
+
+    fn stale_keys(&mut self) -> Step {
+        let (line, i) = (self.line, self.i);
+        for k in 0..self.keys.len() {
+            let key = self.keys[k];
+            if key.possible && (key.line < line || key.index + 1024 < i) {
+                if key.required {
+                    return self.missing_colon(key);
+                }
+                self.keys[k].possible = false;
+            }
+        }
+        Ok(())
+    }
+
+    fn missing_colon(&mut self, key: Key) -> Step {
+        self.refuse(
+            "could not find expected ':'",
+            Some("while scanning a simple key"),
+            (key.line, key.col),
+        )
+    }
+
+    fn save_key(&mut self) -> Step {
+        let required = self.flow == 0 && self.indent == self.col as i64;
+        if self.simple_key_allowed {
+            self.remove_key()?;
+            let key = Key {
+                possible: true,
+                required,
+                line: self.line,
+                index: self.i,
+                col: self.col,
+            };
+            *self.keys.last_mut().expect("one key slot per level") = key;
+        }
+        Ok(())
+    }
+
+    fn remove_key(&mut self) -> Step {
+        let key = *self.keys.last().expect("one key slot per level");
+        if key.possible && key.required {
+            return self.missing_colon(key);
+        }
+        self.keys
+            .last_mut()
+            .expect("one key slot per level")
+            .possible = false;
+        Ok(())
+    }
+
+    fn roll(&mut self, col: i64) {
+        if self.flow == 0 && self.indent < col {
+            self.indents.push(self.indent);
+            self.indent = col;
+        }
+    }
+
+    fn unroll(&mut self, col: i64) {
+        if self.flow > 0 {
+            return;
+        }
+        while self.indent > col {
+            self.indent = self.indents.pop().unwrap_or(-1);
+        }
+    }
+
+    fn value(&mut self) -> Step {
+        let flow = self.flow;
+        let key = *self.keys.last().expect("one key slot per level");
+        if key.possible {
+            if flow == 0 {
+                self.roll(key.col as i64);
+            }
+            self.keys
+                .last_mut()
+                .expect("one key slot per level")
+                .possible = false;
+            self.simple_key_allowed = false;
+        } else {
+            if flow == 0 {
+                if !self.simple_key_allowed {
+                    let here = self.here();
+                    return self.refuse(
+                        "mapping values are not allowed in this context",
+                        None,
+                        here,
+                    );
+                }
+                self.roll(self.col as i64);
+            }
+            self.simple_key_allowed = flow == 0;
+        }
+        self.skip();
+        Ok(())
+    }
+
+    /// A `%` directive line (only `%YAML` and `%TAG` exist for libyaml).
+    fn directive(&mut self) -> Step {
+        self.unroll(-1);
+        self.remove_key()?;
+        self.simple_key_allowed = false;
+        let start = self.here();
+        self.skip();
+        let name_start = self.i;
+        while is_alpha(self.at(0)) {
+            self.skip();
+        }
+        let name: String = self.chars[name_start..self.i].iter().collect();
+        if name.is_empty() {
+            return self.refuse(
+                "could not find expected directive name",
+                Some("while scanning a directive"),
+                start,
+            );
+        }
+        if !is_blankz(self.at(0)) {
+            return self.refuse(
+                "found unexpected non-alphabetical character",
+                Some("while scanning a directive"),
+                start,
+            );
+        }
+        if name != "YAML" && name != "TAG" {
+            return self.refuse(
+                "found unknown directive name",
+                Some("while scanning a directive"),
+                start,
+            );
+        }
+        while !is_break(self.at(0)) && self.at(0) != '\0' {
+            if self.at(0) == '\t' {
+                self.replace.push(self.i);
+            }
+            self.skip();
+        }
+        Ok(())
+    }
+
+    /// `&anchor` or `*alias`: `[0-9A-Za-z_-]+`, then a blank or one of
+    /// `?:,]}%@\``.
+    fn anchor(&mut self, anchor: bool) -> Step {
+        let start = self.here();
+        self.skip();
+        let mut length = 0;
+        while is_alpha(self.at(0)) {
+            self.skip();
+            length += 1;
+        }
+        if length == 0 || !(is_blankz(self.at(0)) || "?:,]}%@`".contains(self.at(0))) {
+            return self.refuse(
+                "did not find expected alphabetic or numeric character",
+                Some(if anchor {
+                    "while scanning an anchor"
+                } else {
+                    "while scanning an alias"
+                }),
+                start,
+            );
+        }
+        Ok(())
+    }
+
+    fn uri_char(c: char, verbatim: bool) -> bool {
+        is_alpha(c) || ";/?:@&=+$.%!~*'()".contains(c) || (verbatim && ",[]".contains(c))
+    }
+
+    /// A tag: `!<verbatim>`, `!handle!suffix` or `!suffix`.
+    fn tag(&mut self) -> Step {
+        let start = self.here();
+        if self.at(1) == '<' {
+            self.skip();
+            self.skip();
+            let mut length = 0;
+            while Self::uri_char(self.at(0), true) && self.at(0) != '\0' {
+                self.skip();
+                length += 1;
+            }
+            if length == 0 {
+                return self.refuse(
+                    "did not find expected tag URI",
+                    Some("while parsing a tag"),
+                    start,
+                );
+            }
+            if self.at(0) != '>' {
+                return self.refuse(
+                    "did not find the expected '>'",
+                    Some("while scanning a tag"),
+                    start,
+                );
+            }
+            self.skip();
+        } else {
+            // The handle: '!' and alphanumerics, maybe closed by '!'.
+            self.skip();
+            let mut handle_len = 1;
+            while is_alpha(self.at(0)) {
+                self.skip();
+                handle_len += 1;
+            }
+            let is_handle = self.at(0) == '!';
+            if is_handle {
+                self.skip();
+            }
+            let mut length = if is_handle { 0 } else { handle_len };
+            while Self::uri_char(self.at(0), false) && self.at(0) != '\0' {
+                self.skip();
+                length += 1;
+            }
+            if length == 0 {
+                return self.refuse(
+                    "did not find expected tag URI",
+                    Some("while parsing a tag"),
+                    start,
+                );
+            }
+        }
+        if !(is_blankz(self.at(0)) || (self.flow > 0 && self.at(0) == ',')) {
+            return self.refuse(
+                "did not find expected whitespace or line break",
+                Some("while scanning a tag"),
+                start,
+            );
+        }
+        Ok(())
+    }
+
+    /// A single- or double-quoted scalar: every blank is whitespace to
+    /// libyaml; the ones its folding drops become spaces.
+    fn quoted(&mut self, single: bool) -> Step {
+        let start = self.here();
+        let quote = if single { '\'' } else { '"' };
+        let quote_col = self.col;
+        self.skip();
+        let mut trailing: Vec<usize> = Vec::new();
+        let mut line_start = None;
+        let context = Some("while scanning a quoted scalar");
+        loop {
+            if self.is_document_indicator() {
+                return self.refuse("found unexpected document indicator", context, start);
+            }
+            if self.i >= self.chars.len() {
+                return self.refuse("found unexpected end of stream", context, start);
+            }
+            if let Some(line) = line_start.take() {
+                let want = if self.flow > 0 {
+                    quote_col.max(self.flow_col + 1)
+                } else {
+                    quote_col
+                };
+                self.pad_line(line, want);
+            }
+            let mut leading_blanks = false;
+            while !is_blankz(self.at(0)) {
+                trailing.clear();
+                let c = self.at(0);
+                if single && c == '\'' && self.at(1) == '\'' {
+                    self.skip();
+                    self.skip();
+                } else if c == quote {
+                    break;
+                } else if !single && c == '\\' && is_break(self.at(1)) {
+                    self.skip();
+                    self.skip_line();
+                    line_start = Some(self.i);
+                    leading_blanks = true;
+                    break;
+                } else if !single && c == '\\' {
+                    self.escape(start)?;
+                } else {
+                    self.skip();
+                }
+            }
+            if self.at(0) == quote {
+                self.skip();
+                return Ok(());
+            }
+            while is_blank(self.at(0)) || is_break(self.at(0)) {
+                if is_blank(self.at(0)) {
+                    if self.at(0) == '\t' {
+                        if leading_blanks {
+                            self.replace.push(self.i);
+                        } else {
+                            trailing.push(self.i);
+                        }
+                    }
+                    self.skip();
+                } else {
+                    // Blanks before a line break are dropped.
+                    self.replace.append(&mut trailing);
+                    self.skip_line();
+                    line_start = Some(self.i);
+                    leading_blanks = true;
+                }
+            }
+        }
+    }
+
+    /// A double-quoted escape; the escaped character (a tab included) is
+    /// content.
+    fn escape(&mut self, start: (usize, usize)) -> Step {
+        let context = Some("while parsing a quoted scalar");
+        let length = match self.at(1) {
+            '0' | 'a' | 'b' | 't' | '\t' | 'n' | 'v' | 'f' | 'r' | 'e' | ' ' | '"' | '/' | '\\'
+            | 'N' | '_' | 'L' | 'P' => 0,
+            'x' => 2,
+            'u' => 4,
+            'U' => 8,
+            _ => return self.refuse("found unknown escape character", context, start),
+        };
+        self.skip();
+        self.skip();
+        let mut value: u32 = 0;
+        for _ in 0..length {
+            let Some(d) = self.at(0).to_digit(16) else {
+                return self.refuse("did not find expected hexdecimal number", context, start);
+            };
+            value = (value << 4) | d;
+            self.skip();
+        }
+        if length > 0 && ((0xD800..=0xDFFF).contains(&value) || value > 0x10FFFF) {
+            return self.refuse(
+                "found invalid Unicode character escape code",
+                context,
+                start,
+            );
+        }
+        Ok(())
+    }
+
+    /// A literal or folded scalar: header blanks are separation, tabs in
+    /// the indentation are an error, tabs in the content are content.
+    fn block_scalar(&mut self) -> Step {
+        let start = self.here();
+        let context = Some("while scanning a block scalar");
+        self.skip();
+        let mut increment = 0i64;
+        let digit = |c: char| c.to_digit(10).map(i64::from);
+        if matches!(self.at(0), '+' | '-') {
+            self.skip();
+            if let Some(d) = digit(self.at(0)) {
+                if d == 0 {
+                    return self.refuse(
+                        "found an indentation indicator equal to 0",
+                        context,
+                        start,
+                    );
+                }
+                increment = d;
+                self.skip();
+            }
+        } else if let Some(d) = digit(self.at(0)) {
+            if d == 0 {
+                return self.refuse("found an indentation indicator equal to 0", context, start);
+            }
+            increment = d;
+            self.skip();
+            if matches!(self.at(0), '+' | '-') {
+                self.skip();
+            }
+        }
+        while is_blank(self.at(0)) {
+            if self.at(0) == '\t' {
+                self.replace.push(self.i);
+            }
+            self.skip();
+        }
+        if self.at(0) == '#' {
+            while !is_break(self.at(0)) && self.at(0) != '\0' {
+                self.skip();
+            }
+        }
+        if !is_break(self.at(0)) && self.i < self.chars.len() {
+            return self.refuse(
+                "did not find expected comment or line break",
+                context,
+                start,
+            );
+        }
+        if is_break(self.at(0)) {
+            self.skip_line();
+        }
+        let mut indent = if increment > 0 {
+            if self.indent >= 0 {
+                self.indent + increment
+            } else {
+                increment
+            }
+        } else {
+            0
+        };
+        self.block_breaks(&mut indent, start)?;
+        while self.col as i64 == indent && self.i < self.chars.len() {
+            while !is_break(self.at(0)) && self.i < self.chars.len() {
+                self.skip();
+            }
+            if self.i >= self.chars.len() {
+                break;
+            }
+            self.skip_line();
+            self.block_breaks(&mut indent, start)?;
+        }
+        Ok(())
+    }
+
+    /// `scan_block_scalar_breaks`: indentation spaces and empty lines.
+    fn block_breaks(&mut self, indent: &mut i64, start: (usize, usize)) -> Step {
+        let mut max_indent = 0i64;
+        loop {
+            while (*indent == 0 || (self.col as i64) < *indent) && self.at(0) == ' ' {
+                self.skip();
+            }
+            max_indent = max_indent.max(self.col as i64);
+            if (*indent == 0 || (self.col as i64) < *indent) && self.at(0) == '\t' {
+                return self.refuse_tab(
+                    "found a tab character where an indentation space is expected",
+                    "while scanning a block scalar",
+                    start,
+                );
+            }
+            if !is_break(self.at(0)) {
+                break;
+            }
+            self.skip_line();
+        }
+        if *indent == 0 {
+            *indent = max_indent.max(self.indent + 1).max(1);
+        }
+        Ok(())
+    }
+
+    /// A plain scalar, with libyaml's check on tabs in the indentation of
+    /// its continuation lines.
+    fn plain(&mut self) -> Step {
+        let start = self.here();
+        let indent = self.indent + 1;
+        let mut leading_blanks = false;
+        // Tabs after the content on a line: content if more content follows
+        // on that line, dropped otherwise.
+        let mut trailing: Vec<usize> = Vec::new();
+        let mut line_start = None;
+        loop {
+            if self.is_document_indicator() || self.at(0) == '#' {
+                break;
+            }
+            while !is_blankz(self.at(0)) {
+                let (c, next) = (self.at(0), self.at(1));
+                if self.flow > 0 && c == ':' && ",?[]{}".contains(next) && next != '\0' {
+                    return self.refuse(
+                        "found unexpected ':'",
+                        Some("while scanning a plain scalar"),
+                        start,
+                    );
+                }
+                if (c == ':' && is_blankz(next)) || (self.flow > 0 && ",[]{}".contains(c)) {
+                    break;
+                }
+                if let Some(line) = line_start.take() {
+                    if self.flow > 0 {
+                        self.pad_line(line, self.flow_col + 1);
+                    }
+                }
+                trailing.clear();
+                leading_blanks = false;
+                self.skip();
+            }
+            if !(is_blank(self.at(0)) || is_break(self.at(0))) {
+                break;
+            }
+            while is_blank(self.at(0)) || is_break(self.at(0)) {
+                if is_blank(self.at(0)) {
+                    if self.at(0) == '\t' {
+                        if leading_blanks && (self.col as i64) < indent {
+                            return self.refuse_tab(
+                                "found a tab character that violates indentation",
+                                "while scanning a plain scalar",
+                                start,
+                            );
+                        }
+                        if leading_blanks {
+                            self.replace.push(self.i);
+                        } else {
+                            trailing.push(self.i);
+                        }
+                    }
+                    self.skip();
+                } else {
+                    self.replace.append(&mut trailing);
+                    self.skip_line();
+                    line_start = Some(self.i);
+                    leading_blanks = true;
+                }
+            }
+            if self.flow == 0 && (self.col as i64) < indent {
+                break;
+            }
+        }
+        self.replace.append(&mut trailing);
+        if leading_blanks {
+            self.simple_key_allowed = true;
+        }
+        // A line that ends the scalar inside a flow collection still needs
+        // its padding (`]` or `,` at column 0).
+        if let Some(line) = line_start {
+            if self.flow > 0 && !is_break(self.at(0)) && self.at(0) != '#' {
+                self.pad_line(line, self.flow_col + 1);
+            }
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn separation_tabs_become_spaces() {
+        let cases = [
+            ("key:\tvalue\n", "key: value\n"),
+            ("a: b\tc\n", "a: b\tc\n"),
+            ("a: 1\t# c\n", "a: 1 # c\n"),
+            ("key\t: v\n", "key : v\n"),
+            ("[1,\t2]\n", "[1, 2]\n"),
+            ("a: \"x\n\ty\"\n", "a: \"x\n y\"\n"),
+            ("a: \"x\ty\"\n", "a: \"x\ty\"\n"),
+            ("a: \"x\\\ty\"\n", "a: \"x\\\ty\"\n"),
+            ("a: |\n  x\n  \ty\n", "a: |\n  x\n  \ty\n"),
+            ("a: x\n    \ty\n", "a: x\n     y\n"),
+        ];
+        for (text, want) in cases {
+            let r = replay(text, false);
+            assert!(r.refusal.is_none(), "{text:?}");
+            assert_eq!(r.text, want, "{text:?}");
+        }
+    }
+
+    #[test]
+    fn under_indented_lines_padded_on_request() {
+        let cases = [
+            ("a: 'x\ny'\n", "a: 'x\n   y'\n"),
+            (
+                "a:\n  b: \"x\n y\\\nz\"\n",
+                "a:\n  b: \"x\n     y\\\n     z\"\n",
+            ),
+            ("- 'x\n\n  y'\n", "- 'x\n\n  y'\n"),
+            ("a: [1,\n2]\n", "a: [1,\n    2]\n"),
+            ("a: [\n]\n", "a: [\n    ]\n"),
+            ("a: {x: 1,\n# c\ny: 2}\n", "a: {x: 1,\n    # c\n    y: 2}\n"),
+            ("a: [b\nc]\n", "a: [b\n    c]\n"),
+        ];
+        for (text, want) in cases {
+            let r = replay(text, true);
+            assert!(r.refusal.is_none(), "{text:?}");
+            assert_eq!(r.text, want, "{text:?}");
+        }
+    }
+
+    #[test]
+    fn libyaml_refusals() {
+        let cases: &[(&str, &str, (usize, usize))] = &[
+            (
+                "a:\n\tb: 1\n",
+                "found character that cannot start any token",
+                (1, 0),
+            ),
+            (
+                "\tb: 1\n",
+                "found character that cannot start any token",
+                (0, 0),
+            ),
+            (
+                "- \tx\n",
+                "found character that cannot start any token",
+                (0, 2),
+            ),
+            (
+                "? a\n:\tb\n",
+                "found character that cannot start any token",
+                (1, 1),
+            ),
+            (
+                "a: 1\n\t\nb: 2\n",
+                "found a tab character that violates indentation",
+                (0, 3),
+            ),
+            (
+                "a: |\n  x\n\ty\n",
+                "found a tab character where an indentation space is expected",
+                (0, 3),
+            ),
+            ("a: 1\nb\n", "could not find expected ':'", (1, 0)),
+            ("a: 'x\n", "found unexpected end of stream", (0, 3)),
+            ("a: \"\\q\"\n", "found unknown escape character", (0, 3)),
+            (
+                "a: &x.y 1\n",
+                "did not find expected alphabetic or numeric character",
+                (0, 3),
+            ),
+            (
+                "a: [!x}]\n",
+                "did not find expected whitespace or line break",
+                (0, 4),
+            ),
+            (
+                "a: b: c\n",
+                "mapping values are not allowed in this context",
+                (0, 4),
+            ),
+            ("[a:]\n", "found unexpected ':'", (0, 1)),
+            (
+                "a: |0\n",
+                "found an indentation indicator equal to 0",
+                (0, 3),
+            ),
+        ];
+        for (text, problem, mark) in cases {
+            let r = replay(text, false);
+            let r = r
+                .refusal
+                .unwrap_or_else(|| panic!("no refusal for {text:?}"));
+            assert_eq!((r.problem, (r.line, r.col)), (*problem, *mark), "{text:?}");
+        }
+    }
+}
