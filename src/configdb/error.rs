@@ -192,3 +192,112 @@ fn latest_text(latest: Option<u64>) -> String {
         None => "it has no versions".to_owned(),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::configdb::level::LevelPath;
+    use crate::configdb::model::DocKind;
+
+    #[test]
+    fn messages_and_kinds() {
+        let doc = DocAddress::new(
+            3,
+            LevelPath::parse_cli("nodes=node-1").unwrap(),
+            "astute",
+            DocKind::Values,
+        );
+        let cases: Vec<(ConfigError, ErrorKind, &str)> = vec![
+            (
+                NotFound::Environment(3).into(),
+                ErrorKind::NotFound,
+                "environment 3 does not exist",
+            ),
+            (
+                NotFound::ComponentName("x".into()).into(),
+                ErrorKind::NotFound,
+                "component \"x\" does not exist",
+            ),
+            (
+                NotFound::Resource {
+                    env: 3,
+                    resource: "y".into(),
+                    known: vec![],
+                }
+                .into(),
+                ErrorKind::NotFound,
+                "resource \"y\" is not defined in environment 3 (it defines: no resources; add a component that defines it)",
+            ),
+            (
+                NotFound::Level {
+                    env: 3,
+                    level: "racks".into(),
+                    levels: vec!["nodes".into()],
+                }
+                .into(),
+                ErrorKind::NotFound,
+                "level \"racks\" is not one of environment 3's levels [nodes]",
+            ),
+            (
+                NotFound::Version {
+                    doc: doc.clone(),
+                    version: 7,
+                    latest: Some(2),
+                }
+                .into(),
+                ErrorKind::NotFound,
+                "version 7 of the values of resource \"astute\" at nodes=node-1 of environment 3 does not exist (the latest is 2)",
+            ),
+            (
+                NotFound::Document(doc.clone()).into(),
+                ErrorKind::NotFound,
+                "there is no values of resource \"astute\" at nodes=node-1 of environment 3",
+            ),
+            (
+                NotFound::Key {
+                    key: "a.b".into(),
+                    what: "effective values of resource \"astute\"".into(),
+                }
+                .into(),
+                ErrorKind::NotFound,
+                "key \"a.b\" is not in the effective values of resource \"astute\"",
+            ),
+            (
+                Conflict::ComponentInUse {
+                    component: "fuel".into(),
+                    environments: vec![1, 2],
+                }
+                .into(),
+                ErrorKind::Conflict,
+                "component \"fuel\" is used by environment(s) 1, 2; remove it from them or delete them first",
+            ),
+            (
+                Invalid::NotAHash { class: "String" }.into(),
+                ErrorKind::Invalid,
+                "a document must be a Hash (a JSON object), not String",
+            ),
+            (
+                Invalid::RestoreDeleted { doc, version: 4 }.into(),
+                ErrorKind::Invalid,
+                "cannot restore the values of resource \"astute\" at nodes=node-1 of environment 3 to version 4: it is a deletion marker",
+            ),
+            (
+                KeyPathError::Empty.into(),
+                ErrorKind::Invalid,
+                "empty key path: name a key such as a.b.0",
+            ),
+            (
+                LevelPathError::OddSegments {
+                    path: "/nodes".into(),
+                }
+                .into(),
+                ErrorKind::Invalid,
+                "level path \"/nodes\" must alternate level names and values",
+            ),
+        ];
+        for (err, kind, msg) in cases {
+            assert_eq!(err.kind(), kind, "{err}");
+            assert!(err.to_string().starts_with(msg), "{err}\nwant {msg}");
+        }
+    }
+}

@@ -11,11 +11,20 @@
 //! entry, so the cache grows with the stored data, never with the paths
 //! clients happen to ask about.
 //!
+//! Lookups should read [`Snapshot::effective_key`]: Hiera asks a
+//! datasource for one key, and folding only that key costs microseconds
+//! and no memory, where a whole effective document is a deep copy as soon
+//! as two layers both hold data (a node's own astute over a root astute:
+//! about a millisecond and the size of the root document, per node).
+//! [`Snapshot::effective`] is for whole-document reads (`?effective`,
+//! `config get`).
+//!
 //! A write is applied by [`Snapshot::with_document`], which returns a new
 //! snapshot sharing every untouched environment and resource (and the
 //! cached effective documents the write cannot affect) with the old one;
-//! the server swaps it in. Structural changes (components, environments)
-//! rebuild from [`Store::load_all`].
+//! the server swaps it in. Structural changes (components, environments,
+//! resources an import defined) and large imports rebuild from
+//! [`Store::load_all`].
 //!
 //! [`Store::load_all`]: crate::store::Store::load_all
 

@@ -161,6 +161,17 @@ pub trait Store: Send + Sync {
     /// the path does not fit the environment's levels.
     fn put(&self, at: &DocAddress, doc: &Hash) -> Result<Version>;
 
+    /// Edits the latest live content (an empty Hash if there is none) and
+    /// writes the result as a new version, all in one transaction, so a
+    /// key-level change (`config override --key a.b`) cannot lose a
+    /// concurrent writer's change. An error from `edit` writes nothing and
+    /// is returned. Errors otherwise as `put`.
+    fn update(
+        &self,
+        at: &DocAddress,
+        edit: &mut dyn FnMut(&mut Hash) -> Result<(), ConfigError>,
+    ) -> Result<Version>;
+
     /// A version of a document (`None`: the latest); `Ok(None)` if it was
     /// never written. A deletion marker reads as an empty Hash with
     /// `deleted` set. NotFound: as `put`, or a version that does not exist.

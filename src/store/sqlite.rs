@@ -11,9 +11,9 @@ use super::migrations::{self, MIGRATIONS};
 use super::{ImportBatch, ImportReport, Result, Store, StoreError};
 use crate::configdb::model::{check_component_name, check_level_name, check_resource_name};
 use crate::configdb::{
-    Component, ComponentRef, Conflict, DocAddress, DocKind, Environment, Invalid, LevelPath,
-    LevelValue, NewComponent, NewEnvironment, NotFound, ResourceDefinition, SnapshotData,
-    StoredDocument, Version,
+    Component, ComponentRef, ConfigError, Conflict, DocAddress, DocKind, Environment, Invalid,
+    LevelPath, LevelValue, NewComponent, NewEnvironment, NotFound, ResourceDefinition,
+    SnapshotData, StoredDocument, Version,
 };
 use crate::hiera::{Hash, Value};
 use crate::wire;
@@ -619,6 +619,24 @@ impl Store for SqliteStore {
         self.write(|tx| {
             EnvContext::load(tx, at.env)?.check(at)?;
             append(tx, at, Some(&text))
+        })
+    }
+
+    fn update(
+        &self,
+        at: &DocAddress,
+        edit: &mut dyn FnMut(&mut Hash) -> Result<(), ConfigError>,
+    ) -> Result<Version> {
+        self.write(|tx| {
+            EnvContext::load(tx, at.env)?.check(at)?;
+            let mut doc = match head(tx, at)? {
+                Some((v, text)) if !v.deleted => {
+                    decode(|| format!("version {} of the {at}", v.number), &text)?
+                }
+                _ => Hash::new(),
+            };
+            edit(&mut doc)?;
+            append(tx, at, Some(&encode(&doc)))
         })
     }
 
