@@ -871,7 +871,8 @@ fn concurrent_writers_lose_nothing() {
     let a = at(1, "nodes=n1", "astute", DocKind::Values);
     // Two connections on one file (as two processes would be), and two
     // threads sharing one store.
-    let shared = Arc::new(SqliteStore::open(&file).unwrap());
+    // Held as the server will hold it.
+    let shared: Arc<dyn Store> = Arc::new(SqliteStore::open(&file).unwrap());
     let (file, a) = (&file, &a);
     std::thread::scope(|scope| {
         for writer in 0..2_i64 {
