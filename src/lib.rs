@@ -5,11 +5,16 @@
 //! Layout:
 //! - [`hiera`]: the pure Hiera 3.10 core (values, YAML as Psych reads it,
 //!   keys, interpolation, merges, resolution, output formats). No I/O.
+//! - [`configdb`]: the ConfigDB model: environments, components, level
+//!   paths, versions, the effective-value fold, the in-memory snapshot.
+//! - [`store`]: persistence of the ConfigDB (SQLite); the only SQL.
 //! - [`wire`]: values as JSON on the wire and in the store, every type kept.
 //! - [`datafiles`]: Hiera data files on disk, for `hierad lookup`.
 //! - [`cli`]: one module per subcommand; the only place that parses flags.
 
 pub mod cli;
+pub mod configdb;
 pub mod datafiles;
 pub mod hiera;
+pub mod store;
 pub mod wire;

@@ -1,0 +1,303 @@
+//! The ConfigDB's typed errors: what was not found, what conflicts, what is
+//! malformed, each with a message that tells the user what to change.
+//!
+//! The three families map onto HTTP statuses one to one (NotFound → 404,
+//! Conflict → 409, Invalid → 400); [`ConfigError::kind`] gives the family
+//! without matching every variant.
+
+use super::keypath::KeyPathError;
+use super::level::LevelPathError;
+use super::model::DocAddress;
+
+/// Any rule of the data model that a request broke.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ConfigError {
+    /// Something the request names does not exist.
+    #[error(transparent)]
+    NotFound(#[from] NotFound),
+    /// The request would break a uniqueness rule.
+    #[error(transparent)]
+    Conflict(#[from] Conflict),
+    /// The request is malformed.
+    #[error(transparent)]
+    Invalid(#[from] Invalid),
+}
+
+/// The family of a [`ConfigError`], for mapping onto a status code.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ErrorKind {
+    NotFound,
+    Conflict,
+    Invalid,
+}
+
+impl ConfigError {
+    pub fn kind(&self) -> ErrorKind {
+        match self {
+            ConfigError::NotFound(_) => ErrorKind::NotFound,
+            ConfigError::Conflict(_) => ErrorKind::Conflict,
+            ConfigError::Invalid(_) => ErrorKind::Invalid,
+        }
+    }
+}
+
+impl From<LevelPathError> for ConfigError {
+    fn from(e: LevelPathError) -> ConfigError {
+        ConfigError::Invalid(Invalid::LevelPath(e))
+    }
+}
+
+impl From<KeyPathError> for ConfigError {
+    fn from(e: KeyPathError) -> ConfigError {
+        ConfigError::Invalid(Invalid::KeyPath(e))
+    }
+}
+
+/// Something named by a request that does not exist.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum NotFound {
+    #[error("environment {0} does not exist")]
+    Environment(i64),
+    #[error("component {0} does not exist")]
+    ComponentId(i64),
+    #[error("component \"{0}\" does not exist")]
+    ComponentName(String),
+    #[error(
+        "resource \"{resource}\" is not defined in environment {env} (it defines: {})",
+        list(known)
+    )]
+    Resource {
+        env: i64,
+        resource: String,
+        /// The resource names the environment does define, sorted.
+        known: Vec<String>,
+    },
+    #[error(
+        "level \"{level}\" is not one of environment {env}'s levels [{}]",
+        levels.join(", ")
+    )]
+    Level {
+        env: i64,
+        level: String,
+        levels: Vec<String>,
+    },
+    #[error("version {version} of the {doc} does not exist ({})", latest_text(*latest))]
+    Version {
+        doc: DocAddress,
+        version: u64,
+        /// The newest version there is, if any.
+        latest: Option<u64>,
+    },
+    /// A document with no live version (never written, or deleted).
+    #[error("there is no {0}")]
+    Document(DocAddress),
+    /// A key path that leads nowhere in a document.
+    #[error("key \"{key}\" is not in the {what}")]
+    Key { key: String, what: String },
+}
+
+/// A request that would break a uniqueness rule.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum Conflict {
+    #[error("a component named \"{name}\" already exists (id {id})")]
+    ComponentName { name: String, id: i64 },
+    #[error("component id {0} is already taken")]
+    ComponentId(i64),
+    #[error("environment {0} already exists")]
+    EnvironmentId(i64),
+    #[error("component \"{component}\" already defines resource \"{resource}\"")]
+    ResourceInComponent { component: String, resource: String },
+    #[error(
+        "resource \"{resource}\" would be defined twice in environment {env}: by component \"{first}\" and by component \"{second}\"; an environment takes each resource name from one component only"
+    )]
+    ResourceInEnvironment {
+        env: i64,
+        resource: String,
+        first: String,
+        second: String,
+    },
+    #[error("component {0} is listed twice")]
+    ComponentListedTwice(String),
+    #[error(
+        "component \"{component}\" is used by environment(s) {}; remove it from them or delete them first",
+        ids(environments)
+    )]
+    ComponentInUse {
+        component: String,
+        environments: Vec<i64>,
+    },
+}
+
+/// A malformed request.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum Invalid {
+    #[error(transparent)]
+    LevelPath(#[from] LevelPathError),
+    #[error(transparent)]
+    KeyPath(#[from] KeyPathError),
+    #[error(
+        "level \"{level}\" must come before level \"{after}\": environment {env}'s levels run from least to most specific as [{}], and a level path names them in that order, each at most once",
+        levels.join(", ")
+    )]
+    LevelOrder {
+        env: i64,
+        level: String,
+        after: String,
+        levels: Vec<String>,
+    },
+    #[error(
+        "level \"{level}\" appears twice in the level path \"{path}\"; name each level at most once"
+    )]
+    LevelRepeated { level: String, path: String },
+    #[error("a document must be a Hash (a JSON object), not {class}")]
+    NotAHash { class: &'static str },
+    #[error("{what} \"{name}\" is not a valid name: {reason}")]
+    Name {
+        what: &'static str,
+        name: String,
+        reason: &'static str,
+    },
+    #[error("level \"{0}\" is listed twice in the hierarchy")]
+    LevelListedTwice(String),
+    #[error("resource \"{0}\" is listed twice")]
+    ResourceListedTwice(String),
+    #[error(
+        "component {component} is not used by environment {env}, so resources cannot be defined there for it"
+    )]
+    ComponentNotInEnvironment { component: String, env: i64 },
+    #[error("the {0} appears twice in one import")]
+    ImportedTwice(DocAddress),
+    #[error("cannot restore the {doc} to version {version}: it is a deletion marker")]
+    RestoreDeleted { doc: DocAddress, version: u64 },
+}
+
+fn list(names: &[String]) -> String {
+    if names.is_empty() {
+        "no resources; add a component that defines it".to_owned()
+    } else {
+        names.join(", ")
+    }
+}
+
+fn ids(ids: &[i64]) -> String {
+    ids.iter()
+        .map(i64::to_string)
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+fn latest_text(latest: Option<u64>) -> String {
+    match latest {
+        Some(n) => format!("the latest is {n}"),
+        None => "it has no versions".to_owned(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::configdb::level::LevelPath;
+    use crate::configdb::model::DocKind;
+
+    #[test]
+    fn messages_and_kinds() {
+        let doc = DocAddress::new(
+            3,
+            LevelPath::parse_cli("nodes=node-1").unwrap(),
+            "astute",
+            DocKind::Values,
+        );
+        let cases: Vec<(ConfigError, ErrorKind, &str)> = vec![
+            (
+                NotFound::Environment(3).into(),
+                ErrorKind::NotFound,
+                "environment 3 does not exist",
+            ),
+            (
+                NotFound::ComponentName("x".into()).into(),
+                ErrorKind::NotFound,
+                "component \"x\" does not exist",
+            ),
+            (
+                NotFound::Resource {
+                    env: 3,
+                    resource: "y".into(),
+                    known: vec![],
+                }
+                .into(),
+                ErrorKind::NotFound,
+                "resource \"y\" is not defined in environment 3 (it defines: no resources; add a component that defines it)",
+            ),
+            (
+                NotFound::Level {
+                    env: 3,
+                    level: "racks".into(),
+                    levels: vec!["nodes".into()],
+                }
+                .into(),
+                ErrorKind::NotFound,
+                "level \"racks\" is not one of environment 3's levels [nodes]",
+            ),
+            (
+                NotFound::Version {
+                    doc: doc.clone(),
+                    version: 7,
+                    latest: Some(2),
+                }
+                .into(),
+                ErrorKind::NotFound,
+                "version 7 of the values of resource \"astute\" at nodes=node-1 of environment 3 does not exist (the latest is 2)",
+            ),
+            (
+                NotFound::Document(doc.clone()).into(),
+                ErrorKind::NotFound,
+                "there is no values of resource \"astute\" at nodes=node-1 of environment 3",
+            ),
+            (
+                NotFound::Key {
+                    key: "a.b".into(),
+                    what: "effective values of resource \"astute\"".into(),
+                }
+                .into(),
+                ErrorKind::NotFound,
+                "key \"a.b\" is not in the effective values of resource \"astute\"",
+            ),
+            (
+                Conflict::ComponentInUse {
+                    component: "fuel".into(),
+                    environments: vec![1, 2],
+                }
+                .into(),
+                ErrorKind::Conflict,
+                "component \"fuel\" is used by environment(s) 1, 2; remove it from them or delete them first",
+            ),
+            (
+                Invalid::NotAHash { class: "String" }.into(),
+                ErrorKind::Invalid,
+                "a document must be a Hash (a JSON object), not String",
+            ),
+            (
+                Invalid::RestoreDeleted { doc, version: 4 }.into(),
+                ErrorKind::Invalid,
+                "cannot restore the values of resource \"astute\" at nodes=node-1 of environment 3 to version 4: it is a deletion marker",
+            ),
+            (
+                KeyPathError::Empty.into(),
+                ErrorKind::Invalid,
+                "empty key path: name a key such as a.b.0",
+            ),
+            (
+                LevelPathError::OddSegments {
+                    path: "/nodes".into(),
+                }
+                .into(),
+                ErrorKind::Invalid,
+                "level path \"/nodes\" must alternate level names and values",
+            ),
+        ];
+        for (err, kind, msg) in cases {
+            assert_eq!(err.kind(), kind, "{err}");
+            assert!(err.to_string().starts_with(msg), "{err}\nwant {msg}");
+        }
+    }
+}

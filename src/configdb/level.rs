@@ -1,0 +1,379 @@
+//! Level paths: which hierarchy level values a request is about
+//! (`nodes=node-1.domain.tld`, `role=controller,nodes=node-1`), their two
+//! spellings, and the rule that ties them to an environment.
+//!
+//! The rule: a level path names levels of its environment in the
+//! environment's order (least to most specific), each at most once; it may
+//! skip levels. The empty path is the root. So with levels `[role, nodes]`
+//! the paths ``, `role=controller`, `nodes=node-1` and
+//! `role=controller,nodes=node-1` are all valid, and
+//! `nodes=node-1,role=controller` is not. Skipping is allowed because level
+//! values are independent of one another: a node is the same node whatever
+//! its role, so its data need not be addressed through a role.
+//!
+//! Where a document lives: a document belongs to the path's **slot**, its
+//! last (level, value) pair, or to the root for the empty path. Data put
+//! at `role=controller,nodes=node-1` is the data of `nodes=node-1`, seen by
+//! every path that ends there or passes through it (tuning-box keyed level
+//! values the same way since it dropped level-value trees). The effective
+//! value of a path folds the root and then each of its pairs' slots in
+//! order, which is what makes `role=controller,nodes=node-1` see role data
+//! and `nodes=node-1` alone not.
+
+use super::error::{ConfigError, Invalid, NotFound};
+use super::model::Environment;
+use std::fmt;
+
+/// A syntax error in a level path or in one of its names or values.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum LevelPathError {
+    #[error(
+        "level path \"{path}\" must alternate level names and values, as /<level>/<value>[/<level>/<value>…]"
+    )]
+    OddSegments { path: String },
+    #[error("level path \"{path}\" has an empty segment (\"//\")")]
+    EmptySegment { path: String },
+    #[error(
+        "\"{part}\" in level path \"{path}\" is not of the form level=value (write name=value[,name=value…])"
+    )]
+    NotAPair { path: String, part: String },
+    #[error("level {what} \"{text}\" is invalid: {reason}")]
+    BadText {
+        /// `name` or `value`.
+        what: &'static str,
+        text: String,
+        reason: &'static str,
+    },
+}
+
+/// One (level name, level value) pair: `nodes=node-1.domain.tld`. It is
+/// also the slot one document lives at.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct LevelValue {
+    pub level: String,
+    pub value: String,
+}
+
+impl LevelValue {
+    /// A checked pair: neither part may be empty or contain `/`, `,` or
+    /// `=`, which would make one of the two spellings ambiguous.
+    ///
+    /// # Errors
+    ///
+    /// [`LevelPathError::BadText`] naming the offending part.
+    pub fn new(level: impl Into<String>, value: impl Into<String>) -> Result<Self, LevelPathError> {
+        let (level, value) = (level.into(), value.into());
+        check_text("name", &level)?;
+        check_text("value", &value)?;
+        Ok(LevelValue { level, value })
+    }
+}
+
+impl fmt::Display for LevelValue {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}={}", self.level, self.value)
+    }
+}
+
+/// Checks a level name or value (`what` says which, for the message).
+pub(crate) fn check_text(what: &'static str, text: &str) -> Result<(), LevelPathError> {
+    let reason = if text.is_empty() {
+        "it is empty"
+    } else if text.contains(['/', ',', '=']) {
+        "it may not contain '/', ',' or '='"
+    } else if text.chars().any(char::is_control) {
+        "it may not contain control characters"
+    } else {
+        return Ok(());
+    };
+    Err(LevelPathError::BadText {
+        what,
+        text: text.to_owned(),
+        reason,
+    })
+}
+
+/// An ordered list of level values; empty for the root.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct LevelPath(Vec<LevelValue>);
+
+impl LevelPath {
+    /// The root: the environment-wide level under all others.
+    pub fn root() -> Self {
+        LevelPath(Vec::new())
+    }
+
+    /// A path of already checked pairs (not yet checked against an
+    /// environment: see [`LevelPath::check`]).
+    pub fn new(pairs: Vec<LevelValue>) -> Self {
+        LevelPath(pairs)
+    }
+
+    /// Parses the URL form `/<level>/<value>/<level>/<value>` (the leading
+    /// and one trailing `/` are optional; `` and `/` are the root). The
+    /// text must already be percent-decoded.
+    ///
+    /// # Errors
+    ///
+    /// An odd number of segments, an empty segment, or a bad name or value.
+    pub fn parse_url(text: &str) -> Result<Self, LevelPathError> {
+        let trimmed = text.strip_prefix('/').unwrap_or(text);
+        if trimmed.is_empty() {
+            return Ok(LevelPath::root());
+        }
+        let trimmed = trimmed.strip_suffix('/').unwrap_or(trimmed);
+        let segments: Vec<&str> = trimmed.split('/').collect();
+        if segments.iter().any(|s| s.is_empty()) {
+            return Err(LevelPathError::EmptySegment {
+                path: text.to_owned(),
+            });
+        }
+        if segments.len() % 2 != 0 {
+            return Err(LevelPathError::OddSegments {
+                path: text.to_owned(),
+            });
+        }
+        segments
+            .chunks(2)
+            .map(|pair| LevelValue::new(pair[0], pair[1]))
+            .collect::<Result<_, _>>()
+            .map(LevelPath)
+    }
+
+    /// Parses the command-line form `name=value[,name=value…]`; the empty
+    /// text is the root.
+    ///
+    /// # Errors
+    ///
+    /// A part without `=`, or a bad name or value.
+    pub fn parse_cli(text: &str) -> Result<Self, LevelPathError> {
+        if text.is_empty() {
+            return Ok(LevelPath::root());
+        }
+        text.split(',')
+            .map(|part| match part.split_once('=') {
+                Some((level, value)) => LevelValue::new(level, value),
+                None => Err(LevelPathError::NotAPair {
+                    path: text.to_owned(),
+                    part: part.to_owned(),
+                }),
+            })
+            .collect::<Result<_, _>>()
+            .map(LevelPath)
+    }
+
+    pub fn pairs(&self) -> &[LevelValue] {
+        &self.0
+    }
+
+    pub fn is_root(&self) -> bool {
+        self.0.is_empty()
+    }
+
+    /// Where a document addressed by this path lives: the last pair, or
+    /// `None` for the root.
+    pub fn slot(&self) -> Option<&LevelValue> {
+        self.0.last()
+    }
+
+    /// The URL form, `/nodes/node-1`; the empty string for the root.
+    pub fn to_url(&self) -> String {
+        self.0
+            .iter()
+            .map(|p| format!("/{}/{}", p.level, p.value))
+            .collect()
+    }
+
+    /// Checks the path against an environment's levels: each level must be
+    /// one of them, in their order, at most once.
+    ///
+    /// # Errors
+    ///
+    /// [`NotFound::Level`] for a level the environment lacks;
+    /// [`Invalid::LevelRepeated`] and [`Invalid::LevelOrder`] otherwise.
+    pub fn check(&self, env: &Environment) -> Result<(), ConfigError> {
+        let levels = &env.hierarchy_levels;
+        // Index in `levels` that the next pair may not precede.
+        let mut next = 0;
+        let mut previous: Option<&str> = None;
+        for pair in &self.0 {
+            let Some(at) = levels.iter().position(|l| *l == pair.level) else {
+                return Err(NotFound::Level {
+                    env: env.id,
+                    level: pair.level.clone(),
+                    levels: levels.clone(),
+                }
+                .into());
+            };
+            if at < next {
+                let after = previous.unwrap_or_default().to_owned();
+                return Err(if after == pair.level {
+                    Invalid::LevelRepeated {
+                        level: after,
+                        path: self.to_string(),
+                    }
+                } else {
+                    Invalid::LevelOrder {
+                        env: env.id,
+                        level: pair.level.clone(),
+                        after,
+                        levels: levels.clone(),
+                    }
+                }
+                .into());
+            }
+            next = at + 1;
+            previous = Some(&pair.level);
+        }
+        Ok(())
+    }
+
+    /// Whether [`LevelPath::check`] would pass, without building an error:
+    /// for the lookup path, where a bad path is just "nothing there".
+    pub fn fits(&self, levels: &[String]) -> bool {
+        let mut next = 0;
+        for pair in &self.0 {
+            match levels[next..].iter().position(|l| *l == pair.level) {
+                Some(at) => next += at + 1,
+                None => return false,
+            }
+        }
+        true
+    }
+}
+
+/// The command-line form; the root prints as the empty string.
+impl fmt::Display for LevelPath {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        for (i, pair) in self.0.iter().enumerate() {
+            if i > 0 {
+                f.write_str(",")?;
+            }
+            write!(f, "{pair}")?;
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::configdb::error::ErrorKind;
+
+    fn lv(l: &str, v: &str) -> LevelValue {
+        LevelValue::new(l, v).unwrap()
+    }
+
+    #[test]
+    fn parses_both_spellings() {
+        let one = LevelPath::new(vec![lv("nodes", "node-1.domain.tld")]);
+        let two = LevelPath::new(vec![lv("role", "controller"), lv("nodes", "node-1")]);
+        let cases: &[(&str, &str, LevelPath)] = &[
+            ("", "", LevelPath::root()),
+            ("/", "", LevelPath::root()),
+            (
+                "/nodes/node-1.domain.tld",
+                "nodes=node-1.domain.tld",
+                one.clone(),
+            ),
+            ("nodes/node-1.domain.tld/", "nodes=node-1.domain.tld", one),
+            (
+                "/role/controller/nodes/node-1",
+                "role=controller,nodes=node-1",
+                two,
+            ),
+        ];
+        for (url, cli, want) in cases {
+            assert_eq!(&LevelPath::parse_url(url).unwrap(), want, "url {url}");
+            assert_eq!(&LevelPath::parse_cli(cli).unwrap(), want, "cli {cli}");
+            assert_eq!(&want.to_string(), cli);
+            assert_eq!(LevelPath::parse_url(&want.to_url()).unwrap(), *want);
+        }
+    }
+
+    #[test]
+    fn syntax_errors() {
+        let url_cases: &[(&str, &str)] = &[
+            ("/nodes", "must alternate level names and values"),
+            ("/nodes/a/role", "must alternate"),
+            ("/nodes//a", "empty segment"),
+            ("//", "empty segment"),
+            ("/no,des/1", "level name \"no,des\" is invalid"),
+            ("/nodes/a=b", "level value \"a=b\" is invalid"),
+        ];
+        for (text, want) in url_cases {
+            let err = LevelPath::parse_url(text).unwrap_err().to_string();
+            assert!(err.contains(want), "{text}: {err}");
+        }
+        let cli_cases: &[(&str, &str)] = &[
+            (
+                "nodes",
+                "\"nodes\" in level path \"nodes\" is not of the form level=value",
+            ),
+            ("nodes=1,", "\"\" in level path"),
+            ("=1", "level name \"\" is invalid: it is empty"),
+            ("nodes=", "level value \"\" is invalid: it is empty"),
+            ("nodes=a/b", "may not contain '/'"),
+            ("nodes=a=b", "level value \"a=b\""),
+            ("nodes=a\tb", "control characters"),
+        ];
+        for (text, want) in cli_cases {
+            let err = LevelPath::parse_cli(text).unwrap_err().to_string();
+            assert!(err.contains(want), "{text}: {err}");
+        }
+    }
+
+    #[test]
+    fn checks_against_the_environment() {
+        let env = Environment {
+            id: 3,
+            components: vec![],
+            hierarchy_levels: vec!["region".into(), "role".into(), "nodes".into()],
+        };
+        let cases: &[(&str, Option<(ErrorKind, &str)>)] = &[
+            ("", None),
+            ("nodes=n1", None),
+            ("role=compute", None),
+            ("region=eu,nodes=n1", None),
+            ("region=eu,role=compute,nodes=n1", None),
+            (
+                "racks=r1",
+                Some((
+                    ErrorKind::NotFound,
+                    "level \"racks\" is not one of environment 3's levels [region, role, nodes]",
+                )),
+            ),
+            (
+                "nodes=n1,role=compute",
+                Some((
+                    ErrorKind::Invalid,
+                    "level \"role\" must come before level \"nodes\"",
+                )),
+            ),
+            (
+                "nodes=n1,nodes=n2",
+                Some((ErrorKind::Invalid, "level \"nodes\" appears twice")),
+            ),
+        ];
+        for (text, want) in cases {
+            let path = LevelPath::parse_cli(text).unwrap();
+            let got = path.check(&env);
+            assert_eq!(path.fits(&env.hierarchy_levels), got.is_ok(), "{text}");
+            match (got, want) {
+                (Ok(()), None) => {}
+                (Err(e), Some((kind, msg))) => {
+                    assert_eq!(e.kind(), *kind, "{text}");
+                    assert!(e.to_string().contains(msg), "{text}: {e}");
+                }
+                (got, want) => panic!("{text}: got {got:?}, want {want:?}"),
+            }
+        }
+    }
+
+    #[test]
+    fn slot_is_the_last_pair() {
+        let path = LevelPath::parse_cli("role=controller,nodes=node-1").unwrap();
+        assert_eq!(path.slot(), Some(&lv("nodes", "node-1")));
+        assert_eq!(LevelPath::root().slot(), None);
+    }
+}

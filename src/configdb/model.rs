@@ -1,0 +1,356 @@
+//! The ConfigDB's nouns: components and their resource definitions,
+//! environments, document kinds, versions and document addresses, plus the
+//! naming rules they share.
+
+use super::error::{ConfigError, Invalid};
+use super::level::{LevelPath, LevelValue};
+use crate::hiera::{Hash, Value};
+use std::fmt;
+use std::str::FromStr;
+
+/// A resource (datasource) name a component provides, e.g. `astute` or
+/// `override/configuration/role`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ResourceDefinition {
+    pub id: i64,
+    pub name: String,
+}
+
+/// A set of resource definitions, e.g. what a plugin or Fuel itself
+/// provides. Environments use components to know which resources exist.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Component {
+    pub id: i64,
+    pub name: String,
+    /// In creation order.
+    pub resource_definitions: Vec<ResourceDefinition>,
+}
+
+/// An isolated set of layered data (a Fuel cluster).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Environment {
+    /// Chosen by the caller to match the Fuel cluster id, or assigned.
+    pub id: i64,
+    /// Component ids, in the order given at creation.
+    pub components: Vec<i64>,
+    /// Level names from least to most specific; the root is implicit.
+    pub hierarchy_levels: Vec<String>,
+}
+
+/// What to create: a component.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct NewComponent {
+    /// `None` to have one assigned.
+    pub id: Option<i64>,
+    pub name: String,
+    pub resource_definitions: Vec<String>,
+}
+
+/// A component named by id or by name.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum ComponentRef {
+    Id(i64),
+    Name(String),
+}
+
+impl fmt::Display for ComponentRef {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            ComponentRef::Id(id) => write!(f, "{id}"),
+            ComponentRef::Name(name) => write!(f, "\"{name}\""),
+        }
+    }
+}
+
+/// Digits are an id, anything else a name: component names may not be all
+/// digits (see [`check_component_name`]), so this is never ambiguous.
+impl FromStr for ComponentRef {
+    type Err = std::convert::Infallible;
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        Ok(match s.parse() {
+            Ok(id) if s.bytes().all(|b| b.is_ascii_digit()) => ComponentRef::Id(id),
+            _ => ComponentRef::Name(s.to_owned()),
+        })
+    }
+}
+
+/// What to create: an environment.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct NewEnvironment {
+    /// `None` to have one assigned.
+    pub id: Option<i64>,
+    pub components: Vec<ComponentRef>,
+    /// From least to most specific.
+    pub hierarchy_levels: Vec<String>,
+}
+
+/// The two documents kept at each (environment, slot, resource): the data
+/// as uploaded, and the user's overrides on top of it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum DocKind {
+    Values,
+    Overrides,
+}
+
+impl DocKind {
+    pub const ALL: [DocKind; 2] = [DocKind::Values, DocKind::Overrides];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            DocKind::Values => "values",
+            DocKind::Overrides => "overrides",
+        }
+    }
+}
+
+impl fmt::Display for DocKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// An unknown document kind name.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("unknown document kind \"{0}\": use values or overrides")]
+pub struct UnknownKind(pub String);
+
+impl FromStr for DocKind {
+    type Err = UnknownKind;
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        match s {
+            "values" => Ok(DocKind::Values),
+            "overrides" => Ok(DocKind::Overrides),
+            other => Err(UnknownKind(other.to_owned())),
+        }
+    }
+}
+
+/// One version of one document.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Version {
+    /// 1, 2, … per document.
+    pub number: u64,
+    /// When it was written, in Unix seconds.
+    pub created_at: i64,
+    /// Bytes of its stored (wire JSON) form.
+    pub size: usize,
+    /// A deletion marker: the document was removed at this version (its
+    /// content reads as empty). Deleting by a marker keeps the history.
+    pub deleted: bool,
+}
+
+/// Which document: environment, level path, resource and kind. Two
+/// addresses whose paths share a slot name the same document.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct DocAddress {
+    pub env: i64,
+    pub path: LevelPath,
+    pub resource: String,
+    pub kind: DocKind,
+}
+
+impl DocAddress {
+    pub fn new(env: i64, path: LevelPath, resource: impl Into<String>, kind: DocKind) -> Self {
+        DocAddress {
+            env,
+            path,
+            resource: resource.into(),
+            kind,
+        }
+    }
+}
+
+impl fmt::Display for DocAddress {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{} of resource \"{}\" ", self.kind, self.resource)?;
+        if self.path.is_root() {
+            f.write_str("at the root")?;
+        } else {
+            write!(f, "at {}", self.path)?;
+        }
+        write!(f, " of environment {}", self.env)
+    }
+}
+
+/// The latest version of one stored document, as [`Snapshot`] needs it.
+///
+/// [`Snapshot`]: super::snapshot::Snapshot
+#[derive(Clone, Debug, PartialEq)]
+pub struct StoredDocument {
+    pub env: i64,
+    /// `None` for the root.
+    pub slot: Option<LevelValue>,
+    pub resource: String,
+    pub kind: DocKind,
+    pub version: Version,
+    pub content: Hash,
+}
+
+/// Everything an in-memory snapshot is built from, read in one go.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct SnapshotData {
+    pub components: Vec<Component>,
+    pub environments: Vec<Environment>,
+    /// The latest version of every document that is not deleted.
+    pub documents: Vec<StoredDocument>,
+}
+
+/// A document must be a Hash: takes it out of a parsed value.
+///
+/// # Errors
+///
+/// [`Invalid::NotAHash`] naming the class it is instead.
+pub fn into_document(value: Value) -> Result<Hash, ConfigError> {
+    match value {
+        Value::Hash(h) => Ok(h),
+        other => Err(Invalid::NotAHash {
+            class: other.class_name(),
+        }
+        .into()),
+    }
+}
+
+/// Component names: not empty, no control characters, and not all digits
+/// (which would read as an id wherever a component is named by id or name).
+///
+/// # Errors
+///
+/// [`Invalid::Name`].
+pub fn check_component_name(name: &str) -> Result<(), ConfigError> {
+    let reason = if name.is_empty() {
+        "it is empty"
+    } else if name.bytes().all(|b| b.is_ascii_digit()) {
+        "it is all digits, which reads as a component id"
+    } else if name.chars().any(char::is_control) {
+        "it may not contain control characters"
+    } else {
+        return Ok(());
+    };
+    Err(bad_name("component", name, reason))
+}
+
+/// Resource names: `/`-separated segments (they map onto files of an
+/// `/etc/hiera` tree), none empty, `.` or `..`, no control characters.
+///
+/// # Errors
+///
+/// [`Invalid::Name`].
+pub fn check_resource_name(name: &str) -> Result<(), ConfigError> {
+    let reason = if name.is_empty() {
+        "it is empty"
+    } else if name.split('/').any(str::is_empty) {
+        "it has an empty segment (a leading, trailing or double '/')"
+    } else if name.split('/').any(|s| s == "." || s == "..") {
+        "a segment may not be '.' or '..'"
+    } else if name.chars().any(char::is_control) {
+        "it may not contain control characters"
+    } else {
+        return Ok(());
+    };
+    Err(bad_name("resource", name, reason))
+}
+
+/// Hierarchy level names: as in level paths (not empty, no `/`, `,`, `=`).
+///
+/// # Errors
+///
+/// [`Invalid::LevelPath`] naming the problem.
+pub fn check_level_name(name: &str) -> Result<(), ConfigError> {
+    super::level::check_text("name", name).map_err(ConfigError::from)
+}
+
+fn bad_name(what: &'static str, name: &str, reason: &'static str) -> ConfigError {
+    Invalid::Name {
+        what,
+        name: name.to_owned(),
+        reason,
+    }
+    .into()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names() {
+        let cases: &[(&str, &str, Option<&str>)] = &[
+            ("component", "fuel", None),
+            ("component", "plugin-1", None),
+            ("component", "", Some("it is empty")),
+            ("component", "42", Some("all digits")),
+            ("resource", "astute", None),
+            ("resource", "override/node/node-1.domain.tld", None),
+            ("resource", "", Some("it is empty")),
+            ("resource", "/astute", Some("empty segment")),
+            ("resource", "override/", Some("empty segment")),
+            ("resource", "a//b", Some("empty segment")),
+            ("resource", "a/../b", Some("'.' or '..'")),
+            ("resource", "a\nb", Some("control")),
+            ("level", "nodes", None),
+            ("level", "no/des", Some("may not contain '/'")),
+            ("level", "", Some("it is empty")),
+        ];
+        for (what, name, want) in cases {
+            let got = match *what {
+                "component" => check_component_name(name),
+                "resource" => check_resource_name(name),
+                _ => check_level_name(name),
+            };
+            match (got, want) {
+                (Ok(()), None) => {}
+                (Err(e), Some(msg)) => {
+                    assert!(e.to_string().contains(msg), "{what} {name:?}: {e}");
+                    assert_eq!(e.kind(), super::super::error::ErrorKind::Invalid);
+                }
+                (got, want) => panic!("{what} {name:?}: got {got:?}, want {want:?}"),
+            }
+        }
+    }
+
+    #[test]
+    fn component_refs_and_kinds_parse() {
+        assert_eq!("12".parse::<ComponentRef>(), Ok(ComponentRef::Id(12)));
+        assert_eq!(
+            "fuel".parse::<ComponentRef>(),
+            Ok(ComponentRef::Name("fuel".into()))
+        );
+        assert_eq!(
+            "-1".parse::<ComponentRef>(),
+            Ok(ComponentRef::Name("-1".into()))
+        );
+        for kind in DocKind::ALL {
+            assert_eq!(kind.as_str().parse::<DocKind>(), Ok(kind));
+        }
+        assert!("value".parse::<DocKind>().is_err());
+    }
+
+    #[test]
+    fn documents_must_be_hashes() {
+        assert!(into_document(Value::Hash(Hash::new())).is_ok());
+        let err = into_document(Value::Array(vec![])).unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "a document must be a Hash (a JSON object), not Array"
+        );
+    }
+
+    #[test]
+    fn addresses_read_well() {
+        let root = DocAddress::new(3, LevelPath::root(), "astute", DocKind::Values);
+        assert_eq!(
+            root.to_string(),
+            "values of resource \"astute\" at the root of environment 3"
+        );
+        let node = DocAddress::new(
+            3,
+            LevelPath::parse_cli("nodes=node-1").unwrap(),
+            "override/node",
+            DocKind::Overrides,
+        );
+        assert_eq!(
+            node.to_string(),
+            "overrides of resource \"override/node\" at nodes=node-1 of environment 3"
+        );
+    }
+}

@@ -1,0 +1,865 @@
+//! The immutable in-memory view of the whole ConfigDB that lookups read:
+//! environments, components, the latest version of every document, and
+//! effective documents computed on first use and cached.
+//!
+//! Sharing is the point. Effective documents are `Arc<Hash>`: a slot that
+//! adds nothing to a resource hands back the `Arc` of the level below, so a
+//! thousand nodes with no data of their own for `globals` all hold the
+//! root's effective `globals`, and a node whose only layer is its own
+//! `astute` values holds that very document (see
+//! [`fold::merge_shared`]). Only slots with data of their own get a cache
+//! entry, so the cache grows with the stored data, never with the paths
+//! clients happen to ask about.
+//!
+//! Lookups should read [`Snapshot::effective_key`]: Hiera asks a
+//! datasource for one key, and folding only that key costs microseconds
+//! and no memory, where a whole effective document is a deep copy as soon
+//! as two layers both hold data (a node's own astute over a root astute:
+//! about a millisecond and the size of the root document, per node).
+//! [`Snapshot::effective`] is for whole-document reads (`?effective`,
+//! `config get`).
+//!
+//! A write is applied by [`Snapshot::with_document`], which returns a new
+//! snapshot sharing every untouched environment and resource (and the
+//! cached effective documents the write cannot affect) with the old one;
+//! the server swaps it in. Structural changes (components, environments,
+//! resources an import defined) and large imports rebuild from
+//! [`Store::load_all`].
+//!
+//! [`Store::load_all`]: crate::store::Store::load_all
+
+use super::error::{ConfigError, NotFound};
+use super::fold::{deep_merge, merge_shared};
+use super::level::{LevelPath, LevelValue};
+use super::model::{Component, DocKind, Environment, SnapshotData, Version};
+use crate::hiera::{Hash, Value};
+use std::borrow::Cow;
+use std::collections::{BTreeMap, HashMap};
+use std::sync::{Arc, PoisonError, RwLock};
+
+/// One stored document as the snapshot holds it.
+#[derive(Clone, Debug, PartialEq)]
+pub struct StoredDoc {
+    pub version: Version,
+    pub content: Arc<Hash>,
+}
+
+/// An immutable view of the ConfigDB; cheap to clone, safe to share
+/// between threads.
+#[derive(Clone, Debug, Default)]
+pub struct Snapshot {
+    components: Arc<Vec<Component>>,
+    envs: Arc<BTreeMap<i64, Arc<EnvData>>>,
+}
+
+#[derive(Debug)]
+struct EnvData {
+    env: Environment,
+    /// Every resource the environment's components define, with or
+    /// without documents.
+    resources: BTreeMap<String, Arc<ResourceData>>,
+}
+
+#[derive(Clone, Debug, Default)]
+struct SlotDocs {
+    values: Option<StoredDoc>,
+    overrides: Option<StoredDoc>,
+}
+
+impl SlotDocs {
+    fn get(&self, kind: DocKind) -> Option<&StoredDoc> {
+        match kind {
+            DocKind::Values => self.values.as_ref(),
+            DocKind::Overrides => self.overrides.as_ref(),
+        }
+    }
+
+    fn set(&mut self, kind: DocKind, doc: Option<StoredDoc>) {
+        match kind {
+            DocKind::Values => self.values = doc,
+            DocKind::Overrides => self.overrides = doc,
+        }
+    }
+
+    fn is_empty(&self) -> bool {
+        self.values.is_none() && self.overrides.is_none()
+    }
+
+    /// `base` with this slot's values, then overrides, merged over it.
+    fn over(&self, base: &Arc<Hash>) -> Arc<Hash> {
+        let mut out = Arc::clone(base);
+        for doc in [&self.values, &self.overrides].into_iter().flatten() {
+            out = merge_shared(&out, &doc.content);
+        }
+        out
+    }
+
+    /// Whether [`SlotDocs::over`] would merge for real rather than hand
+    /// back one of its inputs (so its result is worth caching).
+    fn merges_over(&self, base: &Hash) -> bool {
+        let non_empty = [&self.values, &self.overrides]
+            .into_iter()
+            .flatten()
+            .filter(|d| !d.content.is_empty())
+            .count();
+        non_empty + usize::from(!base.is_empty()) >= 2
+    }
+}
+
+/// One resource of one environment.
+#[derive(Debug, Default)]
+struct ResourceData {
+    root: SlotDocs,
+    slots: HashMap<LevelValue, SlotDocs>,
+    /// The root's effective document, computed at build time.
+    root_effective: Arc<Hash>,
+    /// Effective documents of paths whose last slot really merged, keyed
+    /// by the path's pairs. A `RwLock` because lookups read it from many
+    /// threads and write it only on the first use of a path.
+    cache: RwLock<HashMap<Box<[LevelValue]>, Arc<Hash>>>,
+}
+
+impl ResourceData {
+    fn new(root: SlotDocs, slots: HashMap<LevelValue, SlotDocs>) -> Self {
+        let root_effective = root.over(&Arc::new(Hash::new()));
+        ResourceData {
+            root,
+            slots,
+            root_effective,
+            cache: RwLock::default(),
+        }
+    }
+
+    fn slot(&self, slot: Option<&LevelValue>) -> Option<&SlotDocs> {
+        match slot {
+            None => Some(&self.root),
+            Some(lv) => self.slots.get(lv),
+        }
+    }
+
+    fn effective(&self, pairs: &[LevelValue]) -> Arc<Hash> {
+        let Some((last, parent)) = pairs.split_last() else {
+            return Arc::clone(&self.root_effective);
+        };
+        let base = self.effective(parent);
+        let Some(slot) = self.slots.get(last) else {
+            return base;
+        };
+        if !slot.merges_over(&base) {
+            return slot.over(&base);
+        }
+        let cached = self
+            .cache
+            .read()
+            .unwrap_or_else(PoisonError::into_inner)
+            .get(pairs)
+            .cloned();
+        if let Some(hit) = cached {
+            return hit;
+        }
+        let merged = slot.over(&base);
+        // Two threads may compute the same entry; the first one stored
+        // wins, so every caller ends up sharing one Arc.
+        let mut cache = self.cache.write().unwrap_or_else(PoisonError::into_inner);
+        Arc::clone(cache.entry(pairs.into()).or_insert(merged))
+    }
+
+    /// The documents that fold into `pairs`' effective document, least
+    /// specific first.
+    fn layers(&self, pairs: &[LevelValue]) -> Vec<&Hash> {
+        std::iter::once(Some(&self.root))
+            .chain(pairs.iter().map(|p| self.slots.get(p)))
+            .flatten()
+            .flat_map(|slot| [&slot.values, &slot.overrides])
+            .flatten()
+            .map(|doc| &*doc.content)
+            .collect()
+    }
+
+    fn effective_key(&self, pairs: &[LevelValue], key: &Value) -> Option<Cow<'_, Value>> {
+        // From the most specific layer down: Hashes merge, and the first
+        // non-Hash either is the answer (nothing above it) or is replaced
+        // by the Hashes above it, hiding everything below.
+        let mut hashes: Vec<&Value> = Vec::new();
+        for layer in self.layers(pairs).into_iter().rev() {
+            match layer.get(key) {
+                None => {}
+                Some(v @ Value::Hash(_)) => hashes.push(v),
+                Some(v) if hashes.is_empty() => return Some(Cow::Borrowed(v)),
+                Some(_) => break,
+            }
+        }
+        match hashes.as_slice() {
+            [] => None,
+            [only] => Some(Cow::Borrowed(*only)),
+            [.., least] => {
+                let Value::Hash(mut merged) = (*least).clone() else {
+                    unreachable!("only Hashes are collected")
+                };
+                for upper in hashes.iter().rev().skip(1) {
+                    if let Value::Hash(h) = upper {
+                        deep_merge(&mut merged, h);
+                    }
+                }
+                Some(Cow::Owned(Value::Hash(merged)))
+            }
+        }
+    }
+
+    /// A copy with one document replaced (or removed with `None`), keeping
+    /// the cached entries the change cannot affect.
+    fn with(&self, slot: Option<&LevelValue>, kind: DocKind, doc: Option<StoredDoc>) -> Self {
+        let mut root = self.root.clone();
+        let mut slots = self.slots.clone();
+        match slot {
+            None => root.set(kind, doc),
+            Some(lv) => {
+                let entry = slots.entry(lv.clone()).or_default();
+                entry.set(kind, doc);
+                if entry.is_empty() {
+                    slots.remove(lv);
+                }
+            }
+        }
+        let out = ResourceData::new(root, slots);
+        if let Some(lv) = slot {
+            // A root change affects every path; a slot change only the
+            // paths that pass through that slot.
+            let old = self.cache.read().unwrap_or_else(PoisonError::into_inner);
+            let kept = old
+                .iter()
+                .filter(|(path, _)| !path.contains(lv))
+                .map(|(path, doc)| (path.clone(), Arc::clone(doc)))
+                .collect();
+            *out.cache.write().unwrap_or_else(PoisonError::into_inner) = kept;
+        }
+        out
+    }
+}
+
+impl Snapshot {
+    /// Builds a snapshot from everything the store holds. Documents whose
+    /// environment, resource or level is not (or no longer) defined are
+    /// left out: no path can reach them.
+    pub fn build(data: SnapshotData) -> Snapshot {
+        let SnapshotData {
+            components,
+            environments,
+            documents,
+        } = data;
+        let by_id: HashMap<i64, &Component> = components.iter().map(|c| (c.id, c)).collect();
+        // (env, resource) → (root docs, slot docs)
+        type Pending = (SlotDocs, HashMap<LevelValue, SlotDocs>);
+        let mut pending: HashMap<i64, BTreeMap<String, Pending>> = HashMap::new();
+        for env in &environments {
+            let resources = env
+                .components
+                .iter()
+                .filter_map(|id| by_id.get(id))
+                .flat_map(|c| &c.resource_definitions)
+                .map(|d| (d.name.clone(), Pending::default()))
+                .collect();
+            pending.insert(env.id, resources);
+        }
+        let levels: HashMap<i64, &[String]> = environments
+            .iter()
+            .map(|e| (e.id, e.hierarchy_levels.as_slice()))
+            .collect();
+        for doc in documents {
+            let Some(resources) = pending.get_mut(&doc.env) else {
+                continue;
+            };
+            let Some((root, slots)) = resources.get_mut(&doc.resource) else {
+                continue;
+            };
+            let stored = StoredDoc {
+                version: doc.version,
+                content: Arc::new(doc.content),
+            };
+            match doc.slot {
+                None => root.set(doc.kind, Some(stored)),
+                Some(lv) => {
+                    if levels[&doc.env].contains(&lv.level) {
+                        slots.entry(lv).or_default().set(doc.kind, Some(stored));
+                    }
+                }
+            }
+        }
+        let envs = environments
+            .into_iter()
+            .map(|env| {
+                let resources = pending
+                    .remove(&env.id)
+                    .unwrap_or_default()
+                    .into_iter()
+                    .map(|(name, (root, slots))| (name, Arc::new(ResourceData::new(root, slots))))
+                    .collect();
+                (env.id, Arc::new(EnvData { env, resources }))
+            })
+            .collect();
+        Snapshot {
+            components: Arc::new(components),
+            envs: Arc::new(envs),
+        }
+    }
+
+    /// All components, as loaded.
+    pub fn components(&self) -> &[Component] {
+        &self.components
+    }
+
+    /// All environments, by id.
+    pub fn environments(&self) -> impl Iterator<Item = &Environment> {
+        self.envs.values().map(|e| &e.env)
+    }
+
+    pub fn environment(&self, env: i64) -> Option<&Environment> {
+        self.envs.get(&env).map(|e| &e.env)
+    }
+
+    /// The environment's level names, least to most specific.
+    pub fn levels(&self, env: i64) -> Option<&[String]> {
+        self.environment(env).map(|e| e.hierarchy_levels.as_slice())
+    }
+
+    /// The resource names the environment defines, sorted.
+    pub fn resource_names(&self, env: i64) -> Option<impl Iterator<Item = &str>> {
+        self.envs
+            .get(&env)
+            .map(|e| e.resources.keys().map(String::as_str))
+    }
+
+    /// The effective document of `resource` at `path`: `None` when the
+    /// environment does not exist, the path does not fit its levels, or it
+    /// does not define the resource. A defined resource with no data is an
+    /// empty Hash. This is the lookup path: it builds no error.
+    pub fn effective(&self, env: i64, path: &LevelPath, resource: &str) -> Option<Arc<Hash>> {
+        let env = self.envs.get(&env)?;
+        if !path.fits(&env.env.hierarchy_levels) {
+            return None;
+        }
+        let data = env.resources.get(resource)?;
+        Some(data.effective(path.pairs()))
+    }
+
+    /// One top-level key of the effective document, folding only that
+    /// key's layers: what a Hiera lookup needs (it asks a datasource for
+    /// one key). `None` when the key is absent or, as for
+    /// [`Snapshot::effective`], the resource cannot be reached. Borrowed
+    /// when one layer decides the answer; nothing is cached, and no whole
+    /// document is merged.
+    pub fn effective_key(
+        &self,
+        env: i64,
+        path: &LevelPath,
+        resource: &str,
+        key: &Value,
+    ) -> Option<Cow<'_, Value>> {
+        let env = self.envs.get(&env)?;
+        if !path.fits(&env.env.hierarchy_levels) {
+            return None;
+        }
+        env.resources
+            .get(resource)?
+            .effective_key(path.pairs(), key)
+    }
+
+    /// [`Snapshot::effective`], saying why when there is nothing.
+    ///
+    /// # Errors
+    ///
+    /// NotFound for the environment, a level or the resource; Invalid for
+    /// a path out of the environment's order.
+    pub fn try_effective(
+        &self,
+        env: i64,
+        path: &LevelPath,
+        resource: &str,
+    ) -> Result<Arc<Hash>, ConfigError> {
+        let data = self.resource(env, path, resource)?;
+        Ok(data.effective(path.pairs()))
+    }
+
+    /// The latest stored (not deleted) version of one document; the path's
+    /// slot decides which.
+    ///
+    /// # Errors
+    ///
+    /// As [`Snapshot::try_effective`]; a document never written is
+    /// `Ok(None)`.
+    pub fn stored(
+        &self,
+        env: i64,
+        path: &LevelPath,
+        resource: &str,
+        kind: DocKind,
+    ) -> Result<Option<&StoredDoc>, ConfigError> {
+        let data = self.resource(env, path, resource)?;
+        Ok(data.slot(path.slot()).and_then(|s| s.get(kind)))
+    }
+
+    /// A new snapshot with one document replaced by `doc` (its new latest
+    /// version), or removed with `None`, sharing everything else.
+    ///
+    /// # Errors
+    ///
+    /// As [`Snapshot::try_effective`].
+    pub fn with_document(
+        &self,
+        env: i64,
+        path: &LevelPath,
+        resource: &str,
+        kind: DocKind,
+        doc: Option<StoredDoc>,
+    ) -> Result<Snapshot, ConfigError> {
+        let data = self.resource(env, path, resource)?;
+        let updated = Arc::new(data.with(path.slot(), kind, doc));
+        let old_env = &self.envs[&env];
+        let mut resources = old_env.resources.clone();
+        resources.insert(resource.to_owned(), updated);
+        let mut envs = BTreeMap::clone(&self.envs);
+        envs.insert(
+            env,
+            Arc::new(EnvData {
+                env: old_env.env.clone(),
+                resources,
+            }),
+        );
+        Ok(Snapshot {
+            components: Arc::clone(&self.components),
+            envs: Arc::new(envs),
+        })
+    }
+
+    fn resource(
+        &self,
+        env: i64,
+        path: &LevelPath,
+        resource: &str,
+    ) -> Result<&ResourceData, ConfigError> {
+        let data = self.envs.get(&env).ok_or(NotFound::Environment(env))?;
+        path.check(&data.env)?;
+        data.resources.get(resource).map(|r| &**r).ok_or_else(|| {
+            NotFound::Resource {
+                env,
+                resource: resource.to_owned(),
+                known: data.resources.keys().cloned().collect(),
+            }
+            .into()
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::configdb::error::ErrorKind;
+    use crate::configdb::model::{ResourceDefinition, StoredDocument};
+    use crate::rhash;
+
+    fn version(n: u64) -> Version {
+        Version {
+            number: n,
+            created_at: 0,
+            size: 0,
+            deleted: false,
+        }
+    }
+
+    fn doc(slot: &str, resource: &str, kind: DocKind, content: Hash) -> StoredDocument {
+        StoredDocument {
+            env: 1,
+            slot: LevelPath::parse_cli(slot).unwrap().slot().cloned(),
+            resource: resource.into(),
+            kind,
+            version: version(1),
+            content,
+        }
+    }
+
+    fn path(text: &str) -> LevelPath {
+        LevelPath::parse_cli(text).unwrap()
+    }
+
+    fn data(documents: Vec<StoredDocument>) -> SnapshotData {
+        let defs = ["astute", "globals", "override/node"]
+            .iter()
+            .enumerate()
+            .map(|(i, n)| ResourceDefinition {
+                id: i as i64 + 1,
+                name: (*n).into(),
+            })
+            .collect();
+        SnapshotData {
+            components: vec![Component {
+                id: 1,
+                name: "fuel".into(),
+                resource_definitions: defs,
+            }],
+            environments: vec![Environment {
+                id: 1,
+                components: vec![1],
+                hierarchy_levels: vec!["role".into(), "nodes".into()],
+            }],
+            documents,
+        }
+    }
+
+    fn sample() -> Snapshot {
+        use DocKind::{Overrides, Values};
+        let nova = |debug: bool| Value::Hash(rhash! {"debug" => debug, "workers" => 4});
+        Snapshot::build(data(vec![
+            doc(
+                "",
+                "astute",
+                Values,
+                rhash! {"k" => "root", "nova" => nova(false)},
+            ),
+            doc("", "astute", Overrides, rhash! {"o" => "root override"}),
+            doc(
+                "role=controller",
+                "astute",
+                Values,
+                rhash! {"k" => "controller"},
+            ),
+            doc("nodes=n1", "astute", Values, rhash! {"k" => "n1"}),
+            doc(
+                "nodes=n1",
+                "astute",
+                Overrides,
+                rhash! {"nova" => Value::Hash(rhash! {"debug" => true})},
+            ),
+            doc("nodes=n2", "globals", Values, rhash! {"g" => 2}),
+            // Unreachable: undefined resource, unknown level, unknown env.
+            doc("", "nope", Values, rhash! {"x" => 1}),
+            doc("racks=r1", "astute", Values, rhash! {"x" => 1}),
+            StoredDocument {
+                env: 9,
+                ..doc("", "astute", Values, rhash! {"x" => 1})
+            },
+        ]))
+    }
+
+    #[test]
+    fn effective_table() {
+        let snap = sample();
+        let nova = |debug: bool| Value::Hash(rhash! {"debug" => debug, "workers" => 4});
+        let cases: Vec<(&str, &str, Option<Hash>)> = vec![
+            (
+                "",
+                "astute",
+                Some(rhash! {"k" => "root", "nova" => nova(false), "o" => "root override"}),
+            ),
+            (
+                "nodes=n1",
+                "astute",
+                Some(rhash! {"k" => "n1", "nova" => nova(true), "o" => "root override"}),
+            ),
+            (
+                "role=controller",
+                "astute",
+                Some(rhash! {"k" => "controller", "nova" => nova(false), "o" => "root override"}),
+            ),
+            (
+                "role=controller,nodes=n1",
+                "astute",
+                Some(rhash! {"k" => "n1", "nova" => nova(true), "o" => "root override"}),
+            ),
+            (
+                "role=compute,nodes=n3",
+                "astute",
+                Some(rhash! {"k" => "root", "nova" => nova(false), "o" => "root override"}),
+            ),
+            ("nodes=n2", "globals", Some(rhash! {"g" => 2})),
+            ("nodes=n1", "globals", Some(Hash::new())),
+            ("", "override/node", Some(Hash::new())),
+            ("", "nope", None),
+            ("racks=r1", "astute", None),
+            ("nodes=n1,role=controller", "astute", None),
+        ];
+        for (p, resource, want) in cases {
+            let got = snap.effective(1, &path(p), resource);
+            assert_eq!(got.as_deref(), want.as_ref(), "{p} {resource}");
+            assert_eq!(
+                snap.try_effective(1, &path(p), resource).ok().as_deref(),
+                want.as_ref()
+            );
+        }
+        assert_eq!(snap.effective(9, &LevelPath::root(), "astute"), None);
+    }
+
+    #[test]
+    fn effective_key_agrees_with_the_whole_fold() {
+        use DocKind::{Overrides, Values};
+        let h = |pairs: Hash| Value::Hash(pairs);
+        // Layers chosen so every key exercises a different chain.
+        let snap = Snapshot::build(data(vec![
+            doc(
+                "",
+                "astute",
+                Values,
+                rhash! {
+                    "deep" => h(rhash! {"a" => 1, "n" => h(rhash! {"x" => 1, "y" => 1})}),
+                    "scalar_then_hash" => 1,
+                    "hash_then_scalar" => h(rhash! {"a" => 1}),
+                    "only_root" => "root",
+                    "nil_later" => 5,
+                },
+            ),
+            doc(
+                "",
+                "astute",
+                Overrides,
+                rhash! {"deep" => h(rhash! {"b" => 2})},
+            ),
+            doc(
+                "role=r",
+                "astute",
+                Values,
+                rhash! {
+                    "deep" => h(rhash! {"n" => h(rhash! {"y" => 2})}),
+                    "scalar_then_hash" => h(rhash! {"s" => 1}),
+                    "hash_then_scalar" => "flat",
+                },
+            ),
+            doc(
+                "nodes=n",
+                "astute",
+                Values,
+                rhash! {
+                    "scalar_then_hash" => h(rhash! {"t" => 2}),
+                    "nil_later" => Value::Nil,
+                    "only_node" => Value::Array(vec![1.into()]),
+                },
+            ),
+            doc(
+                "nodes=n",
+                "astute",
+                Overrides,
+                rhash! {"deep" => h(rhash! {"c" => 3})},
+            ),
+        ]));
+        let keys = [
+            "deep",
+            "scalar_then_hash",
+            "hash_then_scalar",
+            "only_root",
+            "only_node",
+            "nil_later",
+            "absent",
+        ];
+        for p in ["", "role=r", "nodes=n", "role=r,nodes=n", "role=x,nodes=y"] {
+            let whole = snap.effective(1, &path(p), "astute").unwrap();
+            for key in keys {
+                let key = Value::str(key);
+                let got = snap.effective_key(1, &path(p), "astute", &key);
+                assert_eq!(got.as_deref(), whole.get(&key), "{p} {key:?}");
+            }
+        }
+        // One deciding layer: borrowed, not copied.
+        let got = snap
+            .effective_key(1, &path("nodes=n"), "astute", &Value::str("only_root"))
+            .unwrap();
+        assert!(matches!(got, Cow::Borrowed(_)));
+        assert_eq!(
+            snap.effective_key(1, &path("nodes=n"), "nope", &Value::str("deep")),
+            None
+        );
+    }
+
+    #[test]
+    fn errors_say_why() {
+        let snap = sample();
+        let cases: &[(i64, &str, &str, ErrorKind, &str)] = &[
+            (
+                2,
+                "",
+                "astute",
+                ErrorKind::NotFound,
+                "environment 2 does not exist",
+            ),
+            (
+                1,
+                "",
+                "nope",
+                ErrorKind::NotFound,
+                "resource \"nope\" is not defined in environment 1 (it defines: astute, globals, override/node)",
+            ),
+            (
+                1,
+                "racks=r",
+                "astute",
+                ErrorKind::NotFound,
+                "level \"racks\"",
+            ),
+            (
+                1,
+                "nodes=a,role=b",
+                "astute",
+                ErrorKind::Invalid,
+                "must come before",
+            ),
+        ];
+        for (env, p, resource, kind, msg) in cases {
+            let err = snap.try_effective(*env, &path(p), resource).unwrap_err();
+            assert_eq!(err.kind(), *kind, "{p}");
+            assert!(err.to_string().contains(msg), "{err}");
+            let err = snap
+                .stored(*env, &path(p), resource, DocKind::Values)
+                .unwrap_err();
+            assert_eq!(err.kind(), *kind);
+        }
+    }
+
+    #[test]
+    fn shares_instead_of_copying() {
+        let snap = sample();
+        let root = snap.effective(1, &LevelPath::root(), "astute").unwrap();
+        // Nodes with nothing of their own share the root's Arc.
+        for n in ["n2", "n3", "n999"] {
+            let e = snap
+                .effective(1, &path(&format!("nodes={n}")), "astute")
+                .unwrap();
+            assert!(Arc::ptr_eq(&e, &root), "{n}");
+        }
+        // A node whose only layer is its own values, over an empty root,
+        // holds that very document.
+        let stored = snap
+            .stored(1, &path("nodes=n2"), "globals", DocKind::Values)
+            .unwrap()
+            .unwrap();
+        let e = snap.effective(1, &path("nodes=n2"), "globals").unwrap();
+        assert!(Arc::ptr_eq(&e, &stored.content));
+        // A real merge is computed once and then shared.
+        let a = snap.effective(1, &path("nodes=n1"), "astute").unwrap();
+        let b = snap.effective(1, &path("nodes=n1"), "astute").unwrap();
+        assert!(Arc::ptr_eq(&a, &b));
+        // Paths without data of their own add no cache entries.
+        let entries = |s: &Snapshot| s.envs[&1].resources["astute"].cache.read().unwrap().len();
+        assert_eq!(entries(&snap), 1);
+    }
+
+    #[test]
+    fn with_document_replaces_one_and_shares_the_rest() {
+        let snap = sample();
+        let n1 = snap.effective(1, &path("nodes=n1"), "astute").unwrap();
+        let ctl = snap
+            .effective(1, &path("role=controller,nodes=n1"), "astute")
+            .unwrap();
+        let globals_before = snap.effective(1, &path("nodes=n2"), "globals").unwrap();
+        let new_doc = StoredDoc {
+            version: version(2),
+            content: Arc::new(rhash! {"k" => "controller v2"}),
+        };
+        let next = snap
+            .with_document(
+                1,
+                &path("role=controller"),
+                "astute",
+                DocKind::Values,
+                Some(new_doc),
+            )
+            .unwrap();
+        // The old snapshot is untouched.
+        let old = snap
+            .effective(1, &path("role=controller"), "astute")
+            .unwrap();
+        assert_eq!(old[&Value::str("k")], "controller".into());
+        let new = next
+            .effective(1, &path("role=controller"), "astute")
+            .unwrap();
+        assert_eq!(new[&Value::str("k")], "controller v2".into());
+        assert_eq!(
+            next.stored(1, &path("role=controller"), "astute", DocKind::Values)
+                .unwrap()
+                .unwrap()
+                .version
+                .number,
+            2
+        );
+        // Entries not through the changed slot are kept, others recomputed.
+        assert!(Arc::ptr_eq(
+            &next.effective(1, &path("nodes=n1"), "astute").unwrap(),
+            &n1
+        ));
+        let ctl2 = next
+            .effective(1, &path("role=controller,nodes=n1"), "astute")
+            .unwrap();
+        assert!(!Arc::ptr_eq(&ctl2, &ctl));
+        assert_eq!(*ctl2, *ctl, "node data masks the role's k either way");
+        // Other resources are shared whole.
+        assert!(Arc::ptr_eq(
+            &next.effective(1, &path("nodes=n2"), "globals").unwrap(),
+            &globals_before
+        ));
+        // Removing a document.
+        let gone = next
+            .with_document(1, &path("nodes=n1"), "astute", DocKind::Overrides, None)
+            .unwrap();
+        let e = gone.effective(1, &path("nodes=n1"), "astute").unwrap();
+        assert_eq!(
+            e[&Value::str("nova")],
+            Value::Hash(rhash! {"debug" => false, "workers" => 4})
+        );
+        // A root change reaches every node.
+        let root_doc = StoredDoc {
+            version: version(2),
+            content: Arc::new(rhash! {"new" => 1}),
+        };
+        let rooted = gone
+            .with_document(
+                1,
+                &LevelPath::root(),
+                "astute",
+                DocKind::Overrides,
+                Some(root_doc),
+            )
+            .unwrap();
+        let e = rooted.effective(1, &path("nodes=n1"), "astute").unwrap();
+        assert_eq!(e.get(&Value::str("new")), Some(&1.into()));
+        assert_eq!(e.get(&Value::str("o")), None);
+        // Errors.
+        assert_eq!(
+            snap.with_document(1, &path("racks=1"), "astute", DocKind::Values, None)
+                .unwrap_err()
+                .kind(),
+            ErrorKind::NotFound
+        );
+    }
+
+    #[test]
+    fn listings() {
+        let snap = sample();
+        assert_eq!(
+            snap.levels(1),
+            Some(&["role".to_owned(), "nodes".to_owned()][..])
+        );
+        let names: Vec<&str> = snap.resource_names(1).unwrap().collect();
+        assert_eq!(names, ["astute", "globals", "override/node"]);
+        assert_eq!(snap.environments().map(|e| e.id).collect::<Vec<_>>(), [1]);
+        assert_eq!(snap.components().len(), 1);
+        assert!(snap.levels(2).is_none());
+    }
+
+    #[test]
+    fn is_send_and_sync_and_reads_concurrently() {
+        fn assert_send_sync<T: Send + Sync>() {}
+        assert_send_sync::<Snapshot>();
+        let snap = sample();
+        std::thread::scope(|s| {
+            for _ in 0..4 {
+                s.spawn(|| {
+                    for i in 0..200 {
+                        let p = path(if i % 2 == 0 {
+                            "nodes=n1"
+                        } else {
+                            "role=controller,nodes=n1"
+                        });
+                        let e = snap.effective(1, &p, "astute").unwrap();
+                        assert_eq!(e[&Value::str("k")], "n1".into());
+                    }
+                });
+            }
+        });
+    }
+}

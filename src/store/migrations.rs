@@ -1,0 +1,102 @@
+//! The SQLite schema as an append-only list of migrations, tracked by
+//! `PRAGMA user_version` (the number of migrations applied).
+//!
+//! Never edit or reorder an entry once released: add a new one. Each runs
+//! with the version bump in one transaction, so a failed migration leaves
+//! the database as it was.
+
+use super::{Result, StoreError};
+use rusqlite::{Connection, TransactionBehavior};
+
+/// The schema, one entry per version.
+pub const MIGRATIONS: &[&str] = &[
+    // 1: components, environments, levels, versioned documents.
+    r#"
+    CREATE TABLE components (
+        id   INTEGER PRIMARY KEY,
+        name TEXT NOT NULL UNIQUE
+    );
+    CREATE TABLE resource_definitions (
+        id           INTEGER PRIMARY KEY,
+        component_id INTEGER NOT NULL REFERENCES components (id) ON DELETE CASCADE,
+        name         TEXT NOT NULL,
+        UNIQUE (component_id, name)
+    );
+    CREATE TABLE environments (
+        id INTEGER PRIMARY KEY
+    );
+    CREATE TABLE environment_components (
+        environment_id INTEGER NOT NULL REFERENCES environments (id) ON DELETE CASCADE,
+        component_id   INTEGER NOT NULL REFERENCES components (id),
+        position       INTEGER NOT NULL,
+        PRIMARY KEY (environment_id, component_id)
+    );
+    CREATE INDEX environment_components_by_component
+        ON environment_components (component_id);
+    CREATE TABLE hierarchy_levels (
+        environment_id INTEGER NOT NULL REFERENCES environments (id) ON DELETE CASCADE,
+        position       INTEGER NOT NULL,
+        name           TEXT NOT NULL,
+        PRIMARY KEY (environment_id, position),
+        UNIQUE (environment_id, name)
+    );
+    -- Every version of every document. The slot is (level, level_value),
+    -- both '' for the root (level names are never empty). Documents are
+    -- keyed by resource name, not definition id, so their history does not
+    -- depend on which component defines the name.
+    CREATE TABLE documents (
+        environment_id INTEGER NOT NULL REFERENCES environments (id) ON DELETE CASCADE,
+        level          TEXT NOT NULL,
+        level_value    TEXT NOT NULL,
+        resource       TEXT NOT NULL,
+        kind           TEXT NOT NULL CHECK (kind IN ('values', 'overrides')),
+        version        INTEGER NOT NULL CHECK (version >= 1),
+        created_at     INTEGER NOT NULL,
+        deleted        INTEGER NOT NULL CHECK (deleted IN (0, 1)),
+        -- Bytes of content (SQLite's length() counts characters).
+        size           INTEGER NOT NULL,
+        -- Wire JSON; '' for a deletion marker.
+        content        TEXT NOT NULL,
+        PRIMARY KEY (environment_id, level, level_value, resource, kind, version)
+    ) WITHOUT ROWID;
+    -- The latest version of each document: the next number is read here
+    -- inside the writing transaction, and load_all reads only these rows.
+    CREATE TABLE heads (
+        environment_id INTEGER NOT NULL,
+        level          TEXT NOT NULL,
+        level_value    TEXT NOT NULL,
+        resource       TEXT NOT NULL,
+        kind           TEXT NOT NULL,
+        version        INTEGER NOT NULL,
+        PRIMARY KEY (environment_id, level, level_value, resource, kind),
+        FOREIGN KEY (environment_id, level, level_value, resource, kind, version)
+            REFERENCES documents (environment_id, level, level_value, resource, kind, version)
+            ON DELETE CASCADE
+    ) WITHOUT ROWID;
+    "#,
+];
+
+/// Brings the schema up to date, running each missing migration once.
+///
+/// # Errors
+///
+/// A migration that fails, or a database newer than `migrations` knows.
+pub fn migrate(conn: &mut Connection, migrations: &[&str]) -> Result<()> {
+    let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
+    let applied: i64 = tx.pragma_query_value(None, "user_version", |row| row.get(0))?;
+    let applied_n = usize::try_from(applied).unwrap_or(usize::MAX);
+    if applied_n > migrations.len() {
+        return Err(StoreError::SchemaTooNew {
+            found: applied,
+            known: migrations.len(),
+        });
+    }
+    for sql in &migrations[applied_n..] {
+        tx.execute_batch(sql)?;
+    }
+    if applied_n < migrations.len() {
+        tx.pragma_update(None, "user_version", migrations.len() as i64)?;
+    }
+    tx.commit()?;
+    Ok(())
+}

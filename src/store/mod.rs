@@ -1,0 +1,203 @@
+//! Persistence of the ConfigDB behind a narrow trait, [`Store`]; the only
+//! module that knows SQL. [`SqliteStore`] is the embedded engine; a
+//! PostgreSQL store for several replicas can implement the same trait.
+//!
+//! Contract of every implementation:
+//! - Each operation is atomic: a failed write changes nothing.
+//! - Every document write makes a new version, numbered 1, 2, … per
+//!   document (environment, slot, resource, kind), the number chosen
+//!   inside the write's transaction so concurrent writers lose nothing.
+//! - A document lives at its path's slot (see [`crate::configdb::level`]).
+//! - Deleting a document writes a deletion marker version, so its history
+//!   stays readable and restorable.
+//! - Documents are stored in the wire JSON form ([`crate::wire`]), which
+//!   keeps every Ruby type apart.
+
+mod migrations;
+mod sqlite;
+
+pub use sqlite::SqliteStore;
+
+use crate::configdb::{
+    Component, ComponentRef, ConfigError, Conflict, DocAddress, DocKind, Environment, Invalid,
+    LevelPath, NewComponent, NewEnvironment, NotFound, SnapshotData, Version,
+};
+use crate::hiera::Hash;
+
+/// What can go wrong in a store.
+#[derive(Debug, thiserror::Error)]
+pub enum StoreError {
+    /// The request broke a rule of the data model (404/409/400 material).
+    #[error(transparent)]
+    Config(#[from] ConfigError),
+    /// The database failed (I/O, locked past the busy timeout, …).
+    #[error("database error: {0}")]
+    Database(#[source] Box<dyn std::error::Error + Send + Sync>),
+    /// A stored document that does not decode: the database was changed
+    /// behind hierad's back.
+    #[error("stored {what} is corrupt: {reason}")]
+    Corrupt { what: String, reason: String },
+    /// The database was written by a newer hierad.
+    #[error(
+        "the database's schema version is {found}, newer than this hierad knows ({known}); run a newer hierad"
+    )]
+    SchemaTooNew { found: i64, known: usize },
+}
+
+impl StoreError {
+    /// The model error inside, if this is one (for choosing a status code).
+    pub fn config(&self) -> Option<&ConfigError> {
+        match self {
+            StoreError::Config(e) => Some(e),
+            _ => None,
+        }
+    }
+}
+
+impl From<NotFound> for StoreError {
+    fn from(e: NotFound) -> Self {
+        StoreError::Config(e.into())
+    }
+}
+
+impl From<Conflict> for StoreError {
+    fn from(e: Conflict) -> Self {
+        StoreError::Config(e.into())
+    }
+}
+
+impl From<Invalid> for StoreError {
+    fn from(e: Invalid) -> Self {
+        StoreError::Config(e.into())
+    }
+}
+
+pub type Result<T, E = StoreError> = std::result::Result<T, E>;
+
+/// One document of an [`ImportBatch`].
+#[derive(Clone, Debug, PartialEq)]
+pub struct ImportDoc {
+    pub path: LevelPath,
+    pub resource: String,
+    pub kind: DocKind,
+    pub content: Hash,
+}
+
+/// Many documents of one environment, written all or nothing.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct ImportBatch {
+    pub env: i64,
+    pub documents: Vec<ImportDoc>,
+    /// (path, kind) pairs whose slot must end up holding exactly the
+    /// batch's documents of that kind: every other live document there
+    /// gets a deletion marker. `hierad import DIR --replace` at
+    /// `nodes=node-1` names (`nodes=node-1`, values), so the user's
+    /// overrides survive a re-upload.
+    pub replace: Vec<(LevelPath, DocKind)>,
+    /// Resources the environment does not define are first defined in
+    /// this component (which the environment must use), in the same
+    /// transaction; `None` makes them an error.
+    pub define_missing_in: Option<ComponentRef>,
+}
+
+/// What an import did.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct ImportReport {
+    /// Documents that got a new version.
+    pub written: Vec<(DocAddress, Version)>,
+    /// Documents left alone because their latest version already holds
+    /// exactly this content: a re-import adds no noise to the history.
+    pub unchanged: Vec<DocAddress>,
+    /// Documents that got a deletion marker (from `replace`).
+    pub deleted: Vec<(DocAddress, Version)>,
+    /// Resource names newly defined (from `define_missing_in`).
+    pub defined: Vec<String>,
+}
+
+/// The ConfigDB's persistence. Every method is one transaction.
+///
+/// # Errors
+///
+/// Every method returns [`StoreError::Config`] for what the caller got
+/// wrong (each method says which) and [`StoreError::Database`] when the
+/// database itself fails.
+pub trait Store: Send + Sync {
+    /// Creates a component with its resource definitions. Conflict: the
+    /// name or the explicit id is taken. Invalid: a bad or repeated name.
+    fn create_component(&self, new: &NewComponent) -> Result<Component>;
+
+    /// NotFound: no such component.
+    fn component(&self, which: &ComponentRef) -> Result<Component>;
+
+    /// All components, by id.
+    fn components(&self) -> Result<Vec<Component>>;
+
+    /// Deletes a component and its definitions. Conflict: an environment
+    /// still uses it.
+    fn delete_component(&self, which: &ComponentRef) -> Result<()>;
+
+    /// Adds resource definitions to a component. Conflict: the component
+    /// already defines one, or an environment using it gets it from
+    /// another component too.
+    fn add_resource_definitions(&self, which: &ComponentRef, names: &[String])
+    -> Result<Component>;
+
+    /// Creates an environment. NotFound: a component. Conflict: the id is
+    /// taken, a component is listed twice, or two components define the
+    /// same resource. Invalid: a bad or repeated level name.
+    fn create_environment(&self, new: &NewEnvironment) -> Result<Environment>;
+
+    /// NotFound: no such environment.
+    fn environment(&self, id: i64) -> Result<Environment>;
+
+    /// All environments, by id.
+    fn environments(&self) -> Result<Vec<Environment>>;
+
+    /// Deletes an environment with all its documents and their history.
+    fn delete_environment(&self, id: i64) -> Result<()>;
+
+    /// Writes a new version of a document. NotFound: the environment, a
+    /// level, or the resource (not defined in the environment). Invalid:
+    /// the path does not fit the environment's levels.
+    fn put(&self, at: &DocAddress, doc: &Hash) -> Result<Version>;
+
+    /// Edits the latest live content (an empty Hash if there is none) and
+    /// writes the result as a new version, all in one transaction, so a
+    /// key-level change (`config override --key a.b`) cannot lose a
+    /// concurrent writer's change. An error from `edit` writes nothing and
+    /// is returned. Errors otherwise as `put`.
+    fn update(
+        &self,
+        at: &DocAddress,
+        edit: &mut dyn FnMut(&mut Hash) -> Result<(), ConfigError>,
+    ) -> Result<Version>;
+
+    /// A version of a document (`None`: the latest); `Ok(None)` if it was
+    /// never written. A deletion marker reads as an empty Hash with
+    /// `deleted` set. NotFound: as `put`, or a version that does not exist.
+    fn get(&self, at: &DocAddress, version: Option<u64>) -> Result<Option<(Version, Hash)>>;
+
+    /// Every version of a document, oldest first; empty if never written.
+    fn history(&self, at: &DocAddress) -> Result<Vec<Version>>;
+
+    /// Writes a new version holding the content of an old one. NotFound:
+    /// no such version. Invalid: it is a deletion marker.
+    fn restore(&self, at: &DocAddress, version: u64) -> Result<Version>;
+
+    /// Writes a deletion marker. NotFound: the document has no live
+    /// version (never written, or already deleted).
+    fn delete(&self, at: &DocAddress) -> Result<Version>;
+
+    /// Writes a batch of documents in one transaction: all or nothing.
+    /// Errors: those of `put` for any document; Invalid: a document listed
+    /// twice; NotFound/Invalid for `define_missing_in`.
+    fn import(&self, batch: &ImportBatch) -> Result<ImportReport>;
+
+    /// Everything a [`Snapshot`](crate::configdb::Snapshot) needs, read in
+    /// one consistent transaction: components, environments, and the latest
+    /// live version of every document.
+    fn load_all(&self) -> Result<SnapshotData>;
+}
+
+#[cfg(test)]
+mod tests;

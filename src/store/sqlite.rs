@@ -1,0 +1,920 @@
+//! [`SqliteStore`]: the [`Store`] on an embedded SQLite file (rusqlite),
+//! in WAL mode with foreign keys on.
+//!
+//! Writes run in `BEGIN IMMEDIATE` transactions: the write lock is taken
+//! before anything is read, so a version number read inside the
+//! transaction is still the latest when the new row is inserted, and a
+//! second writer (another thread or another process on the same file)
+//! waits for the lock (up to [`BUSY_TIMEOUT`]) instead of failing.
+
+use super::migrations::{self, MIGRATIONS};
+use super::{ImportBatch, ImportReport, Result, Store, StoreError};
+use crate::configdb::model::{check_component_name, check_level_name, check_resource_name};
+use crate::configdb::{
+    Component, ComponentRef, ConfigError, Conflict, DocAddress, DocKind, Environment, Invalid,
+    LevelPath, LevelValue, NewComponent, NewEnvironment, NotFound, ResourceDefinition,
+    SnapshotData, StoredDocument, Version,
+};
+use crate::hiera::{Hash, Value};
+use crate::wire;
+use rusqlite::{Connection, OptionalExtension, Transaction, TransactionBehavior, params};
+use std::collections::{BTreeMap, HashMap, HashSet};
+use std::path::Path;
+use std::sync::{Mutex, MutexGuard, PoisonError};
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+/// How long a write waits for another writer's lock before failing.
+pub const BUSY_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// A ConfigDB in one SQLite database.
+///
+/// One connection behind a mutex: methods take `&self` so the store can be
+/// shared (`Arc<dyn Store>`); each call holds the lock for one short
+/// transaction. Several `SqliteStore`s (or processes) may open the same
+/// file; SQLite's own locking orders their writes.
+pub struct SqliteStore {
+    conn: Mutex<Connection>,
+}
+
+impl From<rusqlite::Error> for StoreError {
+    fn from(e: rusqlite::Error) -> Self {
+        StoreError::Database(Box::new(e))
+    }
+}
+
+impl SqliteStore {
+    /// Opens (creating if needed) the database file and brings its schema
+    /// up to date.
+    ///
+    /// # Errors
+    ///
+    /// The file cannot be opened, a migration fails, or the schema is
+    /// newer than this build knows.
+    pub fn open(path: impl AsRef<Path>) -> Result<Self> {
+        Self::from_connection(Connection::open(path)?, MIGRATIONS)
+    }
+
+    /// A private database in memory, for tests and throwaway use.
+    ///
+    /// # Errors
+    ///
+    /// As [`SqliteStore::open`].
+    pub fn open_in_memory() -> Result<Self> {
+        Self::from_connection(Connection::open_in_memory()?, MIGRATIONS)
+    }
+
+    fn from_connection(mut conn: Connection, migrations: &[&str]) -> Result<Self> {
+        conn.busy_timeout(BUSY_TIMEOUT)?;
+        conn.pragma_update(None, "foreign_keys", true)?;
+        // WAL lets readers run while one writer writes; an in-memory
+        // database answers "memory" and stays as it is.
+        let _mode: String =
+            conn.pragma_update_and_check(None, "journal_mode", "WAL", |row| row.get(0))?;
+        migrations::migrate(&mut conn, migrations)?;
+        Ok(SqliteStore {
+            conn: Mutex::new(conn),
+        })
+    }
+
+    fn lock(&self) -> MutexGuard<'_, Connection> {
+        // A panic mid-transaction rolled it back on unwind (Transaction's
+        // drop), so the connection behind a poisoned lock is sound.
+        self.conn.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    fn write<T>(&self, f: impl FnOnce(&Transaction<'_>) -> Result<T>) -> Result<T> {
+        let mut conn = self.lock();
+        let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
+        let out = f(&tx)?;
+        tx.commit()?;
+        Ok(out)
+    }
+
+    fn read<T>(&self, f: impl FnOnce(&Transaction<'_>) -> Result<T>) -> Result<T> {
+        let mut conn = self.lock();
+        let tx = conn.transaction_with_behavior(TransactionBehavior::Deferred)?;
+        f(&tx)
+    }
+}
+
+fn now() -> i64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| i64::try_from(d.as_secs()).unwrap_or(i64::MAX))
+}
+
+/// The (level, level_value) columns of a path's slot; `('', '')` is the root.
+fn slot_of(path: &LevelPath) -> (&str, &str) {
+    path.slot()
+        .map_or(("", ""), |lv| (lv.level.as_str(), lv.value.as_str()))
+}
+
+fn encode(doc: &Hash) -> String {
+    wire::to_string(&Value::Hash(doc.clone()))
+}
+
+fn decode(what: impl FnOnce() -> String, text: &str) -> Result<Hash> {
+    if text.is_empty() {
+        return Ok(Hash::new());
+    }
+    match wire::from_str(text) {
+        Ok(Value::Hash(h)) => Ok(h),
+        Ok(other) => Err(StoreError::Corrupt {
+            what: what(),
+            reason: format!("it holds {}, not a Hash", other.class_name()),
+        }),
+        Err(e) => Err(StoreError::Corrupt {
+            what: what(),
+            reason: e.to_string(),
+        }),
+    }
+}
+
+fn version_from(number: i64, created_at: i64, size: i64, deleted: bool) -> Version {
+    Version {
+        number: u64::try_from(number).unwrap_or_default(),
+        created_at,
+        size: usize::try_from(size).unwrap_or_default(),
+        deleted,
+    }
+}
+
+fn sql_version(n: u64) -> i64 {
+    i64::try_from(n).unwrap_or(i64::MAX)
+}
+
+/// An environment with the resource names it defines, for checking many
+/// addresses in one transaction.
+struct EnvContext {
+    env: Environment,
+    /// Resource name → name of the component defining it.
+    resources: BTreeMap<String, String>,
+}
+
+impl EnvContext {
+    fn load(tx: &Connection, id: i64) -> Result<Self> {
+        let env = load_environment(tx, id)?;
+        let resources = env_resources(tx, id)?;
+        Ok(EnvContext { env, resources })
+    }
+
+    fn check(&self, at: &DocAddress) -> Result<()> {
+        at.path.check(&self.env)?;
+        if self.resources.contains_key(&at.resource) {
+            Ok(())
+        } else {
+            Err(NotFound::Resource {
+                env: self.env.id,
+                resource: at.resource.clone(),
+                known: self.resources.keys().cloned().collect(),
+            }
+            .into())
+        }
+    }
+}
+
+fn resolve_component(tx: &Connection, which: &ComponentRef) -> Result<(i64, String)> {
+    let found = match which {
+        ComponentRef::Id(id) => tx
+            .query_row("SELECT id, name FROM components WHERE id = ?1", [id], |r| {
+                Ok((r.get(0)?, r.get(1)?))
+            })
+            .optional()?,
+        ComponentRef::Name(name) => tx
+            .query_row(
+                "SELECT id, name FROM components WHERE name = ?1",
+                [name],
+                |r| Ok((r.get(0)?, r.get(1)?)),
+            )
+            .optional()?,
+    };
+    found.ok_or_else(|| {
+        match which {
+            ComponentRef::Id(id) => NotFound::ComponentId(*id),
+            ComponentRef::Name(name) => NotFound::ComponentName(name.clone()),
+        }
+        .into()
+    })
+}
+
+/// Components with their definitions; all of them, or the one with `id`.
+fn load_components(tx: &Connection, id: Option<i64>) -> Result<Vec<Component>> {
+    let mut components: Vec<Component> = tx
+        .prepare_cached("SELECT id, name FROM components WHERE ?1 IS NULL OR id = ?1 ORDER BY id")?
+        .query_map([id], |r| {
+            Ok(Component {
+                id: r.get(0)?,
+                name: r.get(1)?,
+                resource_definitions: Vec::new(),
+            })
+        })?
+        .collect::<rusqlite::Result<_>>()?;
+    let at: HashMap<i64, usize> = components
+        .iter()
+        .enumerate()
+        .map(|(i, c)| (c.id, i))
+        .collect();
+    let mut stmt = tx.prepare_cached(
+        "SELECT id, component_id, name FROM resource_definitions
+         WHERE ?1 IS NULL OR component_id = ?1 ORDER BY id",
+    )?;
+    let rows = stmt.query_map([id], |r| {
+        Ok((
+            r.get::<_, i64>(0)?,
+            r.get::<_, i64>(1)?,
+            r.get::<_, String>(2)?,
+        ))
+    })?;
+    for row in rows {
+        let (def_id, component_id, name) = row?;
+        if let Some(&i) = at.get(&component_id) {
+            components[i]
+                .resource_definitions
+                .push(ResourceDefinition { id: def_id, name });
+        }
+    }
+    Ok(components)
+}
+
+fn load_component(tx: &Connection, id: i64) -> Result<Component> {
+    load_components(tx, Some(id))?
+        .pop()
+        .ok_or_else(|| NotFound::ComponentId(id).into())
+}
+
+/// Environments with their components and levels; all, or the one `id`.
+fn load_environments(tx: &Connection, id: Option<i64>) -> Result<Vec<Environment>> {
+    let mut envs: Vec<Environment> = tx
+        .prepare_cached("SELECT id FROM environments WHERE ?1 IS NULL OR id = ?1 ORDER BY id")?
+        .query_map([id], |r| {
+            Ok(Environment {
+                id: r.get(0)?,
+                components: Vec::new(),
+                hierarchy_levels: Vec::new(),
+            })
+        })?
+        .collect::<rusqlite::Result<_>>()?;
+    let at: HashMap<i64, usize> = envs.iter().enumerate().map(|(i, e)| (e.id, i)).collect();
+    let mut stmt = tx.prepare_cached(
+        "SELECT environment_id, component_id FROM environment_components
+         WHERE ?1 IS NULL OR environment_id = ?1 ORDER BY environment_id, position",
+    )?;
+    for row in stmt.query_map([id], |r| Ok((r.get::<_, i64>(0)?, r.get::<_, i64>(1)?)))? {
+        let (env, component) = row?;
+        if let Some(&i) = at.get(&env) {
+            envs[i].components.push(component);
+        }
+    }
+    let mut stmt = tx.prepare_cached(
+        "SELECT environment_id, name FROM hierarchy_levels
+         WHERE ?1 IS NULL OR environment_id = ?1 ORDER BY environment_id, position",
+    )?;
+    for row in stmt.query_map([id], |r| Ok((r.get::<_, i64>(0)?, r.get::<_, String>(1)?)))? {
+        let (env, name) = row?;
+        if let Some(&i) = at.get(&env) {
+            envs[i].hierarchy_levels.push(name);
+        }
+    }
+    Ok(envs)
+}
+
+fn load_environment(tx: &Connection, id: i64) -> Result<Environment> {
+    load_environments(tx, Some(id))?
+        .pop()
+        .ok_or_else(|| NotFound::Environment(id).into())
+}
+
+/// Resource name → defining component name, for one environment.
+fn env_resources(tx: &Connection, env: i64) -> Result<BTreeMap<String, String>> {
+    let mut stmt = tx.prepare_cached(
+        "SELECT d.name, c.name FROM environment_components ec
+         JOIN components c ON c.id = ec.component_id
+         JOIN resource_definitions d ON d.component_id = c.id
+         WHERE ec.environment_id = ?1 ORDER BY ec.position, d.id",
+    )?;
+    let rows = stmt.query_map([env], |r| Ok((r.get(0)?, r.get(1)?)))?;
+    rows.collect::<rusqlite::Result<_>>().map_err(Into::into)
+}
+
+/// Adds definitions to a component, refusing a name the component has,
+/// a name listed twice, and a name another component already gives an
+/// environment that uses this one.
+fn define_resources(tx: &Connection, component: i64, names: &[String]) -> Result<()> {
+    let component_name: String = tx.query_row(
+        "SELECT name FROM components WHERE id = ?1",
+        [component],
+        |r| r.get(0),
+    )?;
+    let mut listed = HashSet::new();
+    for name in names {
+        check_resource_name(name)?;
+        if !listed.insert(name.as_str()) {
+            return Err(Invalid::ResourceListedTwice(name.clone()).into());
+        }
+    }
+    let envs: Vec<i64> = tx
+        .prepare_cached(
+            "SELECT environment_id FROM environment_components WHERE component_id = ?1",
+        )?
+        .query_map([component], |r| r.get(0))?
+        .collect::<rusqlite::Result<_>>()?;
+    let existing: HashSet<String> = tx
+        .prepare_cached("SELECT name FROM resource_definitions WHERE component_id = ?1")?
+        .query_map([component], |r| r.get(0))?
+        .collect::<rusqlite::Result<_>>()?;
+    for name in names {
+        if existing.contains(name) {
+            return Err(Conflict::ResourceInComponent {
+                component: component_name,
+                resource: name.clone(),
+            }
+            .into());
+        }
+    }
+    for env in envs {
+        let resources = env_resources(tx, env)?;
+        for name in names {
+            if let Some(other) = resources.get(name) {
+                return Err(Conflict::ResourceInEnvironment {
+                    env,
+                    resource: name.clone(),
+                    first: other.clone(),
+                    second: component_name,
+                }
+                .into());
+            }
+        }
+    }
+    let mut insert =
+        tx.prepare_cached("INSERT INTO resource_definitions (component_id, name) VALUES (?1, ?2)")?;
+    for name in names {
+        insert.execute(params![component, name])?;
+    }
+    Ok(())
+}
+
+/// The latest version of a document and its stored text.
+fn head(tx: &Connection, at: &DocAddress) -> Result<Option<(Version, String)>> {
+    let (level, value) = slot_of(&at.path);
+    tx.prepare_cached(
+        "SELECT d.version, d.created_at, d.size, d.deleted, d.content
+         FROM heads h JOIN documents d USING
+             (environment_id, level, level_value, resource, kind, version)
+         WHERE h.environment_id = ?1 AND h.level = ?2 AND h.level_value = ?3
+           AND h.resource = ?4 AND h.kind = ?5",
+    )?
+    .query_row(
+        params![at.env, level, value, at.resource, at.kind.as_str()],
+        |r| {
+            Ok((
+                version_from(r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?),
+                r.get(4)?,
+            ))
+        },
+    )
+    .optional()
+    .map_err(Into::into)
+}
+
+/// One given version of a document and its stored text.
+fn version_row(tx: &Connection, at: &DocAddress, n: u64) -> Result<Option<(Version, String)>> {
+    let (level, value) = slot_of(&at.path);
+    tx.prepare_cached(
+        "SELECT version, created_at, size, deleted, content FROM documents
+         WHERE environment_id = ?1 AND level = ?2 AND level_value = ?3
+           AND resource = ?4 AND kind = ?5 AND version = ?6",
+    )?
+    .query_row(
+        params![
+            at.env,
+            level,
+            value,
+            at.resource,
+            at.kind.as_str(),
+            sql_version(n)
+        ],
+        |r| {
+            Ok((
+                version_from(r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?),
+                r.get(4)?,
+            ))
+        },
+    )
+    .optional()
+    .map_err(Into::into)
+}
+
+/// Writes the next version of a document: `content` is wire JSON, or
+/// `None` for a deletion marker. Must run inside an IMMEDIATE transaction.
+fn append(tx: &Connection, at: &DocAddress, content: Option<&str>) -> Result<Version> {
+    let (level, value) = slot_of(&at.path);
+    let latest: Option<i64> = tx
+        .prepare_cached(
+            "SELECT version FROM heads WHERE environment_id = ?1 AND level = ?2
+               AND level_value = ?3 AND resource = ?4 AND kind = ?5",
+        )?
+        .query_row(
+            params![at.env, level, value, at.resource, at.kind.as_str()],
+            |r| r.get(0),
+        )
+        .optional()?;
+    let number = latest.unwrap_or(0) + 1;
+    let text = content.unwrap_or("");
+    let version = version_from(number, now(), text.len() as i64, content.is_none());
+    tx.prepare_cached(
+        "INSERT INTO documents (environment_id, level, level_value, resource, kind,
+                                version, created_at, deleted, size, content)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
+    )?
+    .execute(params![
+        at.env,
+        level,
+        value,
+        at.resource,
+        at.kind.as_str(),
+        number,
+        version.created_at,
+        version.deleted,
+        text.len() as i64,
+        text
+    ])?;
+    tx.prepare_cached(
+        "INSERT INTO heads (environment_id, level, level_value, resource, kind, version)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6)
+         ON CONFLICT (environment_id, level, level_value, resource, kind)
+         DO UPDATE SET version = excluded.version",
+    )?
+    .execute(params![
+        at.env,
+        level,
+        value,
+        at.resource,
+        at.kind.as_str(),
+        number
+    ])?;
+    Ok(version)
+}
+
+impl Store for SqliteStore {
+    fn create_component(&self, new: &NewComponent) -> Result<Component> {
+        check_component_name(&new.name)?;
+        self.write(|tx| {
+            if let Some(id) = new.id {
+                let taken = tx
+                    .query_row("SELECT 1 FROM components WHERE id = ?1", [id], |_| Ok(()))
+                    .optional()?;
+                if taken.is_some() {
+                    return Err(Conflict::ComponentId(id).into());
+                }
+            }
+            let existing: Option<i64> = tx
+                .query_row(
+                    "SELECT id FROM components WHERE name = ?1",
+                    [&new.name],
+                    |r| r.get(0),
+                )
+                .optional()?;
+            if let Some(id) = existing {
+                return Err(Conflict::ComponentName {
+                    name: new.name.clone(),
+                    id,
+                }
+                .into());
+            }
+            tx.execute(
+                "INSERT INTO components (id, name) VALUES (?1, ?2)",
+                params![new.id, new.name],
+            )?;
+            let id = tx.last_insert_rowid();
+            define_resources(tx, id, &new.resource_definitions)?;
+            load_component(tx, id)
+        })
+    }
+
+    fn component(&self, which: &ComponentRef) -> Result<Component> {
+        self.read(|tx| {
+            let (id, _) = resolve_component(tx, which)?;
+            load_component(tx, id)
+        })
+    }
+
+    fn components(&self) -> Result<Vec<Component>> {
+        self.read(|tx| load_components(tx, None))
+    }
+
+    fn delete_component(&self, which: &ComponentRef) -> Result<()> {
+        self.write(|tx| {
+            let (id, name) = resolve_component(tx, which)?;
+            let users: Vec<i64> = tx
+                .prepare(
+                    "SELECT environment_id FROM environment_components
+                     WHERE component_id = ?1 ORDER BY environment_id",
+                )?
+                .query_map([id], |r| r.get(0))?
+                .collect::<rusqlite::Result<_>>()?;
+            if !users.is_empty() {
+                return Err(Conflict::ComponentInUse {
+                    component: name,
+                    environments: users,
+                }
+                .into());
+            }
+            tx.execute("DELETE FROM components WHERE id = ?1", [id])?;
+            Ok(())
+        })
+    }
+
+    fn add_resource_definitions(
+        &self,
+        which: &ComponentRef,
+        names: &[String],
+    ) -> Result<Component> {
+        self.write(|tx| {
+            let (id, _) = resolve_component(tx, which)?;
+            define_resources(tx, id, names)?;
+            load_component(tx, id)
+        })
+    }
+
+    fn create_environment(&self, new: &NewEnvironment) -> Result<Environment> {
+        let mut seen = HashSet::new();
+        for level in &new.hierarchy_levels {
+            check_level_name(level)?;
+            if !seen.insert(level) {
+                return Err(Invalid::LevelListedTwice(level.clone()).into());
+            }
+        }
+        self.write(|tx| {
+            let mut components: Vec<(i64, String)> = Vec::new();
+            for which in &new.components {
+                let (id, name) = resolve_component(tx, which)?;
+                if components.iter().any(|(c, _)| *c == id) {
+                    return Err(Conflict::ComponentListedTwice(which.to_string()).into());
+                }
+                components.push((id, name));
+            }
+            if let Some(id) = new.id {
+                let taken = tx
+                    .query_row("SELECT 1 FROM environments WHERE id = ?1", [id], |_| Ok(()))
+                    .optional()?;
+                if taken.is_some() {
+                    return Err(Conflict::EnvironmentId(id).into());
+                }
+            }
+            tx.execute("INSERT INTO environments (id) VALUES (?1)", [new.id])?;
+            let env = tx.last_insert_rowid();
+            let mut defined: HashMap<String, String> = HashMap::new();
+            for (position, (component, name)) in components.iter().enumerate() {
+                tx.execute(
+                    "INSERT INTO environment_components (environment_id, component_id, position)
+                     VALUES (?1, ?2, ?3)",
+                    params![env, component, position as i64],
+                )?;
+                for def in load_component(tx, *component)?.resource_definitions {
+                    if let Some(first) = defined.get(&def.name) {
+                        return Err(Conflict::ResourceInEnvironment {
+                            env,
+                            resource: def.name,
+                            first: first.clone(),
+                            second: name.clone(),
+                        }
+                        .into());
+                    }
+                    defined.insert(def.name, name.clone());
+                }
+            }
+            for (position, level) in new.hierarchy_levels.iter().enumerate() {
+                tx.execute(
+                    "INSERT INTO hierarchy_levels (environment_id, position, name)
+                     VALUES (?1, ?2, ?3)",
+                    params![env, position as i64, level],
+                )?;
+            }
+            load_environment(tx, env)
+        })
+    }
+
+    fn environment(&self, id: i64) -> Result<Environment> {
+        self.read(|tx| load_environment(tx, id))
+    }
+
+    fn environments(&self) -> Result<Vec<Environment>> {
+        self.read(|tx| load_environments(tx, None))
+    }
+
+    fn delete_environment(&self, id: i64) -> Result<()> {
+        self.write(|tx| {
+            // Heads first: their foreign key points at documents, and
+            // SQLite cascades in no promised order.
+            tx.execute("DELETE FROM heads WHERE environment_id = ?1", [id])?;
+            match tx.execute("DELETE FROM environments WHERE id = ?1", [id])? {
+                0 => Err(NotFound::Environment(id).into()),
+                _ => Ok(()),
+            }
+        })
+    }
+
+    fn put(&self, at: &DocAddress, doc: &Hash) -> Result<Version> {
+        let text = encode(doc);
+        self.write(|tx| {
+            EnvContext::load(tx, at.env)?.check(at)?;
+            append(tx, at, Some(&text))
+        })
+    }
+
+    fn update(
+        &self,
+        at: &DocAddress,
+        edit: &mut dyn FnMut(&mut Hash) -> Result<(), ConfigError>,
+    ) -> Result<Version> {
+        self.write(|tx| {
+            EnvContext::load(tx, at.env)?.check(at)?;
+            let mut doc = match head(tx, at)? {
+                Some((v, text)) if !v.deleted => {
+                    decode(|| format!("version {} of the {at}", v.number), &text)?
+                }
+                _ => Hash::new(),
+            };
+            edit(&mut doc)?;
+            append(tx, at, Some(&encode(&doc)))
+        })
+    }
+
+    fn get(&self, at: &DocAddress, version: Option<u64>) -> Result<Option<(Version, Hash)>> {
+        self.read(|tx| {
+            EnvContext::load(tx, at.env)?.check(at)?;
+            let row = match version {
+                None => head(tx, at)?,
+                Some(n) => match version_row(tx, at, n)? {
+                    Some(row) => Some(row),
+                    None => {
+                        return Err(NotFound::Version {
+                            doc: at.clone(),
+                            version: n,
+                            latest: head(tx, at)?.map(|(v, _)| v.number),
+                        }
+                        .into());
+                    }
+                },
+            };
+            row.map(|(v, text)| {
+                let content = decode(|| format!("version {} of the {at}", v.number), &text)?;
+                Ok((v, content))
+            })
+            .transpose()
+        })
+    }
+
+    fn history(&self, at: &DocAddress) -> Result<Vec<Version>> {
+        self.read(|tx| {
+            EnvContext::load(tx, at.env)?.check(at)?;
+            let (level, value) = slot_of(&at.path);
+            tx.prepare_cached(
+                "SELECT version, created_at, size, deleted FROM documents
+                 WHERE environment_id = ?1 AND level = ?2 AND level_value = ?3
+                   AND resource = ?4 AND kind = ?5 ORDER BY version",
+            )?
+            .query_map(
+                params![at.env, level, value, at.resource, at.kind.as_str()],
+                |r| Ok(version_from(r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)),
+            )?
+            .collect::<rusqlite::Result<_>>()
+            .map_err(Into::into)
+        })
+    }
+
+    fn restore(&self, at: &DocAddress, version: u64) -> Result<Version> {
+        self.write(|tx| {
+            EnvContext::load(tx, at.env)?.check(at)?;
+            let Some((old, text)) = version_row(tx, at, version)? else {
+                return Err(NotFound::Version {
+                    doc: at.clone(),
+                    version,
+                    latest: head(tx, at)?.map(|(v, _)| v.number),
+                }
+                .into());
+            };
+            if old.deleted {
+                return Err(Invalid::RestoreDeleted {
+                    doc: at.clone(),
+                    version,
+                }
+                .into());
+            }
+            append(tx, at, Some(&text))
+        })
+    }
+
+    fn delete(&self, at: &DocAddress) -> Result<Version> {
+        self.write(|tx| {
+            EnvContext::load(tx, at.env)?.check(at)?;
+            match head(tx, at)? {
+                Some((v, _)) if !v.deleted => append(tx, at, None),
+                _ => Err(NotFound::Document(at.clone()).into()),
+            }
+        })
+    }
+
+    fn import(&self, batch: &ImportBatch) -> Result<ImportReport> {
+        let texts: Vec<String> = batch.documents.iter().map(|d| encode(&d.content)).collect();
+        self.write(|tx| {
+            let mut ctx = EnvContext::load(tx, batch.env)?;
+            let mut report = ImportReport::default();
+            if let Some(which) = &batch.define_missing_in {
+                let (component, name) = resolve_component(tx, which)?;
+                if !ctx.env.components.contains(&component) {
+                    return Err(Invalid::ComponentNotInEnvironment {
+                        component: name,
+                        env: batch.env,
+                    }
+                    .into());
+                }
+                let mut missing: Vec<String> = Vec::new();
+                for doc in &batch.documents {
+                    if !ctx.resources.contains_key(&doc.resource)
+                        && !missing.contains(&doc.resource)
+                    {
+                        missing.push(doc.resource.clone());
+                    }
+                }
+                define_resources(tx, component, &missing)?;
+                for resource in &missing {
+                    ctx.resources.insert(resource.clone(), name.clone());
+                }
+                report.defined = missing;
+            }
+            // (slot, resource, kind) of every document in the batch.
+            let mut seen: HashSet<(Option<&LevelValue>, &str, DocKind)> = HashSet::new();
+            for (doc, text) in batch.documents.iter().zip(&texts) {
+                let at = DocAddress::new(batch.env, doc.path.clone(), &doc.resource, doc.kind);
+                ctx.check(&at)?;
+                if !seen.insert((doc.path.slot(), &doc.resource, doc.kind)) {
+                    return Err(Invalid::ImportedTwice(at).into());
+                }
+                match head(tx, &at)? {
+                    Some((v, old)) if !v.deleted && old == *text => report.unchanged.push(at),
+                    _ => {
+                        let v = append(tx, &at, Some(text))?;
+                        report.written.push((at, v));
+                    }
+                }
+            }
+            for (path, kind) in &batch.replace {
+                path.check(&ctx.env)?;
+                let (level, value) = slot_of(path);
+                let live: Vec<String> = tx
+                    .prepare_cached(
+                        "SELECT h.resource FROM heads h JOIN documents d USING
+                             (environment_id, level, level_value, resource, kind, version)
+                         WHERE h.environment_id = ?1 AND h.level = ?2 AND h.level_value = ?3
+                           AND h.kind = ?4 AND d.deleted = 0 ORDER BY h.resource",
+                    )?
+                    .query_map(params![batch.env, level, value, kind.as_str()], |r| {
+                        r.get(0)
+                    })?
+                    .collect::<rusqlite::Result<_>>()?;
+                for resource in live {
+                    if !seen.contains(&(path.slot(), resource.as_str(), *kind)) {
+                        let at = DocAddress::new(batch.env, path.clone(), resource, *kind);
+                        let v = append(tx, &at, None)?;
+                        report.deleted.push((at, v));
+                    }
+                }
+            }
+            Ok(report)
+        })
+    }
+
+    fn load_all(&self) -> Result<SnapshotData> {
+        self.read(|tx| {
+            let components = load_components(tx, None)?;
+            let environments = load_environments(tx, None)?;
+            let mut stmt = tx.prepare(
+                "SELECT d.environment_id, d.level, d.level_value, d.resource, d.kind,
+                        d.version, d.created_at, d.size, d.content
+                 FROM heads h JOIN documents d USING
+                     (environment_id, level, level_value, resource, kind, version)
+                 WHERE d.deleted = 0",
+            )?;
+            let raw = stmt
+                .query_map([], |r| {
+                    Ok(RawDoc {
+                        env: r.get(0)?,
+                        level: r.get(1)?,
+                        value: r.get(2)?,
+                        resource: r.get(3)?,
+                        kind: r.get(4)?,
+                        version: version_from(r.get(5)?, r.get(6)?, r.get(7)?, false),
+                        text: r.get(8)?,
+                    })
+                })?
+                .collect::<rusqlite::Result<Vec<_>>>()?;
+            let documents = decode_all(raw)?;
+            Ok(SnapshotData {
+                components,
+                environments,
+                documents,
+            })
+        })
+    }
+}
+
+/// A stored document row before decoding.
+struct RawDoc {
+    env: i64,
+    level: String,
+    value: String,
+    resource: String,
+    kind: String,
+    version: Version,
+    text: String,
+}
+
+impl RawDoc {
+    fn decode(self) -> Result<StoredDocument> {
+        let RawDoc {
+            env,
+            level,
+            value,
+            resource,
+            kind,
+            version,
+            text,
+        } = self;
+        let what = || format!("document {resource} ({kind}) at {level}={value}");
+        let corrupt = |reason: String| StoreError::Corrupt {
+            what: what(),
+            reason,
+        };
+        let kind_parsed = kind
+            .parse::<DocKind>()
+            .map_err(|e| corrupt(e.to_string()))?;
+        let slot = if level.is_empty() {
+            None
+        } else {
+            Some(LevelValue::new(&level, &value).map_err(|e| corrupt(e.to_string()))?)
+        };
+        let content = decode(what, &text)?;
+        Ok(StoredDocument {
+            env,
+            slot,
+            resource,
+            kind: kind_parsed,
+            version,
+            content,
+        })
+    }
+}
+
+/// Decodes documents on every core: decoding, not reading, is what a
+/// large database spends its start-up on (about 60 MB/s of wire JSON per
+/// core), and the documents are independent.
+fn decode_all(raw: Vec<RawDoc>) -> Result<Vec<StoredDocument>> {
+    let threads = std::thread::available_parallelism()
+        .map_or(1, usize::from)
+        .min(8);
+    if threads < 2 || raw.len() < 64 {
+        return raw.into_iter().map(RawDoc::decode).collect();
+    }
+    let per_thread = raw.len().div_ceil(threads);
+    let mut chunks: Vec<Vec<RawDoc>> = Vec::with_capacity(threads);
+    let mut rest = raw.into_iter();
+    loop {
+        let chunk: Vec<RawDoc> = rest.by_ref().take(per_thread).collect();
+        if chunk.is_empty() {
+            break;
+        }
+        chunks.push(chunk);
+    }
+    let decoded: Vec<Result<Vec<StoredDocument>>> = std::thread::scope(|scope| {
+        let handles: Vec<_> = chunks
+            .into_iter()
+            .map(|chunk| scope.spawn(move || chunk.into_iter().map(RawDoc::decode).collect()))
+            .collect();
+        handles
+            .into_iter()
+            .map(|h| {
+                h.join()
+                    .unwrap_or_else(|panic| std::panic::resume_unwind(panic))
+            })
+            .collect()
+    });
+    let mut out = Vec::new();
+    for part in decoded {
+        out.extend(part?);
+    }
+    Ok(out)
+}
+
+#[cfg(test)]
+pub(super) fn open_with_migrations(path: &Path, migrations: &[&str]) -> Result<SqliteStore> {
+    SqliteStore::from_connection(Connection::open(path)?, migrations)
+}
+
+#[cfg(test)]
+impl SqliteStore {
+    /// The connection itself, for tests that check its settings.
+    pub(super) fn raw<T>(&self, f: impl FnOnce(&Connection) -> T) -> T {
+        f(&self.lock())
+    }
+}

@@ -1,0 +1,1168 @@
+//! Tests of the SQLite store: every operation and error, versions, the
+//! import's all-or-nothing rule, migrations, reopening, concurrent writers.
+
+use super::sqlite::open_with_migrations;
+use super::*;
+use crate::configdb::{ErrorKind, LevelPath, ResourceDefinition, Snapshot};
+use crate::hiera::Value;
+use crate::rhash;
+use std::sync::Arc;
+
+fn store() -> SqliteStore {
+    SqliteStore::open_in_memory().unwrap()
+}
+
+fn path(text: &str) -> LevelPath {
+    LevelPath::parse_cli(text).unwrap()
+}
+
+fn at(env: i64, p: &str, resource: &str, kind: DocKind) -> DocAddress {
+    DocAddress::new(env, path(p), resource, kind)
+}
+
+fn names(list: &[&str]) -> Vec<String> {
+    list.iter().map(|s| (*s).to_owned()).collect()
+}
+
+fn component(name: &str, resources: &[&str]) -> NewComponent {
+    NewComponent {
+        id: None,
+        name: name.into(),
+        resource_definitions: names(resources),
+    }
+}
+
+/// A store with component "fuel" (astute, globals, override/node) and
+/// environment 1 with levels [role, nodes].
+fn fuel() -> SqliteStore {
+    let s = store();
+    seed(&s);
+    s
+}
+
+fn seed(s: &SqliteStore) {
+    s.create_component(&component("fuel", &["astute", "globals", "override/node"]))
+        .unwrap();
+    s.create_environment(&NewEnvironment {
+        id: Some(1),
+        components: vec![ComponentRef::Name("fuel".into())],
+        hierarchy_levels: names(&["role", "nodes"]),
+    })
+    .unwrap();
+}
+
+/// The model error of a failed call, or a panic naming what came back.
+fn kind_of<T: std::fmt::Debug>(r: Result<T>) -> (ErrorKind, String) {
+    match r {
+        Err(StoreError::Config(e)) => (e.kind(), e.to_string()),
+        other => panic!("expected a model error, got {other:?}"),
+    }
+}
+
+#[track_caller]
+fn assert_error<T: std::fmt::Debug>(r: Result<T>, kind: ErrorKind, msg: &str) {
+    let (got, text) = kind_of(r);
+    assert_eq!(got, kind, "{text}");
+    assert!(text.contains(msg), "{text:?} should contain {msg:?}");
+}
+
+#[test]
+fn components_crud_and_errors() {
+    let s = store();
+    let fuel = s
+        .create_component(&component("fuel", &["astute", "override/plugins"]))
+        .unwrap();
+    assert_eq!(fuel.name, "fuel");
+    assert_eq!(
+        fuel.resource_definitions
+            .iter()
+            .map(|d| d.name.as_str())
+            .collect::<Vec<_>>(),
+        ["astute", "override/plugins"]
+    );
+    let explicit = s
+        .create_component(&NewComponent {
+            id: Some(42),
+            ..component("plugin", &[])
+        })
+        .unwrap();
+    assert_eq!(explicit.id, 42);
+    assert_eq!(s.component(&ComponentRef::Id(fuel.id)).unwrap(), fuel);
+    assert_eq!(
+        s.component(&ComponentRef::Name("fuel".into())).unwrap(),
+        fuel
+    );
+    assert_eq!(
+        s.components().unwrap(),
+        vec![fuel.clone(), explicit.clone()]
+    );
+
+    let taken = format!("a component named \"fuel\" already exists (id {})", fuel.id);
+    let cases: Vec<(NewComponent, ErrorKind, &str)> = vec![
+        (component("fuel", &[]), ErrorKind::Conflict, &taken),
+        (
+            NewComponent {
+                id: Some(42),
+                ..component("other", &[])
+            },
+            ErrorKind::Conflict,
+            "component id 42 is already taken",
+        ),
+        (component("", &[]), ErrorKind::Invalid, "it is empty"),
+        (component("123", &[]), ErrorKind::Invalid, "all digits"),
+        (
+            component("x", &["a", "a"]),
+            ErrorKind::Invalid,
+            "resource \"a\" is listed twice",
+        ),
+        (component("x", &["/a"]), ErrorKind::Invalid, "empty segment"),
+    ];
+    for (new, kind, msg) in cases {
+        assert_error(s.create_component(&new), kind, msg);
+    }
+    assert_eq!(
+        s.components().unwrap().len(),
+        2,
+        "failed creates left nothing"
+    );
+
+    assert_error(
+        s.component(&ComponentRef::Id(7)),
+        ErrorKind::NotFound,
+        "component 7 does not exist",
+    );
+    assert_error(
+        s.component(&ComponentRef::Name("nope".into())),
+        ErrorKind::NotFound,
+        "component \"nope\" does not exist",
+    );
+
+    let grown = s
+        .add_resource_definitions(&ComponentRef::Id(42), &names(&["plugins/x"]))
+        .unwrap();
+    assert_eq!(grown.resource_definitions.len(), 1);
+    assert_error(
+        s.add_resource_definitions(&ComponentRef::Id(42), &names(&["plugins/x"])),
+        ErrorKind::Conflict,
+        "component \"plugin\" already defines resource \"plugins/x\"",
+    );
+
+    s.delete_component(&ComponentRef::Id(42)).unwrap();
+    assert_error(
+        s.delete_component(&ComponentRef::Id(42)),
+        ErrorKind::NotFound,
+        "component 42",
+    );
+    assert_eq!(s.components().unwrap(), vec![fuel]);
+}
+
+#[test]
+fn resource_names_clash_within_an_environment() {
+    let s = fuel();
+    s.create_component(&component("plugin", &["plugins/a"]))
+        .unwrap();
+    s.create_component(&component("dup", &["globals"])).unwrap();
+    // Creating an environment with two definitions of "globals".
+    assert_error(
+        s.create_environment(&NewEnvironment {
+            id: Some(2),
+            components: vec![
+                ComponentRef::Name("fuel".into()),
+                ComponentRef::Name("dup".into()),
+            ],
+            hierarchy_levels: vec![],
+        }),
+        ErrorKind::Conflict,
+        "resource \"globals\" would be defined twice in environment 2: by component \"fuel\" and by component \"dup\"",
+    );
+    assert_error(s.environment(2), ErrorKind::NotFound, "environment 2");
+    // Growing a component used by an environment into a clash.
+    s.create_environment(&NewEnvironment {
+        id: Some(3),
+        components: vec![
+            ComponentRef::Name("fuel".into()),
+            ComponentRef::Name("plugin".into()),
+        ],
+        hierarchy_levels: vec![],
+    })
+    .unwrap();
+    assert_error(
+        s.add_resource_definitions(
+            &ComponentRef::Name("plugin".into()),
+            &names(&["ok", "astute"]),
+        ),
+        ErrorKind::Conflict,
+        "resource \"astute\" would be defined twice in environment 3",
+    );
+    let plugin = s.component(&ComponentRef::Name("plugin".into())).unwrap();
+    assert_eq!(plugin.resource_definitions.len(), 1, "nothing added");
+    // A component in use cannot be deleted.
+    assert_error(
+        s.delete_component(&ComponentRef::Name("plugin".into())),
+        ErrorKind::Conflict,
+        "component \"plugin\" is used by environment(s) 3",
+    );
+}
+
+#[test]
+fn environments_crud_and_errors() {
+    let s = fuel();
+    let fuel_id = s.component(&ComponentRef::Name("fuel".into())).unwrap().id;
+    s.create_component(&component("plugin", &["plugins/a"]))
+        .unwrap();
+    let env = s.environment(1).unwrap();
+    assert_eq!(
+        env,
+        Environment {
+            id: 1,
+            components: vec![fuel_id],
+            hierarchy_levels: names(&["role", "nodes"]),
+        }
+    );
+    // Assigned id, components by id and name, level order kept.
+    let auto = s
+        .create_environment(&NewEnvironment {
+            id: None,
+            components: vec![
+                ComponentRef::Name("plugin".into()),
+                ComponentRef::Id(fuel_id),
+            ],
+            hierarchy_levels: names(&["z", "a", "m"]),
+        })
+        .unwrap();
+    assert_eq!(auto.id, 2);
+    assert_eq!(auto.hierarchy_levels, names(&["z", "a", "m"]));
+    assert_eq!(auto.components.len(), 2);
+    assert_eq!(auto.components[1], fuel_id);
+    assert_eq!(s.environments().unwrap(), vec![env.clone(), auto.clone()]);
+
+    let new = |id, components: Vec<ComponentRef>, levels: &[&str]| NewEnvironment {
+        id,
+        components,
+        hierarchy_levels: names(levels),
+    };
+    let cases: Vec<(NewEnvironment, ErrorKind, &str)> = vec![
+        (
+            new(Some(1), vec![], &[]),
+            ErrorKind::Conflict,
+            "environment 1 already exists",
+        ),
+        (
+            new(None, vec![ComponentRef::Id(99)], &[]),
+            ErrorKind::NotFound,
+            "component 99 does not exist",
+        ),
+        (
+            new(None, vec![ComponentRef::Name("nope".into())], &[]),
+            ErrorKind::NotFound,
+            "component \"nope\" does not exist",
+        ),
+        (
+            new(
+                None,
+                vec![ComponentRef::Id(fuel_id), ComponentRef::Name("fuel".into())],
+                &[],
+            ),
+            ErrorKind::Conflict,
+            "component \"fuel\" is listed twice",
+        ),
+        (
+            new(None, vec![], &["nodes", "nodes"]),
+            ErrorKind::Invalid,
+            "level \"nodes\" is listed twice",
+        ),
+        (
+            new(None, vec![], &["a/b"]),
+            ErrorKind::Invalid,
+            "may not contain '/'",
+        ),
+    ];
+    for (n, kind, msg) in cases {
+        assert_error(s.create_environment(&n), kind, msg);
+    }
+    assert_eq!(
+        s.environments().unwrap().len(),
+        2,
+        "failed creates left nothing"
+    );
+    assert_error(
+        s.environment(5),
+        ErrorKind::NotFound,
+        "environment 5 does not exist",
+    );
+    s.delete_environment(2).unwrap();
+    assert_error(
+        s.delete_environment(2),
+        ErrorKind::NotFound,
+        "environment 2",
+    );
+    assert_eq!(s.environments().unwrap(), vec![env]);
+}
+
+#[test]
+fn every_write_is_a_version() {
+    let s = fuel();
+    let a = at(1, "nodes=node-1", "astute", DocKind::Values);
+    assert_eq!(s.get(&a, None).unwrap(), None, "never written");
+    assert_eq!(s.history(&a).unwrap(), vec![]);
+    let docs = [
+        rhash! {"k" => 1},
+        rhash! {"k" => 2, "l" => Value::Array(vec![])},
+        rhash! {"k" => 1},
+    ];
+    for (i, d) in docs.iter().enumerate() {
+        let v = s.put(&a, d).unwrap();
+        assert_eq!(v.number, i as u64 + 1);
+        assert!(!v.deleted);
+        assert_eq!(
+            v.size,
+            crate::wire::to_string(&Value::Hash(d.clone())).len()
+        );
+    }
+    let (latest, content) = s.get(&a, None).unwrap().unwrap();
+    assert_eq!((latest.number, content), (3, docs[2].clone()));
+    let (v2, content) = s.get(&a, Some(2)).unwrap().unwrap();
+    assert_eq!((v2.number, content), (2, docs[1].clone()));
+    let history = s.history(&a).unwrap();
+    assert_eq!(
+        history.iter().map(|v| v.number).collect::<Vec<_>>(),
+        [1, 2, 3]
+    );
+    assert_eq!(history[1], v2);
+    assert!(history.iter().all(|v| v.created_at > 1_600_000_000));
+    assert_error(
+        s.get(&a, Some(7)),
+        ErrorKind::NotFound,
+        "version 7 of the values of resource \"astute\" at nodes=node-1 of environment 1 does not exist (the latest is 3)",
+    );
+    assert_error(
+        s.get(&at(1, "", "astute", DocKind::Values), Some(1)),
+        ErrorKind::NotFound,
+        "(it has no versions)",
+    );
+
+    // Restore makes a new version with the old content.
+    let restored = s.restore(&a, 2).unwrap();
+    assert_eq!(restored.number, 4);
+    assert_eq!(s.get(&a, None).unwrap().unwrap().1, docs[1]);
+    assert_error(s.restore(&a, 9), ErrorKind::NotFound, "version 9");
+
+    // Delete writes a marker; history survives; restore brings it back.
+    let marker = s.delete(&a).unwrap();
+    assert_eq!((marker.number, marker.deleted, marker.size), (5, true, 0));
+    let (v, content) = s.get(&a, None).unwrap().unwrap();
+    assert!(v.deleted);
+    assert!(content.is_empty());
+    assert_error(
+        s.delete(&a),
+        ErrorKind::NotFound,
+        "there is no values of resource",
+    );
+    assert_error(
+        s.restore(&a, 5),
+        ErrorKind::Invalid,
+        "it is a deletion marker",
+    );
+    assert_eq!(s.restore(&a, 1).unwrap().number, 6);
+    assert_eq!(s.get(&a, None).unwrap().unwrap().1, docs[0]);
+    assert_eq!(s.history(&a).unwrap().len(), 6);
+
+    // The two kinds and other slots are separate documents.
+    let o = at(1, "nodes=node-1", "astute", DocKind::Overrides);
+    assert_eq!(s.put(&o, &rhash! {"o" => 1}).unwrap().number, 1);
+    assert_eq!(
+        s.put(&at(1, "", "astute", DocKind::Values), &Hash::new())
+            .unwrap()
+            .number,
+        1
+    );
+    assert_error(
+        s.delete(&at(1, "nodes=node-2", "astute", DocKind::Values)),
+        ErrorKind::NotFound,
+        "there is no values",
+    );
+}
+
+#[test]
+fn update_edits_the_latest_in_one_transaction() {
+    use crate::configdb::keypath::{self, KeyPath};
+    let s = fuel();
+    let o = at(1, "nodes=n1", "astute", DocKind::Overrides);
+    let set = |key: &str, value: Value| {
+        let key = KeyPath::parse(key).unwrap();
+        move |doc: &mut Hash| keypath::set(doc, &key, value.clone()).map_err(Into::into)
+    };
+    // From nothing, then keeping siblings.
+    assert_eq!(
+        s.update(&o, &mut set("nova.debug", true.into()))
+            .unwrap()
+            .number,
+        1
+    );
+    assert_eq!(
+        s.update(&o, &mut set("nova.workers", 8.into()))
+            .unwrap()
+            .number,
+        2
+    );
+    assert_eq!(
+        s.get(&o, None).unwrap().unwrap().1,
+        rhash! {"nova" => Value::Hash(rhash! {"debug" => true, "workers" => 8})}
+    );
+    // A failing edit writes nothing.
+    assert_error(
+        s.update(&o, &mut set("nova.debug.x", 1.into())),
+        ErrorKind::Invalid,
+        "\"nova.debug\" is TrueClass, not a Hash or an Array",
+    );
+    assert_eq!(s.history(&o).unwrap().len(), 2);
+    // After a deletion it starts from an empty Hash again.
+    s.delete(&o).unwrap();
+    s.update(&o, &mut set("x", 1.into())).unwrap();
+    assert_eq!(s.get(&o, None).unwrap().unwrap().1, rhash! {"x" => 1});
+    assert_error(
+        s.update(&at(1, "", "nope", DocKind::Values), &mut |_| Ok(())),
+        ErrorKind::NotFound,
+        "resource \"nope\"",
+    );
+}
+
+#[test]
+fn concurrent_key_updates_lose_nothing() {
+    use crate::configdb::keypath::{self, KeyPath};
+    const WRITES: usize = 100;
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("db.sqlite");
+    seed(&SqliteStore::open(&file).unwrap());
+    let o = at(1, "", "globals", DocKind::Overrides);
+    let (file, o) = (&file, &o);
+    std::thread::scope(|scope| {
+        for writer in 0..2 {
+            scope.spawn(move || {
+                let own = SqliteStore::open(file).unwrap();
+                for i in 0..WRITES {
+                    let key = KeyPath::parse(&format!("w{writer}.k{i}")).unwrap();
+                    own.update(o, &mut |doc| {
+                        keypath::set(doc, &key, Value::Int(i as i64)).map_err(Into::into)
+                    })
+                    .unwrap();
+                }
+            });
+        }
+    });
+    let s = SqliteStore::open(file).unwrap();
+    let (v, doc) = s.get(o, None).unwrap().unwrap();
+    assert_eq!(v.number, 2 * WRITES as u64);
+    for writer in 0..2 {
+        let inner = doc[&Value::str(format!("w{writer}"))].as_hash().unwrap();
+        assert_eq!(inner.len(), WRITES, "writer {writer} kept every key");
+    }
+}
+
+#[test]
+fn a_document_lives_at_its_slot() {
+    let s = fuel();
+    let long = at(
+        1,
+        "role=controller,nodes=node-1",
+        "globals",
+        DocKind::Values,
+    );
+    let short = at(1, "nodes=node-1", "globals", DocKind::Values);
+    s.put(&long, &rhash! {"a" => 1}).unwrap();
+    s.put(&short, &rhash! {"a" => 2}).unwrap();
+    assert_eq!(s.history(&long).unwrap().len(), 2);
+    assert_eq!(s.get(&long, None).unwrap().unwrap().1, rhash! {"a" => 2});
+}
+
+#[test]
+fn document_errors_change_nothing() {
+    let s = fuel();
+    let doc = rhash! {"a" => 1};
+    let cases: Vec<(DocAddress, ErrorKind, &str)> = vec![
+        (
+            at(9, "", "astute", DocKind::Values),
+            ErrorKind::NotFound,
+            "environment 9 does not exist",
+        ),
+        (
+            at(1, "racks=r1", "astute", DocKind::Values),
+            ErrorKind::NotFound,
+            "level \"racks\" is not one of environment 1's levels [role, nodes]",
+        ),
+        (
+            at(1, "nodes=n,role=r", "astute", DocKind::Values),
+            ErrorKind::Invalid,
+            "level \"role\" must come before level \"nodes\"",
+        ),
+        (
+            at(1, "", "nope", DocKind::Overrides),
+            ErrorKind::NotFound,
+            "resource \"nope\" is not defined in environment 1 (it defines: astute, globals, override/node)",
+        ),
+    ];
+    for (a, kind, msg) in cases {
+        assert_error(s.put(&a, &doc), kind, msg);
+        assert_error(s.get(&a, None), kind, msg);
+        assert_error(s.history(&a), kind, msg);
+        assert_error(s.restore(&a, 1), kind, msg);
+        assert_error(s.delete(&a), kind, msg);
+    }
+    assert!(s.load_all().unwrap().documents.is_empty());
+}
+
+#[test]
+fn every_value_type_round_trips() {
+    let s = fuel();
+    let mut odd = Hash::new();
+    odd.insert(Value::Int(1), "int key".into());
+    odd.insert(Value::Symbol("sym".into()), Value::Float(1.0));
+    let doc = rhash! {
+        "nil" => Value::Nil,
+        "float" => Value::Float(2.0),
+        "big" => Value::integer("123456789012345678901234567890".parse().unwrap()),
+        "sym" => Value::Symbol("s".into()),
+        "odd" => Value::Hash(odd),
+        "nan" => Value::Float(f64::INFINITY),
+        "__hierad__" => "user data",
+    };
+    let a = at(1, "", "astute", DocKind::Values);
+    s.put(&a, &doc).unwrap();
+    assert_eq!(s.get(&a, None).unwrap().unwrap().1, doc);
+    assert_eq!(s.load_all().unwrap().documents[0].content, doc);
+}
+
+#[test]
+fn load_all_reads_latest_live_versions() {
+    let s = fuel();
+    let root = at(1, "", "astute", DocKind::Values);
+    let node = at(1, "nodes=n1", "astute", DocKind::Overrides);
+    let gone = at(1, "nodes=n2", "globals", DocKind::Values);
+    s.put(&root, &rhash! {"k" => "old"}).unwrap();
+    s.put(&root, &rhash! {"k" => "root", "x" => 1}).unwrap();
+    s.put(&node, &rhash! {"k" => "n1"}).unwrap();
+    s.put(&gone, &rhash! {"g" => 1}).unwrap();
+    s.delete(&gone).unwrap();
+    let data = s.load_all().unwrap();
+    assert_eq!(data.environments, s.environments().unwrap());
+    assert_eq!(data.components, s.components().unwrap());
+    let mut docs: Vec<_> = data
+        .documents
+        .iter()
+        .map(|d| {
+            (
+                d.slot.as_ref().map(ToString::to_string),
+                d.kind,
+                d.version.number,
+                d.content.clone(),
+            )
+        })
+        .collect();
+    docs.sort_by(|a, b| a.0.cmp(&b.0));
+    assert_eq!(
+        docs,
+        vec![
+            (None, DocKind::Values, 2, rhash! {"k" => "root", "x" => 1}),
+            (
+                Some("nodes=n1".into()),
+                DocKind::Overrides,
+                1,
+                rhash! {"k" => "n1"}
+            ),
+        ]
+    );
+    let snap = Snapshot::build(data);
+    assert_eq!(
+        *snap.effective(1, &path("nodes=n1"), "astute").unwrap(),
+        rhash! {"k" => "n1", "x" => 1}
+    );
+    assert!(
+        snap.effective(1, &path("nodes=n2"), "globals")
+            .unwrap()
+            .is_empty()
+    );
+}
+
+#[test]
+fn deleting_an_environment_drops_its_documents() {
+    let s = fuel();
+    let a = at(1, "nodes=n1", "astute", DocKind::Values);
+    s.put(&a, &rhash! {"a" => 1}).unwrap();
+    s.delete_environment(1).unwrap();
+    assert!(s.load_all().unwrap().documents.is_empty());
+    s.create_environment(&NewEnvironment {
+        id: Some(1),
+        components: vec![ComponentRef::Name("fuel".into())],
+        hierarchy_levels: names(&["nodes"]),
+    })
+    .unwrap();
+    assert_eq!(s.history(&a).unwrap(), vec![], "no history carried over");
+    assert_eq!(s.put(&a, &rhash! {"a" => 2}).unwrap().number, 1);
+}
+
+fn import_doc(p: &str, resource: &str, kind: DocKind, content: Hash) -> ImportDoc {
+    ImportDoc {
+        path: path(p),
+        resource: resource.into(),
+        kind,
+        content,
+    }
+}
+
+#[test]
+fn import_writes_all_skips_unchanged_and_replaces() {
+    let s = fuel();
+    let user_override = at(1, "nodes=n1", "astute", DocKind::Overrides);
+    s.put(&user_override, &rhash! {"mine" => true}).unwrap();
+    let batch = ImportBatch {
+        env: 1,
+        documents: vec![
+            import_doc("nodes=n1", "astute", DocKind::Values, rhash! {"a" => 1}),
+            import_doc("nodes=n1", "globals", DocKind::Values, rhash! {"g" => 1}),
+            import_doc(
+                "nodes=n1",
+                "override/node",
+                DocKind::Values,
+                rhash! {"o" => 1},
+            ),
+            import_doc("", "astute", DocKind::Values, rhash! {"root" => 1}),
+        ],
+        replace: vec![],
+        define_missing_in: None,
+    };
+    let report = s.import(&batch).unwrap();
+    assert_eq!(report.written.len(), 4);
+    assert!(report.unchanged.is_empty() && report.deleted.is_empty());
+
+    // Re-import: astute changed, globals the same, override/node gone,
+    // a new plugin resource defined on the fly.
+    let batch = ImportBatch {
+        env: 1,
+        documents: vec![
+            import_doc("nodes=n1", "astute", DocKind::Values, rhash! {"a" => 2}),
+            import_doc("nodes=n1", "globals", DocKind::Values, rhash! {"g" => 1}),
+            import_doc(
+                "nodes=n1",
+                "plugins/contrail",
+                DocKind::Values,
+                rhash! {"p" => 1},
+            ),
+        ],
+        replace: vec![(path("nodes=n1"), DocKind::Values)],
+        define_missing_in: Some(ComponentRef::Name("fuel".into())),
+    };
+    let report = s.import(&batch).unwrap();
+    let written: Vec<(&str, u64)> = report
+        .written
+        .iter()
+        .map(|(a, v)| (a.resource.as_str(), v.number))
+        .collect();
+    assert_eq!(written, [("astute", 2), ("plugins/contrail", 1)]);
+    assert_eq!(report.unchanged.len(), 1);
+    assert_eq!(report.unchanged[0].resource, "globals");
+    assert_eq!(report.defined, ["plugins/contrail"]);
+    let deleted: Vec<(&str, u64, bool)> = report
+        .deleted
+        .iter()
+        .map(|(a, v)| (a.resource.as_str(), v.number, v.deleted))
+        .collect();
+    assert_eq!(deleted, [("override/node", 2, true)]);
+    // The overrides and the root were outside the replaced scope.
+    assert_eq!(
+        s.get(&user_override, None).unwrap().unwrap().1,
+        rhash! {"mine" => true}
+    );
+    let data = s.load_all().unwrap();
+    assert_eq!(data.documents.len(), 5);
+    let snap = Snapshot::build(data);
+    assert_eq!(
+        *snap
+            .effective(1, &path("nodes=n1"), "plugins/contrail")
+            .unwrap(),
+        rhash! {"p" => 1}
+    );
+    assert_eq!(
+        *snap
+            .effective(1, &path("nodes=n1"), "override/node")
+            .unwrap(),
+        Hash::new()
+    );
+}
+
+#[test]
+fn a_failed_import_leaves_nothing() {
+    let s = fuel();
+    s.create_component(&component("plugin", &[])).unwrap();
+    let before = s.load_all().unwrap();
+    let good = |r: &str| import_doc("nodes=n1", r, DocKind::Values, rhash! {"x" => 1});
+    let cases: Vec<(ImportBatch, ErrorKind, &str)> = vec![
+        (
+            ImportBatch {
+                env: 1,
+                documents: vec![good("astute"), good("globals"), good("undefined")],
+                ..ImportBatch::default()
+            },
+            ErrorKind::NotFound,
+            "resource \"undefined\" is not defined in environment 1",
+        ),
+        (
+            ImportBatch {
+                env: 1,
+                documents: vec![
+                    good("astute"),
+                    import_doc("role=r,nodes=n1", "astute", DocKind::Values, Hash::new()),
+                ],
+                ..ImportBatch::default()
+            },
+            ErrorKind::Invalid,
+            "the values of resource \"astute\" at role=r,nodes=n1 of environment 1 appears twice in one import",
+        ),
+        (
+            ImportBatch {
+                env: 1,
+                documents: vec![good("astute"), good("new/one"), good("bad//name")],
+                define_missing_in: Some(ComponentRef::Name("fuel".into())),
+                ..ImportBatch::default()
+            },
+            ErrorKind::Invalid,
+            "resource \"bad//name\" is not a valid name",
+        ),
+        (
+            ImportBatch {
+                env: 1,
+                documents: vec![good("astute"), good("new/one")],
+                define_missing_in: Some(ComponentRef::Name("plugin".into())),
+                ..ImportBatch::default()
+            },
+            ErrorKind::Invalid,
+            "component plugin is not used by environment 1",
+        ),
+        (
+            ImportBatch {
+                env: 1,
+                documents: vec![good("astute"), good("globals")],
+                replace: vec![(path("racks=1"), DocKind::Values)],
+                ..ImportBatch::default()
+            },
+            ErrorKind::NotFound,
+            "level \"racks\"",
+        ),
+        (
+            ImportBatch {
+                env: 4,
+                documents: vec![good("astute")],
+                ..ImportBatch::default()
+            },
+            ErrorKind::NotFound,
+            "environment 4 does not exist",
+        ),
+    ];
+    for (batch, kind, msg) in cases {
+        assert_error(s.import(&batch), kind, msg);
+        assert_eq!(
+            s.load_all().unwrap(),
+            before,
+            "{msg}: nothing written or defined"
+        );
+    }
+}
+
+#[test]
+fn migrations_run_once_and_are_tracked() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("db.sqlite");
+    let user_version = || -> i64 {
+        let conn = rusqlite::Connection::open(&file).unwrap();
+        conn.pragma_query_value(None, "user_version", |r| r.get(0))
+            .unwrap()
+    };
+    drop(SqliteStore::open(&file).unwrap());
+    assert_eq!(user_version(), migrations::MIGRATIONS.len() as i64);
+    // Opening again runs nothing (CREATE TABLE would fail if it did).
+    drop(SqliteStore::open(&file).unwrap());
+    assert_eq!(user_version(), migrations::MIGRATIONS.len() as i64);
+
+    // A later release appends a migration: only it runs, once.
+    let counting = "CREATE TABLE IF NOT EXISTS runs (n INTEGER); INSERT INTO runs VALUES (1);";
+    let mut longer = migrations::MIGRATIONS.to_vec();
+    longer.push(counting);
+    drop(open_with_migrations(&file, &longer).unwrap());
+    drop(open_with_migrations(&file, &longer).unwrap());
+    let conn = rusqlite::Connection::open(&file).unwrap();
+    let runs: i64 = conn
+        .query_row("SELECT COUNT(*) FROM runs", [], |r| r.get(0))
+        .unwrap();
+    assert_eq!(runs, 1);
+    assert_eq!(user_version(), longer.len() as i64);
+    // The older build refuses the newer schema rather than misreading it.
+    assert!(matches!(
+        SqliteStore::open(&file),
+        Err(StoreError::SchemaTooNew { found: 2, known: 1 })
+    ));
+    // A failing migration rolls back with its version bump.
+    let other = dir.path().join("other.sqlite");
+    let broken = [migrations::MIGRATIONS[0], "CREATE TABLE t (a); NOT SQL;"];
+    assert!(matches!(
+        open_with_migrations(&other, &broken),
+        Err(StoreError::Database(_))
+    ));
+    let conn = rusqlite::Connection::open(&other).unwrap();
+    let v: i64 = conn
+        .pragma_query_value(None, "user_version", |r| r.get(0))
+        .unwrap();
+    assert_eq!(v, 0);
+}
+
+#[test]
+fn pragmas_are_set() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("db.sqlite");
+    let s = SqliteStore::open(&file).unwrap();
+    seed(&s);
+    drop(s);
+    let conn = rusqlite::Connection::open(&file).unwrap();
+    let mode: String = conn
+        .pragma_query_value(None, "journal_mode", |r| r.get(0))
+        .unwrap();
+    assert_eq!(mode, "wal", "WAL is persistent in the file");
+    // Foreign keys are per connection: a store's connection has them on,
+    // so a dangling environment_components row is refused.
+    let s = SqliteStore::open(&file).unwrap();
+    let err =
+        s.raw(|conn| conn.execute("INSERT INTO environment_components VALUES (1, 999, 5)", []));
+    assert!(err.is_err(), "foreign keys enforced");
+}
+
+#[test]
+fn reopening_keeps_data_and_versions() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("db.sqlite");
+    let a = at(1, "nodes=n1", "astute", DocKind::Values);
+    {
+        let s = SqliteStore::open(&file).unwrap();
+        seed(&s);
+        s.put(&a, &rhash! {"v" => 1}).unwrap();
+        s.put(&a, &rhash! {"v" => 2}).unwrap();
+        s.delete(&a).unwrap();
+    }
+    let s = SqliteStore::open(&file).unwrap();
+    assert_eq!(
+        s.environment(1).unwrap().hierarchy_levels,
+        names(&["role", "nodes"])
+    );
+    let history = s.history(&a).unwrap();
+    assert_eq!(
+        history
+            .iter()
+            .map(|v| (v.number, v.deleted))
+            .collect::<Vec<_>>(),
+        [(1, false), (2, false), (3, true)]
+    );
+    assert_eq!(s.get(&a, Some(2)).unwrap().unwrap().1, rhash! {"v" => 2});
+    assert_eq!(s.put(&a, &rhash! {"v" => 4}).unwrap().number, 4);
+}
+
+#[test]
+fn concurrent_writers_lose_nothing() {
+    const WRITES: i64 = 200;
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("db.sqlite");
+    seed(&SqliteStore::open(&file).unwrap());
+    let a = at(1, "nodes=n1", "astute", DocKind::Values);
+    // Two connections on one file (as two processes would be), and two
+    // threads sharing one store.
+    // Held as the server will hold it.
+    let shared: Arc<dyn Store> = Arc::new(SqliteStore::open(&file).unwrap());
+    let (file, a) = (&file, &a);
+    std::thread::scope(|scope| {
+        for writer in 0..2_i64 {
+            scope.spawn(move || {
+                let own = SqliteStore::open(file).unwrap();
+                for i in 0..WRITES {
+                    own.put(a, &rhash! {"writer" => writer, "i" => i}).unwrap();
+                }
+            });
+            let shared = Arc::clone(&shared);
+            scope.spawn(move || {
+                for i in 0..WRITES {
+                    shared
+                        .put(a, &rhash! {"writer" => writer + 10, "i" => i})
+                        .unwrap();
+                }
+            });
+        }
+    });
+    let history = shared.history(a).unwrap();
+    let total = 4 * WRITES as u64;
+    assert_eq!(
+        history.iter().map(|v| v.number).collect::<Vec<_>>(),
+        (1..=total).collect::<Vec<_>>()
+    );
+    // Every write is there, each once.
+    let mut seen = std::collections::HashSet::new();
+    for n in 1..=total {
+        let (_, doc) = shared.get(a, Some(n)).unwrap().unwrap();
+        assert!(seen.insert(crate::wire::to_string(&Value::Hash(doc))));
+    }
+    assert_eq!(seen.len() as u64, total);
+}
+
+#[test]
+fn resource_definitions_keep_their_order() {
+    let s = store();
+    let c = s.create_component(&component("c", &["a", "b/c"])).unwrap();
+    assert_eq!(
+        c.resource_definitions,
+        vec![
+            ResourceDefinition {
+                id: 1,
+                name: "a".into()
+            },
+            ResourceDefinition {
+                id: 2,
+                name: "b/c".into()
+            },
+        ]
+    );
+}
+
+/// Synthetic Fuel-sized data: an astute-like document of about 85 KB of
+/// JSON (like the fixtures in shared/fixtures/fuel) and a globals of ~6 KB.
+mod synthetic {
+    use super::*;
+
+    fn section(seed: i64, keys: usize, depth: usize) -> Value {
+        let mut h = Hash::new();
+        for k in 0..keys {
+            let key = format!("key_{seed}_{k}");
+            let v = match (k % 5, depth) {
+                (0, d) if d > 0 => section(seed * 7 + k as i64, keys / 2 + 1, d - 1),
+                (1, _) => Value::Array(
+                    (0..4)
+                        .map(|i| Value::str(format!("10.{seed}.{k}.{i}/24")))
+                        .collect(),
+                ),
+                (2, _) => Value::Bool(k % 2 == 0),
+                (3, _) => Value::Int(seed * 1000 + k as i64),
+                _ => Value::str(format!("value-{seed}-{k}-some-text")),
+            };
+            h.insert(Value::str(key), v);
+        }
+        Value::Hash(h)
+    }
+
+    pub fn astute(node: usize) -> Hash {
+        let mut doc = Hash::new();
+        for s in 0..40 {
+            doc.insert(Value::str(format!("section_{s}")), section(s, 12, 2));
+        }
+        doc.insert(Value::str("uid"), Value::str(node.to_string()));
+        doc.insert(
+            Value::str("fqdn"),
+            Value::str(format!("node-{node}.domain.tld")),
+        );
+        doc.insert(Value::str("network_scheme"), section(node as i64, 14, 2));
+        doc
+    }
+
+    /// The part of astute that differs per node.
+    pub fn node_part(node: usize) -> Hash {
+        let mut doc = Hash::new();
+        doc.insert(Value::str("uid"), Value::str(node.to_string()));
+        doc.insert(
+            Value::str("fqdn"),
+            Value::str(format!("node-{node}.domain.tld")),
+        );
+        doc.insert(Value::str("network_scheme"), section(node as i64, 14, 2));
+        doc
+    }
+
+    pub fn globals(node: usize) -> Hash {
+        match section(node as i64, 40, 1) {
+            Value::Hash(h) => h,
+            _ => unreachable!(),
+        }
+    }
+
+    fn count(v: &Value) -> usize {
+        1 + match v {
+            Value::Hash(h) => h.values().map(count).sum(),
+            Value::Array(a) => a.iter().map(count).sum(),
+            _ => 0,
+        }
+    }
+
+    /// The real data/astute.yaml is 74 KB as JSON with 3,133 values.
+    #[test]
+    fn sizes_are_fuel_like() {
+        let doc = Value::Hash(astute(1));
+        let bytes = crate::wire::to_string(&doc).len();
+        assert!((60_000..120_000).contains(&bytes), "astute {bytes} bytes");
+        let values = count(&doc);
+        assert!((2_500..8_000).contains(&values), "astute {values} values");
+    }
+}
+
+/// CPU seconds this process has used, all threads (Linux), so figures
+/// mean something on a shared, loaded machine.
+fn cpu_seconds() -> f64 {
+    let stat = std::fs::read_to_string("/proc/self/stat").unwrap_or_default();
+    let fields: Vec<&str> = stat
+        .rsplit(')')
+        .next()
+        .unwrap_or_default()
+        .split_whitespace()
+        .collect();
+    let ticks = |i: usize| {
+        fields
+            .get(i)
+            .and_then(|f| f.parse::<f64>().ok())
+            .unwrap_or(0.0)
+    };
+    // utime and stime, in clock ticks (100 per second on Linux).
+    (ticks(11) + ticks(12)) / 100.0
+}
+
+/// Roughly the heap a decoded value holds (IndexMap indices included as
+/// one word per entry; allocator overhead left out).
+fn heap_bytes(v: &Value) -> usize {
+    let cell = std::mem::size_of::<Value>();
+    match v {
+        Value::String(s) | Value::Symbol(s) => s.capacity(),
+        Value::Array(a) => a.capacity() * cell + a.iter().map(heap_bytes).sum::<usize>(),
+        Value::Hash(h) => {
+            h.capacity() * (2 * cell + 2 * std::mem::size_of::<usize>())
+                + h.iter()
+                    .map(|(k, v)| heap_bytes(k) + heap_bytes(v))
+                    .sum::<usize>()
+        }
+        _ => 0,
+    }
+}
+
+/// Measures load_all + Snapshot::build for 1,000 nodes; run with
+/// `cargo test --release -- --ignored --nocapture snapshot_scale`.
+#[test]
+#[ignore = "a measurement: run in release"]
+fn snapshot_scale() {
+    use std::time::Instant;
+    const NODES: usize = 1000;
+    let dir = tempfile::tempdir().unwrap();
+    for (label, full) in [
+        ("full astute per node", true),
+        ("shared root astute", false),
+    ] {
+        let file = dir.path().join(format!("{full}.sqlite"));
+        let s = SqliteStore::open(&file).unwrap();
+        seed(&s);
+        let mut documents = vec![
+            import_doc(
+                "",
+                "astute",
+                DocKind::Values,
+                if full {
+                    Hash::new()
+                } else {
+                    synthetic::astute(0)
+                },
+            ),
+            import_doc("", "globals", DocKind::Values, synthetic::globals(0)),
+        ];
+        for n in 1..=NODES {
+            let p = format!("nodes=node-{n}.domain.tld");
+            let astute = if full {
+                synthetic::astute(n)
+            } else {
+                synthetic::node_part(n)
+            };
+            documents.push(import_doc(&p, "astute", DocKind::Values, astute));
+            documents.push(import_doc(
+                &p,
+                "globals",
+                DocKind::Values,
+                synthetic::globals(n),
+            ));
+            if n % 10 == 0 {
+                documents.push(import_doc(
+                    &p,
+                    "astute",
+                    DocKind::Overrides,
+                    rhash! {"section_1" => Value::Hash(rhash! {"key_1_3" => "override"})},
+                ));
+            }
+        }
+        let t = Instant::now();
+        s.import(&ImportBatch {
+            env: 1,
+            documents,
+            ..ImportBatch::default()
+        })
+        .unwrap();
+        let import = t.elapsed();
+        let bytes = std::fs::metadata(&file).unwrap().len()
+            + std::fs::metadata(dir.path().join(format!("{full}.sqlite-wal")))
+                .map(|m| m.len())
+                .unwrap_or(0);
+        drop(s);
+        let s = SqliteStore::open(&file).unwrap();
+        let (t, cpu) = (Instant::now(), cpu_seconds());
+        let data = s.load_all().unwrap();
+        let load = t.elapsed();
+        let mut load_cpu = cpu_seconds() - cpu;
+        let docs = data.documents.len();
+        let heap_mb = data
+            .documents
+            .iter()
+            .map(|d| {
+                d.content.capacity() * 2 * std::mem::size_of::<Value>()
+                    + d.content
+                        .iter()
+                        .map(|(k, v)| heap_bytes(k) + heap_bytes(v))
+                        .sum::<usize>()
+            })
+            .sum::<usize>() as f64
+            / 1e6;
+        let (t, cpu) = (Instant::now(), cpu_seconds());
+        let snap = Snapshot::build(data);
+        let build = t.elapsed();
+        load_cpu += cpu_seconds() - cpu;
+        // The lookup path: one key per datasource, folded on its own.
+        let t = Instant::now();
+        let (section, fqdn) = (Value::str("section_1"), Value::str("fqdn"));
+        for n in 1..=NODES {
+            let p = path(&format!("nodes=node-{n}.domain.tld"));
+            assert!(snap.effective_key(1, &p, "astute", &section).is_some());
+            let got = snap.effective_key(1, &p, "astute", &fqdn).unwrap();
+            assert_eq!(*got, Value::str(format!("node-{n}.domain.tld")));
+        }
+        let keyed = t.elapsed();
+        let t = Instant::now();
+        let mut shared_with_root = 0;
+        let root = snap.effective(1, &LevelPath::root(), "globals").unwrap();
+        for n in 1..=NODES {
+            let p = path(&format!("nodes=node-{n}.domain.tld"));
+            let a = snap.effective(1, &p, "astute").unwrap();
+            assert_eq!(a[&Value::str("uid")], Value::str(n.to_string()));
+            let g = snap.effective(1, &p, "override/node").unwrap();
+            shared_with_root += usize::from(g.is_empty());
+            let _ = snap.effective(1, &p, "globals").unwrap();
+        }
+        let first = t.elapsed();
+        let t = Instant::now();
+        for n in 1..=NODES {
+            let p = path(&format!("nodes=node-{n}.domain.tld"));
+            let _ = snap.effective(1, &p, "astute").unwrap();
+        }
+        let cached = t.elapsed();
+        assert_eq!(shared_with_root, NODES);
+        assert!(!root.is_empty());
+        println!(
+            "{label}: {docs} documents, database {:.1} MB; import {import:?}; load_all {load:?} + build {build:?} wall, {load_cpu:.2} CPU-s; effective_key x 2 keys x {NODES} nodes {keyed:?}; first effective of 3 resources x {NODES} nodes {first:?}; cached astute x {NODES} {cached:?}; decoded documents ~{heap_mb:.0} MB of heap",
+            bytes as f64 / 1e6
+        );
+        drop(snap);
+        // CPU time, not wall time: other work shares this machine. On two
+        // idle cores the wall time is about half of it.
+        assert!(load_cpu < 3.0, "{load_cpu} CPU-s");
+    }
+}
