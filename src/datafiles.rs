@@ -5,8 +5,9 @@
 use crate::hiera::config::BackendKind;
 use crate::hiera::error::{ErrorClass, HieraError, Result};
 use crate::hiera::hierarchy::datafile_path;
-use crate::hiera::lookup::{DataSource, data_from_loaded};
-use crate::hiera::{Hash, json, yaml};
+use crate::hiera::lookup::{DataSource, Fetched, data_from_loaded};
+use crate::hiera::{Hash, Value, json, yaml};
+use std::borrow::Cow;
 use std::cell::RefCell;
 use std::collections::HashMap;
 use std::io::ErrorKind;
@@ -28,6 +29,19 @@ impl DataFiles {
 }
 
 impl DataSource for DataFiles {
+    fn fetch(&self, backend: BackendKind, datadir: &str, source: &str, key: &Value) -> Result<Fetched<'_>> {
+        Ok(match self.read(backend, datadir, source)? {
+            None => Fetched::NoData,
+            // The parsed file stays cached behind a RefCell, so the value is
+            // handed out as a copy; the CLI does one lookup per process.
+            Some(data) => data.get(key).map_or(Fetched::NoKey, |v| Fetched::Found(Cow::Owned(v.clone()))),
+        })
+    }
+}
+
+impl DataFiles {
+    /// Hiera's `File.exist?` and `Filecache#read_file`: the parsed file, or
+    /// `None` when there is none.
     fn read(&self, backend: BackendKind, datadir: &str, source: &str) -> Result<Option<Arc<Hash>>> {
         let path = datafile_path(datadir, source, backend.name());
         if let Some(hit) = self.cache.borrow().get(&path) {

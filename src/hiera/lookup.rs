@@ -10,20 +10,32 @@ use super::key::{key_syntax_error, lookup_key, qualified_lookup, split_key};
 use super::merge::{MergeSpec, merge_answer_traced, resolve_array};
 use super::render::ruby::to_s;
 use super::value::{Hash, Value};
-use std::sync::Arc;
+use std::borrow::Cow;
 
-/// Where the data of one hierarchy level comes from.
+/// What one hierarchy level holds for the key asked.
+#[derive(Debug)]
+pub enum Fetched<'s> {
+    /// No data for this level (Hiera: `Cannot find datafile …`).
+    NoData,
+    /// Data, but not this key (or empty data, which Hiera skips).
+    NoKey,
+    /// The key's raw value, before interpolation.
+    Found(Cow<'s, Value>),
+}
+
+/// Where the data of each hierarchy level comes from. Asked one key at a
+/// time, so a store can fold just that key of a layered document.
 pub trait DataSource {
-    /// The data of level `source` for `backend` under `datadir` (the
-    /// interpolated datadir; stores that are not files may ignore it), or
-    /// `None` when there is none (Hiera: `Cannot find datafile …`).
+    /// The value of top-level `key` at level `source` of `backend`, whose
+    /// interpolated datadir is `datadir` (stores that are not files may
+    /// ignore it).
     ///
     /// # Errors
     ///
     /// What reading the data raises in Hiera: Psych/JSON parse errors, and
     /// the `TypeError` of a top level that is not a Hash (see
     /// [`data_from_loaded`]).
-    fn read(&self, backend: BackendKind, datadir: &str, source: &str) -> Result<Option<Arc<Hash>>>;
+    fn fetch(&self, backend: BackendKind, datadir: &str, source: &str, key: &Value) -> Result<Fetched<'_>>;
 }
 
 /// Receives Hiera's log messages (the console logger's `debug`/`warn`).
@@ -333,7 +345,7 @@ impl<'a> Hiera<'a> {
         ));
         // The yaml backend reads the datadir once, before the levels; the
         // json backend once per level, after naming it (debug order differs).
-        let mut datadir = match kind {
+        let datadir = match kind {
             BackendKind::Yaml => Some(self.datadir(kind, scope)?),
             BackendKind::Json => None,
         };
@@ -360,8 +372,8 @@ impl<'a> Hiera<'a> {
             self.log
                 .debug(&format!("Looking for data source {source_text}"));
             let dir = match &datadir {
-                Some(dir) if kind == BackendKind::Yaml => dir.clone(),
-                _ => self.datadir(kind, scope)?,
+                Some(dir) => dir.clone(),
+                None => self.datadir(kind, scope)?,
             };
             let path = datafile_path(&dir, &source_text, kind.name());
             let Some(data) = self.data.read(kind, &dir, &source_text)? else {
