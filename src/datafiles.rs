@@ -29,12 +29,20 @@ impl DataFiles {
 }
 
 impl DataSource for DataFiles {
-    fn fetch(&self, backend: BackendKind, datadir: &str, source: &str, key: &Value) -> Result<Fetched<'_>> {
+    fn fetch(
+        &self,
+        backend: BackendKind,
+        datadir: &str,
+        source: &str,
+        key: &Value,
+    ) -> Result<Fetched<'_>> {
         Ok(match self.read(backend, datadir, source)? {
             None => Fetched::NoData,
             // The parsed file stays cached behind a RefCell, so the value is
             // handed out as a copy; the CLI does one lookup per process.
-            Some(data) => data.get(key).map_or(Fetched::NoKey, |v| Fetched::Found(Cow::Owned(v.clone()))),
+            Some(data) => data
+                .get(key)
+                .map_or(Fetched::NoKey, |v| Fetched::Found(Cow::Owned(v.clone()))),
         })
     }
 }

@@ -2,6 +2,7 @@
 //! flags; everything below it sees typed values.
 
 pub mod lookup;
+pub mod serve;
 
 use clap::{Parser, Subcommand};
 use std::process::ExitCode;
@@ -20,6 +21,8 @@ pub enum Command {
     /// command, with the same arguments and output (plus `--explain`).
     #[command(disable_help_flag = true)]
     Lookup(lookup::Args),
+    /// Serve the ConfigDB REST API and Hiera lookups over HTTP.
+    Serve(serve::Args),
 }
 
 /// Runs a parsed command line.
@@ -30,5 +33,6 @@ pub enum Command {
 pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
     match cli.command {
         Command::Lookup(args) => lookup::run(args),
+        Command::Serve(args) => serve::run(args),
     }
 }
