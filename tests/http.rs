@@ -482,10 +482,6 @@ fn lookups_answer_like_hiera_over_the_sample() {
         r.json(),
         json!({"found": false, "default": true, "value": "d"})
     );
-    let r = lookup(&server, json!({"environment": 1, "key": "role"}));
-    assert_eq!(r.json(), json!({"found": true, "value": null}));
-    let r = lookup(&server, json!({"environment": 1, "key": "use_cow_images"}));
-    assert_eq!(r.json()["found"], true);
     // Hiera's errors carry Hiera's class.
     let r = lookup(
         &server,
@@ -568,13 +564,31 @@ fn answers_are_cached_until_a_write() {
     let third = lookup(&server, request);
     assert_eq!(third.x_cache.as_deref(), Some("MISS"));
     assert_eq!(third.json(), json!({"found": true, "value": "two"}));
+    // Found null, false and not found stay distinct on the wire.
+    send(
+        &server,
+        "PUT",
+        "/api/v1/config/environments/5/resources/a/values",
+        r#"{"n": null, "f": false}"#,
+    );
+    for (key, want) in [
+        ("n", json!({"found": true, "value": null})),
+        ("f", json!({"found": true, "value": false})),
+        ("k", json!({"found": false})),
+    ] {
+        let r = lookup(
+            &server,
+            json!({"environment": 5, "key": key, "hierarchy": ["a"]}),
+        );
+        assert_eq!(r.json(), want, "{key}");
+    }
     let metrics = get(&server, "/metrics").body;
     assert!(
         metrics.contains("hierad_lookup_cache_total{result=\"hit\"} 1"),
         "{metrics}"
     );
     assert!(
-        metrics.contains("hierad_lookup_cache_total{result=\"miss\"} 2"),
+        metrics.contains("hierad_lookup_cache_total{result=\"miss\"} 5"),
         "{metrics}"
     );
 }
