@@ -12,3 +12,4 @@ mod env;
 mod fuel;
 mod hiera_cli;
 mod oracle;
+mod puppet;
