@@ -13,3 +13,4 @@ mod fuel;
 mod hiera_cli;
 mod oracle;
 mod puppet;
+mod ruby;

@@ -404,7 +404,10 @@ fn a_stopped_server_fails_lookups_naming_it() {
     let explain = ["--explain", "--default", "fallback", "shimtest::port"];
     // An explanation as text (Puppet leaves JSON explanations without the error).
     let mut explain_args = tree.lookup("hierad", &explain);
-    let at = explain_args.iter().position(|a| a == "--render-as").unwrap();
+    let at = explain_args
+        .iter()
+        .position(|a| a == "--render-as")
+        .unwrap();
     explain_args.drain(at..at + 2);
     let out = tree.run(&[
         tree.lookup("hierad", &lookup),

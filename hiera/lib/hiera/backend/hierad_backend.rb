@@ -125,10 +125,11 @@ class Hiera
         end
       end
 
-      # deep_merge reads Symbol option keys only; String keys are ignored by
-      # Hiera, so they are not sent (the server reads JSON names as Symbols).
+      # deep_merge reads Symbol option keys only and Hiera ignores String
+      # ones, so only Symbol keys are sent, as JSON names (the server reads
+      # the names of these objects as Symbols).
       def symbol_entries(hash)
-        hash.each_with_object({}) { |(k, v), h| h[k] = v if k.is_a?(Symbol) }
+        hash.each_with_object({}) { |(k, v), h| h[k.to_s] = v if k.is_a?(Symbol) }
       end
 
       def resolution_json(resolution_type)

@@ -360,10 +360,12 @@ module PuppetX
       def ssl_context
         @ssl_context ||= begin
           require 'openssl'
+          # A store of our own: OpenSSL would load a ca_file into the
+          # process-wide default store (shared with Puppet) otherwise.
+          store = OpenSSL::X509::Store.new
+          @ca_file ? store.add_file(@ca_file) : store.set_default_paths
           ctx = OpenSSL::SSL::SSLContext.new
-          params = { verify_mode: @verify ? OpenSSL::SSL::VERIFY_PEER : OpenSSL::SSL::VERIFY_NONE }
-          params[:ca_file] = @ca_file if @ca_file
-          ctx.set_params(params)
+          ctx.set_params(verify_mode: @verify ? OpenSSL::SSL::VERIFY_PEER : OpenSSL::SSL::VERIFY_NONE, cert_store: store)
           ctx
         end
       end
@@ -524,14 +526,21 @@ module PuppetX
         rescue NameError
           nil
         end
-        return RuntimeError.new("#{klass_name}: #{message}") unless klass.is_a?(Class) && klass <= Exception
-
-        begin
-          klass.new(message)
-        rescue ArgumentError
-          # Classes whose constructor wants more than a message.
-          klass.allocate.exception(message)
-        end
+        error =
+          if !(klass.is_a?(Class) && klass <= Exception)
+            RuntimeError.new("#{klass_name}: #{message}")
+          else
+            begin
+              klass.new(message)
+            rescue ArgumentError
+              # Classes whose constructor wants more than a message.
+              klass.allocate.exception(message)
+            end
+          end
+        # A backtrace of text lines: Ruby's error_highlight then leaves the
+        # message alone (it would point at the shim's `raise`).
+        error.set_backtrace(caller(1))
+        error
       end
     end
   end
