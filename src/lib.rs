@@ -8,6 +8,10 @@
 //! - [`configdb`]: the ConfigDB model: environments, components, level
 //!   paths, versions, the effective-value fold, the in-memory snapshot.
 //! - [`store`]: persistence of the ConfigDB (SQLite); the only SQL.
+//! - [`lookup`]: the one lookup path over the ConfigDB snapshot.
+//! - [`server`]: the HTTP server (axum): routes, errors, metrics, shutdown.
+//! - [`settings`]: how the daemon runs.
+//! - [`tree`]: a Hiera data tree on disk, read as resources.
 //! - [`wire`]: values as JSON on the wire and in the store, every type kept.
 //! - [`datafiles`]: Hiera data files on disk, for `hierad lookup`.
 //! - [`cli`]: one module per subcommand; the only place that parses flags.
@@ -16,5 +20,9 @@ pub mod cli;
 pub mod configdb;
 pub mod datafiles;
 pub mod hiera;
+pub mod lookup;
+pub mod server;
+pub mod settings;
 pub mod store;
+pub mod tree;
 pub mod wire;

@@ -6,6 +6,7 @@ pub mod config;
 pub mod export;
 pub mod import;
 pub mod lookup;
+pub mod serve;
 
 use clap::{Parser, Subcommand};
 use std::process::ExitCode;
@@ -34,6 +35,8 @@ pub enum Command {
     /// Write an environment's effective documents at one level as a Hiera
     /// data tree
     Export(export::Args),
+    /// Serve the ConfigDB REST API and Hiera lookups over HTTP.
+    Serve(serve::Args),
 }
 
 /// Runs a parsed command line.
@@ -47,5 +50,6 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Config(args) => config::run(args),
         Command::Import(args) => import::run(args),
         Command::Export(args) => export::run(args),
+        Command::Serve(args) => serve::run(args),
     }
 }

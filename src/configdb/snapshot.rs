@@ -329,6 +329,22 @@ impl Snapshot {
             .map(|e| e.resources.keys().map(String::as_str))
     }
 
+    /// Calls `f` with every stored document (values and overrides, at the
+    /// root and at every slot) of `resource` in environment `env`.
+    pub fn for_each_document(&self, env: i64, resource: &str, f: &mut dyn FnMut(&Value)) {
+        let Some(data) = self.envs.get(&env).and_then(|e| e.resources.get(resource)) else {
+            return;
+        };
+        for slot in std::iter::once(&data.root).chain(data.slots.values()) {
+            for doc in [&slot.values, &slot.overrides].into_iter().flatten() {
+                for (k, v) in doc.content.iter() {
+                    f(k);
+                    f(v);
+                }
+            }
+        }
+    }
+
     /// The effective document of `resource` at `path`: `None` when the
     /// environment does not exist, the path does not fit its levels, or it
     /// does not define the resource. A defined resource with no data is an

@@ -35,7 +35,13 @@ pub trait DataSource {
     /// What reading the data raises in Hiera: Psych/JSON parse errors, and
     /// the `TypeError` of a top level that is not a Hash (see
     /// [`data_from_loaded`]).
-    fn fetch(&self, backend: BackendKind, datadir: &str, source: &str, key: &Value) -> Result<Fetched<'_>>;
+    fn fetch(
+        &self,
+        backend: BackendKind,
+        datadir: &str,
+        source: &str,
+        key: &Value,
+    ) -> Result<Fetched<'_>>;
 }
 
 /// Receives Hiera's log messages (the console logger's `debug`/`warn`).
@@ -376,21 +382,23 @@ impl<'a> Hiera<'a> {
                 None => self.datadir(kind, scope)?,
             };
             let path = datafile_path(&dir, &source_text, kind.name());
-            let Some(data) = self.data.read(kind, &dir, &source_text)? else {
-                self.log
-                    .debug(&format!("Cannot find datafile {path}, skipping"));
-                self.record(&key_text, kind, &source_text, path, Outcome::NoData);
-                continue;
-            };
-            datadir.get_or_insert(dir);
-            let Some(raw) = data.get(key) else {
-                self.record(&key_text, kind, &source_text, path, Outcome::NoKey);
-                continue;
+            let raw = match self.data.fetch(kind, &dir, &source_text, key)? {
+                Fetched::NoData => {
+                    self.log
+                        .debug(&format!("Cannot find datafile {path}, skipping"));
+                    self.record(&key_text, kind, &source_text, path, Outcome::NoData);
+                    continue;
+                }
+                Fetched::NoKey => {
+                    self.record(&key_text, kind, &source_text, path, Outcome::NoKey);
+                    continue;
+                }
+                Fetched::Found(raw) => raw,
             };
             found = true;
             self.log
                 .debug(&format!("Found {key_text} in {source_text}"));
-            let value = parse_answer(raw, scope, context, self)?;
+            let value = parse_answer(&raw, scope, context, self)?;
             self.record(
                 &key_text,
                 kind,

@@ -58,13 +58,21 @@ impl Metrics {
         });
         let cache = Family::<CacheLabels, Counter>::default();
         let generation = Gauge::default();
-        registry.register("http_requests", "HTTP requests by route and status", requests.clone());
+        registry.register(
+            "http_requests",
+            "HTTP requests by route and status",
+            requests.clone(),
+        );
         registry.register(
             "http_request_duration_seconds",
             "HTTP request latency by route",
             latency.clone(),
         );
-        registry.register("lookup_cache", "Lookup answer cache hits and misses", cache.clone());
+        registry.register(
+            "lookup_cache",
+            "Lookup answer cache hits and misses",
+            cache.clone(),
+        );
         registry.register(
             "data_generation",
             "Data generation: bumped by every write",
@@ -80,15 +88,20 @@ impl Metrics {
     }
 
     pub fn cache_hit(&self) {
-        self.cache.get_or_create(&CacheLabels { result: "hit" }).inc();
+        self.cache
+            .get_or_create(&CacheLabels { result: "hit" })
+            .inc();
     }
 
     pub fn cache_miss(&self) {
-        self.cache.get_or_create(&CacheLabels { result: "miss" }).inc();
+        self.cache
+            .get_or_create(&CacheLabels { result: "miss" })
+            .inc();
     }
 
     pub fn set_generation(&self, generation: u64) {
-        self.generation.set(i64::try_from(generation).unwrap_or(i64::MAX));
+        self.generation
+            .set(i64::try_from(generation).unwrap_or(i64::MAX));
     }
 
     /// The Prometheus text exposition.

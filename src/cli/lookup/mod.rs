@@ -18,7 +18,7 @@ use crate::datafiles::{DataFiles, io_error};
 use crate::hiera::config::{Config, LoggerKind};
 use crate::hiera::lookup::{Hiera, Log, Resolution};
 use crate::hiera::render;
-use crate::hiera::{Hash, HieraError, Value, json, yaml};
+use crate::hiera::{Hash, HieraError, Value, encoding, json, yaml};
 use options::{Format, Kind, Options, Parsed, Positional, ScopeSource};
 use std::io::{IsTerminal, Write};
 use std::process::ExitCode;
@@ -268,13 +268,14 @@ fn load_config(path: &str) -> Result<(Config, Vec<String>), HieraError> {
             format!("Config file {path} not found"),
         ));
     }
-    let text = std::fs::read(path).map_err(|e| io_error(path, &e))?;
-    let text = String::from_utf8_lossy(&text);
+    let bytes = std::fs::read(path).map_err(|e| io_error(path, &e))?;
     // `load_file` names the file in syntax errors where `load` says <unknown>.
-    let loaded = yaml::load(&text).map_err(|mut e| {
-        e.message = e.message.replacen("(<unknown>)", &format!("({path})"), 1);
-        e
-    })?;
+    let loaded = encoding::yaml_text(&bytes)
+        .and_then(|text| yaml::load(&text))
+        .map_err(|mut e| {
+            e.message = e.message.replacen("(<unknown>)", &format!("({path})"), 1);
+            e
+        })?;
     Config::load(loaded)
 }
 
@@ -310,10 +311,9 @@ fn load_scope(source: &ScopeSource) -> Result<Hash, (&'static str, String, Strin
     }
     let as_error = |e: HieraError| (name, e.class.ruby_name().to_owned(), e.message);
     let bytes = std::fs::read(path).map_err(|e| as_error(io_error(path, &e)))?;
-    let text = String::from_utf8_lossy(&bytes);
     let loaded = match kind {
-        "json" => json::load(&text),
-        _ => yaml::load(&text),
+        "json" => json::load(&String::from_utf8_lossy(&bytes)),
+        _ => encoding::yaml_text(&bytes).and_then(|text| yaml::load(&text)),
     }
     .map_err(as_error)?;
     match loaded {

@@ -1,0 +1,121 @@
+//! `hierad serve`: the ConfigDB and lookup server.
+
+use crate::configdb::{ComponentRef, DocKind, LevelPath, NewComponent, NewEnvironment};
+use crate::server::{self, AppState};
+use crate::settings::{DEFAULT_DB, DEFAULT_PORT, Settings};
+use crate::store::{ImportBatch, ImportDoc, SqliteStore, Store};
+use crate::tree::read_tree;
+use anyhow::Context;
+use std::net::SocketAddr;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::sync::Arc;
+
+/// Serve the ConfigDB REST API and Hiera lookups over HTTP.
+#[derive(Debug, clap::Args)]
+pub struct Args {
+    /// Address to listen on (port 0: any free port; the bound address is
+    /// printed as `listening on http://ADDR`).
+    #[arg(long, env = "HIERAD_LISTEN", default_value_t = SocketAddr::from(([127, 0, 0, 1], DEFAULT_PORT)))]
+    pub listen: SocketAddr,
+    /// The SQLite database (created if missing).
+    #[arg(long, env = "HIERAD_DB", default_value = DEFAULT_DB)]
+    pub db: PathBuf,
+    /// A Hiera data tree loaded as environment 1 when the database is empty.
+    #[arg(long, default_value = "data")]
+    pub sample: PathBuf,
+    /// Do not load the sample tree into an empty database.
+    #[arg(long)]
+    pub no_sample: bool,
+    /// Largest request body accepted, in bytes.
+    #[arg(long, default_value_t = 16 * 1024 * 1024)]
+    pub body_limit: usize,
+}
+
+/// Runs the server until Ctrl-C or SIGTERM.
+///
+/// # Errors
+///
+/// The database cannot be opened or the address cannot be bound.
+pub fn run(args: Args) -> anyhow::Result<ExitCode> {
+    init_logging();
+    let settings = Settings {
+        listen: args.listen,
+        db: args.db,
+        body_limit: args.body_limit,
+        sample: (!args.no_sample).then_some(args.sample),
+        ..Settings::default()
+    };
+    let store = SqliteStore::open(&settings.db)
+        .with_context(|| format!("cannot open the database {}", settings.db.display()))?;
+    if let Some(sample) = &settings.sample {
+        load_sample_if_empty(&store, sample)?;
+    }
+    let state = AppState::new(Arc::new(store), settings.clone())
+        .map_err(|e| anyhow::anyhow!("cannot load the database: {e:?}"))?;
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .context("cannot start the async runtime")?;
+    runtime.block_on(async move {
+        let listener = tokio::net::TcpListener::bind(settings.listen)
+            .await
+            .with_context(|| format!("cannot listen on {}", settings.listen))?;
+        let addr = listener.local_addr()?;
+        eprintln!("listening on http://{addr}");
+        tracing::info!(%addr, db = %settings.db.display(), "serving");
+        server::serve(listener, state, server::signal::shutdown_signal()).await?;
+        tracing::info!("stopped");
+        Ok(ExitCode::SUCCESS)
+    })
+}
+
+fn init_logging() {
+    use tracing_subscriber::EnvFilter;
+    let filter = EnvFilter::try_from_env("HIERAD_LOG").unwrap_or_else(|_| EnvFilter::new("info"));
+    let _ = tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr)
+        .try_init();
+}
+
+/// On first start, the sample tree becomes environment 1 (level `nodes`),
+/// every file a resource at the root, so the first lookup answers.
+fn load_sample_if_empty(store: &SqliteStore, sample: &Path) -> anyhow::Result<()> {
+    if !store.environments()?.is_empty() || !sample.is_dir() {
+        return Ok(());
+    }
+    let files = read_tree(sample)
+        .with_context(|| format!("cannot load the sample {}", sample.display()))?;
+    let component = store.create_component(&NewComponent {
+        id: None,
+        name: "fuel".to_owned(),
+        resource_definitions: files.iter().map(|f| f.resource.clone()).collect(),
+    })?;
+    let env = store.create_environment(&NewEnvironment {
+        id: Some(1),
+        components: vec![ComponentRef::Id(component.id)],
+        hierarchy_levels: vec!["nodes".to_owned()],
+    })?;
+    let documents = files
+        .into_iter()
+        .map(|f| ImportDoc {
+            path: LevelPath::root(),
+            resource: f.resource,
+            kind: DocKind::Values,
+            content: f.content,
+        })
+        .collect();
+    let report = store.import(&ImportBatch {
+        env: env.id,
+        documents,
+        replace: Vec::new(),
+        define_missing_in: None,
+    })?;
+    tracing::info!(
+        documents = report.written.len(),
+        sample = %sample.display(),
+        "empty database: loaded the sample as environment 1"
+    );
+    Ok(())
+}

@@ -1,0 +1,77 @@
+//! Request bodies: JSON in the wire form, or YAML when the client says
+//! so, read up to the configured limit.
+
+use super::error::ApiError;
+use super::state::AppState;
+use crate::hiera::{Value, yaml};
+use crate::wire;
+use axum::body::{Body as RawBody, Bytes};
+use axum::extract::{FromRequest, Request};
+use axum::http::header::CONTENT_TYPE;
+
+/// A request body read within the size limit, as raw bytes.
+pub struct LimitedBytes(pub Bytes);
+
+impl FromRequest<AppState> for LimitedBytes {
+    type Rejection = ApiError;
+
+    async fn from_request(request: Request, state: &AppState) -> Result<Self, ApiError> {
+        let limit = state.settings().body_limit;
+        let body: RawBody = request.into_body();
+        axum::body::to_bytes(body, limit)
+            .await
+            .map(LimitedBytes)
+            .map_err(|_| ApiError::TooLarge(limit))
+    }
+}
+
+/// A request body parsed into a value: YAML for `application/yaml` (or
+/// `text/yaml`), wire JSON otherwise.
+pub struct Body(pub Value);
+
+impl FromRequest<AppState> for Body {
+    type Rejection = ApiError;
+
+    async fn from_request(request: Request, state: &AppState) -> Result<Self, ApiError> {
+        let is_yaml = request
+            .headers()
+            .get(CONTENT_TYPE)
+            .and_then(|v| v.to_str().ok())
+            .is_some_and(|v| v.contains("yaml"));
+        let LimitedBytes(bytes) = LimitedBytes::from_request(request, state).await?;
+        let text = std::str::from_utf8(&bytes)
+            .map_err(|_| ApiError::BadRequest("the request body is not UTF-8".to_owned()))?;
+        if is_yaml {
+            yaml::load(text)
+                .map(Body)
+                .map_err(|e| ApiError::BadRequest(format!("malformed YAML: {}", e.message)))
+        } else {
+            wire::from_str(text)
+                .map(Body)
+                .map_err(|e| ApiError::BadRequest(e.to_string()))
+        }
+    }
+}
+
+/// The body as a document: it must be a Hash (a JSON object).
+pub fn document(value: Value) -> Result<crate::hiera::Hash, ApiError> {
+    match value {
+        Value::Hash(h) => Ok(h),
+        other => Err(ApiError::BadRequest(format!(
+            "a document must be a JSON object, not {}",
+            describe(&other)
+        ))),
+    }
+}
+
+/// How a value is named in messages about the request.
+pub fn describe(v: &Value) -> &'static str {
+    match v {
+        Value::Nil => "null",
+        Value::Bool(_) => "a boolean",
+        Value::Int(_) | Value::BigInt(_) | Value::Float(_) => "a number",
+        Value::String(_) | Value::Symbol(_) => "a string",
+        Value::Array(_) => "an array",
+        Value::Hash(_) => "an object",
+    }
+}

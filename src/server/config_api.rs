@@ -1,0 +1,614 @@
+//! The ConfigDB REST API under `/api/v1/config` (seeds/004 and the routes
+//! tuning-box shipped; see docs/api.md): components, environments, and the
+//! versioned `values`/`overrides` documents at any level path.
+
+use super::body::{Body, LimitedBytes, document};
+use super::error::ApiError;
+use super::state::{AppState, Publish};
+use crate::configdb::{
+    Component, ComponentRef, DocAddress, DocKind, Environment, KeyPath, LevelPath, NewComponent,
+    NewEnvironment, Version, keypath,
+};
+use crate::hiera::{Hash, Value};
+use crate::store::{ImportBatch, ImportDoc};
+use crate::wire;
+use axum::Json;
+use axum::Router;
+use axum::extract::{Path, Query, State};
+use axum::http::{StatusCode, header};
+use axum::response::{IntoResponse, Response};
+use axum::routing::{get, post};
+use serde::Deserialize;
+use serde_json::{Value as JsonValue, json};
+use std::collections::HashMap;
+
+/// The ConfigDB routes, to be nested under `/api/v1/config`.
+pub fn routes() -> Router<AppState> {
+    Router::new()
+        .route("/components", get(list_components).post(create_component))
+        .route(
+            "/components/{id}",
+            get(get_component).delete(delete_component),
+        )
+        .route(
+            "/environments",
+            get(list_environments).post(create_environment),
+        )
+        .route(
+            "/environments/{env}",
+            get(get_environment).delete(delete_environment),
+        )
+        .route(
+            "/environments/{env}/hierarchy_levels",
+            get(hierarchy_levels),
+        )
+        .route("/environments/{env}/import", post(import))
+        .route(
+            "/environments/{env}/{*rest}",
+            get(get_document)
+                .put(put_document)
+                .delete(delete_document)
+                .post(post_document),
+        )
+}
+
+fn parse<T: for<'de> Deserialize<'de>>(bytes: &[u8], what: &str) -> Result<T, ApiError> {
+    serde_json::from_slice(bytes).map_err(|e| ApiError::BadRequest(format!("invalid {what}: {e}")))
+}
+
+fn component_json(c: &Component) -> JsonValue {
+    json!({
+        "id": c.id,
+        "name": c.name,
+        "resource_definitions": c.resource_definitions.iter()
+            .map(|d| json!({"id": d.id, "name": d.name, "component_id": c.id}))
+            .collect::<Vec<_>>(),
+    })
+}
+
+fn environment_json(e: &Environment) -> JsonValue {
+    json!({"id": e.id, "components": e.components, "hierarchy_levels": e.hierarchy_levels})
+}
+
+fn component_ref(text: &str) -> ComponentRef {
+    match text.parse() {
+        Ok(r) => r,
+        Err(never) => match never {},
+    }
+}
+
+async fn list_components(State(state): State<AppState>) -> Json<JsonValue> {
+    let snapshot = state.snapshot();
+    Json(JsonValue::Array(
+        snapshot.components().iter().map(component_json).collect(),
+    ))
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ComponentBody {
+    id: Option<i64>,
+    name: String,
+    #[serde(default)]
+    resource_definitions: Vec<NameBody>,
+}
+
+#[derive(Deserialize)]
+struct NameBody {
+    name: String,
+}
+
+async fn create_component(
+    State(state): State<AppState>,
+    LimitedBytes(bytes): LimitedBytes,
+) -> Result<Response, ApiError> {
+    let body: ComponentBody = parse(&bytes, "component")?;
+    let new = NewComponent {
+        id: body.id,
+        name: body.name,
+        resource_definitions: body
+            .resource_definitions
+            .into_iter()
+            .map(|d| d.name)
+            .collect(),
+    };
+    let created = state
+        .write(
+            move |store| Ok(store.create_component(&new)?),
+            Publish::Rebuild,
+        )
+        .await?;
+    Ok((StatusCode::CREATED, Json(component_json(&created))).into_response())
+}
+
+async fn get_component(
+    State(state): State<AppState>,
+    Path(id): Path<String>,
+) -> Result<Json<JsonValue>, ApiError> {
+    let which = component_ref(&id);
+    let found = state
+        .read(move |store| Ok(store.component(&which)?))
+        .await?;
+    Ok(Json(component_json(&found)))
+}
+
+async fn delete_component(
+    State(state): State<AppState>,
+    Path(id): Path<String>,
+) -> Result<StatusCode, ApiError> {
+    let which = component_ref(&id);
+    state
+        .write(
+            move |store| Ok(store.delete_component(&which)?),
+            Publish::Rebuild,
+        )
+        .await?;
+    Ok(StatusCode::NO_CONTENT)
+}
+
+async fn list_environments(State(state): State<AppState>) -> Json<JsonValue> {
+    let snapshot = state.snapshot();
+    Json(JsonValue::Array(
+        snapshot.environments().map(environment_json).collect(),
+    ))
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct EnvironmentBody {
+    id: Option<i64>,
+    #[serde(default)]
+    components: Vec<JsonValue>,
+    #[serde(default)]
+    hierarchy_levels: Vec<String>,
+}
+
+async fn create_environment(
+    State(state): State<AppState>,
+    LimitedBytes(bytes): LimitedBytes,
+) -> Result<Response, ApiError> {
+    let body: EnvironmentBody = parse(&bytes, "environment")?;
+    let components = body
+        .components
+        .iter()
+        .map(|c| match c {
+            JsonValue::Number(n) => n
+                .as_i64()
+                .map(ComponentRef::Id)
+                .ok_or_else(|| ApiError::BadRequest(format!("invalid component id {n}"))),
+            JsonValue::String(s) => Ok(ComponentRef::Name(s.clone())),
+            other => Err(ApiError::BadRequest(format!(
+                "a component is an id or a name, not {other}"
+            ))),
+        })
+        .collect::<Result<_, _>>()?;
+    let new = NewEnvironment {
+        id: body.id,
+        components,
+        hierarchy_levels: body.hierarchy_levels,
+    };
+    let created = state
+        .write(
+            move |store| Ok(store.create_environment(&new)?),
+            Publish::Rebuild,
+        )
+        .await?;
+    Ok((StatusCode::CREATED, Json(environment_json(&created))).into_response())
+}
+
+fn env_id(text: &str) -> Result<i64, ApiError> {
+    text.parse().map_err(|_| {
+        ApiError::NotFound(format!(
+            "environment {text:?} does not exist: environments are numbered"
+        ))
+    })
+}
+
+async fn get_environment(
+    State(state): State<AppState>,
+    Path(env): Path<String>,
+) -> Result<Json<JsonValue>, ApiError> {
+    let env = env_id(&env)?;
+    let snapshot = state.snapshot();
+    let found = snapshot
+        .environment(env)
+        .ok_or_else(|| ApiError::NotFound(format!("environment {env} does not exist")))?;
+    Ok(Json(environment_json(found)))
+}
+
+async fn delete_environment(
+    State(state): State<AppState>,
+    Path(env): Path<String>,
+) -> Result<StatusCode, ApiError> {
+    let env = env_id(&env)?;
+    state
+        .write(
+            move |store| Ok(store.delete_environment(env)?),
+            Publish::Rebuild,
+        )
+        .await?;
+    Ok(StatusCode::NO_CONTENT)
+}
+
+async fn hierarchy_levels(
+    State(state): State<AppState>,
+    Path(env): Path<String>,
+) -> Result<Json<JsonValue>, ApiError> {
+    let env = env_id(&env)?;
+    let snapshot = state.snapshot();
+    let levels = snapshot
+        .levels(env)
+        .ok_or_else(|| ApiError::NotFound(format!("environment {env} does not exist")))?;
+    let listed = levels
+        .iter()
+        .enumerate()
+        .map(|(i, name)| json!({"name": name, "parent": if i == 0 { JsonValue::Null } else { json!(levels[i - 1]) }}))
+        .collect();
+    Ok(Json(JsonValue::Array(listed)))
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ImportBody {
+    #[serde(default)]
+    level: Option<String>,
+    #[serde(default)]
+    replace: bool,
+    #[serde(default)]
+    kind: Option<String>,
+    documents: serde_json::Map<String, JsonValue>,
+}
+
+async fn import(
+    State(state): State<AppState>,
+    Path(env): Path<String>,
+    LimitedBytes(bytes): LimitedBytes,
+) -> Result<Json<JsonValue>, ApiError> {
+    let env = env_id(&env)?;
+    let body: ImportBody = parse(&bytes, "import")?;
+    let path = match &body.level {
+        Some(level) => {
+            LevelPath::parse_cli(level).map_err(|e| ApiError::BadRequest(e.to_string()))?
+        }
+        None => LevelPath::root(),
+    };
+    let kind = match &body.kind {
+        Some(k) => k
+            .parse::<DocKind>()
+            .map_err(|e| ApiError::BadRequest(e.to_string()))?,
+        None => DocKind::Values,
+    };
+    let mut documents = Vec::with_capacity(body.documents.len());
+    for (resource, content) in body.documents {
+        let content = wire::from_wire(content)
+            .map_err(|e| ApiError::BadRequest(format!("resource {resource}: {e}")))
+            .and_then(|v| {
+                document(v).map_err(|e| match e {
+                    ApiError::BadRequest(m) => {
+                        ApiError::BadRequest(format!("resource {resource}: {m}"))
+                    }
+                    other => other,
+                })
+            })?;
+        documents.push(ImportDoc {
+            path: path.clone(),
+            resource,
+            kind,
+            content,
+        });
+    }
+    let snapshot = state.snapshot();
+    let component = snapshot
+        .environment(env)
+        .ok_or_else(|| ApiError::NotFound(format!("environment {env} does not exist")))?
+        .components
+        .first()
+        .copied()
+        .map(ComponentRef::Id);
+    let batch = ImportBatch {
+        env,
+        documents,
+        replace: if body.replace {
+            vec![(path, kind)]
+        } else {
+            Vec::new()
+        },
+        define_missing_in: component,
+    };
+    let report = state
+        .write(move |store| Ok(store.import(&batch)?), Publish::Rebuild)
+        .await?;
+    Ok(Json(json!({
+        "written": report.written.len(),
+        "unchanged": report.unchanged.len(),
+        "deleted": report.deleted.len(),
+        "defined": report.defined,
+    })))
+}
+
+/// What a document URL names.
+#[derive(Debug, PartialEq)]
+enum Target {
+    Document,
+    History,
+    Restore,
+    Key(String),
+}
+
+/// `{level}/{value}/…/resources/{resource…}/{values|overrides|override}[/history|/restore|/keys/{key}]`.
+fn parse_document_url(env: i64, rest: &str) -> Result<(DocAddress, Target), ApiError> {
+    let segments: Vec<&str> = rest.split('/').collect();
+    let Some(at) = segments
+        .iter()
+        .enumerate()
+        .position(|(i, s)| i % 2 == 0 && *s == "resources")
+    else {
+        return Err(ApiError::NotFound(format!(
+            "no such route: expected {{level}}/{{value}}/…/resources/{{name}}/values, got {rest}"
+        )));
+    };
+    let levels = segments[..at].join("/");
+    let path = if levels.is_empty() {
+        LevelPath::root()
+    } else {
+        LevelPath::parse_url(&format!("/{levels}"))
+            .map_err(|e| ApiError::BadRequest(e.to_string()))?
+    };
+    let tail = &segments[at + 1..];
+    let is_kind = |s: &str| matches!(s, "values" | "overrides" | "override");
+    let (kind_at, target) = match tail {
+        [.., k, "history"] if is_kind(k) => (tail.len() - 2, Target::History),
+        [.., k, "restore"] if is_kind(k) => (tail.len() - 2, Target::Restore),
+        [.., k, "keys", key] if is_kind(k) => (tail.len() - 3, Target::Key((*key).to_owned())),
+        [.., k] if is_kind(k) => (tail.len() - 1, Target::Document),
+        _ => {
+            return Err(ApiError::NotFound(format!(
+                "no such route: a document URL ends in /values or /overrides, got {rest}"
+            )));
+        }
+    };
+    let resource = tail[..kind_at].join("/");
+    if resource.is_empty() {
+        return Err(ApiError::NotFound(
+            "no resource named in the URL".to_owned(),
+        ));
+    }
+    let kind = if tail[kind_at] == "values" {
+        DocKind::Values
+    } else {
+        DocKind::Overrides
+    };
+    Ok((DocAddress::new(env, path, resource, kind), target))
+}
+
+fn wire_response(status: StatusCode, value: &Value) -> Response {
+    (
+        status,
+        [(header::CONTENT_TYPE, "application/json")],
+        wire::to_string(value),
+    )
+        .into_response()
+}
+
+fn key_path(text: &str) -> Result<KeyPath, ApiError> {
+    KeyPath::parse(text).map_err(|e| ApiError::BadRequest(e.to_string()))
+}
+
+fn nested(doc: &Hash, key: &KeyPath) -> Result<Value, ApiError> {
+    keypath::get(doc, key)
+        .map_err(|e| ApiError::NotFound(e.to_string()))?
+        .cloned()
+        .ok_or_else(|| ApiError::NotFound(format!("key {} is not in the document", key.as_str())))
+}
+
+fn version_json(v: &Version) -> JsonValue {
+    json!({"version": v.number, "created_at": v.created_at, "size": v.size, "deleted": v.deleted})
+}
+
+async fn get_document(
+    State(state): State<AppState>,
+    Path((env, rest)): Path<(String, String)>,
+    Query(query): Query<HashMap<String, String>>,
+) -> Result<Response, ApiError> {
+    let env = env_id(&env)?;
+    let (at, target) = parse_document_url(env, &rest)?;
+    let snapshot = state.snapshot();
+    match target {
+        Target::History => {
+            let history = state.read(move |store| Ok(store.history(&at)?)).await?;
+            Ok(Json(JsonValue::Array(history.iter().map(version_json).collect())).into_response())
+        }
+        Target::Restore => Err(ApiError::BadRequest("restore is a POST".to_owned())),
+        Target::Key(key) => {
+            let key = key_path(&key)?;
+            let stored = snapshot.stored(env, &at.path, &at.resource, at.kind)?;
+            let doc = stored.map(|d| d.content.clone()).unwrap_or_default();
+            Ok(wire_response(StatusCode::OK, &nested(&doc, &key)?))
+        }
+        Target::Document => {
+            let key = query.get("key").map(|k| key_path(k)).transpose()?;
+            let doc: std::sync::Arc<Hash> = if let Some(version) = query.get("version") {
+                let version: u64 = version.parse().map_err(|_| {
+                    ApiError::BadRequest(format!("version must be a number, not {version:?}"))
+                })?;
+                if query.contains_key("effective") {
+                    return Err(ApiError::BadRequest(
+                        "effective and version cannot be combined: versions are of stored documents".to_owned(),
+                    ));
+                }
+                let (_, doc) = state
+                    .read(move |store| {
+                        store.get(&at, Some(version))?.ok_or_else(|| {
+                            ApiError::NotFound(format!("version {version} does not exist"))
+                        })
+                    })
+                    .await?;
+                std::sync::Arc::new(doc)
+            } else if query.contains_key("effective") {
+                if at.kind != DocKind::Values {
+                    return Err(ApiError::BadRequest(
+                        "effective applies to values (it folds values and overrides)".to_owned(),
+                    ));
+                }
+                snapshot.try_effective(env, &at.path, &at.resource)?
+            } else {
+                snapshot
+                    .stored(env, &at.path, &at.resource, at.kind)?
+                    .map(|d| d.content.clone())
+                    .unwrap_or_default()
+            };
+            match key {
+                Some(key) => Ok(wire_response(StatusCode::OK, &nested(&doc, &key)?)),
+                None => Ok(wire_response(StatusCode::OK, &Value::Hash((*doc).clone()))),
+            }
+        }
+    }
+}
+
+async fn put_document(
+    State(state): State<AppState>,
+    Path((env, rest)): Path<(String, String)>,
+    Body(body): Body,
+) -> Result<StatusCode, ApiError> {
+    let env = env_id(&env)?;
+    let (at, target) = parse_document_url(env, &rest)?;
+    let publish = Publish::document(&at);
+    match target {
+        Target::Document => {
+            let doc = document(body)?;
+            state
+                .write(move |store| Ok(store.put(&at, &doc)?), publish)
+                .await?;
+        }
+        Target::Key(key) => {
+            let key = key_path(&key)?;
+            state
+                .write(
+                    move |store| {
+                        let mut value = Some(body);
+                        Ok(store.update(&at, &mut |doc| {
+                            keypath::set(doc, &key, value.take().unwrap_or(Value::Nil))?;
+                            Ok(())
+                        })?)
+                    },
+                    publish,
+                )
+                .await?;
+        }
+        Target::History | Target::Restore => {
+            return Err(ApiError::BadRequest(
+                "history and restore are not written with PUT".to_owned(),
+            ));
+        }
+    }
+    Ok(StatusCode::NO_CONTENT)
+}
+
+async fn delete_document(
+    State(state): State<AppState>,
+    Path((env, rest)): Path<(String, String)>,
+) -> Result<StatusCode, ApiError> {
+    let env = env_id(&env)?;
+    let (at, target) = parse_document_url(env, &rest)?;
+    if target != Target::Document {
+        return Err(ApiError::BadRequest(
+            "only a whole document can be deleted".to_owned(),
+        ));
+    }
+    let publish = Publish::document(&at);
+    state
+        .write(move |store| Ok(store.delete(&at)?), publish)
+        .await?;
+    Ok(StatusCode::NO_CONTENT)
+}
+
+async fn post_document(
+    State(state): State<AppState>,
+    Path((env, rest)): Path<(String, String)>,
+    Query(query): Query<HashMap<String, String>>,
+) -> Result<Response, ApiError> {
+    let env = env_id(&env)?;
+    let (at, target) = parse_document_url(env, &rest)?;
+    if target != Target::Restore {
+        return Err(ApiError::BadRequest(
+            "POST is for …/restore?version=N".to_owned(),
+        ));
+    }
+    let version: u64 = query
+        .get("version")
+        .ok_or_else(|| ApiError::BadRequest("restore needs ?version=N".to_owned()))?
+        .parse()
+        .map_err(|_| ApiError::BadRequest("version must be a number".to_owned()))?;
+    let publish = Publish::document(&at);
+    let restored = state
+        .write(move |store| Ok(store.restore(&at, version)?), publish)
+        .await?;
+    Ok((StatusCode::CREATED, Json(version_json(&restored))).into_response())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn document_urls() {
+        let cases: &[(&str, &str, &str, DocKind, Target)] = &[
+            (
+                "resources/astute/values",
+                "",
+                "astute",
+                DocKind::Values,
+                Target::Document,
+            ),
+            (
+                "nodes/n1/resources/astute/overrides",
+                "nodes=n1",
+                "astute",
+                DocKind::Overrides,
+                Target::Document,
+            ),
+            (
+                "nodes/n1/resources/astute/override",
+                "nodes=n1",
+                "astute",
+                DocKind::Overrides,
+                Target::Document,
+            ),
+            (
+                "resources/override/node/n1.d/values/history",
+                "",
+                "override/node/n1.d",
+                DocKind::Values,
+                Target::History,
+            ),
+            (
+                "resources/a/values/restore",
+                "",
+                "a",
+                DocKind::Values,
+                Target::Restore,
+            ),
+            (
+                "resources/a/values/keys/x.y",
+                "",
+                "a",
+                DocKind::Values,
+                Target::Key("x.y".into()),
+            ),
+        ];
+        for (url, level, resource, kind, target) in cases {
+            let (at, t) = parse_document_url(1, url).unwrap();
+            assert_eq!(at.path.to_string(), *level, "{url}");
+            assert_eq!(at.resource, *resource, "{url}");
+            assert_eq!(at.kind, *kind, "{url}");
+            assert_eq!(&t, target, "{url}");
+        }
+        for bad in [
+            "resources/values",
+            "nodes/n1/astute/values",
+            "resources/a/other",
+        ] {
+            assert!(parse_document_url(1, bad).is_err(), "{bad}");
+        }
+    }
+}

@@ -1,0 +1,326 @@
+//! The lookup API (docs/api.md): one request is one Hiera lookup (or
+//! several keys under one context), answered from the published snapshot,
+//! with hot answers cached until the next write.
+
+use super::body::LimitedBytes;
+use super::error::ApiError;
+use super::state::AppState;
+use crate::configdb::LevelPath;
+use crate::hiera::lookup::{Answer, Outcome as StepOutcome, Resolution, Step};
+use crate::hiera::{Hash, Value};
+use crate::lookup::{Request, config_for, hash_resolution, lookup, scope_variables};
+use crate::wire;
+use axum::Json;
+use axum::Router;
+use axum::body::Bytes;
+use axum::extract::{Path, Query, State};
+use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
+use axum::response::{IntoResponse, Response};
+use axum::routing::{get, post};
+use serde_json::{Map, Value as JsonValue, json};
+use std::collections::HashMap;
+use std::hash::{Hash as _, Hasher};
+
+/// The lookup routes, to be nested under `/api/v1`.
+pub fn routes() -> Router<AppState> {
+    Router::new()
+        .route("/lookup", post(lookup_handler))
+        .route("/data/{env}/{*resource}", get(datasource))
+        .route("/environments/{env}/scope", get(scope))
+}
+
+const X_CACHE: &str = "x-cache";
+
+fn json_bytes(status: StatusCode, body: Bytes, cache: &'static str) -> Response {
+    (
+        status,
+        [
+            (
+                header::CONTENT_TYPE,
+                HeaderValue::from_static("application/json"),
+            ),
+            (
+                header::HeaderName::from_static(X_CACHE),
+                HeaderValue::from_static(cache),
+            ),
+        ],
+        body,
+    )
+        .into_response()
+}
+
+async fn lookup_handler(
+    State(state): State<AppState>,
+    LimitedBytes(bytes): LimitedBytes,
+) -> Result<Response, ApiError> {
+    let key = (state.generation(), bytes.clone());
+    if let Some(hit) = state.cache().get(&key) {
+        state.metrics().cache_hit();
+        return Ok(json_bytes(StatusCode::OK, hit, "HIT"));
+    }
+    state.metrics().cache_miss();
+    let snapshot = state.snapshot();
+    let parsed = parse_request(&bytes)?;
+    if snapshot.environment(parsed.request.env).is_none() {
+        return Err(ApiError::NotFound(format!(
+            "environment {} does not exist",
+            parsed.request.env
+        )));
+    }
+    if !parsed.request.level.is_root() {
+        parsed.request.level.check(
+            snapshot
+                .environment(parsed.request.env)
+                .expect("checked above"),
+        )?;
+    }
+    let config = config_for(&snapshot, &parsed.request)?;
+    let body = match &parsed.keys {
+        None => {
+            let outcome = lookup(&snapshot, &config, &parsed.request)?;
+            answer_json(
+                &outcome.answer,
+                parsed.request.explain.then_some(&outcome.steps),
+            )
+        }
+        Some(keys) => {
+            let mut answers = Vec::with_capacity(keys.len());
+            for key in keys {
+                let mut request = parsed.request.clone();
+                request.key.clone_from(key);
+                let mut entry = match lookup(&snapshot, &config, &request) {
+                    Ok(outcome) => {
+                        answer_json(&outcome.answer, request.explain.then_some(&outcome.steps))
+                    }
+                    Err(e) => {
+                        json!({"error": {"class": e.class.ruby_name(), "message": e.message}})
+                    }
+                };
+                if let JsonValue::Object(map) = &mut entry {
+                    map.insert("key".to_owned(), JsonValue::String(key.clone()));
+                }
+                answers.push(entry);
+            }
+            json!({ "answers": answers })
+        }
+    };
+    let body = Bytes::from(body.to_string());
+    state.cache().insert(key, body.clone());
+    Ok(json_bytes(StatusCode::OK, body, "MISS"))
+}
+
+fn answer_json(answer: &Answer, steps: Option<&Vec<Step>>) -> JsonValue {
+    let mut out = match answer {
+        Answer::Found(v) => json!({"found": true, "value": wire::to_json(v)}),
+        Answer::Default(v) => json!({"found": false, "default": true, "value": wire::to_json(v)}),
+        Answer::NotFound => json!({"found": false}),
+    };
+    if let (Some(steps), JsonValue::Object(map)) = (steps, &mut out) {
+        let listed = steps
+            .iter()
+            .map(|s| {
+                let mut step = json!({"depth": s.depth, "key": s.key, "source": s.source});
+                let (outcome, value) = match &s.outcome {
+                    StepOutcome::BadDefinition => ("bad_definition", None),
+                    StepOutcome::NoData => ("no_data", None),
+                    StepOutcome::NoKey => ("no_key", None),
+                    StepOutcome::Found(v) => ("found", Some(wire::to_json(v))),
+                };
+                step["outcome"] = json!(outcome);
+                if let Some(v) = value {
+                    step["value"] = v;
+                }
+                step
+            })
+            .collect();
+        map.insert("explain".to_owned(), JsonValue::Array(listed));
+    }
+    out
+}
+
+/// A parsed lookup request: one key, or several under one context.
+struct Parsed {
+    request: Request,
+    keys: Option<Vec<String>>,
+}
+
+fn bad(message: impl Into<String>) -> ApiError {
+    ApiError::BadRequest(message.into())
+}
+
+fn parse_request(bytes: &[u8]) -> Result<Parsed, ApiError> {
+    let json: JsonValue =
+        serde_json::from_slice(bytes).map_err(|e| bad(format!("malformed JSON: {e}")))?;
+    let JsonValue::Object(mut map) = json else {
+        return Err(bad("a lookup request is a JSON object"));
+    };
+    const KNOWN: [&str; 13] = [
+        "environment",
+        "level",
+        "key",
+        "keys",
+        "resolution",
+        "hierarchy",
+        "merge_behavior",
+        "deep_merge_options",
+        "scope",
+        "order_override",
+        "default",
+        "explain",
+        "format",
+    ];
+    if let Some(unknown) = map.keys().find(|k| !KNOWN.contains(&k.as_str())) {
+        return Err(bad(format!(
+            "unknown field {unknown:?} in the lookup request"
+        )));
+    }
+    let value = |map: &mut Map<String, JsonValue>, name: &str| -> Result<Option<Value>, ApiError> {
+        map.remove(name)
+            .map(|j| wire::from_wire(j).map_err(|e| bad(format!("{name}: {e}"))))
+            .transpose()
+    };
+    let env = match map.remove("environment") {
+        Some(JsonValue::Number(n)) => n
+            .as_i64()
+            .ok_or_else(|| bad("environment must be an integer id"))?,
+        Some(JsonValue::String(s)) => s
+            .parse()
+            .map_err(|_| bad("environment must be an integer id"))?,
+        Some(_) => return Err(bad("environment must be an integer id")),
+        None => return Err(bad("the lookup request has no environment")),
+    };
+    let level = match map.remove("level") {
+        None | Some(JsonValue::Null) => LevelPath::root(),
+        Some(JsonValue::String(s)) if s.is_empty() => LevelPath::root(),
+        Some(JsonValue::String(s)) => LevelPath::parse_cli(&s).map_err(|e| bad(e.to_string()))?,
+        Some(_) => return Err(bad("level is a string like \"nodes=node-1\"")),
+    };
+    let (key, keys) = match (map.remove("key"), map.remove("keys")) {
+        (Some(JsonValue::String(k)), None) => (k, None),
+        (None, Some(JsonValue::Array(list))) => {
+            let keys = list
+                .into_iter()
+                .map(|k| match k {
+                    JsonValue::String(s) => Ok(s),
+                    _ => Err(bad("keys must be strings")),
+                })
+                .collect::<Result<Vec<_>, _>>()?;
+            (String::new(), Some(keys))
+        }
+        (Some(_), Some(_)) => return Err(bad("give either key or keys, not both")),
+        (None, None) => return Err(bad("the lookup request has no key")),
+        _ => return Err(bad("key is a string and keys a list of strings")),
+    };
+    let resolution = match map.remove("resolution") {
+        None | Some(JsonValue::Null) => Resolution::Priority,
+        Some(JsonValue::String(s)) => match s.as_str() {
+            "priority" => Resolution::Priority,
+            "array" => Resolution::Array,
+            "hash" => Resolution::Hash,
+            other => Resolution::Other(other.to_owned()),
+        },
+        Some(options @ JsonValue::Object(_)) => {
+            let options = wire::from_wire(options).map_err(|e| bad(format!("resolution: {e}")))?;
+            hash_resolution(&options)?
+        }
+        Some(_) => {
+            return Err(bad(
+                "resolution is \"priority\", \"array\", \"hash\" or an object of merge options",
+            ));
+        }
+    };
+    let hierarchy = match map.remove("hierarchy") {
+        None | Some(JsonValue::Null) => None,
+        Some(JsonValue::Array(levels)) => Some(
+            levels
+                .into_iter()
+                .map(|l| match l {
+                    JsonValue::String(s) => Ok(s),
+                    _ => Err(bad("hierarchy is a list of datasource names")),
+                })
+                .collect::<Result<_, _>>()?,
+        ),
+        Some(_) => return Err(bad("hierarchy is a list of datasource names")),
+    };
+    let scope = match value(&mut map, "scope")? {
+        None | Some(Value::Nil) => Hash::new(),
+        Some(Value::Hash(h)) => h,
+        Some(_) => return Err(bad("scope is an object of variables")),
+    };
+    let explain = match map.remove("explain") {
+        None | Some(JsonValue::Bool(false)) => false,
+        Some(JsonValue::Bool(true)) => true,
+        Some(_) => return Err(bad("explain is true or false")),
+    };
+    Ok(Parsed {
+        request: Request {
+            env,
+            level,
+            key,
+            resolution,
+            hierarchy,
+            merge_behavior: value(&mut map, "merge_behavior")?,
+            deep_merge_options: value(&mut map, "deep_merge_options")?,
+            scope,
+            order_override: value(&mut map, "order_override")?,
+            default: value(&mut map, "default")?,
+            explain,
+        },
+        keys,
+    })
+}
+
+/// One whole effective datasource, for Hiera 5's `data_hash`: Puppet
+/// merges and interpolates itself. Revalidated with its ETag.
+async fn datasource(
+    State(state): State<AppState>,
+    Path((env, resource)): Path<(String, String)>,
+    Query(query): Query<HashMap<String, String>>,
+    headers: HeaderMap,
+) -> Result<Response, ApiError> {
+    let env: i64 = env
+        .parse()
+        .map_err(|_| ApiError::NotFound(format!("environment {env:?} does not exist")))?;
+    let level = match query.get("level") {
+        Some(l) if !l.is_empty() => LevelPath::parse_cli(l).map_err(|e| bad(e.to_string()))?,
+        _ => LevelPath::root(),
+    };
+    let snapshot = state.snapshot();
+    let doc = snapshot.try_effective(env, &level, &resource)?;
+    let body = wire::to_string(&Value::Hash((*doc).clone()));
+    let mut hasher = std::collections::hash_map::DefaultHasher::new();
+    body.hash(&mut hasher);
+    let etag = format!("\"{:016x}\"", hasher.finish());
+    if headers
+        .get(header::IF_NONE_MATCH)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|v| v.split(',').any(|t| t.trim() == etag || t.trim() == "*"))
+    {
+        return Ok((StatusCode::NOT_MODIFIED, [(header::ETAG, etag)]).into_response());
+    }
+    Ok((
+        StatusCode::OK,
+        [
+            (header::CONTENT_TYPE, "application/json".to_owned()),
+            (header::ETAG, etag),
+        ],
+        body,
+    )
+        .into_response())
+}
+
+async fn scope(
+    State(state): State<AppState>,
+    Path(env): Path<String>,
+) -> Result<Json<JsonValue>, ApiError> {
+    let env: i64 = env
+        .parse()
+        .map_err(|_| ApiError::NotFound(format!("environment {env:?} does not exist")))?;
+    let snapshot = state.snapshot();
+    if snapshot.environment(env).is_none() {
+        return Err(ApiError::NotFound(format!(
+            "environment {env} does not exist"
+        )));
+    }
+    Ok(Json(json!({"variables": scope_variables(&snapshot, env)})))
+}

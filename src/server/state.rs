@@ -1,0 +1,154 @@
+//! The server's shared state: the store, the published snapshot, the
+//! answer cache and the metrics. Cheap to clone (an `Arc` inside).
+
+use super::error::ApiError;
+use super::metrics::Metrics;
+use crate::configdb::{DocAddress, Snapshot, StoredDoc};
+use crate::settings::Settings;
+use crate::store::Store;
+use arc_swap::ArcSwap;
+use axum::body::Bytes;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+/// A cached lookup answer: the generation it was computed at, and the
+/// request body, identify it.
+pub type CacheKey = (u64, Bytes);
+
+/// A handle on the server's state; clones share it.
+#[derive(Clone)]
+pub struct AppState {
+    inner: Arc<Inner>,
+}
+
+struct Inner {
+    store: Arc<dyn Store>,
+    /// What lookups read: swapped whole by writers, never locked by readers.
+    snapshot: ArcSwap<Snapshot>,
+    /// Bumped after every published write; part of every cache key, so a
+    /// write invalidates all cached answers at once.
+    generation: AtomicU64,
+    cache: moka::sync::Cache<CacheKey, Bytes>,
+    metrics: Arc<Metrics>,
+    /// Serializes writers, so each derives its snapshot from the last one
+    /// published (readers never take it).
+    writes: tokio::sync::Mutex<()>,
+    settings: Settings,
+}
+
+impl AppState {
+    /// State over `store`, publishing its current content.
+    ///
+    /// # Errors
+    ///
+    /// The store cannot be read.
+    pub fn new(store: Arc<dyn Store>, settings: Settings) -> Result<AppState, ApiError> {
+        let snapshot = Snapshot::build(store.load_all()?);
+        let cache = moka::sync::Cache::builder()
+            .weigher(|k: &CacheKey, v: &Bytes| {
+                u32::try_from(k.1.len() + v.len()).unwrap_or(u32::MAX)
+            })
+            .max_capacity(settings.cache_bytes)
+            .build();
+        Ok(AppState {
+            inner: Arc::new(Inner {
+                store,
+                snapshot: ArcSwap::from_pointee(snapshot),
+                generation: AtomicU64::new(1),
+                cache,
+                metrics: Arc::new(Metrics::new()),
+                writes: tokio::sync::Mutex::new(()),
+                settings,
+            }),
+        })
+    }
+
+    pub fn snapshot(&self) -> Arc<Snapshot> {
+        self.inner.snapshot.load_full()
+    }
+
+    pub fn generation(&self) -> u64 {
+        self.inner.generation.load(Ordering::Acquire)
+    }
+
+    pub fn cache(&self) -> &moka::sync::Cache<CacheKey, Bytes> {
+        &self.inner.cache
+    }
+
+    pub fn metrics(&self) -> &Arc<Metrics> {
+        &self.inner.metrics
+    }
+
+    pub fn settings(&self) -> &Settings {
+        &self.inner.settings
+    }
+
+    /// Reads the store off the async runtime.
+    ///
+    /// # Errors
+    ///
+    /// What `f` returns.
+    pub async fn read<T: Send + 'static>(
+        &self,
+        f: impl FnOnce(&dyn Store) -> Result<T, ApiError> + Send + 'static,
+    ) -> Result<T, ApiError> {
+        let store = Arc::clone(&self.inner.store);
+        tokio::task::spawn_blocking(move || f(store.as_ref()))
+            .await
+            .map_err(|e| ApiError::Internal(format!("store task failed: {e}")))?
+    }
+
+    /// Runs a write against the store off the async runtime, then publishes
+    /// the snapshot `publish` derives from the last one. Writers queue;
+    /// readers keep answering from the previous snapshot meanwhile.
+    ///
+    /// # Errors
+    ///
+    /// What the write returns; nothing is published then.
+    pub async fn write<T: Send + 'static>(
+        &self,
+        f: impl FnOnce(&dyn Store) -> Result<T, ApiError> + Send + 'static,
+        publish: Publish,
+    ) -> Result<T, ApiError> {
+        let _turn = self.inner.writes.lock().await;
+        let store = Arc::clone(&self.inner.store);
+        let base = self.snapshot();
+        let (result, snapshot) = tokio::task::spawn_blocking(move || {
+            let result = f(store.as_ref())?;
+            let snapshot = match publish {
+                Publish::Rebuild => Snapshot::build(store.load_all()?),
+                Publish::Document(at) => {
+                    let doc = store
+                        .get(&at, None)?
+                        .filter(|(version, _)| !version.deleted)
+                        .map(|(version, content)| StoredDoc {
+                            version,
+                            content: Arc::new(content),
+                        });
+                    base.with_document(at.env, &at.path, &at.resource, at.kind, doc)?
+                }
+            };
+            Ok::<_, ApiError>((result, snapshot))
+        })
+        .await
+        .map_err(|e| ApiError::Internal(format!("store task failed: {e}")))??;
+        self.inner.snapshot.store(Arc::new(snapshot));
+        let generation = self.inner.generation.fetch_add(1, Ordering::AcqRel) + 1;
+        self.inner.metrics.set_generation(generation);
+        Ok(result)
+    }
+}
+
+/// How a write changes the published snapshot.
+pub enum Publish {
+    /// One document changed: derive the new snapshot, sharing the rest.
+    Document(DocAddress),
+    /// Structure changed (components, environments, imports): rebuild.
+    Rebuild,
+}
+
+impl Publish {
+    pub fn document(at: &DocAddress) -> Publish {
+        Publish::Document(at.clone())
+    }
+}

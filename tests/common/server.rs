@@ -1,0 +1,135 @@
+//! A real `hierad serve` on 127.0.0.1:0 with a temporary database, for
+//! integration tests; stopped (SIGTERM, then waited for) when dropped.
+
+#![allow(dead_code)]
+
+use std::io::{BufRead, BufReader};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::Duration;
+
+pub struct TestServer {
+    pub url: String,
+    pub db: PathBuf,
+    child: Option<Child>,
+    _dir: Option<tempfile::TempDir>,
+}
+
+impl TestServer {
+    /// A server over a fresh database holding the sample (`data/`).
+    pub fn with_sample() -> TestServer {
+        let dir = tempfile::tempdir().unwrap();
+        let db = dir.path().join("hierad.db");
+        let mut server = TestServer::start_on(&db, &[]);
+        server._dir = Some(dir);
+        server
+    }
+
+    /// A server over a fresh, empty database.
+    pub fn empty() -> TestServer {
+        let dir = tempfile::tempdir().unwrap();
+        let db = dir.path().join("hierad.db");
+        let mut server = TestServer::start_on(&db, &["--no-sample"]);
+        server._dir = Some(dir);
+        server
+    }
+
+    /// A server over `db` (kept by the caller), with extra flags.
+    pub fn start_on(db: &Path, extra: &[&str]) -> TestServer {
+        let mut child = Command::new(env!("CARGO_BIN_EXE_hierad"))
+            .args(["serve", "--listen", "127.0.0.1:0", "--db"])
+            .arg(db)
+            .args(extra)
+            .current_dir(env!("CARGO_MANIFEST_DIR"))
+            .env("HIERAD_LOG", "warn")
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("start hierad serve");
+        let stderr = child.stderr.take().unwrap();
+        let mut lines = BufReader::new(stderr).lines();
+        let url = loop {
+            let line = lines
+                .next()
+                .expect("hierad serve exited before listening")
+                .unwrap();
+            if let Some(url) = line.strip_prefix("listening on ") {
+                break url.to_owned();
+            }
+        };
+        // Keep draining stderr so the server never blocks on a full pipe.
+        std::thread::spawn(move || for _ in lines {});
+        TestServer {
+            url,
+            db: db.to_owned(),
+            child: Some(child),
+            _dir: None,
+        }
+    }
+
+    /// Sends SIGTERM and waits: the exit status of a graceful stop.
+    pub fn stop(&mut self) -> std::process::ExitStatus {
+        let mut child = self.child.take().expect("already stopped");
+        let pid = child.id().to_string();
+        Command::new("kill").args(["-TERM", &pid]).status().unwrap();
+        for _ in 0..100 {
+            if let Some(status) = child.try_wait().unwrap() {
+                return status;
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        child.kill().unwrap();
+        panic!("hierad serve did not stop within 5 s of SIGTERM");
+    }
+}
+
+impl Drop for TestServer {
+    fn drop(&mut self) {
+        if let Some(mut child) = self.child.take() {
+            let _ = child.kill();
+            let _ = child.wait();
+        }
+    }
+}
+
+/// A response: status, headers of interest, body text.
+#[derive(Debug)]
+pub struct Reply {
+    pub status: u16,
+    pub body: String,
+    pub x_cache: Option<String>,
+    pub etag: Option<String>,
+}
+
+impl Reply {
+    pub fn json(&self) -> serde_json::Value {
+        serde_json::from_str(&self.body).unwrap_or_else(|e| panic!("not JSON ({e}): {}", self.body))
+    }
+}
+
+/// One HTTP request; any status is a reply, not an error.
+pub fn call(method: &str, url: &str, body: Option<&str>, headers: &[(&str, &str)]) -> Reply {
+    let agent: ureq::Agent = ureq::Agent::config_builder()
+        .http_status_as_error(false)
+        .build()
+        .into();
+    let mut builder = http::Request::builder().method(method).uri(url);
+    for (k, v) in headers {
+        builder = builder.header(*k, *v);
+    }
+    let request = builder.body(body.unwrap_or("").to_owned()).unwrap();
+    let mut response = agent.run(request).expect("request failed");
+    let header = |name: &str| {
+        response
+            .headers()
+            .get(name)
+            .and_then(|v| v.to_str().ok())
+            .map(str::to_owned)
+    };
+    let (x_cache, etag) = (header("x-cache"), header("etag"));
+    Reply {
+        status: response.status().as_u16(),
+        x_cache,
+        etag,
+        body: response.body_mut().read_to_string().unwrap_or_default(),
+    }
+}

@@ -1,0 +1,633 @@
+//! The server, started for real on 127.0.0.1:0: every route and error
+//! status, versions across restarts, concurrent writers, the lookup API
+//! against the local `hierad lookup` on the same data, caching, shutdown.
+
+#[path = "common/server.rs"]
+mod server;
+
+use serde_json::{Value, json};
+use server::{Reply, TestServer, call};
+use std::process::Command;
+
+fn get(server: &TestServer, path: &str) -> Reply {
+    call("GET", &format!("{}{path}", server.url), None, &[])
+}
+
+fn send(server: &TestServer, method: &str, path: &str, body: &str) -> Reply {
+    call(
+        method,
+        &format!("{}{path}", server.url),
+        Some(body),
+        &[("content-type", "application/json")],
+    )
+}
+
+fn lookup(server: &TestServer, request: Value) -> Reply {
+    send(server, "POST", "/api/v1/lookup", &request.to_string())
+}
+
+/// An environment 5 with levels [nodes], component "app" defining a, b.
+fn setup(server: &TestServer) {
+    let r = send(
+        server,
+        "POST",
+        "/api/v1/config/components",
+        r#"{"name": "app", "resource_definitions": [{"name": "a"}, {"name": "override/node/n1.d"}]}"#,
+    );
+    assert_eq!(r.status, 201, "{}", r.body);
+    let r = send(
+        server,
+        "POST",
+        "/api/v1/config/environments",
+        r#"{"id": 5, "components": ["app"], "hierarchy_levels": ["nodes"]}"#,
+    );
+    assert_eq!(r.status, 201, "{}", r.body);
+}
+
+#[test]
+fn health_and_metrics() {
+    let server = TestServer::empty();
+    let r = get(&server, "/healthz");
+    assert_eq!((r.status, r.body.as_str()), (200, "ok\n"));
+    get(&server, "/api/v1/config/environments");
+    let r = get(&server, "/metrics");
+    assert_eq!(r.status, 200);
+    assert!(r.body.contains("hierad_http_requests_total{method=\"GET\",route=\"/api/v1/config/environments\",status=\"200\"} 1"), "{}", r.body);
+    assert!(
+        r.body
+            .contains("hierad_http_request_duration_seconds_bucket"),
+        "{}",
+        r.body
+    );
+}
+
+#[test]
+fn components_and_environments() {
+    let server = TestServer::empty();
+    setup(&server);
+    let r = get(&server, "/api/v1/config/components");
+    assert_eq!(r.json()[0]["name"], "app");
+    assert_eq!(
+        r.json()[0]["resource_definitions"][1]["name"],
+        "override/node/n1.d"
+    );
+    let id = r.json()[0]["id"].as_i64().unwrap();
+    assert_eq!(
+        get(&server, &format!("/api/v1/config/components/{id}")).status,
+        200
+    );
+    assert_eq!(
+        get(&server, "/api/v1/config/environments/5").json(),
+        json!({"id": 5, "components": [id], "hierarchy_levels": ["nodes"]})
+    );
+    assert_eq!(
+        get(&server, "/api/v1/config/environments/5/hierarchy_levels").json(),
+        json!([{"name": "nodes", "parent": null}])
+    );
+    // Errors: duplicate (409), unknown (404), malformed (400), in use (409).
+    let dup = send(
+        &server,
+        "POST",
+        "/api/v1/config/components",
+        r#"{"name": "app"}"#,
+    );
+    assert_eq!(dup.status, 409, "{}", dup.body);
+    assert_eq!(dup.json()["error"], "conflict");
+    let dup_env = send(
+        &server,
+        "POST",
+        "/api/v1/config/environments",
+        r#"{"id": 5, "components": [], "hierarchy_levels": []}"#,
+    );
+    assert_eq!(dup_env.status, 409);
+    let unknown = send(
+        &server,
+        "POST",
+        "/api/v1/config/environments",
+        r#"{"components": ["nope"], "hierarchy_levels": []}"#,
+    );
+    assert_eq!(unknown.status, 404, "{}", unknown.body);
+    assert!(unknown.json()["message"].as_str().unwrap().contains("nope"));
+    assert_eq!(
+        send(&server, "POST", "/api/v1/config/components", "{").status,
+        400
+    );
+    assert_eq!(
+        send(
+            &server,
+            "POST",
+            "/api/v1/config/components",
+            r#"{"nom": "x"}"#
+        )
+        .status,
+        400
+    );
+    assert_eq!(get(&server, "/api/v1/config/environments/99").status, 404);
+    assert_eq!(get(&server, "/api/v1/config/components/99").status, 404);
+    assert_eq!(
+        call(
+            "DELETE",
+            &format!("{}/api/v1/config/components/{id}", server.url),
+            None,
+            &[]
+        )
+        .status,
+        409
+    );
+    assert_eq!(
+        call(
+            "DELETE",
+            &format!("{}/api/v1/config/environments/5", server.url),
+            None,
+            &[]
+        )
+        .status,
+        204
+    );
+    assert_eq!(
+        call(
+            "DELETE",
+            &format!("{}/api/v1/config/components/{id}", server.url),
+            None,
+            &[]
+        )
+        .status,
+        204
+    );
+    assert_eq!(get(&server, "/api/v1/config/environments/5").status, 404);
+}
+
+#[test]
+fn documents_levels_effective_keys_versions() {
+    let server = TestServer::empty();
+    setup(&server);
+    let root = "/api/v1/config/environments/5/resources/a";
+    let node = "/api/v1/config/environments/5/nodes/n1/resources/a";
+    assert_eq!(
+        send(
+            &server,
+            "PUT",
+            &format!("{root}/values"),
+            r#"{"k": {"x": 1, "y": 2}, "l": [1, 2], "f": 1.0}"#
+        )
+        .status,
+        204
+    );
+    assert_eq!(
+        send(
+            &server,
+            "PUT",
+            &format!("{node}/values"),
+            r#"{"k": {"x": 10}, "l": [3]}"#
+        )
+        .status,
+        204
+    );
+    assert_eq!(
+        send(
+            &server,
+            "PUT",
+            &format!("{node}/override"),
+            r#"{"k": {"z": null}}"#
+        )
+        .status,
+        204
+    );
+    // Stored vs effective (deep fold: k merged, l replaced, null kept).
+    assert_eq!(
+        get(&server, &format!("{node}/values")).json(),
+        json!({"k": {"x": 10}, "l": [3]})
+    );
+    assert_eq!(
+        get(&server, &format!("{node}/values?effective")).body,
+        r#"{"k":{"x":10,"y":2,"z":null},"l":[3],"f":1.0}"#
+    );
+    assert_eq!(
+        get(&server, &format!("{node}/values?effective&key=k.y")).body,
+        "2"
+    );
+    assert_eq!(
+        get(&server, &format!("{node}/values?effective&key=l.0")).body,
+        "3"
+    );
+    assert_eq!(
+        get(&server, &format!("{node}/values?effective&key=k.nope")).status,
+        404
+    );
+    assert_eq!(
+        get(&server, &format!("{node}/overrides")).json(),
+        json!({"k": {"z": null}})
+    );
+    // Percent-encoded slashes name the same resource.
+    assert_eq!(
+        send(
+            &server,
+            "PUT",
+            "/api/v1/config/environments/5/resources/override%2Fnode%2Fn1.d/values",
+            r#"{"n": 1}"#
+        )
+        .status,
+        204
+    );
+    assert_eq!(
+        get(
+            &server,
+            "/api/v1/config/environments/5/resources/override/node/n1.d/values"
+        )
+        .json(),
+        json!({"n": 1})
+    );
+    // One key at a time, siblings kept.
+    assert_eq!(
+        send(&server, "PUT", &format!("{root}/values/keys/k.w"), "5").status,
+        204
+    );
+    assert_eq!(
+        get(&server, &format!("{root}/values/keys/k")).json(),
+        json!({"x": 1, "y": 2, "w": 5})
+    );
+    // Versions: history, old version, restore as a new write, delete marker.
+    let history = get(&server, &format!("{root}/values/history")).json();
+    assert_eq!(history.as_array().unwrap().len(), 2);
+    assert_eq!(history[0]["version"], 1);
+    assert_eq!(
+        get(&server, &format!("{root}/values?version=1")).json(),
+        json!({"k": {"x": 1, "y": 2}, "l": [1, 2], "f": 1.0})
+    );
+    let restored = send(
+        &server,
+        "POST",
+        &format!("{root}/values/restore?version=1"),
+        "",
+    );
+    assert_eq!(restored.status, 201, "{}", restored.body);
+    assert_eq!(restored.json()["version"], 3);
+    assert_eq!(
+        get(&server, &format!("{root}/values/keys/k")).json(),
+        json!({"x": 1, "y": 2})
+    );
+    assert_eq!(
+        call("DELETE", &format!("{}{root}/values", server.url), None, &[]).status,
+        204
+    );
+    assert_eq!(get(&server, &format!("{root}/values")).json(), json!({}));
+    assert_eq!(
+        get(&server, &format!("{root}/values/history"))
+            .json()
+            .as_array()
+            .unwrap()
+            .len(),
+        4
+    );
+    // YAML bodies.
+    let r = call(
+        "PUT",
+        &format!("{}{root}/values", server.url),
+        Some("k: yes\n"),
+        &[("content-type", "application/yaml")],
+    );
+    assert_eq!(r.status, 204);
+    assert_eq!(
+        get(&server, &format!("{root}/values")).json(),
+        json!({"k": true})
+    );
+}
+
+#[test]
+fn document_errors_change_nothing() {
+    let server = TestServer::empty();
+    setup(&server);
+    let root = "/api/v1/config/environments/5/resources/a/values";
+    assert_eq!(send(&server, "PUT", root, r#"{"keep": 1}"#).status, 204);
+    let cases: &[(&str, &str, &str, u16)] = &[
+        ("PUT", root, "{", 400),
+        ("PUT", root, "[1, 2]", 400),
+        ("PUT", root, "42", 400),
+        (
+            "PUT",
+            "/api/v1/config/environments/5/resources/nope/values",
+            "{}",
+            404,
+        ),
+        (
+            "PUT",
+            "/api/v1/config/environments/6/resources/a/values",
+            "{}",
+            404,
+        ),
+        (
+            "PUT",
+            "/api/v1/config/environments/5/racks/r1/resources/a/values",
+            "{}",
+            404,
+        ),
+        (
+            "PUT",
+            "/api/v1/config/environments/5/resources/a/values/keys/a..b",
+            "1",
+            400,
+        ),
+        (
+            "GET",
+            "/api/v1/config/environments/5/resources/a/values?version=9",
+            "",
+            404,
+        ),
+        (
+            "GET",
+            "/api/v1/config/environments/5/resources/a/values?version=x",
+            "",
+            400,
+        ),
+        (
+            "GET",
+            "/api/v1/config/environments/5/resources/a/nothing",
+            "",
+            404,
+        ),
+        (
+            "POST",
+            "/api/v1/config/environments/5/resources/a/values/restore?version=9",
+            "",
+            404,
+        ),
+    ];
+    for (method, path, body, status) in cases {
+        let r = send(&server, method, path, body);
+        assert_eq!(r.status, *status, "{method} {path} {body}: {}", r.body);
+        assert!(
+            r.json()["message"].as_str().is_some_and(|m| !m.is_empty()),
+            "{}",
+            r.body
+        );
+    }
+    let big = format!(r#"{{"x": "{}"}}"#, "y".repeat(17 * 1024 * 1024));
+    let r = send(&server, "PUT", root, &big);
+    assert_eq!(r.status, 413, "{}", &r.body[..r.body.len().min(200)]);
+    assert_eq!(get(&server, root).json(), json!({"keep": 1}));
+    assert_eq!(
+        get(&server, &format!("{root}/history"))
+            .json()
+            .as_array()
+            .unwrap()
+            .len(),
+        1
+    );
+}
+
+#[test]
+fn data_and_versions_survive_a_restart() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("h.db");
+    let mut server = TestServer::start_on(&db, &["--no-sample"]);
+    setup(&server);
+    let root = "/api/v1/config/environments/5/resources/a/values";
+    send(&server, "PUT", root, r#"{"v": 1}"#);
+    send(&server, "PUT", root, r#"{"v": 2}"#);
+    assert!(server.stop().success());
+    let server = TestServer::start_on(&db, &["--no-sample"]);
+    assert_eq!(get(&server, root).json(), json!({"v": 2}));
+    assert_eq!(
+        get(&server, &format!("{root}?version=1")).json(),
+        json!({"v": 1})
+    );
+    let r = lookup(
+        &server,
+        json!({"environment": 5, "key": "v", "hierarchy": ["a"]}),
+    );
+    assert_eq!(r.json(), json!({"found": true, "value": 2}));
+}
+
+#[test]
+fn concurrent_writers_lose_nothing() {
+    let server = TestServer::empty();
+    setup(&server);
+    std::thread::scope(|s| {
+        for t in 0..4 {
+            let server = &server;
+            s.spawn(move || {
+                for i in 0..25 {
+                    let r = send(
+                        server,
+                        "PUT",
+                        &format!("/api/v1/config/environments/5/resources/a/values/keys/t{t}"),
+                        &i.to_string(),
+                    );
+                    assert_eq!(r.status, 204, "{}", r.body);
+                }
+            });
+        }
+    });
+    let doc = get(&server, "/api/v1/config/environments/5/resources/a/values").json();
+    assert_eq!(
+        doc,
+        json!({"t0": 24, "t1": 24, "t2": 24, "t3": 24})
+            .as_object()
+            .map(|_| doc.clone())
+            .unwrap()
+    );
+    for t in 0..4 {
+        assert_eq!(doc[format!("t{t}")], 24, "{doc}");
+    }
+    let history = get(
+        &server,
+        "/api/v1/config/environments/5/resources/a/values/history",
+    )
+    .json();
+    assert_eq!(history.as_array().unwrap().len(), 100);
+}
+
+/// The local `hierad lookup` over data/, in JSON, for comparison.
+fn local_lookup(args: &[&str]) -> String {
+    let out = Command::new(env!("CARGO_BIN_EXE_hierad"))
+        .args(["lookup", "-c", "data/hiera.yaml", "-f", "json"])
+        .args(args)
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .output()
+        .unwrap();
+    String::from_utf8(out.stdout).unwrap()
+}
+
+#[test]
+fn lookups_answer_like_hiera_over_the_sample() {
+    let server = TestServer::with_sample();
+    let scope = json!({"::fqdn": "node-126.test.domain.local"});
+    for (resolution, key, flag) in [
+        ("priority", "keystone_auth_uri", None),
+        ("priority", "nova_db_password", None),
+        ("hash", "nova", Some("-h")),
+        ("array", "dns_nameservers", Some("-a")),
+        ("hash", "configuration", Some("-h")),
+        ("priority", "network_scheme", None),
+    ] {
+        let r = lookup(
+            &server,
+            json!({"environment": 1, "key": key, "resolution": resolution, "scope": scope}),
+        );
+        assert_eq!(r.status, 200, "{key}: {}", r.body);
+        assert_eq!(r.json()["found"], true, "{key}");
+        let mut args = vec![key, "::fqdn=node-126.test.domain.local"];
+        args.extend(flag);
+        let local: Value = serde_json::from_str(&local_lookup(&args)).unwrap();
+        assert_eq!(r.json()["value"], local, "{resolution} {key}");
+    }
+    // found null, false, missing, default: all distinct.
+    let r = lookup(&server, json!({"environment": 1, "key": "no_such_key"}));
+    assert_eq!(r.json(), json!({"found": false}));
+    let r = lookup(
+        &server,
+        json!({"environment": 1, "key": "no_such_key", "default": "d"}),
+    );
+    assert_eq!(
+        r.json(),
+        json!({"found": false, "default": true, "value": "d"})
+    );
+    // Hiera's errors carry Hiera's class.
+    let r = lookup(
+        &server,
+        json!({"environment": 1, "key": "nova", "resolution": "array"}),
+    );
+    assert_eq!(r.status, 422);
+    assert_eq!(r.json()["class"], "Exception");
+    assert_eq!(
+        r.json()["message"],
+        "Hiera type mismatch for key 'nova': expected Array and got Hash"
+    );
+    // Many keys in one request.
+    let r = lookup(
+        &server,
+        json!({"environment": 1, "keys": ["uid", "nope", "nova.db_password"]}),
+    );
+    assert_eq!(
+        r.json()["answers"][0],
+        json!({"key": "uid", "found": true, "value": "126"})
+    );
+    assert_eq!(
+        r.json()["answers"][1],
+        json!({"key": "nope", "found": false})
+    );
+    // Explain names the levels.
+    let r = lookup(
+        &server,
+        json!({"environment": 1, "key": "uid", "explain": true}),
+    );
+    let steps = r.json()["explain"].as_array().unwrap().clone();
+    assert!(
+        steps
+            .iter()
+            .any(|s| s["source"] == "astute" && s["outcome"] == "found"),
+        "{steps:?}"
+    );
+    // Bad requests.
+    for bad in [
+        json!({"key": "x"}),
+        json!({"environment": 1}),
+        json!({"environment": 1, "key": "x", "bogus": 1}),
+        json!({"environment": 1, "key": "x", "level": "racks=1"}),
+    ] {
+        let r = lookup(&server, bad.clone());
+        assert!(
+            r.status == 400 || r.status == 404,
+            "{bad}: {} {}",
+            r.status,
+            r.body
+        );
+    }
+    assert_eq!(
+        lookup(&server, json!({"environment": 9, "key": "x"})).status,
+        404
+    );
+}
+
+#[test]
+fn answers_are_cached_until_a_write() {
+    let server = TestServer::empty();
+    setup(&server);
+    send(
+        &server,
+        "PUT",
+        "/api/v1/config/environments/5/resources/a/values",
+        r#"{"k": "one"}"#,
+    );
+    let request = json!({"environment": 5, "key": "k", "hierarchy": ["a"]});
+    let first = lookup(&server, request.clone());
+    assert_eq!(first.x_cache.as_deref(), Some("MISS"));
+    let second = lookup(&server, request.clone());
+    assert_eq!(second.x_cache.as_deref(), Some("HIT"));
+    assert_eq!(second.json(), json!({"found": true, "value": "one"}));
+    send(
+        &server,
+        "PUT",
+        "/api/v1/config/environments/5/resources/a/values",
+        r#"{"k": "two"}"#,
+    );
+    let third = lookup(&server, request);
+    assert_eq!(third.x_cache.as_deref(), Some("MISS"));
+    assert_eq!(third.json(), json!({"found": true, "value": "two"}));
+    // Found null, false and not found stay distinct on the wire.
+    send(
+        &server,
+        "PUT",
+        "/api/v1/config/environments/5/resources/a/values",
+        r#"{"n": null, "f": false}"#,
+    );
+    for (key, want) in [
+        ("n", json!({"found": true, "value": null})),
+        ("f", json!({"found": true, "value": false})),
+        ("k", json!({"found": false})),
+    ] {
+        let r = lookup(
+            &server,
+            json!({"environment": 5, "key": key, "hierarchy": ["a"]}),
+        );
+        assert_eq!(r.json(), want, "{key}");
+    }
+    let metrics = get(&server, "/metrics").body;
+    assert!(
+        metrics.contains("hierad_lookup_cache_total{result=\"hit\"} 1"),
+        "{metrics}"
+    );
+    assert!(
+        metrics.contains("hierad_lookup_cache_total{result=\"miss\"} 5"),
+        "{metrics}"
+    );
+}
+
+#[test]
+fn whole_datasources_with_etags_and_scope_variables() {
+    let server = TestServer::with_sample();
+    let r = get(&server, "/api/v1/data/1/override/plugins");
+    assert_eq!(r.status, 200);
+    assert_eq!(r.json()["plugins"][0]["name"], "contrail");
+    let etag = r.etag.clone().expect("an ETag");
+    let again = call(
+        "GET",
+        &format!("{}/api/v1/data/1/override/plugins", server.url),
+        None,
+        &[("if-none-match", &etag)],
+    );
+    assert_eq!(again.status, 304);
+    assert_eq!(get(&server, "/api/v1/data/1/nope").status, 404);
+    let vars = get(&server, "/api/v1/environments/1/scope").json();
+    let vars: Vec<&str> = vars["variables"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| v.as_str().unwrap())
+        .collect();
+    for expected in [
+        "::fqdn",
+        "calling_class",
+        "calling_module",
+        "disable_globals_yaml",
+    ] {
+        assert!(vars.contains(&expected), "{vars:?}");
+    }
+}
+
+#[test]
+fn sigterm_stops_gracefully() {
+    let mut server = TestServer::empty();
+    assert_eq!(get(&server, "/healthz").status, 200);
+    assert!(server.stop().success());
+}
