@@ -4,7 +4,7 @@
 //! the few typed calls the CLI needs. Values travel in the wire form
 //! ([`crate::wire`]), so every Ruby type survives the trip.
 
-use crate::configdb::{DocKind, Environment, LevelPath};
+use crate::configdb::{DocAddress, DocKind, Environment, LevelPath};
 use crate::hiera::{Hash, Value};
 use crate::wire;
 use serde_json::{Value as Json, json};
@@ -329,22 +329,16 @@ impl Client {
         Ok(())
     }
 
-    /// `PUT …/values/keys/{key}`: one nested key of the stored values.
+    /// `PUT …/{values|overrides}/keys/{key}`: one nested key of a stored
+    /// document, changed in one transaction on the server.
     ///
     /// # Errors
     ///
     /// As [`Client::effective`]; a key path that does not fit the document.
-    pub fn put_value_key(
-        &self,
-        env: i64,
-        path: &LevelPath,
-        resource: &str,
-        key: &str,
-        value: &Value,
-    ) -> Result<()> {
+    pub fn put_key(&self, at: &DocAddress, key: &str, value: &Value) -> Result<()> {
         let url = format!(
             "{}/keys/{}",
-            doc_url(env, path, resource, DocKind::Values),
+            doc_url(at.env, &at.path, &at.resource, at.kind),
             encode(key, false)
         );
         self.call(Method::Put, &url, Some(&wire::to_json(value)))?;

@@ -38,7 +38,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 /// The database `hierad serve` uses by default.
-pub const DEFAULT_DB: &str = "hierad.db";
+pub use crate::settings::DEFAULT_DB;
 
 /// The environment variable naming the default server.
 pub const SERVER_ENV: &str = "HIERAD_SERVER";
@@ -178,18 +178,17 @@ impl Db {
     /// As [`Db::effective`]; a key path that does not fit the document.
     pub fn set_key(&self, at: &DocAddress, key: &KeyPath, value: &Value) -> anyhow::Result<()> {
         match self {
-            Db::Remote(client) => match at.kind {
-                DocKind::Values => {
-                    client.put_value_key(at.env, &at.path, &at.resource, key.as_str(), value)?;
-                }
-                // The API has a key route for values only: read, change,
-                // write back.
-                DocKind::Overrides => {
-                    let mut doc = client.stored(at.env, &at.path, &at.resource, at.kind, None)?;
-                    keypath::set(&mut doc, key, value.clone()).map_err(ConfigError::from)?;
-                    client.put(at.env, &at.path, &at.resource, at.kind, &doc)?;
-                }
-            },
+            // The key route changes the key in one server-side transaction.
+            // A key with a `/` cannot travel in a URL segment (servers
+            // decode `%2F` before routing): read, change, write back.
+            Db::Remote(client) if !key.as_str().contains('/') => {
+                client.put_key(at, key.as_str(), value)?;
+            }
+            Db::Remote(client) => {
+                let mut doc = client.stored(at.env, &at.path, &at.resource, at.kind, None)?;
+                keypath::set(&mut doc, key, value.clone()).map_err(ConfigError::from)?;
+                client.put(at.env, &at.path, &at.resource, at.kind, &doc)?;
+            }
             Db::Local(store) => {
                 store.update(at, &mut |doc| {
                     keypath::set(doc, key, value.clone()).map_err(ConfigError::from)

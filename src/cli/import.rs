@@ -31,10 +31,11 @@ use crate::configdb::{
     ComponentRef, ConfigError, Conflict, DocKind, Environment, LevelPath, NewComponent,
     NewEnvironment, NotFound,
 };
-use crate::hiera::{Hash, Value, json, yaml};
+use crate::hiera::{Hash, Value, encoding, json, yaml};
 use crate::store::{ImportBatch, ImportDoc, SqliteStore, Store, StoreError};
 use anyhow::{anyhow, bail};
 use indicatif::{ProgressBar, ProgressStyle};
+use std::borrow::Cow;
 use std::collections::HashSet;
 use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
@@ -389,14 +390,21 @@ fn resource_name(root: &Path, path: &Path) -> anyhow::Result<String> {
 pub fn read_data_file(path: &Path) -> anyhow::Result<Hash> {
     let shown = path.display();
     let bytes = std::fs::read(path).map_err(|e| anyhow!("cannot read {shown}: {e}"))?;
-    let text = String::from_utf8(bytes).map_err(|e| {
-        anyhow!(
-            "{shown}: not UTF-8 text (bad byte at offset {}), which Hiera cannot read either",
-            e.utf8_error().valid_up_to()
-        )
-    })?;
-    parse_data(&text, path.extension().is_some_and(|e| e == "json"))
-        .map_err(|message| anyhow!("{shown}: {message}"))
+    let is_json = path.extension().is_some_and(|e| e == "json");
+    let text = if is_json {
+        // Ruby's JSON parser would take such bytes apart unpredictably;
+        // refuse them rather than store mangled text.
+        std::str::from_utf8(&bytes).map(Cow::Borrowed).map_err(|e| {
+            anyhow!(
+                "{shown}: not UTF-8 text (bad byte at offset {})",
+                e.valid_up_to()
+            )
+        })?
+    } else {
+        // libyaml's reader refuses them, in its own words.
+        encoding::yaml_text(&bytes).map_err(|e| anyhow!("{shown}: {e}"))?
+    };
+    parse_data(&text, is_json).map_err(|message| anyhow!("{shown}: {message}"))
 }
 
 /// The data of a file's text: what Hiera's backend makes of it, or why it
@@ -517,7 +525,11 @@ mod tests {
             ),
             (
                 &[("latin.yaml", b"a: caf\xe9\n")],
-                "latin.yaml: not UTF-8 text",
+                "latin.yaml: (<unknown>): incomplete UTF-8 octet sequence",
+            ),
+            (
+                &[("latin.json", b"{\"a\": \"caf\xe9\"}")],
+                "latin.json: not UTF-8 text",
             ),
         ];
         for (files, want) in cases {
