@@ -394,12 +394,14 @@ pub fn read_data_file(path: &Path) -> anyhow::Result<Hash> {
     let text = if is_json {
         // Ruby's JSON parser would take such bytes apart unpredictably;
         // refuse them rather than store mangled text.
-        std::str::from_utf8(&bytes).map(Cow::Borrowed).map_err(|e| {
-            anyhow!(
-                "{shown}: not UTF-8 text (bad byte at offset {})",
-                e.valid_up_to()
-            )
-        })?
+        std::str::from_utf8(&bytes)
+            .map(Cow::Borrowed)
+            .map_err(|e| {
+                anyhow!(
+                    "{shown}: not UTF-8 text (bad byte at offset {})",
+                    e.valid_up_to()
+                )
+            })?
     } else {
         // libyaml's reader refuses them, in its own words.
         encoding::yaml_text(&bytes).map_err(|e| anyhow!("{shown}: {e}"))?
