@@ -57,7 +57,12 @@ pub struct Args {
     #[arg(long, value_name = "ID")]
     pub env: i64,
     /// The level to upload into, level=value[,level=value…] (default: the root)
-    #[arg(long, value_name = "LEVEL=VALUE", default_value = "")]
+    #[arg(
+        long,
+        value_name = "LEVEL=VALUE",
+        default_value = "",
+        hide_default_value = true
+    )]
     pub level: String,
     /// Make the level hold exactly this tree: other documents of --kind there are deleted
     #[arg(long)]
