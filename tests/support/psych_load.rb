@@ -19,4 +19,4 @@ results = texts.map do |text|
   end
 end
 file.close!
-puts JSON.generate(results)
+puts JSON.generate(results, max_nesting: false)

@@ -44,7 +44,6 @@ pub(super) fn replay(text: &str, pad: bool) -> Replay<'_> {
     let mut scan = Scan::new(text, pad);
     while scan.next_token().is_ok() {}
     let Scan {
-        mut chars,
         replace,
         mut refusal,
         pads,
@@ -57,30 +56,29 @@ pub(super) fn replay(text: &str, pad: bool) -> Replay<'_> {
             pads: Vec::new(),
         };
     }
+    let mut bytes = text.as_bytes().to_vec();
     for i in replace {
-        chars[i] = ' ';
+        bytes[i] = b' ';
     }
     let added: usize = pads.iter().map(|p| p.count).sum();
-    let mut out = String::with_capacity(text.len() + added);
-    let mut next_pad = pads.iter().peekable();
-    let mut shift = 0;
-    let refused_at = refusal.as_ref().map(|r| r.index);
-    let mut moved = None;
-    for (i, c) in chars.into_iter().enumerate() {
-        while let Some(p) = next_pad.next_if(|p| p.index == i) {
-            out.extend(std::iter::repeat_n(' ', p.count));
-            shift += p.count;
-        }
-        if refused_at == Some(i) {
-            moved = Some(i + shift);
-        }
-        out.push(c);
+    let mut out = Vec::with_capacity(bytes.len() + added);
+    let mut from = 0;
+    for p in &pads {
+        out.extend_from_slice(&bytes[from..p.byte]);
+        out.resize(out.len() + p.count, b' ');
+        from = p.byte;
     }
+    out.extend_from_slice(&bytes[from..]);
     if let Some(r) = refusal.as_mut() {
-        r.index = moved.unwrap_or(r.index + shift);
+        // Characters inserted before the refused token move it.
+        r.index += pads
+            .iter()
+            .filter(|p| p.index <= r.index)
+            .map(|p| p.count)
+            .sum::<usize>();
     }
     Replay {
-        text: Cow::Owned(out),
+        text: Cow::Owned(String::from_utf8(out).expect("only ASCII spaces changed")),
         refusal,
         pads: pads.iter().map(|p| (p.line, p.count)).collect(),
     }
@@ -88,6 +86,8 @@ pub(super) fn replay(text: &str, pad: bool) -> Replay<'_> {
 
 /// Spaces to insert at a line start.
 struct Pad {
+    /// Byte offset and character index of the line start.
+    byte: usize,
     index: usize,
     line: usize,
     count: usize,
@@ -109,9 +109,11 @@ struct Stop;
 
 type Step = Result<(), Stop>;
 
-struct Scan {
-    chars: Vec<char>,
+struct Scan<'t> {
+    bytes: &'t [u8],
+    /// Byte offset, character index, 0-based line and character column.
     i: usize,
+    ci: usize,
     line: usize,
     col: usize,
     /// Where the token being read starts.
@@ -124,35 +126,44 @@ struct Scan {
     simple_key_allowed: bool,
     keys: Vec<Key>,
     seen_content: bool,
+    /// Byte offsets of tabs to turn into spaces.
     replace: Vec<usize>,
     refusal: Option<Refusal>,
     pad: bool,
     pads: Vec<Pad>,
 }
 
-fn is_blank(c: char) -> bool {
-    c == ' ' || c == '\t'
+// The scanner works on bytes: every character it tests is ASCII, and the
+// bytes of other characters never equal one.
+fn is_blank(c: u8) -> bool {
+    c == b' ' || c == b'\t'
 }
 
-fn is_break(c: char) -> bool {
-    c == '\n' || c == '\r'
+fn is_break(c: u8) -> bool {
+    c == b'\n' || c == b'\r'
 }
 
-/// Blank, break or end of text (`'\0'` stands for the end).
-fn is_blankz(c: char) -> bool {
-    is_blank(c) || is_break(c) || c == '\0'
+/// Blank, break or end of text (`0` stands for the end).
+fn is_blankz(c: u8) -> bool {
+    is_blank(c) || is_break(c) || c == 0
 }
 
 /// libyaml's `IS_ALPHA`: the characters of anchors and tag handles.
-fn is_alpha(c: char) -> bool {
-    c.is_ascii_alphanumeric() || c == '_' || c == '-'
+fn is_alpha(c: u8) -> bool {
+    c.is_ascii_alphanumeric() || c == b'_' || c == b'-'
 }
 
-impl Scan {
-    fn new(text: &str, pad: bool) -> Scan {
+/// Whether `c` is one of the ASCII characters in `set`.
+fn one_of(c: u8, set: &str) -> bool {
+    c != 0 && set.as_bytes().contains(&c)
+}
+
+impl<'t> Scan<'t> {
+    fn new(text: &'t str, pad: bool) -> Scan<'t> {
         Scan {
-            chars: text.chars().collect(),
+            bytes: text.as_bytes(),
             i: 0,
+            ci: 0,
             line: 0,
             col: 0,
             token_start: 0,
@@ -170,20 +181,30 @@ impl Scan {
         }
     }
 
-    fn at(&self, k: usize) -> char {
-        self.chars.get(self.i + k).copied().unwrap_or('\0')
+    fn at(&self, k: usize) -> u8 {
+        self.bytes.get(self.i + k).copied().unwrap_or(0)
     }
 
+    fn at_end(&self) -> bool {
+        self.i >= self.bytes.len()
+    }
+
+    /// Steps over one byte; a character counts at its first byte.
     fn skip(&mut self) {
+        if self.at(0) & 0xC0 != 0x80 {
+            self.ci += 1;
+            self.col += 1;
+        }
         self.i += 1;
-        self.col += 1;
     }
 
     fn skip_line(&mut self) {
-        if self.at(0) == '\r' && self.at(1) == '\n' {
+        if self.at(0) == b'\r' && self.at(1) == b'\n' {
             self.i += 1;
+            self.ci += 1;
         }
         self.i += 1;
+        self.ci += 1;
         self.line += 1;
         self.col = 0;
     }
@@ -225,16 +246,17 @@ impl Scan {
 
     fn is_document_indicator(&self) -> bool {
         self.col == 0
-            && ((self.at(0) == '-' && self.at(1) == '-' && self.at(2) == '-')
-                || (self.at(0) == '.' && self.at(1) == '.' && self.at(2) == '.'))
+            && (self.bytes[self.i..].starts_with(b"---")
+                || self.bytes[self.i..].starts_with(b"..."))
             && is_blankz(self.at(3))
     }
 
     /// Pads the line starting at `start` up to `want` columns, for saphyr.
-    fn pad_line(&mut self, start: usize, want: usize) {
-        if self.pad && self.col < want && !self.is_document_indicator() && self.at(0) != '%' {
+    fn pad_line(&mut self, (byte, index): (usize, usize), want: usize) {
+        if self.pad && self.col < want && !self.is_document_indicator() && self.at(0) != b'%' {
             self.pads.push(Pad {
-                index: start,
+                byte,
+                index,
                 line: self.line,
                 count: want - self.col,
             });
@@ -244,24 +266,24 @@ impl Scan {
     /// One round of libyaml's `fetch_next_token`.
     fn next_token(&mut self) -> Step {
         self.scan_to_next_token();
-        self.token_start = self.i;
+        self.token_start = self.ci;
         self.stale_keys()?;
         self.unroll(self.col as i64);
         let c = self.at(0);
-        if c == '\0' && self.i >= self.chars.len() {
+        if self.at_end() {
             // STREAM-END: a pending required key is an error.
             self.unroll(-1);
             self.remove_key()?;
             return Err(Stop);
         }
-        if self.col == 0 && c == '%' {
+        if self.col == 0 && c == b'%' {
             if self.seen_content {
                 return Err(Stop);
             }
             return self.directive();
         }
         if self.is_document_indicator() {
-            if self.seen_content || c == '.' {
+            if self.seen_content || c == b'.' {
                 self.unroll(-1);
                 self.remove_key()?;
                 return Err(Stop);
@@ -276,8 +298,12 @@ impl Scan {
         self.seen_content = true;
         let next = self.at(1);
         match c {
-            '[' | '{' => {
+            b'[' | b'{' => {
                 self.save_key()?;
+                if self.flow > super::tree::MAX_DEPTH {
+                    // Deeper than anything loads; the parse reports it.
+                    return Err(Stop);
+                }
                 if self.flow == 0 {
                     self.flow_col = self.col;
                 }
@@ -286,7 +312,7 @@ impl Scan {
                 self.simple_key_allowed = true;
                 self.skip();
             }
-            ']' | '}' => {
+            b']' | b'}' => {
                 self.remove_key()?;
                 if self.flow > 0 {
                     self.flow -= 1;
@@ -295,12 +321,12 @@ impl Scan {
                 self.simple_key_allowed = false;
                 self.skip();
             }
-            ',' => {
+            b',' => {
                 self.remove_key()?;
                 self.simple_key_allowed = true;
                 self.skip();
             }
-            '-' if is_blankz(next) => {
+            b'-' if is_blankz(next) => {
                 if self.flow == 0 {
                     if !self.simple_key_allowed {
                         let here = self.here();
@@ -316,7 +342,7 @@ impl Scan {
                 self.simple_key_allowed = true;
                 self.skip();
             }
-            '?' if self.flow > 0 || is_blankz(next) => {
+            b'?' if self.flow > 0 || is_blankz(next) => {
                 if self.flow == 0 {
                     if !self.simple_key_allowed {
                         let here = self.here();
@@ -332,26 +358,26 @@ impl Scan {
                 self.simple_key_allowed = self.flow == 0;
                 self.skip();
             }
-            ':' if self.flow > 0 || is_blankz(next) => self.value()?,
-            '*' | '&' => {
+            b':' if self.flow > 0 || is_blankz(next) => self.value()?,
+            b'*' | b'&' => {
                 self.save_key()?;
                 self.simple_key_allowed = false;
-                self.anchor(c == '&')?;
+                self.anchor(c == b'&')?;
             }
-            '!' => {
+            b'!' => {
                 self.save_key()?;
                 self.simple_key_allowed = false;
                 self.tag()?;
             }
-            '|' | '>' if self.flow == 0 => {
+            b'|' | b'>' if self.flow == 0 => {
                 self.remove_key()?;
                 self.simple_key_allowed = true;
                 self.block_scalar()?;
             }
-            '\'' | '"' => {
+            b'\'' | b'"' => {
                 self.save_key()?;
                 self.simple_key_allowed = false;
-                self.quoted(c == '\'')?;
+                self.quoted(c == b'\'')?;
             }
             _ if self.plain_start(c, next) => {
                 self.save_key()?;
@@ -362,7 +388,7 @@ impl Scan {
                 let here = self.here();
                 let problem = "found character that cannot start any token";
                 let context = "while scanning for the next token";
-                return if c == '\t' {
+                return if c == b'\t' {
                     self.refuse_tab(problem, context, here)
                 } else {
                     self.refuse(problem, Some(context), here)
@@ -372,10 +398,10 @@ impl Scan {
         Ok(())
     }
 
-    fn plain_start(&self, c: char, next: char) -> bool {
-        !(is_blankz(c) || "-?:,[]{}#&*!|>'\"%@`".contains(c))
-            || (c == '-' && !is_blank(next))
-            || (self.flow == 0 && (c == '?' || c == ':') && !is_blankz(next))
+    fn plain_start(&self, c: u8, next: u8) -> bool {
+        !(is_blankz(c) || one_of(c, "-?:,[]{}#&*!|>'\"%@`"))
+            || (c == b'-' && !is_blank(next))
+            || (self.flow == 0 && (c == b'?' || c == b':') && !is_blankz(next))
     }
 
     /// `scan_to_next_token`: tabs are skipped only in the flow context or
@@ -383,30 +409,30 @@ impl Scan {
     fn scan_to_next_token(&mut self) {
         let mut line_start = None;
         loop {
-            if self.col == 0 && self.at(0) == '\u{feff}' {
-                self.skip();
+            if self.col == 0 && self.bytes[self.i..].starts_with("\u{feff}".as_bytes()) {
+                (0..3).for_each(|_| self.skip());
             }
-            while self.at(0) == ' '
-                || ((self.flow > 0 || !self.simple_key_allowed) && self.at(0) == '\t')
+            while self.at(0) == b' '
+                || ((self.flow > 0 || !self.simple_key_allowed) && self.at(0) == b'\t')
             {
-                if self.at(0) == '\t' {
+                if self.at(0) == b'\t' {
                     self.replace.push(self.i);
                 }
                 self.skip();
             }
             if let Some(start) = line_start.take() {
-                if self.flow > 0 && !is_break(self.at(0)) && self.at(0) != '\0' {
+                if self.flow > 0 && !is_break(self.at(0)) && !self.at_end() {
                     self.pad_line(start, self.flow_col + 1);
                 }
             }
-            if self.at(0) == '#' {
-                while !is_break(self.at(0)) && self.at(0) != '\0' {
+            if self.at(0) == b'#' {
+                while !is_break(self.at(0)) && !self.at_end() {
                     self.skip();
                 }
             }
             if is_break(self.at(0)) {
                 self.skip_line();
-                line_start = Some(self.i);
+                line_start = Some((self.i, self.ci));
                 if self.flow == 0 {
                     self.simple_key_allowed = true;
                 }
@@ -417,7 +443,7 @@ impl Scan {
     }
 
     fn stale_keys(&mut self) -> Step {
-        let (line, i) = (self.line, self.i);
+        let (line, i) = (self.line, self.ci);
         for k in 0..self.keys.len() {
             let key = self.keys[k];
             if key.possible && (key.line < line || key.index + 1024 < i) {
@@ -446,7 +472,7 @@ impl Scan {
                 possible: true,
                 required,
                 line: self.line,
-                index: self.i,
+                index: self.ci,
                 col: self.col,
             };
             *self.keys.last_mut().expect("one key slot per level") = key;
@@ -523,7 +549,7 @@ impl Scan {
         while is_alpha(self.at(0)) {
             self.skip();
         }
-        let name: String = self.chars[name_start..self.i].iter().collect();
+        let name = &self.bytes[name_start..self.i];
         if name.is_empty() {
             return self.refuse(
                 "could not find expected directive name",
@@ -538,15 +564,15 @@ impl Scan {
                 start,
             );
         }
-        if name != "YAML" && name != "TAG" {
+        if name != b"YAML" && name != b"TAG" {
             return self.refuse(
                 "found unknown directive name",
                 Some("while scanning a directive"),
                 start,
             );
         }
-        while !is_break(self.at(0)) && self.at(0) != '\0' {
-            if self.at(0) == '\t' {
+        while !is_break(self.at(0)) && !self.at_end() {
+            if self.at(0) == b'\t' {
                 self.replace.push(self.i);
             }
             self.skip();
@@ -564,7 +590,7 @@ impl Scan {
             self.skip();
             length += 1;
         }
-        if length == 0 || !(is_blankz(self.at(0)) || "?:,]}%@`".contains(self.at(0))) {
+        if length == 0 || !(is_blankz(self.at(0)) || one_of(self.at(0), "?:,]}%@`")) {
             return self.refuse(
                 "did not find expected alphabetic or numeric character",
                 Some(if anchor {
@@ -578,18 +604,18 @@ impl Scan {
         Ok(())
     }
 
-    fn uri_char(c: char, verbatim: bool) -> bool {
-        is_alpha(c) || ";/?:@&=+$.%!~*'()".contains(c) || (verbatim && ",[]".contains(c))
+    fn uri_char(c: u8, verbatim: bool) -> bool {
+        is_alpha(c) || one_of(c, ";/?:@&=+$.%!~*'()") || (verbatim && one_of(c, ",[]"))
     }
 
     /// A tag: `!<verbatim>`, `!handle!suffix` or `!suffix`.
     fn tag(&mut self) -> Step {
         let start = self.here();
-        if self.at(1) == '<' {
+        if self.at(1) == b'<' {
             self.skip();
             self.skip();
             let mut length = 0;
-            while Self::uri_char(self.at(0), true) && self.at(0) != '\0' {
+            while Self::uri_char(self.at(0), true) {
                 self.skip();
                 length += 1;
             }
@@ -600,7 +626,7 @@ impl Scan {
                     start,
                 );
             }
-            if self.at(0) != '>' {
+            if self.at(0) != b'>' {
                 return self.refuse(
                     "did not find the expected '>'",
                     Some("while scanning a tag"),
@@ -616,12 +642,12 @@ impl Scan {
                 self.skip();
                 handle_len += 1;
             }
-            let is_handle = self.at(0) == '!';
+            let is_handle = self.at(0) == b'!';
             if is_handle {
                 self.skip();
             }
             let mut length = if is_handle { 0 } else { handle_len };
-            while Self::uri_char(self.at(0), false) && self.at(0) != '\0' {
+            while Self::uri_char(self.at(0), false) {
                 self.skip();
                 length += 1;
             }
@@ -633,7 +659,7 @@ impl Scan {
                 );
             }
         }
-        if !(is_blankz(self.at(0)) || (self.flow > 0 && self.at(0) == ',')) {
+        if !(is_blankz(self.at(0)) || (self.flow > 0 && self.at(0) == b',')) {
             return self.refuse(
                 "did not find expected whitespace or line break",
                 Some("while scanning a tag"),
@@ -647,7 +673,7 @@ impl Scan {
     /// libyaml; the ones its folding drops become spaces.
     fn quoted(&mut self, single: bool) -> Step {
         let start = self.here();
-        let quote = if single { '\'' } else { '"' };
+        let quote = if single { b'\'' } else { b'"' };
         let quote_col = self.col;
         self.skip();
         let mut trailing: Vec<usize> = Vec::new();
@@ -657,7 +683,7 @@ impl Scan {
             if self.is_document_indicator() {
                 return self.refuse("found unexpected document indicator", context, start);
             }
-            if self.i >= self.chars.len() {
+            if self.at_end() {
                 return self.refuse("found unexpected end of stream", context, start);
             }
             if let Some(line) = line_start.take() {
@@ -672,18 +698,18 @@ impl Scan {
             while !is_blankz(self.at(0)) {
                 trailing.clear();
                 let c = self.at(0);
-                if single && c == '\'' && self.at(1) == '\'' {
+                if single && c == b'\'' && self.at(1) == b'\'' {
                     self.skip();
                     self.skip();
                 } else if c == quote {
                     break;
-                } else if !single && c == '\\' && is_break(self.at(1)) {
+                } else if !single && c == b'\\' && is_break(self.at(1)) {
                     self.skip();
                     self.skip_line();
-                    line_start = Some(self.i);
+                    line_start = Some((self.i, self.ci));
                     leading_blanks = true;
                     break;
-                } else if !single && c == '\\' {
+                } else if !single && c == b'\\' {
                     self.escape(start)?;
                 } else {
                     self.skip();
@@ -695,7 +721,7 @@ impl Scan {
             }
             while is_blank(self.at(0)) || is_break(self.at(0)) {
                 if is_blank(self.at(0)) {
-                    if self.at(0) == '\t' {
+                    if self.at(0) == b'\t' {
                         if leading_blanks {
                             self.replace.push(self.i);
                         } else {
@@ -707,7 +733,7 @@ impl Scan {
                     // Blanks before a line break are dropped.
                     self.replace.append(&mut trailing);
                     self.skip_line();
-                    line_start = Some(self.i);
+                    line_start = Some((self.i, self.ci));
                     leading_blanks = true;
                 }
             }
@@ -719,18 +745,18 @@ impl Scan {
     fn escape(&mut self, start: (usize, usize)) -> Step {
         let context = Some("while parsing a quoted scalar");
         let length = match self.at(1) {
-            '0' | 'a' | 'b' | 't' | '\t' | 'n' | 'v' | 'f' | 'r' | 'e' | ' ' | '"' | '/' | '\\'
-            | 'N' | '_' | 'L' | 'P' => 0,
-            'x' => 2,
-            'u' => 4,
-            'U' => 8,
+            b'0' | b'a' | b'b' | b't' | b'\t' | b'n' | b'v' | b'f' | b'r' | b'e' | b' ' | b'"'
+            | b'/' | b'\\' | b'N' | b'_' | b'L' | b'P' => 0,
+            b'x' => 2,
+            b'u' => 4,
+            b'U' => 8,
             _ => return self.refuse("found unknown escape character", context, start),
         };
         self.skip();
         self.skip();
         let mut value: u32 = 0;
         for _ in 0..length {
-            let Some(d) = self.at(0).to_digit(16) else {
+            let Some(d) = (self.at(0) as char).to_digit(16) else {
                 return self.refuse("did not find expected hexdecimal number", context, start);
             };
             value = (value << 4) | d;
@@ -753,8 +779,8 @@ impl Scan {
         let context = Some("while scanning a block scalar");
         self.skip();
         let mut increment = 0i64;
-        let digit = |c: char| c.to_digit(10).map(i64::from);
-        if matches!(self.at(0), '+' | '-') {
+        let digit = |c: u8| (c as char).to_digit(10).map(i64::from);
+        if matches!(self.at(0), b'+' | b'-') {
             self.skip();
             if let Some(d) = digit(self.at(0)) {
                 if d == 0 {
@@ -773,22 +799,22 @@ impl Scan {
             }
             increment = d;
             self.skip();
-            if matches!(self.at(0), '+' | '-') {
+            if matches!(self.at(0), b'+' | b'-') {
                 self.skip();
             }
         }
         while is_blank(self.at(0)) {
-            if self.at(0) == '\t' {
+            if self.at(0) == b'\t' {
                 self.replace.push(self.i);
             }
             self.skip();
         }
-        if self.at(0) == '#' {
-            while !is_break(self.at(0)) && self.at(0) != '\0' {
+        if self.at(0) == b'#' {
+            while !is_break(self.at(0)) && !self.at_end() {
                 self.skip();
             }
         }
-        if !is_break(self.at(0)) && self.i < self.chars.len() {
+        if !is_break(self.at(0)) && !self.at_end() {
             return self.refuse(
                 "did not find expected comment or line break",
                 context,
@@ -808,11 +834,11 @@ impl Scan {
             0
         };
         self.block_breaks(&mut indent, start)?;
-        while self.col as i64 == indent && self.i < self.chars.len() {
-            while !is_break(self.at(0)) && self.i < self.chars.len() {
+        while self.col as i64 == indent && !self.at_end() {
+            while !is_break(self.at(0)) && !self.at_end() {
                 self.skip();
             }
-            if self.i >= self.chars.len() {
+            if self.at_end() {
                 break;
             }
             self.skip_line();
@@ -825,11 +851,11 @@ impl Scan {
     fn block_breaks(&mut self, indent: &mut i64, start: (usize, usize)) -> Step {
         let mut max_indent = 0i64;
         loop {
-            while (*indent == 0 || (self.col as i64) < *indent) && self.at(0) == ' ' {
+            while (*indent == 0 || (self.col as i64) < *indent) && self.at(0) == b' ' {
                 self.skip();
             }
             max_indent = max_indent.max(self.col as i64);
-            if (*indent == 0 || (self.col as i64) < *indent) && self.at(0) == '\t' {
+            if (*indent == 0 || (self.col as i64) < *indent) && self.at(0) == b'\t' {
                 return self.refuse_tab(
                     "found a tab character where an indentation space is expected",
                     "while scanning a block scalar",
@@ -858,19 +884,19 @@ impl Scan {
         let mut trailing: Vec<usize> = Vec::new();
         let mut line_start = None;
         loop {
-            if self.is_document_indicator() || self.at(0) == '#' {
+            if self.is_document_indicator() || self.at(0) == b'#' {
                 break;
             }
             while !is_blankz(self.at(0)) {
                 let (c, next) = (self.at(0), self.at(1));
-                if self.flow > 0 && c == ':' && ",?[]{}".contains(next) && next != '\0' {
+                if self.flow > 0 && c == b':' && one_of(next, ",?[]{}") {
                     return self.refuse(
                         "found unexpected ':'",
                         Some("while scanning a plain scalar"),
                         start,
                     );
                 }
-                if (c == ':' && is_blankz(next)) || (self.flow > 0 && ",[]{}".contains(c)) {
+                if (c == b':' && is_blankz(next)) || (self.flow > 0 && one_of(c, ",[]{}")) {
                     break;
                 }
                 if let Some(line) = line_start.take() {
@@ -887,7 +913,7 @@ impl Scan {
             }
             while is_blank(self.at(0)) || is_break(self.at(0)) {
                 if is_blank(self.at(0)) {
-                    if self.at(0) == '\t' {
+                    if self.at(0) == b'\t' {
                         if leading_blanks && (self.col as i64) < indent {
                             return self.refuse_tab(
                                 "found a tab character that violates indentation",
@@ -905,7 +931,7 @@ impl Scan {
                 } else {
                     self.replace.append(&mut trailing);
                     self.skip_line();
-                    line_start = Some(self.i);
+                    line_start = Some((self.i, self.ci));
                     leading_blanks = true;
                 }
             }
@@ -920,7 +946,7 @@ impl Scan {
         // A line that ends the scalar inside a flow collection still needs
         // its padding (`]` or `,` at column 0).
         if let Some(line) = line_start {
-            if self.flow > 0 && !is_break(self.at(0)) && self.at(0) != '#' {
+            if self.flow > 0 && !is_break(self.at(0)) && self.at(0) != b'#' {
                 self.pad_line(line, self.flow_col + 1);
             }
         }

@@ -163,6 +163,34 @@ mod tests {
     }
 
     #[test]
+    fn nesting_depth_is_bounded() {
+        let block = |n: usize| -> String {
+            (0..n)
+                .map(|i| format!("{}- ", " ".repeat(2 * i)))
+                .collect::<Vec<_>>()
+                .join("\n")
+                + "x\n"
+        };
+        let flow = |n: usize| format!("{}{}", "[".repeat(n), "]".repeat(n));
+        let too_deep = (ErrorClass::Exception, "stack level too deep".to_owned());
+        let outcome = |text: &str| load(text).map_err(|e| (e.class, e.message));
+        let cases = [
+            (block(255), true),
+            (block(256), false),
+            (flow(255), true),
+            (flow(256), false),
+            // Far deeper input fails the same way instead of overflowing.
+            (flow(200_000), false),
+        ];
+        for (text, ok) in cases {
+            match outcome(&text) {
+                Ok(_) => assert!(ok, "{} bytes loaded", text.len()),
+                Err(e) => assert!(!ok && e == too_deep, "{} bytes: {e:?}", text.len()),
+            }
+        }
+    }
+
+    #[test]
     fn refusals() {
         let cases: &[(&str, ErrorClass, &str)] = &[
             (

@@ -30,6 +30,10 @@ impl<'a> Source<'a> {
         self.text
     }
 
+    pub(super) fn pads(&self) -> &'a [(usize, usize)] {
+        self.pads
+    }
+
     /// libyaml's mark for a saphyr marker: 0-based line and column in the
     /// original text (without the padding).
     pub(super) fn mark(&self, at: Marker) -> (usize, usize) {

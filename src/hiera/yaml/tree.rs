@@ -5,7 +5,7 @@
 
 use super::source::Source;
 use super::syntax::{self, Open, State};
-use crate::hiera::HieraError;
+use crate::hiera::{ErrorClass, HieraError};
 use saphyr_parser::{Event, Marker, Parser, ScalarStyle, Tag};
 use std::borrow::Cow;
 
@@ -40,6 +40,19 @@ impl Node<'_> {
             Node::Alias(_) => None,
         }
     }
+}
+
+/// How deeply collections may nest: saphyr's own limit for flow
+/// collections, applied to block ones too. Psych converts recursively and
+/// runs out of Ruby stack further on (about 1000 nested mappings, 1300
+/// sequences); no data file comes near either, and the bound keeps every
+/// recursion over loaded values (ours and the merges') within a thread's
+/// stack.
+pub(super) const MAX_DEPTH: usize = 255;
+
+/// Ruby's `SystemStackError`, reported under its ancestor `Exception`.
+fn too_deep() -> HieraError {
+    HieraError::new(ErrorClass::Exception, "stack level too deep")
 }
 
 /// A collection still being read.
@@ -118,10 +131,29 @@ pub(super) fn first_document<'a>(src: &Source<'a>) -> Result<Parsed<'a>, Located
                 // libyaml ends the document at the directive, quietly.
                 return Ok(ended(src, root, last_end));
             }
+            Err(err)
+                if root.is_none()
+                    && stack.is_empty()
+                    && err.info() == "invalid trailing content after double-quoted scalar" =>
+            {
+                // A quoted root with something after it: saphyr refuses the
+                // scalar itself, libyaml ends the document after it.
+                let at = *err.marker();
+                let prefix = Source::new(&src.text()[..src.byte(at.index())], src.pads());
+                let parsed = first_document(&prefix)?;
+                return Ok(Parsed {
+                    root: parsed.root,
+                    cut: Some(at.index()),
+                });
+            }
             Err(_) if root.is_some() && stack.is_empty() => {
                 // The root is complete: libyaml ends the document at the
                 // next token, whatever it is, and Psych looks no further.
                 return Ok(ended(src, root, last_end));
+            }
+            Err(err) if err.info() == "recursion limit exceeded" => {
+                // saphyr's flow nesting limit (255 levels).
+                return Err(Located::at(err.marker().index(), too_deep()));
             }
             Err(err) => {
                 let open: Vec<Open> = stack.iter().map(|f| f.open).collect();
@@ -174,6 +206,9 @@ pub(super) fn first_document<'a>(src: &Source<'a>) -> Result<Parsed<'a>, Located
                 if anchor > 0 {
                     syntax::check_node_anchor(src, span.start)
                         .map_err(|e| Located::at(span.start.index(), e))?;
+                }
+                if stack.len() >= MAX_DEPTH {
+                    return Err(Located::at(span.start.index(), too_deep()));
                 }
                 let parent_flow = stack.last().is_some_and(|f| f.open.flow);
                 let flow = parent_flow || src.opens_flow(span.end);
