@@ -36,6 +36,17 @@ pub(super) struct Replay<'a> {
     pub text: Cow<'a, str>,
     pub refusal: Option<Refusal>,
     pub pads: Vec<(usize, usize)>,
+    /// The block scalars, as libyaml reads them.
+    pub blocks: Vec<Block>,
+}
+
+/// A block scalar as libyaml reads it.
+pub(super) struct Block {
+    /// Character indices (in `text`) of its `|` or `>`, and of where
+    /// libyaml's scanner stands after it.
+    pub indicator: usize,
+    pub end: usize,
+    pub value: String,
 }
 
 /// Replays libyaml's scanner over `text`; `pad` also indents the lines
@@ -47,6 +58,7 @@ pub(super) fn replay(text: &str, pad: bool) -> Replay<'_> {
         replace,
         mut refusal,
         pads,
+        mut blocks,
         ..
     } = scan;
     if replace.is_empty() && pads.is_empty() {
@@ -54,6 +66,7 @@ pub(super) fn replay(text: &str, pad: bool) -> Replay<'_> {
             text: Cow::Borrowed(text),
             refusal,
             pads: Vec::new(),
+            blocks,
         };
     }
     let mut bytes = text.as_bytes().to_vec();
@@ -69,18 +82,27 @@ pub(super) fn replay(text: &str, pad: bool) -> Replay<'_> {
         from = p.byte;
     }
     out.extend_from_slice(&bytes[from..]);
+    // Characters inserted before a position move it.
+    let moved = |index: usize| {
+        index
+            + pads
+                .iter()
+                .filter(|p| p.index <= index)
+                .map(|p| p.count)
+                .sum::<usize>()
+    };
     if let Some(r) = refusal.as_mut() {
-        // Characters inserted before the refused token move it.
-        r.index += pads
-            .iter()
-            .filter(|p| p.index <= r.index)
-            .map(|p| p.count)
-            .sum::<usize>();
+        r.index = moved(r.index);
+    }
+    for block in &mut blocks {
+        block.indicator = moved(block.indicator);
+        block.end = moved(block.end);
     }
     Replay {
         text: Cow::Owned(String::from_utf8(out).expect("only ASCII spaces changed")),
         refusal,
         pads: pads.iter().map(|p| (p.line, p.count)).collect(),
+        blocks,
     }
 }
 
@@ -110,6 +132,7 @@ struct Stop;
 type Step = Result<(), Stop>;
 
 struct Scan<'t> {
+    text: &'t str,
     bytes: &'t [u8],
     /// Byte offset, character index, 0-based line and character column.
     i: usize,
@@ -131,6 +154,7 @@ struct Scan<'t> {
     refusal: Option<Refusal>,
     pad: bool,
     pads: Vec<Pad>,
+    blocks: Vec<Block>,
 }
 
 // The scanner works on bytes: every character it tests is ASCII, and the
@@ -161,6 +185,7 @@ fn one_of(c: u8, set: &str) -> bool {
 impl<'t> Scan<'t> {
     fn new(text: &'t str, pad: bool) -> Scan<'t> {
         Scan {
+            text,
             bytes: text.as_bytes(),
             i: 0,
             ci: 0,
@@ -178,6 +203,7 @@ impl<'t> Scan<'t> {
             refusal: None,
             pad,
             pads: Vec::new(),
+            blocks: Vec::new(),
         }
     }
 
@@ -776,11 +802,17 @@ impl<'t> Scan<'t> {
     /// the indentation are an error, tabs in the content are content.
     fn block_scalar(&mut self) -> Step {
         let start = self.here();
+        let indicator = self.ci;
+        let literal = self.at(0) == b'|';
         let context = Some("while scanning a block scalar");
         self.skip();
+        // -1 strip, 0 clip, +1 keep.
+        let mut chomping = 0i8;
+        let chomp = |c: u8| if c == b'+' { 1 } else { -1 };
         let mut increment = 0i64;
         let digit = |c: u8| (c as char).to_digit(10).map(i64::from);
         if matches!(self.at(0), b'+' | b'-') {
+            chomping = chomp(self.at(0));
             self.skip();
             if let Some(d) = digit(self.at(0)) {
                 if d == 0 {
@@ -800,6 +832,7 @@ impl<'t> Scan<'t> {
             increment = d;
             self.skip();
             if matches!(self.at(0), b'+' | b'-') {
+                chomping = chomp(self.at(0));
                 self.skip();
             }
         }
@@ -833,44 +866,75 @@ impl<'t> Scan<'t> {
         } else {
             0
         };
-        self.block_breaks(&mut indent, start)?;
+        // The content, built as libyaml builds it: saphyr (YAML 1.2) ends
+        // a scalar that runs to the end of the text differently.
+        let mut value = String::new();
+        let mut trailing_breaks = self.block_breaks(&mut indent, start)?;
+        let mut leading_break = false;
+        let mut leading_blank = false;
         while self.col as i64 == indent && !self.at_end() {
+            let trailing_blank = is_blank(self.at(0));
+            if !literal && leading_break && !leading_blank && !trailing_blank {
+                if trailing_breaks == 0 {
+                    value.push(' ');
+                }
+            } else if leading_break {
+                value.push('\n');
+            }
+            value.extend(std::iter::repeat_n('\n', trailing_breaks));
+            leading_blank = is_blank(self.at(0));
+            let line_start = self.i;
             while !is_break(self.at(0)) && !self.at_end() {
                 self.skip();
             }
-            if self.at_end() {
-                break;
+            value.push_str(&self.text[line_start..self.i]);
+            leading_break = is_break(self.at(0));
+            if leading_break {
+                self.skip_line();
             }
-            self.skip_line();
-            self.block_breaks(&mut indent, start)?;
+            trailing_breaks = self.block_breaks(&mut indent, start)?;
         }
+        if chomping != -1 && leading_break {
+            value.push('\n');
+        }
+        if chomping == 1 {
+            value.extend(std::iter::repeat_n('\n', trailing_breaks));
+        }
+        self.blocks.push(Block {
+            indicator,
+            end: self.ci,
+            value,
+        });
         Ok(())
     }
 
-    /// `scan_block_scalar_breaks`: indentation spaces and empty lines.
-    fn block_breaks(&mut self, indent: &mut i64, start: (usize, usize)) -> Step {
+    /// `scan_block_scalar_breaks`: indentation spaces and empty lines;
+    /// how many line breaks it read.
+    fn block_breaks(&mut self, indent: &mut i64, start: (usize, usize)) -> Result<usize, Stop> {
         let mut max_indent = 0i64;
+        let mut breaks = 0;
         loop {
             while (*indent == 0 || (self.col as i64) < *indent) && self.at(0) == b' ' {
                 self.skip();
             }
             max_indent = max_indent.max(self.col as i64);
             if (*indent == 0 || (self.col as i64) < *indent) && self.at(0) == b'\t' {
-                return self.refuse_tab(
+                self.refuse_tab(
                     "found a tab character where an indentation space is expected",
                     "while scanning a block scalar",
                     start,
-                );
+                )?;
             }
             if !is_break(self.at(0)) {
                 break;
             }
             self.skip_line();
+            breaks += 1;
         }
         if *indent == 0 {
             *indent = max_indent.max(self.indent + 1).max(1);
         }
-        Ok(())
+        Ok(breaks)
     }
 
     /// A plain scalar, with libyaml's check on tabs in the indentation of

@@ -64,7 +64,7 @@ enum Failure {
 
 /// Reads and converts the document from the text the replay prepared.
 fn attempt(replay: &Replay<'_>) -> Result<Value, Failure> {
-    let src = Source::new(&replay.text, &replay.pads);
+    let src = Source::new(&replay.text, &replay.pads, &replay.blocks);
     let parsed = tree::first_document(&src).map_err(Failure::Syntax)?;
     // saphyr read what libyaml's scanner refuses, before libyaml's end of
     // the document.

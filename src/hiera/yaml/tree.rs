@@ -139,11 +139,38 @@ pub(super) fn first_document<'a>(src: &Source<'a>) -> Result<Parsed<'a>, Located
                 // A quoted root with something after it: saphyr refuses the
                 // scalar itself, libyaml ends the document after it.
                 let at = *err.marker();
-                let prefix = Source::new(&src.text()[..src.byte(at.index())], src.pads());
-                let parsed = first_document(&prefix)?;
+                let parsed = first_document(&src.prefix(at.index()))?;
                 return Ok(Parsed {
                     root: parsed.root,
                     cut: Some(at.index()),
+                });
+            }
+            Err(err)
+                if root.is_none()
+                    && stack.is_empty()
+                    && err.info() == "wrongly indented line in block scalar" =>
+            {
+                // A block scalar root that saphyr (YAML 1.2) reads on into
+                // lines libyaml leaves out: libyaml ends it, and the
+                // document with it.
+                let Some(end) = src.next_block_end() else {
+                    return Err(Located::at(
+                        err.marker().index(),
+                        syntax::translate(
+                            &err,
+                            src,
+                            &State {
+                                open: &[],
+                                last_end,
+                                root_done: false,
+                            },
+                        ),
+                    ));
+                };
+                let parsed = first_document(&src.prefix(end))?;
+                return Ok(Parsed {
+                    root: parsed.root,
+                    cut: Some(end),
                 });
             }
             Err(_) if root.is_some() && stack.is_empty() => {
@@ -185,7 +212,12 @@ pub(super) fn first_document<'a>(src: &Source<'a>) -> Result<Parsed<'a>, Located
                 let name = src.alias_name(span.start);
                 attach(&mut stack, &mut root, Node::Alias(name));
             }
-            Event::Scalar(value, style, anchor, tag) => {
+            Event::Scalar(mut value, style, anchor, tag) => {
+                if matches!(style, ScalarStyle::Literal | ScalarStyle::Folded) {
+                    if let Some(libyaml) = src.next_block(span.end) {
+                        value = Cow::Borrowed(libyaml);
+                    }
+                }
                 if anchor > 0 {
                     syntax::check_node_anchor(src, span.start)
                         .map_err(|e| Located::at(span.start.index(), e))?;
