@@ -585,6 +585,25 @@ const DOCUMENTS: &[(&str, &str, Check)] = &[
         Exact,
     ),
     ("colon and flow indicator", "[a:]\n", Exact),
+    (
+        "comment glued to a flow indicator",
+        "a: [b,#c\n  d]\n",
+        Exact,
+    ),
+    ("comment glued to a quoted scalar", "a: 'b'#c\n", Exact),
+    (
+        "comment glued to a block scalar header",
+        "a: |#c\n  x\n",
+        Exact,
+    ),
+    ("symbol after blank in flow", "[ :x]\n", Exact),
+    (
+        "line separator character",
+        "a: x\u{2028}y\n",
+        Known(
+            "libyaml takes U+2028 (and U+2029, U+0085) for a line break, saphyr (YAML 1.2) for text",
+        ),
+    ),
     // syntax errors
     ("unclosed flow sequence", "a: [1, 2\n", Exact),
     ("unclosed flow sequence eof", "[1, 2", Exact),

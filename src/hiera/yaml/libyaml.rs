@@ -56,12 +56,13 @@ pub(super) fn replay(text: &str, pad: bool) -> Replay<'_> {
     while scan.next_token().is_ok() {}
     let Scan {
         replace,
+        blank,
         mut refusal,
         pads,
         mut blocks,
         ..
     } = scan;
-    if replace.is_empty() && pads.is_empty() {
+    if replace.is_empty() && blank.is_empty() && pads.is_empty() {
         return Replay {
             text: Cow::Borrowed(text),
             refusal,
@@ -69,19 +70,28 @@ pub(super) fn replay(text: &str, pad: bool) -> Replay<'_> {
             blocks,
         };
     }
+    // 0xFF never occurs in UTF-8: it marks bytes to drop.
+    const DROP: u8 = 0xFF;
     let mut bytes = text.as_bytes().to_vec();
     for i in replace {
         bytes[i] = b' ';
     }
+    for (start, end) in blank {
+        for b in &mut bytes[start..end] {
+            *b = if *b & 0xC0 == 0x80 { DROP } else { b' ' };
+        }
+    }
     let added: usize = pads.iter().map(|p| p.count).sum();
     let mut out = Vec::with_capacity(bytes.len() + added);
-    let mut from = 0;
-    for p in &pads {
-        out.extend_from_slice(&bytes[from..p.byte]);
-        out.resize(out.len() + p.count, b' ');
-        from = p.byte;
+    let mut next_pad = pads.iter().peekable();
+    for (i, &b) in bytes.iter().enumerate() {
+        while let Some(p) = next_pad.next_if(|p| p.byte == i) {
+            out.resize(out.len() + p.count, b' ');
+        }
+        if b != DROP {
+            out.push(b);
+        }
     }
-    out.extend_from_slice(&bytes[from..]);
     // Characters inserted before a position move it.
     let moved = |index: usize| {
         index
@@ -151,6 +161,9 @@ struct Scan<'t> {
     seen_content: bool,
     /// Byte offsets of tabs to turn into spaces.
     replace: Vec<usize>,
+    /// Byte ranges of comments saphyr would refuse, to blank out (one
+    /// space per character).
+    blank: Vec<(usize, usize)>,
     refusal: Option<Refusal>,
     pad: bool,
     pads: Vec<Pad>,
@@ -200,6 +213,7 @@ impl<'t> Scan<'t> {
             keys: vec![Key::default()],
             seen_content: false,
             replace: Vec::new(),
+            blank: Vec::new(),
             refusal: None,
             pad,
             pads: Vec::new(),
@@ -452,9 +466,7 @@ impl<'t> Scan<'t> {
                 }
             }
             if self.at(0) == b'#' {
-                while !is_break(self.at(0)) && !self.at_end() {
-                    self.skip();
-                }
+                self.comment();
             }
             if is_break(self.at(0)) {
                 self.skip_line();
@@ -465,6 +477,20 @@ impl<'t> Scan<'t> {
             } else {
                 break;
             }
+        }
+    }
+
+    /// A comment, to the end of the line. libyaml takes `#` for one
+    /// wherever a token may start; saphyr (YAML 1.2) wants a blank before
+    /// it, so one glued to the previous token is blanked out.
+    fn comment(&mut self) {
+        let start = self.i;
+        let glued = start > 0 && !is_blankz(self.bytes[start - 1]);
+        while !is_break(self.at(0)) && !self.at_end() {
+            self.skip();
+        }
+        if glued {
+            self.blank.push((start, self.i));
         }
     }
 
@@ -843,9 +869,7 @@ impl<'t> Scan<'t> {
             self.skip();
         }
         if self.at(0) == b'#' {
-            while !is_break(self.at(0)) && !self.at_end() {
-                self.skip();
-            }
+            self.comment();
         }
         if !is_break(self.at(0)) && !self.at_end() {
             return self.refuse(

@@ -116,10 +116,13 @@ impl<'a> Source<'a> {
             .collect()
     }
 
-    /// Whether the token ending at `end` is `[` or `{`: a collection that
-    /// starts there is a flow collection.
+    /// Whether the token ending at `end` is `[` or `{` (saphyr's span may
+    /// take the blanks after it): a collection that starts there is a flow
+    /// collection. A block collection's span ends at its first key or `-`,
+    /// which never follows either.
     pub(super) fn opens_flow(&self, end: Marker) -> bool {
-        matches!(self.before(end).chars().next_back(), Some('[' | '{'))
+        let before = self.before(end).trim_end_matches([' ', '\t', '\r', '\n']);
+        matches!(before.chars().next_back(), Some('[' | '{'))
     }
 }
 
