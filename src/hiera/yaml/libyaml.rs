@@ -9,6 +9,10 @@
 //!   (`key:\tvalue`), so they become spaces (same length: every position
 //!   stays put), and which tabs libyaml refuses where saphyr does not
 //!   (`\tkey: v`, `-\tx`, a tab-only line after a plain scalar);
+//! - comments glued to a token (`[a,#c`), which libyaml reads and saphyr
+//!   refuses: they are blanked out;
+//! - the value of each block scalar, which libyaml ends differently at the
+//!   end of the text (`a: |\n  x` is `"x"`, not `"x\n"`);
 //! - on request, the lines saphyr wants indented further where libyaml
 //!   does not care (inside flow collections and multi-line quoted
 //!   scalars): they get leading spaces, which folding drops.
@@ -92,14 +96,17 @@ pub(super) fn replay(text: &str, pad: bool) -> Replay<'_> {
             out.push(b);
         }
     }
-    // Characters inserted before a position move it.
-    let moved = |index: usize| {
-        index
-            + pads
-                .iter()
-                .filter(|p| p.index <= index)
-                .map(|p| p.count)
-                .sum::<usize>()
+    // Characters inserted at or before a position move it.
+    let inserted: Vec<usize> = pads
+        .iter()
+        .scan(0, |sum, p| {
+            *sum += p.count;
+            Some(*sum)
+        })
+        .collect();
+    let moved = |index: usize| match pads.partition_point(|p| p.index <= index) {
+        0 => index,
+        n => index + inserted[n - 1],
     };
     if let Some(r) = refusal.as_mut() {
         r.index = moved(r.index);
@@ -159,6 +166,7 @@ struct Scan<'t> {
     simple_key_allowed: bool,
     keys: Vec<Key>,
     seen_content: bool,
+    seen_directive: bool,
     /// Byte offsets of tabs to turn into spaces.
     replace: Vec<usize>,
     /// Byte ranges of comments saphyr would refuse, to blank out (one
@@ -212,6 +220,7 @@ impl<'t> Scan<'t> {
             simple_key_allowed: true,
             keys: vec![Key::default()],
             seen_content: false,
+            seen_directive: false,
             replace: Vec::new(),
             blank: Vec::new(),
             refusal: None,
@@ -323,6 +332,20 @@ impl<'t> Scan<'t> {
             return self.directive();
         }
         if self.is_document_indicator() {
+            if c == b'.' && !self.seen_content {
+                // The implicit first document has no content: an error of
+                // libyaml's parser, unless directives made it explicit.
+                let here = self.here();
+                return if self.seen_directive {
+                    self.refuse("did not find expected <document start>", None, (0, 0))
+                } else {
+                    self.refuse(
+                        "did not find expected node content",
+                        Some("while parsing a block node"),
+                        here,
+                    )
+                };
+            }
             if self.seen_content || c == b'.' {
                 self.unroll(-1);
                 self.remove_key()?;
@@ -592,6 +615,7 @@ impl<'t> Scan<'t> {
 
     /// A `%` directive line (only `%YAML` and `%TAG` exist for libyaml).
     fn directive(&mut self) -> Step {
+        self.seen_directive = true;
         self.unroll(-1);
         self.remove_key()?;
         self.simple_key_allowed = false;

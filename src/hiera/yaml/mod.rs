@@ -2,10 +2,12 @@
 //! Psych 4.0.3's `safe_load(text, permitted_classes: [Symbol], aliases:
 //! false)` over libyaml 0.2.5. Pure: text in, value or Ruby error out.
 //!
-//! saphyr-parser reads the events; everything Psych decides on top of them
-//! is ours: scalar typing (`scalar`), tags, merge keys and refusals
-//! (`convert`), and libyaml's stricter syntax and error wording (`syntax`,
-//! `tabs`).
+//! saphyr-parser (YAML 1.2) reads the events (`tree`); everything Psych
+//! decides on top of them is ours: scalar typing (`scalar`), tags, merge
+//! keys and refusals (`convert`). Where libyaml (YAML 1.1) reads the text
+//! otherwise, a replay of its scanner (`libyaml`) prepares the text for
+//! saphyr and knows libyaml's errors; `syntax` words saphyr's errors as
+//! libyaml would.
 
 mod convert;
 mod libyaml;
@@ -34,7 +36,7 @@ use tree::Located;
 /// raise on odd tagged scalars.
 pub fn load(text: &str) -> Result<Value> {
     let text = text.strip_prefix('\u{feff}').unwrap_or(text);
-    syntax::check_stream_start(text)?;
+    syntax::check_printable(text)?;
     // libyaml's scanner first: what it refuses, and how saphyr must see tabs.
     let replay = libyaml::replay(text, false);
     let failure = match attempt(&replay) {

@@ -106,13 +106,13 @@ impl<'a> Source<'a> {
         &self.text[..self.byte(at.index())]
     }
 
-    /// The name of the alias whose `*` is at `at`, read as saphyr reads it
-    /// (up to a blank or a flow indicator).
+    /// The name of the alias whose `*` is at `at`, read as libyaml reads
+    /// it: `[0-9A-Za-z_-]+` (saphyr may take more, such as a `:` after it).
     pub(super) fn alias_name(&self, at: Marker) -> String {
         self.from(at)
             .chars()
             .skip(1)
-            .take_while(|&c| !c.is_whitespace() && !",[]{}".contains(c))
+            .take_while(|&c| c.is_ascii_alphanumeric() || c == '_' || c == '-')
             .collect()
     }
 
@@ -137,6 +137,8 @@ mod tests {
         for (ci, want) in cases {
             assert_eq!(src.byte(ci), want, "char {ci}");
         }
-        assert_eq!(src.alias_name(Marker::new(3, 1, 3)), "ä");
+        assert_eq!(src.alias_name(Marker::new(3, 1, 3)), "");
+        let src = Source::new("a: *x-1: b", &[], &[]);
+        assert_eq!(src.alias_name(Marker::new(3, 1, 3)), "x-1");
     }
 }

@@ -63,7 +63,7 @@ struct Frame<'a> {
 }
 
 /// libyaml's full tag string: the resolved handle (prefix) and the suffix.
-fn full_tag(tag: Option<Cow<'_, Tag>>) -> Option<String> {
+fn full_tag(tag: Option<&Tag>) -> Option<String> {
     tag.map(|t| format!("{}{}", t.handle, t.suffix))
 }
 
@@ -121,9 +121,7 @@ pub(super) fn first_document<'a>(src: &Source<'a>) -> Result<Parsed<'a>, Located
                 // saphyr refuses an alias before its anchor but leaves its
                 // state as if it had read it; Psych refuses every alias
                 // later, by name, so carry on with an alias node.
-                let at = *err.marker();
-                let name = src.alias_name(at);
-                syntax::check_anchor_name(src, at).map_err(|e| Located::at(at.index(), e))?;
+                let name = src.alias_name(*err.marker());
                 attach(&mut stack, &mut root, Node::Alias(name));
                 continue;
             }
@@ -148,25 +146,13 @@ pub(super) fn first_document<'a>(src: &Source<'a>) -> Result<Parsed<'a>, Located
             Err(err)
                 if root.is_none()
                     && stack.is_empty()
-                    && err.info() == "wrongly indented line in block scalar" =>
+                    && err.info() == "wrongly indented line in block scalar"
+                    && src.next_block_end().is_some() =>
             {
                 // A block scalar root that saphyr (YAML 1.2) reads on into
                 // lines libyaml leaves out: libyaml ends it, and the
                 // document with it.
-                let Some(end) = src.next_block_end() else {
-                    return Err(Located::at(
-                        err.marker().index(),
-                        syntax::translate(
-                            &err,
-                            src,
-                            &State {
-                                open: &[],
-                                last_end,
-                                root_done: false,
-                            },
-                        ),
-                    ));
-                };
+                let end = src.next_block_end().unwrap_or_default();
                 let parsed = first_document(&src.prefix(end))?;
                 return Ok(Parsed {
                     root: parsed.root,
@@ -207,8 +193,6 @@ pub(super) fn first_document<'a>(src: &Source<'a>) -> Result<Parsed<'a>, Located
             }
             Event::DocumentEnd => return Ok(ended(src, root, last_end)),
             Event::Alias(_) => {
-                syntax::check_anchor_name(src, span.start)
-                    .map_err(|e| Located::at(span.start.index(), e))?;
                 let name = src.alias_name(span.start);
                 attach(&mut stack, &mut root, Node::Alias(name));
             }
@@ -218,27 +202,19 @@ pub(super) fn first_document<'a>(src: &Source<'a>) -> Result<Parsed<'a>, Located
                         value = Cow::Borrowed(libyaml);
                     }
                 }
-                if anchor > 0 {
-                    syntax::check_node_anchor(src, span.start)
-                        .map_err(|e| Located::at(span.start.index(), e))?;
-                }
                 let node = match stack.last() {
                     Some(frame) if style == ScalarStyle::Plain && tag.is_none() && anchor == 0 => {
                         plain_in_collection(src, frame, span.start, value)?
                     }
                     _ => {
-                        let tag = full_tag(tag);
+                        let tag = full_tag(tag.as_deref());
                         let quoted = style != ScalarStyle::Plain && tag.is_none();
                         Node::Scalar { value, tag, quoted }
                     }
                 };
                 attach(&mut stack, &mut root, node);
             }
-            Event::SequenceStart(anchor, ref tag) | Event::MappingStart(anchor, ref tag) => {
-                if anchor > 0 {
-                    syntax::check_node_anchor(src, span.start)
-                        .map_err(|e| Located::at(span.start.index(), e))?;
-                }
+            Event::SequenceStart(_, ref tag) | Event::MappingStart(_, ref tag) => {
                 if stack.len() >= MAX_DEPTH {
                     return Err(Located::at(span.start.index(), too_deep()));
                 }
@@ -251,7 +227,7 @@ pub(super) fn first_document<'a>(src: &Source<'a>) -> Result<Parsed<'a>, Located
                         flow,
                         start: span.start,
                     },
-                    tag: tag.as_ref().map(|t| format!("{}{}", t.handle, t.suffix)),
+                    tag: full_tag(tag.as_deref()),
                     items: Vec::new(),
                 });
             }
