@@ -750,6 +750,101 @@ fn generated_cases() -> Vec<Case> {
     .collect()
 }
 
+/// A Hiera data file of the usual shapes, for the mutation cases.
+const HIERA_DATA: &str = "---
+classes:
+  - profile::base
+  - profile::web
+ntp::servers: [0.pool.ntp.org, 1.pool.ntp.org]
+apache::vhosts:
+  www.example.com:
+    port: 80
+    docroot: /var/www/html
+    options: ['Indexes', 'FollowSymLinks']
+  secure.example.com:
+    port: 443
+    ssl: true
+users:
+  alice:
+    uid: 1001
+    groups: {wheel: true, docker: true}
+    shell: \"/bin/bash\"
+motd: |
+  Welcome to %{::fqdn}
+  Managed by Puppet
+limits:
+  nofile: 65536
+";
+
+/// A small deterministic generator (xorshift), so the mutations are the
+/// same on every run.
+struct Rng(u64);
+
+impl Rng {
+    fn below(&mut self, n: usize) -> usize {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        (self.0 % n as u64) as usize
+    }
+}
+
+/// The everyday mistakes, made at random in real data: a bracket or quote
+/// lost, a line indented one space too far or too little, a colon dropped,
+/// a tab typed for spaces, a stray list item, a doubled value. Each case
+/// has one to three of them.
+fn mutated_cases(fuel: &[Case]) -> Vec<Case> {
+    let mut bases = vec![HIERA_DATA.to_owned()];
+    for case in fuel.iter().take(3) {
+        let lines: Vec<&str> = case.text.lines().collect();
+        for chunk in lines.chunks(40).take(8) {
+            bases.push(chunk.join("\n") + "\n");
+        }
+    }
+    let mut rng = Rng(0x9E37_79B9_7F4A_7C15);
+    let mut mutate = |doc: &str, rng: &mut Rng| -> String {
+        let mut lines: Vec<String> = doc.lines().map(str::to_owned).collect();
+        let filled: Vec<usize> = (0..lines.len())
+            .filter(|&i| !lines[i].trim().is_empty())
+            .collect();
+        let i = filled[rng.below(filled.len())];
+        let line = lines[i].clone();
+        let indent = line.len() - line.trim_start_matches(' ').len();
+        lines[i] = match rng.below(9) {
+            0 if line.contains([']', '}']) => {
+                let at = line.rfind([']', '}']).unwrap_or_default();
+                format!("{}{}", &line[..at], &line[at + 1..])
+            }
+            1 if line.contains(['"', '\'']) => {
+                let at = line.rfind(['"', '\'']).unwrap_or_default();
+                format!("{}{}", &line[..at], &line[at + 1..])
+            }
+            2 => format!(" {line}"),
+            3 if indent > 0 => line[1..].to_owned(),
+            4 if line.contains(": ") => line.replacen(": ", " ", 1),
+            5 => format!("{}\t{}", &line[..indent], &line[indent..]),
+            6 => format!("{}- stray\n{line}", " ".repeat(indent)),
+            7 if line.contains(": ") => line.replacen(": ", ": x: ", 1),
+            8 if line.contains("- ") => line.replacen("- ", "", 1),
+            _ => format!("{line} ]"),
+        };
+        lines.join("\n") + "\n"
+    };
+    (0..300)
+        .map(|n| {
+            let mut text = bases[rng.below(bases.len())].clone();
+            for _ in 0..=rng.below(3) {
+                text = mutate(&text, &mut rng);
+            }
+            Case {
+                name: format!("mutation {n}"),
+                text,
+                check: Exact,
+            }
+        })
+        .collect()
+}
+
 fn fuel_cases() -> Vec<Case> {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/fuel");
     let mut paths: Vec<_> = std::fs::read_dir(&dir)
@@ -893,7 +988,9 @@ fn yaml_load_agrees_with_psych() {
         check: *check,
     }));
     cases.extend(generated_cases());
-    cases.extend(fuel_cases());
+    let fuel = fuel_cases();
+    cases.extend(mutated_cases(&fuel));
+    cases.extend(fuel);
     assert!(scalar_count >= 150, "only {scalar_count} scalar cases");
     assert!(DOCUMENTS.len() >= 40, "only {} documents", DOCUMENTS.len());
 
