@@ -802,7 +802,7 @@ fn mutated_cases(fuel: &[Case]) -> Vec<Case> {
         }
     }
     let mut rng = Rng(0x9E37_79B9_7F4A_7C15);
-    let mut mutate = |doc: &str, rng: &mut Rng| -> String {
+    let mutate = |doc: &str, rng: &mut Rng| -> String {
         let mut lines: Vec<String> = doc.lines().map(str::to_owned).collect();
         let filled: Vec<usize> = (0..lines.len())
             .filter(|&i| !lines[i].trim().is_empty())
