@@ -319,3 +319,53 @@ pub(super) fn refusal(r: &Refusal) -> HieraError {
         },
     )
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn printable_text() {
+        let cases = [
+            ("a: b\n\tc\r\n", true),
+            ("é ✓ \u{85} \u{feff} \u{1F600}", true),
+            ("a\u{1}", false),
+            ("\u{7f}", false),
+            ("\u{9f}", false),
+            ("\u{fffe}", false),
+            ("\0", false),
+        ];
+        for (text, ok) in cases {
+            assert_eq!(check_printable(text).is_ok(), ok, "{text:?}");
+        }
+        let err = check_printable("a: \u{1}").unwrap_err();
+        assert_eq!(
+            err.message,
+            "(<unknown>): control characters are not allowed at line 1 column 1"
+        );
+    }
+
+    #[test]
+    fn psych_message_format() {
+        let cases = [
+            (
+                error(
+                    "did not find expected key",
+                    Some("while parsing a block mapping"),
+                    Mark { line: 2, col: 4 },
+                ),
+                "(<unknown>): did not find expected key while parsing a block mapping at line 3 column 5",
+            ),
+            (
+                error("mapping values are not allowed in this context", None, ZERO),
+                "(<unknown>): mapping values are not allowed in this context at line 1 column 1",
+            ),
+        ];
+        for (err, want) in cases {
+            assert_eq!(
+                (err.class, err.message.as_str()),
+                (ErrorClass::PsychSyntaxError, want)
+            );
+        }
+    }
+}
