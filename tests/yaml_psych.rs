@@ -637,6 +637,23 @@ const DOCUMENTS: &[(&str, &str, Check)] = &[
         Exact,
     ),
     ("unknown directive", "%FOO bar\n--- 1\n", Exact),
+    ("incompatible yaml version", "%YAML 2.0\n---\na: 1\n", Exact),
+    (
+        "duplicate yaml directive",
+        "%YAML 1.1\n%YAML 1.1\n---\na: 1\n",
+        Exact,
+    ),
+    ("bad yaml version", "%YAML x\n--- a\n", Exact),
+    (
+        "duplicate tag directive",
+        "%TAG !e! tag:e,2000:\n%TAG !e! tag:f:\n--- a\n",
+        Exact,
+    ),
+    (
+        "document start with a mapping on its line",
+        "--- a: 1\n",
+        Exact,
+    ),
     ("verbatim tag unclosed", "a: !<x 1\n", Exact),
     ("empty anchor", "a: &  1\n", Exact),
     ("empty alias", "a: *\n", Exact),

@@ -167,6 +167,9 @@ struct Scan<'t> {
     keys: Vec<Key>,
     seen_content: bool,
     seen_directive: bool,
+    /// The `%YAML` directives and `%TAG` handles of the document.
+    versions: usize,
+    tag_handles: Vec<String>,
     /// Byte offsets of tabs to turn into spaces.
     replace: Vec<usize>,
     /// Byte ranges of comments saphyr would refuse, to blank out (one
@@ -221,6 +224,8 @@ impl<'t> Scan<'t> {
             keys: vec![Key::default()],
             seen_content: false,
             seen_directive: false,
+            versions: 0,
+            tag_handles: Vec::new(),
             replace: Vec::new(),
             blank: Vec::new(),
             refusal: None,
@@ -640,12 +645,45 @@ impl<'t> Scan<'t> {
                 start,
             );
         }
-        if name != b"YAML" && name != b"TAG" {
+        let yaml = name == b"YAML";
+        if !yaml && name != b"TAG" {
             return self.refuse(
                 "found unknown directive name",
                 Some("while scanning a directive"),
                 start,
             );
+        }
+        self.skip_blanks();
+        // What libyaml's parser then checks has no mark of its own.
+        if yaml {
+            let context = Some("while scanning a %YAML directive");
+            let major = self.version_number(start)?;
+            if self.at(0) != b'.' {
+                return self.refuse(
+                    "did not find expected digit or '.' character",
+                    context,
+                    start,
+                );
+            }
+            self.skip();
+            let minor = self.version_number(start)?;
+            if self.versions > 0 {
+                return self.refuse("found duplicate %YAML directive", None, (0, 0));
+            }
+            self.versions += 1;
+            if major != 1 || (minor != 1 && minor != 2) {
+                return self.refuse("found incompatible YAML document", None, (0, 0));
+            }
+        } else {
+            let handle_start = self.i;
+            while !is_blankz(self.at(0)) {
+                self.skip();
+            }
+            let handle = String::from_utf8_lossy(&self.bytes[handle_start..self.i]).into_owned();
+            if self.tag_handles.contains(&handle) {
+                return self.refuse("found duplicate %TAG directive", None, (0, 0));
+            }
+            self.tag_handles.push(handle);
         }
         while !is_break(self.at(0)) && !self.at_end() {
             if self.at(0) == b'\t' {
@@ -654,6 +692,34 @@ impl<'t> Scan<'t> {
             self.skip();
         }
         Ok(())
+    }
+
+    /// A number of a `%YAML` version: up to nine digits.
+    fn version_number(&mut self, start: (usize, usize)) -> Result<u32, Stop> {
+        let context = Some("while scanning a %YAML directive");
+        let mut value = 0u32;
+        let mut length = 0;
+        while self.at(0).is_ascii_digit() {
+            length += 1;
+            if length > 9 {
+                self.refuse("found extremely long version number", context, start)?;
+            }
+            value = value * 10 + u32::from(self.at(0) - b'0');
+            self.skip();
+        }
+        if length == 0 {
+            self.refuse("did not find expected version number", context, start)?;
+        }
+        Ok(value)
+    }
+
+    fn skip_blanks(&mut self) {
+        while is_blank(self.at(0)) {
+            if self.at(0) == b'\t' {
+                self.replace.push(self.i);
+            }
+            self.skip();
+        }
     }
 
     /// `&anchor` or `*alias`: `[0-9A-Za-z_-]+`, then a blank or one of
