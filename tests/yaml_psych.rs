@@ -758,11 +758,7 @@ fn generated_cases() -> Vec<Case> {
     .map(|(name, text)| Case {
         name: format!("generated {name}"),
         text,
-        check: if name == "long quoted flow key" {
-            Known("libyaml's parser drops a flow key past 1024 characters; saphyr keeps it")
-        } else {
-            Exact
-        },
+        check: Exact,
     })
     .collect()
 }

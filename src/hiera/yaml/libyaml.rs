@@ -142,6 +142,15 @@ struct Key {
     col: usize,
 }
 
+/// An open flow collection.
+#[derive(Clone, Copy)]
+struct FlowOpen {
+    mapping: bool,
+    mark: (usize, usize),
+    /// Its current entry started with `?`.
+    explicit_key: bool,
+}
+
 /// The replay ended: libyaml stops here (an error, the end of the first
 /// document, or the end of the text).
 struct Stop;
@@ -165,6 +174,9 @@ struct Scan<'t> {
     indents: Vec<i64>,
     simple_key_allowed: bool,
     keys: Vec<Key>,
+    flows: Vec<FlowOpen>,
+    /// The last token completed a node (a scalar, an alias, a flow end).
+    after_node: bool,
     seen_content: bool,
     seen_directive: bool,
     /// The `%YAML` directives and `%TAG` handles of the document.
@@ -222,6 +234,8 @@ impl<'t> Scan<'t> {
             indents: Vec::new(),
             simple_key_allowed: true,
             keys: vec![Key::default()],
+            flows: Vec::new(),
+            after_node: false,
             seen_content: false,
             seen_directive: false,
             versions: 0,
@@ -365,6 +379,7 @@ impl<'t> Scan<'t> {
         }
         self.seen_content = true;
         let next = self.at(1);
+        let after_node = std::mem::replace(&mut self.after_node, false);
         match c {
             b'[' | b'{' => {
                 self.save_key()?;
@@ -377,6 +392,11 @@ impl<'t> Scan<'t> {
                 }
                 self.flow += 1;
                 self.keys.push(Key::default());
+                self.flows.push(FlowOpen {
+                    mapping: c == b'{',
+                    mark: self.here(),
+                    explicit_key: false,
+                });
                 self.simple_key_allowed = true;
                 self.skip();
             }
@@ -385,14 +405,19 @@ impl<'t> Scan<'t> {
                 if self.flow > 0 {
                     self.flow -= 1;
                     self.keys.pop();
+                    self.flows.pop();
                 }
                 self.simple_key_allowed = false;
                 self.skip();
+                self.after_node = true;
             }
             b',' => {
                 self.remove_key()?;
                 self.simple_key_allowed = true;
                 self.skip();
+                if let Some(f) = self.flows.last_mut() {
+                    f.explicit_key = false;
+                }
             }
             b'-' if is_blankz(next) => {
                 if self.flow == 0 {
@@ -425,12 +450,16 @@ impl<'t> Scan<'t> {
                 self.remove_key()?;
                 self.simple_key_allowed = self.flow == 0;
                 self.skip();
+                if let Some(f) = self.flows.last_mut() {
+                    f.explicit_key = true;
+                }
             }
-            b':' if self.flow > 0 || is_blankz(next) => self.value()?,
+            b':' if self.flow > 0 || is_blankz(next) => self.value(after_node)?,
             b'*' | b'&' => {
                 self.save_key()?;
                 self.simple_key_allowed = false;
                 self.anchor(c == b'&')?;
+                self.after_node = c == b'*';
             }
             b'!' => {
                 self.save_key()?;
@@ -441,16 +470,19 @@ impl<'t> Scan<'t> {
                 self.remove_key()?;
                 self.simple_key_allowed = true;
                 self.block_scalar()?;
+                self.after_node = true;
             }
             b'\'' | b'"' => {
                 self.save_key()?;
                 self.simple_key_allowed = false;
                 self.quoted(c == b'\'')?;
+                self.after_node = true;
             }
             _ if self.plain_start(c, next) => {
                 self.save_key()?;
                 self.simple_key_allowed = false;
                 self.plain()?;
+                self.after_node = true;
             }
             _ => {
                 let here = self.here();
@@ -588,9 +620,32 @@ impl<'t> Scan<'t> {
         }
     }
 
-    fn value(&mut self) -> Step {
+    /// A `:`; `after_node` when a complete node comes just before it.
+    fn value(&mut self, after_node: bool) -> Step {
         let flow = self.flow;
         let key = *self.keys.last().expect("one key slot per level");
+        let explicit_key = self.flows.last().is_some_and(|f| f.explicit_key);
+        if let Some(f) = self.flows.last_mut() {
+            f.explicit_key = false;
+        }
+        if flow > 0 && !key.possible && after_node && !explicit_key {
+            // A key that is no simple key (it spans lines, or runs past
+            // 1024 characters) and was not introduced by `?`: libyaml's
+            // parser finds the value where it wants `,` or the end.
+            let open = *self.flows.last().expect("a flow collection is open");
+            let (problem, context) = if open.mapping {
+                (
+                    "did not find expected ',' or '}'",
+                    "while parsing a flow mapping",
+                )
+            } else {
+                (
+                    "did not find expected ',' or ']'",
+                    "while parsing a flow sequence",
+                )
+            };
+            return self.refuse(problem, Some(context), open.mark);
+        }
         if key.possible {
             if flow == 0 {
                 self.roll(key.col as i64);
