@@ -142,6 +142,15 @@ struct Key {
     col: usize,
 }
 
+/// An open flow collection.
+#[derive(Clone, Copy)]
+struct FlowOpen {
+    mapping: bool,
+    mark: (usize, usize),
+    /// Its current entry started with `?`.
+    explicit_key: bool,
+}
+
 /// The replay ended: libyaml stops here (an error, the end of the first
 /// document, or the end of the text).
 struct Stop;
@@ -165,8 +174,14 @@ struct Scan<'t> {
     indents: Vec<i64>,
     simple_key_allowed: bool,
     keys: Vec<Key>,
+    flows: Vec<FlowOpen>,
+    /// The last token completed a node (a scalar, an alias, a flow end).
+    after_node: bool,
     seen_content: bool,
     seen_directive: bool,
+    /// The `%YAML` directives and `%TAG` handles of the document.
+    versions: usize,
+    tag_handles: Vec<String>,
     /// Byte offsets of tabs to turn into spaces.
     replace: Vec<usize>,
     /// Byte ranges of comments saphyr would refuse, to blank out (one
@@ -219,8 +234,12 @@ impl<'t> Scan<'t> {
             indents: Vec::new(),
             simple_key_allowed: true,
             keys: vec![Key::default()],
+            flows: Vec::new(),
+            after_node: false,
             seen_content: false,
             seen_directive: false,
+            versions: 0,
+            tag_handles: Vec::new(),
             replace: Vec::new(),
             blank: Vec::new(),
             refusal: None,
@@ -360,6 +379,7 @@ impl<'t> Scan<'t> {
         }
         self.seen_content = true;
         let next = self.at(1);
+        let after_node = std::mem::replace(&mut self.after_node, false);
         match c {
             b'[' | b'{' => {
                 self.save_key()?;
@@ -372,6 +392,11 @@ impl<'t> Scan<'t> {
                 }
                 self.flow += 1;
                 self.keys.push(Key::default());
+                self.flows.push(FlowOpen {
+                    mapping: c == b'{',
+                    mark: self.here(),
+                    explicit_key: false,
+                });
                 self.simple_key_allowed = true;
                 self.skip();
             }
@@ -380,14 +405,19 @@ impl<'t> Scan<'t> {
                 if self.flow > 0 {
                     self.flow -= 1;
                     self.keys.pop();
+                    self.flows.pop();
                 }
                 self.simple_key_allowed = false;
                 self.skip();
+                self.after_node = true;
             }
             b',' => {
                 self.remove_key()?;
                 self.simple_key_allowed = true;
                 self.skip();
+                if let Some(f) = self.flows.last_mut() {
+                    f.explicit_key = false;
+                }
             }
             b'-' if is_blankz(next) => {
                 if self.flow == 0 {
@@ -420,12 +450,16 @@ impl<'t> Scan<'t> {
                 self.remove_key()?;
                 self.simple_key_allowed = self.flow == 0;
                 self.skip();
+                if let Some(f) = self.flows.last_mut() {
+                    f.explicit_key = true;
+                }
             }
-            b':' if self.flow > 0 || is_blankz(next) => self.value()?,
+            b':' if self.flow > 0 || is_blankz(next) => self.value(after_node)?,
             b'*' | b'&' => {
                 self.save_key()?;
                 self.simple_key_allowed = false;
                 self.anchor(c == b'&')?;
+                self.after_node = c == b'*';
             }
             b'!' => {
                 self.save_key()?;
@@ -436,16 +470,19 @@ impl<'t> Scan<'t> {
                 self.remove_key()?;
                 self.simple_key_allowed = true;
                 self.block_scalar()?;
+                self.after_node = true;
             }
             b'\'' | b'"' => {
                 self.save_key()?;
                 self.simple_key_allowed = false;
                 self.quoted(c == b'\'')?;
+                self.after_node = true;
             }
             _ if self.plain_start(c, next) => {
                 self.save_key()?;
                 self.simple_key_allowed = false;
                 self.plain()?;
+                self.after_node = true;
             }
             _ => {
                 let here = self.here();
@@ -583,9 +620,32 @@ impl<'t> Scan<'t> {
         }
     }
 
-    fn value(&mut self) -> Step {
+    /// A `:`; `after_node` when a complete node comes just before it.
+    fn value(&mut self, after_node: bool) -> Step {
         let flow = self.flow;
         let key = *self.keys.last().expect("one key slot per level");
+        let explicit_key = self.flows.last().is_some_and(|f| f.explicit_key);
+        if let Some(f) = self.flows.last_mut() {
+            f.explicit_key = false;
+        }
+        if flow > 0 && !key.possible && after_node && !explicit_key {
+            // A key that is no simple key (it spans lines, or runs past
+            // 1024 characters) and was not introduced by `?`: libyaml's
+            // parser finds the value where it wants `,` or the end.
+            let open = *self.flows.last().expect("a flow collection is open");
+            let (problem, context) = if open.mapping {
+                (
+                    "did not find expected ',' or '}'",
+                    "while parsing a flow mapping",
+                )
+            } else {
+                (
+                    "did not find expected ',' or ']'",
+                    "while parsing a flow sequence",
+                )
+            };
+            return self.refuse(problem, Some(context), open.mark);
+        }
         if key.possible {
             if flow == 0 {
                 self.roll(key.col as i64);
@@ -640,12 +700,45 @@ impl<'t> Scan<'t> {
                 start,
             );
         }
-        if name != b"YAML" && name != b"TAG" {
+        let yaml = name == b"YAML";
+        if !yaml && name != b"TAG" {
             return self.refuse(
                 "found unknown directive name",
                 Some("while scanning a directive"),
                 start,
             );
+        }
+        self.skip_blanks();
+        // What libyaml's parser then checks has no mark of its own.
+        if yaml {
+            let context = Some("while scanning a %YAML directive");
+            let major = self.version_number(start)?;
+            if self.at(0) != b'.' {
+                return self.refuse(
+                    "did not find expected digit or '.' character",
+                    context,
+                    start,
+                );
+            }
+            self.skip();
+            let minor = self.version_number(start)?;
+            if self.versions > 0 {
+                return self.refuse("found duplicate %YAML directive", None, (0, 0));
+            }
+            self.versions += 1;
+            if major != 1 || (minor != 1 && minor != 2) {
+                return self.refuse("found incompatible YAML document", None, (0, 0));
+            }
+        } else {
+            let handle_start = self.i;
+            while !is_blankz(self.at(0)) {
+                self.skip();
+            }
+            let handle = String::from_utf8_lossy(&self.bytes[handle_start..self.i]).into_owned();
+            if self.tag_handles.contains(&handle) {
+                return self.refuse("found duplicate %TAG directive", None, (0, 0));
+            }
+            self.tag_handles.push(handle);
         }
         while !is_break(self.at(0)) && !self.at_end() {
             if self.at(0) == b'\t' {
@@ -654,6 +747,34 @@ impl<'t> Scan<'t> {
             self.skip();
         }
         Ok(())
+    }
+
+    /// A number of a `%YAML` version: up to nine digits.
+    fn version_number(&mut self, start: (usize, usize)) -> Result<u32, Stop> {
+        let context = Some("while scanning a %YAML directive");
+        let mut value = 0u32;
+        let mut length = 0;
+        while self.at(0).is_ascii_digit() {
+            length += 1;
+            if length > 9 {
+                self.refuse("found extremely long version number", context, start)?;
+            }
+            value = value * 10 + u32::from(self.at(0) - b'0');
+            self.skip();
+        }
+        if length == 0 {
+            self.refuse("did not find expected version number", context, start)?;
+        }
+        Ok(value)
+    }
+
+    fn skip_blanks(&mut self) {
+        while is_blank(self.at(0)) {
+            if self.at(0) == b'\t' {
+                self.replace.push(self.i);
+            }
+            self.skip();
+        }
     }
 
     /// `&anchor` or `*alias`: `[0-9A-Za-z_-]+`, then a blank or one of
