@@ -568,17 +568,14 @@ fn parse_ruby_stderr(raw: &[u8]) -> RubyStderr {
     let text = normalize_stderr(&String::from_utf8_lossy(raw));
     let header = Regex::new(r"^[^\t].*?:\d+:in [`'][^']*': (.*)$").unwrap();
     let lines: Vec<&str> = text.split_inclusive('\n').collect();
+    let is_header = |i: usize| header.is_match(lines[i].trim_end_matches('\n'));
+    // The report of an uncaught exception is its header line, the rest of a
+    // multi-line message, then `\tfrom` lines (and the reports of its causes,
+    // which Ruby 3.1 prints after them). Nothing can follow: the process died.
     let from = lines.iter().position(|l| l.starts_with("\tfrom "));
-    let tail_is_backtrace = |f: usize| lines[f..].iter().all(|l| l.starts_with("\tfrom "));
     let head = match from {
-        Some(f) if tail_is_backtrace(f) => (0..f)
-            .rev()
-            .find(|&i| header.is_match(lines[i].trim_end_matches('\n'))),
-        None => lines
-            .len()
-            .checked_sub(1)
-            .filter(|&i| header.is_match(lines[i].trim_end_matches('\n'))),
-        _ => None,
+        Some(f) => (0..f).rev().find(|&i| is_header(i)),
+        None => lines.len().checked_sub(1).filter(|&i| is_header(i)),
     };
     let Some(h) = head else {
         return RubyStderr {
@@ -903,8 +900,11 @@ fn oracle_matches_real_hiera() {
     assert!(runs.len() >= 10, "only {} @proof runs", runs.len());
     let via_oracle = run_oracle(&runs);
     let direct = run_all(HIERA, &[], &runs);
+    // `load` names the script's top frame `<top (required)>`, not `<main>`.
+    let top = Regex::new(r"(?m)^(\S+):(\d+):in `<top \(required\)>'").unwrap();
     let strip = |o: &Outcome| {
         let text = normalize_times(&String::from_utf8_lossy(&o.stderr));
+        let text = top.replace_all(&text, "$1:$2:in `<main>'");
         let kept: String = text
             .split_inclusive('\n')
             .filter(|l| !l.starts_with("\tfrom "))
