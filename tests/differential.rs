@@ -568,22 +568,25 @@ fn parse_ruby_stderr(raw: &[u8]) -> RubyStderr {
     let text = normalize_stderr(&String::from_utf8_lossy(raw));
     let header = Regex::new(r"^[^\t].*?:\d+:in [`'][^']*': (.*)$").unwrap();
     let lines: Vec<&str> = text.split_inclusive('\n').collect();
-    let is_header = |i: usize| header.is_match(lines[i].trim_end_matches('\n'));
-    // The report of an uncaught exception is its header line, the rest of a
-    // multi-line message, then `\tfrom` lines (and the reports of its causes,
-    // which Ruby 3.1 prints after them). Nothing can follow: the process died.
-    let from = lines.iter().position(|l| l.starts_with("\tfrom "));
-    let head = match from {
-        Some(f) => (0..f).rev().find(|&i| is_header(i)),
-        None => lines.len().checked_sub(1).filter(|&i| is_header(i)),
+    let is_header = |i: usize| {
+        let l = lines[i];
+        !l.starts_with("DEBUG: ")
+            && !l.starts_with("WARN: ")
+            && header.is_match(l.trim_end_matches('\n'))
     };
-    let Some(h) = head else {
+    // The report of an uncaught exception is its header line, the rest of a
+    // multi-line message, then `\tfrom` lines (none when raised in the
+    // script's top frame), then the reports of its causes, which Ruby 3.1
+    // prints too. Nothing follows: the process died.
+    let Some(h) = (0..lines.len()).find(|&i| is_header(i)) else {
         return RubyStderr {
             before: text,
             exception: None,
         };
     };
-    let end = from.unwrap_or(lines.len());
+    let end = (h + 1..lines.len())
+        .find(|&i| lines[i].starts_with("\tfrom ") || is_header(i))
+        .unwrap_or(lines.len());
     let first = header.captures(lines[h].trim_end_matches('\n')).unwrap()[1].to_owned();
     let rest: String = lines[h + 1..end].concat();
     // Ruby prints the first line of the message, then ` (Class)`, then the
@@ -989,6 +992,11 @@ fn ruby_stderr_cases() {
             "/x.rb:1:in `<main>': ArgumentError\n\tfrom y\n",
             "",
             exc("ArgumentError", ""),
+        ),
+        (
+            "/usr/bin/hiera:175:in `<main>': invalid option: -x (OptionParser::InvalidOption)\n/usr/bin/hiera:175:in `<main>': invalid option: x (OptionParser::InvalidOption)\n",
+            "",
+            exc("OptionParser::InvalidOption", "invalid option: -x"),
         ),
         (
             "Failed to start Hiera: RuntimeError: Cannot load backend foo: cannot load such file -- hiera/backend/foo_backend\nDid you mean? hiera/backend/json_backend\n",
