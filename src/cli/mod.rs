@@ -1,6 +1,7 @@
 //! The command line: one module per subcommand. The only place that parses
 //! flags; everything below it sees typed values.
 
+pub mod bench;
 pub mod lookup;
 pub mod serve;
 
@@ -23,6 +24,9 @@ pub enum Command {
     Lookup(lookup::Args),
     /// Serve the ConfigDB REST API and Hiera lookups over HTTP.
     Serve(serve::Args),
+    /// Load-test a server with realistic lookups; generate and load bench
+    /// environments.
+    Bench(Box<bench::Args>),
 }
 
 /// Runs a parsed command line.
@@ -34,5 +38,6 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
     match cli.command {
         Command::Lookup(args) => lookup::run(args),
         Command::Serve(args) => serve::run(args),
+        Command::Bench(args) => bench::run(*args),
     }
 }
