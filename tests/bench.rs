@@ -119,6 +119,45 @@ fn generate_load_and_bench_with_writes() {
     ]))
     .unwrap();
     assert_eq!(loaded["levels"], 5, "{loaded}");
+    // Node imports publish a derived snapshot: each node's own data
+    // answers, and a re-import of one node is seen at once.
+    let lookup = |node: &str, key: &str| {
+        let body = serde_json::json!({
+            "environment": 1, "level": format!("nodes={node}"), "key": key,
+            "scope": {"::fqdn": node},
+        });
+        server::call(
+            "POST",
+            &format!("{}/api/v1/lookup", server.url),
+            Some(&body.to_string()),
+            &[],
+        )
+        .json()
+    };
+    for n in 1..=4 {
+        let node = format!("node-{n}.test.domain.local");
+        assert_eq!(lookup(&node, "fqdn")["value"], node.as_str());
+        assert_eq!(lookup(&node, "uid")["value"], n.to_string());
+    }
+    assert_eq!(lookup("node-2.test.domain.local", "uid")["value"], "2");
+    let reimport = serde_json::json!({
+        "level": "nodes=node-2.test.domain.local", "replace": true,
+        "documents": {"astute": {"uid": "two", "fqdn": "node-2.test.domain.local"}},
+    });
+    let r = server::call(
+        "POST",
+        &format!("{}/api/v1/config/environments/1/import", server.url),
+        Some(&reimport.to_string()),
+        &[],
+    );
+    assert_eq!(r.status, 200, "{}", r.body);
+    assert_eq!(lookup("node-2.test.domain.local", "uid")["value"], "two");
+    assert_eq!(
+        lookup("node-2.test.domain.local", "network_scheme")["found"],
+        false
+    );
+    assert_eq!(lookup("node-3.test.domain.local", "uid")["value"], "3");
+    assert!(lookup("node-2.test.domain.local", "nodes")["value"].is_array());
     let plan = env_dir.join("bench-plan.json");
     let chart = dir.path().join("chart.svg");
     let r = report(&[

@@ -176,9 +176,9 @@ pub fn parse_cache_counters(text: &str) -> Option<(u64, u64)> {
             misses = Some(value);
         }
     }
-    // A fresh server has no counter yet for what never happened.
+    // A fresh hierad has no counter yet for what never happened.
     match (hits, misses) {
-        (None, None) if !text.contains("hierad_lookup_cache") => None,
+        (None, None) if !text.contains("hierad_") => None,
         (h, m) => Some((h.unwrap_or(0), m.unwrap_or(0))),
     }
 }
@@ -535,6 +535,7 @@ mod tests {
                 "hierad_lookup_cache_total{result=\"miss\"} 5\n",
                 Some((0, 5)),
             ),
+            ("hierad_data_generation 1\n", Some((0, 0))),
             ("other_metric 1\n", None),
         ];
         for (text, want) in cases {
