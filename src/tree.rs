@@ -3,7 +3,7 @@
 //! ConfigDB resources (relative path without the extension).
 
 use crate::hiera::lookup::data_from_loaded;
-use crate::hiera::{Hash, json, yaml};
+use crate::hiera::{Hash, encoding, json, yaml};
 use std::path::{Path, PathBuf};
 
 /// A problem with one file of a tree; names the file.
@@ -76,16 +76,15 @@ pub fn read_file(path: &Path) -> Result<Hash, TreeError> {
         path: path.to_owned(),
         source,
     })?;
-    let text = String::from_utf8_lossy(&bytes);
-    let text = text.strip_prefix('\u{feff}').unwrap_or(&text);
     let data_error = |message: String| TreeError::Data {
         path: path.to_owned(),
         message,
     };
     let loaded = if path.extension().is_some_and(|e| e == "json") {
-        json::load(text)
+        let text = String::from_utf8_lossy(&bytes);
+        json::load(text.strip_prefix('\u{feff}').unwrap_or(&text))
     } else {
-        yaml::load(text)
+        encoding::yaml_text(&bytes).and_then(|text| yaml::load(&text))
     }
     .map_err(|e| data_error(e.to_string()))?;
     data_from_loaded(loaded, &path.display().to_string()).map_err(|e| data_error(e.to_string()))
