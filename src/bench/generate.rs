@@ -1,7 +1,7 @@
 //! `hierad bench generate`: a synthetic Fuel environment of N nodes built
 //! from real Fuel deployment data (the `neut_tun.ceph.murano.sahara.ceil`
 //! fixtures: one primary controller, one compute, one Ceph OSD node of a
-//! single environment, embedded in the binary).
+//! single environment, read from the repository).
 //!
 //! What the three fixtures share is shared here: it goes once into the
 //! root `astute`, with `globals`, the override layers and the plugin
@@ -24,17 +24,48 @@ use crate::hiera::{Hash, Value, yaml};
 use std::net::Ipv4Addr;
 use std::path::Path;
 
-const PRIMARY: &str = include_str!(
-    "../../tests/fixtures/fuel/neut_tun.ceph.murano.sahara.ceil-primary-controller.yaml"
-);
-const COMPUTE: &str =
-    include_str!("../../tests/fixtures/fuel/neut_tun.ceph.murano.sahara.ceil-compute.yaml");
-const CEPH_OSD: &str =
-    include_str!("../../tests/fixtures/fuel/neut_tun.ceph.murano.sahara.ceil-ceph-osd.yaml");
-const GLOBALS: &str = include_str!("../../data/globals.yaml");
-const PLUGINS: &str = include_str!("../../data/override/plugins.yaml");
-const ROLE: &str = include_str!("../../data/override/configuration/role.yaml");
-const CLUSTER: &str = include_str!("../../data/override/configuration/cluster.yaml");
+/// The real data a generated environment is made from: three nodes of
+/// Fuel's `neut_tun.ceph.murano.sahara.ceil` environment
+/// (`tests/fixtures/fuel/`) and the sample's globals and override layers
+/// (`data/`).
+#[derive(Clone, Debug)]
+pub struct Sources {
+    pub primary_controller: String,
+    pub compute: String,
+    pub ceph_osd: String,
+    pub globals: String,
+    pub plugins: String,
+    pub role: String,
+    pub cluster: String,
+}
+
+impl Sources {
+    /// Reads the sources from the repository's `fixtures` (Fuel
+    /// fixtures) and `sample` (`data/`) folders.
+    ///
+    /// # Errors
+    ///
+    /// A file is missing: run from the repository, or give the folders.
+    pub fn read(fixtures: &Path, sample: &Path) -> std::io::Result<Sources> {
+        let read = |path: std::path::PathBuf| {
+            std::fs::read_to_string(&path).map_err(|e| {
+                std::io::Error::new(e.kind(), format!("cannot read {}: {e}", path.display()))
+            })
+        };
+        let fixture = |role: &str| {
+            read(fixtures.join(format!("neut_tun.ceph.murano.sahara.ceil-{role}.yaml")))
+        };
+        Ok(Sources {
+            primary_controller: fixture("primary-controller")?,
+            compute: fixture("compute")?,
+            ceph_osd: fixture("ceph-osd")?,
+            globals: read(sample.join("globals.yaml"))?,
+            plugins: read(sample.join("override/plugins.yaml"))?,
+            role: read(sample.join("override/configuration/role.yaml"))?,
+            cluster: read(sample.join("override/configuration/cluster.yaml"))?,
+        })
+    }
+}
 
 /// The top-level astute keys that differ between the nodes of one
 /// environment (found by comparing the three fixtures).
@@ -260,17 +291,17 @@ fn roles_value(role: Role) -> Value {
     Value::Array(vec![s(role.name())])
 }
 
-/// Generates an environment of `nodes` nodes; the same seed gives the
-/// same environment.
+/// Generates an environment of `nodes` nodes from `sources`; the same
+/// seed gives the same environment.
 ///
 /// # Errors
 ///
-/// The embedded fixtures do not parse (a broken build).
-pub fn generate(nodes: usize, seed: u64) -> Result<Generated, String> {
+/// A source does not parse, or lacks what a Fuel node's data has.
+pub fn generate(sources: &Sources, nodes: usize, seed: u64) -> Result<Generated, String> {
     let templates = [
-        Template::parse(PRIMARY, "primary-controller fixture")?,
-        Template::parse(COMPUTE, "compute fixture")?,
-        Template::parse(CEPH_OSD, "ceph-osd fixture")?,
+        Template::parse(&sources.primary_controller, "primary-controller fixture")?,
+        Template::parse(&sources.compute, "compute fixture")?,
+        Template::parse(&sources.ceph_osd, "ceph-osd fixture")?,
     ];
     let template = |role: Role| match role {
         Role::PrimaryController | Role::Controller => &templates[0],
@@ -349,7 +380,7 @@ pub fn generate(nodes: usize, seed: u64) -> Result<Generated, String> {
     .collect();
 
     // globals: Fuel's derived values as interpolations, per service too.
-    let mut globals = load(GLOBALS, "globals")?;
+    let mut globals = load(&sources.globals, "globals")?;
     for (i, svc) in services.iter().enumerate() {
         let port = 8000 + 10 * i;
         globals.insert(
@@ -385,9 +416,9 @@ pub fn generate(nodes: usize, seed: u64) -> Result<Generated, String> {
 
     // Override and plugin layers: small Hashes over the service Hashes,
     // so a hash lookup of them merges three or four layers.
-    let mut plugins = load(PLUGINS, "override/plugins")?;
-    let mut cluster = load(CLUSTER, "override/configuration/cluster")?;
-    let role = load(ROLE, "override/configuration/role")?;
+    let mut plugins = load(&sources.plugins, "override/plugins")?;
+    let mut cluster = load(&sources.cluster, "override/configuration/cluster")?;
+    let role = load(&sources.role, "override/configuration/role")?;
     let mut contrail = Hash::new();
     let mut ldap = Hash::new();
     for (i, svc) in services.iter().enumerate() {
@@ -574,6 +605,12 @@ pub fn write(generated: &Generated, dir: &Path) -> std::io::Result<Written> {
 mod tests {
     use super::*;
     use std::collections::HashSet;
+
+    fn generate(nodes: usize, seed: u64) -> Result<Generated, String> {
+        let repo = Path::new(env!("CARGO_MANIFEST_DIR"));
+        let sources = Sources::read(&repo.join("tests/fixtures/fuel"), &repo.join("data")).unwrap();
+        super::generate(&sources, nodes, seed)
+    }
 
     fn doc<'g>(docs: &'g [(String, Hash)], name: &str) -> &'g Hash {
         &docs.iter().find(|(n, _)| n == name).unwrap().1

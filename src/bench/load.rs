@@ -99,14 +99,30 @@ fn read(path: &Path) -> anyhow::Result<Vec<TreeFile>> {
 ///
 /// A file cannot be read, or the server refuses.
 pub async fn via_server(target: &Target, dir: &Path, env: i64) -> anyhow::Result<Loaded> {
-    let levels = levels(dir)?;
     let started = Instant::now();
+    let mut trees = Vec::new();
+    for (path, folder) in levels(dir)? {
+        trees.push((path, read(&folder)?));
+    }
+    // The component defines every resource up front, as Fuel's does: a
+    // node's import then defines nothing (which would rebuild the server's
+    // whole snapshot).
+    let mut names: Vec<&str> = trees
+        .iter()
+        .flat_map(|(_, files)| files.iter().map(|f| f.resource.as_str()))
+        .collect();
+    names.sort_unstable();
+    names.dedup();
+    let definitions: Vec<serde_json::Value> = names
+        .iter()
+        .map(|n| serde_json::json!({"name": n}))
+        .collect();
     let post = |path: String, body: serde_json::Value| async move {
         client::send(target, Method::POST, &path, body.to_string().into_bytes()).await
     };
     let (status, body) = post(
         "/api/v1/config/components".to_owned(),
-        serde_json::json!({"name": COMPONENT}),
+        serde_json::json!({"name": COMPONENT, "resource_definitions": definitions}),
     )
     .await?;
     if !(status.is_success() || status.as_u16() == 409) {
@@ -127,8 +143,7 @@ pub async fn via_server(target: &Target, dir: &Path, env: i64) -> anyhow::Result
         );
     }
     let mut loaded = Loaded::default();
-    for (path, folder) in levels {
-        let files = read(&folder)?;
+    for (path, files) in trees {
         let mut documents = serde_json::Map::new();
         for f in files {
             let json = crate::wire::to_json(&crate::hiera::Value::Hash(f.content));

@@ -36,6 +36,12 @@ pub enum Sub {
         /// The generator's seed (the same seed writes the same files).
         #[arg(long, default_value_t = 1)]
         seed: u64,
+        /// The Fuel fixtures the nodes are made from.
+        #[arg(long, default_value = "tests/fixtures/fuel")]
+        fixtures: PathBuf,
+        /// The sample tree the globals and override layers come from.
+        #[arg(long, default_value = "data")]
+        sample: PathBuf,
         dir: PathBuf,
     },
     /// Import a generated environment, timed: through a server's import
@@ -167,8 +173,17 @@ fn runtime(threads: Option<usize>) -> anyhow::Result<tokio::runtime::Runtime> {
 /// Bad arguments, an unreachable server, unwritable files.
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     match args.command {
-        Some(Sub::Generate { nodes, seed, dir }) => {
-            let generated = generate::generate(nodes, seed).map_err(anyhow::Error::msg)?;
+        Some(Sub::Generate {
+            nodes,
+            seed,
+            fixtures,
+            sample,
+            dir,
+        }) => {
+            let sources = generate::Sources::read(&fixtures, &sample)
+                .context("the generator reads the repository's Fuel fixtures and data/ (run it from the repository, or give --fixtures and --sample)")?;
+            let generated =
+                generate::generate(&sources, nodes, seed).map_err(anyhow::Error::msg)?;
             let written = generate::write(&generated, &dir)
                 .with_context(|| format!("cannot write {}", dir.display()))?;
             eprintln!(
