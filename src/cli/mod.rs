@@ -1,6 +1,7 @@
 //! The command line: one module per subcommand. The only place that parses
 //! flags; everything below it sees typed values.
 
+pub mod bench;
 pub mod client;
 pub mod config;
 pub mod export;
@@ -37,6 +38,9 @@ pub enum Command {
     Export(export::Args),
     /// Serve the ConfigDB REST API and Hiera lookups over HTTP.
     Serve(serve::Args),
+    /// Load-test a server with realistic lookups; generate and load bench
+    /// environments.
+    Bench(Box<bench::Args>),
 }
 
 /// Runs a parsed command line.
@@ -51,5 +55,6 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Import(args) => import::run(args),
         Command::Export(args) => export::run(args),
         Command::Serve(args) => serve::run(args),
+        Command::Bench(args) => bench::run(*args),
     }
 }

@@ -312,7 +312,7 @@ fn load_scope(source: &ScopeSource) -> Result<Hash, (&'static str, String, Strin
     let as_error = |e: HieraError| (name, e.class.ruby_name().to_owned(), e.message);
     let bytes = std::fs::read(path).map_err(|e| as_error(io_error(path, &e)))?;
     let loaded = match kind {
-        "json" => json::load(&String::from_utf8_lossy(&bytes)),
+        "json" => json::load_scope(&String::from_utf8_lossy(&bytes)),
         _ => encoding::yaml_text(&bytes).and_then(|text| yaml::load(&text)),
     }
     .map_err(as_error)?;
