@@ -163,7 +163,10 @@ fn help_lists_the_hiera_options_and_explain() {
 
 #[test]
 fn inventory_service_fails_as_without_puppet() {
-    let out = lookup(Path::new(ROOT), &["-c", "data/hiera.yaml", "-i", "node1", "k"]);
+    let out = lookup(
+        Path::new(ROOT),
+        &["-c", "data/hiera.yaml", "-i", "node1", "k"],
+    );
     assert_eq!(out.status.code(), Some(1));
     assert_eq!(
         text(&out.stderr),
