@@ -6,7 +6,7 @@ use crate::hiera::config::BackendKind;
 use crate::hiera::error::{ErrorClass, HieraError, Result};
 use crate::hiera::hierarchy::datafile_path;
 use crate::hiera::lookup::{DataSource, Fetched, data_from_loaded};
-use crate::hiera::{Hash, Value, json, yaml};
+use crate::hiera::{Hash, Value, encoding, json, yaml};
 use std::borrow::Cow;
 use std::cell::RefCell;
 use std::collections::HashMap;
@@ -60,11 +60,14 @@ impl DataFiles {
             Err(e) if e.kind() == ErrorKind::NotFound => return Ok(None),
             Err(e) => return Err(io_error(&path, &e)),
         };
-        let text = String::from_utf8_lossy(&bytes);
-        let text = text.strip_prefix('\u{feff}').unwrap_or(&text);
         let loaded = match backend {
-            BackendKind::Yaml => yaml::load(text)?,
-            BackendKind::Json => json::load(text)?,
+            BackendKind::Yaml => yaml::load(&encoding::yaml_text(&bytes)?)?,
+            // Ruby's JSON keeps invalid UTF-8 inside strings; hierad's
+            // Strings are UTF-8, so such bytes become U+FFFD.
+            BackendKind::Json => {
+                let text = String::from_utf8_lossy(&bytes);
+                json::load(text.strip_prefix('\u{feff}').unwrap_or(&text))?
+            }
         };
         let data = Arc::new(data_from_loaded(loaded, &path)?);
         self.cache.borrow_mut().insert(path, data.clone());

@@ -14,8 +14,11 @@
 //! - [`tree`]: a Hiera data tree on disk, read as resources.
 //! - [`wire`]: values as JSON on the wire and in the store, every type kept.
 //! - [`datafiles`]: Hiera data files on disk, for `hierad lookup`.
+//! - [`bench`]: load testing (`hierad bench`): synthetic environments, the
+//!   load loop, statistics and charts.
 //! - [`cli`]: one module per subcommand; the only place that parses flags.
 
+pub mod bench;
 pub mod cli;
 pub mod configdb;
 pub mod datafiles;

@@ -76,7 +76,42 @@ pub fn to_json(v: &Value) -> Json {
 
 /// Encodes a value as wire JSON text.
 pub fn to_string(v: &Value) -> String {
-    to_json(v).to_string()
+    serde_json::to_string(&Wire(v)).unwrap_or_else(|_| to_json(v).to_string())
+}
+
+/// A value serialized as [`to_json`] encodes it, without building the
+/// JSON tree first: answers of tens of kilobytes are written straight
+/// from the value.
+pub struct Wire<'a>(pub &'a Value);
+
+impl serde::Serialize for Wire<'_> {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::{SerializeMap, SerializeSeq};
+        match self.0 {
+            Value::Nil => s.serialize_unit(),
+            Value::Bool(b) => s.serialize_bool(*b),
+            Value::Int(n) => s.serialize_i64(*n),
+            Value::String(text) => s.serialize_str(text),
+            Value::Array(items) => {
+                let mut seq = s.serialize_seq(Some(items.len()))?;
+                for item in items {
+                    seq.serialize_element(&Wire(item))?;
+                }
+                seq.end()
+            }
+            Value::Hash(h) if h.keys().all(|k| matches!(k, Value::String(s) if s != TAG)) => {
+                let mut map = s.serialize_map(Some(h.len()))?;
+                for (k, v) in h {
+                    if let Value::String(k) = k {
+                        map.serialize_entry(k, &Wire(v))?;
+                    }
+                }
+                map.end()
+            }
+            // Numbers kept as text, and the tagged forms: rare, as to_json.
+            other => to_json(other).serialize(s),
+        }
+    }
 }
 
 /// Decodes wire JSON.
@@ -195,6 +230,34 @@ mod tests {
         }
         let nan = from_str(&to_string(&Value::Float(f64::NAN))).unwrap();
         assert!(matches!(nan, Value::Float(f) if f.is_nan()));
+    }
+
+    #[test]
+    fn written_directly_as_the_json_tree() {
+        let mut odd = Hash::new();
+        odd.insert(Value::Int(1), "one".into());
+        odd.insert(Value::Symbol("s".into()), Value::Float(f64::NAN));
+        let cases = vec![
+            Value::Nil,
+            Value::Int(i64::MIN),
+            Value::integer("-123456789012345678901234567890".parse().unwrap()),
+            Value::Float(0.1),
+            Value::Float(-0.0),
+            Value::Float(1e100),
+            Value::Float(f64::INFINITY),
+            Value::str("quote \" and \u{1} and é"),
+            Value::Symbol("sym".into()),
+            Value::Array(vec![
+                Value::Hash(odd.clone()),
+                Value::Array(vec![]),
+                Value::Nil,
+            ]),
+            Value::Hash(rhash! {"__hierad__" => "user data"}),
+            Value::Hash(rhash! {"a" => Value::Hash(odd), "b" => Value::Hash(Hash::new())}),
+        ];
+        for v in cases {
+            assert_eq!(to_string(&v), to_json(&v).to_string(), "{v:?}");
+        }
     }
 
     #[test]

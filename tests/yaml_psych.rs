@@ -399,6 +399,13 @@ const DOCUMENTS: &[(&str, &str, Check)] = &[
     ("merge alias", "base: &b {a: 1}\nc:\n  <<: *b\n", Exact),
     ("duplicate keys", "a: 1\nb: 2\na: 3\nc: 4\nb: 5\n", Exact),
     (
+        "duplicate float keys",
+        "0.0: a\n-0.0: b\n1.0: c\n1: d\n",
+        Exact,
+    ),
+    // Psych returns the one Float::NAN object, so the keys are identical.
+    ("two NaN keys", ".nan: 1\n.NaN: 2\n", Exact),
+    (
         "non-String keys",
         "yes: 1\nno: 2\n1: 3\n1.5: 4\n~: 5\n:k: 6\nnull: 7\n0x1F: 8\n'1': 9\n",
         Exact,
@@ -531,6 +538,72 @@ const DOCUMENTS: &[(&str, &str, Check)] = &[
     ("sequence of maps", "- a: 1\n  b: 2\n- c: 3\n", Exact),
     ("empty flow", "a: []\nb: {}\n", Exact),
     ("anchor on collection item", "- &a x\n- &b\n  k: v\n", Exact),
+    // libyaml accepts what saphyr (YAML 1.2) refuses, and the reverse
+    (
+        "flow closed at column 0",
+        "a: [\n  1,\n  2\n]\nb: 1\n",
+        Exact,
+    ),
+    ("flow content under-indented", "a: {x: 1,\ny: 2}\n", Exact),
+    ("flow comment at column 0", "a: [1,\n# c\n2]\n", Exact),
+    ("flow plain continuation", "a: [b\nc]\n", Exact),
+    (
+        "flow in sequence under-indented",
+        "a:\n  - [a,\nb]\n",
+        Exact,
+    ),
+    (
+        "quoted continuation under-indented",
+        "a: 'x\ny'\nb:\n  c: \"p\nq\"\n",
+        Exact,
+    ),
+    ("quoted document indicator", "a: \"x\n---\n\"\n", Exact),
+    ("root junk after flow", "[a]\nb: 1\n", Exact),
+    ("root junk after quoted", "\"a\" b\n", Exact),
+    ("root junk block scalar header", "\"d\":>\n  1: x\n", Exact),
+    ("root junk with tab", "[a]\nb: 1\n\tc\n", Exact),
+    ("symbol in flow sequence", "a: [:sym]\n", Exact),
+    ("symbol key in flow", "{:a: 1}\n", Exact),
+    ("symbol value in flow", "a: {b: :c}\n", Exact),
+    ("question in flow sequence", "[?x, ?y z]\n", Exact),
+    ("question key in flow", "{?x: 1}\n", Exact),
+    ("question value in flow", "{a: ?x}\n", Exact),
+    ("empty key in flow mapping", "{: v}\n", Exact),
+    ("empty key in flow sequence", "[a, : v]\n", Exact),
+    ("explicit empty key in flow", "{? : v}\n", Exact),
+    ("keyless value", ": v\n", Exact),
+    ("keyless value after key", "a: 1\n: 2\n", Exact),
+    ("explicit empty key", "?\n: v\n", Exact),
+    ("literal indicator in flow", "[|]\n", Exact),
+    ("tag then brace", "{a: !x}\n", Exact),
+    ("tag then comma", "[!x, y]\n", Exact),
+    ("control character", "a: \u{1}\n", Exact),
+    ("delete character", "a: b\u{7f}\n", Exact),
+    (
+        "control character after the document",
+        "a: 1\n---\nb: \u{2}\n",
+        Exact,
+    ),
+    ("colon and flow indicator", "[a:]\n", Exact),
+    (
+        "comment glued to a flow indicator",
+        "a: [b,#c\n  d]\n",
+        Exact,
+    ),
+    ("comment glued to a quoted scalar", "a: 'b'#c\n", Exact),
+    (
+        "comment glued to a block scalar header",
+        "a: |#c\n  x\n",
+        Exact,
+    ),
+    ("symbol after blank in flow", "[ :x]\n", Exact),
+    (
+        "line separator character",
+        "a: x\u{2028}y\n",
+        Known(
+            "libyaml takes U+2028 (and U+2029, U+0085) for a line break, saphyr (YAML 1.2) for text",
+        ),
+    ),
     // syntax errors
     ("unclosed flow sequence", "a: [1, 2\n", Exact),
     ("unclosed flow sequence eof", "[1, 2", Exact),
@@ -564,6 +637,23 @@ const DOCUMENTS: &[(&str, &str, Check)] = &[
         Exact,
     ),
     ("unknown directive", "%FOO bar\n--- 1\n", Exact),
+    ("incompatible yaml version", "%YAML 2.0\n---\na: 1\n", Exact),
+    (
+        "duplicate yaml directive",
+        "%YAML 1.1\n%YAML 1.1\n---\na: 1\n",
+        Exact,
+    ),
+    ("bad yaml version", "%YAML x\n--- a\n", Exact),
+    (
+        "duplicate tag directive",
+        "%TAG !e! tag:e,2000:\n%TAG !e! tag:f:\n--- a\n",
+        Exact,
+    ),
+    (
+        "document start with a mapping on its line",
+        "--- a: 1\n",
+        Exact,
+    ),
     ("verbatim tag unclosed", "a: !<x 1\n", Exact),
     ("empty anchor", "a: &  1\n", Exact),
     ("empty alias", "a: *\n", Exact),
@@ -637,6 +727,135 @@ struct Case {
     name: String,
     text: String,
     check: Check,
+}
+
+/// Documents too long to write out: libyaml's 1024-character limit on
+/// simple keys, long scalars, deep nesting.
+fn generated_cases() -> Vec<Case> {
+    let deep_block: String = (0..40)
+        .map(|i| format!("{}k{i}:\n", "  ".repeat(i)))
+        .collect::<String>()
+        + &"  ".repeat(40)
+        + "v\n";
+    [
+        ("long block key", format!("{}: v\n", "k".repeat(1100))),
+        (
+            "key at the 1024 limit",
+            format!("{}: v\n", "k".repeat(1023)),
+        ),
+        ("long value", format!("a: {}\n", "x".repeat(5000))),
+        (
+            "long quoted flow key",
+            format!("{{\"{}\": 1}}\n", "q".repeat(1030)),
+        ),
+        (
+            "deep flow nesting",
+            format!("{}{}\n", "[".repeat(40), "]".repeat(40)),
+        ),
+        ("deep block nesting", deep_block),
+    ]
+    .into_iter()
+    .map(|(name, text)| Case {
+        name: format!("generated {name}"),
+        text,
+        check: Exact,
+    })
+    .collect()
+}
+
+/// A Hiera data file of the usual shapes, for the mutation cases.
+const HIERA_DATA: &str = "---
+classes:
+  - profile::base
+  - profile::web
+ntp::servers: [0.pool.ntp.org, 1.pool.ntp.org]
+apache::vhosts:
+  www.example.com:
+    port: 80
+    docroot: /var/www/html
+    options: ['Indexes', 'FollowSymLinks']
+  secure.example.com:
+    port: 443
+    ssl: true
+users:
+  alice:
+    uid: 1001
+    groups: {wheel: true, docker: true}
+    shell: \"/bin/bash\"
+motd: |
+  Welcome to %{::fqdn}
+  Managed by Puppet
+limits:
+  nofile: 65536
+";
+
+/// A small deterministic generator (xorshift), so the mutations are the
+/// same on every run.
+struct Rng(u64);
+
+impl Rng {
+    fn below(&mut self, n: usize) -> usize {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        (self.0 % n as u64) as usize
+    }
+}
+
+/// The everyday mistakes, made at random in real data: a bracket or quote
+/// lost, a line indented one space too far or too little, a colon dropped,
+/// a tab typed for spaces, a stray list item, a doubled value. Each case
+/// has one to three of them.
+fn mutated_cases(fuel: &[Case]) -> Vec<Case> {
+    let mut bases = vec![HIERA_DATA.to_owned()];
+    for case in fuel.iter().take(3) {
+        let lines: Vec<&str> = case.text.lines().collect();
+        for chunk in lines.chunks(40).take(8) {
+            bases.push(chunk.join("\n") + "\n");
+        }
+    }
+    let mut rng = Rng(0x9E37_79B9_7F4A_7C15);
+    let mutate = |doc: &str, rng: &mut Rng| -> String {
+        let mut lines: Vec<String> = doc.lines().map(str::to_owned).collect();
+        let filled: Vec<usize> = (0..lines.len())
+            .filter(|&i| !lines[i].trim().is_empty())
+            .collect();
+        let i = filled[rng.below(filled.len())];
+        let line = lines[i].clone();
+        let indent = line.len() - line.trim_start_matches(' ').len();
+        lines[i] = match rng.below(9) {
+            0 if line.contains([']', '}']) => {
+                let at = line.rfind([']', '}']).unwrap_or_default();
+                format!("{}{}", &line[..at], &line[at + 1..])
+            }
+            1 if line.contains(['"', '\'']) => {
+                let at = line.rfind(['"', '\'']).unwrap_or_default();
+                format!("{}{}", &line[..at], &line[at + 1..])
+            }
+            2 => format!(" {line}"),
+            3 if indent > 0 => line[1..].to_owned(),
+            4 if line.contains(": ") => line.replacen(": ", " ", 1),
+            5 => format!("{}\t{}", &line[..indent], &line[indent..]),
+            6 => format!("{}- stray\n{line}", " ".repeat(indent)),
+            7 if line.contains(": ") => line.replacen(": ", ": x: ", 1),
+            8 if line.contains("- ") => line.replacen("- ", "", 1),
+            _ => format!("{line} ]"),
+        };
+        lines.join("\n") + "\n"
+    };
+    (0..300)
+        .map(|n| {
+            let mut text = bases[rng.below(bases.len())].clone();
+            for _ in 0..=rng.below(3) {
+                text = mutate(&text, &mut rng);
+            }
+            Case {
+                name: format!("mutation {n}"),
+                text,
+                check: Exact,
+            }
+        })
+        .collect()
 }
 
 fn fuel_cases() -> Vec<Case> {
@@ -781,7 +1000,10 @@ fn yaml_load_agrees_with_psych() {
         text: (*text).to_owned(),
         check: *check,
     }));
-    cases.extend(fuel_cases());
+    cases.extend(generated_cases());
+    let fuel = fuel_cases();
+    cases.extend(mutated_cases(&fuel));
+    cases.extend(fuel);
     assert!(scalar_count >= 150, "only {scalar_count} scalar cases");
     assert!(DOCUMENTS.len() >= 40, "only {} documents", DOCUMENTS.len());
 

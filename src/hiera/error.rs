@@ -34,6 +34,13 @@ pub enum ErrorClass {
     PsychDisallowedClass,
     /// `JSON::ParserError`: malformed JSON data.
     JsonParserError,
+    /// `JSON::NestingError`: JSON nested deeper than `JSON.parse` allows.
+    JsonNestingError,
+    /// `SystemStackError`: JSON nested deeper than the C stack of
+    /// `JSON.load` (which sets no nesting limit) can take.
+    SystemStackError,
+    /// `NameError`: a `json_class` that is no constant name (`JSON.load`).
+    NameError,
     /// `DeepMerge::InvalidParameter`: incompatible deep_merge options.
     DeepMergeInvalidParameter,
     /// `Errno::EISDIR`: a data or config "file" that is a directory.
@@ -59,6 +66,9 @@ impl ErrorClass {
             ErrorClass::PsychBadAlias => "Psych::BadAlias",
             ErrorClass::PsychDisallowedClass => "Psych::DisallowedClass",
             ErrorClass::JsonParserError => "JSON::ParserError",
+            ErrorClass::JsonNestingError => "JSON::NestingError",
+            ErrorClass::SystemStackError => "SystemStackError",
+            ErrorClass::NameError => "NameError",
             ErrorClass::DeepMergeInvalidParameter => "DeepMerge::InvalidParameter",
             ErrorClass::ErrnoEisdir => "Errno::EISDIR",
             ErrorClass::ErrnoEacces => "Errno::EACCES",
@@ -71,7 +81,7 @@ impl ErrorClass {
     }
 }
 
-const ALL: [ErrorClass; 16] = [
+const ALL: [ErrorClass; 19] = [
     ErrorClass::Exception,
     ErrorClass::ArgumentError,
     ErrorClass::NoMethodError,
@@ -85,6 +95,9 @@ const ALL: [ErrorClass; 16] = [
     ErrorClass::PsychBadAlias,
     ErrorClass::PsychDisallowedClass,
     ErrorClass::JsonParserError,
+    ErrorClass::JsonNestingError,
+    ErrorClass::SystemStackError,
+    ErrorClass::NameError,
     ErrorClass::DeepMergeInvalidParameter,
     ErrorClass::ErrnoEisdir,
     ErrorClass::ErrnoEacces,

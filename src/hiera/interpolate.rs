@@ -128,9 +128,20 @@ pub fn has_token(data: &str) -> bool {
 
 /// The next match of `/%\{([^\}]*)\}/` at or after `from`: (start, end).
 fn next_token(data: &str, from: usize) -> Option<(usize, usize)> {
-    let start = from + data[from..].find("%{")?;
+    // A byte scan: every String of every answer passes here, and
+    // `str::find` with a two-byte pattern sets up a searcher per call,
+    // which costs more than most Strings take to scan.
+    let bytes = data.as_bytes();
+    let mut at = from;
+    let start = loop {
+        let percent = at + bytes.get(at..)?.iter().position(|&b| b == b'%')?;
+        if bytes.get(percent + 1) == Some(&b'{') {
+            break percent;
+        }
+        at = percent + 1;
+    };
     // Without a `}` after this `%{`, no later `%{` can close either.
-    let close = data[start + 2..].find('}')?;
+    let close = bytes[start + 2..].iter().position(|&b| b == b'}')?;
     Some((start, start + 2 + close + 1))
 }
 
@@ -438,5 +449,24 @@ mod tests {
             r.1,
             ["Use of interpolation methods in hiera configuration file is deprecated"]
         );
+    }
+
+    #[test]
+    fn token_scan() {
+        type Token = Option<(usize, usize)>;
+        let cases: &[(&str, usize, Token)] = &[
+            ("plain", 0, None),
+            ("%{a}", 0, Some((0, 4))),
+            ("50% off %{x} %{y}", 0, Some((8, 12))),
+            ("50% off %{x} %{y}", 12, Some((13, 17))),
+            ("%%{a}", 0, Some((1, 5))),
+            ("%{unclosed", 0, None),
+            ("é%{ü}", 0, Some((2, 7))),
+            ("trailing %", 0, None),
+            ("%{a}", 4, None),
+        ];
+        for (text, from, want) in cases {
+            assert_eq!(next_token(text, *from), *want, "{text:?} from {from}");
+        }
     }
 }

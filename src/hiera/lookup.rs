@@ -256,11 +256,9 @@ impl<'a> Hiera<'a> {
             }
         }
         let top_key = lookup_key(&segments);
-        let mut found = false;
-        let mut array: Vec<Value> = Vec::new();
-        let mut hash: Option<Hash> = None;
-        let mut answer = Value::Nil;
-        for (name, kind) in &self.config.backends {
+        let config: &'a Config = self.config;
+        let mut fold = Fold::new(resolution, &config.merge);
+        for (name, kind) in &config.backends {
             if !self.started.contains(name) {
                 self.started.push(name.clone());
                 self.log
@@ -285,32 +283,12 @@ impl<'a> Hiera<'a> {
             } else {
                 value
             };
-            found = true;
-            match resolution {
-                Resolution::Array => {
-                    check_array(key, &value)?;
-                    array.push(value);
-                }
-                Resolution::Hash | Resolution::HashWith(_) => {
-                    let Value::Hash(h) = value else {
-                        return Err(type_mismatch(key, "Hash", &value));
-                    };
-                    let acc = hash.take().unwrap_or_default();
-                    let spec = self.merge_spec(resolution).clone();
-                    hash = Some(merge_answer_traced(h, acc, &spec, &mut self.merge_debug)?);
-                }
-                Resolution::Priority | Resolution::Other(_) => {
-                    answer = value;
-                    break;
-                }
+            if fold.add(key, value, &mut self.merge_debug)? {
+                break;
             }
         }
-        if found {
-            return Ok(Answer::Found(match resolution {
-                Resolution::Array => Value::Array(resolve_array(array)),
-                Resolution::Hash | Resolution::HashWith(_) => Value::Hash(hash.unwrap_or_default()),
-                _ => answer,
-            }));
+        if let Some(answer) = fold.finish(true) {
+            return Ok(Answer::Found(answer));
         }
         Ok(match default {
             Some(Value::String(text)) => match interpolate_str(text, scope, context, self)? {
@@ -321,16 +299,6 @@ impl<'a> Hiera<'a> {
             Some(other) => Answer::Default(other.clone()),
             None => Answer::NotFound,
         })
-    }
-
-    fn merge_spec<'r>(&self, resolution: &'r Resolution) -> &'r MergeSpec
-    where
-        'a: 'r,
-    {
-        match resolution {
-            Resolution::HashWith(spec) => spec,
-            _ => &self.config.merge,
-        }
     }
 
     /// `Yaml_backend#lookup` / `Json_backend#lookup`: `None` is
@@ -355,11 +323,9 @@ impl<'a> Hiera<'a> {
             BackendKind::Yaml => Some(self.datadir(kind, scope)?),
             BackendKind::Json => None,
         };
-        let mut found = false;
-        let mut array: Vec<Value> = Vec::new();
-        let mut hash: Option<Hash> = None;
-        let mut answer = Value::Nil;
-        for template in levels(&self.config.hierarchy, order_override) {
+        let config: &'a Config = self.config;
+        let mut fold = Fold::new(resolution, &config.merge);
+        for template in levels(&config.hierarchy, order_override) {
             let source = self.interpolate_config(&template, scope, order_override)?;
             let source_text = to_s(&source);
             if is_bad_level(&source) {
@@ -395,7 +361,6 @@ impl<'a> Hiera<'a> {
                 }
                 Fetched::Found(raw) => raw,
             };
-            found = true;
             self.log
                 .debug(&format!("Found {key_text} in {source_text}"));
             let value = parse_answer(&raw, scope, context, self)?;
@@ -406,33 +371,11 @@ impl<'a> Hiera<'a> {
                 path,
                 Outcome::Found(value.clone()),
             );
-            match resolution {
-                Resolution::Array => {
-                    check_array(&key_text, &value)?;
-                    array.push(value);
-                }
-                Resolution::Hash | Resolution::HashWith(_) => {
-                    let Value::Hash(h) = value else {
-                        return Err(type_mismatch(&key_text, "Hash", &value));
-                    };
-                    let acc = hash.take().unwrap_or_default();
-                    let spec = self.merge_spec(resolution).clone();
-                    hash = Some(merge_answer_traced(h, acc, &spec, &mut self.merge_debug)?);
-                }
-                Resolution::Priority | Resolution::Other(_) => {
-                    answer = value;
-                    break;
-                }
+            if fold.add(&key_text, value, &mut self.merge_debug)? {
+                break;
             }
         }
-        if !found {
-            return Ok(None);
-        }
-        Ok(Some(match resolution {
-            Resolution::Array => Value::Array(array),
-            Resolution::Hash | Resolution::HashWith(_) => Value::Hash(hash.unwrap_or_default()),
-            _ => answer,
-        }))
+        Ok(fold.finish(false))
     }
 
     fn record(
@@ -519,6 +462,76 @@ impl Resolver for Hiera<'_> {
 
     fn warn(&mut self, message: &str) {
         self.log.warn(message);
+    }
+}
+
+/// An answer accumulating over the levels of a backend, or over the
+/// backends of `Backend.lookup`: the same three-way rule at both depths.
+struct Fold<'r> {
+    resolution: &'r Resolution,
+    /// The configured merge, unless the resolution type brings its own.
+    spec: &'r MergeSpec,
+    found: bool,
+    array: Vec<Value>,
+    hash: Option<Hash>,
+    answer: Value,
+}
+
+impl<'r> Fold<'r> {
+    fn new(resolution: &'r Resolution, configured: &'r MergeSpec) -> Fold<'r> {
+        let spec = match resolution {
+            Resolution::HashWith(spec) => spec,
+            _ => configured,
+        };
+        Fold {
+            resolution,
+            spec,
+            found: false,
+            array: Vec::new(),
+            hash: None,
+            answer: Value::Nil,
+        }
+    }
+
+    /// Adds a value found for `key` (type-checked as Hiera does); `true`
+    /// when the lookup is decided (priority: the first find wins).
+    fn add(&mut self, key: &str, value: Value, trace: &mut String) -> Result<bool> {
+        self.found = true;
+        match self.resolution {
+            Resolution::Array => {
+                check_array(key, &value)?;
+                self.array.push(value);
+                Ok(false)
+            }
+            Resolution::Hash | Resolution::HashWith(_) => {
+                let Value::Hash(h) = value else {
+                    return Err(type_mismatch(key, "Hash", &value));
+                };
+                let acc = self.hash.take().unwrap_or_default();
+                self.hash = Some(merge_answer_traced(h, acc, self.spec, trace)?);
+                Ok(false)
+            }
+            Resolution::Priority | Resolution::Other(_) => {
+                self.answer = value;
+                Ok(true)
+            }
+        }
+    }
+
+    /// The answer, if anything was found; `resolve` applies the array
+    /// lookup's final `flatten.uniq.compact` (done once, in `Backend.lookup`).
+    fn finish(self, resolve: bool) -> Option<Value> {
+        if !self.found {
+            return None;
+        }
+        Some(match self.resolution {
+            Resolution::Array if resolve => Value::Array(resolve_array(self.array)),
+            Resolution::Array => Value::Array(self.array),
+            Resolution::Hash | Resolution::HashWith(_) => {
+                Value::Hash(self.hash.unwrap_or_default())
+            }
+            _ => self.answer,
+        })
     }
 }
 

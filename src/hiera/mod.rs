@@ -6,6 +6,7 @@
 //! one lookup path.
 
 pub mod config;
+pub mod encoding;
 pub mod error;
 pub mod hierarchy;
 pub mod interpolate;

@@ -7,10 +7,10 @@ use super::error::ApiError;
 use super::state::{AppState, Publish};
 use crate::configdb::{
     Component, ComponentRef, DocAddress, DocKind, Environment, KeyPath, LevelPath, NewComponent,
-    NewEnvironment, Version, keypath,
+    NewEnvironment, StoredDoc, Version, keypath,
 };
 use crate::hiera::{Hash, Value};
-use crate::store::{ImportBatch, ImportDoc};
+use crate::store::{ImportBatch, ImportDoc, ImportReport};
 use crate::wire;
 use axum::Json;
 use axum::Router;
@@ -315,8 +315,14 @@ async fn import(
         },
         define_missing_in: component,
     };
-    let report = state
-        .write(move |store| Ok(store.import(&batch)?), Publish::Rebuild)
+    let (report, _) = state
+        .write_then(
+            move |store| {
+                let report = store.import(&batch)?;
+                Ok((report, batch))
+            },
+            |(report, batch)| import_publish(report, batch),
+        )
         .await?;
     Ok(Json(json!({
         "written": report.written.len(),
@@ -324,6 +330,34 @@ async fn import(
         "deleted": report.deleted.len(),
         "defined": report.defined,
     })))
+}
+
+/// How an import publishes: one that only wrote documents of resources
+/// the snapshot knows derives the new snapshot from the last one (a node's
+/// import then costs its own documents, not a reload of every node's);
+/// one that defined resources, or wrote many documents, rebuilds it.
+fn import_publish(report: &ImportReport, batch: &ImportBatch) -> Publish {
+    const DERIVE_AT_MOST: usize = 64;
+    if !report.defined.is_empty() || report.written.len() + report.deleted.len() > DERIVE_AT_MOST {
+        return Publish::Rebuild;
+    }
+    let mut docs = Vec::with_capacity(report.written.len() + report.deleted.len());
+    for (at, version) in &report.written {
+        let Some(doc) = batch
+            .documents
+            .iter()
+            .find(|d| d.path == at.path && d.resource == at.resource && d.kind == at.kind)
+        else {
+            return Publish::Rebuild;
+        };
+        let stored = StoredDoc {
+            version: *version,
+            content: std::sync::Arc::new(doc.content.clone()),
+        };
+        docs.push((at.clone(), Some(stored)));
+    }
+    docs.extend(report.deleted.iter().map(|(at, _)| (at.clone(), None)));
+    Publish::Documents(docs)
 }
 
 /// What a document URL names.
@@ -549,6 +583,64 @@ async fn post_document(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn imports_derive_the_snapshot_unless_they_define_or_are_large() {
+        let node = LevelPath::parse_cli("nodes=n1").unwrap();
+        let at = |resource: &str| DocAddress::new(1, node.clone(), resource, DocKind::Values);
+        let version = Version {
+            number: 2,
+            created_at: 0,
+            size: 0,
+            deleted: false,
+        };
+        let batch = ImportBatch {
+            env: 1,
+            documents: vec![ImportDoc {
+                path: node.clone(),
+                resource: "astute".into(),
+                kind: DocKind::Values,
+                content: crate::rhash! {"uid" => "1"},
+            }],
+            ..ImportBatch::default()
+        };
+        let report = |written: Vec<&str>, deleted: Vec<&str>, defined: Vec<&str>| ImportReport {
+            written: written.into_iter().map(|r| (at(r), version)).collect(),
+            unchanged: Vec::new(),
+            deleted: deleted.into_iter().map(|r| (at(r), version)).collect(),
+            defined: defined.into_iter().map(str::to_owned).collect(),
+        };
+        let many: Vec<&str> = vec!["astute"; 65];
+        // (report, derived documents: (resource, has content), or None: rebuild)
+        type Derived<'a> = Option<Vec<(&'a str, bool)>>;
+        let cases: Vec<(ImportReport, Derived<'_>)> = vec![
+            (
+                report(vec!["astute"], vec![], vec![]),
+                Some(vec![("astute", true)]),
+            ),
+            (
+                report(vec!["astute"], vec!["old"], vec![]),
+                Some(vec![("astute", true), ("old", false)]),
+            ),
+            (report(vec![], vec![], vec![]), Some(vec![])),
+            (report(vec!["astute"], vec![], vec!["astute"]), None),
+            (report(vec!["other"], vec![], vec![]), None),
+            (report(many, vec![], vec![]), None),
+        ];
+        for (report, want) in cases {
+            let got = match import_publish(&report, &batch) {
+                Publish::Documents(docs) => Some(
+                    docs.iter()
+                        .map(|(at, doc)| (at.resource.clone(), doc.is_some()))
+                        .collect::<Vec<_>>(),
+                ),
+                Publish::Rebuild => None,
+                Publish::Document(_) => panic!("an import publishes documents or rebuilds"),
+            };
+            let want = want.map(|w| w.into_iter().map(|(r, d)| (r.to_owned(), d)).collect());
+            assert_eq!(got, want, "{report:?}");
+        }
+    }
 
     #[test]
     fn document_urls() {

@@ -76,12 +76,15 @@ async fn lookup_handler(
     }
     let config = config_for(&snapshot, &parsed.request)?;
     let body = match &parsed.keys {
+        None if !parsed.request.explain => {
+            let outcome = lookup(&snapshot, &config, &parsed.request)?;
+            let body = Bytes::from(answer_text(&outcome.answer));
+            state.cache().insert(key, body.clone());
+            return Ok(json_bytes(StatusCode::OK, body, "MISS"));
+        }
         None => {
             let outcome = lookup(&snapshot, &config, &parsed.request)?;
-            answer_json(
-                &outcome.answer,
-                parsed.request.explain.then_some(&outcome.steps),
-            )
+            answer_json(&outcome.answer, Some(&outcome.steps))
         }
         Some(keys) => {
             let mut answers = Vec::with_capacity(keys.len());
@@ -107,6 +110,19 @@ async fn lookup_handler(
     let body = Bytes::from(body.to_string());
     state.cache().insert(key, body.clone());
     Ok(json_bytes(StatusCode::OK, body, "MISS"))
+}
+
+/// [`answer_json`] without steps, as text, written straight from the
+/// value (no JSON tree of a large answer is built).
+fn answer_text(answer: &Answer) -> String {
+    match answer {
+        Answer::Found(v) => format!("{{\"found\":true,\"value\":{}}}", wire::to_string(v)),
+        Answer::Default(v) => format!(
+            "{{\"found\":false,\"default\":true,\"value\":{}}}",
+            wire::to_string(v)
+        ),
+        Answer::NotFound => "{\"found\":false}".to_owned(),
+    }
 }
 
 fn answer_json(answer: &Answer, steps: Option<&Vec<Step>>) -> JsonValue {
@@ -323,4 +339,30 @@ async fn scope(
         )));
     }
     Ok(Json(json!({"variables": scope_variables(&snapshot, env)})))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn answer_text_is_the_answer_json() {
+        let big =
+            Value::Hash(crate::rhash! {"a" => Value::Array(vec![Value::Float(1.0), Value::Nil])});
+        let cases = [
+            Answer::Found(big.clone()),
+            Answer::Found(Value::Nil),
+            Answer::Found(Value::Bool(false)),
+            Answer::Default(big),
+            Answer::Default(Value::str("x")),
+            Answer::NotFound,
+        ];
+        for answer in cases {
+            assert_eq!(
+                answer_text(&answer),
+                answer_json(&answer, None).to_string(),
+                "{answer:?}"
+            );
+        }
+    }
 }

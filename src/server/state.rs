@@ -110,12 +110,26 @@ impl AppState {
         f: impl FnOnce(&dyn Store) -> Result<T, ApiError> + Send + 'static,
         publish: Publish,
     ) -> Result<T, ApiError> {
+        self.write_then(f, move |_| publish).await
+    }
+
+    /// [`AppState::write`], choosing how to publish from what the write
+    /// returned (an import knows which documents it changed only after).
+    ///
+    /// # Errors
+    ///
+    /// What the write returns; nothing is published then.
+    pub async fn write_then<T: Send + 'static>(
+        &self,
+        f: impl FnOnce(&dyn Store) -> Result<T, ApiError> + Send + 'static,
+        publish: impl FnOnce(&T) -> Publish + Send + 'static,
+    ) -> Result<T, ApiError> {
         let _turn = self.inner.writes.lock().await;
         let store = Arc::clone(&self.inner.store);
         let base = self.snapshot();
         let (result, snapshot) = tokio::task::spawn_blocking(move || {
             let result = f(store.as_ref())?;
-            let snapshot = match publish {
+            let snapshot = match publish(&result) {
                 Publish::Rebuild => Snapshot::build(store.load_all()?),
                 Publish::Document(at) => {
                     let doc = store
@@ -126,6 +140,14 @@ impl AppState {
                             content: Arc::new(content),
                         });
                     base.with_document(at.env, &at.path, &at.resource, at.kind, doc)?
+                }
+                Publish::Documents(docs) => {
+                    let mut snapshot = (*base).clone();
+                    for (at, doc) in docs {
+                        snapshot =
+                            snapshot.with_document(at.env, &at.path, &at.resource, at.kind, doc)?;
+                    }
+                    snapshot
                 }
             };
             Ok::<_, ApiError>((result, snapshot))
@@ -145,6 +167,9 @@ pub enum Publish {
     Document(DocAddress),
     /// Structure changed (components, environments, imports): rebuild.
     Rebuild,
+    /// These documents now hold this content (`None`: deleted), in
+    /// resources the snapshot already has: derive, sharing the rest.
+    Documents(Vec<(DocAddress, Option<StoredDoc>)>),
 }
 
 impl Publish {

@@ -61,6 +61,9 @@ jobs.each_with_index do |job, i|
     $stdin.reopen(File::NULL)
     $stdout.reopen(out_path(tmp, i, 'out'), 'w')
     $stderr.reopen(out_path(tmp, i, 'err'), 'w')
+    # reopen makes stderr buffered; the real command's stderr is not, and
+    # log lines must come out before an uncaught exception's report.
+    $stderr.sync = true
     ARGV.replace(job.fetch('args'))
     load HIERA_SCRIPT
   end

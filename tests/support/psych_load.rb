@@ -14,9 +14,11 @@ results = texts.map do |text|
   begin
     { 'ok' => Tagged.encode(YAML.load(File.read(file.path, encoding: 'BOM|UTF-8'))) }
   rescue Exception => e # rubocop:disable Lint/RescueException -- every failure is an answer
-    # Ruby 3.1's error_highlight appends source snippets after the first line.
-    { 'error' => [e.class.name, e.message.lines.first.to_s.chomp] }
+    # Ruby 3.1's error_highlight appends source snippets to NameError's
+    # message (NoMethodError included); other messages stay whole.
+    message = e.is_a?(NameError) ? e.message.lines.first.to_s.chomp : e.message
+    { 'error' => [e.class.name, message] }
   end
 end
 file.close!
-puts JSON.generate(results)
+puts JSON.generate(results, max_nesting: false)

@@ -1,16 +1,25 @@
 //! `hierad lookup`: the `hiera` command, answer for answer. Steps run in
 //! bin/hiera's order (options, scopes, positional arguments, configuration,
 //! lookup, output) so errors surface exactly where Hiera's do.
+//!
+//! With `--server URL --env ID [--level L]` (or `--env` and
+//! `$HIERAD_SERVER`), the lookup is one `POST /api/v1/lookup` instead: the
+//! server applies the environment's own Hiera configuration over its
+//! effective documents at that level, and the answer prints through the
+//! same renderers.
 
 mod explain;
 mod options;
 
+use crate::cli::client::Client;
+use crate::cli::config::SERVER_ENV;
+use crate::configdb::LevelPath;
 use crate::datafiles::{DataFiles, io_error};
 use crate::hiera::config::{Config, LoggerKind};
 use crate::hiera::lookup::{Hiera, Log, Resolution};
 use crate::hiera::render;
-use crate::hiera::{Hash, HieraError, Value, json, yaml};
-use options::{Format, Kind, Parsed, ScopeSource};
+use crate::hiera::{Hash, HieraError, Value, encoding, json, yaml};
+use options::{Format, Kind, Options, Parsed, Positional, ScopeSource};
 use std::io::{IsTerminal, Write};
 use std::process::ExitCode;
 
@@ -66,6 +75,9 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     }
     for arg in &positional.unparsed {
         writeln!(stderr, "Don't know how to parse scope argument: {arg}")?;
+    }
+    if options.server.is_some() || options.env.is_some() || options.level.is_some() {
+        return remote(&options, positional, scope, &mut stdout, &mut stderr);
     }
     let config_path = options.config.as_deref().unwrap_or(DEFAULT_CONFIG);
     let config = match load_config(config_path) {
@@ -127,6 +139,110 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
+/// The lookup through a server: one request, the answer printed as the
+/// local path prints it; every failure is `hierad: MESSAGE` and exit 1 (a
+/// Hiera error reads `MESSAGE (CLASS)`, as locally).
+fn remote(
+    options: &Options,
+    positional: Positional,
+    scope: Hash,
+    stdout: &mut impl Write,
+    stderr: &mut impl Write,
+) -> anyhow::Result<ExitCode> {
+    let request = match remote_request(options, &positional, scope) {
+        Ok(request) => request,
+        Err(message) => {
+            writeln!(stderr, "hierad: {message}")?;
+            return Ok(ExitCode::from(1));
+        }
+    };
+    let (server, body) = request;
+    let answer = match Client::new(&server).and_then(|client| client.lookup(&body)) {
+        Ok(answer) => answer,
+        Err(err) => {
+            writeln!(stderr, "hierad: {err}")?;
+            return Ok(ExitCode::from(1));
+        }
+    };
+    let resolution = match options.kind {
+        Kind::Priority => Resolution::Priority,
+        Kind::Array => Resolution::Array,
+        Kind::Hash => Resolution::Hash,
+    };
+    if options.explain {
+        let text = explain::render_remote(&positional.key, &resolution, &answer.explain, &answer);
+        stdout.write_all(text.as_bytes())?;
+    }
+    let text = match options.format {
+        Format::Ruby => render::ruby::cli_output(&answer.value, remote_width()),
+        Format::Json => render::json::cli_output(&answer.value),
+        Format::Yaml => match render::yaml::cli_output(&answer.value) {
+            Ok(text) => text,
+            Err(err) => return fail(stderr, &err),
+        },
+    };
+    stdout.write_all(text.as_bytes())?;
+    Ok(ExitCode::SUCCESS)
+}
+
+/// The server URL and the JSON of a server lookup, or what is missing.
+fn remote_request(
+    options: &Options,
+    positional: &Positional,
+    scope: Hash,
+) -> Result<(String, serde_json::Value), String> {
+    if options.config.is_some() {
+        return Err(
+            "-c names a local Hiera configuration; a server lookup uses the environment's own (drop -c or --server)"
+                .into(),
+        );
+    }
+    let server = options.server.clone().or_else(|| {
+        std::env::var(SERVER_ENV)
+            .ok()
+            .filter(|s| !s.trim().is_empty())
+    });
+    let Some(server) = server else {
+        return Err(format!(
+            "a server lookup needs --server URL (or {SERVER_ENV})"
+        ));
+    };
+    let Some(env) = &options.env else {
+        return Err("--server needs --env ID: the environment to look up in".into());
+    };
+    let env: i64 = env
+        .parse()
+        .map_err(|_| format!("--env takes an environment id (an integer), not \"{env}\""))?;
+    let mut body = serde_json::json!({
+        "environment": env,
+        "key": positional.key,
+        "resolution": match options.kind {
+            Kind::Priority => "priority",
+            Kind::Array => "array",
+            Kind::Hash => "hash",
+        },
+    });
+    if let Some(level) = &options.level {
+        let path = LevelPath::parse_cli(level).map_err(|e| e.to_string())?;
+        body["level"] = serde_json::Value::String(path.to_string());
+    }
+    if !scope.is_empty() {
+        body["scope"] = crate::wire::to_json(&Value::Hash(scope));
+    }
+    if let Some(default) = &positional.default {
+        body["default"] = serde_json::Value::String(default.clone());
+    }
+    if options.explain {
+        body["explain"] = serde_json::Value::Bool(true);
+    }
+    Ok((server, body))
+}
+
+/// `PP.width_for($stdout)` for the server path (same rule as locally).
+fn remote_width() -> usize {
+    pp_width(&std::io::stdout().lock())
+}
+
 /// An uncaught Hiera exception: Ruby prints `… message (Class)` and exits 1.
 fn fail(stderr: &mut impl Write, err: &HieraError) -> anyhow::Result<ExitCode> {
     writeln!(stderr, "hierad: {err}")?;
@@ -152,13 +268,14 @@ fn load_config(path: &str) -> Result<(Config, Vec<String>), HieraError> {
             format!("Config file {path} not found"),
         ));
     }
-    let text = std::fs::read(path).map_err(|e| io_error(path, &e))?;
-    let text = String::from_utf8_lossy(&text);
+    let bytes = std::fs::read(path).map_err(|e| io_error(path, &e))?;
     // `load_file` names the file in syntax errors where `load` says <unknown>.
-    let loaded = yaml::load(&text).map_err(|mut e| {
-        e.message = e.message.replacen("(<unknown>)", &format!("({path})"), 1);
-        e
-    })?;
+    let loaded = encoding::yaml_text(&bytes)
+        .and_then(|text| yaml::load(&text))
+        .map_err(|mut e| {
+            e.message = e.message.replacen("(<unknown>)", &format!("({path})"), 1);
+            e
+        })?;
     Config::load(loaded)
 }
 
@@ -194,10 +311,9 @@ fn load_scope(source: &ScopeSource) -> Result<Hash, (&'static str, String, Strin
     }
     let as_error = |e: HieraError| (name, e.class.ruby_name().to_owned(), e.message);
     let bytes = std::fs::read(path).map_err(|e| as_error(io_error(path, &e)))?;
-    let text = String::from_utf8_lossy(&bytes);
     let loaded = match kind {
-        "json" => json::load(&text),
-        _ => yaml::load(&text),
+        "json" => json::load_scope(&String::from_utf8_lossy(&bytes)),
+        _ => encoding::yaml_text(&bytes).and_then(|text| yaml::load(&text)),
     }
     .map_err(as_error)?;
     match loaded {

@@ -2,7 +2,8 @@
 //! does: options anywhere among the arguments, clustered short flags,
 //! attached or separate values, unambiguous long-option prefixes, `--`,
 //! and side effects (version, missing config, bad format) in the order the
-//! options appear.
+//! options appear. hierad adds long options of its own: `--explain`, and
+//! `--server`, `--env`, `--level` for a lookup answered by a server.
 
 use std::path::Path;
 
@@ -43,6 +44,12 @@ pub struct Options {
     pub format: Format,
     /// hierad's own: print which levels were consulted.
     pub explain: bool,
+    /// hierad's own: ask this server instead of reading data files.
+    pub server: Option<String>,
+    /// hierad's own: the environment a server lookup is about.
+    pub env: Option<String>,
+    /// hierad's own: the level path of a server lookup (`nodes=node-1`).
+    pub level: Option<String>,
     pub positional: Vec<String>,
 }
 
@@ -74,12 +81,15 @@ returned values.
     -i, --inventory_service IDENTITY Use facts from a node (via Puppet's inventory service) as scope
     -f, --format TYPE                Output the result in a specific format (ruby, yaml or json); default is 'ruby'
         --explain                    Show which hierarchy levels were consulted and what each supplied (hierad)
+        --server URL                 Ask a hierad server (default with --env: $HIERAD_SERVER) (hierad)
+        --env ID                     The server environment to look up in (hierad)
+        --level LEVEL=VALUE          The level path on the server, e.g. nodes=node-1.domain.tld (hierad)
 ";
 
 /// The Hiera version whose behaviour `hierad lookup` reproduces.
 pub const HIERA_VERSION: &str = "3.10.0";
 
-const LONG: [(&str, char); 12] = [
+const LONG: [(&str, char); 15] = [
     ("version", 'V'),
     ("debug", 'd'),
     ("array", 'a'),
@@ -92,10 +102,13 @@ const LONG: [(&str, char); 12] = [
     ("format", 'f'),
     ("help", '?'),
     ("explain", 'E'),
+    ("server", 'S'),
+    ("env", 'N'),
+    ("level", 'L'),
 ];
 
 fn takes_value(option: char) -> bool {
-    matches!(option, 'c' | 'j' | 'y' | 'm' | 'i' | 'f')
+    matches!(option, 'c' | 'j' | 'y' | 'm' | 'i' | 'f' | 'S' | 'N' | 'L')
 }
 
 fn exit(stdout: impl Into<String>, stderr: impl Into<String>, code: u8) -> Parsed {
@@ -207,6 +220,9 @@ fn apply(options: &mut Options, option: char, value: Option<String>) -> Option<P
         'a' => options.kind = Kind::Array,
         'h' => options.kind = Kind::Hash,
         'E' => options.explain = true,
+        'S' => options.server = Some(value),
+        'N' => options.env = Some(value),
+        'L' => options.level = Some(value),
         'c' => {
             if !Path::new(&value).exists() {
                 return Some(exit("", format!("Cannot find config file: {value}\n"), 1));
@@ -300,6 +316,66 @@ mod tests {
         assert_eq!(o.kind, Kind::Array);
         assert_eq!(o.scopes, [ScopeSource::Json("s.json".into())]);
         assert_eq!(o.positional, ["-a"]);
+    }
+
+    #[test]
+    fn server_options() {
+        type Case = (
+            &'static str,
+            Option<&'static str>,
+            Option<&'static str>,
+            Option<&'static str>,
+            &'static [&'static str],
+        );
+        let cases: &[Case] = &[
+            ("key", None, None, None, &["key"]),
+            (
+                "--server http://h:1 --env 1 --level nodes=n1 key",
+                Some("http://h:1"),
+                Some("1"),
+                Some("nodes=n1"),
+                &["key"],
+            ),
+            (
+                "key --server=http://h:1 -a --env=2 x=1",
+                Some("http://h:1"),
+                Some("2"),
+                None,
+                &["key", "x=1"],
+            ),
+            (
+                "--serv h --lev nodes=a k",
+                Some("h"),
+                None,
+                Some("nodes=a"),
+                &["k"],
+            ),
+        ];
+        for (line, server, env, level, positional) in cases {
+            let o = run(line);
+            assert_eq!(o.server.as_deref(), *server, "{line}");
+            assert_eq!(o.env.as_deref(), *env, "{line}");
+            assert_eq!(o.level.as_deref(), *level, "{line}");
+            assert_eq!(o.positional, *positional, "{line}");
+        }
+        let stops: &[(&str, &str)] = &[
+            (
+                "--server",
+                "hierad: missing argument: --server (OptionParser::MissingArgument)\n",
+            ),
+            (
+                "--e 1 k",
+                "hierad: ambiguous option: --e (OptionParser::AmbiguousOption)\n",
+            ),
+        ];
+        for (line, stderr) in stops {
+            let want = Parsed::Exit {
+                stdout: String::new(),
+                stderr: (*stderr).into(),
+                code: 1,
+            };
+            assert_eq!(parse(&args(line)), want, "{line}");
+        }
     }
 
     #[test]

@@ -1,12 +1,10 @@
 //! The Ruby 3.1 core behaviours deep_merge leans on and the value model does
 //! not give: `==`, `<=>`, `Array#sort!` (with glibc's comparison order),
-//! `Array#|`, `Array#join`, `String#split`, and `to_s`/`inspect`.
-//!
-//! `to_s`/`inspect` here are a private minimal version for the merge trace,
-//! `unpack_arrays` and non-String knockout prefixes; switch to
-//! `crate::hiera::render::ruby` once it exists.
+//! `Array#|`, `Array#join` and `String#split`; `to_s`/`inspect` come from
+//! [`crate::hiera::render::ruby`].
 
 use super::super::error::{ErrorClass, HieraError, Result};
+use super::super::render::ruby as render;
 use super::super::value::{Hash, Value};
 use indexmap::IndexSet;
 use num_bigint::BigInt;
@@ -251,7 +249,7 @@ fn join_into(array: &[Value], sep: &str, out: &mut String) {
         }
         match v {
             Value::Array(inner) => join_into(inner, sep, out),
-            other => to_s_into(other, out),
+            other => out.push_str(&render::to_s(other)),
         }
     }
 }
@@ -280,193 +278,22 @@ pub fn split(s: &str, sep: &str) -> Vec<String> {
 
 /// Ruby's `to_s`.
 pub fn to_s(v: &Value) -> String {
-    let mut out = String::new();
-    to_s_into(v, &mut out);
-    out
+    render::to_s(v)
 }
 
-fn to_s_into(v: &Value, out: &mut String) {
-    match v {
-        Value::Nil => {}
-        Value::String(s) | Value::Symbol(s) => out.push_str(s),
-        other => inspect_into(other, out),
-    }
-}
-
-/// Ruby 3.1's `inspect` (`{"a"=>1, :b=>nil}` hashes), assuming UTF-8 output.
+/// Ruby's `inspect`.
 pub fn inspect(v: &Value) -> String {
-    let mut out = String::new();
-    inspect_into(v, &mut out);
-    out
+    render::inspect(v)
 }
 
-pub fn inspect_into(v: &Value, out: &mut String) {
-    match v {
-        Value::Nil => out.push_str("nil"),
-        Value::Bool(b) => out.push_str(if *b { "true" } else { "false" }),
-        Value::Int(n) => out.push_str(&n.to_string()),
-        Value::BigInt(n) => out.push_str(&n.to_string()),
-        Value::Float(f) => out.push_str(&float_to_s(*f)),
-        Value::String(s) => string_inspect_into(s, out),
-        Value::Symbol(s) => {
-            out.push(':');
-            if is_plain_symbol(s) {
-                out.push_str(s);
-            } else {
-                string_inspect_into(s, out);
-            }
-        }
-        Value::Array(a) => array_inspect_into(a, out),
-        Value::Hash(h) => hash_inspect_into(h, out),
-    }
-}
-
-/// `inspect` of a Hash not wrapped in a [`Value`].
+/// `inspect` of a Hash, for deep_merge's trace lines.
 pub fn inspect_hash(h: &Hash) -> String {
-    let mut out = String::new();
-    hash_inspect_into(h, &mut out);
-    out
+    render::inspect(&Value::Hash(h.clone()))
 }
 
-/// `inspect` of an Array not wrapped in a [`Value`].
+/// `inspect` of an Array, for deep_merge's trace lines.
 pub fn inspect_array(a: &[Value]) -> String {
-    let mut out = String::new();
-    array_inspect_into(a, &mut out);
-    out
-}
-
-fn array_inspect_into(a: &[Value], out: &mut String) {
-    out.push('[');
-    for (i, e) in a.iter().enumerate() {
-        if i > 0 {
-            out.push_str(", ");
-        }
-        inspect_into(e, out);
-    }
-    out.push(']');
-}
-
-fn hash_inspect_into(h: &Hash, out: &mut String) {
-    out.push('{');
-    for (i, (k, v)) in h.iter().enumerate() {
-        if i > 0 {
-            out.push_str(", ");
-        }
-        inspect_into(k, out);
-        out.push_str("=>");
-        inspect_into(v, out);
-    }
-    out.push('}');
-}
-
-/// `Float#to_s`: shortest round-trip digits, fixed notation for decimal
-/// exponents -4 < e <= 15, else `d.ddde+XX`.
-pub fn float_to_s(f: f64) -> String {
-    if f.is_nan() {
-        return "NaN".into();
-    }
-    if f.is_infinite() {
-        return if f > 0.0 { "Infinity" } else { "-Infinity" }.into();
-    }
-    if f == 0.0 {
-        return if f.is_sign_negative() { "-0.0" } else { "0.0" }.into();
-    }
-    let sci = format!("{:e}", f.abs());
-    let (mantissa, exp) = sci.split_once('e').unwrap_or((&sci, "0"));
-    let digits: String = mantissa.chars().filter(char::is_ascii_digit).collect();
-    let decpt: i32 = exp.parse::<i32>().unwrap_or(0) + 1;
-    let mut out = String::new();
-    if f < 0.0 {
-        out.push('-');
-    }
-    if decpt > 0 && decpt <= 15 {
-        let point = decpt as usize;
-        if digits.len() <= point {
-            out.push_str(&digits);
-            out.extend(std::iter::repeat_n('0', point - digits.len()));
-            out.push_str(".0");
-        } else {
-            out.push_str(&digits[..point]);
-            out.push('.');
-            out.push_str(&digits[point..]);
-        }
-    } else if decpt <= 0 && decpt > -4 {
-        out.push_str("0.");
-        out.extend(std::iter::repeat_n('0', (-decpt) as usize));
-        out.push_str(&digits);
-    } else {
-        out.push_str(&digits[..1]);
-        out.push('.');
-        out.push_str(if digits.len() > 1 { &digits[1..] } else { "0" });
-        let e = decpt - 1;
-        out.push_str(&format!("e{}{:02}", if e < 0 { '-' } else { '+' }, e.abs()));
-    }
-    out
-}
-
-/// `String#inspect` for a UTF-8 string. Printability of non-ASCII
-/// characters is approximated as "not a control or line/paragraph
-/// separator" (Onigmo's tables also escape unassigned code points).
-fn string_inspect_into(s: &str, out: &mut String) {
-    out.push('"');
-    let mut chars = s.chars().peekable();
-    while let Some(c) = chars.next() {
-        match c {
-            '"' => out.push_str("\\\""),
-            '\\' => out.push_str("\\\\"),
-            '#' if matches!(chars.peek(), Some('{' | '$' | '@')) => out.push_str("\\#"),
-            '\n' => out.push_str("\\n"),
-            '\r' => out.push_str("\\r"),
-            '\t' => out.push_str("\\t"),
-            '\u{c}' => out.push_str("\\f"),
-            '\u{b}' => out.push_str("\\v"),
-            '\u{8}' => out.push_str("\\b"),
-            '\u{7}' => out.push_str("\\a"),
-            '\u{1b}' => out.push_str("\\e"),
-            c if c.is_control() || c == '\u{2028}' || c == '\u{2029}' => {
-                if (c as u32) < 0x10000 {
-                    out.push_str(&format!("\\u{:04X}", c as u32));
-                } else {
-                    out.push_str(&format!("\\u{{{:X}}}", c as u32));
-                }
-            }
-            c => out.push(c),
-        }
-    }
-    out.push('"');
-}
-
-/// Whether `:name` prints bare: identifiers (optionally ending in `?`, `!`
-/// or `=`), `@`/`@@`/`$` variables and operator method names.
-fn is_plain_symbol(s: &str) -> bool {
-    const OPERATORS: &[&str] = &[
-        "+", "-", "*", "/", "%", "**", "==", "===", "!=", "=~", "!~", "!", "~", "+@", "-@", "[]",
-        "[]=", "<", "<=", ">", ">=", "<=>", "<<", ">>", "&", "|", "^", "`",
-    ];
-    if OPERATORS.contains(&s) {
-        return true;
-    }
-    let ident_start = |c: char| c == '_' || c.is_ascii_alphabetic() || !c.is_ascii();
-    let ident_char = |c: char| ident_start(c) || c.is_ascii_digit();
-    let is_ident = |t: &str| {
-        let mut cs = t.chars();
-        cs.next().is_some_and(ident_start) && cs.all(ident_char)
-    };
-    if let Some(rest) = s.strip_prefix("@@").or_else(|| s.strip_prefix('@')) {
-        return is_ident(rest);
-    }
-    if let Some(rest) = s.strip_prefix('$') {
-        let mut cs = rest.chars();
-        return match (cs.next(), cs.next()) {
-            (Some('-'), Some(c)) => ident_char(c) && cs.next().is_none(),
-            (Some(c), None) => {
-                "~*$?!@/\\;,.=:<>\"&`'+0".contains(c) || c.is_ascii_digit() || ident_start(c)
-            }
-            _ => is_ident(rest) || rest.chars().all(|c| c.is_ascii_digit()),
-        };
-    }
-    let body = s.strip_suffix(['?', '!', '=']).unwrap_or(s);
-    is_ident(body)
+    render::inspect(&Value::Array(a.to_vec()))
 }
 
 #[cfg(test)]
@@ -476,63 +303,6 @@ mod tests {
 
     fn arr(items: Vec<Value>) -> Value {
         Value::Array(items)
-    }
-
-    #[test]
-    fn float_to_s_matches_ruby() {
-        let cases: &[(f64, &str)] = &[
-            (1.0, "1.0"),
-            (100.0, "100.0"),
-            (1.5, "1.5"),
-            (-2.25, "-2.25"),
-            (1e14, "100000000000000.0"),
-            (1e15, "1.0e+15"),
-            (1234567890123456.0, "1.234567890123456e+15"),
-            (123456789.12345679, "123456789.12345679"),
-            (0.0001, "0.0001"),
-            (0.00001, "1.0e-05"),
-            (0.00012345, "0.00012345"),
-            (1e100, "1.0e+100"),
-            (2.5e20, "2.5e+20"),
-            (-0.0, "-0.0"),
-            (f64::NAN, "NaN"),
-            (f64::NEG_INFINITY, "-Infinity"),
-        ];
-        for (f, want) in cases {
-            assert_eq!(float_to_s(*f), *want, "{f:e}");
-        }
-    }
-
-    #[test]
-    fn inspect_matches_ruby() {
-        let cases: Vec<(Value, &str)> = vec![
-            (Value::str("a\"b\\c\n"), r#""a\"b\\c\n""#),
-            (Value::str("#{x} #$y #@z #a"), r##""\#{x} \#$y \#@z #a""##),
-            (
-                Value::str("\u{0}\u{7f}\u{2028}é\u{1b}"),
-                r#""\u0000\u007F\u2028é\e""#,
-            ),
-            (Value::Symbol("a".into()), ":a"),
-            (Value::Symbol("b c".into()), r#":"b c""#),
-            (Value::Symbol("a?".into()), ":a?"),
-            (Value::Symbol("foo?=".into()), r#":"foo?=""#),
-            (Value::Symbol("[]=".into()), ":[]="),
-            (Value::Symbol("@@z".into()), ":@@z"),
-            (Value::Symbol("$-w".into()), ":$-w"),
-            (Value::Symbol("9".into()), r#":"9""#),
-            (Value::Symbol("".into()), r#":"""#),
-            (
-                Value::Hash(rhash! {"a" => 1, "b" => Value::Nil}),
-                r#"{"a"=>1, "b"=>nil}"#,
-            ),
-            (
-                arr(vec![Value::Bool(true), Value::Float(1.0)]),
-                "[true, 1.0]",
-            ),
-        ];
-        for (v, want) in cases {
-            assert_eq!(inspect(&v), want);
-        }
     }
 
     #[test]

@@ -321,3 +321,85 @@ fn revive_into(hash: &mut Hash, pairs: &[(Node<'_>, Node<'_>)]) -> Result<()> {
     }
     Ok(())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::borrow::Cow;
+
+    fn scalar_node(value: &str, tag: Option<&str>) -> Node<'static> {
+        Node::Scalar {
+            value: Cow::Owned(value.to_owned()),
+            tag: tag.map(str::to_owned),
+            quoted: false,
+        }
+    }
+
+    #[test]
+    fn scalar_tags() {
+        let cases: Vec<(&str, Option<&str>, Result<Value>)> = vec![
+            ("123", Some(STR), Ok(Value::str("123"))),
+            ("123", Some("!str"), Ok(Value::str("123"))),
+            ("1", Some("!str:Foo"), Err(disallowed("Foo"))),
+            ("42", Some("tag:yaml.org,2002:int"), Ok(Value::Int(42))),
+            ("1", Some("!float"), Ok(Value::Float(1.0))),
+            ("aGk=", Some("!binary"), Ok(Value::str("hi"))),
+            ("foo", Some("!ruby/symbol"), Ok(Value::Symbol("foo".into()))),
+            ("foo", Some("!ruby/sym"), Ok(Value::Symbol("foo".into()))),
+            ("", Some("!ruby/class"), Ok(Value::Nil)),
+            ("Foo", Some("!ruby/module"), Err(disallowed("Foo"))),
+            ("/a/", Some("!ruby/regexp"), Err(disallowed("Regexp"))),
+            ("123", Some("!"), Ok(Value::Int(123))),
+            ("123", Some("!local"), Ok(Value::Int(123))),
+            (
+                "2001-01-01",
+                Some("!ruby/object:DateTime"),
+                Err(disallowed("DateTime")),
+            ),
+        ];
+        for (value, tag, want) in cases {
+            assert_eq!(
+                to_value(&scalar_node(value, tag)),
+                want,
+                "{tag:?} {value:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn collection_tags() {
+        let map = |tag: &str| Node::Mapping {
+            tag: Some(tag.to_owned()),
+            pairs: vec![(scalar_node("str", None), scalar_node("x", None))],
+        };
+        let seq = |tag: &str| Node::Sequence {
+            tag: Some(tag.to_owned()),
+            items: vec![scalar_node("1", None)],
+        };
+        let mut hash = Hash::new();
+        hash.insert(Value::str("str"), Value::str("x"));
+        let cases: Vec<(Node<'static>, Result<Value>)> = vec![
+            (map("!ruby/object:Foo"), Err(disallowed("Foo"))),
+            (map("!ruby/object"), Err(disallowed("Object"))),
+            (map("!ruby/object:Hash"), Ok(Value::Hash(hash.clone()))),
+            (map("!ruby/struct"), Err(disallowed("Struct"))),
+            (map("!set"), Err(disallowed("Psych::Set"))),
+            (map("tag:yaml.org,2002:set"), Err(disallowed("Psych::Set"))),
+            (
+                map("tag:yaml.org,2002:omap"),
+                Err(disallowed("Psych::Omap")),
+            ),
+            (map("!str"), Ok(Value::str("x"))),
+            (map("!map:Foo"), Err(disallowed("Foo"))),
+            (map("tag:yaml.org,2002:map"), Ok(Value::Hash(hash))),
+            (seq("!ruby/array:Foo"), Err(disallowed("Foo"))),
+            (
+                seq("tag:yaml.org,2002:seq"),
+                Ok(Value::Array(vec![Value::Int(1)])),
+            ),
+        ];
+        for (node, want) in cases {
+            assert_eq!(to_value(&node), want, "{node:?}");
+        }
+    }
+}

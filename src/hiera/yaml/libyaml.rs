@@ -9,6 +9,10 @@
 //!   (`key:\tvalue`), so they become spaces (same length: every position
 //!   stays put), and which tabs libyaml refuses where saphyr does not
 //!   (`\tkey: v`, `-\tx`, a tab-only line after a plain scalar);
+//! - comments glued to a token (`[a,#c`), which libyaml reads and saphyr
+//!   refuses: they are blanked out;
+//! - the value of each block scalar, which libyaml ends differently at the
+//!   end of the text (`a: |\n  x` is `"x"`, not `"x\n"`);
 //! - on request, the lines saphyr wants indented further where libyaml
 //!   does not care (inside flow collections and multi-line quoted
 //!   scalars): they get leading spaces, which folding drops.
@@ -36,6 +40,17 @@ pub(super) struct Replay<'a> {
     pub text: Cow<'a, str>,
     pub refusal: Option<Refusal>,
     pub pads: Vec<(usize, usize)>,
+    /// The block scalars, as libyaml reads them.
+    pub blocks: Vec<Block>,
+}
+
+/// A block scalar as libyaml reads it.
+pub(super) struct Block {
+    /// Character indices (in `text`) of its `|` or `>`, and of where
+    /// libyaml's scanner stands after it.
+    pub indicator: usize,
+    pub end: usize,
+    pub value: String,
 }
 
 /// Replays libyaml's scanner over `text`; `pad` also indents the lines
@@ -44,50 +59,74 @@ pub(super) fn replay(text: &str, pad: bool) -> Replay<'_> {
     let mut scan = Scan::new(text, pad);
     while scan.next_token().is_ok() {}
     let Scan {
-        mut chars,
         replace,
+        blank,
         mut refusal,
         pads,
+        mut blocks,
         ..
     } = scan;
-    if replace.is_empty() && pads.is_empty() {
+    if replace.is_empty() && blank.is_empty() && pads.is_empty() {
         return Replay {
             text: Cow::Borrowed(text),
             refusal,
             pads: Vec::new(),
+            blocks,
         };
     }
+    // 0xFF never occurs in UTF-8: it marks bytes to drop.
+    const DROP: u8 = 0xFF;
+    let mut bytes = text.as_bytes().to_vec();
     for i in replace {
-        chars[i] = ' ';
+        bytes[i] = b' ';
+    }
+    for (start, end) in blank {
+        for b in &mut bytes[start..end] {
+            *b = if *b & 0xC0 == 0x80 { DROP } else { b' ' };
+        }
     }
     let added: usize = pads.iter().map(|p| p.count).sum();
-    let mut out = String::with_capacity(text.len() + added);
+    let mut out = Vec::with_capacity(bytes.len() + added);
     let mut next_pad = pads.iter().peekable();
-    let mut shift = 0;
-    let refused_at = refusal.as_ref().map(|r| r.index);
-    let mut moved = None;
-    for (i, c) in chars.into_iter().enumerate() {
-        while let Some(p) = next_pad.next_if(|p| p.index == i) {
-            out.extend(std::iter::repeat_n(' ', p.count));
-            shift += p.count;
+    for (i, &b) in bytes.iter().enumerate() {
+        while let Some(p) = next_pad.next_if(|p| p.byte == i) {
+            out.resize(out.len() + p.count, b' ');
         }
-        if refused_at == Some(i) {
-            moved = Some(i + shift);
+        if b != DROP {
+            out.push(b);
         }
-        out.push(c);
     }
+    // Characters inserted at or before a position move it.
+    let inserted: Vec<usize> = pads
+        .iter()
+        .scan(0, |sum, p| {
+            *sum += p.count;
+            Some(*sum)
+        })
+        .collect();
+    let moved = |index: usize| match pads.partition_point(|p| p.index <= index) {
+        0 => index,
+        n => index + inserted[n - 1],
+    };
     if let Some(r) = refusal.as_mut() {
-        r.index = moved.unwrap_or(r.index + shift);
+        r.index = moved(r.index);
+    }
+    for block in &mut blocks {
+        block.indicator = moved(block.indicator);
+        block.end = moved(block.end);
     }
     Replay {
-        text: Cow::Owned(out),
+        text: Cow::Owned(String::from_utf8(out).expect("only ASCII spaces changed")),
         refusal,
         pads: pads.iter().map(|p| (p.line, p.count)).collect(),
+        blocks,
     }
 }
 
 /// Spaces to insert at a line start.
 struct Pad {
+    /// Byte offset and character index of the line start.
+    byte: usize,
     index: usize,
     line: usize,
     count: usize,
@@ -103,15 +142,27 @@ struct Key {
     col: usize,
 }
 
+/// An open flow collection.
+#[derive(Clone, Copy)]
+struct FlowOpen {
+    mapping: bool,
+    mark: (usize, usize),
+    /// Its current entry started with `?`.
+    explicit_key: bool,
+}
+
 /// The replay ended: libyaml stops here (an error, the end of the first
 /// document, or the end of the text).
 struct Stop;
 
 type Step = Result<(), Stop>;
 
-struct Scan {
-    chars: Vec<char>,
+struct Scan<'t> {
+    text: &'t str,
+    bytes: &'t [u8],
+    /// Byte offset, character index, 0-based line and character column.
     i: usize,
+    ci: usize,
     line: usize,
     col: usize,
     /// Where the token being read starts.
@@ -123,36 +174,57 @@ struct Scan {
     indents: Vec<i64>,
     simple_key_allowed: bool,
     keys: Vec<Key>,
+    flows: Vec<FlowOpen>,
+    /// The last token completed a node (a scalar, an alias, a flow end).
+    after_node: bool,
     seen_content: bool,
+    seen_directive: bool,
+    /// The `%YAML` directives and `%TAG` handles of the document.
+    versions: usize,
+    tag_handles: Vec<String>,
+    /// Byte offsets of tabs to turn into spaces.
     replace: Vec<usize>,
+    /// Byte ranges of comments saphyr would refuse, to blank out (one
+    /// space per character).
+    blank: Vec<(usize, usize)>,
     refusal: Option<Refusal>,
     pad: bool,
     pads: Vec<Pad>,
+    blocks: Vec<Block>,
 }
 
-fn is_blank(c: char) -> bool {
-    c == ' ' || c == '\t'
+// The scanner works on bytes: every character it tests is ASCII, and the
+// bytes of other characters never equal one.
+fn is_blank(c: u8) -> bool {
+    c == b' ' || c == b'\t'
 }
 
-fn is_break(c: char) -> bool {
-    c == '\n' || c == '\r'
+fn is_break(c: u8) -> bool {
+    c == b'\n' || c == b'\r'
 }
 
-/// Blank, break or end of text (`'\0'` stands for the end).
-fn is_blankz(c: char) -> bool {
-    is_blank(c) || is_break(c) || c == '\0'
+/// Blank, break or end of text (`0` stands for the end).
+fn is_blankz(c: u8) -> bool {
+    is_blank(c) || is_break(c) || c == 0
 }
 
 /// libyaml's `IS_ALPHA`: the characters of anchors and tag handles.
-fn is_alpha(c: char) -> bool {
-    c.is_ascii_alphanumeric() || c == '_' || c == '-'
+fn is_alpha(c: u8) -> bool {
+    c.is_ascii_alphanumeric() || c == b'_' || c == b'-'
 }
 
-impl Scan {
-    fn new(text: &str, pad: bool) -> Scan {
+/// Whether `c` is one of the ASCII characters in `set`.
+fn one_of(c: u8, set: &str) -> bool {
+    c != 0 && set.as_bytes().contains(&c)
+}
+
+impl<'t> Scan<'t> {
+    fn new(text: &'t str, pad: bool) -> Scan<'t> {
         Scan {
-            chars: text.chars().collect(),
+            text,
+            bytes: text.as_bytes(),
             i: 0,
+            ci: 0,
             line: 0,
             col: 0,
             token_start: 0,
@@ -162,28 +234,45 @@ impl Scan {
             indents: Vec::new(),
             simple_key_allowed: true,
             keys: vec![Key::default()],
+            flows: Vec::new(),
+            after_node: false,
             seen_content: false,
+            seen_directive: false,
+            versions: 0,
+            tag_handles: Vec::new(),
             replace: Vec::new(),
+            blank: Vec::new(),
             refusal: None,
             pad,
             pads: Vec::new(),
+            blocks: Vec::new(),
         }
     }
 
-    fn at(&self, k: usize) -> char {
-        self.chars.get(self.i + k).copied().unwrap_or('\0')
+    fn at(&self, k: usize) -> u8 {
+        self.bytes.get(self.i + k).copied().unwrap_or(0)
     }
 
+    fn at_end(&self) -> bool {
+        self.i >= self.bytes.len()
+    }
+
+    /// Steps over one byte; a character counts at its first byte.
     fn skip(&mut self) {
+        if self.at(0) & 0xC0 != 0x80 {
+            self.ci += 1;
+            self.col += 1;
+        }
         self.i += 1;
-        self.col += 1;
     }
 
     fn skip_line(&mut self) {
-        if self.at(0) == '\r' && self.at(1) == '\n' {
+        if self.at(0) == b'\r' && self.at(1) == b'\n' {
             self.i += 1;
+            self.ci += 1;
         }
         self.i += 1;
+        self.ci += 1;
         self.line += 1;
         self.col = 0;
     }
@@ -225,16 +314,17 @@ impl Scan {
 
     fn is_document_indicator(&self) -> bool {
         self.col == 0
-            && ((self.at(0) == '-' && self.at(1) == '-' && self.at(2) == '-')
-                || (self.at(0) == '.' && self.at(1) == '.' && self.at(2) == '.'))
+            && (self.bytes[self.i..].starts_with(b"---")
+                || self.bytes[self.i..].starts_with(b"..."))
             && is_blankz(self.at(3))
     }
 
     /// Pads the line starting at `start` up to `want` columns, for saphyr.
-    fn pad_line(&mut self, start: usize, want: usize) {
-        if self.pad && self.col < want && !self.is_document_indicator() && self.at(0) != '%' {
+    fn pad_line(&mut self, (byte, index): (usize, usize), want: usize) {
+        if self.pad && self.col < want && !self.is_document_indicator() && self.at(0) != b'%' {
             self.pads.push(Pad {
-                index: start,
+                byte,
+                index,
                 line: self.line,
                 count: want - self.col,
             });
@@ -244,24 +334,38 @@ impl Scan {
     /// One round of libyaml's `fetch_next_token`.
     fn next_token(&mut self) -> Step {
         self.scan_to_next_token();
-        self.token_start = self.i;
+        self.token_start = self.ci;
         self.stale_keys()?;
         self.unroll(self.col as i64);
         let c = self.at(0);
-        if c == '\0' && self.i >= self.chars.len() {
+        if self.at_end() {
             // STREAM-END: a pending required key is an error.
             self.unroll(-1);
             self.remove_key()?;
             return Err(Stop);
         }
-        if self.col == 0 && c == '%' {
+        if self.col == 0 && c == b'%' {
             if self.seen_content {
                 return Err(Stop);
             }
             return self.directive();
         }
         if self.is_document_indicator() {
-            if self.seen_content || c == '.' {
+            if c == b'.' && !self.seen_content {
+                // The implicit first document has no content: an error of
+                // libyaml's parser, unless directives made it explicit.
+                let here = self.here();
+                return if self.seen_directive {
+                    self.refuse("did not find expected <document start>", None, (0, 0))
+                } else {
+                    self.refuse(
+                        "did not find expected node content",
+                        Some("while parsing a block node"),
+                        here,
+                    )
+                };
+            }
+            if self.seen_content || c == b'.' {
                 self.unroll(-1);
                 self.remove_key()?;
                 return Err(Stop);
@@ -275,32 +379,47 @@ impl Scan {
         }
         self.seen_content = true;
         let next = self.at(1);
+        let after_node = std::mem::replace(&mut self.after_node, false);
         match c {
-            '[' | '{' => {
+            b'[' | b'{' => {
                 self.save_key()?;
+                if self.flow > super::tree::MAX_DEPTH {
+                    // Deeper than anything loads; the parse reports it.
+                    return Err(Stop);
+                }
                 if self.flow == 0 {
                     self.flow_col = self.col;
                 }
                 self.flow += 1;
                 self.keys.push(Key::default());
+                self.flows.push(FlowOpen {
+                    mapping: c == b'{',
+                    mark: self.here(),
+                    explicit_key: false,
+                });
                 self.simple_key_allowed = true;
                 self.skip();
             }
-            ']' | '}' => {
+            b']' | b'}' => {
                 self.remove_key()?;
                 if self.flow > 0 {
                     self.flow -= 1;
                     self.keys.pop();
+                    self.flows.pop();
                 }
                 self.simple_key_allowed = false;
                 self.skip();
+                self.after_node = true;
             }
-            ',' => {
+            b',' => {
                 self.remove_key()?;
                 self.simple_key_allowed = true;
                 self.skip();
+                if let Some(f) = self.flows.last_mut() {
+                    f.explicit_key = false;
+                }
             }
-            '-' if is_blankz(next) => {
+            b'-' if is_blankz(next) => {
                 if self.flow == 0 {
                     if !self.simple_key_allowed {
                         let here = self.here();
@@ -316,7 +435,7 @@ impl Scan {
                 self.simple_key_allowed = true;
                 self.skip();
             }
-            '?' if self.flow > 0 || is_blankz(next) => {
+            b'?' if self.flow > 0 || is_blankz(next) => {
                 if self.flow == 0 {
                     if !self.simple_key_allowed {
                         let here = self.here();
@@ -331,38 +450,45 @@ impl Scan {
                 self.remove_key()?;
                 self.simple_key_allowed = self.flow == 0;
                 self.skip();
+                if let Some(f) = self.flows.last_mut() {
+                    f.explicit_key = true;
+                }
             }
-            ':' if self.flow > 0 || is_blankz(next) => self.value()?,
-            '*' | '&' => {
+            b':' if self.flow > 0 || is_blankz(next) => self.value(after_node)?,
+            b'*' | b'&' => {
                 self.save_key()?;
                 self.simple_key_allowed = false;
-                self.anchor(c == '&')?;
+                self.anchor(c == b'&')?;
+                self.after_node = c == b'*';
             }
-            '!' => {
+            b'!' => {
                 self.save_key()?;
                 self.simple_key_allowed = false;
                 self.tag()?;
             }
-            '|' | '>' if self.flow == 0 => {
+            b'|' | b'>' if self.flow == 0 => {
                 self.remove_key()?;
                 self.simple_key_allowed = true;
                 self.block_scalar()?;
+                self.after_node = true;
             }
-            '\'' | '"' => {
+            b'\'' | b'"' => {
                 self.save_key()?;
                 self.simple_key_allowed = false;
-                self.quoted(c == '\'')?;
+                self.quoted(c == b'\'')?;
+                self.after_node = true;
             }
             _ if self.plain_start(c, next) => {
                 self.save_key()?;
                 self.simple_key_allowed = false;
                 self.plain()?;
+                self.after_node = true;
             }
             _ => {
                 let here = self.here();
                 let problem = "found character that cannot start any token";
                 let context = "while scanning for the next token";
-                return if c == '\t' {
+                return if c == b'\t' {
                     self.refuse_tab(problem, context, here)
                 } else {
                     self.refuse(problem, Some(context), here)
@@ -372,10 +498,10 @@ impl Scan {
         Ok(())
     }
 
-    fn plain_start(&self, c: char, next: char) -> bool {
-        !(is_blankz(c) || "-?:,[]{}#&*!|>'\"%@`".contains(c))
-            || (c == '-' && !is_blank(next))
-            || (self.flow == 0 && (c == '?' || c == ':') && !is_blankz(next))
+    fn plain_start(&self, c: u8, next: u8) -> bool {
+        !(is_blankz(c) || one_of(c, "-?:,[]{}#&*!|>'\"%@`"))
+            || (c == b'-' && !is_blank(next))
+            || (self.flow == 0 && (c == b'?' || c == b':') && !is_blankz(next))
     }
 
     /// `scan_to_next_token`: tabs are skipped only in the flow context or
@@ -383,30 +509,28 @@ impl Scan {
     fn scan_to_next_token(&mut self) {
         let mut line_start = None;
         loop {
-            if self.col == 0 && self.at(0) == '\u{feff}' {
-                self.skip();
+            if self.col == 0 && self.bytes[self.i..].starts_with("\u{feff}".as_bytes()) {
+                (0..3).for_each(|_| self.skip());
             }
-            while self.at(0) == ' '
-                || ((self.flow > 0 || !self.simple_key_allowed) && self.at(0) == '\t')
+            while self.at(0) == b' '
+                || ((self.flow > 0 || !self.simple_key_allowed) && self.at(0) == b'\t')
             {
-                if self.at(0) == '\t' {
+                if self.at(0) == b'\t' {
                     self.replace.push(self.i);
                 }
                 self.skip();
             }
             if let Some(start) = line_start.take() {
-                if self.flow > 0 && !is_break(self.at(0)) && self.at(0) != '\0' {
+                if self.flow > 0 && !is_break(self.at(0)) && !self.at_end() {
                     self.pad_line(start, self.flow_col + 1);
                 }
             }
-            if self.at(0) == '#' {
-                while !is_break(self.at(0)) && self.at(0) != '\0' {
-                    self.skip();
-                }
+            if self.at(0) == b'#' {
+                self.comment();
             }
             if is_break(self.at(0)) {
                 self.skip_line();
-                line_start = Some(self.i);
+                line_start = Some((self.i, self.ci));
                 if self.flow == 0 {
                     self.simple_key_allowed = true;
                 }
@@ -416,8 +540,22 @@ impl Scan {
         }
     }
 
+    /// A comment, to the end of the line. libyaml takes `#` for one
+    /// wherever a token may start; saphyr (YAML 1.2) wants a blank before
+    /// it, so one glued to the previous token is blanked out.
+    fn comment(&mut self) {
+        let start = self.i;
+        let glued = start > 0 && !is_blankz(self.bytes[start - 1]);
+        while !is_break(self.at(0)) && !self.at_end() {
+            self.skip();
+        }
+        if glued {
+            self.blank.push((start, self.i));
+        }
+    }
+
     fn stale_keys(&mut self) -> Step {
-        let (line, i) = (self.line, self.i);
+        let (line, i) = (self.line, self.ci);
         for k in 0..self.keys.len() {
             let key = self.keys[k];
             if key.possible && (key.line < line || key.index + 1024 < i) {
@@ -446,7 +584,7 @@ impl Scan {
                 possible: true,
                 required,
                 line: self.line,
-                index: self.i,
+                index: self.ci,
                 col: self.col,
             };
             *self.keys.last_mut().expect("one key slot per level") = key;
@@ -482,9 +620,32 @@ impl Scan {
         }
     }
 
-    fn value(&mut self) -> Step {
+    /// A `:`; `after_node` when a complete node comes just before it.
+    fn value(&mut self, after_node: bool) -> Step {
         let flow = self.flow;
         let key = *self.keys.last().expect("one key slot per level");
+        let explicit_key = self.flows.last().is_some_and(|f| f.explicit_key);
+        if let Some(f) = self.flows.last_mut() {
+            f.explicit_key = false;
+        }
+        if flow > 0 && !key.possible && after_node && !explicit_key {
+            // A key that is no simple key (it spans lines, or runs past
+            // 1024 characters) and was not introduced by `?`: libyaml's
+            // parser finds the value where it wants `,` or the end.
+            let open = *self.flows.last().expect("a flow collection is open");
+            let (problem, context) = if open.mapping {
+                (
+                    "did not find expected ',' or '}'",
+                    "while parsing a flow mapping",
+                )
+            } else {
+                (
+                    "did not find expected ',' or ']'",
+                    "while parsing a flow sequence",
+                )
+            };
+            return self.refuse(problem, Some(context), open.mark);
+        }
         if key.possible {
             if flow == 0 {
                 self.roll(key.col as i64);
@@ -514,6 +675,7 @@ impl Scan {
 
     /// A `%` directive line (only `%YAML` and `%TAG` exist for libyaml).
     fn directive(&mut self) -> Step {
+        self.seen_directive = true;
         self.unroll(-1);
         self.remove_key()?;
         self.simple_key_allowed = false;
@@ -523,7 +685,7 @@ impl Scan {
         while is_alpha(self.at(0)) {
             self.skip();
         }
-        let name: String = self.chars[name_start..self.i].iter().collect();
+        let name = &self.bytes[name_start..self.i];
         if name.is_empty() {
             return self.refuse(
                 "could not find expected directive name",
@@ -538,20 +700,81 @@ impl Scan {
                 start,
             );
         }
-        if name != "YAML" && name != "TAG" {
+        let yaml = name == b"YAML";
+        if !yaml && name != b"TAG" {
             return self.refuse(
                 "found unknown directive name",
                 Some("while scanning a directive"),
                 start,
             );
         }
-        while !is_break(self.at(0)) && self.at(0) != '\0' {
-            if self.at(0) == '\t' {
+        self.skip_blanks();
+        // What libyaml's parser then checks has no mark of its own.
+        if yaml {
+            let context = Some("while scanning a %YAML directive");
+            let major = self.version_number(start)?;
+            if self.at(0) != b'.' {
+                return self.refuse(
+                    "did not find expected digit or '.' character",
+                    context,
+                    start,
+                );
+            }
+            self.skip();
+            let minor = self.version_number(start)?;
+            if self.versions > 0 {
+                return self.refuse("found duplicate %YAML directive", None, (0, 0));
+            }
+            self.versions += 1;
+            if major != 1 || (minor != 1 && minor != 2) {
+                return self.refuse("found incompatible YAML document", None, (0, 0));
+            }
+        } else {
+            let handle_start = self.i;
+            while !is_blankz(self.at(0)) {
+                self.skip();
+            }
+            let handle = String::from_utf8_lossy(&self.bytes[handle_start..self.i]).into_owned();
+            if self.tag_handles.contains(&handle) {
+                return self.refuse("found duplicate %TAG directive", None, (0, 0));
+            }
+            self.tag_handles.push(handle);
+        }
+        while !is_break(self.at(0)) && !self.at_end() {
+            if self.at(0) == b'\t' {
                 self.replace.push(self.i);
             }
             self.skip();
         }
         Ok(())
+    }
+
+    /// A number of a `%YAML` version: up to nine digits.
+    fn version_number(&mut self, start: (usize, usize)) -> Result<u32, Stop> {
+        let context = Some("while scanning a %YAML directive");
+        let mut value = 0u32;
+        let mut length = 0;
+        while self.at(0).is_ascii_digit() {
+            length += 1;
+            if length > 9 {
+                self.refuse("found extremely long version number", context, start)?;
+            }
+            value = value * 10 + u32::from(self.at(0) - b'0');
+            self.skip();
+        }
+        if length == 0 {
+            self.refuse("did not find expected version number", context, start)?;
+        }
+        Ok(value)
+    }
+
+    fn skip_blanks(&mut self) {
+        while is_blank(self.at(0)) {
+            if self.at(0) == b'\t' {
+                self.replace.push(self.i);
+            }
+            self.skip();
+        }
     }
 
     /// `&anchor` or `*alias`: `[0-9A-Za-z_-]+`, then a blank or one of
@@ -564,7 +787,7 @@ impl Scan {
             self.skip();
             length += 1;
         }
-        if length == 0 || !(is_blankz(self.at(0)) || "?:,]}%@`".contains(self.at(0))) {
+        if length == 0 || !(is_blankz(self.at(0)) || one_of(self.at(0), "?:,]}%@`")) {
             return self.refuse(
                 "did not find expected alphabetic or numeric character",
                 Some(if anchor {
@@ -578,18 +801,18 @@ impl Scan {
         Ok(())
     }
 
-    fn uri_char(c: char, verbatim: bool) -> bool {
-        is_alpha(c) || ";/?:@&=+$.%!~*'()".contains(c) || (verbatim && ",[]".contains(c))
+    fn uri_char(c: u8, verbatim: bool) -> bool {
+        is_alpha(c) || one_of(c, ";/?:@&=+$.%!~*'()") || (verbatim && one_of(c, ",[]"))
     }
 
     /// A tag: `!<verbatim>`, `!handle!suffix` or `!suffix`.
     fn tag(&mut self) -> Step {
         let start = self.here();
-        if self.at(1) == '<' {
+        if self.at(1) == b'<' {
             self.skip();
             self.skip();
             let mut length = 0;
-            while Self::uri_char(self.at(0), true) && self.at(0) != '\0' {
+            while Self::uri_char(self.at(0), true) {
                 self.skip();
                 length += 1;
             }
@@ -600,7 +823,7 @@ impl Scan {
                     start,
                 );
             }
-            if self.at(0) != '>' {
+            if self.at(0) != b'>' {
                 return self.refuse(
                     "did not find the expected '>'",
                     Some("while scanning a tag"),
@@ -616,12 +839,12 @@ impl Scan {
                 self.skip();
                 handle_len += 1;
             }
-            let is_handle = self.at(0) == '!';
+            let is_handle = self.at(0) == b'!';
             if is_handle {
                 self.skip();
             }
             let mut length = if is_handle { 0 } else { handle_len };
-            while Self::uri_char(self.at(0), false) && self.at(0) != '\0' {
+            while Self::uri_char(self.at(0), false) {
                 self.skip();
                 length += 1;
             }
@@ -633,7 +856,7 @@ impl Scan {
                 );
             }
         }
-        if !(is_blankz(self.at(0)) || (self.flow > 0 && self.at(0) == ',')) {
+        if !(is_blankz(self.at(0)) || (self.flow > 0 && self.at(0) == b',')) {
             return self.refuse(
                 "did not find expected whitespace or line break",
                 Some("while scanning a tag"),
@@ -647,7 +870,7 @@ impl Scan {
     /// libyaml; the ones its folding drops become spaces.
     fn quoted(&mut self, single: bool) -> Step {
         let start = self.here();
-        let quote = if single { '\'' } else { '"' };
+        let quote = if single { b'\'' } else { b'"' };
         let quote_col = self.col;
         self.skip();
         let mut trailing: Vec<usize> = Vec::new();
@@ -657,7 +880,7 @@ impl Scan {
             if self.is_document_indicator() {
                 return self.refuse("found unexpected document indicator", context, start);
             }
-            if self.i >= self.chars.len() {
+            if self.at_end() {
                 return self.refuse("found unexpected end of stream", context, start);
             }
             if let Some(line) = line_start.take() {
@@ -672,18 +895,18 @@ impl Scan {
             while !is_blankz(self.at(0)) {
                 trailing.clear();
                 let c = self.at(0);
-                if single && c == '\'' && self.at(1) == '\'' {
+                if single && c == b'\'' && self.at(1) == b'\'' {
                     self.skip();
                     self.skip();
                 } else if c == quote {
                     break;
-                } else if !single && c == '\\' && is_break(self.at(1)) {
+                } else if !single && c == b'\\' && is_break(self.at(1)) {
                     self.skip();
                     self.skip_line();
-                    line_start = Some(self.i);
+                    line_start = Some((self.i, self.ci));
                     leading_blanks = true;
                     break;
-                } else if !single && c == '\\' {
+                } else if !single && c == b'\\' {
                     self.escape(start)?;
                 } else {
                     self.skip();
@@ -695,7 +918,7 @@ impl Scan {
             }
             while is_blank(self.at(0)) || is_break(self.at(0)) {
                 if is_blank(self.at(0)) {
-                    if self.at(0) == '\t' {
+                    if self.at(0) == b'\t' {
                         if leading_blanks {
                             self.replace.push(self.i);
                         } else {
@@ -707,7 +930,7 @@ impl Scan {
                     // Blanks before a line break are dropped.
                     self.replace.append(&mut trailing);
                     self.skip_line();
-                    line_start = Some(self.i);
+                    line_start = Some((self.i, self.ci));
                     leading_blanks = true;
                 }
             }
@@ -719,18 +942,18 @@ impl Scan {
     fn escape(&mut self, start: (usize, usize)) -> Step {
         let context = Some("while parsing a quoted scalar");
         let length = match self.at(1) {
-            '0' | 'a' | 'b' | 't' | '\t' | 'n' | 'v' | 'f' | 'r' | 'e' | ' ' | '"' | '/' | '\\'
-            | 'N' | '_' | 'L' | 'P' => 0,
-            'x' => 2,
-            'u' => 4,
-            'U' => 8,
+            b'0' | b'a' | b'b' | b't' | b'\t' | b'n' | b'v' | b'f' | b'r' | b'e' | b' ' | b'"'
+            | b'/' | b'\\' | b'N' | b'_' | b'L' | b'P' => 0,
+            b'x' => 2,
+            b'u' => 4,
+            b'U' => 8,
             _ => return self.refuse("found unknown escape character", context, start),
         };
         self.skip();
         self.skip();
         let mut value: u32 = 0;
         for _ in 0..length {
-            let Some(d) = self.at(0).to_digit(16) else {
+            let Some(d) = (self.at(0) as char).to_digit(16) else {
                 return self.refuse("did not find expected hexdecimal number", context, start);
             };
             value = (value << 4) | d;
@@ -750,11 +973,17 @@ impl Scan {
     /// the indentation are an error, tabs in the content are content.
     fn block_scalar(&mut self) -> Step {
         let start = self.here();
+        let indicator = self.ci;
+        let literal = self.at(0) == b'|';
         let context = Some("while scanning a block scalar");
         self.skip();
+        // -1 strip, 0 clip, +1 keep.
+        let mut chomping = 0i8;
+        let chomp = |c: u8| if c == b'+' { 1 } else { -1 };
         let mut increment = 0i64;
-        let digit = |c: char| c.to_digit(10).map(i64::from);
-        if matches!(self.at(0), '+' | '-') {
+        let digit = |c: u8| (c as char).to_digit(10).map(i64::from);
+        if matches!(self.at(0), b'+' | b'-') {
+            chomping = chomp(self.at(0));
             self.skip();
             if let Some(d) = digit(self.at(0)) {
                 if d == 0 {
@@ -773,22 +1002,21 @@ impl Scan {
             }
             increment = d;
             self.skip();
-            if matches!(self.at(0), '+' | '-') {
+            if matches!(self.at(0), b'+' | b'-') {
+                chomping = chomp(self.at(0));
                 self.skip();
             }
         }
         while is_blank(self.at(0)) {
-            if self.at(0) == '\t' {
+            if self.at(0) == b'\t' {
                 self.replace.push(self.i);
             }
             self.skip();
         }
-        if self.at(0) == '#' {
-            while !is_break(self.at(0)) && self.at(0) != '\0' {
-                self.skip();
-            }
+        if self.at(0) == b'#' {
+            self.comment();
         }
-        if !is_break(self.at(0)) && self.i < self.chars.len() {
+        if !is_break(self.at(0)) && !self.at_end() {
             return self.refuse(
                 "did not find expected comment or line break",
                 context,
@@ -807,44 +1035,75 @@ impl Scan {
         } else {
             0
         };
-        self.block_breaks(&mut indent, start)?;
-        while self.col as i64 == indent && self.i < self.chars.len() {
-            while !is_break(self.at(0)) && self.i < self.chars.len() {
+        // The content, built as libyaml builds it: saphyr (YAML 1.2) ends
+        // a scalar that runs to the end of the text differently.
+        let mut value = String::new();
+        let mut trailing_breaks = self.block_breaks(&mut indent, start)?;
+        let mut leading_break = false;
+        let mut leading_blank = false;
+        while self.col as i64 == indent && !self.at_end() {
+            let trailing_blank = is_blank(self.at(0));
+            if !literal && leading_break && !leading_blank && !trailing_blank {
+                if trailing_breaks == 0 {
+                    value.push(' ');
+                }
+            } else if leading_break {
+                value.push('\n');
+            }
+            value.extend(std::iter::repeat_n('\n', trailing_breaks));
+            leading_blank = is_blank(self.at(0));
+            let line_start = self.i;
+            while !is_break(self.at(0)) && !self.at_end() {
                 self.skip();
             }
-            if self.i >= self.chars.len() {
-                break;
+            value.push_str(&self.text[line_start..self.i]);
+            leading_break = is_break(self.at(0));
+            if leading_break {
+                self.skip_line();
             }
-            self.skip_line();
-            self.block_breaks(&mut indent, start)?;
+            trailing_breaks = self.block_breaks(&mut indent, start)?;
         }
+        if chomping != -1 && leading_break {
+            value.push('\n');
+        }
+        if chomping == 1 {
+            value.extend(std::iter::repeat_n('\n', trailing_breaks));
+        }
+        self.blocks.push(Block {
+            indicator,
+            end: self.ci,
+            value,
+        });
         Ok(())
     }
 
-    /// `scan_block_scalar_breaks`: indentation spaces and empty lines.
-    fn block_breaks(&mut self, indent: &mut i64, start: (usize, usize)) -> Step {
+    /// `scan_block_scalar_breaks`: indentation spaces and empty lines;
+    /// how many line breaks it read.
+    fn block_breaks(&mut self, indent: &mut i64, start: (usize, usize)) -> Result<usize, Stop> {
         let mut max_indent = 0i64;
+        let mut breaks = 0;
         loop {
-            while (*indent == 0 || (self.col as i64) < *indent) && self.at(0) == ' ' {
+            while (*indent == 0 || (self.col as i64) < *indent) && self.at(0) == b' ' {
                 self.skip();
             }
             max_indent = max_indent.max(self.col as i64);
-            if (*indent == 0 || (self.col as i64) < *indent) && self.at(0) == '\t' {
-                return self.refuse_tab(
+            if (*indent == 0 || (self.col as i64) < *indent) && self.at(0) == b'\t' {
+                self.refuse_tab(
                     "found a tab character where an indentation space is expected",
                     "while scanning a block scalar",
                     start,
-                );
+                )?;
             }
             if !is_break(self.at(0)) {
                 break;
             }
             self.skip_line();
+            breaks += 1;
         }
         if *indent == 0 {
             *indent = max_indent.max(self.indent + 1).max(1);
         }
-        Ok(())
+        Ok(breaks)
     }
 
     /// A plain scalar, with libyaml's check on tabs in the indentation of
@@ -858,19 +1117,19 @@ impl Scan {
         let mut trailing: Vec<usize> = Vec::new();
         let mut line_start = None;
         loop {
-            if self.is_document_indicator() || self.at(0) == '#' {
+            if self.is_document_indicator() || self.at(0) == b'#' {
                 break;
             }
             while !is_blankz(self.at(0)) {
                 let (c, next) = (self.at(0), self.at(1));
-                if self.flow > 0 && c == ':' && ",?[]{}".contains(next) && next != '\0' {
+                if self.flow > 0 && c == b':' && one_of(next, ",?[]{}") {
                     return self.refuse(
                         "found unexpected ':'",
                         Some("while scanning a plain scalar"),
                         start,
                     );
                 }
-                if (c == ':' && is_blankz(next)) || (self.flow > 0 && ",[]{}".contains(c)) {
+                if (c == b':' && is_blankz(next)) || (self.flow > 0 && one_of(c, ",[]{}")) {
                     break;
                 }
                 if let Some(line) = line_start.take() {
@@ -887,7 +1146,7 @@ impl Scan {
             }
             while is_blank(self.at(0)) || is_break(self.at(0)) {
                 if is_blank(self.at(0)) {
-                    if self.at(0) == '\t' {
+                    if self.at(0) == b'\t' {
                         if leading_blanks && (self.col as i64) < indent {
                             return self.refuse_tab(
                                 "found a tab character that violates indentation",
@@ -905,7 +1164,7 @@ impl Scan {
                 } else {
                     self.replace.append(&mut trailing);
                     self.skip_line();
-                    line_start = Some(self.i);
+                    line_start = Some((self.i, self.ci));
                     leading_blanks = true;
                 }
             }
@@ -920,7 +1179,7 @@ impl Scan {
         // A line that ends the scalar inside a flow collection still needs
         // its padding (`]` or `,` at column 0).
         if let Some(line) = line_start {
-            if self.flow > 0 && !is_break(self.at(0)) && self.at(0) != '#' {
+            if self.flow > 0 && !is_break(self.at(0)) && self.at(0) != b'#' {
                 self.pad_line(line, self.flow_col + 1);
             }
         }

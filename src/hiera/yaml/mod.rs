@@ -2,10 +2,12 @@
 //! Psych 4.0.3's `safe_load(text, permitted_classes: [Symbol], aliases:
 //! false)` over libyaml 0.2.5. Pure: text in, value or Ruby error out.
 //!
-//! saphyr-parser reads the events; everything Psych decides on top of them
-//! is ours: scalar typing (`scalar`), tags, merge keys and refusals
-//! (`convert`), and libyaml's stricter syntax and error wording (`syntax`,
-//! `tabs`).
+//! saphyr-parser (YAML 1.2) reads the events (`tree`); everything Psych
+//! decides on top of them is ours: scalar typing (`scalar`), tags, merge
+//! keys and refusals (`convert`). Where libyaml (YAML 1.1) reads the text
+//! otherwise, a replay of its scanner (`libyaml`) prepares the text for
+//! saphyr and knows libyaml's errors; `syntax` words saphyr's errors as
+//! libyaml would.
 
 mod convert;
 mod libyaml;
@@ -34,7 +36,7 @@ use tree::Located;
 /// raise on odd tagged scalars.
 pub fn load(text: &str) -> Result<Value> {
     let text = text.strip_prefix('\u{feff}').unwrap_or(text);
-    syntax::check_stream_start(text)?;
+    syntax::check_printable(text)?;
     // libyaml's scanner first: what it refuses, and how saphyr must see tabs.
     let replay = libyaml::replay(text, false);
     let failure = match attempt(&replay) {
@@ -64,7 +66,7 @@ enum Failure {
 
 /// Reads and converts the document from the text the replay prepared.
 fn attempt(replay: &Replay<'_>) -> Result<Value, Failure> {
-    let src = Source::new(&replay.text, &replay.pads);
+    let src = Source::new(&replay.text, &replay.pads, &replay.blocks);
     let parsed = tree::first_document(&src).map_err(Failure::Syntax)?;
     // saphyr read what libyaml's scanner refuses, before libyaml's end of
     // the document.
@@ -159,6 +161,34 @@ mod tests {
         ];
         for (text, want) in cases {
             assert_eq!(load(text), Ok(want), "load({text:?})");
+        }
+    }
+
+    #[test]
+    fn nesting_depth_is_bounded() {
+        let block = |n: usize| -> String {
+            (0..n)
+                .map(|i| format!("{}- ", " ".repeat(2 * i)))
+                .collect::<Vec<_>>()
+                .join("\n")
+                + "x\n"
+        };
+        let flow = |n: usize| format!("{}{}", "[".repeat(n), "]".repeat(n));
+        let too_deep = (ErrorClass::Exception, "stack level too deep".to_owned());
+        let outcome = |text: &str| load(text).map_err(|e| (e.class, e.message));
+        let cases = [
+            (block(255), true),
+            (block(256), false),
+            (flow(255), true),
+            (flow(256), false),
+            // Far deeper input fails the same way instead of overflowing.
+            (flow(200_000), false),
+        ];
+        for (text, ok) in cases {
+            match outcome(&text) {
+                Ok(_) => assert!(ok, "{} bytes loaded", text.len()),
+                Err(e) => assert!(!ok && e == too_deep, "{} bytes: {e:?}", text.len()),
+            }
         }
     }
 

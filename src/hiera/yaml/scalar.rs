@@ -1,6 +1,6 @@
 //! Psych's `ScalarScanner#tokenize`: what an untagged plain scalar becomes,
 //! plus the Ruby conversions it leans on (`Float()`, `Integer()`, `to_i`,
-//! `to_f`, `unpack('m')`, `String#inspect` for their error messages).
+//! `to_f`, `unpack('m')`, `String#inspect` of their error messages).
 //!
 //! Every rule mirrors a regular expression of psych/scalar_scanner.rb; the
 //! matchers are written by hand because they run on every scalar of every
@@ -89,7 +89,7 @@ pub(super) fn tokenize(s: &str) -> Result<Value> {
 /// The "word" branch: short words may be null or booleans; Ruby's `^` and
 /// `$` are line anchors, so every line of a multi-line string counts.
 fn word(s: &str) -> Value {
-    if s.chars().count() > 5 {
+    if s.chars().nth(5).is_some() {
         return Value::str(s);
     }
     // `/^[^ytonf~]/i`: a line starting with anything else (an empty line
@@ -480,12 +480,42 @@ fn parse_int(s: &str) -> Result<Value> {
     Ok(Value::integer(if neg { -n } else { n }))
 }
 
-/// Ruby's `ArgumentError` of `Float()`/`Integer()`.
+/// Ruby's `ArgumentError` of `Float()`/`Integer()`. Ruby quotes the
+/// string from its C bytes, as a binary string: non-ASCII bytes show as
+/// `\xHH`.
 fn invalid_value(kind: &str, s: &str) -> HieraError {
     HieraError::new(
         ErrorClass::ArgumentError,
-        format!("invalid value for {kind}(): {}", inspect(s)),
+        format!(
+            "invalid value for {kind}(): {}",
+            inspect_bytes(s.as_bytes())
+        ),
     )
+}
+
+/// Ruby's `String#inspect` of a binary (ASCII-8BIT) string.
+fn inspect_bytes(bytes: &[u8]) -> String {
+    let mut out = String::with_capacity(bytes.len() + 2);
+    out.push('"');
+    for (i, &b) in bytes.iter().enumerate() {
+        match b {
+            b'"' => out.push_str("\\\""),
+            b'\\' => out.push_str("\\\\"),
+            b'\n' => out.push_str("\\n"),
+            b'\r' => out.push_str("\\r"),
+            b'\t' => out.push_str("\\t"),
+            0x0c => out.push_str("\\f"),
+            0x0b => out.push_str("\\v"),
+            0x08 => out.push_str("\\b"),
+            0x07 => out.push_str("\\a"),
+            0x1b => out.push_str("\\e"),
+            b'#' if matches!(bytes.get(i + 1), Some(b'{' | b'$' | b'@')) => out.push_str("\\#"),
+            0x20..=0x7e => out.push(b as char),
+            _ => out.push_str(&format!("\\x{b:02X}")),
+        }
+    }
+    out.push('"');
+    out
 }
 
 /// Ruby's `Kernel#Float(string)`: surrounding whitespace, `_` between
@@ -642,34 +672,6 @@ pub(super) fn unpack_base64(s: &str) -> Vec<u8> {
         out.push((bb << 4 | c >> 2) as u8);
         out.push((c << 6 | d) as u8);
     }
-    out
-}
-
-/// Ruby's `String#inspect` for the strings that end up in messages.
-pub(super) fn inspect(s: &str) -> String {
-    let mut out = String::with_capacity(s.len() + 2);
-    out.push('"');
-    let mut chars = s.chars().peekable();
-    while let Some(c) = chars.next() {
-        match c {
-            '"' => out.push_str("\\\""),
-            '\\' => out.push_str("\\\\"),
-            '\n' => out.push_str("\\n"),
-            '\r' => out.push_str("\\r"),
-            '\t' => out.push_str("\\t"),
-            '\x0c' => out.push_str("\\f"),
-            '\x0b' => out.push_str("\\v"),
-            '\x08' => out.push_str("\\b"),
-            '\x07' => out.push_str("\\a"),
-            '\x1b' => out.push_str("\\e"),
-            '#' if matches!(chars.peek(), Some('{' | '$' | '@')) => out.push_str("\\#"),
-            c if (c as u32) < 0x20 || c == '\x7f' || c == '\u{2028}' || c == '\u{2029}' => {
-                out.push_str(&format!("\\u{:04X}", c as u32));
-            }
-            c => out.push(c),
-        }
-    }
-    out.push('"');
     out
 }
 
@@ -860,15 +862,14 @@ mod tests {
     }
 
     #[test]
-    fn inspect_table() {
-        let cases = [
-            ("e+3", "\"e+3\""),
-            ("a\"b\\", "\"a\\\"b\\\\\""),
-            ("#{x} #y", "\"\\#{x} #y\""),
-            ("\x01\n", "\"\\u0001\\n\""),
+    fn inspect_bytes_table() {
+        let cases: [(&[u8], &str); 3] = [
+            ("é".as_bytes(), "\"\\xC3\\xA9\""),
+            (b"a\x01\n", "\"a\\x01\\n\""),
+            (b"#{x}", "\"\\#{x}\""),
         ];
-        for (text, want) in cases {
-            assert_eq!(inspect(text), want);
+        for (bytes, want) in cases {
+            assert_eq!(inspect_bytes(bytes), want);
         }
     }
 }

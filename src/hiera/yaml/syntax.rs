@@ -1,7 +1,7 @@
 //! `Psych::SyntaxError` in libyaml's words: saphyr's reports mapped onto
 //! the problem, context and context mark libyaml 0.2.5 gives for the same
-//! mistake, and the few checks where libyaml (YAML 1.1) is stricter than
-//! saphyr (YAML 1.2).
+//! mistake, and the errors of libyaml's parser and reader that saphyr
+//! (YAML 1.2) has no reason to raise.
 
 use super::libyaml::Refusal;
 use super::source::Source;
@@ -259,128 +259,24 @@ pub(super) fn next_token(src: &Source<'_>, from: Option<Marker>) -> Option<Marke
     None
 }
 
-/// libyaml's anchor and alias names: `[0-9A-Za-z_-]+`, followed by a blank
-/// or one of `?:,]}%@\``; saphyr (YAML 1.2) takes more.
-///
-/// # Errors
-/// libyaml's scanner error for a name it would not read.
-pub(super) fn check_anchor_name(src: &Source<'_>, at: Marker) -> Result<()> {
-    let rest = src.from(at);
-    let name_len = rest[1..]
-        .bytes()
-        .take_while(|b| b.is_ascii_alphanumeric() || *b == b'_' || *b == b'-')
-        .count();
-    let next = rest[1 + name_len..].chars().next();
-    let ends_well = match next {
-        None => true,
-        Some(c) => c.is_ascii_whitespace() || "?:,]}%@`".contains(c),
-    };
-    if name_len == 0 || !ends_well {
-        return Err(error(
-            "did not find expected alphabetic or numeric character",
-            Some(anchor_context(src, at)),
-            src.at(at),
-        ));
-    }
-    Ok(())
-}
-
-/// Checks the anchor among a node's properties, which start at `at` with
-/// the anchor or the tag.
-///
-/// # Errors
-/// As [`check_anchor_name`].
-pub(super) fn check_node_anchor(src: &Source<'_>, at: Marker) -> Result<()> {
-    let rest = src.from(at);
-    if rest.starts_with('&') {
-        return check_anchor_name(src, at);
-    }
-    // A tag first: the anchor follows it after blanks.
-    let (mut index, mut line, mut col) = (at.index(), at.line(), at.col());
-    let mut in_tag = true;
-    for c in rest.chars() {
-        if c == '&' && !in_tag {
-            return check_anchor_name(src, Marker::new(index, line, col));
-        }
-        if c.is_whitespace() {
-            in_tag = false;
-        } else if !in_tag {
-            break;
-        }
-        if c == '\n' {
-            line += 1;
-            col = 0;
-        } else {
-            col += 1;
-        }
-        index += 1;
-    }
-    Ok(())
-}
-
 /// The characters libyaml's reader accepts (YAML 1.1 `c-printable`).
 fn is_printable(c: char) -> bool {
     matches!(c, '\t' | '\n' | '\r' | ' '..='~' | '\u{85}' | '\u{a0}'..='\u{d7ff}' | '\u{e000}'..='\u{fffd}')
         || c >= '\u{10000}'
 }
 
-/// libyaml's view of the stream's start, where it is stricter than saphyr:
-/// only `%YAML` and `%TAG` directives exist, and a leading `...` leaves the
-/// implicit first document without content.
+/// libyaml's reader refuses control characters anywhere in the text, as
+/// it decodes ahead of the parser.
 ///
 /// # Errors
-/// libyaml's error for the first such problem.
-pub(super) fn check_stream_start(text: &str) -> Result<()> {
-    if !text.chars().all(is_printable) {
-        // A reader error: libyaml sets no mark, hence line 1 column 1.
-        return Err(error("control characters are not allowed", None, ZERO));
+/// Its error, which has no mark: Psych reports line 1 column 1.
+pub(super) fn check_printable(text: &str) -> Result<()> {
+    let ascii_ok = |b: u8| (b' '..=b'~').contains(&b) || matches!(b, b'\t' | b'\n' | b'\r');
+    if text.bytes().all(ascii_ok) || text.chars().all(is_printable) {
+        Ok(())
+    } else {
+        Err(error("control characters are not allowed", None, ZERO))
     }
-    let mut line = 0;
-    for l in text.split('\n') {
-        let trimmed = l.trim_start_matches(' ');
-        if trimmed.is_empty() || trimmed.starts_with('#') || trimmed == "\r" {
-            line += 1;
-            continue;
-        }
-        if let Some(directive) = l.strip_prefix('%') {
-            let name: String = directive
-                .chars()
-                .take_while(|c| c.is_ascii_alphanumeric() || *c == '_' || *c == '-')
-                .collect();
-            if name.is_empty() {
-                return Err(error(
-                    "could not find expected directive name",
-                    Some("while scanning a directive"),
-                    Mark { line, col: 0 },
-                ));
-            }
-            if name != "YAML" && name != "TAG" {
-                return Err(error(
-                    "found unknown directive name",
-                    Some("while scanning a directive"),
-                    Mark { line, col: 0 },
-                ));
-            }
-            line += 1;
-            continue;
-        }
-        let col = l.len() - trimmed.len();
-        let is_end = trimmed.starts_with("...")
-            && col == 0
-            && trimmed[3..]
-                .chars()
-                .next()
-                .is_none_or(|c| c.is_ascii_whitespace());
-        if is_end {
-            return Err(error(
-                "did not find expected node content",
-                Some("while parsing a block node"),
-                Mark { line, col },
-            ));
-        }
-        return Ok(());
-    }
-    Ok(())
 }
 
 /// libyaml's block mapping wants a key before a `:`; saphyr (YAML 1.2)
@@ -422,4 +318,54 @@ pub(super) fn refusal(r: &Refusal) -> HieraError {
             col: r.col,
         },
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn printable_text() {
+        let cases = [
+            ("a: b\n\tc\r\n", true),
+            ("é ✓ \u{85} \u{feff} \u{1F600}", true),
+            ("a\u{1}", false),
+            ("\u{7f}", false),
+            ("\u{9f}", false),
+            ("\u{fffe}", false),
+            ("\0", false),
+        ];
+        for (text, ok) in cases {
+            assert_eq!(check_printable(text).is_ok(), ok, "{text:?}");
+        }
+        let err = check_printable("a: \u{1}").unwrap_err();
+        assert_eq!(
+            err.message,
+            "(<unknown>): control characters are not allowed at line 1 column 1"
+        );
+    }
+
+    #[test]
+    fn psych_message_format() {
+        let cases = [
+            (
+                error(
+                    "did not find expected key",
+                    Some("while parsing a block mapping"),
+                    Mark { line: 2, col: 4 },
+                ),
+                "(<unknown>): did not find expected key while parsing a block mapping at line 3 column 5",
+            ),
+            (
+                error("mapping values are not allowed in this context", None, ZERO),
+                "(<unknown>): mapping values are not allowed in this context at line 1 column 1",
+            ),
+        ];
+        for (err, want) in cases {
+            assert_eq!(
+                (err.class, err.message.as_str()),
+                (ErrorClass::PsychSyntaxError, want)
+            );
+        }
+    }
 }

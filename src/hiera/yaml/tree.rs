@@ -5,7 +5,7 @@
 
 use super::source::Source;
 use super::syntax::{self, Open, State};
-use crate::hiera::HieraError;
+use crate::hiera::{ErrorClass, HieraError};
 use saphyr_parser::{Event, Marker, Parser, ScalarStyle, Tag};
 use std::borrow::Cow;
 
@@ -42,6 +42,19 @@ impl Node<'_> {
     }
 }
 
+/// How deeply collections may nest: saphyr's own limit for flow
+/// collections, applied to block ones too. Psych converts recursively and
+/// runs out of Ruby stack further on (about 1000 nested mappings, 1300
+/// sequences); no data file comes near either, and the bound keeps every
+/// recursion over loaded values (ours and the merges') within a thread's
+/// stack.
+pub(super) const MAX_DEPTH: usize = 255;
+
+/// Ruby's `SystemStackError`, reported under its ancestor `Exception`.
+fn too_deep() -> HieraError {
+    HieraError::new(ErrorClass::Exception, "stack level too deep")
+}
+
 /// A collection still being read.
 struct Frame<'a> {
     open: Open,
@@ -50,7 +63,7 @@ struct Frame<'a> {
 }
 
 /// libyaml's full tag string: the resolved handle (prefix) and the suffix.
-fn full_tag(tag: Option<Cow<'_, Tag>>) -> Option<String> {
+fn full_tag(tag: Option<&Tag>) -> Option<String> {
     tag.map(|t| format!("{}{}", t.handle, t.suffix))
 }
 
@@ -108,9 +121,7 @@ pub(super) fn first_document<'a>(src: &Source<'a>) -> Result<Parsed<'a>, Located
                 // saphyr refuses an alias before its anchor but leaves its
                 // state as if it had read it; Psych refuses every alias
                 // later, by name, so carry on with an alias node.
-                let at = *err.marker();
-                let name = src.alias_name(at);
-                syntax::check_anchor_name(src, at).map_err(|e| Located::at(at.index(), e))?;
+                let name = src.alias_name(*err.marker());
                 attach(&mut stack, &mut root, Node::Alias(name));
                 continue;
             }
@@ -118,10 +129,44 @@ pub(super) fn first_document<'a>(src: &Source<'a>) -> Result<Parsed<'a>, Located
                 // libyaml ends the document at the directive, quietly.
                 return Ok(ended(src, root, last_end));
             }
+            Err(err)
+                if root.is_none()
+                    && stack.is_empty()
+                    && err.info() == "invalid trailing content after double-quoted scalar" =>
+            {
+                // A quoted root with something after it: saphyr refuses the
+                // scalar itself, libyaml ends the document after it.
+                let at = *err.marker();
+                let parsed = first_document(&src.prefix(at.index()))?;
+                return Ok(Parsed {
+                    root: parsed.root,
+                    cut: Some(at.index()),
+                });
+            }
+            Err(err)
+                if root.is_none()
+                    && stack.is_empty()
+                    && err.info() == "wrongly indented line in block scalar"
+                    && src.next_block_end().is_some() =>
+            {
+                // A block scalar root that saphyr (YAML 1.2) reads on into
+                // lines libyaml leaves out: libyaml ends it, and the
+                // document with it.
+                let end = src.next_block_end().unwrap_or_default();
+                let parsed = first_document(&src.prefix(end))?;
+                return Ok(Parsed {
+                    root: parsed.root,
+                    cut: Some(end),
+                });
+            }
             Err(_) if root.is_some() && stack.is_empty() => {
                 // The root is complete: libyaml ends the document at the
                 // next token, whatever it is, and Psych looks no further.
                 return Ok(ended(src, root, last_end));
+            }
+            Err(err) if err.info() == "recursion limit exceeded" => {
+                // saphyr's flow nesting limit (255 levels).
+                return Err(Located::at(err.marker().index(), too_deep()));
             }
             Err(err) => {
                 let open: Vec<Open> = stack.iter().map(|f| f.open).collect();
@@ -148,32 +193,30 @@ pub(super) fn first_document<'a>(src: &Source<'a>) -> Result<Parsed<'a>, Located
             }
             Event::DocumentEnd => return Ok(ended(src, root, last_end)),
             Event::Alias(_) => {
-                syntax::check_anchor_name(src, span.start)
-                    .map_err(|e| Located::at(span.start.index(), e))?;
                 let name = src.alias_name(span.start);
                 attach(&mut stack, &mut root, Node::Alias(name));
             }
-            Event::Scalar(value, style, anchor, tag) => {
-                if anchor > 0 {
-                    syntax::check_node_anchor(src, span.start)
-                        .map_err(|e| Located::at(span.start.index(), e))?;
+            Event::Scalar(mut value, style, anchor, tag) => {
+                if matches!(style, ScalarStyle::Literal | ScalarStyle::Folded) {
+                    if let Some(libyaml) = src.next_block(span.end) {
+                        value = Cow::Borrowed(libyaml);
+                    }
                 }
                 let node = match stack.last() {
                     Some(frame) if style == ScalarStyle::Plain && tag.is_none() && anchor == 0 => {
                         plain_in_collection(src, frame, span.start, value)?
                     }
                     _ => {
-                        let tag = full_tag(tag);
+                        let tag = full_tag(tag.as_deref());
                         let quoted = style != ScalarStyle::Plain && tag.is_none();
                         Node::Scalar { value, tag, quoted }
                     }
                 };
                 attach(&mut stack, &mut root, node);
             }
-            Event::SequenceStart(anchor, ref tag) | Event::MappingStart(anchor, ref tag) => {
-                if anchor > 0 {
-                    syntax::check_node_anchor(src, span.start)
-                        .map_err(|e| Located::at(span.start.index(), e))?;
+            Event::SequenceStart(_, ref tag) | Event::MappingStart(_, ref tag) => {
+                if stack.len() >= MAX_DEPTH {
+                    return Err(Located::at(span.start.index(), too_deep()));
                 }
                 let parent_flow = stack.last().is_some_and(|f| f.open.flow);
                 let flow = parent_flow || src.opens_flow(span.end);
@@ -184,7 +227,7 @@ pub(super) fn first_document<'a>(src: &Source<'a>) -> Result<Parsed<'a>, Located
                         flow,
                         start: span.start,
                     },
-                    tag: tag.as_ref().map(|t| format!("{}{}", t.handle, t.suffix)),
+                    tag: full_tag(tag.as_deref()),
                     items: Vec::new(),
                 });
             }

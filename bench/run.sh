@@ -1,0 +1,124 @@
+#!/usr/bin/env bash
+# The benchmark of BENCHMARKS.md: hierad's five figures, measured side by
+# side in one run, each printed with its ratio to its baseline.
+#
+#   bash bench/run.sh                 # about 6 minutes on 2 cores
+#
+#   1. throughput: hierad doing full Hiera lookups (Fuel's 17-level
+#      hierarchy, 1,000 nodes' data) against a bare hyper server answering
+#      a fixed body, same client (hierad bench), c=32;
+#   2. large answers: hash lookups of the ~55 KB network_metadata;
+#   3. scale: 1,000 nodes against 10 (throughput), server RSS, start-up
+#      until the first answer, import rate through the import API;
+#   4. writes under read load: p99 while a new version is published every
+#      100 ms, against the p99 of the same load without writes;
+#   5. `hierad lookup` per call against `hiera` per call
+#      (bench/lookup-cli.sh).
+#
+# Runs 1, 2 and 4 are repeated in ROUNDS interleaved rounds; ratios are
+# taken within a round, then the median across rounds is printed.
+# Environment: DURATION (seconds per run, 10), ROUNDS (3), CONNS (32),
+# NODES (1000), SMALL (10), CLI_RUNS (10; 0 skips figure 5),
+# OUT (bench/results). All traffic stays on 127.0.0.1.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+DURATION=${DURATION:-10}
+ROUNDS=${ROUNDS:-3}
+CONNS=${CONNS:-32}
+NODES=${NODES:-1000}
+SMALL=${SMALL:-10}
+CLI_RUNS=${CLI_RUNS:-10}
+OUT=${OUT:-bench/results}
+
+cargo build --release --quiet
+bin=$PWD/target/release/hierad
+work=$(mktemp -d)
+pids=()
+cleanup() {
+  for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null || true; done
+  for pid in "${pids[@]}"; do wait "$pid" 2>/dev/null || true; done
+  rm -rf "$work"
+}
+trap cleanup EXIT
+mkdir -p "$OUT"
+rm -f "$OUT"/*.json "$OUT"/*.svg "$OUT"/*.txt
+
+# start NAME CMD…: runs a server, waits for "listening on", sets PID, URL.
+start() {
+  local name=$1; shift
+  HIERAD_LOG=warn "$@" 2>"$work/$name.log" &
+  PID=$!
+  pids+=("$PID")
+  for _ in $(seq 200); do
+    URL=$(sed -n 's/^listening on //p' "$work/$name.log")
+    [ -n "$URL" ] && return 0
+    kill -0 "$PID" 2>/dev/null || break
+    sleep 0.05
+  done
+  echo "$name did not start:" >&2
+  cat "$work/$name.log" >&2
+  exit 1
+}
+
+stop() {
+  kill "$1"
+  wait "$1" 2>/dev/null || true
+}
+
+echo "== generating $NODES and $SMALL nodes" >&2
+"$bin" bench generate --nodes "$NODES" "$work/big"
+"$bin" bench generate --nodes "$SMALL" "$work/small"
+
+echo "== importing through the import API" >&2
+start import-big "$bin" serve --listen 127.0.0.1:0 --db "$work/big.db" --no-sample
+"$bin" bench load "$work/big" --server "$URL" --json >"$OUT/import-big.json"
+stop "$PID"
+start import-small "$bin" serve --listen 127.0.0.1:0 --db "$work/small.db" --no-sample
+"$bin" bench load "$work/small" --server "$URL" --json >"$OUT/import-small.json"
+stop "$PID"
+
+echo "== start-up on the $NODES-node database" >&2
+# From the process start to the first lookup answered.
+probe='{"environment":1,"level":"nodes=node-1.test.domain.local","key":"fqdn","scope":{"::fqdn":"node-1.test.domain.local"}}'
+t0=$(date +%s.%N)
+start big "$bin" serve --listen 127.0.0.1:0 --db "$work/big.db" --no-sample
+big_pid=$PID big_url=$URL
+until curl -sf -o /dev/null -X POST -d "$probe" "$big_url/api/v1/lookup"; do sleep 0.01; done
+t1=$(date +%s.%N)
+awk -v a="$t0" -v b="$t1" 'BEGIN { printf("{\"startup_s\": %.3f}\n", b - a) }' >"$OUT/startup.json"
+start small "$bin" serve --listen 127.0.0.1:0 --db "$work/small.db" --no-sample
+small_url=$URL
+start baseline "$bin" bench baseline-server --listen 127.0.0.1:0
+base_url=$URL
+
+run() { # NAME URL PLAN [ARGS…]
+  local name=$1 url=$2 plan=$3; shift 3
+  "$bin" bench --server "$url" --plan "$plan" -c "$CONNS" -d "${DURATION}s" \
+    --label "$name" --json "$@" >"$OUT/$name-r$round.json"
+  ruby -rjson -e 'r = JSON.parse(File.read(ARGV[0]))
+    printf("  %-18s %9.0f/s  p99 %6.2f ms  errors %d\n", r["label"], r["lookups_per_s"],
+      r["latency_us"]["p99"] / 1000.0, r["errors"]["total"])' "$OUT/$name-r$round.json" >&2
+}
+
+for round in $(seq "$ROUNDS"); do
+  echo "== round $round of $ROUNDS" >&2
+  run baseline "$base_url" "$work/big/bench-plan.json"
+  run hierad-big "$big_url" "$work/big/bench-plan.json"
+  run hierad-small "$small_url" "$work/small/bench-plan.json"
+  run hierad-unique "$big_url" "$work/big/bench-plan.json" --unique
+  run large "$big_url" "$work/big/bench-plan.json" --key network_metadata --resolution hash
+  run writes "$big_url" "$work/big/bench-plan.json" --write-every 100ms
+  run idle "$big_url" "$work/big/bench-plan.json"
+done
+grep -E 'VmRSS|VmHWM' "/proc/$big_pid/status" |
+  ruby -e 'h = STDIN.read.scan(/(\w+):\s+(\d+) kB/).to_h { |k, v| [k, v.to_i * 1024] }
+    puts %({"rss_bytes": #{h["VmRSS"]}, "peak_rss_bytes": #{h["VmHWM"]}})' >"$OUT/memory.json"
+
+if [ "$CLI_RUNS" -gt 0 ]; then
+  echo "== hierad lookup against hiera, per call" >&2
+  RUNS=$CLI_RUNS bash bench/lookup-cli.sh | tee "$OUT/cli.txt" >&2
+fi
+
+"$bin" bench chart -o "$OUT/latency.svg" "$OUT"/baseline-r1.json "$OUT"/hierad-big-r1.json \
+  "$OUT"/hierad-small-r1.json "$OUT"/hierad-unique-r1.json "$OUT"/large-r1.json "$OUT"/writes-r1.json
+ruby bench/summary.rb "$OUT" | tee "$OUT/summary.txt"

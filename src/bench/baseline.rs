@@ -1,0 +1,57 @@
+//! The bare server the benchmark compares hierad with: hyper 1 HTTP/1.1
+//! keep-alive on the same tokio runtime as `hierad serve`, reading each
+//! request's body and answering a fixed lookup answer. Its throughput is
+//! the ceiling of any server on this machine with this client.
+
+use bytes::Bytes;
+use http_body_util::{BodyExt, Full};
+use hyper::body::Incoming;
+use hyper::server::conn::http1;
+use hyper::service::service_fn;
+use hyper::{Request, Response};
+use hyper_util::rt::TokioIo;
+use std::convert::Infallible;
+use std::future::Future;
+use tokio::net::TcpListener;
+
+/// What every request gets: a short found answer, as a lookup of a
+/// node's fqdn gives.
+pub const FIXED: &[u8] = br#"{"found":true,"value":"node-1.test.domain.local"}"#;
+
+async fn answer(request: Request<Incoming>) -> Result<Response<Full<Bytes>>, Infallible> {
+    // Read the body, as a real server must.
+    let _ = request.into_body().collect().await;
+    Ok(Response::builder()
+        .header(hyper::header::CONTENT_TYPE, "application/json")
+        .body(Full::new(Bytes::from_static(FIXED)))
+        .expect("a valid response"))
+}
+
+/// Serves until `shutdown` resolves. `nodelay` as hierad's own listener
+/// sets it, so the two differ in their handlers only.
+///
+/// # Errors
+///
+/// The listener fails.
+pub async fn serve(
+    listener: TcpListener,
+    nodelay: bool,
+    shutdown: impl Future<Output = ()>,
+) -> std::io::Result<()> {
+    tokio::pin!(shutdown);
+    loop {
+        let (stream, _) = tokio::select! {
+            accepted = listener.accept() => accepted?,
+            () = &mut shutdown => return Ok(()),
+        };
+        if nodelay {
+            stream.set_nodelay(true)?;
+        }
+        tokio::spawn(async move {
+            let _ = http1::Builder::new()
+                .keep_alive(true)
+                .serve_connection(TokioIo::new(stream), service_fn(answer))
+                .await;
+        });
+    }
+}

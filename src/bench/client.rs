@@ -1,0 +1,545 @@
+//! The load loop: N keep-alive HTTP/1.1 connections (hyper), each sending
+//! one lookup after another (a closed loop, as N Puppet masters' threads
+//! do), for a duration or a number of requests after a warm-up. Every
+//! request is timed; the server's cache counters are read from `/metrics`
+//! around the measurement; an optional writer publishes new versions of a
+//! document meanwhile.
+
+use super::plan::{Bodies, Plan, Sampler};
+use super::rng::Rng;
+use super::stats::{self, Cache, Measured, Report, Sample, Writes};
+use bytes::Bytes;
+use http_body_util::{BodyExt, Full};
+use hyper::client::conn::http1::{self, SendRequest};
+use hyper::{Method, Request, StatusCode};
+use hyper_util::rt::TokioIo;
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::time::{Duration, Instant};
+use tokio::net::TcpStream;
+
+/// Where the server is: `http://host:port` (a path after it is ignored).
+#[derive(Clone, Debug, PartialEq)]
+pub struct Target {
+    pub authority: String,
+}
+
+impl std::str::FromStr for Target {
+    type Err = String;
+
+    fn from_str(url: &str) -> Result<Target, String> {
+        let rest = url
+            .strip_prefix("http://")
+            .ok_or_else(|| format!("the server URL must start with http://, not {url:?}"))?;
+        let authority = rest.split('/').next().unwrap_or_default();
+        if authority.is_empty() {
+            return Err(format!("no host in {url:?}"));
+        }
+        Ok(Target {
+            authority: authority.to_owned(),
+        })
+    }
+}
+
+impl Target {
+    pub fn url(&self) -> String {
+        format!("http://{}", self.authority)
+    }
+
+    async fn addr(&self) -> std::io::Result<SocketAddr> {
+        tokio::net::lookup_host(self.authority.as_str())
+            .await?
+            .next()
+            .ok_or_else(|| std::io::Error::other(format!("{} resolves to nothing", self.authority)))
+    }
+}
+
+/// When the measurement stops.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Limit {
+    Duration(Duration),
+    Requests(u64),
+}
+
+/// How to run.
+#[derive(Clone, Debug)]
+pub struct Options {
+    pub target: Target,
+    pub label: String,
+    pub connections: usize,
+    pub limit: Limit,
+    pub warmup: Duration,
+    /// Every request distinct (a scope variable no data reads), so no
+    /// answer comes from the server's cache.
+    pub unique: bool,
+    pub seed: u64,
+    /// Publish a new version of the plan's write resource this often.
+    pub write_every: Option<Duration>,
+    pub progress: bool,
+}
+
+/// One keep-alive connection.
+struct Conn {
+    sender: SendRequest<Full<Bytes>>,
+}
+
+impl Conn {
+    async fn open(addr: SocketAddr) -> std::io::Result<Conn> {
+        let stream = TcpStream::connect(addr).await?;
+        stream.set_nodelay(true)?;
+        let (sender, connection) = http1::handshake(TokioIo::new(stream))
+            .await
+            .map_err(std::io::Error::other)?;
+        tokio::spawn(async move {
+            let _ = connection.await;
+        });
+        Ok(Conn { sender })
+    }
+
+    /// Sends a request; the status and the whole body.
+    async fn send(
+        &mut self,
+        method: Method,
+        authority: &str,
+        path: &str,
+        body: Vec<u8>,
+    ) -> Result<(StatusCode, Bytes), hyper::Error> {
+        let request = Request::builder()
+            .method(method)
+            .uri(path)
+            .header(hyper::header::HOST, authority)
+            .header(hyper::header::CONTENT_TYPE, "application/json")
+            .body(Full::new(Bytes::from(body)))
+            .expect("a valid request");
+        self.sender.ready().await?;
+        let response = self.sender.send_request(request).await?;
+        let status = response.status();
+        let body = response.into_body().collect().await?.to_bytes();
+        Ok((status, body))
+    }
+}
+
+/// One GET on a fresh connection: (status, body).
+///
+/// # Errors
+///
+/// The server cannot be reached.
+pub async fn get(target: &Target, path: &str) -> std::io::Result<(StatusCode, Bytes)> {
+    let mut conn = Conn::open(target.addr().await?).await?;
+    conn.send(Method::GET, &target.authority, path, Vec::new())
+        .await
+        .map_err(std::io::Error::other)
+}
+
+/// One request with a body on a fresh connection.
+///
+/// # Errors
+///
+/// The server cannot be reached.
+pub async fn send(
+    target: &Target,
+    method: Method,
+    path: &str,
+    body: Vec<u8>,
+) -> std::io::Result<(StatusCode, Bytes)> {
+    let mut conn = Conn::open(target.addr().await?).await?;
+    conn.send(method, &target.authority, path, body)
+        .await
+        .map_err(std::io::Error::other)
+}
+
+/// The server's cache counters (hits, misses), if it exports them.
+pub async fn cache_counters(target: &Target) -> Option<(u64, u64)> {
+    let (status, body) = get(target, "/metrics").await.ok()?;
+    if !status.is_success() {
+        return None;
+    }
+    parse_cache_counters(std::str::from_utf8(&body).ok()?)
+}
+
+/// `hierad_lookup_cache_total{result="hit"|"miss"}` from Prometheus text.
+pub fn parse_cache_counters(text: &str) -> Option<(u64, u64)> {
+    let mut hits = None;
+    let mut misses = None;
+    for line in text.lines() {
+        let Some(rest) = line.strip_prefix("hierad_lookup_cache_total{") else {
+            continue;
+        };
+        let Some((labels, value)) = rest.split_once('}') else {
+            continue;
+        };
+        let value = value.trim().parse::<f64>().ok()? as u64;
+        if labels.contains("result=\"hit\"") {
+            hits = Some(value);
+        } else if labels.contains("result=\"miss\"") {
+            misses = Some(value);
+        }
+    }
+    // A fresh hierad has no counter yet for what never happened.
+    match (hits, misses) {
+        (None, None) if !text.contains("hierad_") => None,
+        (h, m) => Some((h.unwrap_or(0), m.unwrap_or(0))),
+    }
+}
+
+/// What the connections share.
+struct Shared {
+    measure_from: Instant,
+    stop: AtomicBool,
+    /// Measured requests issued (for `Limit::Requests`).
+    issued: AtomicU64,
+    /// Measured requests completed (for the progress bar).
+    done: AtomicU64,
+    limit: Limit,
+}
+
+struct Worker {
+    measured: Measured,
+}
+
+#[allow(clippy::too_many_arguments)]
+async fn worker(
+    id: usize,
+    addr: SocketAddr,
+    authority: Arc<str>,
+    plan: Arc<Plan>,
+    bodies: Arc<Bodies>,
+    sampler: Arc<Sampler>,
+    shared: Arc<Shared>,
+    unique: bool,
+    seed: u64,
+) -> Worker {
+    let mut rng = Rng::new(seed ^ (id as u64).wrapping_mul(0x2545_F491_4F6C_DD1D));
+    let mut measured = Measured::default();
+    let mut conn: Option<Conn> = None;
+    let mut sequence = 0u64;
+    loop {
+        if shared.stop.load(Ordering::Relaxed) {
+            break;
+        }
+        let start = Instant::now();
+        let measuring = start >= shared.measure_from;
+        if measuring
+            && let Limit::Requests(n) = shared.limit
+            && shared.issued.fetch_add(1, Ordering::Relaxed) >= n
+        {
+            break;
+        }
+        if conn.is_none() {
+            match Conn::open(addr).await {
+                Ok(c) => conn = Some(c),
+                Err(_) => {
+                    if measuring {
+                        measured.errors.transport += 1;
+                        measured.errors.total += 1;
+                    }
+                    tokio::time::sleep(Duration::from_millis(10)).await;
+                    continue;
+                }
+            }
+        }
+        let pick = sampler.pick(&plan, &mut rng);
+        sequence += 1;
+        let body = bodies.body(&pick, unique.then_some(sequence * 1024 + id as u64));
+        let start = Instant::now();
+        let result = conn
+            .as_mut()
+            .expect("connected above")
+            .send(Method::POST, &authority, "/api/v1/lookup", body)
+            .await;
+        let latency = start.elapsed();
+        if !measuring {
+            if result.is_err() {
+                conn = None;
+            }
+            continue;
+        }
+        shared.done.fetch_add(1, Ordering::Relaxed);
+        match result {
+            Ok((status, body)) => {
+                measured.samples.push(Sample {
+                    at_us: u32::try_from((start - shared.measure_from).as_micros())
+                        .unwrap_or(u32::MAX),
+                    latency_us: u32::try_from(latency.as_micros()).unwrap_or(u32::MAX),
+                    class: u8::try_from(pick.class).unwrap_or(u8::MAX),
+                });
+                measured.bytes_received += body.len() as u64;
+                if status.is_success() {
+                    if body.starts_with(b"{\"found\":true") {
+                        measured.answers.found += 1;
+                    } else if body.starts_with(b"{\"found\":false") {
+                        measured.answers.not_found += 1;
+                    } else {
+                        measured.answers.other += 1;
+                    }
+                } else {
+                    measured.errors.total += 1;
+                    *measured
+                        .errors
+                        .status
+                        .entry(status.as_u16().to_string())
+                        .or_default() += 1;
+                }
+            }
+            Err(_) => {
+                measured.errors.transport += 1;
+                measured.errors.total += 1;
+                conn = None;
+            }
+        }
+    }
+    Worker { measured }
+}
+
+/// Publishes a new version of `resource` at the root every `every`,
+/// until `stop`: the original content plus a counter.
+async fn writer(
+    target: Target,
+    env: i64,
+    resource: String,
+    every: Duration,
+    shared: Arc<Shared>,
+) -> Writes {
+    let path = format!("/api/v1/config/environments/{env}/resources/{resource}/values");
+    let mut writes = Writes::default();
+    let mut latencies = stats::histogram();
+    let original: serde_json::Map<String, serde_json::Value> = match get(&target, &path).await {
+        Ok((status, body)) if status.is_success() => {
+            serde_json::from_slice(&body).unwrap_or_default()
+        }
+        _ => serde_json::Map::new(),
+    };
+    let Ok(addr) = target.addr().await else {
+        return writes;
+    };
+    let mut conn: Option<Conn> = None;
+    tokio::time::sleep_until(shared.measure_from.into()).await;
+    let mut tick = tokio::time::interval(every);
+    tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    let mut n = 0u64;
+    while !shared.stop.load(Ordering::Relaxed) {
+        tick.tick().await;
+        if shared.stop.load(Ordering::Relaxed) {
+            break;
+        }
+        n += 1;
+        let mut doc = original.clone();
+        doc.insert("bench_write".to_owned(), n.into());
+        let body = serde_json::to_vec(&doc).unwrap_or_default();
+        if conn.is_none() {
+            conn = Conn::open(addr).await.ok();
+        }
+        let start = Instant::now();
+        let ok = match conn.as_mut() {
+            Some(c) => match c.send(Method::PUT, &target.authority, &path, body).await {
+                Ok((status, _)) => status.is_success(),
+                Err(_) => {
+                    conn = None;
+                    false
+                }
+            },
+            None => false,
+        };
+        stats::record(&mut latencies, start.elapsed().as_micros() as u64);
+        writes.count += 1;
+        writes.errors += u64::from(!ok);
+        writes
+            .at_s
+            .push(((start - shared.measure_from).as_secs_f64() * 1000.0).round() / 1000.0);
+    }
+    writes.latency_us = stats::latency(&latencies);
+    writes
+}
+
+/// Runs the bench; the report of the measured part.
+///
+/// # Errors
+///
+/// The server cannot be resolved, or the plan has no key for the mix.
+pub async fn run(plan: Arc<Plan>, sampler: Sampler, options: Options) -> anyhow::Result<Report> {
+    let addr = options.target.addr().await?;
+    let bodies = Arc::new(Bodies::new(&plan));
+    let sampler = Arc::new(sampler);
+    let origin = Instant::now();
+    let shared = Arc::new(Shared {
+        measure_from: origin + options.warmup,
+        stop: AtomicBool::new(false),
+        issued: AtomicU64::new(0),
+        done: AtomicU64::new(0),
+        limit: options.limit,
+    });
+    let authority: Arc<str> = Arc::from(options.target.authority.as_str());
+    // Without a warm-up, read the counters before the first request.
+    let early = if options.warmup.is_zero() {
+        Some(cache_counters(&options.target).await)
+    } else {
+        None
+    };
+    let mut workers = Vec::with_capacity(options.connections);
+    for id in 0..options.connections {
+        workers.push(tokio::spawn(worker(
+            id,
+            addr,
+            Arc::clone(&authority),
+            Arc::clone(&plan),
+            Arc::clone(&bodies),
+            Arc::clone(&sampler),
+            Arc::clone(&shared),
+            options.unique,
+            options.seed,
+        )));
+    }
+    let writer = options.write_every.map(|every| {
+        tokio::spawn(writer(
+            options.target.clone(),
+            plan.environment,
+            plan.write_resource.clone(),
+            every,
+            Arc::clone(&shared),
+        ))
+    });
+    let bar = progress_bar(&options);
+    tokio::time::sleep_until(shared.measure_from.into()).await;
+    let before = match early {
+        Some(counters) => counters,
+        None => cache_counters(&options.target).await,
+    };
+    let measure_start = Instant::now();
+    // Stop by the clock, or when the workers have sent their count.
+    let all_done = async {
+        let mut done = Vec::with_capacity(workers.len());
+        for w in workers.iter_mut() {
+            done.push(w.await);
+        }
+        done
+    };
+    tokio::pin!(all_done);
+    let mut ticker = tokio::time::interval(Duration::from_millis(100));
+    let finished = loop {
+        tokio::select! {
+            results = &mut all_done => break results,
+            _ = ticker.tick() => {
+                let done = shared.done.load(Ordering::Relaxed);
+                match options.limit {
+                    Limit::Duration(d) => {
+                        let elapsed = measure_start.elapsed();
+                        bar.set_position(elapsed.as_millis() as u64);
+                        bar.set_message(format!("{done} requests"));
+                        if elapsed >= d {
+                            shared.stop.store(true, Ordering::Relaxed);
+                        }
+                    }
+                    Limit::Requests(_) => bar.set_position(done),
+                }
+            }
+        }
+    };
+    shared.stop.store(true, Ordering::Relaxed);
+    let elapsed = measure_start.elapsed();
+    bar.finish_and_clear();
+    let writes = match writer {
+        Some(w) => Some(w.await?),
+        None => None,
+    };
+    let after = cache_counters(&options.target).await;
+    let mut measured = Measured {
+        elapsed_us: elapsed.as_micros() as u64,
+        ..Measured::default()
+    };
+    for result in finished {
+        let w = result?.measured;
+        measured.samples.extend(w.samples);
+        measured.errors.total += w.errors.total;
+        measured.errors.transport += w.errors.transport;
+        for (status, n) in w.errors.status {
+            *measured.errors.status.entry(status).or_default() += n;
+        }
+        measured.answers.found += w.answers.found;
+        measured.answers.not_found += w.answers.not_found;
+        measured.answers.other += w.answers.other;
+        measured.bytes_received += w.bytes_received;
+    }
+    measured.samples.sort_by_key(|s| s.at_us);
+    let names: Vec<String> = plan.classes.iter().map(|c| c.name.clone()).collect();
+    let mut report = Report::new(
+        &options.target.url(),
+        &options.label,
+        options.connections,
+        measured,
+        &names,
+    );
+    report.cache = match (before, after) {
+        (Some((h0, m0)), Some((h1, m1))) => {
+            Some(Cache::new(h1.saturating_sub(h0), m1.saturating_sub(m0)))
+        }
+        _ => None,
+    };
+    report.writes = writes;
+    Ok(report)
+}
+
+fn progress_bar(options: &Options) -> indicatif::ProgressBar {
+    use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+    use std::io::IsTerminal;
+    if !options.progress || !std::io::stderr().is_terminal() {
+        return ProgressBar::hidden();
+    }
+    let (len, template) = match options.limit {
+        Limit::Duration(d) => (
+            d.as_millis() as u64,
+            "{spinner} [{bar:40}] {elapsed_precise} {msg}",
+        ),
+        Limit::Requests(n) => (n, "{spinner} [{bar:40}] {pos}/{len} requests ({per_sec})"),
+    };
+    let bar = ProgressBar::with_draw_target(Some(len), ProgressDrawTarget::stderr());
+    if let Ok(style) = ProgressStyle::with_template(template) {
+        bar.set_style(style.progress_chars("=> "));
+    }
+    bar
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn targets_parse() {
+        let cases = [
+            ("http://127.0.0.1:8750", Ok("127.0.0.1:8750")),
+            ("http://localhost:1/api/v1", Ok("localhost:1")),
+            ("https://x:1", Err("http://")),
+            ("http:///x", Err("no host")),
+        ];
+        for (url, want) in cases {
+            match (url.parse::<Target>(), want) {
+                (Ok(t), Ok(a)) => assert_eq!(t.authority, a),
+                (Err(e), Err(part)) => assert!(e.contains(part), "{url}: {e}"),
+                (got, want) => panic!("{url}: {got:?} vs {want:?}"),
+            }
+        }
+    }
+
+    #[test]
+    fn cache_counters_from_metrics_text() {
+        let cases = [
+            (
+                "# HELP x\nhierad_lookup_cache_total{result=\"hit\"} 12\nhierad_lookup_cache_total{result=\"miss\"} 3\n",
+                Some((12, 3)),
+            ),
+            (
+                "# HELP hierad_lookup_cache Lookup answer cache\n",
+                Some((0, 0)),
+            ),
+            (
+                "hierad_lookup_cache_total{result=\"miss\"} 5\n",
+                Some((0, 5)),
+            ),
+            ("hierad_data_generation 1\n", Some((0, 0))),
+            ("other_metric 1\n", None),
+        ];
+        for (text, want) in cases {
+            assert_eq!(parse_cache_counters(text), want, "{text}");
+        }
+    }
+}

@@ -1,0 +1,764 @@
+//! `hierad bench generate`: a synthetic Fuel environment of N nodes built
+//! from real Fuel deployment data (the `neut_tun.ceph.murano.sahara.ceil`
+//! fixtures: one primary controller, one compute, one Ceph OSD node of a
+//! single environment, read from the repository).
+//!
+//! What the three fixtures share is shared here: it goes once into the
+//! root `astute`, with `globals`, the override layers and the plugin
+//! layers. What differs between them (uid, fqdn, roles, network_scheme,
+//! node_volumes…) is per node: each generated node gets its template's
+//! values with its own name, uid and addresses, in an `astute` at level
+//! `nodes=<fqdn>`. So a thousand nodes hold one `network_metadata`, as the
+//! ConfigDB should.
+//!
+//! The shared `nodes` list and `network_metadata` describe
+//! [`LISTED_NODES`] nodes whatever N is (padded with spare nodes when N is
+//! smaller): `network_metadata` is then the ~55 KB of the perf anchors,
+//! and environments of different sizes differ in their number of nodes
+//! only, not in the size of their answers.
+
+use super::plan::{self, PLAN_FILE, Plan};
+use super::rng::Rng;
+use crate::hiera::render::yaml::to_yaml;
+use crate::hiera::{Hash, Value, yaml};
+use std::net::Ipv4Addr;
+use std::path::Path;
+
+/// The real data a generated environment is made from: three nodes of
+/// Fuel's `neut_tun.ceph.murano.sahara.ceil` environment
+/// (`tests/fixtures/fuel/`) and the sample's globals and override layers
+/// (`data/`).
+#[derive(Clone, Debug)]
+pub struct Sources {
+    pub primary_controller: String,
+    pub compute: String,
+    pub ceph_osd: String,
+    pub globals: String,
+    pub plugins: String,
+    pub role: String,
+    pub cluster: String,
+}
+
+impl Sources {
+    /// Reads the sources from the repository's `fixtures` (Fuel
+    /// fixtures) and `sample` (`data/`) folders.
+    ///
+    /// # Errors
+    ///
+    /// A file is missing: run from the repository, or give the folders.
+    pub fn read(fixtures: &Path, sample: &Path) -> std::io::Result<Sources> {
+        let read = |path: std::path::PathBuf| {
+            std::fs::read_to_string(&path).map_err(|e| {
+                std::io::Error::new(e.kind(), format!("cannot read {}: {e}", path.display()))
+            })
+        };
+        let fixture = |role: &str| {
+            read(fixtures.join(format!("neut_tun.ceph.murano.sahara.ceil-{role}.yaml")))
+        };
+        Ok(Sources {
+            primary_controller: fixture("primary-controller")?,
+            compute: fixture("compute")?,
+            ceph_osd: fixture("ceph-osd")?,
+            globals: read(sample.join("globals.yaml"))?,
+            plugins: read(sample.join("override/plugins.yaml"))?,
+            role: read(sample.join("override/configuration/role.yaml"))?,
+            cluster: read(sample.join("override/configuration/cluster.yaml"))?,
+        })
+    }
+}
+
+/// The top-level astute keys that differ between the nodes of one
+/// environment (found by comparing the three fixtures).
+pub const NODE_KEYS: [&str; 7] = [
+    "fqdn",
+    "uid",
+    "user_node_name",
+    "roles",
+    "fail_if_error",
+    "network_scheme",
+    "node_volumes",
+];
+
+/// How many nodes the shared `nodes` and `network_metadata` describe.
+pub const LISTED_NODES: usize = 45;
+
+pub const DOMAIN: &str = "test.domain.local";
+
+/// Fuel's hierarchy (MOS 9.x `hiera.yaml`) with two plugins' levels: 17.
+pub const HIERARCHY: [&str; 17] = [
+    "override/node/%{::fqdn}",
+    "override/class/%{calling_class}",
+    "override/module/%{calling_module}",
+    "override/plugins",
+    "plugins/contrail",
+    "plugins/ldap",
+    "override/common",
+    "override/configuration/%{::fqdn}",
+    "override/configuration/role",
+    "override/configuration/cluster",
+    "override/configuration/default_route",
+    "class/%{calling_class}",
+    "module/%{calling_module}",
+    "deleted_nodes",
+    "nodes",
+    "globals%{disable_globals_yaml}",
+    "astute",
+];
+
+/// A generated environment, in memory.
+#[derive(Debug)]
+pub struct Generated {
+    /// Root documents by resource name (`hiera` is the Hiera
+    /// configuration, Symbol keys as in `hiera.yaml`).
+    pub root: Vec<(String, Hash)>,
+    pub nodes: Vec<Node>,
+    pub plan: Plan,
+}
+
+/// One node's own documents, imported at `nodes=<fqdn>`.
+#[derive(Debug)]
+pub struct Node {
+    pub fqdn: String,
+    pub docs: Vec<(String, Hash)>,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum Role {
+    PrimaryController,
+    Controller,
+    CephOsd,
+    Compute,
+}
+
+impl Role {
+    fn of(uid: usize, nodes: usize) -> Role {
+        match uid {
+            1 => Role::PrimaryController,
+            2 | 3 => Role::Controller,
+            _ if uid <= 3 + (nodes / 10).max(1) => Role::CephOsd,
+            _ => Role::Compute,
+        }
+    }
+
+    fn name(self) -> &'static str {
+        match self {
+            Role::PrimaryController => "primary-controller",
+            Role::Controller => "controller",
+            Role::CephOsd => "ceph-osd",
+            Role::Compute => "compute",
+        }
+    }
+}
+
+/// One fixture node: its astute, its name, and its addresses by network.
+struct Template {
+    astute: Hash,
+    name: String,
+    uid: String,
+    addresses: Vec<(Net, String)>,
+}
+
+#[derive(Clone, Copy)]
+enum Net {
+    Management,
+    Storage,
+    Public,
+    Admin,
+    Mesh,
+}
+
+impl Net {
+    const ALL: [(Net, &'static str); 5] = [
+        (Net::Management, "management"),
+        (Net::Storage, "storage"),
+        (Net::Public, "ex"),
+        (Net::Admin, "fw-admin"),
+        (Net::Mesh, "neutron/mesh"),
+    ];
+
+    /// Node `uid`'s address: one /16 per network, so a thousand nodes fit.
+    fn address(self, uid: usize) -> String {
+        let base: [u8; 2] = match self {
+            Net::Management => [10, 20],
+            Net::Storage => [10, 21],
+            Net::Public => [172, 16],
+            Net::Admin => [10, 109],
+            Net::Mesh => [10, 22],
+        };
+        let host = u16::try_from(uid + 2).unwrap_or(u16::MAX);
+        Ipv4Addr::new(base[0], base[1], (host >> 8) as u8, (host & 0xff) as u8).to_string()
+    }
+}
+
+fn s(text: &str) -> Value {
+    Value::str(text)
+}
+
+fn get<'h>(h: &'h Hash, key: &str) -> Option<&'h Value> {
+    h.get(&s(key))
+}
+
+fn load(text: &str, what: &str) -> Result<Hash, String> {
+    match yaml::load(text).map_err(|e| format!("{what}: {}", e.message))? {
+        Value::Hash(h) => Ok(h),
+        Value::Nil => Ok(Hash::new()),
+        other => Err(format!("{what}: not a Hash but {}", other.class_name())),
+    }
+}
+
+impl Template {
+    fn parse(text: &str, what: &str) -> Result<Template, String> {
+        let astute = load(text, what)?;
+        let name = get(&astute, "user_node_name")
+            .and_then(Value::as_str)
+            .ok_or_else(|| format!("{what}: no user_node_name"))?
+            .to_owned();
+        let uid = get(&astute, "uid")
+            .and_then(Value::as_str)
+            .ok_or_else(|| format!("{what}: no uid"))?
+            .to_owned();
+        let roles = get(&astute, "network_metadata")
+            .and_then(Value::as_hash)
+            .and_then(|m| get(m, "nodes"))
+            .and_then(Value::as_hash)
+            .and_then(|n| get(n, &name))
+            .and_then(Value::as_hash)
+            .and_then(|n| get(n, "network_roles"))
+            .and_then(Value::as_hash)
+            .ok_or_else(|| format!("{what}: no network_metadata.nodes.{name}.network_roles"))?;
+        let addresses = Net::ALL
+            .iter()
+            .filter_map(|(net, role)| {
+                get(roles, role)
+                    .and_then(Value::as_str)
+                    .map(|a| (*net, a.to_owned()))
+            })
+            .collect();
+        Ok(Template {
+            astute,
+            name,
+            uid,
+            addresses,
+        })
+    }
+
+    /// What to replace in this template's values to make them node `uid`'s.
+    fn renames(&self, uid: usize) -> Vec<(String, String)> {
+        let name = format!("node-{uid}");
+        let mut out = vec![
+            (
+                format!("{}.{DOMAIN}", self.name),
+                format!("{name}.{DOMAIN}"),
+            ),
+            (self.name.clone(), name),
+            (self.uid.clone(), uid.to_string()),
+        ];
+        for (net, address) in &self.addresses {
+            out.push((address.clone(), net.address(uid)));
+        }
+        out
+    }
+}
+
+/// `v` with every String that is one of the `renames` (or one of them
+/// followed by `/prefix`, an address in CIDR form) replaced.
+fn rename(v: &Value, renames: &[(String, String)]) -> Value {
+    match v {
+        Value::String(text) => {
+            for (from, to) in renames {
+                if text == from {
+                    return s(to);
+                }
+                if let Some(rest) = text.strip_prefix(from.as_str())
+                    && rest.starts_with('/')
+                {
+                    return s(&format!("{to}/16"));
+                }
+            }
+            v.clone()
+        }
+        Value::Array(items) => Value::Array(items.iter().map(|i| rename(i, renames)).collect()),
+        Value::Hash(h) => Value::Hash(
+            h.iter()
+                .map(|(k, v)| (rename(k, renames), rename(v, renames)))
+                .collect(),
+        ),
+        other => other.clone(),
+    }
+}
+
+fn roles_value(role: Role) -> Value {
+    Value::Array(vec![s(role.name())])
+}
+
+/// Generates an environment of `nodes` nodes from `sources`; the same
+/// seed gives the same environment.
+///
+/// # Errors
+///
+/// A source does not parse, or lacks what a Fuel node's data has.
+pub fn generate(sources: &Sources, nodes: usize, seed: u64) -> Result<Generated, String> {
+    let templates = [
+        Template::parse(&sources.primary_controller, "primary-controller fixture")?,
+        Template::parse(&sources.compute, "compute fixture")?,
+        Template::parse(&sources.ceph_osd, "ceph-osd fixture")?,
+    ];
+    let template = |role: Role| match role {
+        Role::PrimaryController | Role::Controller => &templates[0],
+        Role::Compute => &templates[1],
+        Role::CephOsd => &templates[2],
+    };
+    let mut rng = Rng::new(seed);
+    let shared = &templates[0].astute;
+
+    // The shared astute: everything but the node keys, with the lists of
+    // nodes rebuilt for the listed nodes.
+    let mut astute: Hash = shared
+        .iter()
+        .filter(|(k, _)| !NODE_KEYS.iter().any(|n| *k == &s(n)))
+        .map(|(k, v)| (k.clone(), v.clone()))
+        .collect();
+    let listed = LISTED_NODES.max(1);
+    let fixture_nodes = get(shared, "nodes")
+        .and_then(Value::as_array)
+        .ok_or("the fixture has no nodes list")?;
+    let mut node_list = Vec::new();
+    let mut metadata_nodes = Hash::new();
+    for uid in 1..=listed {
+        let role = Role::of(uid, nodes);
+        let t = template(role);
+        let renames = t.renames(uid);
+        if let Some(entry) = fixture_nodes.iter().find(|e| {
+            e.as_hash()
+                .and_then(|h| get(h, "uid"))
+                .and_then(Value::as_str)
+                == Some(t.uid.as_str())
+        }) {
+            let mut entry = rename(entry, &renames);
+            if let Value::Hash(h) = &mut entry {
+                h.insert(s("role"), s(role.name()));
+            }
+            node_list.push(entry);
+        }
+        let entry = get(&t.astute, "network_metadata")
+            .and_then(Value::as_hash)
+            .and_then(|m| get(m, "nodes"))
+            .and_then(Value::as_hash)
+            .and_then(|n| get(n, &t.name))
+            .ok_or("the fixture has no network_metadata entry for itself")?;
+        let mut entry = rename(entry, &renames);
+        if let Value::Hash(h) = &mut entry {
+            h.insert(s("node_roles"), roles_value(role));
+        }
+        metadata_nodes.insert(s(&format!("node-{uid}")), entry);
+    }
+    astute.insert(s("nodes"), Value::Array(node_list));
+    if let Some(Value::Hash(metadata)) = astute.get_mut(&s("network_metadata")) {
+        metadata.insert(s("nodes"), Value::Hash(metadata_nodes));
+    }
+
+    let services: Vec<String> = [
+        "nova",
+        "keystone",
+        "glance",
+        "cinder",
+        "heat",
+        "ceilometer",
+        "aodh",
+        "murano",
+        "sahara",
+        "swift",
+        "ironic",
+        "quantum_settings",
+        "storage",
+        "rabbit",
+        "mysql",
+    ]
+    .iter()
+    .filter(|k| matches!(get(&astute, k), Some(Value::Hash(_))))
+    .map(|k| (*k).to_owned())
+    .collect();
+
+    // globals: Fuel's derived values as interpolations, per service too.
+    let mut globals = load(&sources.globals, "globals")?;
+    for (i, svc) in services.iter().enumerate() {
+        let port = 8000 + 10 * i;
+        globals.insert(
+            s(&format!("{svc}_internal_url")),
+            s(&format!(
+                "http://%{{hiera('service_endpoint')}}:{port}/{svc}"
+            )),
+        );
+        globals.insert(
+            s(&format!("{svc}_public_url")),
+            s(&format!("https://%{{hiera('public_vip')}}:{port}/{svc}")),
+        );
+        globals.insert(
+            s(&format!("{svc}_hash")),
+            s(&format!("%{{alias('{svc}')}}")),
+        );
+        let has_db = get(&astute, svc)
+            .and_then(Value::as_hash)
+            .is_some_and(|h| get(h, "db_password").is_some());
+        if has_db {
+            globals.insert(
+                s(&format!("{svc}_db_connection")),
+                s(&format!(
+                    "mysql://{svc}:%{{hiera('{svc}.db_password')}}@%{{hiera('management_vip')}}/{svc}?read_timeout=60"
+                )),
+            );
+        }
+        globals.insert(
+            s(&format!("{svc}_syslog_facility")),
+            s(&format!("LOG_LOCAL{}", i % 8)),
+        );
+    }
+
+    // Override and plugin layers: small Hashes over the service Hashes,
+    // so a hash lookup of them merges three or four layers.
+    let mut plugins = load(&sources.plugins, "override/plugins")?;
+    let mut cluster = load(&sources.cluster, "override/configuration/cluster")?;
+    let role = load(&sources.role, "override/configuration/role")?;
+    let mut contrail = Hash::new();
+    let mut ldap = Hash::new();
+    for (i, svc) in services.iter().enumerate() {
+        let mut overlay = Hash::new();
+        overlay.insert(
+            s("plugin_option"),
+            s(&format!("opt-{:04x}", rng.next_u64() & 0xffff)),
+        );
+        overlay.insert(s("debug"), Value::Bool(rng.chance(0.5)));
+        plugins.insert(s(svc), Value::Hash(overlay));
+        let mut overlay = Hash::new();
+        overlay.insert(s("cluster_option"), Value::Int(rng.below(100) as i64));
+        overlay.insert(s("workers"), Value::Int(4));
+        cluster.insert(s(svc), Value::Hash(overlay));
+        if i % 3 == 0 {
+            let mut overlay = Hash::new();
+            overlay.insert(s("contrail_integration"), Value::Bool(true));
+            contrail.insert(s(svc), Value::Hash(overlay));
+        }
+    }
+    let mut settings = Hash::new();
+    settings.insert(s("api_server"), s(&Net::Management.address(1)));
+    settings.insert(s("asn"), Value::Int(64512));
+    contrail.insert(s("contrail"), Value::Hash(settings));
+    let mut settings = Hash::new();
+    settings.insert(s("url"), s("ldap://ldap.test.domain.local"));
+    settings.insert(s("suffix"), s("dc=test,dc=domain,dc=local"));
+    settings.insert(s("user_tree_dn"), s("ou=Users,dc=test,dc=domain,dc=local"));
+    ldap.insert(s("ldap"), Value::Hash(settings));
+    if let Some(keystone) = services.iter().find(|k| *k == "keystone") {
+        let mut overlay = Hash::new();
+        overlay.insert(s("identity_driver"), s("ldap"));
+        ldap.insert(s(keystone), Value::Hash(overlay));
+    }
+    let mut common = Hash::new();
+    common.insert(s("ntp_servers"), Value::Array(vec![s("10.109.0.2")]));
+    common.insert(s("syslog_remote"), Value::Bool(true));
+    common.insert(s("custom_motd"), s("Managed by Puppet"));
+
+    let mut hiera = Hash::new();
+    hiera.insert(
+        Value::Symbol("backends".into()),
+        Value::Array(vec![s("yaml")]),
+    );
+    hiera.insert(
+        Value::Symbol("hierarchy".into()),
+        Value::Array(HIERARCHY.iter().map(|l| s(l)).collect()),
+    );
+    let mut yaml_options = Hash::new();
+    yaml_options.insert(Value::Symbol("datadir".into()), s("/etc/hiera"));
+    hiera.insert(Value::Symbol("yaml".into()), Value::Hash(yaml_options));
+    hiera.insert(Value::Symbol("merge_behavior".into()), s("deeper"));
+    hiera.insert(Value::Symbol("logger".into()), s("noop"));
+
+    let root = vec![
+        ("hiera".to_owned(), hiera),
+        ("astute".to_owned(), astute),
+        ("globals".to_owned(), globals),
+        ("override/plugins".to_owned(), plugins),
+        ("plugins/contrail".to_owned(), contrail),
+        ("plugins/ldap".to_owned(), ldap),
+        ("override/common".to_owned(), common),
+        ("override/configuration/role".to_owned(), role),
+        ("override/configuration/cluster".to_owned(), cluster),
+    ];
+
+    let mut generated_nodes = Vec::with_capacity(nodes);
+    for uid in 1..=nodes {
+        let role = Role::of(uid, nodes);
+        let t = template(role);
+        let renames = t.renames(uid);
+        let mut own: Hash = NODE_KEYS
+            .iter()
+            .filter_map(|k| get(&t.astute, k).map(|v| (s(k), rename(v, &renames))))
+            .collect();
+        own.insert(s("roles"), roles_value(role));
+        let fqdn = format!("node-{uid}.{DOMAIN}");
+        let mut docs = vec![("astute".to_owned(), own)];
+        // One node in ten has a per-node override, as operators make.
+        if rng.chance(0.1) {
+            let mut over = Hash::new();
+            match rng.below(3) {
+                0 => {
+                    let mut nova = Hash::new();
+                    nova.insert(s("state_path"), s("/srv/nova"));
+                    over.insert(s("nova"), Value::Hash(nova));
+                    over.insert(s("debug"), Value::Bool(true));
+                }
+                1 => {
+                    over.insert(
+                        s("dns_nameservers"),
+                        Value::Array(vec![s(&Net::Admin.address(uid))]),
+                    );
+                }
+                _ => {
+                    let mut syslog = Hash::new();
+                    syslog.insert(s("syslog_server"), s(&Net::Admin.address(1)));
+                    over.insert(s("base_syslog"), Value::Hash(syslog));
+                }
+            }
+            docs.push((format!("override/node/{fqdn}"), over));
+        }
+        generated_nodes.push(Node { fqdn, docs });
+    }
+
+    let calling_classes = plan::default_calling_classes();
+    let plan = {
+        // Classify over the layers a node sees, most specific first.
+        let by_name = |name: &str| root.iter().find(|(n, _)| n == name).map(|(_, d)| d);
+        let sources: Vec<(String, &Hash)> = HIERARCHY
+            .iter()
+            .filter(|l| !l.contains("%{"))
+            .chain(["globals"].iter())
+            .filter_map(|l| by_name(l).map(|d| ((*l).to_owned(), d)))
+            .collect();
+        let node_keys: Vec<String> = NODE_KEYS.iter().map(|k| (*k).to_owned()).collect();
+        Plan {
+            environment: 1,
+            level: "nodes".to_owned(),
+            nodes: generated_nodes.iter().map(|n| n.fqdn.clone()).collect(),
+            hierarchy: HIERARCHY.iter().map(|l| (*l).to_owned()).collect(),
+            classes: plan::classify(&sources, &node_keys, &calling_classes),
+            calling_classes,
+            write_resource: "override/common".to_owned(),
+        }
+    };
+    Ok(Generated {
+        root,
+        nodes: generated_nodes,
+        plan,
+    })
+}
+
+/// What [`write`] wrote.
+#[derive(Debug, Default, PartialEq)]
+pub struct Written {
+    pub files: usize,
+    pub bytes: u64,
+}
+
+/// Writes `generated` under `dir`: `root/` (the tree for the
+/// environment's root, with `hiera.yaml`), `nodes/<fqdn>/` (each node's
+/// tree, for level `nodes=<fqdn>`), and the plan, `bench-plan.json`.
+/// YAML as Psych writes it, so the real Hiera reads the same values.
+///
+/// # Errors
+///
+/// The files cannot be written.
+pub fn write(generated: &Generated, dir: &Path) -> std::io::Result<Written> {
+    let mut written = Written::default();
+    let mut put = |path: &Path, text: &str| -> std::io::Result<()> {
+        if let Some(parent) = path.parent() {
+            std::fs::create_dir_all(parent)?;
+        }
+        std::fs::write(path, text)?;
+        written.files += 1;
+        written.bytes += text.len() as u64;
+        Ok(())
+    };
+    let yaml_text = |doc: &Hash| {
+        to_yaml(&Value::Hash(doc.clone())).map_err(|e| std::io::Error::other(e.message))
+    };
+    for (name, doc) in &generated.root {
+        put(
+            &dir.join("root").join(format!("{name}.yaml")),
+            &yaml_text(doc)?,
+        )?;
+    }
+    for node in &generated.nodes {
+        for (name, doc) in &node.docs {
+            let path = dir
+                .join("nodes")
+                .join(&node.fqdn)
+                .join(format!("{name}.yaml"));
+            put(&path, &yaml_text(doc)?)?;
+        }
+    }
+    let plan = serde_json::to_string_pretty(&generated.plan).map_err(std::io::Error::other)?;
+    put(&dir.join(PLAN_FILE), &plan)?;
+    Ok(written)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::collections::HashSet;
+
+    fn generate(nodes: usize, seed: u64) -> Result<Generated, String> {
+        let repo = Path::new(env!("CARGO_MANIFEST_DIR"));
+        let sources = Sources::read(&repo.join("tests/fixtures/fuel"), &repo.join("data")).unwrap();
+        super::generate(&sources, nodes, seed)
+    }
+
+    fn doc<'g>(docs: &'g [(String, Hash)], name: &str) -> &'g Hash {
+        &docs.iter().find(|(n, _)| n == name).unwrap().1
+    }
+
+    #[test]
+    fn node_keys_vary_and_shared_keys_are_shared() {
+        let g = generate(60, 1).unwrap();
+        assert_eq!(g.nodes.len(), 60);
+        let astute = doc(&g.root, "astute");
+        for key in NODE_KEYS {
+            assert!(get(astute, key).is_none(), "{key} is per node");
+        }
+        let mut fqdns = HashSet::new();
+        let mut schemes = HashSet::new();
+        for node in &g.nodes {
+            let own = doc(&node.docs, "astute");
+            let keys: Vec<&str> = own.keys().filter_map(Value::as_str).collect();
+            assert_eq!(keys.len(), NODE_KEYS.len(), "{keys:?}");
+            assert_eq!(
+                get(own, "fqdn").and_then(Value::as_str),
+                Some(node.fqdn.as_str())
+            );
+            fqdns.insert(node.fqdn.clone());
+            schemes.insert(crate::wire::to_string(get(own, "network_scheme").unwrap()));
+            // No address of a fixture node survives in a generated node.
+            let text = crate::wire::to_string(&Value::Hash(own.clone()));
+            assert!(
+                !text.contains("192.168.0.6") && !text.contains("node-126"),
+                "{text}"
+            );
+        }
+        assert_eq!(fqdns.len(), 60);
+        assert_eq!(schemes.len(), 60, "every node has its own addresses");
+        let roles: Vec<String> = g
+            .nodes
+            .iter()
+            .take(5)
+            .map(|n| crate::wire::to_string(get(doc(&n.docs, "astute"), "roles").unwrap()))
+            .collect();
+        assert_eq!(
+            roles,
+            [
+                r#"["primary-controller"]"#,
+                r#"["controller"]"#,
+                r#"["controller"]"#,
+                r#"["ceph-osd"]"#,
+                r#"["ceph-osd"]"#
+            ]
+        );
+    }
+
+    #[test]
+    fn shared_lists_have_a_fixed_size() {
+        for nodes in [3, 10, 1000] {
+            let g = generate(nodes, 1).unwrap();
+            let astute = doc(&g.root, "astute");
+            let metadata = get(astute, "network_metadata").unwrap();
+            let listed = get(metadata.as_hash().unwrap(), "nodes")
+                .unwrap()
+                .as_hash()
+                .unwrap();
+            assert_eq!(listed.len(), LISTED_NODES);
+            let size = crate::wire::to_string(metadata).len();
+            assert!(
+                (45_000..70_000).contains(&size),
+                "network_metadata is {size} B"
+            );
+            assert_eq!(
+                get(astute, "nodes").unwrap().as_array().unwrap().len(),
+                LISTED_NODES
+            );
+        }
+    }
+
+    #[test]
+    fn plan_and_hierarchy() {
+        let g = generate(10, 1).unwrap();
+        let hiera = doc(&g.root, "hiera");
+        let levels = hiera.get(&Value::Symbol("hierarchy".into())).unwrap();
+        assert_eq!(levels.as_array().unwrap().len(), 17);
+        assert_eq!(g.plan.nodes.len(), 10);
+        assert_eq!(g.plan.hierarchy.len(), 17);
+        let class = |name: &str| g.plan.classes.iter().find(|c| c.name == name).unwrap();
+        assert!(class("large").keys.contains(&"network_metadata".to_owned()));
+        assert!(class("hash").keys.contains(&"nova".to_owned()));
+        assert!(
+            class("interpolated")
+                .keys
+                .contains(&"keystone_auth_uri".to_owned())
+        );
+        assert!(
+            class("priority")
+                .keys
+                .contains(&"network_scheme".to_owned())
+        );
+        assert!(class("array").keys.contains(&"ntp_servers".to_owned()));
+        for c in &g.plan.classes {
+            assert!(!c.keys.is_empty(), "class {} is empty", c.name);
+        }
+    }
+
+    #[test]
+    fn same_seed_same_environment() {
+        let a = generate(30, 5).unwrap();
+        let b = generate(30, 5).unwrap();
+        let c = generate(30, 6).unwrap();
+        assert_eq!(a.root, b.root);
+        assert_eq!(a.plan, b.plan);
+        let overrides = |g: &Generated| -> Vec<String> {
+            g.nodes
+                .iter()
+                .flat_map(|n| n.docs.iter().map(|(name, _)| name.clone()))
+                .collect()
+        };
+        assert_eq!(overrides(&a), overrides(&b));
+        assert_ne!(
+            (doc(&a.root, "override/plugins"), overrides(&a)),
+            (doc(&c.root, "override/plugins"), overrides(&c))
+        );
+    }
+
+    #[test]
+    fn written_tree_reads_back_as_hiera_reads_it() {
+        let g = generate(12, 3).unwrap();
+        let dir = tempfile::tempdir().unwrap();
+        let written = write(&g, dir.path()).unwrap();
+        let node_docs: usize = g.nodes.iter().map(|n| n.docs.len()).sum();
+        assert_eq!(written.files, g.root.len() + node_docs + 1);
+        let root = crate::tree::read_tree(&dir.path().join("root")).unwrap();
+        assert_eq!(root.len(), g.root.len());
+        for file in root {
+            assert_eq!(
+                &file.content,
+                doc(&g.root, &file.resource),
+                "{}",
+                file.resource
+            );
+        }
+        let node = &g.nodes[4];
+        let tree = crate::tree::read_tree(&dir.path().join("nodes").join(&node.fqdn)).unwrap();
+        let names: Vec<&str> = tree.iter().map(|f| f.resource.as_str()).collect();
+        let want: Vec<&str> = node.docs.iter().map(|(n, _)| n.as_str()).collect();
+        assert_eq!(names.len(), want.len());
+        assert_eq!(&tree[0].content, doc(&node.docs, "astute"));
+        let plan: Plan =
+            serde_json::from_str(&std::fs::read_to_string(dir.path().join(PLAN_FILE)).unwrap())
+                .unwrap();
+        assert_eq!(plan, g.plan);
+    }
+}

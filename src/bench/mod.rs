@@ -1,0 +1,138 @@
+//! `hierad bench`: load testing a hierad server with realistic Fuel data.
+//!
+//! - [`generate`]: a synthetic environment of N nodes from real Fuel data;
+//! - [`load`]: importing it (through the API, or into a database), timed;
+//! - [`plan`]: the keys, nodes and hierarchy requests are built from;
+//! - [`client`]: the load loop over N keep-alive connections;
+//! - [`stats`]: HDR percentiles, the timeline, the report;
+//! - [`chart`]: the SVG latency chart;
+//! - [`baseline`]: the bare hyper server hierad is compared with.
+
+pub mod baseline;
+pub mod chart;
+pub mod client;
+pub mod generate;
+pub mod load;
+pub mod plan;
+pub mod rng;
+pub mod stats;
+
+use crate::hiera::{Hash, Value};
+use anyhow::{Context, bail};
+use client::Target;
+use plan::Plan;
+
+async fn get_value(target: &Target, path: &str) -> anyhow::Result<Option<Value>> {
+    let (status, body) = client::get(target, path)
+        .await
+        .with_context(|| format!("cannot reach {}", target.url()))?;
+    if status.as_u16() == 404 {
+        return Ok(None);
+    }
+    if !status.is_success() {
+        bail!("GET {path}: {status} {}", String::from_utf8_lossy(&body));
+    }
+    let text = std::str::from_utf8(&body).context("a response that is not UTF-8")?;
+    Ok(Some(crate::wire::from_str(text)?))
+}
+
+/// A plan read from the server's own data: the hierarchy of environment
+/// `env`'s `hiera` resource, its root datasources' keys, and the nodes its
+/// `astute` lists (Fuel's `nodes`), looked up at level `nodes=<fqdn>` when
+/// the environment has that level.
+///
+/// # Errors
+///
+/// The server cannot be reached, or the environment has no hierarchy.
+pub async fn discover(target: &Target, env: i64) -> anyhow::Result<Plan> {
+    let levels = match get_value(target, &format!("/api/v1/config/environments/{env}")).await? {
+        Some(Value::Hash(h)) => h
+            .get(&Value::str("hierarchy_levels"))
+            .and_then(Value::as_array)
+            .map(|l| {
+                l.iter()
+                    .filter_map(Value::as_str)
+                    .map(str::to_owned)
+                    .collect()
+            })
+            .unwrap_or_default(),
+        _ => bail!("environment {env} does not exist on {}", target.url()),
+    };
+    let levels: Vec<String> = levels;
+    let hierarchy: Vec<String> =
+        match get_value(target, &format!("/api/v1/data/{env}/hiera")).await? {
+            Some(Value::Hash(h)) => h
+                .get(&Value::Symbol("hierarchy".into()))
+                .map(|v| match v {
+                    Value::Array(items) => items
+                        .iter()
+                        .filter_map(Value::as_str)
+                        .map(str::to_owned)
+                        .collect(),
+                    Value::String(s) => vec![s.clone()],
+                    _ => Vec::new(),
+                })
+                .unwrap_or_default(),
+            _ => Vec::new(),
+        };
+    if hierarchy.is_empty() {
+        bail!(
+            "environment {env} has no Hiera hierarchy (no `hiera` resource): give --plan (hierad bench generate writes one)"
+        );
+    }
+    let mut sources: Vec<(String, Hash)> = Vec::new();
+    for level in &hierarchy {
+        let name = plan::expand(level, &|_| String::new());
+        // Levels named by a scope variable (`override/node/%{::fqdn}`)
+        // differ per node; the root holds none of them.
+        if name.is_empty() || name.ends_with('/') {
+            continue;
+        }
+        if let Some(Value::Hash(doc)) =
+            get_value(target, &format!("/api/v1/data/{env}/{name}")).await?
+        {
+            sources.push((name, doc));
+        }
+    }
+    let nodes: Vec<String> = sources
+        .iter()
+        .find(|(n, _)| n == "astute")
+        .and_then(|(_, doc)| doc.get(&Value::str("nodes")))
+        .and_then(Value::as_array)
+        .map(|list| {
+            let mut fqdns: Vec<String> = list
+                .iter()
+                .filter_map(|e| {
+                    e.as_hash()?
+                        .get(&Value::str("fqdn"))?
+                        .as_str()
+                        .map(str::to_owned)
+                })
+                .collect();
+            fqdns.dedup();
+            fqdns
+        })
+        .unwrap_or_default();
+    let write_resource = ["override/common", "override/plugins"]
+        .iter()
+        .find(|r| sources.iter().any(|(n, _)| n == *r))
+        .map_or_else(
+            || sources.last().map(|(n, _)| n.clone()).unwrap_or_default(),
+            |r| (*r).to_owned(),
+        );
+    let calling_classes = plan::default_calling_classes();
+    let borrowed: Vec<(String, &Hash)> = sources.iter().map(|(n, d)| (n.clone(), d)).collect();
+    Ok(Plan {
+        environment: env,
+        level: if levels.iter().any(|l| l == "nodes") && !nodes.is_empty() {
+            "nodes".to_owned()
+        } else {
+            String::new()
+        },
+        nodes,
+        hierarchy,
+        classes: plan::classify(&borrowed, &[], &calling_classes),
+        calling_classes,
+        write_resource,
+    })
+}

@@ -1,0 +1,328 @@
+//! `hierad bench`: load a running server with realistic lookups and
+//! report lookups/s, latency percentiles, errors and cache hits; and its
+//! helpers: `generate` (a synthetic Fuel environment), `load` (import it,
+//! timed), `chart` (SVG of saved reports), `baseline-server` (the bare
+//! hyper server to compare with).
+
+use crate::bench::client::{self, Limit, Options, Target};
+use crate::bench::plan::{self, KeyClass, Mix, Plan, Sampler};
+use crate::bench::stats::Report;
+use crate::bench::{baseline, chart, discover, generate, load};
+use anyhow::{Context, bail};
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::sync::Arc;
+use std::time::Duration;
+
+/// Load-test a hierad server; or generate, load and chart bench data.
+#[derive(Debug, clap::Args)]
+#[command(args_conflicts_with_subcommands = true)]
+pub struct Args {
+    #[command(subcommand)]
+    pub command: Option<Sub>,
+    #[command(flatten)]
+    pub run: RunArgs,
+}
+
+#[derive(Debug, clap::Subcommand)]
+pub enum Sub {
+    /// Write a synthetic Fuel environment of N nodes to DIR: `root/` and
+    /// `nodes/<fqdn>/` trees for `hierad import`, and `bench-plan.json`.
+    Generate {
+        /// How many nodes.
+        #[arg(long, default_value_t = 100)]
+        nodes: usize,
+        /// The generator's seed (the same seed writes the same files).
+        #[arg(long, default_value_t = 1)]
+        seed: u64,
+        /// The Fuel fixtures the nodes are made from.
+        #[arg(long, default_value = "tests/fixtures/fuel")]
+        fixtures: PathBuf,
+        /// The sample tree the globals and override layers come from.
+        #[arg(long, default_value = "data")]
+        sample: PathBuf,
+        dir: PathBuf,
+    },
+    /// Import a generated environment, timed: through a server's import
+    /// API (one import per level), or into a database file.
+    Load {
+        dir: PathBuf,
+        #[arg(long, conflicts_with = "db", required_unless_present = "db")]
+        server: Option<String>,
+        #[arg(long)]
+        db: Option<PathBuf>,
+        #[arg(long, default_value_t = 1)]
+        env: i64,
+        /// Print the figures as JSON.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Draw saved `--json` reports side by side as an SVG chart.
+    Chart {
+        /// The SVG file to write.
+        #[arg(long, short)]
+        output: PathBuf,
+        #[arg(required = true)]
+        reports: Vec<PathBuf>,
+    },
+    /// A bare hyper server answering every request with a fixed body, on
+    /// the same runtime as `hierad serve`: the benchmark's baseline.
+    #[command(hide = true)]
+    BaselineServer {
+        #[arg(long, default_value = "127.0.0.1:0")]
+        listen: SocketAddr,
+        /// Set TCP_NODELAY on accepted connections.
+        #[arg(long)]
+        nodelay: bool,
+    },
+}
+
+#[derive(Debug, clap::Args)]
+pub struct RunArgs {
+    /// The server to load, `http://host:port`.
+    #[arg(long)]
+    pub server: Option<String>,
+    /// The plan (`bench-plan.json` from `hierad bench generate`); without
+    /// it, keys and nodes come from the environment's own data.
+    #[arg(long)]
+    pub plan: Option<PathBuf>,
+    /// The environment (default: the plan's, or 1).
+    #[arg(long)]
+    pub env: Option<i64>,
+    /// Keep-alive connections, each sending one request after another.
+    #[arg(long, short = 'c', default_value_t = 32)]
+    pub connections: usize,
+    /// How long to measure (`10s`, `500ms`, `1m`).
+    #[arg(long, short = 'd', value_parser = parse_duration, conflicts_with = "requests")]
+    pub duration: Option<Duration>,
+    /// How many requests to measure, instead of a duration.
+    #[arg(long, short = 'n')]
+    pub requests: Option<u64>,
+    /// Requests before the measurement (not counted).
+    #[arg(long, value_parser = parse_duration, default_value = "1s")]
+    pub warmup: Duration,
+    /// Key classes and weights.
+    #[arg(long, default_value = plan::DEFAULT_MIX)]
+    pub mix: Mix,
+    /// Look up this one key only (with --resolution).
+    #[arg(long)]
+    pub key: Option<String>,
+    #[arg(long, default_value = "priority", value_parser = ["priority", "array", "hash"])]
+    pub resolution: String,
+    /// Make every request distinct, so none is answered from the cache.
+    #[arg(long)]
+    pub unique: bool,
+    /// Publish a new version of a small document this often while
+    /// measuring (`250ms`).
+    #[arg(long, value_parser = parse_duration)]
+    pub write_every: Option<Duration>,
+    #[arg(long, default_value_t = 1)]
+    pub seed: u64,
+    /// The client's runtime threads (default: one per CPU).
+    #[arg(long)]
+    pub threads: Option<usize>,
+    /// A name for this run in reports and charts.
+    #[arg(long, default_value = "")]
+    pub label: String,
+    /// Print the report as JSON.
+    #[arg(long)]
+    pub json: bool,
+    /// Write an SVG latency chart of the run.
+    #[arg(long)]
+    pub chart: Option<PathBuf>,
+}
+
+/// `10s`, `250ms`, `2m`, or plain seconds.
+fn parse_duration(text: &str) -> Result<Duration, String> {
+    let text = text.trim();
+    let (number, scale) = if let Some(n) = text.strip_suffix("ms") {
+        (n, 0.001)
+    } else if let Some(n) = text.strip_suffix('s') {
+        (n, 1.0)
+    } else if let Some(n) = text.strip_suffix('m') {
+        (n, 60.0)
+    } else {
+        (text, 1.0)
+    };
+    let value: f64 = number
+        .trim()
+        .parse()
+        .map_err(|_| format!("not a duration: {text:?} (try 10s, 250ms, 1m)"))?;
+    if !value.is_finite() || value < 0.0 {
+        return Err(format!("not a duration: {text:?}"));
+    }
+    Ok(Duration::from_secs_f64(value * scale))
+}
+
+fn runtime(threads: Option<usize>) -> anyhow::Result<tokio::runtime::Runtime> {
+    let mut builder = tokio::runtime::Builder::new_multi_thread();
+    if let Some(n) = threads {
+        builder.worker_threads(n.max(1));
+    }
+    builder
+        .enable_all()
+        .build()
+        .context("cannot start the async runtime")
+}
+
+/// Runs `hierad bench …`.
+///
+/// # Errors
+///
+/// Bad arguments, an unreachable server, unwritable files.
+pub fn run(args: Args) -> anyhow::Result<ExitCode> {
+    match args.command {
+        Some(Sub::Generate {
+            nodes,
+            seed,
+            fixtures,
+            sample,
+            dir,
+        }) => {
+            let sources = generate::Sources::read(&fixtures, &sample)
+                .context("the generator reads the repository's Fuel fixtures and data/ (run it from the repository, or give --fixtures and --sample)")?;
+            let generated =
+                generate::generate(&sources, nodes, seed).map_err(anyhow::Error::msg)?;
+            let written = generate::write(&generated, &dir)
+                .with_context(|| format!("cannot write {}", dir.display()))?;
+            eprintln!(
+                "wrote {} files ({:.1} MB) for {nodes} nodes to {}",
+                written.files,
+                written.bytes as f64 / 1e6,
+                dir.display()
+            );
+            Ok(ExitCode::SUCCESS)
+        }
+        Some(Sub::Load {
+            dir,
+            server,
+            db,
+            env,
+            json,
+        }) => {
+            let loaded = match (server, db) {
+                (_, Some(db)) => load::into_db(&db, &dir, env)?,
+                (Some(server), None) => {
+                    let target: Target = server.parse().map_err(anyhow::Error::msg)?;
+                    runtime(Some(1))?.block_on(load::via_server(&target, &dir, env))?
+                }
+                (None, None) => bail!("give --server or --db"),
+            };
+            if json {
+                println!("{}", serde_json::to_string(&loaded)?);
+            } else {
+                print!("{}", loaded.text());
+            }
+            Ok(ExitCode::SUCCESS)
+        }
+        Some(Sub::Chart { output, reports }) => {
+            let mut loaded = Vec::new();
+            for path in &reports {
+                let text = std::fs::read_to_string(path)
+                    .with_context(|| format!("cannot read {}", path.display()))?;
+                let report: Report = serde_json::from_str(&text)
+                    .with_context(|| format!("{} is not a bench report", path.display()))?;
+                loaded.push(report);
+            }
+            std::fs::write(&output, chart::svg(&loaded))
+                .with_context(|| format!("cannot write {}", output.display()))?;
+            Ok(ExitCode::SUCCESS)
+        }
+        Some(Sub::BaselineServer { listen, nodelay }) => runtime(None)?.block_on(async move {
+            let listener = tokio::net::TcpListener::bind(listen)
+                .await
+                .with_context(|| format!("cannot listen on {listen}"))?;
+            eprintln!("listening on http://{}", listener.local_addr()?);
+            baseline::serve(listener, nodelay, crate::server::signal::shutdown_signal()).await?;
+            Ok(ExitCode::SUCCESS)
+        }),
+        None => load_test(args.run),
+    }
+}
+
+fn load_test(args: RunArgs) -> anyhow::Result<ExitCode> {
+    let Some(server) = &args.server else {
+        bail!("give --server URL (or a subcommand: generate, load, chart)");
+    };
+    let target: Target = server.parse().map_err(anyhow::Error::msg)?;
+    if args.connections == 0 {
+        bail!("--connections must be at least 1");
+    }
+    let runtime = runtime(args.threads)?;
+    let mut plan: Plan = match &args.plan {
+        Some(path) => {
+            let text = std::fs::read_to_string(path)
+                .with_context(|| format!("cannot read {}", path.display()))?;
+            serde_json::from_str(&text)
+                .with_context(|| format!("{} is not a bench plan", path.display()))?
+        }
+        None => runtime.block_on(discover(&target, args.env.unwrap_or(1)))?,
+    };
+    if let Some(env) = args.env {
+        plan.environment = env;
+    }
+    let mix = match &args.key {
+        Some(key) => {
+            plan.classes = vec![KeyClass {
+                name: "key".to_owned(),
+                resolution: args.resolution.clone(),
+                keys: vec![key.clone()],
+            }];
+            Mix(vec![("key".to_owned(), 1)])
+        }
+        None => args.mix.clone(),
+    };
+    let sampler = Sampler::new(&plan, &mix).map_err(anyhow::Error::msg)?;
+    let limit = match (args.duration, args.requests) {
+        (_, Some(n)) => Limit::Requests(n),
+        (Some(d), None) => Limit::Duration(d),
+        (None, None) => Limit::Duration(Duration::from_secs(10)),
+    };
+    let options = Options {
+        target,
+        label: args.label.clone(),
+        connections: args.connections,
+        limit,
+        warmup: args.warmup,
+        unique: args.unique,
+        seed: args.seed,
+        write_every: args.write_every,
+        progress: !args.json,
+    };
+    let report = runtime.block_on(client::run(Arc::new(plan), sampler, options))?;
+    if let Some(path) = &args.chart {
+        std::fs::write(path, chart::svg(std::slice::from_ref(&report)))
+            .with_context(|| format!("cannot write {}", path.display()))?;
+    }
+    if args.json {
+        println!("{}", serde_json::to_string(&report)?);
+    } else {
+        print!("{}", report.text());
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn durations() {
+        let cases = [
+            ("10s", Ok(10_000)),
+            ("250ms", Ok(250)),
+            ("1m", Ok(60_000)),
+            ("2", Ok(2_000)),
+            ("0.5s", Ok(500)),
+            ("soon", Err(())),
+            ("-1s", Err(())),
+        ];
+        for (text, want) in cases {
+            let got = parse_duration(text)
+                .map(|d| d.as_millis() as u64)
+                .map_err(|_| ());
+            assert_eq!(got, want, "{text}");
+        }
+    }
+}

@@ -1,0 +1,821 @@
+//! `hierad config get|set|override` (seeds/004's "Fuel Client"), and the
+//! connection every ConfigDB subcommand shares: a hierad server over HTTP
+//! (`--server URL`, or `HIERAD_SERVER`) or a local database (`--db PATH`).
+//!
+//! Decisions where the seed is silent:
+//! - `get` prints the EFFECTIVE document (the fold of the root and each
+//!   level of `--level`, values then overrides); `--stored` prints what is
+//!   stored at exactly that level (`--kind values|overrides`), `--version N`
+//!   one old version of it.
+//! - Output `--format` defaults to json, as the seed says. `json` is the
+//!   wire form (plain JSON; tagged objects only for what JSON cannot say),
+//!   so `get --format json | set --format json` round-trips every type;
+//!   `yaml` is Ruby's `to_yaml`; `plain` prints a scalar's string form (nil
+//!   as an empty line) and an Array or Hash as the `hiera` command would.
+//!   With `--key K`, json and yaml print `{K: value}`.
+//! - Input: `--value V` is read as `--type` says, `str` when it says
+//!   nothing (text stays text: `yes` or `0x10` are never reinterpreted).
+//!   Without `--value`, the value (or with no `--key`, the whole document)
+//!   comes from stdin, read as `--type` or `--format` says, YAML when
+//!   neither does (YAML reads JSON too). `--type null` needs no value.
+//! - `set --key` changes one key of the level's stored `values` (siblings
+//!   kept); `override --key` one key of its stored `overrides`. Without
+//!   `--key`, the whole document is replaced.
+//!
+//! Every error is one line on stderr and exit status 1; nothing is written.
+
+use super::client::Client;
+use crate::configdb::{
+    ConfigError, DocAddress, DocKind, KeyPath, LevelPath, NotFound, fold::fold, into_document,
+    keypath,
+};
+use crate::hiera::{Hash, Value, render, yaml};
+use crate::store::{SqliteStore, Store};
+use crate::wire;
+use anyhow::{Context, anyhow, bail};
+use std::io::{IsTerminal, Read, Write};
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+/// The database `hierad serve` uses by default.
+pub use crate::settings::DEFAULT_DB;
+
+/// The environment variable naming the default server.
+pub const SERVER_ENV: &str = "HIERAD_SERVER";
+
+/// Where the ConfigDB is: a server or a local database file.
+#[derive(Debug, Clone, Default, clap::Args)]
+pub struct Conn {
+    /// The hierad server to talk to, http://HOST:PORT (default: $HIERAD_SERVER;
+    /// without either, the local database --db)
+    #[arg(long, value_name = "URL")]
+    pub server: Option<String>,
+    /// Work on this local database file directly instead of a server
+    /// (default: hierad.db, the file `hierad serve` uses)
+    #[arg(long, value_name = "PATH", conflicts_with = "server")]
+    pub db: Option<PathBuf>,
+}
+
+/// What [`Conn`] resolves to.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Target {
+    Server(String),
+    Db(PathBuf),
+}
+
+impl Conn {
+    /// `--server`, then `--db`, then `$HIERAD_SERVER`, then the default
+    /// database.
+    pub fn target(&self) -> Target {
+        self.target_with(std::env::var(SERVER_ENV).ok())
+    }
+
+    fn target_with(&self, env_server: Option<String>) -> Target {
+        if let Some(server) = &self.server {
+            Target::Server(server.clone())
+        } else if let Some(db) = &self.db {
+            Target::Db(db.clone())
+        } else if let Some(server) = env_server.filter(|s| !s.trim().is_empty()) {
+            Target::Server(server)
+        } else {
+            Target::Db(PathBuf::from(DEFAULT_DB))
+        }
+    }
+}
+
+/// An open ConfigDB, local or remote, with the operations the CLI needs.
+pub enum Db {
+    Local(SqliteStore),
+    Remote(Client),
+}
+
+impl Db {
+    /// Opens the target. A local database must exist unless `create`
+    /// (only `import` creates one).
+    ///
+    /// # Errors
+    ///
+    /// A bad server URL; a missing or unopenable database file.
+    pub fn open(conn: &Conn, create: bool) -> anyhow::Result<Db> {
+        match conn.target() {
+            Target::Server(url) => Ok(Db::Remote(Client::new(&url)?)),
+            Target::Db(path) => {
+                if !create && !path.exists() {
+                    bail!(
+                        "no database at {}: give --db PATH, or --server URL (or set {SERVER_ENV})",
+                        path.display()
+                    );
+                }
+                let store = SqliteStore::open(&path)
+                    .with_context(|| format!("cannot open the database {}", path.display()))?;
+                Ok(Db::Local(store))
+            }
+        }
+    }
+
+    /// The effective document of `resource` at `path`.
+    ///
+    /// # Errors
+    ///
+    /// Unknown environment, level or resource; a path out of order.
+    pub fn effective(&self, env: i64, path: &LevelPath, resource: &str) -> anyhow::Result<Hash> {
+        match self {
+            Db::Remote(client) => Ok(client.effective(env, path, resource)?),
+            Db::Local(store) => {
+                // The fold's layers: the root's, then each pair's slot.
+                let mut layers = Vec::new();
+                for n in 0..=path.pairs().len() {
+                    let prefix = LevelPath::new(path.pairs()[..n].to_vec());
+                    for kind in DocKind::ALL {
+                        let at = DocAddress::new(env, prefix.clone(), resource, kind);
+                        if let Some((_, doc)) = store.get(&at, None)? {
+                            layers.push(doc);
+                        }
+                    }
+                }
+                Ok(fold(layers.iter()))
+            }
+        }
+    }
+
+    /// What is stored at exactly `at` (`{}` if never written), or one of
+    /// its versions.
+    ///
+    /// # Errors
+    ///
+    /// As [`Db::effective`]; an unknown version.
+    pub fn stored(&self, at: &DocAddress, version: Option<u64>) -> anyhow::Result<Hash> {
+        match self {
+            Db::Remote(client) => {
+                Ok(client.stored(at.env, &at.path, &at.resource, at.kind, version)?)
+            }
+            Db::Local(store) => Ok(store
+                .get(at, version)?
+                .map(|(_, doc)| doc)
+                .unwrap_or_default()),
+        }
+    }
+
+    /// Writes a whole document.
+    ///
+    /// # Errors
+    ///
+    /// As [`Db::effective`].
+    pub fn put(&self, at: &DocAddress, doc: &Hash) -> anyhow::Result<()> {
+        match self {
+            Db::Remote(client) => client.put(at.env, &at.path, &at.resource, at.kind, doc)?,
+            Db::Local(store) => {
+                store.put(at, doc)?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Sets one key of the stored document at `at`, keeping the rest.
+    ///
+    /// # Errors
+    ///
+    /// As [`Db::effective`]; a key path that does not fit the document.
+    pub fn set_key(&self, at: &DocAddress, key: &KeyPath, value: &Value) -> anyhow::Result<()> {
+        match self {
+            // The key route changes the key in one server-side transaction.
+            // A key with a `/` cannot travel in a URL segment (servers
+            // decode `%2F` before routing): read, change, write back.
+            Db::Remote(client) if !key.as_str().contains('/') => {
+                client.put_key(at, key.as_str(), value)?;
+            }
+            Db::Remote(client) => {
+                let mut doc = client.stored(at.env, &at.path, &at.resource, at.kind, None)?;
+                keypath::set(&mut doc, key, value.clone()).map_err(ConfigError::from)?;
+                client.put(at.env, &at.path, &at.resource, at.kind, &doc)?;
+            }
+            Db::Local(store) => {
+                store.update(at, &mut |doc| {
+                    keypath::set(doc, key, value.clone()).map_err(ConfigError::from)
+                })?;
+            }
+        }
+        Ok(())
+    }
+
+    /// The resource names the environment defines, sorted.
+    ///
+    /// # Errors
+    ///
+    /// Unknown environment.
+    pub fn resource_names(&self, env: i64) -> anyhow::Result<Vec<String>> {
+        match self {
+            Db::Remote(client) => Ok(client.resource_names(env)?),
+            Db::Local(store) => {
+                let environment = store.environment(env)?;
+                let mut names = Vec::new();
+                for id in environment.components {
+                    let component = store.component(&crate::configdb::ComponentRef::Id(id))?;
+                    names.extend(component.resource_definitions.into_iter().map(|d| d.name));
+                }
+                names.sort();
+                names.dedup();
+                Ok(names)
+            }
+        }
+    }
+}
+
+/// How `--value` or stdin is read (`--type`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum ValueType {
+    Null,
+    Int,
+    Str,
+    Json,
+    Yaml,
+    Bool,
+}
+
+/// `get`'s output format (`--format`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum Format {
+    Plain,
+    Json,
+    Yaml,
+}
+
+/// How `set`/`override` read stdin (`--format`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum InputFormat {
+    Json,
+    Yaml,
+}
+
+/// The document a command is about.
+#[derive(Debug, Clone, clap::Args)]
+pub struct Place {
+    /// The environment id (mandatory)
+    #[arg(long, value_name = "ID")]
+    pub env: i64,
+    /// The level path, level=value[,level=value…], e.g. nodes=node-1.domain.tld
+    /// (default: the environment-wide root)
+    #[arg(
+        long,
+        value_name = "LEVEL=VALUE",
+        default_value = "",
+        hide_default_value = true
+    )]
+    pub level: String,
+    /// The resource (datasource), e.g. astute or override/plugins
+    #[arg(long, value_name = "NAME")]
+    pub resource: String,
+}
+
+#[derive(Debug, clap::Args)]
+pub struct Args {
+    #[command(subcommand)]
+    pub op: Op,
+}
+
+#[derive(Debug, clap::Subcommand)]
+pub enum Op {
+    /// Print a resource's effective document at a level, or one key of it
+    Get(GetArgs),
+    /// Write a level's values: a whole document from stdin, or one --key
+    Set(SetArgs),
+    /// Write a level's overrides: a whole document from stdin, or one --key
+    Override(SetArgs),
+}
+
+#[derive(Debug, clap::Args)]
+pub struct GetArgs {
+    #[command(flatten)]
+    pub place: Place,
+    /// One key, dotted for nested keys and Array indexes: a.b.0
+    #[arg(long)]
+    pub key: Option<String>,
+    /// Output format
+    #[arg(long, value_enum, default_value = "json")]
+    pub format: Format,
+    /// The effective document: root, then each level, values then overrides (the default)
+    #[arg(long, conflicts_with_all = ["stored", "version"])]
+    pub effective: bool,
+    /// What is stored at exactly this level instead of the effective document
+    #[arg(long)]
+    pub stored: bool,
+    /// Version N of the stored document (implies --stored)
+    #[arg(long, value_name = "N")]
+    pub version: Option<u64>,
+    /// Which stored document --stored/--version read
+    #[arg(long, value_enum, default_value = "values")]
+    pub kind: KindArg,
+    #[command(flatten)]
+    pub conn: Conn,
+}
+
+/// `--kind`: which of a level's two documents.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum KindArg {
+    Values,
+    Overrides,
+}
+
+impl From<KindArg> for DocKind {
+    fn from(k: KindArg) -> DocKind {
+        match k {
+            KindArg::Values => DocKind::Values,
+            KindArg::Overrides => DocKind::Overrides,
+        }
+    }
+}
+
+#[derive(Debug, clap::Args)]
+pub struct SetArgs {
+    #[command(flatten)]
+    pub place: Place,
+    /// One key to set, dotted for nested keys: a.b.0 (without it, stdin is the whole document)
+    #[arg(long)]
+    pub key: Option<String>,
+    /// The key's value (without it, the value is read from stdin)
+    #[arg(long, allow_hyphen_values = true)]
+    pub value: Option<String>,
+    /// How to read the value: null needs none; int and bool (true/false) must parse; json and yaml parse the text [default: str for --value, yaml for stdin]
+    #[arg(long = "type", value_enum, value_name = "TYPE")]
+    pub value_type: Option<ValueType>,
+    /// How to read stdin [default: yaml, which reads JSON too]
+    #[arg(long, value_enum)]
+    pub format: Option<InputFormat>,
+    #[command(flatten)]
+    pub conn: Conn,
+}
+
+/// Runs `hierad config`.
+///
+/// # Errors
+///
+/// Only failures to write the output; the command's own errors are one
+/// line on stderr and exit status 1.
+pub fn run(args: Args) -> anyhow::Result<ExitCode> {
+    let mut stdout = std::io::stdout().lock();
+    let outcome = match args.op {
+        Op::Get(get) => run_get(&get).map(Some),
+        Op::Set(set) => run_set(&set, DocKind::Values).map(|()| None),
+        Op::Override(set) => run_set(&set, DocKind::Overrides).map(|()| None),
+    };
+    match outcome {
+        Ok(text) => {
+            if let Some(text) = text {
+                stdout.write_all(text.as_bytes())?;
+            }
+            Ok(ExitCode::SUCCESS)
+        }
+        Err(err) => Ok(fail(&err)),
+    }
+}
+
+/// Prints `hierad: message` (causes joined on one line) and gives exit 1.
+pub fn fail(err: &anyhow::Error) -> ExitCode {
+    eprintln!("hierad: {}", one_line(&format!("{err:#}")));
+    ExitCode::from(1)
+}
+
+fn one_line(text: &str) -> String {
+    text.split('\n')
+        .map(str::trim_end)
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+/// Parses `--level`.
+///
+/// # Errors
+///
+/// The level path's syntax error.
+pub fn level_path(text: &str) -> anyhow::Result<LevelPath> {
+    LevelPath::parse_cli(text).map_err(|e| anyhow!(e))
+}
+
+fn run_get(args: &GetArgs) -> anyhow::Result<String> {
+    let path = level_path(&args.place.level)?;
+    let key = args.key.as_deref().map(KeyPath::parse).transpose()?;
+    let stored = args.stored || args.version.is_some();
+    if !stored && args.kind != KindArg::Values {
+        bail!("--kind picks the stored document that --stored or --version reads");
+    }
+    let db = Db::open(&args.conn, false)?;
+    let env = args.place.env;
+    let resource = args.place.resource.as_str();
+    let at = DocAddress::new(env, path.clone(), resource, args.kind.into());
+    let (doc, what) = if stored {
+        let doc = db.stored(&at, args.version)?;
+        let what = match args.version {
+            Some(n) => format!("{at} (version {n})"),
+            None => at.to_string(),
+        };
+        (doc, what)
+    } else {
+        let doc = db.effective(env, &path, resource)?;
+        (doc, format!("effective {at}"))
+    };
+    let Some(key) = key else {
+        return render_output(&Value::Hash(doc), args.format);
+    };
+    let value = keypath::get(&doc, &key)
+        .map_err(ConfigError::from)?
+        .ok_or_else(|| {
+            ConfigError::from(NotFound::Key {
+                key: key.as_str().to_owned(),
+                what,
+            })
+        })?;
+    match args.format {
+        Format::Plain => render_output(value, Format::Plain),
+        format => {
+            let mut wrapped = Hash::new();
+            wrapped.insert(Value::str(key.as_str()), value.clone());
+            render_output(&Value::Hash(wrapped), format)
+        }
+    }
+}
+
+/// The text `get` prints for a value.
+///
+/// # Errors
+///
+/// The few Strings Ruby's `to_yaml` itself cannot write.
+pub fn render_output(value: &Value, format: Format) -> anyhow::Result<String> {
+    Ok(match format {
+        Format::Plain => match value {
+            Value::Array(_) | Value::Hash(_) => render::ruby::pp(value, 79),
+            scalar => format!("{}\n", render::ruby::to_s(scalar)),
+        },
+        Format::Json => {
+            let mut text = serde_json::to_string_pretty(&wire::to_json(value))?;
+            text.push('\n');
+            text
+        }
+        Format::Yaml => {
+            render::yaml::to_yaml(value).map_err(|e| anyhow!("cannot write YAML: {e}"))?
+        }
+    })
+}
+
+fn run_set(args: &SetArgs, kind: DocKind) -> anyhow::Result<()> {
+    let path = level_path(&args.place.level)?;
+    let key = args.key.as_deref().map(KeyPath::parse).transpose()?;
+    let input = input_plan(
+        key.is_some(),
+        args.value.is_some(),
+        args.value_type,
+        args.format,
+    )?;
+    let value = match (input, &args.value) {
+        (Input::Given(ty), Some(text)) => parse_value(ty, text)?,
+        (Input::Null, _) => Value::Nil,
+        (Input::Stdin(ty), _) => parse_value(ty, &read_stdin(ty)?)?,
+        (Input::Given(_), None) => unreachable!("input_plan gives Given only with a --value"),
+    };
+    let at = DocAddress::new(args.place.env, path, &args.place.resource, kind);
+    let db = Db::open(&args.conn, false)?;
+    match key {
+        Some(key) => db.set_key(&at, &key, &value),
+        None => {
+            let doc = into_document(value).map_err(|e| anyhow!("stdin: {e}"))?;
+            db.put(&at, &doc)
+        }
+    }
+}
+
+/// Where a `set`/`override` value comes from, and how it is read.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Input {
+    /// `--value`, read as this type.
+    Given(ValueType),
+    /// `--type null`: no value at all.
+    Null,
+    /// stdin, read as this type.
+    Stdin(ValueType),
+}
+
+/// Checks the input flags against each other and decides how to read.
+///
+/// # Errors
+///
+/// A combination that says two things or nothing sensible.
+pub fn input_plan(
+    has_key: bool,
+    has_value: bool,
+    value_type: Option<ValueType>,
+    format: Option<InputFormat>,
+) -> anyhow::Result<Input> {
+    let format_type = format.map(|f| match f {
+        InputFormat::Json => ValueType::Json,
+        InputFormat::Yaml => ValueType::Yaml,
+    });
+    if !has_key {
+        if has_value || value_type.is_some() {
+            bail!(
+                "--value and --type describe the value of one --key; without --key, stdin is the whole document (--format json|yaml)"
+            );
+        }
+        return Ok(Input::Stdin(format_type.unwrap_or(ValueType::Yaml)));
+    }
+    if has_value {
+        if format.is_some() {
+            bail!("--format says how to read stdin; for --value, say --type");
+        }
+        return match value_type.unwrap_or(ValueType::Str) {
+            ValueType::Null => bail!("--type null takes no --value"),
+            ty => Ok(Input::Given(ty)),
+        };
+    }
+    match (value_type, format_type) {
+        (Some(ValueType::Null), _) => Ok(Input::Null),
+        (Some(ty), Some(fty)) if ty != fty => {
+            bail!("--type and --format disagree on how to read stdin; give one of them")
+        }
+        (Some(ty), _) | (None, Some(ty)) => Ok(Input::Stdin(ty)),
+        (None, None) => Ok(Input::Stdin(ValueType::Yaml)),
+    }
+}
+
+/// Reads a value as `ty` says.
+///
+/// # Errors
+///
+/// Text that is not of that type, naming the type and the text.
+pub fn parse_value(ty: ValueType, text: &str) -> anyhow::Result<Value> {
+    let shown = || {
+        let short: String = text.chars().take(60).collect();
+        if short.len() < text.len() {
+            format!("\"{short}…\"")
+        } else {
+            format!("\"{short}\"")
+        }
+    };
+    match ty {
+        ValueType::Null => Ok(Value::Nil),
+        ValueType::Str => Ok(Value::str(text)),
+        ValueType::Int => parse_int(text)
+            .ok_or_else(|| anyhow!("bad value for --type int: {} is not an integer", shown())),
+        ValueType::Bool => match text {
+            "true" => Ok(Value::Bool(true)),
+            "false" => Ok(Value::Bool(false)),
+            _ => bail!(
+                "bad value for --type bool: {} is neither true nor false",
+                shown()
+            ),
+        },
+        ValueType::Json => {
+            wire::from_str(text).map_err(|e| anyhow!("bad value for --type json: {e}"))
+        }
+        ValueType::Yaml => yaml::load(text).map_err(|e| anyhow!("bad value for --type yaml: {e}")),
+    }
+}
+
+/// An optional sign, then decimal digits; any size.
+fn parse_int(text: &str) -> Option<Value> {
+    let digits = text.strip_prefix(['-', '+']).unwrap_or(text);
+    if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    let text = text.strip_prefix('+').unwrap_or(text);
+    match text.parse::<i64>() {
+        Ok(n) => Some(Value::Int(n)),
+        Err(_) => text.parse().ok().map(Value::integer),
+    }
+}
+
+/// The whole of stdin; for scalar types, without the final line break a
+/// pipe adds.
+fn read_stdin(ty: ValueType) -> anyhow::Result<String> {
+    let mut stdin = std::io::stdin().lock();
+    if stdin.is_terminal() {
+        bail!("no --value given and stdin is a terminal: give --value, or pipe the value in");
+    }
+    let mut bytes = Vec::new();
+    stdin.read_to_end(&mut bytes).context("cannot read stdin")?;
+    let mut text = String::from_utf8(bytes).map_err(|_| anyhow!("stdin is not UTF-8 text"))?;
+    if matches!(ty, ValueType::Str | ValueType::Int | ValueType::Bool) {
+        if text.ends_with('\n') {
+            text.pop();
+        }
+        if text.ends_with('\r') {
+            text.pop();
+        }
+    }
+    Ok(text)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::rhash;
+
+    #[test]
+    fn values_parse_by_type() {
+        use ValueType::*;
+        let ok: Vec<(ValueType, &str, Value)> = vec![
+            (Null, "", Value::Nil),
+            (Str, "2", Value::str("2")),
+            (Str, "", Value::str("")),
+            (Str, "yes", Value::str("yes")),
+            (Int, "2", Value::Int(2)),
+            (Int, "-15", Value::Int(-15)),
+            (Int, "+7", Value::Int(7)),
+            (
+                Int,
+                "123456789012345678901234567890",
+                Value::integer("123456789012345678901234567890".parse().unwrap()),
+            ),
+            (Bool, "true", Value::Bool(true)),
+            (Bool, "false", Value::Bool(false)),
+            (Json, "2", Value::Int(2)),
+            (Json, "2.0", Value::Float(2.0)),
+            (Json, "null", Value::Nil),
+            (
+                Json,
+                r#"{"a": [1, "x"]}"#,
+                Value::Hash(rhash! {"a" => Value::Array(vec![Value::Int(1), Value::str("x")])}),
+            ),
+            (Yaml, "a: 1\n", Value::Hash(rhash! {"a" => Value::Int(1)})),
+            (
+                Yaml,
+                "[1, 2]",
+                Value::Array(vec![Value::Int(1), Value::Int(2)]),
+            ),
+            (Yaml, "yes", Value::Bool(true)),
+            (Yaml, ":sym", Value::Symbol("sym".into())),
+            (Yaml, "", Value::Nil),
+        ];
+        for (ty, text, want) in ok {
+            assert_eq!(parse_value(ty, text).unwrap(), want, "{ty:?} {text:?}");
+        }
+        let bad: &[(ValueType, &str, &str)] = &[
+            (
+                Int,
+                "2.5",
+                "bad value for --type int: \"2.5\" is not an integer",
+            ),
+            (Int, "", "is not an integer"),
+            (Int, "-", "is not an integer"),
+            (Int, " 2", "is not an integer"),
+            (Int, "0x10", "is not an integer"),
+            (
+                Bool,
+                "yes",
+                "bad value for --type bool: \"yes\" is neither true nor false",
+            ),
+            (Bool, "True", "neither true nor false"),
+            (Json, "{a: 1}", "bad value for --type json: malformed JSON"),
+            (Yaml, "a: [", "bad value for --type yaml:"),
+        ];
+        for (ty, text, want) in bad {
+            let err = parse_value(*ty, text).unwrap_err().to_string();
+            assert!(err.contains(want), "{ty:?} {text:?}: {err}");
+        }
+    }
+
+    #[test]
+    fn input_flags_combine() {
+        use InputFormat as F;
+        use ValueType as T;
+        type Case = (
+            bool,
+            bool,
+            Option<T>,
+            Option<F>,
+            Result<Input, &'static str>,
+        );
+        let cases: &[Case] = &[
+            // (key, value, type, format) → plan
+            (false, false, None, None, Ok(Input::Stdin(T::Yaml))),
+            (false, false, None, Some(F::Json), Ok(Input::Stdin(T::Json))),
+            (false, false, None, Some(F::Yaml), Ok(Input::Stdin(T::Yaml))),
+            (
+                false,
+                true,
+                None,
+                None,
+                Err("without --key, stdin is the whole document"),
+            ),
+            (
+                false,
+                false,
+                Some(T::Int),
+                None,
+                Err("describe the value of one --key"),
+            ),
+            (true, true, None, None, Ok(Input::Given(T::Str))),
+            (true, true, Some(T::Int), None, Ok(Input::Given(T::Int))),
+            (
+                true,
+                true,
+                Some(T::Null),
+                None,
+                Err("--type null takes no --value"),
+            ),
+            (
+                true,
+                true,
+                None,
+                Some(F::Json),
+                Err("for --value, say --type"),
+            ),
+            (true, false, Some(T::Null), None, Ok(Input::Null)),
+            (true, false, None, None, Ok(Input::Stdin(T::Yaml))),
+            (true, false, Some(T::Json), None, Ok(Input::Stdin(T::Json))),
+            (true, false, Some(T::Str), None, Ok(Input::Stdin(T::Str))),
+            (true, false, None, Some(F::Json), Ok(Input::Stdin(T::Json))),
+            (
+                true,
+                false,
+                Some(T::Json),
+                Some(F::Json),
+                Ok(Input::Stdin(T::Json)),
+            ),
+            (true, false, Some(T::Int), Some(F::Yaml), Err("disagree")),
+        ];
+        for (key, value, ty, format, want) in cases {
+            let got = input_plan(*key, *value, *ty, *format);
+            match (got, want) {
+                (Ok(got), Ok(want)) => assert_eq!(got, *want),
+                (Err(e), Err(msg)) => assert!(e.to_string().contains(msg), "{e}"),
+                (got, want) => panic!("{key} {value} {ty:?} {format:?}: {got:?} vs {want:?}"),
+            }
+        }
+    }
+
+    #[test]
+    fn outputs() {
+        let doc = Value::Hash(rhash! {"deployment_id" => Value::Int(15)});
+        let cases: Vec<(Value, Format, &str)> = vec![
+            (Value::Int(15), Format::Plain, "15\n"),
+            (Value::Nil, Format::Plain, "\n"),
+            (Value::str("a b"), Format::Plain, "a b\n"),
+            (Value::Float(1.0), Format::Plain, "1.0\n"),
+            (
+                Value::Array(vec![Value::Int(1), Value::str("x")]),
+                Format::Plain,
+                "[1, \"x\"]\n",
+            ),
+            (doc.clone(), Format::Json, "{\n  \"deployment_id\": 15\n}\n"),
+            (doc.clone(), Format::Yaml, "---\ndeployment_id: 15\n"),
+            (
+                Value::Hash(rhash! {"s" => Value::Symbol("x".into())}),
+                Format::Json,
+                "{\n  \"s\": {\n    \"__hierad__\": \"sym\",\n    \"name\": \"x\"\n  }\n}\n",
+            ),
+        ];
+        for (value, format, want) in cases {
+            assert_eq!(
+                render_output(&value, format).unwrap(),
+                want,
+                "{value:?} {format:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn connection_targets() {
+        let conn = |server: Option<&str>, db: Option<&str>| Conn {
+            server: server.map(str::to_owned),
+            db: db.map(PathBuf::from),
+        };
+        let cases: Vec<(Conn, Option<&str>, Target)> = vec![
+            (
+                conn(None, None),
+                None,
+                Target::Db(PathBuf::from(DEFAULT_DB)),
+            ),
+            (
+                conn(None, None),
+                Some("http://h:1"),
+                Target::Server("http://h:1".into()),
+            ),
+            (
+                conn(None, None),
+                Some(" "),
+                Target::Db(PathBuf::from(DEFAULT_DB)),
+            ),
+            (
+                conn(Some("http://s"), None),
+                Some("http://h:1"),
+                Target::Server("http://s".into()),
+            ),
+            (
+                conn(None, Some("x.db")),
+                Some("http://h:1"),
+                Target::Db(PathBuf::from("x.db")),
+            ),
+        ];
+        for (conn, env, want) in cases {
+            assert_eq!(
+                conn.target_with(env.map(str::to_owned)),
+                want,
+                "{conn:?} {env:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn errors_fit_on_one_line() {
+        assert_eq!(one_line("a\nb  \nc"), "a b c");
+    }
+}

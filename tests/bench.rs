@@ -1,0 +1,274 @@
+//! `hierad bench` against real servers, briefly (a few hundred requests):
+//! the report's shape, the cache counters, a generated environment loaded
+//! through the import API with writes while it runs, the chart, and the
+//! baseline server. No assertion on speed.
+
+#[path = "common/server.rs"]
+mod server;
+
+use serde_json::Value;
+use server::TestServer;
+use std::io::{BufRead, BufReader};
+use std::process::{Command, Stdio};
+
+fn hierad(args: &[&str]) -> String {
+    let out = Command::new(env!("CARGO_BIN_EXE_hierad"))
+        .args(args)
+        .output()
+        .expect("run hierad");
+    assert!(
+        out.status.success(),
+        "hierad {args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout).unwrap()
+}
+
+fn report(args: &[&str]) -> Value {
+    let mut all = vec!["bench", "--json"];
+    all.extend_from_slice(args);
+    serde_json::from_str(&hierad(&all)).expect("a JSON report")
+}
+
+fn check_shape(r: &Value, requests: u64) {
+    assert_eq!(r["requests"], requests, "{r}");
+    assert_eq!(r["errors"]["total"], 0, "{r}");
+    let l = &r["latency_us"];
+    let p: Vec<u64> = ["p50", "p90", "p99", "p99_9", "max"]
+        .iter()
+        .map(|k| l[k].as_u64().unwrap())
+        .collect();
+    assert!(p[0] > 0 && p.windows(2).all(|w| w[0] <= w[1]), "{l}");
+    assert!(r["lookups_per_s"].as_f64().unwrap() > 0.0);
+    let answers = &r["answers"];
+    let answered = answers["found"].as_u64().unwrap()
+        + answers["not_found"].as_u64().unwrap()
+        + answers["other"].as_u64().unwrap();
+    assert_eq!(answered, requests);
+    let by_class: u64 = r["classes"]
+        .as_object()
+        .unwrap()
+        .values()
+        .map(|c| c["requests"].as_u64().unwrap())
+        .sum();
+    assert_eq!(by_class, requests);
+    assert!(!r["timeline"].as_array().unwrap().is_empty());
+    assert_eq!(r["curve"].as_array().unwrap().len(), 14);
+}
+
+#[test]
+fn bench_the_sample_environment_by_discovery() {
+    let server = TestServer::with_sample();
+    let r = report(&[
+        "--server",
+        &server.url,
+        "-n",
+        "300",
+        "-c",
+        "4",
+        "--warmup",
+        "0s",
+    ]);
+    check_shape(&r, 300);
+    // Every measured lookup went through the cache, hit or miss.
+    let cache = &r["cache"];
+    assert_eq!(
+        cache["hits"].as_u64().unwrap() + cache["misses"].as_u64().unwrap(),
+        300,
+        "{cache}"
+    );
+    // The sample's real keys: some found, and the made-up misses not.
+    assert!(r["answers"]["found"].as_u64().unwrap() > 0);
+    assert!(r["answers"]["not_found"].as_u64().unwrap() > 0);
+    assert!(r["classes"]["missing"]["requests"].as_u64().unwrap() > 0);
+    // --unique defeats the cache: every lookup is a miss.
+    let r = report(&[
+        "--server",
+        &server.url,
+        "-n",
+        "200",
+        "-c",
+        "2",
+        "--warmup",
+        "0s",
+        "--unique",
+    ]);
+    check_shape(&r, 200);
+    assert_eq!(r["cache"]["hits"], 0, "{}", r["cache"]);
+}
+
+#[test]
+fn generate_load_and_bench_with_writes() {
+    let dir = tempfile::tempdir().unwrap();
+    let env_dir = dir.path().join("env");
+    let env_arg = env_dir.to_str().unwrap();
+    hierad(&["bench", "generate", "--nodes", "4", env_arg]);
+    assert!(
+        env_dir
+            .join("nodes/node-4.test.domain.local/astute.yaml")
+            .is_file()
+    );
+    let server = TestServer::empty();
+    let loaded: Value = serde_json::from_str(&hierad(&[
+        "bench",
+        "load",
+        env_arg,
+        "--server",
+        &server.url,
+        "--json",
+    ]))
+    .unwrap();
+    assert_eq!(loaded["levels"], 5, "{loaded}");
+    // Node imports publish a derived snapshot: each node's own data
+    // answers, and a re-import of one node is seen at once.
+    let lookup = |node: &str, key: &str| {
+        let body = serde_json::json!({
+            "environment": 1, "level": format!("nodes={node}"), "key": key,
+            "scope": {"::fqdn": node},
+        });
+        server::call(
+            "POST",
+            &format!("{}/api/v1/lookup", server.url),
+            Some(&body.to_string()),
+            &[],
+        )
+        .json()
+    };
+    for n in 1..=4 {
+        let node = format!("node-{n}.test.domain.local");
+        assert_eq!(lookup(&node, "fqdn")["value"], node.as_str());
+        assert_eq!(lookup(&node, "uid")["value"], n.to_string());
+    }
+    assert_eq!(lookup("node-2.test.domain.local", "uid")["value"], "2");
+    let reimport = serde_json::json!({
+        "level": "nodes=node-2.test.domain.local", "replace": true,
+        "documents": {"astute": {"uid": "two", "fqdn": "node-2.test.domain.local"}},
+    });
+    let r = server::call(
+        "POST",
+        &format!("{}/api/v1/config/environments/1/import", server.url),
+        Some(&reimport.to_string()),
+        &[],
+    );
+    assert_eq!(r.status, 200, "{}", r.body);
+    assert_eq!(lookup("node-2.test.domain.local", "uid")["value"], "two");
+    assert_eq!(
+        lookup("node-2.test.domain.local", "network_scheme")["found"],
+        false
+    );
+    assert_eq!(lookup("node-3.test.domain.local", "uid")["value"], "3");
+    assert!(lookup("node-2.test.domain.local", "nodes")["value"].is_array());
+    let plan = env_dir.join("bench-plan.json");
+    let chart = dir.path().join("chart.svg");
+    let r = report(&[
+        "--server",
+        &server.url,
+        "--plan",
+        plan.to_str().unwrap(),
+        "-d",
+        "1s",
+        "--warmup",
+        "100ms",
+        "-c",
+        "4",
+        "--write-every",
+        "200ms",
+        "--label",
+        "writes",
+        "--chart",
+        chart.to_str().unwrap(),
+    ]);
+    let requests = r["requests"].as_u64().unwrap();
+    assert!(requests > 0);
+    check_shape(&r, requests);
+    assert_eq!(r["label"], "writes");
+    let writes = &r["writes"];
+    assert!(writes["count"].as_u64().unwrap() >= 1, "{writes}");
+    assert_eq!(writes["errors"], 0, "{writes}");
+    // Every class of the plan was asked, the large hash among them.
+    for class in ["priority", "interpolated", "hash", "array", "missing"] {
+        assert!(
+            r["classes"][class]["requests"].as_u64().unwrap() > 0,
+            "{class}"
+        );
+    }
+    let svg = std::fs::read_to_string(&chart).unwrap();
+    assert!(svg.starts_with("<svg") && svg.contains("writes"));
+    // The one-key mode, and a chart of saved reports.
+    let r = report(&[
+        "--server",
+        &server.url,
+        "--plan",
+        plan.to_str().unwrap(),
+        "-n",
+        "50",
+        "--warmup",
+        "0s",
+        "--key",
+        "network_metadata",
+        "--resolution",
+        "hash",
+    ]);
+    check_shape(&r, 50);
+    assert_eq!(r["answers"]["found"], 50);
+    assert!(
+        r["bytes_received"].as_u64().unwrap() > 50 * 40_000,
+        "{}",
+        r["bytes_received"]
+    );
+    let saved = dir.path().join("r.json");
+    std::fs::write(&saved, r.to_string()).unwrap();
+    let combined = dir.path().join("both.svg");
+    hierad(&[
+        "bench",
+        "chart",
+        "-o",
+        combined.to_str().unwrap(),
+        saved.to_str().unwrap(),
+        saved.to_str().unwrap(),
+    ]);
+    assert_eq!(
+        std::fs::read_to_string(&combined)
+            .unwrap()
+            .matches("<polyline")
+            .count(),
+        6
+    );
+}
+
+#[test]
+fn baseline_server_answers_a_fixed_body() {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_hierad"))
+        .args(["bench", "baseline-server", "--listen", "127.0.0.1:0"])
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let stderr = child.stderr.take().unwrap();
+    let line = BufReader::new(stderr).lines().next().unwrap().unwrap();
+    let url = line.strip_prefix("listening on ").unwrap().to_owned();
+    let dir = tempfile::tempdir().unwrap();
+    let env_dir = dir.path().join("env");
+    hierad(&[
+        "bench",
+        "generate",
+        "--nodes",
+        "3",
+        env_dir.to_str().unwrap(),
+    ]);
+    let plan = env_dir.join("bench-plan.json");
+    let r = report(&[
+        "--server",
+        &url,
+        "--plan",
+        plan.to_str().unwrap(),
+        "-n",
+        "200",
+        "--warmup",
+        "0s",
+    ]);
+    let _ = child.kill();
+    let _ = child.wait();
+    check_shape(&r, 200);
+    assert_eq!(r["answers"]["found"], 200);
+    assert!(r["cache"].is_null(), "the baseline has no cache metrics");
+}

@@ -1,0 +1,726 @@
+//! seeds/004's acceptance use cases 1–4 end to end through `hierad config`
+//! (and `hierad lookup` for 4), twice: on a local database (`--db`) and
+//! over HTTP against a real `hierad serve`. Plus the user errors: each is
+//! one line on stderr, exit status 1, and writes nothing.
+//!
+//! Use case 4's "hiera looks up the right value" is judged by the real
+//! `hiera` command over the tree `hierad export` writes, and over HTTP also
+//! by `hierad lookup --server`, whose answers must match the local
+//! `hierad lookup` over that same exported tree.
+
+#[path = "common/server.rs"]
+mod server;
+
+use hierad::hiera::{Value, yaml};
+use server::TestServer;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+
+const BIN: &str = env!("CARGO_BIN_EXE_hierad");
+const ROOT: &str = env!("CARGO_MANIFEST_DIR");
+const NODE: &str = "nodes=node-126.test.domain.local";
+const FQDN_SCOPE: &str = "::fqdn=node-126.test.domain.local";
+
+/// Runs hierad with `args`, then `conn` (`--db X` or `--server URL`).
+fn run(conn: &[String], args: &[&str], stdin: Option<&str>) -> Output {
+    let mut child = Command::new(BIN)
+        .args(args)
+        .args(conn)
+        .env_remove("HIERAD_SERVER")
+        .env_remove("COLUMNS")
+        .current_dir(ROOT)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("run hierad");
+    let mut pipe = child.stdin.take().unwrap();
+    pipe.write_all(stdin.unwrap_or_default().as_bytes())
+        .unwrap();
+    drop(pipe);
+    child.wait_with_output().unwrap()
+}
+
+fn text(bytes: &[u8]) -> String {
+    String::from_utf8_lossy(bytes).into_owned()
+}
+
+fn ok(conn: &[String], args: &[&str]) -> String {
+    ok_in(conn, args, None)
+}
+
+fn ok_in(conn: &[String], args: &[&str], stdin: Option<&str>) -> String {
+    let out = run(conn, args, stdin);
+    assert!(
+        out.status.success(),
+        "hierad {args:?} {conn:?}: {}",
+        text(&out.stderr)
+    );
+    text(&out.stdout)
+}
+
+/// The one line a failing command prints; it must exit 1.
+fn error(conn: &[String], args: &[&str]) -> String {
+    let out = run(conn, args, None);
+    let stderr = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{args:?}: {stderr}");
+    assert_eq!(stderr.lines().count(), 1, "{args:?}: {stderr}");
+    assert!(stderr.starts_with("hierad: "), "{stderr}");
+    assert!(out.stdout.is_empty(), "{args:?}");
+    stderr
+        .trim_end()
+        .strip_prefix("hierad: ")
+        .unwrap()
+        .to_owned()
+}
+
+fn astute() -> Value {
+    yaml::load(&std::fs::read_to_string(Path::new(ROOT).join("data/astute.yaml")).unwrap()).unwrap()
+}
+
+/// The String at a path of nested Hash keys.
+fn nested(v: &Value, path: &[&str]) -> String {
+    let mut cur = v;
+    for key in path {
+        cur = &cur.as_hash().unwrap()[&Value::str(*key)];
+    }
+    cur.as_str().unwrap().to_owned()
+}
+
+fn get<'a>(args: &[&'a str]) -> Vec<&'a str> {
+    let mut all = vec!["config", "get", "--env", "1", "--level", NODE];
+    all.extend_from_slice(args);
+    all
+}
+
+/// The environment of the use cases: Fuel's sample tree at the root (its
+/// hiera.yaml becomes the environment's Hiera configuration) and the
+/// node's own astute at the node's level, both uploaded by `hierad import`.
+fn deploy(conn: &[String], scratch: &Path) {
+    let report = ok(conn, &["import", "data", "--env", "1"]);
+    assert!(report.contains("9 written"), "{report}");
+    let node_tree = scratch.join("node-126");
+    std::fs::create_dir_all(&node_tree).unwrap();
+    std::fs::copy(
+        Path::new(ROOT).join("data/astute.yaml"),
+        node_tree.join("astute.yaml"),
+    )
+    .unwrap();
+    let report = ok(
+        conn,
+        &[
+            "import",
+            node_tree.to_str().unwrap(),
+            "--env",
+            "1",
+            "--level",
+            NODE,
+        ],
+    );
+    assert!(report.contains("1 written"), "{report}");
+}
+
+/// Use cases 1–3, and the config-side checks of 4.
+fn use_cases(conn: &[String], scratch: &Path) {
+    deploy(conn, scratch);
+
+    // Use case 1: all deployment data of a node, in the format of the
+    // node's /etc/hiera/astute.yaml (and as JSON, the default format).
+    let as_yaml = ok(conn, &get(&["--resource", "astute", "--format", "yaml"]));
+    assert_eq!(yaml::load(&as_yaml).unwrap(), astute());
+    let as_json = ok(conn, &get(&["--resource", "astute"]));
+    assert_eq!(hierad::wire::from_str(&as_json).unwrap(), astute());
+
+    // Use case 2: one key.
+    let key = ["--resource", "astute", "--key", "deployment_id"];
+    assert_eq!(ok(conn, &get(&key)), "{\n  \"deployment_id\": 15\n}\n");
+    let with = |extra: &[&'static str]| {
+        let mut v = key.to_vec();
+        v.extend_from_slice(extra);
+        v
+    };
+    assert_eq!(ok(conn, &get(&with(&["--format", "plain"]))), "15\n");
+    assert_eq!(
+        ok(conn, &get(&with(&["--format", "yaml"]))),
+        "---\ndeployment_id: 15\n"
+    );
+    // Nested keys and Array indexes read the same way.
+    assert_eq!(
+        ok(
+            conn,
+            &get(&[
+                "--resource",
+                "astute",
+                "--key",
+                "network_metadata.vips.management.ipaddr",
+                "--format",
+                "plain"
+            ])
+        ),
+        format!(
+            "{}\n",
+            nested(
+                &astute(),
+                &["network_metadata", "vips", "management", "ipaddr"]
+            )
+        )
+    );
+
+    // Use case 3: override one key; the effective value changes, the
+    // uploaded value does not.
+    let override_args = |extra: &[&'static str]| {
+        let mut v = vec![
+            "config",
+            "override",
+            "--env",
+            "1",
+            "--level",
+            NODE,
+            "--resource",
+            "astute",
+            "--key",
+            "deployment_id",
+        ];
+        v.extend_from_slice(extra);
+        v
+    };
+    // The seed's exact command: --value without --type is a String.
+    ok(conn, &override_args(&["--value", "2"]));
+    assert_eq!(ok(conn, &get(&with(&["--format", "plain"]))), "2\n");
+    assert_eq!(ok(conn, &get(&key)), "{\n  \"deployment_id\": \"2\"\n}\n");
+    ok(conn, &override_args(&["--value", "3", "--type", "int"]));
+    assert_eq!(ok(conn, &get(&key)), "{\n  \"deployment_id\": 3\n}\n");
+    assert_eq!(
+        ok(conn, &get(&with(&["--stored", "--format", "plain"]))),
+        "15\n"
+    );
+    assert_eq!(
+        ok(
+            conn,
+            &get(&["--resource", "astute", "--stored", "--kind", "overrides"])
+        ),
+        "{\n  \"deployment_id\": 3\n}\n"
+    );
+    assert_eq!(
+        ok(
+            conn,
+            &get(&[
+                "--resource",
+                "astute",
+                "--kind",
+                "overrides",
+                "--version",
+                "1"
+            ])
+        ),
+        "{\n  \"deployment_id\": \"2\"\n}\n"
+    );
+    // An override of a nested key keeps its siblings.
+    ok(
+        conn,
+        &[
+            "config",
+            "override",
+            "--env",
+            "1",
+            "--level",
+            NODE,
+            "--resource",
+            "astute",
+            "--key",
+            "nova.state_path",
+            "--value",
+            "/srv/nova",
+        ],
+    );
+    let nova = ok(conn, &get(&["--resource", "astute", "--key", "nova"]));
+    let nova = hierad::wire::from_str(&nova).unwrap();
+    let nova = nova.as_hash().unwrap()[&Value::str("nova")]
+        .as_hash()
+        .unwrap()
+        .clone();
+    assert_eq!(nova[&Value::str("state_path")], Value::str("/srv/nova"));
+    assert!(nova.contains_key(&Value::str("db_password")), "{nova:?}");
+
+    // set: one key from stdin (typed), and a whole document from stdin.
+    ok_in(
+        conn,
+        &[
+            "config",
+            "set",
+            "--env",
+            "1",
+            "--resource",
+            "globals",
+            "--key",
+            "extra.list",
+            "--type",
+            "yaml",
+        ],
+        Some("[1, two, 3.0, null, true]\n"),
+    );
+    assert_eq!(
+        ok(
+            conn,
+            &[
+                "config",
+                "get",
+                "--env",
+                "1",
+                "--resource",
+                "globals",
+                "--key",
+                "extra.list",
+                "--format",
+                "yaml"
+            ]
+        ),
+        "---\nextra.list:\n- 1\n- two\n- 3.0\n-\n- true\n"
+    );
+    let document = "{\"a\": 1, \"b\": [1.0, null, {\"c\": \"d\"}], \"s\": {\"__hierad__\": \"sym\", \"name\": \"x\"}}";
+    ok_in(
+        conn,
+        &[
+            "config",
+            "set",
+            "--env",
+            "1",
+            "--level",
+            NODE,
+            "--resource",
+            "override/plugins",
+            "--format",
+            "json",
+        ],
+        Some(document),
+    );
+    let stored = ok(
+        conn,
+        &get(&[
+            "--resource",
+            "override/plugins",
+            "--stored",
+            "--format",
+            "yaml",
+        ]),
+    );
+    assert_eq!(stored, "---\na: 1\nb:\n- 1.0\n-\n- c: d\ns: :x\n");
+}
+
+/// The user errors: one line, exit 1, nothing written.
+fn user_errors(conn: &[String]) {
+    let cases: &[(&[&str], &str)] = &[
+        (
+            &["config", "get", "--env", "9", "--resource", "astute"],
+            "environment 9 does not exist",
+        ),
+        (
+            &["config", "get", "--env", "1", "--resource", "nope"],
+            "resource \"nope\" is not defined in environment 1 (it defines: astute, globals, hiera,",
+        ),
+        (
+            &[
+                "config",
+                "get",
+                "--env",
+                "1",
+                "--level",
+                "racks=r1",
+                "--resource",
+                "astute",
+            ],
+            "level \"racks\" is not one of environment 1's levels [nodes]",
+        ),
+        (
+            &[
+                "config",
+                "get",
+                "--env",
+                "1",
+                "--level",
+                "nodes",
+                "--resource",
+                "astute",
+            ],
+            "\"nodes\" in level path \"nodes\" is not of the form level=value",
+        ),
+        (
+            &[
+                "config",
+                "get",
+                "--env",
+                "1",
+                "--resource",
+                "astute",
+                "--key",
+                "no_such_key",
+            ],
+            "key \"no_such_key\" is not in the effective values of resource \"astute\" at the root of environment 1",
+        ),
+        (
+            &[
+                "config",
+                "override",
+                "--env",
+                "1",
+                "--level",
+                NODE,
+                "--resource",
+                "astute",
+                "--key",
+                "deployment_id",
+                "--type",
+                "int",
+                "--value",
+                "two",
+            ],
+            "bad value for --type int: \"two\" is not an integer",
+        ),
+        (
+            &[
+                "config",
+                "override",
+                "--env",
+                "1",
+                "--level",
+                NODE,
+                "--resource",
+                "astute",
+                "--key",
+                "deployment_id",
+                "--type",
+                "bool",
+                "--value",
+                "yes",
+            ],
+            "bad value for --type bool: \"yes\" is neither true nor false",
+        ),
+        (
+            &[
+                "config",
+                "override",
+                "--env",
+                "1",
+                "--level",
+                NODE,
+                "--resource",
+                "astute",
+                "--key",
+                "deployment_id.x",
+                "--value",
+                "1",
+            ],
+            "cannot use key \"deployment_id.x\": \"deployment_id\" is Integer, not a Hash or an Array",
+        ),
+        (
+            &[
+                "config",
+                "set",
+                "--env",
+                "1",
+                "--resource",
+                "astute",
+                "--key",
+                "a..b",
+                "--value",
+                "1",
+            ],
+            "invalid key path \"a..b\"",
+        ),
+        (
+            &[
+                "config",
+                "override",
+                "--env",
+                "1",
+                "--resource",
+                "astute",
+                "--key",
+                "x",
+                "--type",
+                "null",
+                "--value",
+                "1",
+            ],
+            "--type null takes no --value",
+        ),
+    ];
+    for (args, want) in cases {
+        let got = error(conn, args);
+        assert!(got.starts_with(want), "{args:?}:\n got {got}\nwant {want}");
+    }
+    // Nothing was written: the node's overrides still have their three
+    // versions and their content.
+    let third = error(
+        conn,
+        &get(&[
+            "--resource",
+            "astute",
+            "--kind",
+            "overrides",
+            "--version",
+            "4",
+        ]),
+    );
+    assert!(third.contains("version 4"), "{third}");
+    assert_eq!(
+        ok(
+            conn,
+            &get(&[
+                "--resource",
+                "astute",
+                "--key",
+                "deployment_id",
+                "--format",
+                "plain"
+            ])
+        ),
+        "3\n"
+    );
+}
+
+/// Use case 4 through the real `hiera`: over the node's exported tree it
+/// answers the overridden deployment_id.
+fn hiera_answers_the_override(conn: &[String], scratch: &Path) -> PathBuf {
+    // Exported as `data/` so the tree's hiera.yaml (datadir: data) finds
+    // it when run from `scratch`.
+    let tree = scratch.join("data");
+    ok(
+        conn,
+        &[
+            "export",
+            "--env",
+            "1",
+            "--level",
+            NODE,
+            tree.to_str().unwrap(),
+        ],
+    );
+    let out = Command::new("hiera")
+        .args(["-c", "data/hiera.yaml", "deployment_id", FQDN_SCOPE])
+        .current_dir(scratch)
+        .env_remove("COLUMNS")
+        .output()
+        .expect("run hiera");
+    assert!(out.status.success(), "hiera: {}", text(&out.stderr));
+    assert_eq!(text(&out.stdout), "3\n");
+    tree
+}
+
+fn conn_db(db: &Path) -> Vec<String> {
+    vec!["--db".into(), db.to_str().unwrap().into()]
+}
+
+#[test]
+fn use_cases_on_a_local_database() {
+    let dir = tempfile::tempdir().unwrap();
+    let conn = conn_db(&dir.path().join("hierad.db"));
+    use_cases(&conn, dir.path());
+    hiera_answers_the_override(&conn, dir.path());
+    user_errors(&conn);
+    // A database that does not exist is not created by a read.
+    let missing = dir.path().join("missing.db");
+    let err = error(
+        &conn_db(&missing),
+        &["config", "get", "--env", "1", "--resource", "astute"],
+    );
+    assert!(err.starts_with("no database at "), "{err}");
+    assert!(!missing.exists());
+}
+
+#[test]
+fn use_cases_over_http() {
+    let server = TestServer::empty();
+    let dir = tempfile::tempdir().unwrap();
+    let conn = vec!["--server".to_owned(), server.url.clone()];
+    use_cases(&conn, dir.path());
+    let tree = hiera_answers_the_override(&conn, dir.path());
+    user_errors(&conn);
+
+    // Use case 4 through the server: `hierad lookup --server` answers as
+    // `hierad lookup` over the exported tree, in every format and
+    // resolution, errors included.
+    ok(
+        &conn,
+        &[
+            "config",
+            "set",
+            "--env",
+            "1",
+            "--resource",
+            "globals",
+            "--key",
+            "looping",
+            "--value",
+            "%{hiera('looping')}",
+        ],
+    );
+    std::fs::remove_dir_all(&tree).unwrap();
+    ok(
+        &conn,
+        &[
+            "export",
+            "--env",
+            "1",
+            "--level",
+            NODE,
+            tree.to_str().unwrap(),
+        ],
+    );
+    let cases: &[&[&str]] = &[
+        &["deployment_id"],
+        &["-f", "json", "deployment_id"],
+        &["-f", "yaml", "nova"],
+        &["-h", "nova"],
+        &["-a", "dns_nameservers"],
+        &["keystone_auth_uri"],
+        &["management_vip"],
+        &["no_such_key"],
+        &["no_such_key", "fallback"],
+        &["-f", "json", "no_such_key"],
+        &["-a", "deployment_id"],
+        &["looping"],
+        &["network_metadata"],
+    ];
+    for case in cases {
+        let mut remote_args = vec![
+            "lookup",
+            "--server",
+            server.url.as_str(),
+            "--env",
+            "1",
+            "--level",
+            NODE,
+        ];
+        remote_args.extend_from_slice(case);
+        remote_args.push(FQDN_SCOPE);
+        let remote = run(&[], &remote_args, None);
+        let mut local_args = vec!["lookup", "-c", "data/hiera.yaml"];
+        local_args.extend_from_slice(case);
+        local_args.push(FQDN_SCOPE);
+        let local = Command::new(BIN)
+            .args(&local_args)
+            .current_dir(dir.path())
+            .env_remove("COLUMNS")
+            .output()
+            .unwrap();
+        assert_eq!(
+            (
+                text(&remote.stdout),
+                text(&remote.stderr),
+                remote.status.code()
+            ),
+            (
+                text(&local.stdout),
+                text(&local.stderr),
+                local.status.code()
+            ),
+            "{case:?}"
+        );
+    }
+    // The loop really was an error, and --explain names the levels.
+    let looping = run(
+        &[],
+        &["lookup", "--server", &server.url, "--env", "1", "looping"],
+        None,
+    );
+    assert_eq!(looping.status.code(), Some(1));
+    assert!(
+        text(&looping.stderr).ends_with("(Hiera::InterpolationLoop)\n"),
+        "{}",
+        text(&looping.stderr)
+    );
+    let explained = ok(
+        &[],
+        &[
+            "lookup",
+            "--server",
+            &server.url,
+            "--env",
+            "1",
+            "--level",
+            NODE,
+            "--explain",
+            "deployment_id",
+            FQDN_SCOPE,
+        ],
+    );
+    let lines: Vec<&str> = explained.lines().collect();
+    assert_eq!(lines[0], "Explaining priority lookup of 'deployment_id':");
+    assert!(lines.contains(&"  level 'astute': FOUND 3"), "{explained}");
+    assert!(
+        lines
+            .contains(&"  level 'override/class/': skipped: not a valid level after interpolation"),
+        "{explained}"
+    );
+    assert_eq!(lines[lines.len() - 2..], ["Result: found", "3"]);
+
+    // HIERAD_SERVER stands for --server.
+    let out = Command::new(BIN)
+        .args(get(&[
+            "--resource",
+            "astute",
+            "--key",
+            "deployment_id",
+            "--format",
+            "plain",
+        ]))
+        .env("HIERAD_SERVER", &server.url)
+        .output()
+        .unwrap();
+    assert_eq!(text(&out.stdout), "3\n", "{}", text(&out.stderr));
+    let out = Command::new(BIN)
+        .args(["lookup", "--env", "1", "--level", NODE, "deployment_id"])
+        .env("HIERAD_SERVER", &server.url)
+        .output()
+        .unwrap();
+    assert_eq!(text(&out.stdout), "3\n", "{}", text(&out.stderr));
+}
+
+#[test]
+fn an_unreachable_server_is_named() {
+    // Port 1 on the loopback: nothing listens there.
+    let url = "http://127.0.0.1:1";
+    let conn = vec!["--server".to_owned(), url.to_owned()];
+    let cases: &[&[&str]] = &[
+        &["config", "get", "--env", "1", "--resource", "astute"],
+        &[
+            "config",
+            "override",
+            "--env",
+            "1",
+            "--resource",
+            "astute",
+            "--key",
+            "a",
+            "--value",
+            "1",
+        ],
+        &["import", "data", "--env", "1"],
+    ];
+    for args in cases {
+        let err = error(&conn, args);
+        assert!(
+            err.starts_with("cannot reach the hierad server at http://127.0.0.1:1: "),
+            "{args:?}: {err}"
+        );
+    }
+    let out = run(
+        &[],
+        &["lookup", "--server", url, "--env", "1", "deployment_id"],
+        None,
+    );
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        text(&out.stderr)
+            .starts_with("hierad: cannot reach the hierad server at http://127.0.0.1:1: "),
+        "{}",
+        text(&out.stderr)
+    );
+    let out = run(&[], &["lookup", "--env", "1", "deployment_id"], None);
+    assert_eq!(
+        text(&out.stderr),
+        "hierad: a server lookup needs --server URL (or HIERAD_SERVER)\n"
+    );
+}

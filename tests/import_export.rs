@@ -1,0 +1,620 @@
+//! `hierad import` then `hierad export` round trips, judged by the real
+//! Hiera 3.10: over the exported tree, `hiera` must answer every top-level
+//! key of the original tree exactly as over the original (priority, array
+//! and hash lookups, errors included). One Ruby process answers all the
+//! lookups of a test (`Hiera.new` once per tree, lookups in-process).
+//!
+//! Also: imports are all or nothing (a broken file writes nothing, not
+//! even the environment), `--replace` makes a level hold exactly a tree,
+//! and `export` refuses a non-empty folder.
+
+use serde_json::{Value as Json, json};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+const BIN: &str = env!("CARGO_BIN_EXE_hierad");
+const ROOT: &str = env!("CARGO_MANIFEST_DIR");
+
+fn hierad(args: &[&str]) -> Output {
+    Command::new(BIN)
+        .args(args)
+        .env_remove("HIERAD_SERVER")
+        .current_dir(ROOT)
+        .output()
+        .expect("run hierad")
+}
+
+fn ok(args: &[&str]) -> String {
+    let out = hierad(args);
+    assert!(
+        out.status.success(),
+        "hierad {args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+fn failing(args: &[&str]) -> String {
+    let out = hierad(args);
+    assert_eq!(out.status.code(), Some(1), "hierad {args:?} should fail");
+    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert_eq!(stderr.lines().count(), 1, "one line: {stderr}");
+    assert!(stderr.starts_with("hierad: "), "{stderr}");
+    stderr
+}
+
+fn s(p: &Path) -> &str {
+    p.to_str().unwrap()
+}
+
+fn copy(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to.parent().unwrap()).unwrap();
+    std::fs::copy(from, to).unwrap();
+}
+
+fn data(rel: &str) -> PathBuf {
+    Path::new(ROOT).join("data").join(rel)
+}
+
+/// For each run, every top-level key of `keys_from` (a tree) looked up by
+/// the real Hiera with priority, array and hash resolution.
+const ORACLE: &str = r#"
+require 'hiera'
+require 'json'
+require 'yaml'
+require ARGV[1]
+spec = JSON.parse(File.read(ARGV[0]))
+keys = []
+Dir.glob('**/*.{yaml,json}', base: spec['keys_from']).sort.each do |rel|
+  next if rel == 'hiera.yaml'
+  path = File.join(spec['keys_from'], rel)
+  data = rel.end_with?('.json') ? JSON.parse(File.read(path)) : YAML.load(File.read(path, encoding: 'BOM|UTF-8'))
+  keys.concat(data.keys) if data.is_a?(Hash)
+end
+keys.uniq!
+out = { 'keys' => keys.map { |k| Tagged.encode(k) }, 'runs' => {} }
+spec['runs'].each do |run|
+  config = YAML.load_file(run['config'])
+  config[:yaml] = (config[:yaml] || {}).merge(datadir: run['datadir'])
+  config[:logger] = 'noop'
+  hiera = Hiera.new(config: config)
+  out['runs'][run['name']] = keys.map do |key|
+    [:priority, :array, :hash].map do |type|
+      begin
+        ['ok', Tagged.encode(hiera.lookup(key, nil, run['scope'], nil, type))]
+      rescue Exception => e
+        ['error', e.class.name, e.message.gsub(run['datadir'], 'DATADIR')]
+      end
+    end
+  end
+end
+puts JSON.generate(out)
+"#;
+
+struct Run {
+    name: String,
+    config: PathBuf,
+    datadir: PathBuf,
+    fqdn: String,
+}
+
+/// Ruby's answers: (the keys, answers per run name).
+fn oracle(keys_from: &Path, runs: &[Run]) -> (Vec<Json>, serde_json::Map<String, Json>) {
+    let dir = tempfile::tempdir().unwrap();
+    let script = dir.path().join("oracle.rb");
+    std::fs::write(&script, ORACLE).unwrap();
+    let spec = json!({
+        "keys_from": s(keys_from),
+        "runs": runs.iter().map(|r| json!({
+            "name": r.name,
+            "config": s(&r.config),
+            "datadir": s(&r.datadir),
+            "scope": {"::fqdn": r.fqdn},
+        })).collect::<Vec<_>>(),
+    });
+    let spec_path = dir.path().join("spec.json");
+    std::fs::write(&spec_path, spec.to_string()).unwrap();
+    let tagged = Path::new(ROOT).join("tests/support/tagged.rb");
+    let out = Command::new("ruby")
+        .arg(&script)
+        .arg(&spec_path)
+        .arg(&tagged)
+        .output()
+        .expect("run ruby");
+    assert!(
+        out.status.success(),
+        "oracle failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let mut json: Json = serde_json::from_slice(&out.stdout).unwrap();
+    let keys = json["keys"].as_array().unwrap().clone();
+    let runs = json["runs"].as_object_mut().unwrap().clone();
+    (keys, runs)
+}
+
+/// The two runs answered the same, key by key; and the original answered
+/// enough for the comparison to mean something.
+fn assert_same_answers(
+    keys: &[Json],
+    runs: &serde_json::Map<String, Json>,
+    original: &str,
+    exported: &str,
+) {
+    let want = runs[original].as_array().unwrap();
+    let got = runs[exported].as_array().unwrap();
+    assert_eq!(want.len(), keys.len());
+    assert!(keys.len() > 80, "only {} keys", keys.len());
+    let mut mismatches = Vec::new();
+    for ((key, want), got) in keys.iter().zip(want).zip(got) {
+        if want != got {
+            mismatches.push(format!("{key}:\n  original {want}\n  exported {got}"));
+        }
+    }
+    assert!(
+        mismatches.is_empty(),
+        "{exported}: {} of {} keys differ:\n{}",
+        mismatches.len(),
+        keys.len(),
+        mismatches
+            .iter()
+            .take(10)
+            .cloned()
+            .collect::<Vec<_>>()
+            .join("\n")
+    );
+    // Every key is in some file, so every priority lookup finds it; the
+    // other resolutions find values or raise Hiera's type mismatch.
+    let found = want
+        .iter()
+        .filter(|answers| answers[0][0] == "ok" && answers[0][1] != json!(["nil"]))
+        .count();
+    assert!(
+        found * 10 >= keys.len() * 9,
+        "{original}: only {found} of {} keys found",
+        keys.len()
+    );
+}
+
+#[test]
+fn sample_tree_round_trips_at_the_root() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("h.db");
+    let out = dir.path().join("export");
+    let imported = ok(&["import", "data", "--env", "1", "--db", s(&db)]);
+    assert!(
+        imported.starts_with("imported 9 file(s) from data into the values of environment 1 at the root: 9 written, 0 unchanged, 0 deleted; defined 9 new resource(s)"),
+        "{imported}"
+    );
+    // Re-importing the same tree writes nothing new.
+    let again = ok(&["import", "data", "--env", "1", "--db", s(&db)]);
+    assert!(
+        again.contains("0 written, 9 unchanged, 0 deleted"),
+        "{again}"
+    );
+    ok(&["export", "--env", "1", s(&out), "--db", s(&db)]);
+    let runs: Vec<Run> = ["node-126", "node-127", "node-128"]
+        .iter()
+        .flat_map(|node| {
+            let fqdn = format!("{node}.test.domain.local");
+            [
+                Run {
+                    name: format!("original {node}"),
+                    config: data("hiera.yaml"),
+                    datadir: data(""),
+                    fqdn: fqdn.clone(),
+                },
+                Run {
+                    name: format!("exported {node}"),
+                    config: out.join("hiera.yaml"),
+                    datadir: out.clone(),
+                    fqdn,
+                },
+            ]
+        })
+        .collect();
+    let (keys, answers) = oracle(&data(""), &runs);
+    for node in ["node-126", "node-127", "node-128"] {
+        assert_same_answers(
+            &keys,
+            &answers,
+            &format!("original {node}"),
+            &format!("exported {node}"),
+        );
+    }
+    // The files are there under their resource names.
+    for rel in [
+        "hiera.yaml",
+        "astute.yaml",
+        "globals.yaml",
+        "override/plugins.yaml",
+        "override/node/node-127.test.domain.local.yaml",
+    ] {
+        assert!(out.join(rel).is_file(), "{rel}");
+    }
+}
+
+/// The Fuel layout with levels: a shared root (configuration, globals,
+/// plugin and configuration overrides) and, per node, its own astute and
+/// node override at `nodes=<fqdn>`. Each node's exported level must answer
+/// as that node's own `/etc/hiera` did.
+#[test]
+fn per_node_trees_round_trip_through_levels() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("h.db");
+    let common = dir.path().join("common");
+    for rel in [
+        "hiera.yaml",
+        "globals.yaml",
+        "override/plugins.yaml",
+        "override/configuration/role.yaml",
+        "override/configuration/cluster.yaml",
+    ] {
+        copy(&data(rel), &common.join(rel));
+    }
+    let created = ok(&[
+        "import",
+        s(&common),
+        "--env",
+        "7",
+        "--levels",
+        "nodes",
+        "--db",
+        s(&db),
+    ]);
+    assert!(
+        created.contains("environment 7 at the root: 5 written"),
+        "{created}"
+    );
+    let nodes = [
+        ("node-126", "primary-controller"),
+        ("node-127", "compute"),
+        ("node-128", "ceph-osd"),
+    ];
+    let mut runs = Vec::new();
+    for (node, role) in nodes {
+        let fqdn = format!("{node}.test.domain.local");
+        // What the node itself had: the shared files plus its own.
+        let own = dir.path().join(format!("own-{node}"));
+        let astute = Path::new(ROOT).join(format!(
+            "tests/fixtures/fuel/neut_tun.ceph.murano.sahara.ceil-{role}.yaml"
+        ));
+        copy(&astute, &own.join("astute.yaml"));
+        let node_override = format!("override/node/{fqdn}.yaml");
+        copy(&data(&node_override), &own.join(&node_override));
+        let level = format!("nodes={fqdn}");
+        ok(&[
+            "import",
+            s(&own),
+            "--env",
+            "7",
+            "--level",
+            &level,
+            "--db",
+            s(&db),
+        ]);
+        let original = dir.path().join(format!("original-{node}"));
+        for tree in [&common, &own] {
+            for entry in walk(tree) {
+                copy(&entry, &original.join(entry.strip_prefix(tree).unwrap()));
+            }
+        }
+        let exported = dir.path().join(format!("exported-{node}"));
+        ok(&[
+            "export",
+            "--env",
+            "7",
+            "--level",
+            &level,
+            s(&exported),
+            "--db",
+            s(&db),
+        ]);
+        runs.push(Run {
+            name: format!("original {node}"),
+            config: original.join("hiera.yaml"),
+            datadir: original.clone(),
+            fqdn: fqdn.clone(),
+        });
+        runs.push(Run {
+            name: format!("exported {node}"),
+            config: exported.join("hiera.yaml"),
+            datadir: exported,
+            fqdn,
+        });
+    }
+    // Keys: those of every tree (the three astutes share their keys).
+    let all = dir.path().join("original-node-126");
+    let (keys, answers) = oracle(&all, &runs);
+    for (node, _) in nodes {
+        assert_same_answers(
+            &keys,
+            &answers,
+            &format!("original {node}"),
+            &format!("exported {node}"),
+        );
+    }
+    // A node's own data stays its own: node-127's level has its astute, not
+    // node-126's.
+    let uid = ok(&[
+        "config",
+        "get",
+        "--env",
+        "7",
+        "--level",
+        "nodes=node-127.test.domain.local",
+        "--resource",
+        "astute",
+        "--key",
+        "uid",
+        "--format",
+        "plain",
+        "--db",
+        s(&db),
+    ]);
+    assert_eq!(uid, "127\n");
+    let root = hierad(&[
+        "config",
+        "get",
+        "--env",
+        "7",
+        "--resource",
+        "astute",
+        "--db",
+        s(&db),
+    ]);
+    assert_eq!(String::from_utf8_lossy(&root.stdout), "{}\n");
+}
+
+fn walk(dir: &Path) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    for entry in std::fs::read_dir(dir).unwrap() {
+        let path = entry.unwrap().path();
+        if path.is_dir() {
+            out.extend(walk(&path));
+        } else {
+            out.push(path);
+        }
+    }
+    out
+}
+
+/// The history of one document, as `get --version` sees it: the highest
+/// version that exists.
+fn latest_version(db: &Path, env: &str, level: &str, resource: &str) -> Option<u64> {
+    (1..50)
+        .take_while(|n| {
+            hierad(&[
+                "config",
+                "get",
+                "--env",
+                env,
+                "--level",
+                level,
+                "--resource",
+                resource,
+                "--version",
+                &n.to_string(),
+                "--db",
+                s(db),
+            ])
+            .status
+            .success()
+        })
+        .last()
+}
+
+#[test]
+fn a_broken_file_writes_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("h.db");
+    let tree = dir.path().join("tree");
+    copy(&data("astute.yaml"), &tree.join("astute.yaml"));
+    copy(&data("globals.yaml"), &tree.join("globals.yaml"));
+    std::fs::create_dir_all(tree.join("override")).unwrap();
+    std::fs::write(
+        tree.join("override/plugins.yaml"),
+        "plugins:\n  - name: x\n   bad: indent\n",
+    )
+    .unwrap();
+    // A new environment: not even it is created.
+    ok(&["import", "data", "--env", "2", "--db", s(&db)]);
+    let err = failing(&["import", s(&tree), "--env", "3", "--db", s(&db)]);
+    assert!(err.contains("override/plugins.yaml: "), "{err}");
+    assert!(err.contains("(Psych::SyntaxError)"), "{err}");
+    let err = failing(&[
+        "config",
+        "get",
+        "--env",
+        "3",
+        "--resource",
+        "astute",
+        "--db",
+        s(&db),
+    ]);
+    assert_eq!(err, "hierad: environment 3 does not exist\n");
+
+    // An existing environment with data: --replace of a broken tree
+    // changes nothing either.
+    let good = dir.path().join("good");
+    copy(&data("astute.yaml"), &good.join("astute.yaml"));
+    copy(&data("globals.yaml"), &good.join("globals.yaml"));
+    ok(&[
+        "import",
+        s(&good),
+        "--env",
+        "3",
+        "--level",
+        "nodes=n1",
+        "--db",
+        s(&db),
+    ]);
+    let before = latest_version(&db, "3", "nodes=n1", "astute");
+    assert_eq!(before, Some(1));
+    std::fs::write(tree.join("astute.yaml"), "deployment_id: 99\n").unwrap();
+    std::fs::write(tree.join("override/plugins.yaml"), "- a list\n").unwrap();
+    let err = failing(&[
+        "import",
+        s(&tree),
+        "--env",
+        "3",
+        "--level",
+        "nodes=n1",
+        "--replace",
+        "--db",
+        s(&db),
+    ]);
+    assert!(
+        err.contains("override/plugins.yaml: the top level is an Array, not a Hash"),
+        "{err}"
+    );
+    assert_eq!(latest_version(&db, "3", "nodes=n1", "astute"), before);
+    let id = ok(&[
+        "config",
+        "get",
+        "--env",
+        "3",
+        "--level",
+        "nodes=n1",
+        "--resource",
+        "astute",
+        "--key",
+        "deployment_id",
+        "--format",
+        "plain",
+        "--db",
+        s(&db),
+    ]);
+    assert_eq!(id, "15\n");
+
+    // A level the environment lacks: refused before anything is written.
+    let err = failing(&[
+        "import",
+        s(&good),
+        "--env",
+        "4",
+        "--level",
+        "racks=r1",
+        "--db",
+        s(&db),
+    ]);
+    assert!(
+        err.contains("level \"racks\" is not one of environment 4's levels [nodes]"),
+        "{err}"
+    );
+    failing(&[
+        "config",
+        "get",
+        "--env",
+        "4",
+        "--resource",
+        "astute",
+        "--db",
+        s(&db),
+    ]);
+}
+
+#[test]
+fn replace_makes_a_level_hold_exactly_the_tree() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("h.db");
+    let tree = dir.path().join("tree");
+    copy(&data("astute.yaml"), &tree.join("astute.yaml"));
+    copy(
+        &data("override/plugins.yaml"),
+        &tree.join("override/plugins.yaml"),
+    );
+    let level = ["--level", "nodes=n1"];
+    let with = |args: &[&str]| -> Vec<String> {
+        let mut v: Vec<String> = args.iter().map(|a| (*a).to_owned()).collect();
+        v.extend(level.iter().map(|a| (*a).to_owned()));
+        v.extend(["--db".to_owned(), s(&db).to_owned()]);
+        v
+    };
+    let run = |args: Vec<String>| ok(&args.iter().map(String::as_str).collect::<Vec<_>>());
+    run(with(&["import", s(&tree), "--env", "5"]));
+    // A user override survives a values re-import.
+    run(with(&[
+        "config",
+        "override",
+        "--env",
+        "5",
+        "--resource",
+        "override/plugins",
+        "--key",
+        "extra",
+        "--value",
+        "kept",
+    ]));
+    std::fs::remove_file(tree.join("override/plugins.yaml")).unwrap();
+    let report = run(with(&["import", s(&tree), "--env", "5", "--replace"]));
+    assert!(
+        report.contains("0 written, 1 unchanged, 1 deleted"),
+        "{report}"
+    );
+    let stored = run(with(&[
+        "config",
+        "get",
+        "--env",
+        "5",
+        "--resource",
+        "override/plugins",
+        "--stored",
+    ]));
+    assert_eq!(stored, "{}\n");
+    let effective = run(with(&[
+        "config",
+        "get",
+        "--env",
+        "5",
+        "--resource",
+        "override/plugins",
+    ]));
+    assert_eq!(effective, "{\n  \"extra\": \"kept\"\n}\n");
+    // Without --replace, a missing file leaves its document alone.
+    copy(&data("globals.yaml"), &tree.join("globals.yaml"));
+    run(with(&["import", s(&tree), "--env", "5"]));
+    std::fs::remove_file(tree.join("globals.yaml")).unwrap();
+    let report = run(with(&["import", s(&tree), "--env", "5"]));
+    assert!(
+        report.contains("0 written, 1 unchanged, 0 deleted"),
+        "{report}"
+    );
+}
+
+#[test]
+fn export_refuses_a_non_empty_folder() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("h.db");
+    ok(&["import", "data", "--env", "1", "--db", s(&db)]);
+    let out = dir.path().join("out");
+    std::fs::create_dir_all(&out).unwrap();
+    std::fs::write(out.join("astute.yaml"), "old: 1\n").unwrap();
+    let err = failing(&["export", "--env", "1", s(&out), "--db", s(&db)]);
+    assert!(err.contains("is not empty"), "{err}");
+    assert_eq!(
+        std::fs::read_to_string(out.join("astute.yaml")).unwrap(),
+        "old: 1\n"
+    );
+    ok(&["export", "--env", "1", s(&out), "--db", s(&db), "--force"]);
+    let astute = std::fs::read_to_string(out.join("astute.yaml")).unwrap();
+    assert!(astute.starts_with("---\n"), "{astute}");
+    assert!(!astute.contains("old: 1"));
+    // Unknown environment or level: one line, exit 1.
+    let empty = dir.path().join("empty");
+    let err = failing(&["export", "--env", "2", s(&empty), "--db", s(&db)]);
+    assert_eq!(err, "hierad: environment 2 does not exist\n");
+    let err = failing(&[
+        "export",
+        "--env",
+        "1",
+        "--level",
+        "role=x",
+        s(&empty),
+        "--db",
+        s(&db),
+    ]);
+    assert!(
+        err.contains("level \"role\" is not one of environment 1's levels"),
+        "{err}"
+    );
+}
