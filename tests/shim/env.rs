@@ -5,6 +5,7 @@
 use super::server::{TestServer, call};
 use serde_json::{Map, Value as Json, json};
 use std::path::{Path, PathBuf};
+use std::process::Command;
 
 /// The environment every test imports into.
 pub const ENV: i64 = 1;
@@ -65,10 +66,22 @@ impl Hierad {
         }
     }
 
-    /// Imports every `*.yaml` file under `dir` (as the yaml backend names
-    /// them: the relative path without `.yaml`) at `level`, replacing what
-    /// was there. Files hierad cannot import are returned, not imported.
+    /// Imports the data directory `dir` at `level` with `hierad import DIR
+    /// --replace`. Where the command refuses the tree (a file Hiera only
+    /// fails on when a lookup reaches it), the files are imported one by
+    /// one instead and the refused ones returned.
     pub fn import_dir(&self, dir: &Path, level: &str) -> Vec<Skipped> {
+        let out = Command::new(env!("CARGO_BIN_EXE_hierad"))
+            .arg("import")
+            .arg(dir)
+            .args(["--env", &ENV.to_string(), "--level", level, "--replace"])
+            .args(["--server", self.url()])
+            .output()
+            .expect("run hierad import");
+        if out.status.success() {
+            return Vec::new();
+        }
+        let refusal = String::from_utf8_lossy(&out.stderr).into_owned();
         let mut files = Vec::new();
         yaml_files(dir, &mut files);
         files.sort();
@@ -94,7 +107,7 @@ impl Hierad {
                 });
                 continue;
             }
-            match hierad::tree::read_file(&path) {
+            match hierad::tree::read_data_file(&path) {
                 Ok(doc) => {
                     documents.insert(
                         resource,
@@ -107,6 +120,11 @@ impl Hierad {
                 }),
             }
         }
+        assert!(
+            !skipped.is_empty(),
+            "hierad import refused {} but every file reads: {refusal}",
+            dir.display()
+        );
         if !documents.is_empty() {
             self.expect(
                 "POST",

@@ -17,16 +17,6 @@ use std::path::PathBuf;
 /// a fixed one fails the test until it is taken off the list.
 const KNOWN: &[(&str, &str, &str)] = &[
     (
-        "datafiles",
-        "*-c hiera.yaml k file=latin1",
-        "hierad's importer reads invalid UTF-8 lossily (src/tree.rs); Psych refuses the file",
-    ),
-    (
-        "datafiles",
-        "*-c hiera.yaml k file=binary-invalid",
-        "a !!binary String that is not UTF-8: the value model and the wire carry UTF-8 text only",
-    ),
-    (
         "hierarchy",
         "-c dir-level.yaml -j scope.json k",
         "a directory named subdir.yaml: nothing to import, the yaml backend fails reading it",
