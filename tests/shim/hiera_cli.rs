@@ -44,9 +44,10 @@ const KNOWN: &[(&str, &str, &str)] = &[
 ];
 
 /// Data files of the datafiles group that hierad's import refuses (not a
-/// Hash, a YAML error, an alias, a date, an object): Hiera fails only the
-/// lookups that reach them, so those lookups differ.
+/// Hash, a YAML error, invalid UTF-8, an alias, a date, an object): Hiera
+/// fails only the lookups that reach them, so those lookups differ.
 const REFUSED: &[&str] = &[
+    "latin1",
     "list",
     "scalar",
     "int",
