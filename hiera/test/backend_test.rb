@@ -148,6 +148,32 @@ class BackendTest < Minitest::Test
     assert_raises(Hiera::InvalidConfigurationError) { hiera(hierarchy: [nil]).lookup('k', nil, SCOPE) }
   end
 
+  # The shortcut for plain variables gives what Hiera's own expansion of
+  # :datadir: gives; everything else goes through Hiera.
+  def test_templates_expand_as_hiera_expands_datadir
+    scope = {
+      '::fqdn' => 'n1', 'role' => 'web', 'n' => 3, 'nilv' => nil, 'f' => false, 'rec' => 'x-%{role}-y',
+      'h' => { 'a' => 1 }, 'sym' => :s, 'fl' => 1.5, 'arr' => %w[a b], 'calling_class' => 'c::d'
+    }
+    templates = [
+      'plain', 'nodes=%{::fqdn}', 'a%{role}b%{missing}c', '%{n}-%{f}', '%{nilv}x', '%{rec}', '%{h}', '%{h.a}',
+      '%{sym}', '%{fl}', '%{arr}', '%{role}%{role}', '%{}', 'x%{::}y', "%{scope('role')}", "%{literal('%')}{role}",
+      '%{calling_class}', '%{ role }', '%{0}', 'unclosed %{role'
+    ]
+    outcome = lambda do |&block|
+      [:value, block.call]
+    rescue Exception => e # rubocop:disable Lint/RescueException -- Hiera raises Exception
+      [e.class, e.message]
+    end
+    seen = templates.map { |t| outcome.call { Hiera::Backend.interpolate_config(t, scope, nil) } }
+    assert_includes seen, [:value, 'nodes=n1']
+    assert_equal 1, seen.count { |o| o[0] != :value }
+    templates.each do |t|
+      expected = outcome.call { Hiera::Backend.interpolate_config(t, scope, nil) }
+      assert_equal expected, outcome.call { Hiera::Backend::Hierad_backend::Template.new(t).expand(scope, nil) }, t
+    end
+  end
+
   # Puppet passes a Hiera::Scope, which cannot be listed: the backend asks
   # the server once which variables the data uses, and sends those and the
   # ones its own hierarchy uses.

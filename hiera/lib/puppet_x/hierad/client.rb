@@ -85,8 +85,33 @@ module PuppetX
         end
       end
 
+      # Ruby value -> wire JSON text.
       def dump(value)
-        JSON.generate(encode(value))
+        state.generate(plain?(value) ? value : encode(value))
+      end
+
+      # A String as JSON text; most keys and level names need no escapes.
+      def string(text)
+        text.ascii_only? && !text.match?(NEEDS_ESCAPE) ? "\"#{text}\"" : state.generate(text)
+      end
+
+      NEEDS_ESCAPE = /["\\\x00-\x1f]/.freeze
+
+      # A generator state per thread: JSON.generate builds one per call,
+      # which costs more than encoding a small request.
+      def state
+        Thread.current[:hierad_json_state] ||= JSON::State.new
+      end
+
+      # Can JSON.generate write it as it is (no tags needed)?
+      def plain?(value)
+        case value
+        when nil, true, false, String, Integer then true
+        when Float then value.finite?
+        when Array then value.all? { |v| plain?(v) }
+        when Hash then value.all? { |k, v| k.is_a?(String) && k != TAG && plain?(v) }
+        else false
+        end
       end
     end
 
