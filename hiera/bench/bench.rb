@@ -181,6 +181,7 @@ exit unless options[:puppet]
 levels = base[:hierarchy].map { |l| l.gsub('%{disable_globals_yaml}', '').gsub('%{::fqdn}', '%{trusted.certname}') }
 levels.reject! { |l| l.include?('calling_') }
 envs = File.join(tmp, 'envs')
+node = options[:nodes].first
 { 'datahash' => 'data_hash: hierad_data_hash', 'lookupkey' => 'lookup_key: hierad_lookup_key' }.each do |env, backend|
   dir = File.join(envs, env)
   FileUtils.mkdir_p(File.join(dir, 'modules'))
@@ -195,7 +196,6 @@ envs = File.join(tmp, 'envs')
   YAML
 end
 facts = File.join(tmp, 'facts.json')
-node = options[:nodes].first
 host, domain = node.split('.', 2)
 File.write(facts, JSON.generate('fqdn' => node, 'hostname' => host, 'domain' => domain, 'clientcert' => node))
 many = Array.new(options[:keys] - 1) { |i| "missing_key_#{i}" } + ['fqdn']

@@ -7,6 +7,7 @@
 # 3.x and Puppet Server's JRuby without gems.
 require 'json'
 require 'socket'
+require 'io/wait'
 
 module PuppetX
   module Hierad
@@ -230,7 +231,11 @@ module PuppetX
 
       def wait(io, what, deadline, doing)
         left = deadline - now
-        ready = left.positive? && (what == :read ? IO.select([io], nil, nil, left) : IO.select(nil, [io], nil, left))
+        ready =
+          if !left.positive? then false
+          elsif io.is_a?(::IO) then what == :read ? io.wait_readable(left) : io.wait_writable(left)
+          else what == :read ? IO.select([io], nil, nil, left) : IO.select(nil, [io], nil, left)
+          end
         return if ready
 
         close
