@@ -85,6 +85,9 @@ fn hiera_yaml(backend: &str, url: &Json) -> String {
 /// reading hierad at `url`.
 struct PuppetTree {
     dir: tempfile::TempDir,
+    /// Each invocation gets its own conf/var/code directories: two Puppets
+    /// creating the same fresh vardir at once make one of them fail.
+    runs: std::sync::atomic::AtomicUsize,
 }
 
 impl PuppetTree {
@@ -110,11 +113,21 @@ impl PuppetTree {
         }
         let facts = json!({"fqdn": NODE, "hostname": "node-126", "domain": "test.domain.local", "clientcert": NODE});
         std::fs::write(dir.path().join("facts.json"), facts.to_string()).unwrap();
-        PuppetTree { dir }
+        PuppetTree {
+            dir,
+            runs: std::sync::atomic::AtomicUsize::new(0),
+        }
     }
 
     fn base(&self, command: &str, env: &str) -> Vec<String> {
-        let d = |sub: &str| self.dir.path().join(sub).to_string_lossy().into_owned();
+        let run = self.runs.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let d = |sub: &str| {
+            let path = match sub {
+                "envs" => self.dir.path().join(sub),
+                _ => self.dir.path().join(format!("run-{run}")).join(sub),
+            };
+            path.to_string_lossy().into_owned()
+        };
         let mut args: Vec<String> = vec![command.into()];
         for (flag, sub) in [
             ("--confdir", "conf"),
@@ -220,6 +233,7 @@ const LOOKUPS: &[(&[&str], &str)] = &[
     (&["--merge", "first"], "int_keys"),
     (&["--merge", "first"], "floats"),
     (&["--merge", "first"], "sym"),
+    (&["--merge", "deep"], "sym_keys"),
     (
         &["--merge", "first", "--default", "the default"],
         "no_such_key",
@@ -242,6 +256,18 @@ fn puppet_lookup_and_apply_through_hierad_match_yaml_data() {
         jobs.push(tree.apply(env));
     }
     let outcomes = tree.run(&jobs);
+    // The fork-per-run shortcut gives what the `puppet` command gives.
+    let direct = std::process::Command::new("puppet")
+        .args(&jobs[0])
+        .current_dir(tree.dir.path())
+        .output()
+        .expect("run puppet");
+    assert_eq!(
+        (direct.status.code(), text(&direct.stdout)),
+        (Some(outcomes[0].status), text(&outcomes[0].stdout)),
+        "puppet {} directly and through puppet_oracle.rb",
+        jobs[0].join(" ")
+    );
     let per_env = LOOKUPS.len() + 1;
     let (yaml, rest) = outcomes.split_at(per_env);
     let mut problems = Vec::new();
