@@ -36,8 +36,11 @@ u = per_round.('hierad-unique', 'baseline', &rps_of)
 row.('   every lookup a cache miss', "#{fmt(median(rps.('hierad-unique')))}/s, p99 #{fmt(median(p99.('hierad-unique')))} ms",
      "bare hyper", "#{fmt(median(u))} #{spread.(u)}", '(no target)', nil)
 l = per_round.('large', 'baseline', &rps_of)
-row.('2. large answers (55 KB hash)', "#{fmt(median(rps.('large')))}/s, p99 #{fmt(median(p99.('large')))} ms",
+row.('2. large answers (55 KB hash)', "#{fmt(median(rps.('large')))}/s (cache #{format('%.0f', 100 * (cache.('large') || 0))}% hits), p99 #{fmt(median(p99.('large')))} ms",
      'bare hyper', "#{fmt(median(l))} #{spread.(l)}", '>= 10,000/s', median(rps.('large')) >= 10_000)
+lu = per_round.('large-unique', 'baseline', &rps_of)
+row.('   every one a full lookup', "#{fmt(median(rps.('large-unique')))}/s, p99 #{fmt(median(p99.('large-unique')))} ms",
+     'bare hyper', "#{fmt(median(lu))} #{spread.(lu)}", '(no target)', nil)
 h = per_round.('hierad-small', 'baseline', &rps_of)
 row.('   answer cache hot (10 nodes)', "#{fmt(median(rps.('hierad-small')))}/s (cache #{format('%.0f', 100 * (cache.('hierad-small') || 0))}% hits), p99 #{fmt(median(p99.('hierad-small')))} ms",
      'bare hyper', "#{fmt(median(h))} #{spread.(h)}", '(no target)', nil)
