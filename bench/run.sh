@@ -106,7 +106,9 @@ for round in $(seq "$ROUNDS"); do
   run hierad-big "$big_url" "$work/big/bench-plan.json"
   run hierad-small "$small_url" "$work/small/bench-plan.json"
   run hierad-unique "$big_url" "$work/big/bench-plan.json" --unique
+  run hierad-small-unique "$small_url" "$work/small/bench-plan.json" --unique
   run large "$big_url" "$work/big/bench-plan.json" --key network_metadata --resolution hash
+  run large-unique "$big_url" "$work/big/bench-plan.json" --key network_metadata --resolution hash --unique
   run writes "$big_url" "$work/big/bench-plan.json" --write-every 100ms
   run idle "$big_url" "$work/big/bench-plan.json"
 done

@@ -28,19 +28,29 @@ row = ->(figure, value, baseline, ratio, target, ok) { rows << [figure, value, b
 rps_of = ->(r) { r['lookups_per_s'] }
 p99_of = ->(r) { r['latency_us']['p99'] }
 t = per_round.('hierad-big', 'baseline', &rps_of)
-row.("1. throughput, #{rounds.size} rounds", "#{fmt(median(rps('hierad-big')))}/s (cache #{format('%.0f', 100 * (cache.('hierad-big') || 0))}% hits)",
-     "bare hyper #{fmt(median(rps('baseline')))}/s", "#{fmt(median(t))} #{spread.(t)}", '>= 0.70', median(t) >= 0.70)
-row.('   p99 latency', "#{fmt(median(p99('hierad-big')))} ms", "bare hyper #{fmt(median(p99('baseline')))} ms",
-     fmt(median(per_round.('hierad-big', 'baseline', &p99_of))), '<= 5 ms', median(p99('hierad-big')) <= 5)
+row.("1. throughput, #{rounds.size} rounds", "#{fmt(median(rps.('hierad-big')))}/s (cache #{format('%.0f', 100 * (cache.('hierad-big') || 0))}% hits)",
+     "bare hyper #{fmt(median(rps.('baseline')))}/s", "#{fmt(median(t))} #{spread.(t)}", '>= 0.70', median(t) >= 0.70)
+row.('   p99 latency', "#{fmt(median(p99.('hierad-big')))} ms", "bare hyper #{fmt(median(p99.('baseline')))} ms",
+     fmt(median(per_round.('hierad-big', 'baseline', &p99_of))), '<= 5 ms', median(p99.('hierad-big')) <= 5)
 u = per_round.('hierad-unique', 'baseline', &rps_of)
-row.('   every lookup a cache miss', "#{fmt(median(rps('hierad-unique')))}/s, p99 #{fmt(median(p99('hierad-unique')))} ms",
+row.('   every lookup a cache miss', "#{fmt(median(rps.('hierad-unique')))}/s, p99 #{fmt(median(p99.('hierad-unique')))} ms",
      "bare hyper", "#{fmt(median(u))} #{spread.(u)}", '(no target)', nil)
 l = per_round.('large', 'baseline', &rps_of)
-row.('2. large answers (55 KB hash)', "#{fmt(median(rps('large')))}/s, p99 #{fmt(median(p99('large')))} ms",
-     'bare hyper', "#{fmt(median(l))} #{spread.(l)}", '>= 10,000/s', median(rps('large')) >= 10_000)
-s = per_round.('hierad-big', 'hierad-small', &rps_of)
-row.("3. scale: #{load(File.join(dir, 'import-big.json'))['levels'] - 1} nodes vs #{load(File.join(dir, 'import-small.json'))['levels'] - 1}",
-     "#{fmt(median(rps('hierad-big')))}/s", "#{fmt(median(rps('hierad-small')))}/s", "#{fmt(median(s))} #{spread.(s)}", '>= 0.80', median(s) >= 0.8)
+row.('2. large answers (55 KB hash)', "#{fmt(median(rps.('large')))}/s (cache #{format('%.0f', 100 * (cache.('large') || 0))}% hits), p99 #{fmt(median(p99.('large')))} ms",
+     'bare hyper', "#{fmt(median(l))} #{spread.(l)}", '>= 10,000/s', median(rps.('large')) >= 10_000)
+lu = per_round.('large-unique', 'baseline', &rps_of)
+row.('   every one a full lookup', "#{fmt(median(rps.('large-unique')))}/s, p99 #{fmt(median(p99.('large-unique')))} ms",
+     'bare hyper', "#{fmt(median(lu))} #{spread.(lu)}", '(no target)', nil)
+h = per_round.('hierad-small', 'baseline', &rps_of)
+row.('   answer cache hot (10 nodes)', "#{fmt(median(rps.('hierad-small')))}/s (cache #{format('%.0f', 100 * (cache.('hierad-small') || 0))}% hits), p99 #{fmt(median(p99.('hierad-small')))} ms",
+     'bare hyper', "#{fmt(median(h))} #{spread.(h)}", '(no target)', nil)
+big_nodes = load(File.join(dir, 'import-big.json'))['levels'] - 1
+small_nodes = load(File.join(dir, 'import-small.json'))['levels'] - 1
+s = per_round.('hierad-unique', 'hierad-small-unique', &rps_of)
+row.("3. scale: #{big_nodes} nodes vs #{small_nodes}, full lookups",
+     "#{fmt(median(rps.('hierad-unique')))}/s", "#{fmt(median(rps.('hierad-small-unique')))}/s", "#{fmt(median(s))} #{spread.(s)}", '>= 0.80', median(s) >= 0.8)
+m = per_round.('hierad-big', 'hierad-small', &rps_of)
+row.('   same, the mix (cache included)', "#{fmt(median(rps.('hierad-big')))}/s", "#{fmt(median(rps.('hierad-small')))}/s", "#{fmt(median(m))} #{spread.(m)}", '(no target)', nil)
 mem = load(File.join(dir, 'memory.json'))
 gib = 1024.0**3
 row.('   server RSS', format('%.0f MiB (peak %.0f MiB)', mem['rss_bytes'] / 1024.0**2, mem['peak_rss_bytes'] / 1024.0**2), '1 GiB',
@@ -52,8 +62,8 @@ row.('   import through the API', format('%.1f s: %.0f docs/s, %.1f nodes/s, %.1
      '', '', '(reported)', nil)
 w = per_round.('writes', 'idle', &p99_of)
 writes = median(rounds.map { |r| run.('writes', r).dig('writes', 'count') })
-row.('4. p99 while writing', "#{fmt(median(p99('writes')))} ms (#{fmt(writes)} writes, cache #{format('%.0f', 100 * (cache.('writes') || 0))}% hits)",
-     "idle #{fmt(median(p99('idle')))} ms", "#{fmt(median(w))} #{spread.(w)}", '<= 1.5', median(w) <= 1.5)
+row.('4. p99 while writing', "#{fmt(median(p99.('writes')))} ms (#{fmt(writes)} writes, cache #{format('%.0f', 100 * (cache.('writes') || 0))}% hits)",
+     "idle #{fmt(median(p99.('idle')))} ms", "#{fmt(median(w))} #{spread.(w)}", '<= 1.5', median(w) <= 1.5)
 cli = File.join(dir, 'cli.txt')
 if File.exist?(cli)
   File.readlines(cli).drop(1).each do |line|

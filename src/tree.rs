@@ -54,7 +54,7 @@ pub fn read_tree(root: &Path) -> Result<Vec<TreeFile>, TreeError> {
                 path.display()
             ));
         }
-        let content = read_data_file(&path)?;
+        let content = read_file(&path)?;
         docs.push(TreeFile {
             resource,
             path,
@@ -113,7 +113,7 @@ fn resource_name(root: &Path, path: &Path) -> Result<String, TreeError> {
 ///
 /// Unreadable, not UTF-8, unparsable, or not a Hash at the top; the
 /// message names the file.
-pub fn read_data_file(path: &Path) -> Result<Hash, TreeError> {
+pub fn read_file(path: &Path) -> Result<Hash, TreeError> {
     let shown = path.display();
     let bytes = std::fs::read(path).map_err(|e| tree_error!("cannot read {shown}: {e}"))?;
     let is_json = path.extension().is_some_and(|e| e == "json");

@@ -152,13 +152,24 @@ impl Sampler {
             } else {
                 rng.below(plan.nodes.len())
             },
+            // A key is looked up by the class that needs it, the same one
+            // on every node (as Puppet's classes own their parameters).
             calling_class: if plan.calling_classes.is_empty() {
                 0
             } else {
-                rng.below(plan.calling_classes.len())
+                owner(key, plan.calling_classes.len())
             },
         }
     }
+}
+
+/// Which of `n` calling classes looks `key` up: a stable hash (FNV-1a).
+fn owner(key: &str, n: usize) -> usize {
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    for b in key.bytes() {
+        h = (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3);
+    }
+    (h % n as u64) as usize
 }
 
 /// Request bodies: the per-(node, calling class) part, with the
@@ -500,6 +511,23 @@ mod tests {
         // array has no keys in this plan: only priority and hash, 3:1.
         assert!((2800..3200).contains(&counts[0]), "{counts:?}");
         assert!(nodes.iter().all(|&n| n > 1800), "{nodes:?}");
+        // A key always comes from the same calling class.
+        let mut plan = plan;
+        plan.calling_classes = (0..5).map(|i| format!("c{i}")).collect();
+        let mut owners = std::collections::HashMap::new();
+        let mut used = std::collections::HashSet::new();
+        plan.classes[0].keys = (0..40).map(|i| format!("key{i}")).collect();
+        for _ in 0..2000 {
+            let pick = sampler.pick(&plan, &mut rng);
+            assert_eq!(
+                *owners
+                    .entry(pick.key.to_owned())
+                    .or_insert(pick.calling_class),
+                pick.calling_class
+            );
+            used.insert(pick.calling_class);
+        }
+        assert_eq!(used.len(), 5, "keys spread over the classes");
         assert!(Sampler::new(&plan, &"array=1".parse().unwrap()).is_err());
     }
 

@@ -48,6 +48,11 @@ pub trait DataSource {
 pub trait Log {
     fn debug(&self, message: &str);
     fn warn(&self, message: &str);
+    /// Whether debug messages are wanted at all: when not, lookups skip
+    /// formatting them (a server's lookups log nothing).
+    fn enabled(&self) -> bool {
+        true
+    }
 }
 
 /// A [`Log`] that drops everything (Hiera's noop logger).
@@ -56,6 +61,9 @@ pub struct NoLog;
 impl Log for NoLog {
     fn debug(&self, _: &str) {}
     fn warn(&self, _: &str) {}
+    fn enabled(&self) -> bool {
+        false
+    }
 }
 
 /// The resolution type of a lookup (§2.1).
@@ -261,8 +269,7 @@ impl<'a> Hiera<'a> {
         for (name, kind) in &config.backends {
             if !self.started.contains(name) {
                 self.started.push(name.clone());
-                self.log
-                    .debug(&format!("Hiera {} backend starting", kind.display()));
+                self.debug(|| format!("Hiera {} backend starting", kind.display()));
             }
             let Some(value) = self.file_backend_lookup(
                 *kind,
@@ -313,10 +320,7 @@ impl<'a> Hiera<'a> {
         context: &mut Context,
     ) -> Result<Option<Value>> {
         let key_text = to_s(key);
-        self.log.debug(&format!(
-            "Looking up {key_text} in {} backend",
-            kind.display()
-        ));
+        self.debug(|| format!("Looking up {key_text} in {} backend", kind.display()));
         // The yaml backend reads the datadir once, before the levels; the
         // json backend once per level, after naming it (debug order differs).
         let datadir = match kind {
@@ -329,9 +333,7 @@ impl<'a> Hiera<'a> {
             let source = self.interpolate_config(&template, scope, order_override)?;
             let source_text = to_s(&source);
             if is_bad_level(&source) {
-                self.log.debug(&format!(
-                    "Ignoring bad definition in :hierarchy: '{source_text}'"
-                ));
+                self.debug(|| format!("Ignoring bad definition in :hierarchy: '{source_text}'"));
                 self.record(
                     &key_text,
                     kind,
@@ -341,17 +343,20 @@ impl<'a> Hiera<'a> {
                 );
                 continue;
             }
-            self.log
-                .debug(&format!("Looking for data source {source_text}"));
+            self.debug(|| format!("Looking for data source {source_text}"));
             let dir = match &datadir {
                 Some(dir) => dir.clone(),
                 None => self.datadir(kind, scope)?,
             };
-            let path = datafile_path(&dir, &source_text, kind.name());
+            // The file's path only shows in debug messages and --explain.
+            let path = if self.log.enabled() || self.trace.is_some() {
+                datafile_path(&dir, &source_text, kind.name())
+            } else {
+                String::new()
+            };
             let raw = match self.data.fetch(kind, &dir, &source_text, key)? {
                 Fetched::NoData => {
-                    self.log
-                        .debug(&format!("Cannot find datafile {path}, skipping"));
+                    self.debug(|| format!("Cannot find datafile {path}, skipping"));
                     self.record(&key_text, kind, &source_text, path, Outcome::NoData);
                     continue;
                 }
@@ -361,21 +366,29 @@ impl<'a> Hiera<'a> {
                 }
                 Fetched::Found(raw) => raw,
             };
-            self.log
-                .debug(&format!("Found {key_text} in {source_text}"));
+            self.debug(|| format!("Found {key_text} in {source_text}"));
             let value = parse_answer(&raw, scope, context, self)?;
-            self.record(
-                &key_text,
-                kind,
-                &source_text,
-                path,
-                Outcome::Found(value.clone()),
-            );
+            if self.trace.is_some() {
+                self.record(
+                    &key_text,
+                    kind,
+                    &source_text,
+                    path,
+                    Outcome::Found(value.clone()),
+                );
+            }
             if fold.add(&key_text, value, &mut self.merge_debug)? {
                 break;
             }
         }
         Ok(fold.finish(false))
+    }
+
+    /// A debug message, formatted only when the logger wants it.
+    fn debug(&self, message: impl FnOnce() -> String) {
+        if self.log.enabled() {
+            self.log.debug(&message());
+        }
     }
 
     fn record(

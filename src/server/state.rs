@@ -49,6 +49,10 @@ impl AppState {
                 u32::try_from(k.1.len() + v.len()).unwrap_or(u32::MAX)
             })
             .max_capacity(settings.cache_bytes)
+            // Sized for a deployment's first wave of distinct lookups: the
+            // table's growth by rehashing was 7% of the server's CPU under
+            // a thousand nodes' first requests (perf).
+            .initial_capacity(1 << 16)
             .build();
         Ok(AppState {
             inner: Arc::new(Inner {

@@ -107,7 +107,7 @@ impl Hierad {
                 });
                 continue;
             }
-            match hierad::tree::read_data_file(&path) {
+            match hierad::tree::read_file(&path) {
                 Ok(doc) => {
                     documents.insert(
                         resource,
