@@ -1,31 +1,27 @@
 //! A Hiera data tree on disk (`/etc/hiera`): every `*.yaml` and `*.json`
-//! file under a folder, read as Hiera's backends read them, named as
-//! ConfigDB resources (relative path without the extension).
+//! file under a folder, read exactly as Hiera's backends read them, named
+//! as ConfigDB resources (relative path without the extension; a top-level
+//! `hiera.yaml` becomes the resource `hiera`). Used by `hierad import`, the
+//! server's sample loader and the bench generator.
 
-use crate::hiera::lookup::data_from_loaded;
-use crate::hiera::{Hash, encoding, json, yaml};
+use crate::configdb::model::check_resource_name;
+use crate::hiera::{Hash, Value, encoding, json, yaml};
+use std::borrow::Cow;
+use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 
-/// A problem with one file of a tree; names the file.
+/// A tree that cannot be read as Hiera data; the message names the file
+/// and the problem.
 #[derive(Debug, thiserror::Error)]
-pub enum TreeError {
-    #[error("cannot read {path}: {source}")]
-    Io {
-        path: PathBuf,
-        source: std::io::Error,
-    },
-    #[error("{path}: {message}")]
-    Data { path: PathBuf, message: String },
-    #[error("{path} and {other} would both be resource \"{resource}\"")]
-    Duplicate {
-        path: PathBuf,
-        other: PathBuf,
-        resource: String,
-    },
+#[error("{0}")]
+pub struct TreeError(pub String);
+
+macro_rules! tree_error {
+    ($($arg:tt)*) => { TreeError(format!($($arg)*)) };
 }
 
 /// One data file of a tree.
-#[derive(Debug)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct TreeFile {
     /// The resource name: `override/node/node-1.domain.tld`.
     pub resource: String,
@@ -37,68 +33,52 @@ pub struct TreeFile {
 ///
 /// # Errors
 ///
-/// The first file that cannot be read or parsed, or two files (`a.yaml`,
-/// `a.json`) that would be the same resource.
+/// The first file that cannot be read or is not Hiera data (the error
+/// names it), a file name that is not a valid resource name, or two files
+/// (`a.yaml`, `a.json`) that would be the same resource.
 pub fn read_tree(root: &Path) -> Result<Vec<TreeFile>, TreeError> {
-    let mut paths = Vec::new();
-    walk(root, &mut paths)?;
-    paths.sort();
-    let mut files: Vec<TreeFile> = Vec::with_capacity(paths.len());
-    for path in paths {
-        let Some(resource) = resource_name(root, &path) else {
-            continue;
-        };
-        if let Some(other) = files.iter().find(|f| f.resource == resource) {
-            return Err(TreeError::Duplicate {
-                path,
-                other: other.path.clone(),
-                resource,
-            });
+    if !root.is_dir() {
+        return Err(tree_error!("{} is not a directory", root.display()));
+    }
+    let mut files = Vec::new();
+    let mut seen_dirs = HashSet::new();
+    walk(root, &mut files, &mut seen_dirs)?;
+    files.sort();
+    let mut docs: Vec<TreeFile> = Vec::with_capacity(files.len());
+    for path in files {
+        let resource = resource_name(root, &path)?;
+        if let Some(other) = docs.iter().find(|d| d.resource == resource) {
+            return Err(tree_error!(
+                "{} and {} would both be resource \"{resource}\"; keep one of them",
+                other.path.display(),
+                path.display()
+            ));
         }
         let content = read_file(&path)?;
-        files.push(TreeFile {
+        docs.push(TreeFile {
             resource,
             path,
             content,
         });
     }
-    files.sort_by(|a, b| a.resource.cmp(&b.resource));
-    Ok(files)
+    docs.sort_by(|a, b| a.resource.cmp(&b.resource));
+    Ok(docs)
 }
 
-/// Reads one data file as the yaml or json backend would.
-///
-/// # Errors
-///
-/// Unreadable, unparsable, or not a Hash at the top.
-pub fn read_file(path: &Path) -> Result<Hash, TreeError> {
-    let bytes = std::fs::read(path).map_err(|source| TreeError::Io {
-        path: path.to_owned(),
-        source,
-    })?;
-    let data_error = |message: String| TreeError::Data {
-        path: path.to_owned(),
-        message,
-    };
-    let loaded = if path.extension().is_some_and(|e| e == "json") {
-        let text = String::from_utf8_lossy(&bytes);
-        json::load(text.strip_prefix('\u{feff}').unwrap_or(&text))
-    } else {
-        encoding::yaml_text(&bytes).and_then(|text| yaml::load(&text))
+fn walk(dir: &Path, out: &mut Vec<PathBuf>, seen: &mut HashSet<PathBuf>) -> Result<(), TreeError> {
+    let io = |e: std::io::Error| tree_error!("cannot read {}: {e}", dir.display());
+    // A symlinked folder is followed once: a link loop ends here.
+    if !seen.insert(std::fs::canonicalize(dir).map_err(io)?) {
+        return Ok(());
     }
-    .map_err(|e| data_error(e.to_string()))?;
-    data_from_loaded(loaded, &path.display().to_string()).map_err(|e| data_error(e.to_string()))
-}
-
-fn walk(dir: &Path, out: &mut Vec<PathBuf>) -> Result<(), TreeError> {
-    let io = |source| TreeError::Io {
-        path: dir.to_owned(),
-        source,
-    };
     for entry in std::fs::read_dir(dir).map_err(io)? {
-        let path = entry.map_err(io)?.path();
+        let entry = entry.map_err(io)?;
+        if entry.file_name().to_string_lossy().starts_with('.') {
+            continue;
+        }
+        let path = entry.path();
         if path.is_dir() {
-            walk(&path, out)?;
+            walk(&path, out, seen)?;
         } else if path.extension().is_some_and(|e| e == "yaml" || e == "json") {
             out.push(path);
         }
@@ -106,46 +86,189 @@ fn walk(dir: &Path, out: &mut Vec<PathBuf>) -> Result<(), TreeError> {
     Ok(())
 }
 
-fn resource_name(root: &Path, path: &Path) -> Option<String> {
-    let relative = path.strip_prefix(root).ok()?.with_extension("");
-    let parts: Vec<&str> = relative
+/// `override/node/n1` for `ROOT/override/node/n1.yaml`.
+fn resource_name(root: &Path, path: &Path) -> Result<String, TreeError> {
+    let relative = path
+        .strip_prefix(root)
+        .map_err(|_| tree_error!("{} is outside {}", path.display(), root.display()))?
+        .with_extension("");
+    let parts: Option<Vec<&str>> = relative
         .components()
         .map(|c| c.as_os_str().to_str())
-        .collect::<Option<_>>()?;
-    Some(parts.join("/"))
+        .collect();
+    let Some(parts) = parts else {
+        return Err(tree_error!(
+            "{}: the file name is not UTF-8",
+            path.display()
+        ));
+    };
+    let name = parts.join("/");
+    check_resource_name(&name).map_err(|e| tree_error!("{}: {e}", path.display()))?;
+    Ok(name)
+}
+
+/// Reads one data file as the yaml or json backend would.
+///
+/// # Errors
+///
+/// Unreadable, not UTF-8, unparsable, or not a Hash at the top; the
+/// message names the file.
+pub fn read_file(path: &Path) -> Result<Hash, TreeError> {
+    let shown = path.display();
+    let bytes = std::fs::read(path).map_err(|e| tree_error!("cannot read {shown}: {e}"))?;
+    let is_json = path.extension().is_some_and(|e| e == "json");
+    let text = if is_json {
+        // Ruby's JSON parser would take such bytes apart unpredictably;
+        // refuse them rather than store mangled text.
+        std::str::from_utf8(&bytes)
+            .map(Cow::Borrowed)
+            .map_err(|e| {
+                tree_error!(
+                    "{shown}: not UTF-8 text (bad byte at offset {})",
+                    e.valid_up_to()
+                )
+            })?
+    } else {
+        // libyaml's reader refuses them, in its own words.
+        encoding::yaml_text(&bytes).map_err(|e| tree_error!("{shown}: {e}"))?
+    };
+    parse_data(&text, is_json).map_err(|message| tree_error!("{shown}: {message}"))
+}
+
+/// The data of a file's text: what Hiera's backend makes of it, or why it
+/// cannot.
+fn parse_data(text: &str, is_json: bool) -> Result<Hash, String> {
+    let text = text.strip_prefix('\u{feff}').unwrap_or(text);
+    let loaded = if is_json {
+        json::load(text)
+    } else {
+        yaml::load(text)
+    }
+    .map_err(|e| e.to_string())?;
+    match loaded {
+        Value::Hash(h) => Ok(h),
+        // The yaml backend's `YAML.load(data) || {}`; the json backend has no
+        // such fallback.
+        Value::Nil | Value::Bool(false) if !is_json => Ok(Hash::new()),
+        other => Err(format!(
+            "the top level is {} {}, not a Hash: Hiera data must be a mapping of keys to values",
+            article(other.class_name()),
+            other.class_name()
+        )),
+    }
+}
+
+fn article(class: &str) -> &'static str {
+    if class.starts_with(['A', 'E', 'I', 'O', 'U']) {
+        "an"
+    } else {
+        "a"
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::rhash;
 
     #[test]
-    fn reads_a_tree_as_resources() {
-        let dir = tempfile::tempdir().unwrap();
-        std::fs::create_dir_all(dir.path().join("override/node")).unwrap();
-        std::fs::write(dir.path().join("astute.yaml"), "a: 1\n").unwrap();
-        std::fs::write(dir.path().join("override/node/n1.yaml"), "").unwrap();
-        std::fs::write(dir.path().join("globals.json"), "{\"g\": 2.0}").unwrap();
-        std::fs::write(dir.path().join("README.md"), "not data").unwrap();
-        let files = read_tree(dir.path()).unwrap();
-        let names: Vec<&str> = files.iter().map(|f| f.resource.as_str()).collect();
-        assert_eq!(names, ["astute", "globals", "override/node/n1"]);
-        assert!(files[2].content.is_empty());
+    fn data_as_the_backends_read_it() {
+        let one = Hash::from_iter([(Value::str("a"), Value::Int(1))]);
+        let cases: &[(&str, bool, Result<Hash, &str>)] = &[
+            ("a: 1\n", false, Ok(one.clone())),
+            ("\u{feff}a: 1\n", false, Ok(one.clone())),
+            ("", false, Ok(Hash::new())),
+            ("# only a comment\n", false, Ok(Hash::new())),
+            ("---\n", false, Ok(Hash::new())),
+            ("false\n", false, Ok(Hash::new())),
+            ("- a\n", false, Err("the top level is an Array, not a Hash")),
+            (
+                "just text\n",
+                false,
+                Err("the top level is a String, not a Hash"),
+            ),
+            ("a: [\n", false, Err("(Psych::SyntaxError)")),
+            ("{\"a\": 1}", true, Ok(one)),
+            ("", true, Err("(JSON::ParserError)")),
+            ("null", true, Err("the top level is a NilClass, not a Hash")),
+            ("[1]", true, Err("the top level is an Array, not a Hash")),
+        ];
+        for (text, is_json, want) in cases {
+            let got = parse_data(text, *is_json);
+            match (got, want) {
+                (Ok(got), Ok(want)) => assert_eq!(&got, want, "{text:?}"),
+                (Err(got), Err(want)) => assert!(got.contains(want), "{text:?}: {got}"),
+                (got, want) => panic!("{text:?}: {got:?} vs {want:?}"),
+            }
+        }
     }
 
     #[test]
-    fn errors_name_the_file() {
+    fn trees_become_resources() {
         let dir = tempfile::tempdir().unwrap();
-        std::fs::write(dir.path().join("list.yaml"), "- a\n").unwrap();
-        let err = read_tree(dir.path()).unwrap_err().to_string();
-        assert!(
-            err.contains("list.yaml") && err.contains("is Array not Hash"),
-            "{err}"
+        let root = dir.path();
+        std::fs::create_dir_all(root.join("override/node")).unwrap();
+        std::fs::create_dir_all(root.join(".git")).unwrap();
+        std::fs::write(root.join("hiera.yaml"), ":backends:\n  - yaml\n").unwrap();
+        std::fs::write(root.join("astute.yaml"), "deployment_id: 15\n").unwrap();
+        std::fs::write(root.join("globals.json"), "{\"g\": 2.0}").unwrap();
+        std::fs::write(root.join("override/node/node-1.domain.tld.yaml"), "").unwrap();
+        std::fs::write(root.join("README.md"), "not data").unwrap();
+        std::fs::write(root.join(".git/x.yaml"), "- not read").unwrap();
+        let docs = read_tree(root).unwrap();
+        let names: Vec<&str> = docs.iter().map(|d| d.resource.as_str()).collect();
+        assert_eq!(
+            names,
+            [
+                "astute",
+                "globals",
+                "hiera",
+                "override/node/node-1.domain.tld"
+            ]
         );
-        std::fs::remove_file(dir.path().join("list.yaml")).unwrap();
-        std::fs::write(dir.path().join("a.yaml"), "x: 1\n").unwrap();
-        std::fs::write(dir.path().join("a.json"), "{}").unwrap();
-        let err = read_tree(dir.path()).unwrap_err().to_string();
-        assert!(err.contains("resource \"a\""), "{err}");
+        assert_eq!(docs[0].content, rhash! {"deployment_id" => Value::Int(15)});
+        assert_eq!(docs[1].content, rhash! {"g" => Value::Float(2.0)});
+        assert_eq!(
+            docs[2].content.keys().next(),
+            Some(&Value::Symbol("backends".into()))
+        );
+        assert!(docs[3].content.is_empty());
+    }
+
+    #[test]
+    fn tree_errors_name_the_file() {
+        type Files = &'static [(&'static str, &'static [u8])];
+        let cases: &[(Files, &str)] = &[
+            (
+                &[("ok.yaml", b"a: 1\n"), ("bad.yaml", b"a: [\n")],
+                "bad.yaml: ",
+            ),
+            (
+                &[("list.yaml", b"- a\n")],
+                "list.yaml: the top level is an Array",
+            ),
+            (
+                &[("a.yaml", b"x: 1\n"), ("a.json", b"{}")],
+                "would both be resource \"a\"",
+            ),
+            (
+                &[("latin.yaml", b"a: caf\xe9\n")],
+                "latin.yaml: (<unknown>): incomplete UTF-8 octet sequence",
+            ),
+            (
+                &[("latin.json", b"{\"a\": \"caf\xe9\"}")],
+                "latin.json: not UTF-8 text",
+            ),
+        ];
+        for (files, want) in cases {
+            let dir = tempfile::tempdir().unwrap();
+            for (name, content) in *files {
+                std::fs::write(dir.path().join(name), content).unwrap();
+            }
+            let err = read_tree(dir.path()).unwrap_err().to_string();
+            assert!(err.contains(want), "{err}\nwant {want}");
+        }
+        let err = read_tree(Path::new("/no/such/tree")).unwrap_err();
+        assert_eq!(err.to_string(), "/no/such/tree is not a directory");
     }
 }

@@ -160,3 +160,17 @@ fn help_lists_the_hiera_options_and_explain() {
         assert!(stdout.contains(option), "{option} missing from:\n{stdout}");
     }
 }
+
+#[test]
+fn inventory_service_fails_as_without_puppet() {
+    let out = lookup(
+        Path::new(ROOT),
+        &["-c", "data/hiera.yaml", "-i", "node1", "k"],
+    );
+    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(
+        text(&out.stderr),
+        "Puppet inventory service lookup failed: LoadError: cannot load such file -- puppet/util/run_mode\n\
+         Could not load Puppet inventory service scope: SystemExit: exit\n"
+    );
+}

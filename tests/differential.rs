@@ -41,7 +41,7 @@ use std::io::Write as _;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::{Mutex, MutexGuard};
+use std::sync::{LazyLock, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
 use base64::Engine as _;
@@ -552,9 +552,10 @@ struct RubyStderr {
 
 /// Drops the times of `-d` log lines and logger warnings.
 fn normalize_times(text: &str) -> String {
-    let times =
-        Regex::new(r"(?m)^(DEBUG|WARN): \d{4}-\d\d-\d\d \d\d:\d\d:\d\d [+-]\d{4}: ").unwrap();
-    times.replace_all(text, "$1: ").into_owned()
+    static TIMES: LazyLock<Regex> = LazyLock::new(|| {
+        Regex::new(r"(?m)^(DEBUG|WARN): \d{4}-\d\d-\d\d \d\d:\d\d:\d\d [+-]\d{4}: ").unwrap()
+    });
+    TIMES.replace_all(text, "$1: ").into_owned()
 }
 
 /// Removes from stderr what is the machine's, not Hiera's: the times of
@@ -562,16 +563,22 @@ fn normalize_times(text: &str) -> String {
 /// (error_highlight's source line and carets, did_you_mean's suggestions,
 /// which depend on the installed files). Applied to both sides.
 fn normalize_stderr(text: &str) -> String {
-    let highlight = Regex::new(r"\n\n[^\n]*\n *\^+(\n|$)").unwrap();
-    let did_you_mean = Regex::new(r"\nDid you mean\?[^\n]*(\n +[^\n]*)*").unwrap();
+    static HIGHLIGHT: LazyLock<Regex> =
+        LazyLock::new(|| Regex::new(r"\n\n[^\n]*\n *\^+(\n|$)").unwrap());
+    static DID_YOU_MEAN: LazyLock<Regex> =
+        LazyLock::new(|| Regex::new(r"\nDid you mean\?[^\n]*(\n +[^\n]*)*").unwrap());
     let text = normalize_times(text);
-    let text = highlight.replace_all(&text, "$1");
-    did_you_mean.replace_all(&text, "").into_owned()
+    let text = HIGHLIGHT.replace_all(&text, "$1");
+    DID_YOU_MEAN.replace_all(&text, "").into_owned()
 }
 
 fn parse_ruby_stderr(raw: &[u8]) -> RubyStderr {
     let text = normalize_stderr(&String::from_utf8_lossy(raw));
-    let header = Regex::new(r"^[^\t].*?:\d+:in [`'][^']*': (.*)$").unwrap();
+    static HEADER: LazyLock<Regex> =
+        LazyLock::new(|| Regex::new(r"^[^\t].*?:\d+:in [`'][^']*': (.*)$").unwrap());
+    static CLASS: LazyLock<Regex> =
+        LazyLock::new(|| Regex::new(r"^(.*) \(([A-Z][A-Za-z0-9_:]*)\)$").unwrap());
+    let header = &*HEADER;
     let lines: Vec<&str> = text.split_inclusive('\n').collect();
     let is_header = |i: usize| {
         let l = lines[i];
@@ -596,8 +603,7 @@ fn parse_ruby_stderr(raw: &[u8]) -> RubyStderr {
     let rest: String = lines[h + 1..end].concat();
     // Ruby prints the first line of the message, then ` (Class)`, then the
     // message's other lines; an empty message prints the class name alone.
-    let class_re = Regex::new(r"^(.*) \(([A-Z][A-Za-z0-9_:]*)\)$").unwrap();
-    let (class, mut message) = match class_re.captures(&first) {
+    let (class, mut message) = match CLASS.captures(&first) {
         Some(c) => (c[2].to_owned(), c[1].to_owned()),
         None => (first.clone(), String::new()),
     };

@@ -232,10 +232,17 @@ pub enum ValueType {
     Bool,
 }
 
-/// `get`'s output format, and how `set` reads stdin (`--format`).
+/// `get`'s output format (`--format`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
 pub enum Format {
     Plain,
+    Json,
+    Yaml,
+}
+
+/// How `set`/`override` read stdin (`--format`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum InputFormat {
     Json,
     Yaml,
 }
@@ -248,7 +255,12 @@ pub struct Place {
     pub env: i64,
     /// The level path, level=value[,level=value…], e.g. nodes=node-1.domain.tld
     /// (default: the environment-wide root)
-    #[arg(long, value_name = "LEVEL=VALUE", default_value = "")]
+    #[arg(
+        long,
+        value_name = "LEVEL=VALUE",
+        default_value = "",
+        hide_default_value = true
+    )]
     pub level: String,
     /// The resource (datasource), e.g. astute or override/plugins
     #[arg(long, value_name = "NAME")]
@@ -328,7 +340,7 @@ pub struct SetArgs {
     pub value_type: Option<ValueType>,
     /// How to read stdin [default: yaml, which reads JSON too]
     #[arg(long, value_enum)]
-    pub format: Option<Format>,
+    pub format: Option<InputFormat>,
     #[command(flatten)]
     pub conn: Conn,
 }
@@ -490,14 +502,12 @@ pub fn input_plan(
     has_key: bool,
     has_value: bool,
     value_type: Option<ValueType>,
-    format: Option<Format>,
+    format: Option<InputFormat>,
 ) -> anyhow::Result<Input> {
-    let format_type = match format {
-        None => None,
-        Some(Format::Json) => Some(ValueType::Json),
-        Some(Format::Yaml) => Some(ValueType::Yaml),
-        Some(Format::Plain) => bail!("--format plain is for output; read stdin as json or yaml"),
-    };
+    let format_type = format.map(|f| match f {
+        InputFormat::Json => ValueType::Json,
+        InputFormat::Yaml => ValueType::Yaml,
+    });
     if !has_key {
         if has_value || value_type.is_some() {
             bail!(
@@ -664,7 +674,7 @@ mod tests {
 
     #[test]
     fn input_flags_combine() {
-        use Format as F;
+        use InputFormat as F;
         use ValueType as T;
         type Case = (
             bool,
@@ -691,13 +701,6 @@ mod tests {
                 Some(T::Int),
                 None,
                 Err("describe the value of one --key"),
-            ),
-            (
-                false,
-                false,
-                None,
-                Some(F::Plain),
-                Err("--format plain is for output"),
             ),
             (true, true, None, None, Ok(Input::Given(T::Str))),
             (true, true, Some(T::Int), None, Ok(Input::Given(T::Int))),

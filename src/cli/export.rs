@@ -30,7 +30,12 @@ pub struct Args {
     #[arg(long, value_name = "ID")]
     pub env: i64,
     /// The level whose effective documents to write, level=value[,…] (default: the root)
-    #[arg(long, value_name = "LEVEL=VALUE", default_value = "")]
+    #[arg(
+        long,
+        value_name = "LEVEL=VALUE",
+        default_value = "",
+        hide_default_value = true
+    )]
     pub level: String,
     /// Write into a non-empty DIR, overwriting files of the same names
     #[arg(long)]

@@ -26,17 +26,14 @@
 
 use super::client::{Client, ImportRequest, ImportSummary};
 use super::config::{Conn, Db, KindArg, fail, level_path};
-use crate::configdb::model::check_resource_name;
 use crate::configdb::{
     ComponentRef, ConfigError, Conflict, DocKind, Environment, LevelPath, NewComponent,
     NewEnvironment, NotFound,
 };
-use crate::hiera::{Hash, Value, encoding, json, yaml};
+
 use crate::store::{ImportBatch, ImportDoc, SqliteStore, Store, StoreError};
-use anyhow::{anyhow, bail};
+use anyhow::bail;
 use indicatif::{ProgressBar, ProgressStyle};
-use std::borrow::Cow;
-use std::collections::HashSet;
 use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -57,7 +54,12 @@ pub struct Args {
     #[arg(long, value_name = "ID")]
     pub env: i64,
     /// The level to upload into, level=value[,level=value…] (default: the root)
-    #[arg(long, value_name = "LEVEL=VALUE", default_value = "")]
+    #[arg(
+        long,
+        value_name = "LEVEL=VALUE",
+        default_value = "",
+        hide_default_value = true
+    )]
     pub level: String,
     /// Make the level hold exactly this tree: other documents of --kind there are deleted
     #[arg(long)]
@@ -76,11 +78,18 @@ pub struct Args {
 }
 
 /// One data file of a tree.
-#[derive(Clone, Debug, PartialEq)]
-pub struct TreeDoc {
-    pub resource: String,
-    pub path: PathBuf,
-    pub content: Hash,
+pub type TreeDoc = crate::tree::TreeFile;
+
+/// [`crate::tree::read_tree`], with the progress shown on `bar`.
+///
+/// # Errors
+///
+/// As [`crate::tree::read_tree`].
+pub fn read_tree(root: &Path, bar: &ProgressBar) -> anyhow::Result<Vec<TreeDoc>> {
+    let docs = crate::tree::read_tree(root)?;
+    bar.set_length(docs.len() as u64);
+    bar.finish_and_clear();
+    Ok(docs)
 }
 
 /// Runs `hierad import`.
@@ -300,251 +309,4 @@ fn spinner(message: String) -> ProgressBar {
     let spinner = ProgressBar::new_spinner().with_message(message);
     spinner.enable_steady_tick(Duration::from_millis(120));
     spinner
-}
-
-/// Reads every data file under `root`, sorted by resource name.
-///
-/// # Errors
-///
-/// The first file that cannot be read or is not Hiera data (the error
-/// names it), a file name that is not a valid resource name, or two files
-/// (`a.yaml`, `a.json`) that would be the same resource.
-pub fn read_tree(root: &Path, bar: &ProgressBar) -> anyhow::Result<Vec<TreeDoc>> {
-    if !root.is_dir() {
-        bail!("{} is not a directory", root.display());
-    }
-    let mut files = Vec::new();
-    let mut seen_dirs = HashSet::new();
-    walk(root, &mut files, &mut seen_dirs)?;
-    files.sort();
-    bar.set_length(files.len() as u64);
-    let mut docs: Vec<TreeDoc> = Vec::with_capacity(files.len());
-    for path in files {
-        let resource = resource_name(root, &path)?;
-        if let Some(other) = docs.iter().find(|d| d.resource == resource) {
-            bail!(
-                "{} and {} would both be resource \"{resource}\"; keep one of them",
-                other.path.display(),
-                path.display()
-            );
-        }
-        bar.set_message(resource.clone());
-        let content = read_data_file(&path)?;
-        docs.push(TreeDoc {
-            resource,
-            path,
-            content,
-        });
-        bar.inc(1);
-    }
-    bar.finish_and_clear();
-    docs.sort_by(|a, b| a.resource.cmp(&b.resource));
-    Ok(docs)
-}
-
-fn walk(dir: &Path, out: &mut Vec<PathBuf>, seen: &mut HashSet<PathBuf>) -> anyhow::Result<()> {
-    let io = |e: std::io::Error| anyhow!("cannot read {}: {e}", dir.display());
-    // A symlinked folder is followed once: a link loop ends here.
-    if !seen.insert(std::fs::canonicalize(dir).map_err(io)?) {
-        return Ok(());
-    }
-    for entry in std::fs::read_dir(dir).map_err(io)? {
-        let entry = entry.map_err(io)?;
-        if entry.file_name().to_string_lossy().starts_with('.') {
-            continue;
-        }
-        let path = entry.path();
-        if path.is_dir() {
-            walk(&path, out, seen)?;
-        } else if path.extension().is_some_and(|e| e == "yaml" || e == "json") {
-            out.push(path);
-        }
-    }
-    Ok(())
-}
-
-/// `override/node/n1` for `ROOT/override/node/n1.yaml`.
-fn resource_name(root: &Path, path: &Path) -> anyhow::Result<String> {
-    let relative = path
-        .strip_prefix(root)
-        .map_err(|_| anyhow!("{} is outside {}", path.display(), root.display()))?
-        .with_extension("");
-    let parts: Option<Vec<&str>> = relative
-        .components()
-        .map(|c| c.as_os_str().to_str())
-        .collect();
-    let Some(parts) = parts else {
-        bail!("{}: the file name is not UTF-8", path.display());
-    };
-    let name = parts.join("/");
-    check_resource_name(&name).map_err(|e| anyhow!("{}: {e}", path.display()))?;
-    Ok(name)
-}
-
-/// Reads one data file as the yaml or json backend would.
-///
-/// # Errors
-///
-/// Unreadable, not UTF-8, unparsable, or not a Hash at the top; the
-/// message names the file.
-pub fn read_data_file(path: &Path) -> anyhow::Result<Hash> {
-    let shown = path.display();
-    let bytes = std::fs::read(path).map_err(|e| anyhow!("cannot read {shown}: {e}"))?;
-    let is_json = path.extension().is_some_and(|e| e == "json");
-    let text = if is_json {
-        // Ruby's JSON parser would take such bytes apart unpredictably;
-        // refuse them rather than store mangled text.
-        std::str::from_utf8(&bytes)
-            .map(Cow::Borrowed)
-            .map_err(|e| {
-                anyhow!(
-                    "{shown}: not UTF-8 text (bad byte at offset {})",
-                    e.valid_up_to()
-                )
-            })?
-    } else {
-        // libyaml's reader refuses them, in its own words.
-        encoding::yaml_text(&bytes).map_err(|e| anyhow!("{shown}: {e}"))?
-    };
-    parse_data(&text, is_json).map_err(|message| anyhow!("{shown}: {message}"))
-}
-
-/// The data of a file's text: what Hiera's backend makes of it, or why it
-/// cannot.
-fn parse_data(text: &str, is_json: bool) -> Result<Hash, String> {
-    let text = text.strip_prefix('\u{feff}').unwrap_or(text);
-    let loaded = if is_json {
-        json::load(text)
-    } else {
-        yaml::load(text)
-    }
-    .map_err(|e| e.to_string())?;
-    match loaded {
-        Value::Hash(h) => Ok(h),
-        // The yaml backend's `YAML.load(data) || {}`; the json backend has no
-        // such fallback.
-        Value::Nil | Value::Bool(false) if !is_json => Ok(Hash::new()),
-        other => Err(format!(
-            "the top level is {} {}, not a Hash: Hiera data must be a mapping of keys to values",
-            article(other.class_name()),
-            other.class_name()
-        )),
-    }
-}
-
-fn article(class: &str) -> &'static str {
-    if class.starts_with(['A', 'E', 'I', 'O', 'U']) {
-        "an"
-    } else {
-        "a"
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::rhash;
-
-    #[test]
-    fn data_as_the_backends_read_it() {
-        let one = Hash::from_iter([(Value::str("a"), Value::Int(1))]);
-        let cases: &[(&str, bool, Result<Hash, &str>)] = &[
-            ("a: 1\n", false, Ok(one.clone())),
-            ("\u{feff}a: 1\n", false, Ok(one.clone())),
-            ("", false, Ok(Hash::new())),
-            ("# only a comment\n", false, Ok(Hash::new())),
-            ("---\n", false, Ok(Hash::new())),
-            ("false\n", false, Ok(Hash::new())),
-            ("- a\n", false, Err("the top level is an Array, not a Hash")),
-            (
-                "just text\n",
-                false,
-                Err("the top level is a String, not a Hash"),
-            ),
-            ("a: [\n", false, Err("(Psych::SyntaxError)")),
-            ("{\"a\": 1}", true, Ok(one)),
-            ("", true, Err("(JSON::ParserError)")),
-            ("null", true, Err("the top level is a NilClass, not a Hash")),
-            ("[1]", true, Err("the top level is an Array, not a Hash")),
-        ];
-        for (text, is_json, want) in cases {
-            let got = parse_data(text, *is_json);
-            match (got, want) {
-                (Ok(got), Ok(want)) => assert_eq!(&got, want, "{text:?}"),
-                (Err(got), Err(want)) => assert!(got.contains(want), "{text:?}: {got}"),
-                (got, want) => panic!("{text:?}: {got:?} vs {want:?}"),
-            }
-        }
-    }
-
-    #[test]
-    fn trees_become_resources() {
-        let dir = tempfile::tempdir().unwrap();
-        let root = dir.path();
-        std::fs::create_dir_all(root.join("override/node")).unwrap();
-        std::fs::create_dir_all(root.join(".git")).unwrap();
-        std::fs::write(root.join("hiera.yaml"), ":backends:\n  - yaml\n").unwrap();
-        std::fs::write(root.join("astute.yaml"), "deployment_id: 15\n").unwrap();
-        std::fs::write(root.join("globals.json"), "{\"g\": 2.0}").unwrap();
-        std::fs::write(root.join("override/node/node-1.domain.tld.yaml"), "").unwrap();
-        std::fs::write(root.join("README.md"), "not data").unwrap();
-        std::fs::write(root.join(".git/x.yaml"), "- not read").unwrap();
-        let docs = read_tree(root, &ProgressBar::hidden()).unwrap();
-        let names: Vec<&str> = docs.iter().map(|d| d.resource.as_str()).collect();
-        assert_eq!(
-            names,
-            [
-                "astute",
-                "globals",
-                "hiera",
-                "override/node/node-1.domain.tld"
-            ]
-        );
-        assert_eq!(docs[0].content, rhash! {"deployment_id" => Value::Int(15)});
-        assert_eq!(docs[1].content, rhash! {"g" => Value::Float(2.0)});
-        assert_eq!(
-            docs[2].content.keys().next(),
-            Some(&Value::Symbol("backends".into()))
-        );
-        assert!(docs[3].content.is_empty());
-    }
-
-    #[test]
-    fn tree_errors_name_the_file() {
-        type Files = &'static [(&'static str, &'static [u8])];
-        let cases: &[(Files, &str)] = &[
-            (
-                &[("ok.yaml", b"a: 1\n"), ("bad.yaml", b"a: [\n")],
-                "bad.yaml: ",
-            ),
-            (
-                &[("list.yaml", b"- a\n")],
-                "list.yaml: the top level is an Array",
-            ),
-            (
-                &[("a.yaml", b"x: 1\n"), ("a.json", b"{}")],
-                "would both be resource \"a\"",
-            ),
-            (
-                &[("latin.yaml", b"a: caf\xe9\n")],
-                "latin.yaml: (<unknown>): incomplete UTF-8 octet sequence",
-            ),
-            (
-                &[("latin.json", b"{\"a\": \"caf\xe9\"}")],
-                "latin.json: not UTF-8 text",
-            ),
-        ];
-        for (files, want) in cases {
-            let dir = tempfile::tempdir().unwrap();
-            for (name, content) in *files {
-                std::fs::write(dir.path().join(name), content).unwrap();
-            }
-            let err = read_tree(dir.path(), &ProgressBar::hidden())
-                .unwrap_err()
-                .to_string();
-            assert!(err.contains(want), "{err}\nwant {want}");
-        }
-        let err = read_tree(Path::new("/no/such/tree"), &ProgressBar::hidden()).unwrap_err();
-        assert_eq!(err.to_string(), "/no/such/tree is not a directory");
-    }
 }

@@ -1,0 +1,213 @@
+#!/usr/bin/env ruby
+# Benchmark of the shim, run on demand (not a test): in one Ruby process,
+# the Hiera 3 hierad backend and the Hiera 3 yaml backend answer the same
+# keys of Fuel nodes (priority lookups, every top-level key), and the
+# script prints medians, p99 and their ratios, for all answers and for
+# answers of 10 KB and more. It also counts the HTTP requests of a
+# `puppet lookup` of many keys through the Hiera 5 functions.
+#
+#   cargo build --release
+#   ruby hiera/bench/bench.rb [--hierad target/release/hierad] [--rounds 30]
+#                             [--fixture tests/fixtures/hiera/fuel]
+#                             [--node FQDN]... [--keys 60]
+#                             [--no-puppet]
+#
+# It starts `hierad serve` on 127.0.0.1:0 with a temporary database, loads
+# each node's tree with `hierad import`, and stops the server at the end.
+# Targets (the issue): hierad <= 0.5x the yaml backend at the median and at
+# p99, >= 5x faster for answers of 10 KB and more; the requests of one
+# compile grow with the hierarchy levels, not with the keys.
+require 'json'
+require 'yaml'
+require 'optparse'
+require 'tmpdir'
+require 'fileutils'
+
+REPO = File.expand_path('../..', __dir__)
+$LOAD_PATH.unshift(File.join(REPO, 'hiera/lib'))
+require 'hiera'
+require 'hiera/backend/yaml_backend'
+require 'hiera/backend/hierad_backend'
+
+options = {
+  hierad: [File.join(REPO, 'target/release/hierad'), File.join(REPO, 'target/debug/hierad')].find { |p| File.executable?(p) },
+  rounds: 30,
+  fixture: File.join(REPO, 'tests/fixtures/hiera/fuel'),
+  nodes: [],
+  keys: 60,
+  puppet: system('command -v puppet >/dev/null 2>&1')
+}
+OptionParser.new do |o|
+  o.on('--hierad PATH', 'the hierad binary (default: target/release, else target/debug)') { |v| options[:hierad] = v }
+  o.on('--rounds N', Integer, 'lookups of every key per backend (default 30)') { |v| options[:rounds] = v }
+  o.on('--fixture DIR', 'a Fuel tree: hiera.yaml, nodes/FQDN/, scope-FQDN.json') { |v| options[:fixture] = v }
+  o.on('--node FQDN', 'a node to look up (repeatable; default: every node of the fixture)') { |v| options[:nodes] << v }
+  o.on('--keys N', Integer, 'keys of the many-key puppet lookup (default 60)') { |v| options[:keys] = v }
+  o.on('--no-puppet', 'skip the puppet request count') { options[:puppet] = false }
+end.parse!
+abort 'bench: no hierad binary; run cargo build --release or pass --hierad' unless options[:hierad]
+
+ENV_ID = 901
+# Each node's tree at its own level value, selected by the scope.
+LEVEL = 'datadir=%{::fqdn}'.freeze
+BIG = 10 * 1024
+if options[:nodes].empty?
+  options[:nodes] = Dir.children(File.join(options[:fixture], 'nodes')).sort
+end
+
+def post_json(url, path, body)
+  client = PuppetX::Hierad::Client.new(url: url)
+  response = client.post(path, JSON.generate(body))
+  raise "POST #{path}: #{response.status} #{response.body}" unless response.status < 300 || response.status == 409
+
+  response
+end
+
+def metric(url, route, method)
+  text = PuppetX::Hierad::Client.new(url: url).get('/metrics').body
+  prefix = "hierad_http_requests_total{method=\"#{method}\",route=\"#{route}\","
+  text.lines.select { |l| l.start_with?(prefix) }.sum { |l| l.split.last.to_i }
+end
+
+def percentile(sorted, q)
+  return Float::NAN if sorted.empty?
+
+  sorted[[(q * sorted.size).ceil - 1, 0].max]
+end
+
+def us(seconds)
+  format('%8.1f µs', seconds * 1e6)
+end
+
+# The server.
+tmp = Dir.mktmpdir('hierad-bench')
+server_err = IO.pipe
+pid = spawn(options[:hierad], 'serve', '--listen', '127.0.0.1:0', '--db', File.join(tmp, 'bench.db'), '--no-sample',
+            err: server_err[1], out: File::NULL)
+server_err[1].close
+url = nil
+50.times do
+  line = server_err[0].gets or break
+  break if (url = line[/\Alistening on (\S+)/, 1])
+end
+abort 'bench: hierad serve did not start' unless url
+Thread.new { server_err[0].each_line { nil } }
+at_exit do
+  Process.kill('TERM', pid)
+  Process.wait(pid)
+  FileUtils.rm_rf(tmp)
+end
+
+post_json(url, '/api/v1/config/components', 'name' => 'bench', 'resource_definitions' => [])
+post_json(url, '/api/v1/config/environments', 'id' => ENV_ID, 'components' => ['bench'], 'hierarchy_levels' => ['datadir'])
+options[:nodes].each do |node|
+  system(options[:hierad], 'import', File.join(options[:fixture], 'nodes', node), '--env', ENV_ID.to_s,
+         '--level', "datadir=#{node}", '--replace', '--server', url, out: File::NULL) or abort 'bench: hierad import failed'
+end
+
+# The two Hiera configurations over the same files.
+base = YAML.load_file(File.join(options[:fixture], 'hiera.yaml'))
+yaml_config = base.merge(logger: 'noop', yaml: { datadir: File.join(options[:fixture], 'nodes/%{::fqdn}') })
+hierad_config = base.merge(logger: 'noop', backends: ['hierad'],
+                           hierad: { url: url, environment: ENV_ID, level: LEVEL })
+# The lookups: (scope, key) for every top-level key of every node.
+lookups = options[:nodes].flat_map do |node|
+  scope = JSON.parse(File.read(File.join(options[:fixture], "scope-#{node}.json")))
+  Dir.glob(File.join(options[:fixture], 'nodes', node, '**', '*.yaml')).sort.flat_map do |f|
+    data = YAML.load_file(f)
+    data.is_a?(Hash) ? data.keys.grep(String) : []
+  end.uniq.map { |key| [scope, key] }
+end
+
+hieras = { 'yaml' => yaml_config, 'hierad' => hierad_config }
+
+# Same answers first: a benchmark of different work would be meaningless.
+sizes = lookups.map do |scope, key|
+  a = Hiera::Config.load(yaml_config) && Hiera::Backend.lookup(key, nil, scope, nil, :priority) rescue $!.class
+  b = Hiera::Config.load(hierad_config) && Hiera::Backend.lookup(key, nil, scope, nil, :priority) rescue $!.class
+  abort "bench: #{key} differs between the backends" unless a.inspect == b.inspect
+  (JSON.generate(a).bytesize rescue a.inspect.bytesize)
+end
+Hiera::Config.load(hierad_config)
+before = metric(url, '/api/v1/lookup', 'POST')
+
+samples = { 'yaml' => [], 'hierad' => [] }
+big = { 'yaml' => [], 'hierad' => [] }
+clock = Process::CLOCK_MONOTONIC
+(options[:rounds] + 2).times do |round|
+  order = round.even? ? %w[yaml hierad] : %w[hierad yaml]
+  order.each do |name|
+    Hiera::Config.load(hieras.fetch(name))
+    GC.start
+    lookups.each_with_index do |(scope, key), i|
+      t0 = Process.clock_gettime(clock)
+      begin
+        Hiera::Backend.lookup(key, nil, scope, nil, :priority)
+      rescue StandardError
+        nil
+      end
+      dt = Process.clock_gettime(clock) - t0
+      next if round < 2 # warm-up: file cache, keep-alive connection, server cache
+
+      samples[name] << dt
+      big[name] << dt if sizes[i] >= BIG
+    end
+  end
+end
+requests = metric(url, '/api/v1/lookup', 'POST') - before
+
+puts "hierad bench: #{lookups.size} keys of #{options[:nodes].join(', ')} (#{sizes.count { |s| s >= BIG }} answers >= 10 KB), " \
+     "#{options[:rounds]} rounds, priority lookups, Ruby #{RUBY_VERSION}, #{options[:hierad]}"
+puts "HTTP requests per hierad lookup: #{format('%.2f', requests.to_f / (lookups.size * (options[:rounds] + 2)))}"
+[['all answers', samples], ['answers >= 10 KB', big]].each do |title, set|
+  y = set['yaml'].sort
+  h = set['hierad'].sort
+  next if y.empty?
+
+  puts "#{title} (#{y.size} lookups each):"
+  puts "  yaml backend    median #{us(percentile(y, 0.5))}   p99 #{us(percentile(y, 0.99))}"
+  puts "  hierad backend  median #{us(percentile(h, 0.5))}   p99 #{us(percentile(h, 0.99))}"
+  rm = percentile(h, 0.5) / percentile(y, 0.5)
+  rp = percentile(h, 0.99) / percentile(y, 0.99)
+  puts "  hierad / yaml   median #{format('%.2f', rm)}x (yaml #{format('%.1f', 1 / rm)}x slower)   " \
+       "p99 #{format('%.2f', rp)}x (yaml #{format('%.1f', 1 / rp)}x slower)"
+end
+
+exit unless options[:puppet]
+
+# The requests one `puppet lookup` of many keys makes through the Hiera 5
+# functions: with hierad_data_hash one per hierarchy location, with
+# hierad_lookup_key one per key and location.
+levels = base[:hierarchy].map { |l| l.gsub('%{disable_globals_yaml}', '').gsub('%{::fqdn}', '%{trusted.certname}') }
+levels.reject! { |l| l.include?('calling_') }
+envs = File.join(tmp, 'envs')
+{ 'datahash' => 'data_hash: hierad_data_hash', 'lookupkey' => 'lookup_key: hierad_lookup_key' }.each do |env, backend|
+  dir = File.join(envs, env)
+  FileUtils.mkdir_p(File.join(dir, 'modules'))
+  File.symlink(File.join(REPO, 'hiera'), File.join(dir, 'modules', 'hierad'))
+  File.write(File.join(dir, 'hiera.yaml'), <<~YAML)
+    version: 5
+    hierarchy:
+      - name: hierad
+        #{backend}
+        uris: #{JSON.generate(levels)}
+        options: #{JSON.generate('url' => url, 'environment' => ENV_ID, 'level' => "datadir=#{node}")}
+  YAML
+end
+facts = File.join(tmp, 'facts.json')
+node = options[:nodes].first
+host, domain = node.split('.', 2)
+File.write(facts, JSON.generate('fqdn' => node, 'hostname' => host, 'domain' => domain, 'clientcert' => node))
+many = Array.new(options[:keys] - 1) { |i| "missing_key_#{i}" } + ['fqdn']
+puts "HTTP requests of one puppet lookup for #{node} (#{levels.size} hierarchy levels; #{options[:keys] - 1} missing keys, then fqdn):"
+{ 'datahash' => ['/api/v1/data/{env}/{*resource}'], 'lookupkey' => ['/api/v1/config/environments/{env}/{*rest}'] }.each do |env, (route)|
+  [['fqdn'], many].each do |ks|
+    n0 = metric(url, route, 'GET')
+    out = IO.popen(['puppet', 'lookup', '--confdir', File.join(tmp, 'conf'), '--vardir', File.join(tmp, 'var'),
+                    '--codedir', File.join(tmp, 'code'), '--environmentpath', envs, '--environment', env,
+                    '--node', node, '--facts', facts, '--render-as', 'json', *ks], err: File::NULL, &:read)
+    n = metric(url, route, 'GET') - n0
+    fn = env == 'datahash' ? 'hierad_data_hash' : 'hierad_lookup_key'
+    puts "  #{fn.ljust(17)} #{ks.size.to_s.rjust(3)} key(s): #{n.to_s.rjust(5)} requests (answer #{out.strip[0, 40]})"
+  end
+end

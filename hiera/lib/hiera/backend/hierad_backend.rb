@@ -1,0 +1,289 @@
+# The Hiera 3 backend `hierad`: each lookup is one HTTP request to a hierad
+# server, which resolves, merges and interpolates exactly as Hiera 3.10
+# does over YAML files holding the same data.
+#
+# hiera.yaml:
+#
+#   :backends:
+#     - hierad
+#   :hierad:
+#     :url: http://hierad.example:8750        # or a list, tried in order
+#     :environment: 1                         # an id, or a %{} template
+#     :level: "nodes=%{::fqdn}"               # a %{} template; none = root
+#     :connect_timeout: 2                     # seconds
+#     :read_timeout: 10
+#     :token: secret                          # or :user: and :password:
+#     :ca_file: /etc/hierad/ca.pem            # for https:// URLs
+#     :failure: error                         # or stale
+#
+# What is sent: the key, the resolution type, the hierarchy as written in
+# hiera.yaml (the server interpolates it lazily, level by level, as the
+# yaml backend does, so `%{hiera('x')}` in a level behaves the same), the
+# order override, :merge_behavior and :deep_merge_options, and the scope
+# variables interpolation needs.
+require_relative '../../puppet_x/hierad/client'
+
+class Hiera
+  module Backend
+    class Hierad_backend
+      LOOKUP_PATH = '/api/v1/lookup'.freeze
+      SCOPE_TTL = 60.0
+      # :failure: values. `stale` answers from the last answer this process
+      # got for the very same request when no server answers; without one
+      # it fails like `error`. Neither ever turns an outage into not-found.
+      FAILURE_MODES = %w[error stale].freeze
+      STALE_MAX = 10_000
+      NOT_FOUND = '{"found":false}'.freeze
+
+      # A `%{}` template of the :hierad: section. Expanded as Hiera expands
+      # :datadir: (Backend.interpolate_config: the same guard against
+      # hiera() loops), with a shortcut for the common case: plain
+      # variables whose values hold no `%{`, where the result is the same.
+      class Template
+        TOKEN = /%\{([^}]*)\}/.freeze
+        # A variable Hiera reads as one scope key: no dots, quotes, spaces
+        # or calls, not all digits.
+        PLAIN = /\A(?:::)?[A-Za-z_][\w]*(?:::\w+)*\z/.freeze
+
+        def initialize(text)
+          @text = text
+          @constant = !text.include?('%{')
+          @parts = text.split(TOKEN, -1) # literal, name, literal, …
+          @plain = @parts.each_with_index.all? { |p, i| i.even? || PLAIN.match?(p) }
+        end
+
+        def expand(scope, order_override)
+          return @text if @constant
+          return Backend.interpolate_config(@text, scope, order_override) unless @plain
+
+          out = +''
+          @parts.each_with_index do |part, i|
+            if i.even?
+              out << part
+              next
+            end
+            value = scope.include?(part) ? scope[part] : nil
+            case value
+            when nil then nil
+            when String
+              return Backend.interpolate_config(@text, scope, order_override) if value.include?('%{')
+
+              out << value
+            when Integer, TrueClass, FalseClass, Symbol then out << value.to_s
+            else return Backend.interpolate_config(@text, scope, order_override)
+            end
+          end
+          out
+        end
+      end
+
+      # What a configuration makes of every request, worked out once per
+      # configuration (Hiera's Config can be reloaded in one process).
+      Prepared = Struct.new(:key, :settings, :client, :failure, :environment, :level, :static_json, :hierarchy)
+
+      def initialize
+        Hiera.debug('Hiera hierad backend starting')
+        @mutex = Mutex.new
+        @prepared = nil
+        @clients = {}
+        @scope_names = {}
+        @stale = {}
+      end
+
+      def lookup(key, scope, order_override, resolution_type, context)
+        Hiera.debug("Looking up #{key} in hierad backend")
+        prepared = prepare
+        env = prepared.environment.expand(scope, order_override)
+        raise Hiera::InvalidConfigurationError, 'hierad: :environment: expands to nothing' if env.empty?
+
+        level = prepared.level&.expand(scope, order_override)
+        body = request_body(prepared, env, level, key, scope, order_override, resolution_type)
+        answer = post(prepared, body)
+        throw :no_such_key unless answer['found']
+
+        Hiera.debug("Found #{key} in hierad")
+        answer['value']
+      end
+
+      private
+
+      def prepare
+        key = [Config[:hierad], Config[:hierarchy], Config[:merge_behavior], Config[:deep_merge_options]]
+        p = @prepared
+        return p if p && p.key[0].equal?(key[0]) && p.key[1].equal?(key[1]) && p.key[2].equal?(key[2]) && p.key[3].equal?(key[3])
+
+        @prepared = build(key)
+      end
+
+      def build(key)
+        raw = key[0] || {}
+        raise Hiera::InvalidConfigurationError, "hierad: the :hierad: section of hiera.yaml must be a Hash, not #{raw.class}" unless raw.is_a?(Hash)
+
+        settings = raw.each_with_object({}) { |(k, v), h| h[k.to_sym] = v }
+        failure = (settings[:failure] || 'error').to_s
+        raise Hiera::InvalidConfigurationError, "hierad: :failure: must be one of #{FAILURE_MODES.join(', ')}, not #{failure.inspect}" unless FAILURE_MODES.include?(failure)
+
+        environment = template(settings, :environment)
+        raise Hiera::InvalidConfigurationError, 'hierad: :environment: is not set in the :hierad: section of hiera.yaml' unless environment
+
+        hierarchy = [key[1]].flatten.map { |level| hierarchy_level(level) }
+        options = key[3] || {}
+        options = symbol_entries(options) if options.is_a?(Hash)
+        static = ',"hierarchy":' + PuppetX::Hierad::Wire.dump(hierarchy) +
+                 ',"merge_behavior":' + PuppetX::Hierad::Wire.dump(key[2]) +
+                 ',"deep_merge_options":' + PuppetX::Hierad::Wire.dump(options)
+        Prepared.new(key, settings, client(settings), failure, environment, template(settings, :level), static, hierarchy)
+      end
+
+      # One client (and its keep-alive connections) per server settings.
+      def client(settings)
+        config = settings.reject { |k, _| %i[environment level failure].include?(k) }
+        @mutex.synchronize { @clients[config] ||= PuppetX::Hierad::Client.new(config) }
+      end
+
+      def template(settings, name)
+        value = settings[name]
+        return nil if value.nil?
+        unless value.is_a?(String) || (name == :environment && value.is_a?(Integer))
+          raise Hiera::InvalidConfigurationError, "hierad: :#{name}: must be a String (a %{} template), not #{value.class}"
+        end
+
+        Template.new(value.to_s)
+      end
+
+      # A level as the server takes it: text. Hiera turns a non-String level
+      # into a file name with to_s; nil cannot be sent (it names `.yaml`).
+      def hierarchy_level(level)
+        case level
+        when String then level
+        when nil
+          raise Hiera::InvalidConfigurationError, 'hierad: a hierarchy level is nil (~), which the hierad backend cannot look up'
+        else level.to_s
+        end
+      end
+
+      # deep_merge reads Symbol option keys only and Hiera ignores String
+      # ones, so only Symbol keys are sent, as JSON names (the server reads
+      # the names of these objects as Symbols).
+      def symbol_entries(hash)
+        hash.each_with_object({}) { |(k, v), h| h[k.to_s] = v if k.is_a?(Symbol) }
+      end
+
+      def resolution_json(resolution_type)
+        case resolution_type
+        when nil, :priority then '"priority"'
+        when :array then '"array"'
+        when :hash then '"hash"'
+        when Hash then PuppetX::Hierad::Wire.dump(symbol_entries(resolution_type))
+        else
+          # Any other Symbol or a String means priority to Hiera.
+          '"priority"'
+        end
+      end
+
+      # The key as Hiera's dotted-key syntax spells the one segment the
+      # backend was given (the server splits keys again).
+      def key_json(key)
+        text = key.to_s
+        if text.include?('.') || text.include?('"') || text.include?("'")
+          text = text.include?('"') ? "'#{text}'" : "\"#{text}\""
+        end
+        PuppetX::Hierad::Wire.string(text)
+      end
+
+      def request_body(prepared, env, level, key, scope, order_override, resolution_type)
+        body = +'{"environment":'
+        body << PuppetX::Hierad::Wire.string(env)
+        body << ',"level":' << PuppetX::Hierad::Wire.string(level) if level && !level.empty?
+        body << ',"key":' << key_json(key)
+        body << ',"resolution":' << resolution_json(resolution_type)
+        body << prepared.static_json
+        body << ',"order_override":' << PuppetX::Hierad::Wire.dump(order_override) unless order_override.nil?
+        body << ',"scope":' << PuppetX::Hierad::Wire.dump(scope_for(prepared, env, scope, order_override))
+        body << '}'
+      end
+
+      # A plain Hash scope (the hiera command, tests) is sent whole. A
+      # Puppet scope cannot be listed: send the variables the environment's
+      # data and this hierarchy refer to.
+      def scope_for(prepared, env, scope, order_override)
+        return scope if scope.is_a?(Hash)
+
+        names = scope_names(prepared, env) | template_names([prepared.hierarchy, order_override].flatten)
+        names.each_with_object({}) do |name, sent|
+          sent[name] = scope[name] if scope.include?(name)
+        end
+      end
+
+      def scope_names(prepared, env)
+        cached = @mutex.synchronize { @scope_names[env] }
+        return cached[1] if cached && now - cached[0] < SCOPE_TTL
+
+        client = prepared.client
+        path = "/api/v1/environments/#{PuppetX::Hierad::Escape.component(env)}/scope"
+        response = client.get(path)
+        raise PuppetX::Hierad::Error, "hierad: #{client.urls.join(', ')}: GET #{path}: HTTP #{response.status}: #{response.error_message}" unless response.status == 200
+
+        names = JSON.parse(response.body).fetch('variables')
+        @mutex.synchronize { @scope_names[env] = [now, names] }
+        names
+      end
+
+      # Variables named by %{name} and %{scope('name')} in the templates.
+      def template_names(templates)
+        templates.grep(String).flat_map do |t|
+          t.scan(Template::TOKEN).map do |(token)|
+            token = token.strip
+            token = Regexp.last_match(1) if token =~ /\Ascope\(["'](.*)["']\)\z/
+            next nil if token.empty? || token.include?('(')
+
+            token.split('.').first.to_s.delete(%q("'))
+          end
+        end.compact.uniq
+      end
+
+      def now
+        Process.clock_gettime(Process::CLOCK_MONOTONIC)
+      end
+
+      # Sends the request; returns the decoded answer {"found"=>…, "value"=>…}.
+      def post(prepared, body)
+        client = prepared.client
+        begin
+          response = client.post(LOOKUP_PATH, body)
+        rescue PuppetX::Hierad::Error => e
+          return stale_answer(body, e) if prepared.failure == 'stale'
+
+          raise
+        end
+        case response.status
+        when 200
+          answer = response.body == NOT_FOUND ? {} : PuppetX::Hierad::Wire.load(response.body)
+          remember(body, answer) if prepared.failure == 'stale'
+          answer
+        when 422
+          error = JSON.parse(response.body)
+          raise PuppetX::Hierad::Errors.hiera_exception(error['class'], error['message'])
+        else
+          raise PuppetX::Hierad::Error, "hierad: #{client.urls.join(', ')} refused the lookup: HTTP #{response.status}: #{response.error_message}"
+        end
+      end
+
+      def remember(body, answer)
+        @mutex.synchronize do
+          @stale.delete(body)
+          @stale.shift if @stale.size >= STALE_MAX
+          @stale[body] = answer
+        end
+      end
+
+      def stale_answer(body, error)
+        answer = @mutex.synchronize { @stale[body] }
+        raise error unless answer
+
+        Hiera.warn("#{error.message}; answering from the last answer received (failure: stale)")
+        answer
+      end
+    end
+  end
+end

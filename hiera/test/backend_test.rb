@@ -1,0 +1,205 @@
+# The Hiera 3 backend (lib/hiera/backend/hierad_backend.rb) against a
+# scripted server: what it sends, how it reads answers and errors.
+require_relative 'test_helper'
+require 'hiera'
+require 'hiera/backend/hierad_backend'
+
+class BackendTest < Minitest::Test
+  def setup
+    Hiera::Backend.clear!
+    @answers = []
+    @server = FakeServer.new do |req|
+      next [200, {}, '{"variables":["role","::fqdn"]}'] if req.path.end_with?('/scope')
+
+      @answers.shift || [200, {}, '{"found":false}']
+    end
+  end
+
+  def teardown
+    @server.stop
+  end
+
+  def hiera(extra = {})
+    config = {
+      backends: ['hierad'], logger: 'noop',
+      hierarchy: ['nodes/%{::fqdn}', 'role/%{role}', 42, 'common'],
+      hierad: { url: @server.url, environment: '%{env_id}', level: 'nodes=%{::fqdn}' }
+    }
+    Hiera.new(config: config.merge(extra))
+  end
+
+  def lookups
+    @server.request_list.reject { |r| r.path.end_with?('/scope') }.map { |r| JSON.parse(r.body) }
+  end
+
+  def answer(json, status = 200)
+    @answers << [status, {}, json]
+  end
+
+  SCOPE = { '::fqdn' => 'n1.example', 'env_id' => '7', 'role' => 'web' }.freeze
+
+  def test_one_request_with_the_whole_context
+    answer('{"found":true,"value":"v"}')
+    assert_equal 'v', hiera.lookup('k', nil, SCOPE)
+    sent = lookups
+    assert_equal 1, sent.size
+    assert_equal({
+                   'environment' => '7', 'level' => 'nodes=n1.example', 'key' => 'k', 'resolution' => 'priority',
+                   'hierarchy' => ['nodes/%{::fqdn}', 'role/%{role}', '42', 'common'],
+                   'merge_behavior' => { '__hierad__' => 'sym', 'name' => 'native' },
+                   'deep_merge_options' => {}, 'scope' => SCOPE
+                 }, sent.first)
+  end
+
+  def test_resolution_types_and_merge_settings
+    config = { merge_behavior: 'deeper', deep_merge_options: { knockout_prefix: '--', 'sort_merged_arrays' => true } }
+    h = hiera(config)
+    answer('{"found":true,"value":["x"]}')
+    h.lookup('k', nil, SCOPE, nil, :array)
+    answer('{"found":true,"value":{}}')
+    h.lookup('k', nil, SCOPE, nil, :hash)
+    answer('{"found":true,"value":{}}')
+    h.lookup('k', nil, SCOPE, 'special', { behavior: :deeper, knockout_prefix: 'xx', 'ignored' => 1 })
+    answer('{"found":true,"value":1}')
+    h.lookup('k', nil, SCOPE, %w[a b], :bogus)
+    sent = lookups
+    assert_equal ['array', 'hash', { 'behavior' => { '__hierad__' => 'sym', 'name' => 'deeper' }, 'knockout_prefix' => 'xx' }, 'priority'],
+                 sent.map { |s| s['resolution'] }
+    assert_equal 'deeper', sent[0]['merge_behavior']
+    # deep_merge reads Symbol keys only: a String key is dropped, not sent as a Symbol.
+    assert_equal({ 'knockout_prefix' => '--' }, sent[0]['deep_merge_options'])
+    assert_equal [nil, nil, 'special', %w[a b]], sent.map { |s| s['order_override'] }
+  end
+
+  def test_keys_are_quoted_as_one_segment
+    %w[plain a.b it's a."b"].each { |_| answer('{"found":false}') }
+    hiera.lookup('plain', nil, SCOPE)
+    hiera.lookup("'a.b'", nil, SCOPE)   # Hiera gives the backend the segment a.b
+    hiera.lookup(%q("it's"), nil, SCOPE)
+    hiera.lookup('x.y', nil, SCOPE)     # the backend gets x only
+    assert_equal ['plain', '"a.b"', %q("it's"), 'x'], lookups.map { |s| s['key'] }
+  end
+
+  def test_found_nil_false_and_not_found
+    answer('{"found":true,"value":null}')
+    answer('{"found":true,"value":false}')
+    answer('{"found":false}')
+    h = hiera
+    assert_nil h.lookup('a', 'default', SCOPE)
+    assert_equal false, h.lookup('b', 'default', SCOPE)
+    assert_equal 'default', h.lookup('c', 'default', SCOPE)
+  end
+
+  def test_values_arrive_with_their_types
+    value = { 1 => :sym, 'f' => 1.0, 'i' => 2**70, 'n' => Float::INFINITY, 'a' => [nil, true, 'é'] }
+    answer("{\"found\":true,\"value\":#{PuppetX::Hierad::Wire.dump(value)}}")
+    got = hiera.lookup('k', nil, SCOPE)
+    assert_equal Marshal.dump(value), Marshal.dump(got)
+  end
+
+  def test_hiera_errors_keep_class_and_message
+    table = [
+      ['Exception', "Hiera type mismatch for key 'k': expected Array and got Integer"],
+      ['Hiera::InterpolationLoop', 'Lookup recursion detected in [hiera(\'a\')]'],
+      ['Hiera::InterpolationInvalidValue', 'Cannot call alias in the string context'],
+      ['ArgumentError', 'Syntax error in key: a..b'],
+      ['DeepMerge::InvalidParameter', 'knockout_prefix cannot be an empty string in deep_merge!'],
+      ['NoMethodError', "undefined method `include?' for 80:Integer"],
+      ['Psych::SyntaxError', '(<unknown>): did not find expected key at line 1 column 1'],
+      ['Psych::DisallowedClass', 'Tried to load unspecified class: Date']
+    ]
+    table.each do |klass, message|
+      answer(JSON.generate('error' => 'hiera_error', 'class' => klass, 'message' => message), 422)
+      error = assert_raises(Exception) { hiera.lookup('k', nil, SCOPE) }
+      assert_equal [klass, message], [error.class.name, error.message]
+    end
+    answer('{"error":"hiera_error","class":"No::Such::Class","message":"m"}', 422)
+    error = assert_raises(RuntimeError) { hiera.lookup('k', nil, SCOPE) }
+    assert_equal 'No::Such::Class: m', error.message
+  end
+
+  def test_other_refusals_name_the_server
+    answer('{"error":"not_found","message":"environment 7 does not exist"}', 404)
+    error = assert_raises(PuppetX::Hierad::Error) { hiera.lookup('k', 'default', SCOPE) }
+    assert_includes error.message, @server.url
+    assert_includes error.message, 'environment 7 does not exist'
+  end
+
+  def test_an_outage_is_an_error_unless_a_stale_answer_was_allowed
+    answer('{"found":true,"value":"fresh"}')
+    h = hiera(hierad: { url: @server.url, environment: 1, failure: 'stale' })
+    assert_equal 'fresh', h.lookup('k', nil, SCOPE)
+    @server.stop
+    assert_equal 'fresh', h.lookup('k', nil, SCOPE)
+    # Never a not-found: another request has no earlier answer.
+    assert_raises(PuppetX::Hierad::Error) { h.lookup('other', 'default', SCOPE) }
+    error = assert_raises(PuppetX::Hierad::Error) { hiera.lookup('k', 'default', SCOPE) }
+    assert_match(/no server answered/, error.message)
+  end
+
+  def test_configuration_errors
+    assert_raises(Hiera::InvalidConfigurationError) { hiera(hierad: { url: @server.url }).lookup('k', nil, SCOPE) }
+    assert_raises(Hiera::InvalidConfigurationError) do
+      hiera(hierad: { url: @server.url, environment: 1, level: ['x'] }).lookup('k', nil, SCOPE)
+    end
+    assert_raises(Hiera::InvalidConfigurationError) do
+      hiera(hierad: { url: @server.url, environment: 1, failure: 'graceful' }).lookup('k', nil, SCOPE)
+    end
+    assert_raises(Hiera::InvalidConfigurationError) { hiera(hierarchy: [nil]).lookup('k', nil, SCOPE) }
+  end
+
+  # The shortcut for plain variables gives what Hiera's own expansion of
+  # :datadir: gives; everything else goes through Hiera.
+  def test_templates_expand_as_hiera_expands_datadir
+    scope = {
+      '::fqdn' => 'n1', 'role' => 'web', 'n' => 3, 'nilv' => nil, 'f' => false, 'rec' => 'x-%{role}-y',
+      'h' => { 'a' => 1 }, 'sym' => :s, 'fl' => 1.5, 'arr' => %w[a b], 'calling_class' => 'c::d'
+    }
+    templates = [
+      'plain', 'nodes=%{::fqdn}', 'a%{role}b%{missing}c', '%{n}-%{f}', '%{nilv}x', '%{rec}', '%{h}', '%{h.a}',
+      '%{sym}', '%{fl}', '%{arr}', '%{role}%{role}', '%{}', 'x%{::}y', "%{scope('role')}", "%{literal('%')}{role}",
+      '%{calling_class}', '%{ role }', '%{0}', 'unclosed %{role'
+    ]
+    outcome = lambda do |&block|
+      [:value, block.call]
+    rescue Exception => e # rubocop:disable Lint/RescueException -- Hiera raises Exception
+      [e.class, e.message]
+    end
+    seen = templates.map { |t| outcome.call { Hiera::Backend.interpolate_config(t, scope, nil) } }
+    assert_includes seen, [:value, 'nodes=n1']
+    assert_equal 1, seen.count { |o| o[0] != :value }
+    templates.each do |t|
+      expected = outcome.call { Hiera::Backend.interpolate_config(t, scope, nil) }
+      assert_equal expected, outcome.call { Hiera::Backend::Hierad_backend::Template.new(t).expand(scope, nil) }, t
+    end
+  end
+
+  # Puppet passes a Hiera::Scope, which cannot be listed: the backend asks
+  # the server once which variables the data uses, and sends those and the
+  # ones its own hierarchy uses.
+  class PuppetLikeScope
+    def initialize(vars)
+      @vars = vars
+    end
+
+    def [](name)
+      @vars[name]
+    end
+
+    def include?(name)
+      @vars.include?(name)
+    end
+  end
+
+  def test_a_scope_that_is_not_a_hash
+    2.times { answer('{"found":true,"value":1}') }
+    scope = PuppetLikeScope.new('::fqdn' => 'n1', 'role' => 'db', 'env_id' => '3', 'unused' => 'x', 'calling_class' => 'c')
+    h = hiera(hierarchy: ['class/%{calling_class}', "%{scope('role')}"])
+    h.lookup('k', nil, scope)
+    h.lookup('k', nil, scope)
+    requests = @server.request_list
+    assert_equal 1, requests.count { |r| r.path == '/api/v1/environments/3/scope' }
+    sent = requests.reject { |r| r.path.end_with?('/scope') }.map { |r| JSON.parse(r.body)['scope'] }
+    assert_equal [{ 'role' => 'db', '::fqdn' => 'n1', 'calling_class' => 'c' }] * 2, sent
+  end
+end

@@ -1,0 +1,205 @@
+# The lean HTTP client and the wire codec (lib/puppet_x/hierad/client.rb).
+require_relative 'test_helper'
+require 'tmpdir'
+
+class WireTest < Minitest::Test
+  Wire = PuppetX::Hierad::Wire
+
+  def test_round_trips_every_type
+    table = [
+      nil, true, false, 0, -7, 12_345_678_901_234_567_890, 1.0, -0.0, 1.5e300, 'text', 'héllo ✓', '',
+      [], {}, [1, [2, [3]]],
+      { 'a' => 1, 'b' => { 'c' => [nil, false] } },
+      :sym, [:a, { 'k' => :v }],
+      { 1 => 'int key', :sym => 'symbol key', nil => 'nil key', true => 't', 1.5 => 'f' },
+      { '__hierad__' => 'user data that looks like a tag' },
+      { 'outer' => { 2 => { 'inner' => :x } } }
+    ]
+    table.each do |value|
+      back = Wire.load(Wire.dump(value))
+      assert_equal Marshal.dump(value), Marshal.dump(back), "#{value.inspect} came back as #{back.inspect}"
+    end
+  end
+
+  def test_non_finite_floats
+    [Float::INFINITY, -Float::INFINITY].each { |f| assert_equal f, Wire.load(Wire.dump(f)) }
+    assert Wire.load(Wire.dump(Float::NAN)).nan?
+    assert_equal '{"__hierad__":"float","value":"NaN"}', Wire.dump(Float::NAN)
+  end
+
+  def test_hash_order_is_kept
+    h = { 'z' => 1, 'a' => 2, 3 => 'm' }
+    assert_equal h.keys, Wire.load(Wire.dump(h)).keys
+  end
+
+  def test_decodes_the_servers_forms
+    text = '{"found":true,"value":{"__hierad__":"hash","pairs":[[1,"one"],[{"__hierad__":"sym","name":"s"},' \
+           '{"__hierad__":"float","value":"-Infinity"}]]}}'
+    assert_equal({ 'found' => true, 'value' => { 1 => 'one', s: -Float::INFINITY } }, Wire.load(text))
+  end
+
+  def test_unknown_tags_are_errors
+    assert_raises(PuppetX::Hierad::Error) { Wire.load('{"__hierad__":"date","value":"2024-01-01"}') }
+  end
+end
+
+class ClientTest < Minitest::Test
+  Client = PuppetX::Hierad::Client
+
+  def setup
+    @servers = []
+  end
+
+  def teardown
+    @servers.each(&:stop)
+  end
+
+  def server(tls: nil, &block)
+    s = FakeServer.new(tls: tls, &block)
+    @servers << s
+    s
+  end
+
+  # A port nothing listens on.
+  def dead_url
+    s = TCPServer.new('127.0.0.1', 0)
+    port = s.addr[1]
+    s.close
+    "http://127.0.0.1:#{port}"
+  end
+
+  def test_keep_alive_reuses_one_connection
+    s = server { |req| [200, {}, JSON.generate('path' => req.path)] }
+    client = Client.new(url: s.url)
+    20.times do |i|
+      r = client.get("/x/#{i}")
+      assert_equal 200, r.status
+      assert_equal "/x/#{i}", JSON.parse(r.body)['path']
+    end
+    assert_equal 1, s.connections
+  end
+
+  def test_posts_send_the_body_and_headers
+    s = server { |_req| [200, {}, '{}'] }
+    Client.new(url: "#{s.url}/base/", token: 's3cret').post('/api', '{"k":"é"}')
+    req = s.request_list.first
+    assert_equal ['POST', '/base/api', '{"k":"é"}'], [req.method, req.path, req.body.force_encoding('UTF-8')]
+    assert_equal 'Bearer s3cret', req.headers['authorization']
+    assert_equal 'application/json', req.headers['content-type']
+    assert_equal "127.0.0.1:#{s.port}", req.headers['host']
+  end
+
+  def test_basic_credentials
+    s = server { |_req| [200, {}, '{}'] }
+    Client.new('url' => s.url, 'user' => 'puppet', 'password' => 'p:w').get('/')
+    assert_equal "Basic #{['puppet:p:w'].pack('m0')}", s.request_list.first.headers['authorization']
+  end
+
+  def test_chunked_and_close_delimited_bodies
+    s = server do |req|
+      case req.path
+      when '/chunked' then [200, { 'Transfer-Encoding' => 'chunked' }, "5\r\nhello\r\n6\r\n world\r\n0\r\n\r\n"]
+      when '/close' then [200, { 'Connection' => 'close' }, 'bye']
+      else [204, {}, '']
+      end
+    end
+    client = Client.new(url: s.url)
+    assert_equal 'hello world', client.get('/chunked').body
+    assert_equal 'bye', client.get('/close').body
+    assert_equal 204, client.get('/after').status
+    assert_equal 2, s.connections, 'a closed connection is replaced, a kept one reused'
+  end
+
+  def test_a_keep_alive_connection_closed_by_the_server_is_retried
+    count = 0
+    s = server do |_req|
+      count += 1
+      # The second request finds its connection closed, as after an idle timeout.
+      count == 2 ? :close : [200, {}, JSON.generate(count)]
+    end
+    client = Client.new(url: s.url)
+    assert_equal '1', client.get('/').body
+    assert_equal '3', client.get('/').body
+    assert_equal 2, s.connections
+  end
+
+  def test_failover_in_order_and_sticky
+    s = server { |_req| [200, {}, '"second"'] }
+    dead = dead_url
+    client = Client.new(url: [dead, s.url])
+    assert_equal '"second"', client.get('/').body
+    assert_equal '"second"', client.get('/').body
+    assert_equal 1, s.connections
+    assert_equal [dead, s.url], client.urls
+  end
+
+  def test_every_server_down_names_every_server
+    a = dead_url
+    b = dead_url
+    error = assert_raises(PuppetX::Hierad::Error) { Client.new(url: [a, b]).post('/api/v1/lookup', '{}') }
+    assert_includes error.message, "#{a}: "
+    assert_includes error.message, "#{b}: "
+    assert_includes error.message, 'Connection refused'
+  end
+
+  def test_server_errors_fail_over_and_are_reported
+    broken = server { |_req| [503, {}, '{"error":"unavailable","message":"database is locked"}'] }
+    good = server { |_req| [200, {}, '"ok"'] }
+    assert_equal '"ok"', Client.new(url: [broken.url, good.url]).get('/').body
+    error = assert_raises(PuppetX::Hierad::Error) { Client.new(url: broken.url).get('/') }
+    assert_includes error.message, 'HTTP 503: database is locked'
+  end
+
+  def test_client_errors_are_answers
+    s = server { |_req| [404, {}, '{"error":"not_found","message":"environment 9 does not exist"}'] }
+    r = Client.new(url: s.url).get('/')
+    assert_equal [404, 'not_found', 'environment 9 does not exist'], [r.status, r.error_kind, r.error_message]
+  end
+
+  def test_read_timeout
+    s = server { |_req| :hang }
+    error = assert_raises(PuppetX::Hierad::Error) { Client.new(url: s.url, read_timeout: 0.3).get('/') }
+    assert_match(/read timed out after 0\.3s/, error.message)
+    assert_includes error.message, s.url
+  end
+
+  def test_bad_settings
+    assert_raises(PuppetX::Hierad::Error) { Client.new({}) }
+    assert_raises(PuppetX::Hierad::Error) { Client.new(url: 'ftp://x') }
+    assert_raises(PuppetX::Hierad::Error) { Client.new(url: 'http://x', read_timeout: 'soon') }
+    assert_equal ['http://[::1]:8750'], Client.new(url: 'http://[::1]:8750/').urls
+  end
+
+  def test_tls_with_a_ca_file
+    Dir.mktmpdir do |dir|
+      ctx, ca_file = TestTLS.context_and_ca_file(dir)
+      s = server(tls: ctx) { |req| [200, {}, JSON.generate(req.path)] }
+      client = Client.new(url: s.url, ca_file: ca_file)
+      assert_equal '"/a"', client.get('/a').body
+      assert_equal '"/b"', client.get('/b').body
+      assert_equal 1, s.connections
+      error = assert_raises(PuppetX::Hierad::Error) { Client.new(url: s.url).get('/') }
+      assert_match(/TLS: .*certificate verify failed/, error.message)
+      # The CA went into the client's own store, not Ruby's (and Puppet's) default one.
+      refute OpenSSL::SSL::SSLContext::DEFAULT_CERT_STORE.verify(OpenSSL::X509::Certificate.new(File.read(ca_file)))
+    end
+  end
+
+  def test_threads_share_a_client_safely
+    s = server { |req| [200, {}, req.body] }
+    client = Client.new(url: s.url)
+    bad = Queue.new
+    threads = 8.times.map do |t|
+      Thread.new do
+        50.times do |i|
+          body = JSON.generate('thread' => t, 'i' => i, 'pad' => 'x' * (i * 97))
+          got = client.post('/echo', body).body
+          bad << [t, i] unless got == body
+        end
+      end
+    end
+    threads.each(&:join)
+    assert bad.empty?, "answers crossed between threads: #{bad.size}"
+    assert_operator s.connections, :<=, 8
+  end
+end

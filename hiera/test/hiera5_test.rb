@@ -1,0 +1,87 @@
+# What the Hiera 5 functions do over HTTP (lib/puppet_x/hierad/hiera5.rb),
+# against a scripted server. Puppet itself runs them in tests/shim.
+require_relative 'test_helper'
+require 'puppet'
+require 'puppet_x/hierad/hiera5'
+
+class Hiera5Test < Minitest::Test
+  H5 = PuppetX::Hierad::Hiera5
+  LookupError = Puppet::DataBinding::LookupError
+
+  def setup
+    @replies = {}
+    @server = FakeServer.new do |req|
+      reply = @replies[req.path]
+      reply = reply.call(req) if reply.respond_to?(:call)
+      reply || [404, {}, '{"error":"not_found","message":"no reply scripted"}']
+    end
+  end
+
+  def teardown
+    @server.stop
+  end
+
+  def options(extra = {})
+    { 'url' => @server.url, 'environment' => 3, 'level' => 'nodes=n1', 'uri' => 'override/node/n1' }.merge(extra)
+  end
+
+  DATA_PATH = '/api/v1/data/3/override/node/n1?level=nodes%3Dn1'.freeze
+
+  def test_data_hash_revalidates_with_its_etag
+    body = PuppetX::Hierad::Wire.dump({ 'a' => 1, :sym_key => { 'n' => :v }, 2 => 'x' })
+    @replies[DATA_PATH] = lambda do |req|
+      req.headers['if-none-match'] == '"e1"' ? [304, { 'ETag' => '"e1"' }, ''] : [200, { 'ETag' => '"e1"' }, body]
+    end
+    first = H5.data_hash(options)
+    # Symbol keys become Strings, as yaml_data makes them.
+    assert_equal({ 'a' => 1, 'sym_key' => { 'n' => :v }, 2 => 'x' }, first)
+    second = H5.data_hash(options)
+    assert_same first, second
+    requests = @server.request_list
+    assert_equal [nil, '"e1"'], requests.map { |r| r.headers['if-none-match'] }
+  end
+
+  def test_a_datasource_nobody_wrote_is_empty
+    @replies[DATA_PATH] = [404, {}, '{"error":"not_found","message":"resource \"override/node/n1\" is not defined in environment 3 (it defines: astute)"}']
+    assert_equal({}, H5.data_hash(options))
+  end
+
+  def test_other_refusals_are_lookup_errors_naming_the_server
+    @replies[DATA_PATH] = [404, {}, '{"error":"not_found","message":"environment 3 does not exist"}']
+    error = assert_raises(LookupError) { H5.data_hash(options) }
+    assert_includes error.message, @server.url
+    assert_includes error.message, 'environment 3 does not exist'
+  end
+
+  def test_an_outage_is_an_error_or_the_last_copy_when_stale_is_allowed
+    @replies[DATA_PATH] = [200, { 'ETag' => '"e2"' }, '{"k":"v"}']
+    stale = options('failure' => 'stale', 'url' => [@server.url])
+    assert_equal({ 'k' => 'v' }, H5.data_hash(stale))
+    @server.stop
+    assert_equal({ 'k' => 'v' }, H5.data_hash(stale))
+    error = assert_raises(LookupError) { H5.data_hash(options('uri' => 'other')) }
+    assert_match(/no server answered GET .*Connection refused/, error.message)
+  end
+
+  def test_lookup_key_reads_one_key_of_the_effective_document
+    base = '/api/v1/config/environments/3/role/web/nodes/n1/resources/astute/values?effective&key='
+    @replies["#{base}plain"] = [200, {}, '{"x":{"__hierad__":"sym","name":"s"},"__hierad__x":1}']
+    @replies["#{base}%22a.b%22"] = [200, {}, 'null']
+    @replies["#{base}missing"] = [404, {}, '{"error":"not_found","message":"key missing is not in the document"}']
+    @replies["#{base}env"] = [404, {}, '{"error":"not_found","message":"environment 3 does not exist"}']
+    opts = options('level' => 'role=web,nodes=n1', 'uri' => 'astute')
+    assert_equal [true, { 'x' => :s, '__hierad__x' => 1 }], H5.lookup_key('plain', opts)
+    assert_equal [true, nil], H5.lookup_key('a.b', opts)
+    assert_equal [false, nil], H5.lookup_key('missing', opts)
+    assert_raises(LookupError) { H5.lookup_key('env', opts) }
+  end
+
+  def test_options_are_checked
+    assert_raises(LookupError) { H5.data_hash(options('url' => nil)) }
+    assert_raises(LookupError) { H5.data_hash(options('environment' => nil)) }
+    assert_raises(LookupError) { H5.data_hash(options('uri' => nil)) }
+    assert_raises(LookupError) { H5.data_hash(options('failure' => 'graceful')) }
+    error = assert_raises(LookupError) { H5.data_hash(options('uris' => ['x'])) }
+    assert_includes error.message, 'unknown option(s) uris'
+  end
+end

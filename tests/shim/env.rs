@@ -1,0 +1,165 @@
+//! A running hierad with the fixtures' data imported: one environment whose
+//! only hierarchy level is `datadir`, each data directory at its own level
+//! value (see tests/support/shim_configs.rb for the naming).
+
+use super::server::{TestServer, call};
+use serde_json::{Map, Value as Json, json};
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+/// The environment every test imports into.
+pub const ENV: i64 = 1;
+
+pub struct Hierad {
+    pub server: TestServer,
+}
+
+/// A file the import left out, and why: hierad's import refuses what
+/// Hiera would only fail on when a lookup reaches it.
+#[derive(Debug)]
+pub struct Skipped {
+    pub path: PathBuf,
+    pub reason: String,
+}
+
+impl Hierad {
+    /// An empty server with environment [`ENV`] (levels: `datadir`).
+    pub fn start() -> Hierad {
+        let server = TestServer::empty();
+        let hierad = Hierad { server };
+        hierad.expect(
+            "POST",
+            "/api/v1/config/components",
+            json!({"name": "shim", "resource_definitions": []}),
+            201,
+        );
+        hierad.expect(
+            "POST",
+            "/api/v1/config/environments",
+            json!({"id": ENV, "components": ["shim"], "hierarchy_levels": ["datadir"]}),
+            201,
+        );
+        hierad
+    }
+
+    pub fn url(&self) -> &str {
+        &self.server.url
+    }
+
+    /// Sends a request and insists on the status; returns the body.
+    pub fn expect(&self, method: &str, path: &str, body: Json, status: u16) -> Json {
+        let reply = call(
+            method,
+            &format!("{}{path}", self.server.url),
+            Some(&body.to_string()),
+            &[("content-type", "application/json")],
+        );
+        assert_eq!(
+            reply.status, status,
+            "{method} {path}: {} {}",
+            reply.status, reply.body
+        );
+        if reply.body.is_empty() {
+            Json::Null
+        } else {
+            reply.json()
+        }
+    }
+
+    /// Imports the data directory `dir` at `level` with `hierad import DIR
+    /// --replace`. Where the command refuses the tree (a file Hiera only
+    /// fails on when a lookup reaches it), the files are imported one by
+    /// one instead and the refused ones returned.
+    pub fn import_dir(&self, dir: &Path, level: &str) -> Vec<Skipped> {
+        let out = Command::new(env!("CARGO_BIN_EXE_hierad"))
+            .arg("import")
+            .arg(dir)
+            .args(["--env", &ENV.to_string(), "--level", level, "--replace"])
+            .args(["--server", self.url()])
+            .output()
+            .expect("run hierad import");
+        if out.status.success() {
+            return Vec::new();
+        }
+        let refusal = String::from_utf8_lossy(&out.stderr).into_owned();
+        let mut files = Vec::new();
+        yaml_files(dir, &mut files);
+        files.sort();
+        let mut documents = Map::new();
+        let mut skipped = Vec::new();
+        for path in files {
+            let relative = path.strip_prefix(dir).unwrap().to_string_lossy();
+            let resource = relative
+                .strip_suffix(".yaml")
+                .unwrap_or(&relative)
+                .to_owned();
+            if path.is_dir() {
+                skipped.push(Skipped {
+                    path,
+                    reason: "a directory named *.yaml".into(),
+                });
+                continue;
+            }
+            if resource.is_empty() || resource.ends_with('/') {
+                skipped.push(Skipped {
+                    path,
+                    reason: "no resource name (a file named .yaml)".into(),
+                });
+                continue;
+            }
+            match hierad::tree::read_file(&path) {
+                Ok(doc) => {
+                    documents.insert(
+                        resource,
+                        hierad::wire::to_json(&hierad::hiera::Value::Hash(doc)),
+                    );
+                }
+                Err(e) => skipped.push(Skipped {
+                    path,
+                    reason: e.to_string(),
+                }),
+            }
+        }
+        assert!(
+            !skipped.is_empty(),
+            "hierad import refused {} but every file reads: {refusal}",
+            dir.display()
+        );
+        if !documents.is_empty() {
+            self.expect(
+                "POST",
+                &format!("/api/v1/config/environments/{ENV}/import"),
+                json!({"level": level, "replace": true, "documents": documents}),
+                200,
+            );
+        }
+        skipped
+    }
+
+    /// The number of requests the server answered on one route so far.
+    pub fn requests(&self, method: &str, route: &str) -> u64 {
+        let metrics = call("GET", &format!("{}/metrics", self.server.url), None, &[]).body;
+        let prefix = format!("hierad_http_requests_total{{method=\"{method}\",route=\"{route}\",");
+        metrics
+            .lines()
+            .filter(|l| l.starts_with(&prefix))
+            .filter_map(|l| l.rsplit(' ').next()?.parse::<u64>().ok())
+            .sum()
+    }
+}
+
+/// `*.yaml` paths under `dir`, following links; a directory whose name
+/// ends in `.yaml` is listed too (the yaml backend would try to read it).
+fn yaml_files(dir: &Path, out: &mut Vec<PathBuf>) {
+    for entry in std::fs::read_dir(dir).unwrap_or_else(|e| panic!("{}: {e}", dir.display())) {
+        let path = entry.unwrap().path();
+        let is_yaml = path.extension().is_some_and(|e| e == "yaml")
+            || path.file_name().is_some_and(|n| n == ".yaml");
+        if is_yaml {
+            out.push(path.clone());
+        }
+        if path.is_dir() && !is_yaml {
+            yaml_files(&path, out);
+        }
+    }
+}

@@ -1,0 +1,16 @@
+//! The Ruby shim in `hiera/` against the real tools: the `hiera` command
+//! with the hierad backend against the yaml backend, Puppet's `lookup`
+//! and `apply` through the Hiera 5 functions against `yaml_data`, failure
+//! when the server is down, the number of requests a compile makes, and
+//! the shim's own Ruby tests.
+
+#[path = "../common/server.rs"]
+mod server;
+
+mod cases;
+mod env;
+mod fuel;
+mod hiera_cli;
+mod oracle;
+mod puppet;
+mod ruby;
