@@ -19,7 +19,7 @@
 # taken within a round, then the median across rounds is printed.
 # Environment: DURATION (seconds per run, 10), ROUNDS (3), CONNS (32),
 # NODES (1000), SMALL (10), CLI_RUNS (10; 0 skips figure 5),
-# OUT (bench/results). All traffic stays on 127.0.0.1.
+# OUT (target/bench-results). All traffic stays on 127.0.0.1.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 DURATION=${DURATION:-10}
@@ -28,7 +28,7 @@ CONNS=${CONNS:-32}
 NODES=${NODES:-1000}
 SMALL=${SMALL:-10}
 CLI_RUNS=${CLI_RUNS:-10}
-OUT=${OUT:-bench/results}
+OUT=${OUT:-target/bench-results}
 
 cargo build --release --quiet
 bin=$PWD/target/release/hierad
@@ -105,12 +105,13 @@ for round in $(seq "$ROUNDS"); do
   run baseline "$base_url" "$work/big/bench-plan.json"
   run hierad-big "$big_url" "$work/big/bench-plan.json"
   run hierad-small "$small_url" "$work/small/bench-plan.json"
-  run hierad-unique "$big_url" "$work/big/bench-plan.json" --unique
-  run hierad-small-unique "$small_url" "$work/small/bench-plan.json" --unique
   run large "$big_url" "$work/big/bench-plan.json" --key network_metadata --resolution hash
-  run large-unique "$big_url" "$work/big/bench-plan.json" --key network_metadata --resolution hash --unique
   run writes "$big_url" "$work/big/bench-plan.json" --write-every 100ms
   run idle "$big_url" "$work/big/bench-plan.json"
+  # Last: a flood of distinct lookups fills the answer cache for a while.
+  run hierad-unique "$big_url" "$work/big/bench-plan.json" --unique
+  run hierad-small-unique "$small_url" "$work/small/bench-plan.json" --unique
+  run large-unique "$big_url" "$work/big/bench-plan.json" --key network_metadata --resolution hash --unique
 done
 grep -E 'VmRSS|VmHWM' "/proc/$big_pid/status" |
   ruby -e 'h = STDIN.read.scan(/(\w+):\s+(\d+) kB/).to_h { |k, v| [k, v.to_i * 1024] }

@@ -5,6 +5,7 @@
 //! around the measurement; an optional writer publishes new versions of a
 //! document meanwhile.
 
+use super::BenchError;
 use super::plan::{Bodies, Plan, Sampler};
 use super::rng::Rng;
 use super::stats::{self, Cache, Measured, Report, Sample, Writes};
@@ -357,8 +358,15 @@ async fn writer(
 /// # Errors
 ///
 /// The server cannot be resolved, or the plan has no key for the mix.
-pub async fn run(plan: Arc<Plan>, sampler: Sampler, options: Options) -> anyhow::Result<Report> {
-    let addr = options.target.addr().await?;
+pub async fn run(
+    plan: Arc<Plan>,
+    sampler: Sampler,
+    options: Options,
+) -> Result<Report, BenchError> {
+    let addr = options.target.addr().await.map_err(BenchError::io(format!(
+        "cannot resolve {}",
+        options.target.url()
+    )))?;
     let bodies = Arc::new(Bodies::new(&plan));
     let sampler = Arc::new(sampler);
     let origin = Instant::now();

@@ -700,7 +700,7 @@ mod tests {
         assert!(
             class("interpolated")
                 .keys
-                .contains(&"keystone_auth_uri".to_owned())
+                .contains(&"nova_internal_url".to_owned())
         );
         assert!(
             class("priority")

@@ -4,11 +4,11 @@
 //! database file in one transaction. Either way it is timed: the import
 //! rate is one of the benchmark's figures.
 
+use super::BenchError;
 use super::client::{self, Target};
 use crate::configdb::{ComponentRef, DocKind, LevelPath, NewComponent, NewEnvironment};
 use crate::store::{ImportBatch, ImportDoc, SqliteStore, Store};
 use crate::tree::{TreeFile, read_tree};
-use anyhow::{Context, bail};
 use hyper::Method;
 use serde::Serialize;
 use std::path::Path;
@@ -63,18 +63,19 @@ impl Loaded {
 
 /// The levels of a generated environment: the root, then every node
 /// (`nodes/<fqdn>/`), sorted.
-fn levels(dir: &Path) -> anyhow::Result<Vec<(LevelPath, std::path::PathBuf)>> {
+fn levels(dir: &Path) -> Result<Vec<(LevelPath, std::path::PathBuf)>, BenchError> {
     let root = dir.join("root");
     if !root.is_dir() {
-        bail!(
+        return Err(BenchError::Invalid(format!(
             "{} has no root/ folder: not made by `hierad bench generate`",
             dir.display()
-        );
+        )));
     }
     let mut out = vec![(LevelPath::root(), root)];
     let nodes = dir.join("nodes");
     if nodes.is_dir() {
-        let mut names: Vec<String> = std::fs::read_dir(&nodes)?
+        let mut names: Vec<String> = std::fs::read_dir(&nodes)
+            .map_err(BenchError::io(format!("cannot read {}", nodes.display())))?
             .filter_map(|e| e.ok())
             .filter(|e| e.path().is_dir())
             .filter_map(|e| e.file_name().into_string().ok())
@@ -82,15 +83,15 @@ fn levels(dir: &Path) -> anyhow::Result<Vec<(LevelPath, std::path::PathBuf)>> {
         names.sort();
         for name in names {
             let path = LevelPath::parse_cli(&format!("nodes={name}"))
-                .map_err(|e| anyhow::anyhow!("node folder {name}: {e}"))?;
+                .map_err(|e| BenchError::Invalid(format!("node folder {name}: {e}")))?;
             out.push((path, nodes.join(&name)));
         }
     }
     Ok(out)
 }
 
-fn read(path: &Path) -> anyhow::Result<Vec<TreeFile>> {
-    read_tree(path).with_context(|| format!("cannot read {}", path.display()))
+fn read(path: &Path) -> Result<Vec<TreeFile>, BenchError> {
+    Ok(read_tree(path)?)
 }
 
 /// Loads through a running server's API, as environment `env`.
@@ -98,7 +99,7 @@ fn read(path: &Path) -> anyhow::Result<Vec<TreeFile>> {
 /// # Errors
 ///
 /// A file cannot be read, or the server refuses.
-pub async fn via_server(target: &Target, dir: &Path, env: i64) -> anyhow::Result<Loaded> {
+pub async fn via_server(target: &Target, dir: &Path, env: i64) -> Result<Loaded, BenchError> {
     let started = Instant::now();
     let mut trees = Vec::new();
     for (path, folder) in levels(dir)? {
@@ -118,7 +119,9 @@ pub async fn via_server(target: &Target, dir: &Path, env: i64) -> anyhow::Result
         .map(|n| serde_json::json!({"name": n}))
         .collect();
     let post = |path: String, body: serde_json::Value| async move {
-        client::send(target, Method::POST, &path, body.to_string().into_bytes()).await
+        client::send(target, Method::POST, &path, body.to_string().into_bytes())
+            .await
+            .map_err(BenchError::io(format!("cannot reach {}", target.url())))
     };
     let (status, body) = post(
         "/api/v1/config/components".to_owned(),
@@ -126,10 +129,7 @@ pub async fn via_server(target: &Target, dir: &Path, env: i64) -> anyhow::Result
     )
     .await?;
     if !(status.is_success() || status.as_u16() == 409) {
-        bail!(
-            "creating the component: {status} {}",
-            String::from_utf8_lossy(&body)
-        );
+        return Err(BenchError::refused("creating the component", status, &body));
     }
     let (status, body) = post(
         "/api/v1/config/environments".to_owned(),
@@ -137,10 +137,11 @@ pub async fn via_server(target: &Target, dir: &Path, env: i64) -> anyhow::Result
     )
     .await?;
     if !(status.is_success() || status.as_u16() == 409) {
-        bail!(
-            "creating environment {env}: {status} {}",
-            String::from_utf8_lossy(&body)
-        );
+        return Err(BenchError::refused(
+            format!("creating environment {env}"),
+            status,
+            &body,
+        ));
     }
     let mut loaded = Loaded::default();
     for (path, files) in trees {
@@ -158,10 +159,11 @@ pub async fn via_server(target: &Target, dir: &Path, env: i64) -> anyhow::Result
         let (status, reply) =
             post(format!("/api/v1/config/environments/{env}/import"), body).await?;
         if !status.is_success() {
-            bail!(
-                "importing {path}: {status} {}",
-                String::from_utf8_lossy(&reply)
-            );
+            return Err(BenchError::refused(
+                format!("importing {path}"),
+                status,
+                &reply,
+            ));
         }
         loaded.levels += 1;
     }
@@ -174,10 +176,10 @@ pub async fn via_server(target: &Target, dir: &Path, env: i64) -> anyhow::Result
 /// # Errors
 ///
 /// A file cannot be read, or the store refuses.
-pub fn into_db(db: &Path, dir: &Path, env: i64) -> anyhow::Result<Loaded> {
+pub fn into_db(db: &Path, dir: &Path, env: i64) -> Result<Loaded, BenchError> {
     let levels = levels(dir)?;
     let started = Instant::now();
-    let store = SqliteStore::open(db).with_context(|| format!("cannot open {}", db.display()))?;
+    let store = SqliteStore::open(db)?;
     let component = match store.component(&ComponentRef::Name(COMPONENT.to_owned())) {
         Ok(c) => c,
         Err(_) => store.create_component(&NewComponent {

@@ -18,22 +18,71 @@ pub mod rng;
 pub mod stats;
 
 use crate::hiera::{Hash, Value};
-use anyhow::{Context, bail};
 use client::Target;
 use plan::Plan;
 
-async fn get_value(target: &Target, path: &str) -> anyhow::Result<Option<Value>> {
+/// What can go wrong in a bench run; the message names what was being
+/// done.
+#[derive(Debug, thiserror::Error)]
+pub enum BenchError {
+    /// The server cannot be reached, or a file cannot be read or written.
+    #[error("{context}: {source}")]
+    Io {
+        context: String,
+        #[source]
+        source: std::io::Error,
+    },
+    /// The server answered with an error status.
+    #[error("{what}: the server answered {status} {body}")]
+    Refused {
+        what: String,
+        status: u16,
+        body: String,
+    },
+    /// The data or the arguments do not make a bench.
+    #[error("{0}")]
+    Invalid(String),
+    /// The local database refused the import.
+    #[error(transparent)]
+    Store(#[from] crate::store::StoreError),
+    /// A data tree cannot be read.
+    #[error(transparent)]
+    Tree(#[from] crate::tree::TreeError),
+    /// A connection's task panicked or was cancelled.
+    #[error("a bench task failed: {0}")]
+    Task(#[from] tokio::task::JoinError),
+}
+
+impl BenchError {
+    pub fn io(context: impl Into<String>) -> impl FnOnce(std::io::Error) -> BenchError {
+        let context = context.into();
+        move |source| BenchError::Io { context, source }
+    }
+
+    pub fn refused(what: impl Into<String>, status: hyper::StatusCode, body: &[u8]) -> BenchError {
+        BenchError::Refused {
+            what: what.into(),
+            status: status.as_u16(),
+            body: String::from_utf8_lossy(body).into_owned(),
+        }
+    }
+}
+
+async fn get_value(target: &Target, path: &str) -> Result<Option<Value>, BenchError> {
     let (status, body) = client::get(target, path)
         .await
-        .with_context(|| format!("cannot reach {}", target.url()))?;
+        .map_err(BenchError::io(format!("cannot reach {}", target.url())))?;
     if status.as_u16() == 404 {
         return Ok(None);
     }
     if !status.is_success() {
-        bail!("GET {path}: {status} {}", String::from_utf8_lossy(&body));
+        return Err(BenchError::refused(format!("GET {path}"), status, &body));
     }
-    let text = std::str::from_utf8(&body).context("a response that is not UTF-8")?;
-    Ok(Some(crate::wire::from_str(text)?))
+    let text = std::str::from_utf8(&body)
+        .map_err(|_| BenchError::Invalid(format!("GET {path}: a response that is not UTF-8")))?;
+    crate::wire::from_str(text)
+        .map(Some)
+        .map_err(|e| BenchError::Invalid(format!("GET {path}: {e}")))
 }
 
 /// A plan read from the server's own data: the hierarchy of environment
@@ -44,7 +93,7 @@ async fn get_value(target: &Target, path: &str) -> anyhow::Result<Option<Value>>
 /// # Errors
 ///
 /// The server cannot be reached, or the environment has no hierarchy.
-pub async fn discover(target: &Target, env: i64) -> anyhow::Result<Plan> {
+pub async fn discover(target: &Target, env: i64) -> Result<Plan, BenchError> {
     let levels = match get_value(target, &format!("/api/v1/config/environments/{env}")).await? {
         Some(Value::Hash(h)) => h
             .get(&Value::str("hierarchy_levels"))
@@ -56,7 +105,12 @@ pub async fn discover(target: &Target, env: i64) -> anyhow::Result<Plan> {
                     .collect()
             })
             .unwrap_or_default(),
-        _ => bail!("environment {env} does not exist on {}", target.url()),
+        _ => {
+            return Err(BenchError::Invalid(format!(
+                "environment {env} does not exist on {}",
+                target.url()
+            )));
+        }
     };
     let levels: Vec<String> = levels;
     let hierarchy: Vec<String> =
@@ -76,9 +130,9 @@ pub async fn discover(target: &Target, env: i64) -> anyhow::Result<Plan> {
             _ => Vec::new(),
         };
     if hierarchy.is_empty() {
-        bail!(
+        return Err(BenchError::Invalid(format!(
             "environment {env} has no Hiera hierarchy (no `hiera` resource): give --plan (hierad bench generate writes one)"
-        );
+        )));
     }
     let mut sources: Vec<(String, Hash)> = Vec::new();
     for level in &hierarchy {

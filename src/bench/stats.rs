@@ -98,10 +98,13 @@ pub fn timeline(samples: &[Sample], interval_us: u32, span_us: u32) -> Vec<Inter
         .enumerate()
         .map(|(i, h)| {
             let l = latency(h);
+            // The last interval may be cut short by the end of the run.
+            let start = u64::from(interval_us) * i as u64;
+            let width = (u64::from(span_us).saturating_sub(start)).clamp(1, u64::from(interval_us));
             Interval {
                 t_s: f64::from(interval_us) * i as f64 / 1e6,
                 requests: l.count,
-                per_s: l.count as f64 * 1e6 / f64::from(interval_us),
+                per_s: l.count as f64 * 1e6 / width as f64,
                 p50_us: l.p50,
                 p99_us: l.p99,
                 max_us: l.max,
@@ -413,6 +416,9 @@ mod tests {
         // The late sample lands in the last interval.
         assert_eq!(got, [(2, 20, 0.0), (1, 30, 0.0001), (2, 40, 0.0002)]);
         assert_eq!(t[0].per_s, 20_000.0);
+        // A last interval cut short counts its own width.
+        let t = timeline(&samples(&[(0, 1, 0), (100, 1, 0), (110, 1, 0)]), 100, 120);
+        assert_eq!((t[1].requests, t[1].per_s), (2, 100_000.0));
     }
 
     #[test]
