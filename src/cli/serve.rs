@@ -30,6 +30,10 @@ pub struct Args {
     /// Largest request body accepted, in bytes.
     #[arg(long, default_value_t = 16 * 1024 * 1024)]
     pub body_limit: usize,
+    /// The lookup-answer cache's budget in MiB of request and answer
+    /// bodies (0: no cache). Answers are cached from their second request.
+    #[arg(long, env = "HIERAD_CACHE_MIB", default_value_t = 256)]
+    pub cache_mib: u64,
 }
 
 /// Runs the server until Ctrl-C or SIGTERM.
@@ -43,6 +47,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         listen: args.listen,
         db: args.db,
         body_limit: args.body_limit,
+        cache_bytes: args.cache_mib.saturating_mul(1024 * 1024),
         sample: (!args.no_sample).then_some(args.sample),
         ..Settings::default()
     };

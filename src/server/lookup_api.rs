@@ -53,14 +53,13 @@ async fn lookup_handler(
     State(state): State<AppState>,
     LimitedBytes(bytes): LimitedBytes,
 ) -> Result<Response, ApiError> {
-    // The body is a view into hyper's read buffer: a cache key holding it
-    // would keep that whole buffer alive (about 14 KB of RSS per cached
-    // answer under load), so the key gets its own copy.
-    let key = (state.generation(), Bytes::copy_from_slice(&bytes));
-    if let Some(hit) = state.cache().get(&key) {
-        state.metrics().cache_hit();
-        return Ok(json_bytes(StatusCode::OK, hit, "HIT"));
-    }
+    let miss = match state.cache().get(state.generation(), &bytes) {
+        Ok(hit) => {
+            state.metrics().cache_hit();
+            return Ok(json_bytes(StatusCode::OK, hit, "HIT"));
+        }
+        Err(miss) => miss,
+    };
     state.metrics().cache_miss();
     let snapshot = state.snapshot();
     let parsed = parse_request(&bytes)?;
@@ -82,7 +81,7 @@ async fn lookup_handler(
         None if !parsed.request.explain => {
             let outcome = lookup(&snapshot, &config, &parsed.request)?;
             let body = Bytes::from(answer_text(&outcome.answer));
-            state.cache().insert(key, body.clone());
+            state.cache().admit(miss, &body);
             return Ok(json_bytes(StatusCode::OK, body, "MISS"));
         }
         None => {
@@ -111,7 +110,7 @@ async fn lookup_handler(
         }
     };
     let body = Bytes::from(body.to_string());
-    state.cache().insert(key, body.clone());
+    state.cache().admit(miss, &body);
     Ok(json_bytes(StatusCode::OK, body, "MISS"))
 }
 

@@ -3,6 +3,7 @@
 //! answers in `lookup`.
 
 mod body;
+mod cache;
 mod config_api;
 mod error;
 mod lookup_api;

@@ -1,19 +1,15 @@
 //! The server's shared state: the store, the published snapshot, the
 //! answer cache and the metrics. Cheap to clone (an `Arc` inside).
 
+use super::cache::AnswerCache;
 use super::error::ApiError;
 use super::metrics::Metrics;
 use crate::configdb::{DocAddress, Snapshot, StoredDoc};
 use crate::settings::Settings;
 use crate::store::Store;
 use arc_swap::ArcSwap;
-use axum::body::Bytes;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
-
-/// A cached lookup answer: the generation it was computed at, and the
-/// request body, identify it.
-pub type CacheKey = (u64, Bytes);
 
 /// A handle on the server's state; clones share it.
 #[derive(Clone)]
@@ -28,7 +24,7 @@ struct Inner {
     /// Bumped after every published write; part of every cache key, so a
     /// write invalidates all cached answers at once.
     generation: AtomicU64,
-    cache: moka::sync::Cache<CacheKey, Bytes>,
+    cache: AnswerCache,
     metrics: Arc<Metrics>,
     /// Serializes writers, so each derives its snapshot from the last one
     /// published (readers never take it).
@@ -44,16 +40,7 @@ impl AppState {
     /// The store cannot be read.
     pub fn new(store: Arc<dyn Store>, settings: Settings) -> Result<AppState, ApiError> {
         let snapshot = Snapshot::build(store.load_all()?);
-        let cache = moka::sync::Cache::builder()
-            .weigher(|k: &CacheKey, v: &Bytes| {
-                u32::try_from(k.1.len() + v.len()).unwrap_or(u32::MAX)
-            })
-            .max_capacity(settings.cache_bytes)
-            // Sized for a deployment's first wave of distinct lookups: the
-            // table's growth by rehashing was 7% of the server's CPU under
-            // a thousand nodes' first requests (perf).
-            .initial_capacity(1 << 16)
-            .build();
+        let cache = AnswerCache::new(settings.cache_bytes);
         Ok(AppState {
             inner: Arc::new(Inner {
                 store,
@@ -75,7 +62,7 @@ impl AppState {
         self.inner.generation.load(Ordering::Acquire)
     }
 
-    pub fn cache(&self) -> &moka::sync::Cache<CacheKey, Bytes> {
+    pub fn cache(&self) -> &AnswerCache {
         &self.inner.cache
     }
 
