@@ -28,14 +28,14 @@ impl DataFiles {
     }
 }
 
-impl DataSource for DataFiles {
+impl DataSource<'static> for DataFiles {
     fn fetch(
         &self,
         backend: BackendKind,
         datadir: &str,
         source: &str,
         key: &Value,
-    ) -> Result<Fetched<'_>> {
+    ) -> Result<Fetched<'static>> {
         Ok(match self.read(backend, datadir, source)? {
             None => Fetched::NoData,
             // The parsed file stays cached behind a RefCell, so the value is

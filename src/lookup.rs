@@ -35,21 +35,21 @@ pub struct Request {
 
 /// An answer, with the walk that produced it when asked.
 #[derive(Clone, Debug)]
-pub struct Outcome {
-    pub answer: Answer,
+pub struct Outcome<'s> {
+    pub answer: Answer<'s>,
     pub steps: Vec<Step>,
 }
 
 /// The datasources of one environment at one level path: each is the
 /// effective document of the resource of that name, folded key by key.
-pub struct SnapshotSource<'s> {
+pub struct SnapshotSource<'s, 'r> {
     pub snapshot: &'s Snapshot,
     pub env: i64,
-    pub level: &'s LevelPath,
+    pub level: &'r LevelPath,
 }
 
-impl DataSource for SnapshotSource<'_> {
-    fn fetch(&self, _: BackendKind, _: &str, source: &str, key: &Value) -> Result<Fetched<'_>> {
+impl<'s> DataSource<'s> for SnapshotSource<'s, '_> {
+    fn fetch(&self, _: BackendKind, _: &str, source: &str, key: &Value) -> Result<Fetched<'s>> {
         Ok(
             match self
                 .snapshot
@@ -92,7 +92,7 @@ pub fn config_for(snapshot: &Snapshot, request: &Request) -> Result<Config> {
     }
     raw.insert(sym("backends"), Value::Array(vec![Value::str("yaml")]));
     // A datadir without `%{` costs nothing to interpolate on every lookup.
-    let mut yaml = Hash::new();
+    let mut yaml = Hash::default();
     yaml.insert(sym("datadir"), Value::str("hierad"));
     raw.insert(sym("yaml"), Value::Hash(yaml));
     raw.shift_remove(&sym("logger"));
@@ -133,11 +133,11 @@ pub fn hash_resolution(options: &Value) -> Result<Resolution> {
 /// # Errors
 ///
 /// Every error Hiera 3.10 raises for the same lookup over YAML files.
-pub fn lookup(
-    snapshot: &Snapshot,
+pub fn lookup<'s>(
+    snapshot: &'s Snapshot,
     config: &Config,
     request: &Request,
-) -> Result<Outcome, HieraError> {
+) -> Result<Outcome<'s>, HieraError> {
     let source = SnapshotSource {
         snapshot,
         env: request.env,

@@ -149,7 +149,7 @@ fn parse_data(text: &str, is_json: bool) -> Result<Hash, String> {
         Value::Hash(h) => Ok(h),
         // The yaml backend's `YAML.load(data) || {}`; the json backend has no
         // such fallback.
-        Value::Nil | Value::Bool(false) if !is_json => Ok(Hash::new()),
+        Value::Nil | Value::Bool(false) if !is_json => Ok(Hash::default()),
         other => Err(format!(
             "the top level is {} {}, not a Hash: Hiera data must be a mapping of keys to values",
             article(other.class_name()),
@@ -177,10 +177,10 @@ mod tests {
         let cases: &[(&str, bool, Result<Hash, &str>)] = &[
             ("a: 1\n", false, Ok(one.clone())),
             ("\u{feff}a: 1\n", false, Ok(one.clone())),
-            ("", false, Ok(Hash::new())),
-            ("# only a comment\n", false, Ok(Hash::new())),
-            ("---\n", false, Ok(Hash::new())),
-            ("false\n", false, Ok(Hash::new())),
+            ("", false, Ok(Hash::default())),
+            ("# only a comment\n", false, Ok(Hash::default())),
+            ("---\n", false, Ok(Hash::default())),
+            ("false\n", false, Ok(Hash::default())),
             ("- a\n", false, Err("the top level is an Array, not a Hash")),
             (
                 "just text\n",

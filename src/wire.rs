@@ -145,7 +145,7 @@ pub fn from_wire(json: Json) -> Result<Value, WireError> {
                     let Json::Array(pairs) = field(&mut map, "pairs")? else {
                         return Err(WireError::Tag("hash pairs must be a list".into()));
                     };
-                    let mut h = Hash::with_capacity(pairs.len());
+                    let mut h = Hash::with_capacity_and_hasher(pairs.len(), Default::default());
                     for pair in pairs {
                         match pair {
                             Json::Array(kv) if kv.len() == 2 => {
@@ -165,7 +165,7 @@ pub fn from_wire(json: Json) -> Result<Value, WireError> {
             }
         }
         Json::Object(map) => {
-            let mut h = Hash::with_capacity(map.len());
+            let mut h = Hash::with_capacity_and_hasher(map.len(), Default::default());
             for (k, v) in map {
                 h.insert(Value::String(k), from_wire(v)?);
             }
@@ -204,7 +204,7 @@ mod tests {
 
     #[test]
     fn round_trips_every_type() {
-        let mut odd = Hash::new();
+        let mut odd = Hash::default();
         odd.insert(Value::Int(1), "one".into());
         odd.insert(Value::Nil, Value::Bool(true));
         odd.insert(Value::Symbol("s".into()), Value::Float(1.0));
@@ -234,7 +234,7 @@ mod tests {
 
     #[test]
     fn written_directly_as_the_json_tree() {
-        let mut odd = Hash::new();
+        let mut odd = Hash::default();
         odd.insert(Value::Int(1), "one".into());
         odd.insert(Value::Symbol("s".into()), Value::Float(f64::NAN));
         let cases = vec![
@@ -253,7 +253,7 @@ mod tests {
                 Value::Nil,
             ]),
             Value::Hash(rhash! {"__hierad__" => "user data"}),
-            Value::Hash(rhash! {"a" => Value::Hash(odd), "b" => Value::Hash(Hash::new())}),
+            Value::Hash(rhash! {"a" => Value::Hash(odd), "b" => Value::Hash(Hash::default())}),
         ];
         for v in cases {
             assert_eq!(to_string(&v), to_json(&v).to_string(), "{v:?}");

@@ -122,7 +122,7 @@ fn options(text: &str) -> Hash {
 
 /// A Hash resolution type: `{:behavior => :<behavior>}` plus options.
 fn rt(behavior: &str, opts: &str) -> SpecSource {
-    let mut h = Hash::new();
+    let mut h = Hash::default();
     if !behavior.is_empty() {
         h.insert(
             Value::Symbol("behavior".into()),
@@ -804,7 +804,7 @@ fn hand_cases() -> Vec<Case> {
             "rt string behavior",
             &[r#"{"a":{"x":1}}"#, r#"{"a":{"y":1}}"#],
             {
-                let mut h = Hash::new();
+                let mut h = Hash::default();
                 h.insert(Value::Symbol("behavior".into()), "deeper".into());
                 SpecSource::Resolution(h)
             },
@@ -813,7 +813,7 @@ fn hand_cases() -> Vec<Case> {
             "rt string-keyed behavior",
             &[r#"{"a":{"x":1}}"#, r#"{"a":{"y":1}}"#],
             {
-                let mut h = Hash::new();
+                let mut h = Hash::default();
                 h.insert("behavior".into(), "deeper".into());
                 SpecSource::Resolution(h)
             },
@@ -947,7 +947,7 @@ fn random_spec(rng: &mut Rng) -> SpecSource {
         3..=9 => "deep",
         _ => "deeper",
     };
-    let mut opts = Hash::new();
+    let mut opts = Hash::default();
     let mut set = |name: &str, v: Value| {
         opts.insert(Value::Symbol(name.into()), v);
     };
@@ -977,7 +977,7 @@ fn random_spec(rng: &mut Rng) -> SpecSource {
         set("unpack_arrays", Value::str(","));
     }
     if rng.chance(50) {
-        let mut rt = Hash::new();
+        let mut rt = Hash::default();
         rt.insert(
             Value::Symbol("behavior".into()),
             Value::Symbol(behavior.into()),
@@ -1133,7 +1133,7 @@ fn run_ours(case: &Case) -> Outcome {
                 SpecSource::Resolution(h) => MergeSpec::from_resolution_hash(h),
             }
             .expect("spec");
-            let mut answer = Ok(Hash::new());
+            let mut answer = Ok(Hash::default());
             for level in levels {
                 answer =
                     answer.and_then(|a| merge_answer_traced(level.clone(), a, &spec, &mut trace));

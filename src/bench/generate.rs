@@ -201,7 +201,7 @@ fn get<'h>(h: &'h Hash, key: &str) -> Option<&'h Value> {
 fn load(text: &str, what: &str) -> Result<Hash, String> {
     match yaml::load(text).map_err(|e| format!("{what}: {}", e.message))? {
         Value::Hash(h) => Ok(h),
-        Value::Nil => Ok(Hash::new()),
+        Value::Nil => Ok(Hash::default()),
         other => Err(format!("{what}: not a Hash but {}", other.class_name())),
     }
 }
@@ -323,7 +323,7 @@ pub fn generate(sources: &Sources, nodes: usize, seed: u64) -> Result<Generated,
         .and_then(Value::as_array)
         .ok_or("the fixture has no nodes list")?;
     let mut node_list = Vec::new();
-    let mut metadata_nodes = Hash::new();
+    let mut metadata_nodes = Hash::default();
     for uid in 1..=listed {
         let role = Role::of(uid, nodes);
         let t = template(role);
@@ -419,46 +419,46 @@ pub fn generate(sources: &Sources, nodes: usize, seed: u64) -> Result<Generated,
     let mut plugins = load(&sources.plugins, "override/plugins")?;
     let mut cluster = load(&sources.cluster, "override/configuration/cluster")?;
     let role = load(&sources.role, "override/configuration/role")?;
-    let mut contrail = Hash::new();
-    let mut ldap = Hash::new();
+    let mut contrail = Hash::default();
+    let mut ldap = Hash::default();
     for (i, svc) in services.iter().enumerate() {
-        let mut overlay = Hash::new();
+        let mut overlay = Hash::default();
         overlay.insert(
             s("plugin_option"),
             s(&format!("opt-{:04x}", rng.next_u64() & 0xffff)),
         );
         overlay.insert(s("debug"), Value::Bool(rng.chance(0.5)));
         plugins.insert(s(svc), Value::Hash(overlay));
-        let mut overlay = Hash::new();
+        let mut overlay = Hash::default();
         overlay.insert(s("cluster_option"), Value::Int(rng.below(100) as i64));
         overlay.insert(s("workers"), Value::Int(4));
         cluster.insert(s(svc), Value::Hash(overlay));
         if i % 3 == 0 {
-            let mut overlay = Hash::new();
+            let mut overlay = Hash::default();
             overlay.insert(s("contrail_integration"), Value::Bool(true));
             contrail.insert(s(svc), Value::Hash(overlay));
         }
     }
-    let mut settings = Hash::new();
+    let mut settings = Hash::default();
     settings.insert(s("api_server"), s(&Net::Management.address(1)));
     settings.insert(s("asn"), Value::Int(64512));
     contrail.insert(s("contrail"), Value::Hash(settings));
-    let mut settings = Hash::new();
+    let mut settings = Hash::default();
     settings.insert(s("url"), s("ldap://ldap.test.domain.local"));
     settings.insert(s("suffix"), s("dc=test,dc=domain,dc=local"));
     settings.insert(s("user_tree_dn"), s("ou=Users,dc=test,dc=domain,dc=local"));
     ldap.insert(s("ldap"), Value::Hash(settings));
     if let Some(keystone) = services.iter().find(|k| *k == "keystone") {
-        let mut overlay = Hash::new();
+        let mut overlay = Hash::default();
         overlay.insert(s("identity_driver"), s("ldap"));
         ldap.insert(s(keystone), Value::Hash(overlay));
     }
-    let mut common = Hash::new();
+    let mut common = Hash::default();
     common.insert(s("ntp_servers"), Value::Array(vec![s("10.109.0.2")]));
     common.insert(s("syslog_remote"), Value::Bool(true));
     common.insert(s("custom_motd"), s("Managed by Puppet"));
 
-    let mut hiera = Hash::new();
+    let mut hiera = Hash::default();
     hiera.insert(
         Value::Symbol("backends".into()),
         Value::Array(vec![s("yaml")]),
@@ -467,7 +467,7 @@ pub fn generate(sources: &Sources, nodes: usize, seed: u64) -> Result<Generated,
         Value::Symbol("hierarchy".into()),
         Value::Array(HIERARCHY.iter().map(|l| s(l)).collect()),
     );
-    let mut yaml_options = Hash::new();
+    let mut yaml_options = Hash::default();
     yaml_options.insert(Value::Symbol("datadir".into()), s("/etc/hiera"));
     hiera.insert(Value::Symbol("yaml".into()), Value::Hash(yaml_options));
     hiera.insert(Value::Symbol("merge_behavior".into()), s("deeper"));
@@ -499,10 +499,10 @@ pub fn generate(sources: &Sources, nodes: usize, seed: u64) -> Result<Generated,
         let mut docs = vec![("astute".to_owned(), own)];
         // One node in ten has a per-node override, as operators make.
         if rng.chance(0.1) {
-            let mut over = Hash::new();
+            let mut over = Hash::default();
             match rng.below(3) {
                 0 => {
-                    let mut nova = Hash::new();
+                    let mut nova = Hash::default();
                     nova.insert(s("state_path"), s("/srv/nova"));
                     over.insert(s("nova"), Value::Hash(nova));
                     over.insert(s("debug"), Value::Bool(true));
@@ -514,7 +514,7 @@ pub fn generate(sources: &Sources, nodes: usize, seed: u64) -> Result<Generated,
                     );
                 }
                 _ => {
-                    let mut syslog = Hash::new();
+                    let mut syslog = Hash::default();
                     syslog.insert(s("syslog_server"), s(&Net::Admin.address(1)));
                     over.insert(s("base_syslog"), Value::Hash(syslog));
                 }

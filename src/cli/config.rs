@@ -427,7 +427,7 @@ fn run_get(args: &GetArgs) -> anyhow::Result<String> {
     match args.format {
         Format::Plain => render_output(value, Format::Plain),
         format => {
-            let mut wrapped = Hash::new();
+            let mut wrapped = Hash::default();
             wrapped.insert(Value::str(key.as_str()), value.clone());
             render_output(&Value::Hash(wrapped), format)
         }

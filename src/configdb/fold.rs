@@ -60,7 +60,7 @@ pub fn merge_shared(base: &Arc<Hash>, layer: &Arc<Hash>) -> Arc<Hash> {
 /// Folds layers given from least to most specific (for each slot: values,
 /// then overrides).
 pub fn fold<'a>(layers: impl IntoIterator<Item = &'a Hash>) -> Hash {
-    let mut out = Hash::new();
+    let mut out = Hash::default();
     for layer in layers {
         deep_merge(&mut out, layer);
     }
@@ -85,7 +85,7 @@ mod tests {
         let arr = |items: &[i64]| Value::Array(items.iter().map(|&i| i.into()).collect());
         // (what, layers least → most specific, expected)
         let cases: Vec<(&str, Vec<Hash>, Hash)> = vec![
-            ("no layers", vec![], Hash::new()),
+            ("no layers", vec![], Hash::default()),
             ("one layer", vec![rhash! {"a" => 1}], rhash! {"a" => 1}),
             (
                 "disjoint keys union",
@@ -142,7 +142,7 @@ mod tests {
                 "empty hash over hash keeps it",
                 vec![
                     rhash! {"a" => h(rhash! {"b" => 1})},
-                    rhash! {"a" => h(Hash::new())},
+                    rhash! {"a" => h(Hash::default())},
                 ],
                 rhash! {"a" => h(rhash! {"b" => 1})},
             ),
@@ -184,7 +184,7 @@ mod tests {
 
     #[test]
     fn shares_when_a_side_is_empty() {
-        let empty = Arc::new(Hash::new());
+        let empty = Arc::new(Hash::default());
         let data = Arc::new(rhash! {"a" => 1});
         assert!(Arc::ptr_eq(&merge_shared(&data, &empty), &data));
         assert!(Arc::ptr_eq(&merge_shared(&empty, &data), &data));

@@ -186,7 +186,7 @@ pub fn set(doc: &mut Hash, key: &KeyPath, value: Value) -> Result<(), KeyPathErr
         let next = match cur {
             Container::Hash(h) => h
                 .entry(Value::str(key.segments[depth].as_str()))
-                .or_insert_with(|| Value::Hash(Hash::new())),
+                .or_insert_with(|| Value::Hash(Hash::default())),
             Container::Array(a) => {
                 let (index, len) = (key.index(depth)?, a.len());
                 a.get_mut(index)
@@ -194,7 +194,7 @@ pub fn set(doc: &mut Hash, key: &KeyPath, value: Value) -> Result<(), KeyPathErr
             }
         };
         if next.is_nil() {
-            *next = Value::Hash(Hash::new());
+            *next = Value::Hash(Hash::default());
         }
         cur = match next {
             Value::Hash(h) => Container::Hash(h),

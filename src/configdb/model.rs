@@ -327,7 +327,7 @@ mod tests {
 
     #[test]
     fn documents_must_be_hashes() {
-        assert!(into_document(Value::Hash(Hash::new())).is_ok());
+        assert!(into_document(Value::Hash(Hash::default())).is_ok());
         let err = into_document(Value::Array(vec![])).unwrap_err();
         assert_eq!(
             err.to_string(),

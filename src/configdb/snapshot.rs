@@ -121,7 +121,7 @@ struct ResourceData {
 
 impl ResourceData {
     fn new(root: SlotDocs, slots: HashMap<LevelValue, SlotDocs>) -> Self {
-        let root_effective = root.over(&Arc::new(Hash::new()));
+        let root_effective = root.over(&Arc::new(Hash::default()));
         ResourceData {
             root,
             slots,
@@ -164,46 +164,41 @@ impl ResourceData {
         Arc::clone(cache.entry(pairs.into()).or_insert(merged))
     }
 
-    /// The documents that fold into `pairs`' effective document, least
-    /// specific first.
-    fn layers(&self, pairs: &[LevelValue]) -> Vec<&Hash> {
-        std::iter::once(Some(&self.root))
-            .chain(pairs.iter().map(|p| self.slots.get(p)))
-            .flatten()
-            .flat_map(|slot| [&slot.values, &slot.overrides])
-            .flatten()
-            .map(|doc| &*doc.content)
-            .collect()
-    }
-
     fn effective_key(&self, pairs: &[LevelValue], key: &Value) -> Option<Cow<'_, Value>> {
         // From the most specific layer down: Hashes merge, and the first
         // non-Hash either is the answer (nothing above it) or is replaced
-        // by the Hashes above it, hiding everything below.
+        // by the Hashes above it, hiding everything below. Most keys live
+        // in one layer: nothing is allocated for them.
+        let layers = pairs
+            .iter()
+            .rev()
+            .filter_map(|p| self.slots.get(p))
+            .chain(std::iter::once(&self.root))
+            .flat_map(|slot| [&slot.overrides, &slot.values])
+            .flatten();
+        let mut first: Option<&Value> = None;
         let mut hashes: Vec<&Value> = Vec::new();
-        for layer in self.layers(pairs).into_iter().rev() {
-            match layer.get(key) {
-                None => {}
-                Some(v @ Value::Hash(_)) => hashes.push(v),
-                Some(v) if hashes.is_empty() => return Some(Cow::Borrowed(v)),
-                Some(_) => break,
+        for doc in layers {
+            match (doc.content.get(key), first) {
+                (None, _) => {}
+                (Some(v @ Value::Hash(_)), None) => first = Some(v),
+                (Some(v @ Value::Hash(_)), Some(_)) => hashes.push(v),
+                (Some(v), None) => return Some(Cow::Borrowed(v)),
+                (Some(_), Some(_)) => break,
             }
         }
-        match hashes.as_slice() {
-            [] => None,
-            [only] => Some(Cow::Borrowed(*only)),
-            [.., least] => {
-                let Value::Hash(mut merged) = (*least).clone() else {
-                    unreachable!("only Hashes are collected")
-                };
-                for upper in hashes.iter().rev().skip(1) {
-                    if let Value::Hash(h) = upper {
-                        deep_merge(&mut merged, h);
-                    }
-                }
-                Some(Cow::Owned(Value::Hash(merged)))
+        let first = first?;
+        // `hashes` holds the Hashes below `first`, most specific first.
+        let Some((Value::Hash(least), between)) = hashes.split_last() else {
+            return Some(Cow::Borrowed(first));
+        };
+        let mut merged = least.clone();
+        for upper in between.iter().rev().chain([&first]) {
+            if let Value::Hash(h) = upper {
+                deep_merge(&mut merged, h);
             }
         }
+        Some(Cow::Owned(Value::Hash(merged)))
     }
 
     /// A copy with one document replaced (or removed with `None`), keeping
@@ -587,8 +582,8 @@ mod tests {
                 Some(rhash! {"k" => "root", "nova" => nova(false), "o" => "root override"}),
             ),
             ("nodes=n2", "globals", Some(rhash! {"g" => 2})),
-            ("nodes=n1", "globals", Some(Hash::new())),
-            ("", "override/node", Some(Hash::new())),
+            ("nodes=n1", "globals", Some(Hash::default())),
+            ("", "override/node", Some(Hash::default())),
             ("", "nope", None),
             ("racks=r1", "astute", None),
             ("nodes=n1,role=controller", "astute", None),

@@ -69,7 +69,7 @@ impl Config {
     /// What `Hiera.new` raises, which the `hiera` command reports as
     /// `Failed to start Hiera: <Class>: <message>`.
     pub fn load(loaded: Value) -> Result<(Config, Vec<String>)> {
-        let mut raw = Hash::new();
+        let mut raw = Hash::default();
         raw.insert(sym("backends"), Value::Array(vec![Value::str("yaml")]));
         raw.insert(
             sym("hierarchy"),
@@ -279,7 +279,7 @@ mod tests {
 
     #[test]
     fn defaults() {
-        for empty in [Value::Nil, Value::Bool(false), Value::Hash(Hash::new())] {
+        for empty in [Value::Nil, Value::Bool(false), Value::Hash(Hash::default())] {
             let (c, w) = load(empty).unwrap();
             assert_eq!(c.backends, [("yaml".to_owned(), BackendKind::Yaml)]);
             assert_eq!(
@@ -302,7 +302,7 @@ mod tests {
 
     #[test]
     fn backends_and_logger() {
-        let mut h = Hash::new();
+        let mut h = Hash::default();
         h.insert(
             sym("backends"),
             Value::Array(vec!["YAML".into(), Value::Array(vec![sym("json")])]),
@@ -325,7 +325,7 @@ mod tests {
     #[test]
     fn errors() {
         let with = |k: Value, v: Value| {
-            let mut h = Hash::new();
+            let mut h = Hash::default();
             h.insert(k, v);
             Value::Hash(h)
         };

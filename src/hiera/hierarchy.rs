@@ -6,7 +6,7 @@ use super::value::Value;
 /// The level templates of a lookup, highest priority first: the order
 /// override (if any) before the configured `:hierarchy:`, nested Arrays
 /// flattened, as `Backend.datasources` does.
-pub fn levels(hierarchy: &Value, order_override: Option<&Value>) -> Vec<Value> {
+pub fn levels<'v>(hierarchy: &'v Value, order_override: Option<&'v Value>) -> Vec<&'v Value> {
     let mut out = Vec::new();
     if let Some(o) = order_override {
         flatten_into(o, &mut out);
@@ -15,10 +15,10 @@ pub fn levels(hierarchy: &Value, order_override: Option<&Value>) -> Vec<Value> {
     out
 }
 
-fn flatten_into(v: &Value, out: &mut Vec<Value>) {
+fn flatten_into<'v>(v: &'v Value, out: &mut Vec<&'v Value>) {
     match v {
         Value::Array(items) => items.iter().for_each(|i| flatten_into(i, out)),
-        other => out.push(other.clone()),
+        other => out.push(other),
     }
 }
 
@@ -28,10 +28,16 @@ pub fn is_bad_level(source: &Value) -> bool {
     let Value::String(s) = source else {
         return false;
     };
-    s.is_empty()
-        || s.contains("//")
-        || s.split('\n')
-            .any(|line| line.starts_with('/') || line.ends_with('/'))
+    // One byte pass (every level of every lookup comes here): a `/` that
+    // starts or ends a line, or follows another `/`.
+    let bytes = s.as_bytes();
+    bytes.is_empty()
+        || bytes.iter().enumerate().any(|(i, &b)| {
+            b == b'/'
+                && (i == 0
+                    || matches!(bytes[i - 1], b'/' | b'\n')
+                    || matches!(bytes.get(i + 1), None | Some(b'\n')))
+        })
 }
 
 /// `File.join(datadir, "#{source}.#{extension}")`.
@@ -54,6 +60,11 @@ mod tests {
             ("pre-".into(), false),
             ("common".into(), false),
             ("ok\n/x".into(), true),
+            ("x/\nok".into(), true),
+            ("a/b\nc/d".into(), false),
+            ("/".into(), true),
+            ("a/b/c".into(), false),
+            ("\n".into(), false),
             (Value::Nil, false),
             (Value::Int(1), false),
         ];
@@ -66,10 +77,8 @@ mod tests {
     fn level_order_and_paths() {
         let h = Value::Array(vec!["a".into(), Value::Array(vec!["b".into()])]);
         let o = Value::str("first");
-        assert_eq!(
-            levels(&h, Some(&o)),
-            ["first".into(), "a".into(), "b".into()] as [Value; 3]
-        );
+        let want: [Value; 3] = ["first".into(), "a".into(), "b".into()];
+        assert_eq!(levels(&h, Some(&o)), want.iter().collect::<Vec<_>>());
         assert_eq!(datafile_path("data", "x/y", "yaml"), "data/x/y.yaml");
         assert_eq!(datafile_path("data/", "x", "json"), "data/x.json");
         assert_eq!(datafile_path("", "x", "yaml"), "/x.yaml");

@@ -128,20 +128,20 @@ pub fn has_token(data: &str) -> bool {
 
 /// The next match of `/%\{([^\}]*)\}/` at or after `from`: (start, end).
 fn next_token(data: &str, from: usize) -> Option<(usize, usize)> {
-    // A byte scan: every String of every answer passes here, and
-    // `str::find` with a two-byte pattern sets up a searcher per call,
-    // which costs more than most Strings take to scan.
+    // memchr: every String of every answer passes here, and `str::find`
+    // with a two-byte pattern sets up a searcher per call, which costs
+    // more than most Strings take to scan.
     let bytes = data.as_bytes();
     let mut at = from;
     let start = loop {
-        let percent = at + bytes.get(at..)?.iter().position(|&b| b == b'%')?;
+        let percent = at + memchr::memchr(b'%', bytes.get(at..)?)?;
         if bytes.get(percent + 1) == Some(&b'{') {
             break percent;
         }
         at = percent + 1;
     };
     // Without a `}` after this `%{`, no later `%{` can close either.
-    let close = bytes[start + 2..].iter().position(|&b| b == b'}')?;
+    let close = memchr::memchr(b'}', &bytes[start + 2..])?;
     Some((start, start + 2 + close + 1))
 }
 
@@ -272,7 +272,7 @@ fn scope_interpolate(token: &str, key: &str, scope: &Hash) -> Result<Value> {
     }
     // Hiera retries against `extra_data`, always `{}` on lookup paths; that
     // retry can still raise for a numeric first segment.
-    let empty = Value::Hash(Hash::new());
+    let empty = Value::Hash(Hash::default());
     Ok(qualified_lookup(&segments, &empty, Some(key))?
         .cloned()
         .unwrap_or(Value::Nil))

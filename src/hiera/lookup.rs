@@ -5,7 +5,7 @@
 use super::config::{BackendKind, Config};
 use super::error::{ErrorClass, HieraError, Result};
 use super::hierarchy::{datafile_path, is_bad_level, levels};
-use super::interpolate::{Context, Resolver, interpolate, interpolate_str};
+use super::interpolate::{Context, Resolver, has_token, interpolate, interpolate_str};
 use super::key::{key_syntax_error, lookup_key, qualified_lookup, split_key};
 use super::merge::{MergeSpec, merge_answer_traced, resolve_array};
 use super::render::ruby::to_s;
@@ -24,8 +24,9 @@ pub enum Fetched<'s> {
 }
 
 /// Where the data of each hierarchy level comes from. Asked one key at a
-/// time, so a store can fold just that key of a layered document.
-pub trait DataSource {
+/// time, so a store can fold just that key of a layered document. Values
+/// may be borrowed for `'d` (a store's snapshot outlives the lookup).
+pub trait DataSource<'d> {
     /// The value of top-level `key` at level `source` of `backend`, whose
     /// interpolated datadir is `datadir` (stores that are not files may
     /// ignore it).
@@ -41,7 +42,7 @@ pub trait DataSource {
         datadir: &str,
         source: &str,
         key: &Value,
-    ) -> Result<Fetched<'_>>;
+    ) -> Result<Fetched<'d>>;
 }
 
 /// Receives Hiera's log messages (the console logger's `debug`/`warn`).
@@ -95,21 +96,26 @@ impl Resolution {
 
 /// The outcome of a lookup. Ruby folds these into one return value (see
 /// [`Answer::into_value`]); a server must keep them apart.
+///
+/// A found value is borrowed from the data source when Hiera would hand
+/// back the stored value unchanged (nothing to interpolate, one level
+/// decides), so a large answer is not copied on its way to the client.
 #[derive(Clone, Debug, PartialEq)]
-pub enum Answer {
+pub enum Answer<'d> {
     /// Some backend found the key (the value may be nil).
-    Found(Value),
+    Found(Cow<'d, Value>),
     /// Nothing found; this is the default (interpolated if a String).
     Default(Value),
     /// Nothing found and no default.
     NotFound,
 }
 
-impl Answer {
+impl Answer<'_> {
     /// What `Hiera#lookup` returns.
     pub fn into_value(self) -> Value {
         match self {
-            Answer::Found(v) | Answer::Default(v) => v,
+            Answer::Found(v) => v.into_owned(),
+            Answer::Default(v) => v,
             Answer::NotFound => Value::Nil,
         }
     }
@@ -151,7 +157,7 @@ pub struct Step {
 pub fn data_from_loaded(loaded: Value, path: &str) -> Result<Hash> {
     match loaded {
         Value::Hash(h) => Ok(h),
-        Value::Nil | Value::Bool(false) => Ok(Hash::new()),
+        Value::Nil | Value::Bool(false) => Ok(Hash::default()),
         other => Err(HieraError::new(
             ErrorClass::TypeError,
             format!(
@@ -165,9 +171,9 @@ pub fn data_from_loaded(loaded: Value, path: &str) -> Result<Hash> {
 /// One Hiera instance's lookup machinery over a configuration and a data
 /// source. Cheap to create; create one per lookup (it holds the per-call
 /// state Hiera keeps in module variables).
-pub struct Hiera<'a> {
+pub struct Hiera<'a, 'd> {
     config: &'a Config,
-    data: &'a dyn DataSource,
+    data: &'a dyn DataSource<'d>,
     log: &'a dyn Log,
     /// Hiera's `@config_lookup_context`: set while a level or datadir is
     /// interpolated, so lookups nested in it share its recursion guard.
@@ -180,8 +186,12 @@ pub struct Hiera<'a> {
     merge_debug: String,
 }
 
-impl<'a> Hiera<'a> {
-    pub fn new(config: &'a Config, data: &'a dyn DataSource, log: &'a dyn Log) -> Hiera<'a> {
+impl<'a, 'd> Hiera<'a, 'd> {
+    pub fn new(
+        config: &'a Config,
+        data: &'a dyn DataSource<'d>,
+        log: &'a dyn Log,
+    ) -> Hiera<'a, 'd> {
         Hiera {
             config,
             data,
@@ -195,7 +205,7 @@ impl<'a> Hiera<'a> {
     }
 
     /// Records the steps of the following lookups, for [`Hiera::steps`].
-    pub fn explain(mut self) -> Hiera<'a> {
+    pub fn explain(mut self) -> Hiera<'a, 'd> {
         self.trace = Some(Vec::new());
         self
     }
@@ -224,7 +234,7 @@ impl<'a> Hiera<'a> {
         scope: &Hash,
         order_override: Option<&Value>,
         resolution: &Resolution,
-    ) -> Result<Answer> {
+    ) -> Result<Answer<'d>> {
         let mut context = Context::default();
         self.backend_lookup(
             key,
@@ -245,7 +255,7 @@ impl<'a> Hiera<'a> {
         order_override: Option<&Value>,
         resolution: &Resolution,
         context: &mut Context,
-    ) -> Result<Answer> {
+    ) -> Result<Answer<'d>> {
         let order_override = order_override
             .cloned()
             .or_else(|| context.order_override.clone());
@@ -283,8 +293,8 @@ impl<'a> Hiera<'a> {
                 continue;
             };
             let value = if segments.len() > 1 {
-                match qualified_lookup(&segments[1..], &value, Some(key))? {
-                    Some(v) => v.clone(),
+                match qualified_part(value, &segments[1..], key)? {
+                    Some(v) => v,
                     None => continue,
                 }
             } else {
@@ -318,7 +328,7 @@ impl<'a> Hiera<'a> {
         order_override: Option<&Value>,
         resolution: &Resolution,
         context: &mut Context,
-    ) -> Result<Option<Value>> {
+    ) -> Result<Option<Cow<'d, Value>>> {
         let key_text = to_s(key);
         self.debug(|| format!("Looking up {key_text} in {} backend", kind.display()));
         // The yaml backend reads the datadir once, before the levels; the
@@ -330,9 +340,13 @@ impl<'a> Hiera<'a> {
         let config: &'a Config = self.config;
         let mut fold = Fold::new(resolution, &config.merge);
         for template in levels(&config.hierarchy, order_override) {
-            let source = self.interpolate_config(&template, scope, order_override)?;
-            let source_text = to_s(&source);
-            if is_bad_level(&source) {
+            let source = self.interpolate_config(template, scope, order_override)?;
+            let bad = is_bad_level(&source);
+            let source_text = match source {
+                Value::String(s) => s,
+                other => to_s(&other),
+            };
+            if bad {
                 self.debug(|| format!("Ignoring bad definition in :hierarchy: '{source_text}'"));
                 self.record(
                     &key_text,
@@ -367,14 +381,14 @@ impl<'a> Hiera<'a> {
                 Fetched::Found(raw) => raw,
             };
             self.debug(|| format!("Found {key_text} in {source_text}"));
-            let value = parse_answer(&raw, scope, context, self)?;
+            let value = parse_answer(raw, scope, context, self)?;
             if self.trace.is_some() {
                 self.record(
                     &key_text,
                     kind,
                     &source_text,
                     path,
-                    Outcome::Found(value.clone()),
+                    Outcome::Found(value.as_ref().clone()),
                 );
             }
             if fold.add(&key_text, value, &mut self.merge_debug)? {
@@ -436,6 +450,12 @@ impl<'a> Hiera<'a> {
         scope: &Hash,
         order_override: Option<&Value>,
     ) -> Result<Value> {
+        // Most levels are plain names: nothing to set up a context for.
+        if let Value::String(s) = entry {
+            if !has_token(s) {
+                return Ok(entry.clone());
+            }
+        }
         match &self.config_context {
             None => {
                 let context = Context {
@@ -457,7 +477,7 @@ impl<'a> Hiera<'a> {
     }
 }
 
-impl Resolver for Hiera<'_> {
+impl Resolver for Hiera<'_, '_> {
     fn nested_lookup(&mut self, key: &str, scope: &Hash, context: &mut Context) -> Result<Value> {
         self.depth += 1;
         let order_override = context.order_override.clone();
@@ -480,18 +500,18 @@ impl Resolver for Hiera<'_> {
 
 /// An answer accumulating over the levels of a backend, or over the
 /// backends of `Backend.lookup`: the same three-way rule at both depths.
-struct Fold<'r> {
+struct Fold<'r, 'd> {
     resolution: &'r Resolution,
     /// The configured merge, unless the resolution type brings its own.
     spec: &'r MergeSpec,
     found: bool,
     array: Vec<Value>,
     hash: Option<Hash>,
-    answer: Value,
+    answer: Option<Cow<'d, Value>>,
 }
 
-impl<'r> Fold<'r> {
-    fn new(resolution: &'r Resolution, configured: &'r MergeSpec) -> Fold<'r> {
+impl<'r, 'd> Fold<'r, 'd> {
+    fn new(resolution: &'r Resolution, configured: &'r MergeSpec) -> Fold<'r, 'd> {
         let spec = match resolution {
             Resolution::HashWith(spec) => spec,
             _ => configured,
@@ -502,30 +522,33 @@ impl<'r> Fold<'r> {
             found: false,
             array: Vec::new(),
             hash: None,
-            answer: Value::Nil,
+            answer: None,
         }
     }
 
     /// Adds a value found for `key` (type-checked as Hiera does); `true`
     /// when the lookup is decided (priority: the first find wins).
-    fn add(&mut self, key: &str, value: Value, trace: &mut String) -> Result<bool> {
+    fn add(&mut self, key: &str, value: Cow<'d, Value>, trace: &mut String) -> Result<bool> {
         self.found = true;
         match self.resolution {
             Resolution::Array => {
                 check_array(key, &value)?;
-                self.array.push(value);
+                self.array.push(value.into_owned());
                 Ok(false)
             }
             Resolution::Hash | Resolution::HashWith(_) => {
-                let Value::Hash(h) = value else {
+                if !matches!(*value, Value::Hash(_)) {
                     return Err(type_mismatch(key, "Hash", &value));
+                }
+                let Value::Hash(h) = value.into_owned() else {
+                    unreachable!("checked above")
                 };
                 let acc = self.hash.take().unwrap_or_default();
                 self.hash = Some(merge_answer_traced(h, acc, self.spec, trace)?);
                 Ok(false)
             }
             Resolution::Priority | Resolution::Other(_) => {
-                self.answer = value;
+                self.answer = Some(value);
                 Ok(true)
             }
         }
@@ -533,24 +556,51 @@ impl<'r> Fold<'r> {
 
     /// The answer, if anything was found; `resolve` applies the array
     /// lookup's final `flatten.uniq.compact` (done once, in `Backend.lookup`).
-    fn finish(self, resolve: bool) -> Option<Value> {
+    fn finish(self, resolve: bool) -> Option<Cow<'d, Value>> {
         if !self.found {
             return None;
         }
         Some(match self.resolution {
-            Resolution::Array if resolve => Value::Array(resolve_array(self.array)),
-            Resolution::Array => Value::Array(self.array),
+            Resolution::Array if resolve => Cow::Owned(Value::Array(resolve_array(self.array))),
+            Resolution::Array => Cow::Owned(Value::Array(self.array)),
             Resolution::Hash | Resolution::HashWith(_) => {
-                Value::Hash(self.hash.unwrap_or_default())
+                Cow::Owned(Value::Hash(self.hash.unwrap_or_default()))
             }
-            _ => self.answer,
+            _ => self.answer.unwrap_or(Cow::Owned(Value::Nil)),
         })
     }
 }
 
 /// `Backend.parse_answer`: a found value with every String interpolated
-/// (nested Hash keys too); Symbols and anything else become nil.
-fn parse_answer(
+/// (nested Hash keys too); Symbols and anything else become nil. Most data
+/// has nothing to change: it is handed back as it came, uncopied.
+fn parse_answer<'d>(
+    data: Cow<'d, Value>,
+    scope: &Hash,
+    context: &Context,
+    resolver: &mut dyn Resolver,
+) -> Result<Cow<'d, Value>> {
+    if is_parsed(&data) {
+        return Ok(data);
+    }
+    Ok(Cow::Owned(parse_value(&data, scope, context, resolver)?))
+}
+
+/// Whether [`parse_answer`] would return `data` unchanged: no String (nor
+/// String Hash key) holds a `%{…}` token, and no Symbol is to become nil.
+fn is_parsed(data: &Value) -> bool {
+    match data {
+        Value::String(s) => !has_token(s),
+        Value::Symbol(_) => false,
+        Value::Array(items) => items.iter().all(is_parsed),
+        Value::Hash(h) => h
+            .iter()
+            .all(|(k, v)| !matches!(k, Value::String(s) if has_token(s)) && is_parsed(v)),
+        Value::Nil | Value::Int(_) | Value::BigInt(_) | Value::Float(_) | Value::Bool(_) => true,
+    }
+}
+
+fn parse_value(
     data: &Value,
     scope: &Hash,
     context: &Context,
@@ -560,10 +610,10 @@ fn parse_answer(
         Value::Int(_) | Value::BigInt(_) | Value::Float(_) | Value::Bool(_) => data.clone(),
         Value::String(s) => interpolate_str(s, scope, context, resolver)?,
         Value::Hash(h) => {
-            let mut out = Hash::with_capacity(h.len());
+            let mut out = Hash::with_capacity_and_hasher(h.len(), Default::default());
             for (k, v) in h {
                 let k = interpolate(k, scope, context, resolver)?;
-                let v = parse_answer(v, scope, context, resolver)?;
+                let v = parse_value(v, scope, context, resolver)?;
                 out.insert(k, v);
             }
             Value::Hash(out)
@@ -571,7 +621,7 @@ fn parse_answer(
         Value::Array(items) => Value::Array(
             items
                 .iter()
-                .map(|v| parse_answer(v, scope, context, resolver))
+                .map(|v| parse_value(v, scope, context, resolver))
                 .collect::<Result<_>>()?,
         ),
         Value::Nil | Value::Symbol(_) => Value::Nil,
@@ -593,4 +643,18 @@ fn type_mismatch(key: &str, expected: &str, got: &Value) -> HieraError {
             got.class_name()
         ),
     )
+}
+
+/// The part of a found value a dotted key's later segments address.
+fn qualified_part<'d>(
+    value: Cow<'d, Value>,
+    segments: &[&str],
+    key: &str,
+) -> Result<Option<Cow<'d, Value>>> {
+    Ok(match value {
+        Cow::Borrowed(v) => qualified_lookup(segments, v, Some(key))?.map(Cow::Borrowed),
+        Cow::Owned(v) => {
+            qualified_lookup(segments, &v, Some(key))?.map(|part| Cow::Owned(part.clone()))
+        }
+    })
 }

@@ -15,8 +15,10 @@ use num_bigint::BigInt;
 use std::hash::{Hash as StdHash, Hasher};
 use std::sync::Arc;
 
-/// An ordered Ruby Hash.
-pub type Hash = IndexMap<Value, Value>;
+/// An ordered Ruby Hash. Hashed with foldhash (randomly seeded per
+/// process): SipHash over every key of every level of every lookup was a
+/// tenth of the server's instructions.
+pub type Hash = IndexMap<Value, Value, foldhash::fast::RandomState>;
 
 /// A Ruby object as Hiera sees it.
 #[derive(Clone, Debug)]
@@ -199,7 +201,7 @@ impl StdHash for Value {
 macro_rules! rhash {
     ($($k:expr => $v:expr),* $(,)?) => {{
         #[allow(unused_mut)]
-        let mut h = $crate::hiera::value::Hash::new();
+        let mut h = $crate::hiera::value::Hash::default();
         $( h.insert($crate::hiera::value::Value::from($k), $crate::hiera::value::Value::from($v)); )*
         h
     }};

@@ -261,7 +261,7 @@ fn parse_request(bytes: &[u8]) -> Result<Parsed, ApiError> {
         Some(_) => return Err(bad("hierarchy is a list of datasource names")),
     };
     let scope = match value(&mut map, "scope")? {
-        None | Some(Value::Nil) => Hash::new(),
+        None | Some(Value::Nil) => Hash::default(),
         Some(Value::Hash(h)) => h,
         Some(_) => return Err(bad("scope is an object of variables")),
     };
@@ -346,15 +346,16 @@ async fn scope(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::borrow::Cow;
 
     #[test]
     fn answer_text_is_the_answer_json() {
         let big =
             Value::Hash(crate::rhash! {"a" => Value::Array(vec![Value::Float(1.0), Value::Nil])});
         let cases = [
-            Answer::Found(big.clone()),
-            Answer::Found(Value::Nil),
-            Answer::Found(Value::Bool(false)),
+            Answer::Found(Cow::Owned(big.clone())),
+            Answer::Found(Cow::Owned(Value::Nil)),
+            Answer::Found(Cow::Borrowed(&Value::Bool(false))),
             Answer::Default(big),
             Answer::Default(Value::str("x")),
             Answer::NotFound,

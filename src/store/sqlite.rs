@@ -115,7 +115,7 @@ fn encode(doc: &Hash) -> String {
 
 fn decode(what: impl FnOnce() -> String, text: &str) -> Result<Hash> {
     if text.is_empty() {
-        return Ok(Hash::new());
+        return Ok(Hash::default());
     }
     match wire::from_str(text) {
         Ok(Value::Hash(h)) => Ok(h),
@@ -633,7 +633,7 @@ impl Store for SqliteStore {
                 Some((v, text)) if !v.deleted => {
                     decode(|| format!("version {} of the {at}", v.number), &text)?
                 }
-                _ => Hash::new(),
+                _ => Hash::default(),
             };
             edit(&mut doc)?;
             append(tx, at, Some(&encode(&doc)))

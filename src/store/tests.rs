@@ -371,7 +371,7 @@ fn every_write_is_a_version() {
     let o = at(1, "nodes=node-1", "astute", DocKind::Overrides);
     assert_eq!(s.put(&o, &rhash! {"o" => 1}).unwrap().number, 1);
     assert_eq!(
-        s.put(&at(1, "", "astute", DocKind::Values), &Hash::new())
+        s.put(&at(1, "", "astute", DocKind::Values), &Hash::default())
             .unwrap()
             .number,
         1
@@ -514,7 +514,7 @@ fn document_errors_change_nothing() {
 #[test]
 fn every_value_type_round_trips() {
     let s = fuel();
-    let mut odd = Hash::new();
+    let mut odd = Hash::default();
     odd.insert(Value::Int(1), "int key".into());
     odd.insert(Value::Symbol("sym".into()), Value::Float(1.0));
     let doc = rhash! {
@@ -685,7 +685,7 @@ fn import_writes_all_skips_unchanged_and_replaces() {
         *snap
             .effective(1, &path("nodes=n1"), "override/node")
             .unwrap(),
-        Hash::new()
+        Hash::default()
     );
 }
 
@@ -710,7 +710,12 @@ fn a_failed_import_leaves_nothing() {
                 env: 1,
                 documents: vec![
                     good("astute"),
-                    import_doc("role=r,nodes=n1", "astute", DocKind::Values, Hash::new()),
+                    import_doc(
+                        "role=r,nodes=n1",
+                        "astute",
+                        DocKind::Values,
+                        Hash::default(),
+                    ),
                 ],
                 ..ImportBatch::default()
             },
@@ -932,7 +937,7 @@ mod synthetic {
     use super::*;
 
     fn section(seed: i64, keys: usize, depth: usize) -> Value {
-        let mut h = Hash::new();
+        let mut h = Hash::default();
         for k in 0..keys {
             let key = format!("key_{seed}_{k}");
             let v = match (k % 5, depth) {
@@ -952,7 +957,7 @@ mod synthetic {
     }
 
     pub fn astute(node: usize) -> Hash {
-        let mut doc = Hash::new();
+        let mut doc = Hash::default();
         for s in 0..40 {
             doc.insert(Value::str(format!("section_{s}")), section(s, 12, 2));
         }
@@ -967,7 +972,7 @@ mod synthetic {
 
     /// The part of astute that differs per node.
     pub fn node_part(node: usize) -> Hash {
-        let mut doc = Hash::new();
+        let mut doc = Hash::default();
         doc.insert(Value::str("uid"), Value::str(node.to_string()));
         doc.insert(
             Value::str("fqdn"),
@@ -1061,7 +1066,7 @@ fn snapshot_scale() {
                 "astute",
                 DocKind::Values,
                 if full {
-                    Hash::new()
+                    Hash::default()
                 } else {
                     synthetic::astute(0)
                 },

@@ -63,7 +63,7 @@ pub fn decode(t: &Json) -> Result<Value, String> {
                 .collect::<Result<_, _>>()?,
         ),
         "hash" => {
-            let mut h = Hash::new();
+            let mut h = Hash::default();
             for pair in t[1].as_array().ok_or("hash without list")? {
                 h.insert(decode(&pair[0])?, decode(&pair[1])?);
             }

@@ -56,7 +56,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             return Ok(ExitCode::from(code));
         }
     };
-    let mut scope = Hash::new();
+    let mut scope = Hash::default();
     for source in &options.scopes {
         match load_scope(source) {
             Ok(loaded) => scope = loaded,

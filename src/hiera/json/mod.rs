@@ -75,7 +75,7 @@ pub fn from_json(json: Json) -> Value {
         Json::String(s) => Value::String(s),
         Json::Array(items) => Value::Array(items.into_iter().map(from_json).collect()),
         Json::Object(map) => {
-            let mut h = Hash::with_capacity(map.len());
+            let mut h = Hash::with_capacity_and_hasher(map.len(), Default::default());
             for (k, v) in map {
                 h.insert(Value::String(k), from_json(v));
             }

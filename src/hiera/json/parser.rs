@@ -198,7 +198,7 @@ impl Parser<'_> {
         } else {
             stack.push(Open::Object {
                 start: p,
-                hash: Hash::new(),
+                hash: Hash::default(),
                 name: None,
             });
             let i = self.ignore(p + 1)?;

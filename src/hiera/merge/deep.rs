@@ -515,7 +515,7 @@ impl Merger<'_> {
             list.push(if shared {
                 self.merge_self(d, deeper)?
             } else {
-                self.merge(s.unwrap_or_else(|| Value::Hash(Hash::new())), d, deeper)?
+                self.merge(s.unwrap_or_else(|| Value::Hash(Hash::default())), d, deeper)?
             });
         }
         list.extend(extra);
@@ -629,7 +629,7 @@ impl Merger<'_> {
 fn clear_or_nil(v: Value) -> Value {
     match v {
         Value::Array(_) => Value::Array(Vec::new()),
-        Value::Hash(_) => Value::Hash(Hash::new()),
+        Value::Hash(_) => Value::Hash(Hash::default()),
         Value::String(_) => Value::str(""),
         _ => Value::Nil,
     }

@@ -42,7 +42,7 @@ fn same(a: &Value, b: &Value) -> bool {
 
 /// Hiera's fold: levels highest priority first, from an empty answer.
 fn fold(levels: &[&str], spec: &MergeSpec) -> Result<Hash> {
-    let mut answer = Hash::new();
+    let mut answer = Hash::default();
     for level in levels {
         answer = merge_answer(h(level), answer, spec)?;
     }
@@ -50,7 +50,7 @@ fn fold(levels: &[&str], spec: &MergeSpec) -> Result<Hash> {
 }
 
 fn spec(behavior: Behavior, options: &[(&str, Value)]) -> MergeSpec {
-    let mut rt = Hash::new();
+    let mut rt = Hash::default();
     for (k, v) in options {
         rt.insert(sym(k), v.clone());
     }
@@ -90,7 +90,7 @@ const LO: [&str; 8] = [
 fn cell(behavior: Behavior, hi: &str, lo: &str) -> Value {
     let higher = h(&format!(r#"{{"k":{hi}}}"#));
     let lower = if lo == "absent" {
-        Hash::new()
+        Hash::default()
     } else {
         h(&format!(r#"{{"k":{lo}}}"#))
     };
@@ -440,7 +440,7 @@ fn option_errors() {
 
 #[test]
 fn config_and_resolution_hash() {
-    let mut options = Hash::new();
+    let mut options = Hash::default();
     options.insert(sym("knockout_prefix"), "--".into());
     options.insert("sort_merged_arrays".into(), true.into());
     let options = Value::Hash(options);
@@ -463,13 +463,13 @@ fn config_and_resolution_hash() {
     let s = MergeSpec::from_config(None, Some(&Value::Int(3))).unwrap();
     assert!(fold(&[r#"{"k":1}"#], &s).is_ok());
 
-    let mut rt = Hash::new();
+    let mut rt = Hash::default();
     rt.insert(sym("behavior"), "deeper".into());
     rt.insert(sym("merge_debug"), Value::Int(1));
     let s = MergeSpec::from_resolution_hash(&rt).unwrap();
     assert_eq!(s.behavior(), Behavior::Deeper);
     assert!(s.options().merge_debug);
-    let mut rt = Hash::new();
+    let mut rt = Hash::default();
     rt.insert(sym("strategy"), "deep".into());
     assert_eq!(
         MergeSpec::from_resolution_hash(&rt).unwrap().behavior(),
@@ -487,7 +487,8 @@ fn merge_debug_trace() {
         ],
     );
     let mut trace = String::new();
-    let answer = merge_answer_traced(h(r#"{"k":["--a"]}"#), Hash::new(), &s, &mut trace).unwrap();
+    let answer =
+        merge_answer_traced(h(r#"{"k":["--a"]}"#), Hash::default(), &s, &mut trace).unwrap();
     let answer = merge_answer_traced(h(r#"{"k":["a","b"]}"#), answer, &s, &mut trace).unwrap();
     assert!(same(&Value::Hash(answer), &j(r#"{"k":["b"]}"#)));
     let want = [
@@ -511,7 +512,7 @@ fn merge_debug_trace() {
     let mut trace = String::new();
     merge_answer_traced(
         h(r#"{"k":1}"#),
-        Hash::new(),
+        Hash::default(),
         &spec(Behavior::Deeper, &[]),
         &mut trace,
     )

@@ -114,7 +114,7 @@ fn sequence(tag: Option<&str>, items: &[Node<'_>]) -> Result<Value> {
         Some("!omap" | "tag:yaml.org,2002:omap") => {
             // Psych::Omap, a Hash, built from each item's first and last
             // children (a one-pair mapping's key and value).
-            let mut map = Hash::new();
+            let mut map = Hash::default();
             for item in items {
                 let (first, last) = match item {
                     Node::Mapping { pairs, .. } => match (pairs.first(), pairs.last()) {
@@ -255,7 +255,7 @@ fn string_mapping(pairs: &[(Node<'_>, Node<'_>)]) -> Result<Value> {
 
 /// `!ruby/hash-with-ivars`: the `elements` mapping is the Hash.
 fn hash_with_ivars(pairs: &[(Node<'_>, Node<'_>)]) -> Result<Value> {
-    let mut hash = Hash::new();
+    let mut hash = Hash::default();
     for (k, v) in pairs {
         let Node::Scalar { value: key, .. } = k else {
             continue;
@@ -281,7 +281,7 @@ fn hash_with_ivars(pairs: &[(Node<'_>, Node<'_>)]) -> Result<Value> {
 }
 
 fn revive_hash(pairs: &[(Node<'_>, Node<'_>)]) -> Result<Value> {
-    let mut hash = Hash::with_capacity(pairs.len());
+    let mut hash = Hash::with_capacity_and_hasher(pairs.len(), Default::default());
     revive_into(&mut hash, pairs)?;
     Ok(Value::Hash(hash))
 }
@@ -304,7 +304,7 @@ fn revive_into(hash: &mut Hash, pairs: &[(Node<'_>, Node<'_>)]) -> Result<()> {
             {
                 // `val.reverse_each { |m| h.merge!(m) }`: earlier mappings
                 // win, and keys are ordered from the last mapping.
-                let mut merged = Hash::new();
+                let mut merged = Hash::default();
                 for m in list.into_iter().rev() {
                     if let Value::Hash(m) = m {
                         merged.extend(m);
@@ -376,7 +376,7 @@ mod tests {
             tag: Some(tag.to_owned()),
             items: vec![scalar_node("1", None)],
         };
-        let mut hash = Hash::new();
+        let mut hash = Hash::default();
         hash.insert(Value::str("str"), Value::str("x"));
         let cases: Vec<(Node<'static>, Result<Value>)> = vec![
             (map("!ruby/object:Foo"), Err(disallowed("Foo"))),

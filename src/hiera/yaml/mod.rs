@@ -126,7 +126,7 @@ mod tests {
             }),
             ("a: 1\na: 2\nb: 3\n", rhash! {"a" => 2, "b" => 3}.into()),
             ("base: &b {x: 1}\n<<: {x: 2, y: 3}\nz: 4\n", {
-                let mut h = Hash::new();
+                let mut h = Hash::default();
                 h.insert("base".into(), rhash! {"x" => 1}.into());
                 h.insert("x".into(), 2.into());
                 h.insert("y".into(), 3.into());
@@ -139,12 +139,12 @@ mod tests {
             ),
             ("!!str <<: 1\n", rhash! {"<<" => 1}.into()),
             ("yes: 1\n", {
-                let mut h = Hash::new();
+                let mut h = Hash::default();
                 h.insert(true.into(), 1.into());
                 h.into()
             }),
             (":k: v\n", {
-                let mut h = Hash::new();
+                let mut h = Hash::default();
                 h.insert(sym("k"), "v".into());
                 h.into()
             }),
