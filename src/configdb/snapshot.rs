@@ -106,11 +106,15 @@ impl SlotDocs {
     }
 }
 
+/// A node's (or any level value's) documents, found on every level of
+/// every lookup: foldhash rather than SipHash.
+type Slots = HashMap<LevelValue, SlotDocs, foldhash::fast::RandomState>;
+
 /// One resource of one environment.
 #[derive(Debug, Default)]
 struct ResourceData {
     root: SlotDocs,
-    slots: HashMap<LevelValue, SlotDocs>,
+    slots: Slots,
     /// The root's effective document, computed at build time.
     root_effective: Arc<Hash>,
     /// Effective documents of paths whose last slot really merged, keyed
@@ -120,7 +124,7 @@ struct ResourceData {
 }
 
 impl ResourceData {
-    fn new(root: SlotDocs, slots: HashMap<LevelValue, SlotDocs>) -> Self {
+    fn new(root: SlotDocs, slots: Slots) -> Self {
         let root_effective = root.over(&Arc::new(Hash::default()));
         ResourceData {
             root,
@@ -244,7 +248,7 @@ impl Snapshot {
         } = data;
         let by_id: HashMap<i64, &Component> = components.iter().map(|c| (c.id, c)).collect();
         // (env, resource) → (root docs, slot docs)
-        type Pending = (SlotDocs, HashMap<LevelValue, SlotDocs>);
+        type Pending = (SlotDocs, Slots);
         let mut pending: HashMap<i64, BTreeMap<String, Pending>> = HashMap::new();
         for env in &environments {
             let resources = env

@@ -12,13 +12,16 @@
 
 use indexmap::IndexMap;
 use num_bigint::BigInt;
-use std::hash::{Hash as StdHash, Hasher};
+use std::hash::{BuildHasher, Hash as StdHash, Hasher};
 use std::sync::Arc;
 
 /// An ordered Ruby Hash. Hashed with foldhash (randomly seeded per
 /// process): SipHash over every key of every level of every lookup was a
 /// tenth of the server's instructions.
 pub type Hash = IndexMap<Value, Value, foldhash::fast::RandomState>;
+
+/// An ordered set of values (`uniq`, `|`), hashed as [`Hash`] is.
+pub type ValueSet = indexmap::IndexSet<Value, foldhash::fast::RandomState>;
 
 /// A Ruby object as Hiera sees it.
 #[derive(Clone, Debug)]
@@ -185,7 +188,8 @@ impl StdHash for Value {
                 h.len().hash(state);
                 let mut sum: u64 = 0;
                 for (k, v) in h {
-                    let mut inner = std::collections::hash_map::DefaultHasher::new();
+                    // The outer hasher brings the seed; this one only mixes.
+                    let mut inner = foldhash::fast::FixedState::default().build_hasher();
                     k.hash(&mut inner);
                     v.hash(&mut inner);
                     sum = sum.wrapping_add(inner.finish());

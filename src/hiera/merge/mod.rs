@@ -9,9 +9,8 @@ mod prefix;
 mod ruby;
 
 use super::error::{ErrorClass, HieraError, Result};
-use super::value::{Hash, Value};
+use super::value::{Hash, Value, ValueSet};
 use deep::{Indent, Merger};
-use indexmap::IndexSet;
 use prefix::Knockout;
 
 /// How two levels' Hashes combine (hiera.yaml `:merge_behavior:`).
@@ -276,7 +275,7 @@ fn invalid_parameter(message: &str) -> HieraError {
 /// recursive flatten, first occurrence kept (`eql?`: `1` and `1.0` differ),
 /// nils removed.
 pub fn resolve_array(answer: Vec<Value>) -> Vec<Value> {
-    fn flatten_into(values: Vec<Value>, out: &mut IndexSet<Value>) {
+    fn flatten_into(values: Vec<Value>, out: &mut ValueSet) {
         for v in values {
             match v {
                 Value::Array(inner) => flatten_into(inner, out),
@@ -287,7 +286,7 @@ pub fn resolve_array(answer: Vec<Value>) -> Vec<Value> {
             }
         }
     }
-    let mut seen = IndexSet::with_capacity(answer.len());
+    let mut seen = ValueSet::with_capacity_and_hasher(answer.len(), Default::default());
     flatten_into(answer, &mut seen);
     seen.into_iter().collect()
 }

@@ -5,8 +5,7 @@
 
 use super::super::error::{ErrorClass, HieraError, Result};
 use super::super::render::ruby as render;
-use super::super::value::{Hash, Value};
-use indexmap::IndexSet;
+use super::super::value::{Hash, Value, ValueSet};
 use num_bigint::BigInt;
 use std::cmp::Ordering;
 
@@ -191,7 +190,8 @@ pub fn union(mut dest: Vec<Value>, source: Vec<Value>) -> Vec<Value> {
         }
         dest
     } else {
-        let mut set: IndexSet<Value> = IndexSet::with_capacity(dest.len() + source.len());
+        let mut set: ValueSet =
+            ValueSet::with_capacity_and_hasher(dest.len() + source.len(), Default::default());
         for v in dest.into_iter().chain(source) {
             set.insert(v);
         }
