@@ -33,6 +33,7 @@ use super::fold::{deep_merge, merge_shared};
 use super::level::{LevelPath, LevelValue};
 use super::model::{Component, DocKind, Environment, SnapshotData, Version};
 use crate::hiera::{Hash, Value};
+use indexmap::IndexMap;
 use std::borrow::Cow;
 use std::collections::{BTreeMap, HashMap};
 use std::sync::{Arc, PoisonError, RwLock};
@@ -56,8 +57,10 @@ pub struct Snapshot {
 struct EnvData {
     env: Environment,
     /// Every resource the environment's components define, with or
-    /// without documents.
-    resources: BTreeMap<String, Arc<ResourceData>>,
+    /// without documents, sorted by name (built from a sorted map; writes
+    /// only replace entries). Hashed: every level of every lookup finds
+    /// its resource here.
+    resources: IndexMap<String, Arc<ResourceData>, foldhash::fast::RandomState>,
 }
 
 #[derive(Clone, Debug, Default)]
