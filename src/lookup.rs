@@ -55,7 +55,8 @@ impl<'s> DataSource<'s> for SnapshotSource<'s, '_> {
                 .snapshot
                 .effective_key(self.env, self.level, source, key)
             {
-                Some(value) => Fetched::Found(value),
+                Some((value, true)) => Fetched::Final(value),
+                Some((value, false)) => Fetched::Found(value),
                 None => Fetched::NoKey,
             },
         )

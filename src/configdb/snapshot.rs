@@ -32,6 +32,7 @@ use super::error::{ConfigError, NotFound};
 use super::fold::{deep_merge, merge_shared};
 use super::level::{LevelPath, LevelValue};
 use super::model::{Component, DocKind, Environment, SnapshotData, Version};
+use crate::hiera::lookup::is_final;
 use crate::hiera::{Hash, Value};
 use indexmap::IndexMap;
 use std::borrow::Cow;
@@ -43,7 +44,32 @@ use std::sync::{Arc, PoisonError, RwLock};
 pub struct StoredDoc {
     pub version: Version,
     pub content: Arc<Hash>,
+    /// For each top-level entry of `content`, by position: whether Hiera
+    /// hands its value out unchanged (see [`is_final`]). Worked out once
+    /// per write, so lookups do not rescan a 55 KB value on every answer.
+    finals: Arc<[bool]>,
 }
+
+impl StoredDoc {
+    pub fn new(version: Version, content: Arc<Hash>) -> StoredDoc {
+        let finals = content.values().map(is_final).collect();
+        StoredDoc {
+            version,
+            content,
+            finals,
+        }
+    }
+
+    /// The value of top-level `key`, and whether it is final.
+    fn get(&self, key: &Value) -> Option<(&Value, bool)> {
+        let (at, _, value) = self.content.get_full(key)?;
+        Some((value, self.finals[at]))
+    }
+}
+
+/// One top-level key of an effective document: its value, and whether
+/// Hiera hands it out unchanged.
+pub type EffectiveKey<'s> = (Cow<'s, Value>, bool);
 
 /// An immutable view of the ConfigDB; cheap to clone, safe to share
 /// between threads.
@@ -171,7 +197,7 @@ impl ResourceData {
         Arc::clone(cache.entry(pairs.into()).or_insert(merged))
     }
 
-    fn effective_key(&self, pairs: &[LevelValue], key: &Value) -> Option<Cow<'_, Value>> {
+    fn effective_key(&self, pairs: &[LevelValue], key: &Value) -> Option<EffectiveKey<'_>> {
         // From the most specific layer down: Hashes merge, and the first
         // non-Hash either is the answer (nothing above it) or is replaced
         // by the Hashes above it, hiding everything below. Most keys live
@@ -185,19 +211,24 @@ impl ResourceData {
             .flatten();
         let mut first: Option<&Value> = None;
         let mut hashes: Vec<&Value> = Vec::new();
+        let mut all_final = true;
         for doc in layers {
-            match (doc.content.get(key), first) {
+            let found = doc.get(key);
+            if let Some((Value::Hash(_), is_final)) = found {
+                all_final &= is_final;
+            }
+            match (found, first) {
                 (None, _) => {}
-                (Some(v @ Value::Hash(_)), None) => first = Some(v),
-                (Some(v @ Value::Hash(_)), Some(_)) => hashes.push(v),
-                (Some(v), None) => return Some(Cow::Borrowed(v)),
+                (Some((v @ Value::Hash(_), _)), None) => first = Some(v),
+                (Some((v @ Value::Hash(_), _)), Some(_)) => hashes.push(v),
+                (Some((v, is_final)), None) => return Some((Cow::Borrowed(v), is_final)),
                 (Some(_), Some(_)) => break,
             }
         }
         let first = first?;
         // `hashes` holds the Hashes below `first`, most specific first.
         let Some((Value::Hash(least), between)) = hashes.split_last() else {
-            return Some(Cow::Borrowed(first));
+            return Some((Cow::Borrowed(first), all_final));
         };
         let mut merged = least.clone();
         for upper in between.iter().rev().chain([&first]) {
@@ -205,7 +236,7 @@ impl ResourceData {
                 deep_merge(&mut merged, h);
             }
         }
-        Some(Cow::Owned(Value::Hash(merged)))
+        Some((Cow::Owned(Value::Hash(merged)), all_final))
     }
 
     /// A copy with one document replaced (or removed with `None`), keeping
@@ -274,10 +305,7 @@ impl Snapshot {
             let Some((root, slots)) = resources.get_mut(&doc.resource) else {
                 continue;
             };
-            let stored = StoredDoc {
-                version: doc.version,
-                content: Arc::new(doc.content),
-            };
+            let stored = StoredDoc::new(doc.version, Arc::new(doc.content));
             match doc.slot {
                 None => root.set(doc.kind, Some(stored)),
                 Some(lv) => {
@@ -372,7 +400,7 @@ impl Snapshot {
         path: &LevelPath,
         resource: &str,
         key: &Value,
-    ) -> Option<Cow<'_, Value>> {
+    ) -> Option<EffectiveKey<'_>> {
         let env = self.envs.get(&env)?;
         if !path.fits(&env.env.hierarchy_levels) {
             return None;
@@ -607,6 +635,47 @@ mod tests {
     }
 
     #[test]
+    fn a_key_is_final_when_every_layer_it_folds_is() {
+        use DocKind::Values;
+        let h = |pairs: Hash| Value::Hash(pairs);
+        let snap = Snapshot::build(data(vec![
+            doc(
+                "",
+                "astute",
+                Values,
+                rhash! {
+                    "plain" => h(rhash! {"a" => 1}),
+                    "token" => "http://%{::fqdn}/",
+                    "symbol" => Value::Symbol("s".into()),
+                    "mixed" => h(rhash! {"a" => "x"}),
+                    "token_key" => h(rhash! {"%{k}" => 1}),
+                },
+            ),
+            doc(
+                "nodes=n",
+                "astute",
+                Values,
+                rhash! {"plain" => h(rhash! {"b" => 2}), "mixed" => h(rhash! {"b" => "%{y}"})},
+            ),
+        ]));
+        let cases = [
+            ("", "plain", true),
+            ("nodes=n", "plain", true),
+            ("", "token", false),
+            ("", "symbol", false),
+            ("", "mixed", true),
+            ("nodes=n", "mixed", false),
+            ("", "token_key", false),
+        ];
+        for (p, key, want) in cases {
+            let (_, is_final) = snap
+                .effective_key(1, &path(p), "astute", &Value::str(key))
+                .unwrap();
+            assert_eq!(is_final, want, "{p} {key}");
+        }
+    }
+
+    #[test]
     fn effective_key_agrees_with_the_whole_fold() {
         use DocKind::{Overrides, Values};
         let h = |pairs: Hash| Value::Hash(pairs);
@@ -671,11 +740,15 @@ mod tests {
             for key in keys {
                 let key = Value::str(key);
                 let got = snap.effective_key(1, &path(p), "astute", &key);
-                assert_eq!(got.as_deref(), whole.get(&key), "{p} {key:?}");
+                assert_eq!(
+                    got.map(|(v, _)| v).as_deref(),
+                    whole.get(&key),
+                    "{p} {key:?}"
+                );
             }
         }
         // One deciding layer: borrowed, not copied.
-        let got = snap
+        let (got, _) = snap
             .effective_key(1, &path("nodes=n"), "astute", &Value::str("only_root"))
             .unwrap();
         assert!(matches!(got, Cow::Borrowed(_)));
@@ -765,10 +838,7 @@ mod tests {
             .effective(1, &path("role=controller,nodes=n1"), "astute")
             .unwrap();
         let globals_before = snap.effective(1, &path("nodes=n2"), "globals").unwrap();
-        let new_doc = StoredDoc {
-            version: version(2),
-            content: Arc::new(rhash! {"k" => "controller v2"}),
-        };
+        let new_doc = StoredDoc::new(version(2), Arc::new(rhash! {"k" => "controller v2"}));
         let next = snap
             .with_document(
                 1,
@@ -820,10 +890,7 @@ mod tests {
             Value::Hash(rhash! {"debug" => false, "workers" => 4})
         );
         // A root change reaches every node.
-        let root_doc = StoredDoc {
-            version: version(2),
-            content: Arc::new(rhash! {"new" => 1}),
-        };
+        let root_doc = StoredDoc::new(version(2), Arc::new(rhash! {"new" => 1}));
         let rooted = gone
             .with_document(
                 1,

@@ -21,6 +21,10 @@ pub enum Fetched<'s> {
     NoKey,
     /// The key's raw value, before interpolation.
     Found(Cow<'s, Value>),
+    /// The key's value, known to be final (see [`is_final`]): a store
+    /// that worked this out when the data was written saves the lookup
+    /// from scanning it.
+    Final(Cow<'s, Value>),
 }
 
 /// Where the data of each hierarchy level comes from. Asked one key at a
@@ -368,7 +372,7 @@ impl<'a, 'd> Hiera<'a, 'd> {
             } else {
                 String::new()
             };
-            let raw = match self.data.fetch(kind, &dir, &source_text, key)? {
+            let value = match self.data.fetch(kind, &dir, &source_text, key)? {
                 Fetched::NoData => {
                     self.debug(|| format!("Cannot find datafile {path}, skipping"));
                     self.record(&key_text, kind, &source_text, path, Outcome::NoData);
@@ -378,10 +382,10 @@ impl<'a, 'd> Hiera<'a, 'd> {
                     self.record(&key_text, kind, &source_text, path, Outcome::NoKey);
                     continue;
                 }
-                Fetched::Found(raw) => raw,
+                Fetched::Found(raw) => parse_answer(raw, scope, context, self)?,
+                Fetched::Final(value) => value,
             };
             self.debug(|| format!("Found {key_text} in {source_text}"));
-            let value = parse_answer(raw, scope, context, self)?;
             if self.trace.is_some() {
                 self.record(
                     &key_text,
@@ -580,22 +584,23 @@ fn parse_answer<'d>(
     context: &Context,
     resolver: &mut dyn Resolver,
 ) -> Result<Cow<'d, Value>> {
-    if is_parsed(&data) {
+    if is_final(&data) {
         return Ok(data);
     }
     Ok(Cow::Owned(parse_value(&data, scope, context, resolver)?))
 }
 
-/// Whether [`parse_answer`] would return `data` unchanged: no String (nor
-/// String Hash key) holds a `%{…}` token, and no Symbol is to become nil.
-fn is_parsed(data: &Value) -> bool {
+/// Whether Hiera hands `data` out as stored (`Backend.parse_answer` would
+/// return it unchanged): no String (nor String Hash key) holds a `%{…}`
+/// token, and no Symbol is to become nil.
+pub fn is_final(data: &Value) -> bool {
     match data {
         Value::String(s) => !has_token(s),
         Value::Symbol(_) => false,
-        Value::Array(items) => items.iter().all(is_parsed),
+        Value::Array(items) => items.iter().all(is_final),
         Value::Hash(h) => h
             .iter()
-            .all(|(k, v)| !matches!(k, Value::String(s) if has_token(s)) && is_parsed(v)),
+            .all(|(k, v)| !matches!(k, Value::String(s) if has_token(s)) && is_final(v)),
         Value::Nil | Value::Int(_) | Value::BigInt(_) | Value::Float(_) | Value::Bool(_) => true,
     }
 }

@@ -350,10 +350,7 @@ fn import_publish(report: &ImportReport, batch: &ImportBatch) -> Publish {
         else {
             return Publish::Rebuild;
         };
-        let stored = StoredDoc {
-            version: *version,
-            content: std::sync::Arc::new(doc.content.clone()),
-        };
+        let stored = StoredDoc::new(*version, std::sync::Arc::new(doc.content.clone()));
         docs.push((at.clone(), Some(stored)));
     }
     docs.extend(report.deleted.iter().map(|(at, _)| (at.clone(), None)));

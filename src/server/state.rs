@@ -126,10 +126,7 @@ impl AppState {
                     let doc = store
                         .get(&at, None)?
                         .filter(|(version, _)| !version.deleted)
-                        .map(|(version, content)| StoredDoc {
-                            version,
-                            content: Arc::new(content),
-                        });
+                        .map(|(version, content)| StoredDoc::new(version, Arc::new(content)));
                     base.with_document(at.env, &at.path, &at.resource, at.kind, doc)?
                 }
                 Publish::Documents(docs) => {

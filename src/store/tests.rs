@@ -1137,7 +1137,7 @@ fn snapshot_scale() {
         for n in 1..=NODES {
             let p = path(&format!("nodes=node-{n}.domain.tld"));
             assert!(snap.effective_key(1, &p, "astute", &section).is_some());
-            let got = snap.effective_key(1, &p, "astute", &fqdn).unwrap();
+            let (got, _) = snap.effective_key(1, &p, "astute", &fqdn).unwrap();
             assert_eq!(*got, Value::str(format!("node-{n}.domain.tld")));
         }
         let keyed = t.elapsed();
