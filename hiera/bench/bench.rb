@@ -184,8 +184,10 @@ envs = File.join(tmp, 'envs')
 node = options[:nodes].first
 { 'datahash' => 'data_hash: hierad_data_hash', 'lookupkey' => 'lookup_key: hierad_lookup_key' }.each do |env, backend|
   dir = File.join(envs, env)
-  FileUtils.mkdir_p(File.join(dir, 'modules'))
-  File.symlink(File.join(REPO, 'hiera'), File.join(dir, 'modules', 'hierad'))
+  # A copy, not a link into the checkout: nothing Puppet writes can land there.
+  FileUtils.mkdir_p(File.join(dir, 'modules', 'hierad'))
+  FileUtils.cp_r(File.join(REPO, 'hiera/lib'), File.join(dir, 'modules', 'hierad'))
+  FileUtils.cp(File.join(REPO, 'hiera/metadata.json'), File.join(dir, 'modules', 'hierad'))
   File.write(File.join(dir, 'hiera.yaml'), <<~YAML)
     version: 5
     hierarchy:

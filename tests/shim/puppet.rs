@@ -102,11 +102,15 @@ impl PuppetTree {
             let root = dir.path().join("envs").join(env);
             std::fs::create_dir_all(root.join("modules")).unwrap();
             std::fs::write(root.join("hiera.yaml"), hiera_yaml(backend, url)).unwrap();
-            std::os::unix::fs::symlink(&module, root.join("modules/shimtest")).unwrap();
+            // Copies, not links into the source tree: nothing a run
+            // writes under its modules can land in the checkout.
+            copy_tree(&module, &root.join("modules/shimtest"));
             if env != "yaml" {
-                std::os::unix::fs::symlink(
-                    Path::new(ROOT).join("hiera"),
-                    root.join("modules/hierad"),
+                let shim = root.join("modules/hierad");
+                copy_tree(&Path::new(ROOT).join("hiera/lib"), &shim.join("lib"));
+                std::fs::copy(
+                    Path::new(ROOT).join("hiera/metadata.json"),
+                    shim.join("metadata.json"),
                 )
                 .unwrap();
             }
@@ -187,6 +191,20 @@ impl PuppetTree {
                 stderr: B64.decode(r["stderr"].as_str().unwrap()).unwrap(),
             })
             .collect()
+    }
+}
+
+/// Copies the directory `from` to `to` (files and directories only).
+fn copy_tree(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for entry in std::fs::read_dir(from).unwrap() {
+        let entry = entry.unwrap();
+        let target = to.join(entry.file_name());
+        if entry.file_type().unwrap().is_dir() {
+            copy_tree(&entry.path(), &target);
+        } else {
+            std::fs::copy(entry.path(), &target).unwrap();
+        }
     }
 }
 
