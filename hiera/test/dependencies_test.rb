@@ -14,9 +14,16 @@ class DependenciesTest < Minitest::Test
     before = $LOADED_FEATURES.dup
     require 'hiera/backend/hierad_backend'
     require 'puppet_x/hierad/hiera5'
-    # TLS is loaded on first use: load it too.
-    PuppetX::Hierad::Endpoint.new('https://127.0.0.1:1', connect_timeout: 1, read_timeout: 1).ssl_context
-    puts RbConfig::CONFIG['rubylibdir'], RbConfig::CONFIG['rubyarchdir'], '--'
+    # TLS is loaded on first use, as in the `hiera` command (which has no
+    # openssl of its own): a handshake with a server that hangs up.
+    server = TCPServer.new('127.0.0.1', 0)
+    Thread.new { loop { server.accept.close } }
+    begin
+      PuppetX::Hierad::Client.new(url: "https://127.0.0.1:#{server.addr[1]}").get('/')
+    rescue PuppetX::Hierad::Error => e
+      tls = e.message
+    end
+    puts tls.inspect, RbConfig::CONFIG['rubylibdir'], RbConfig::CONFIG['rubyarchdir'], '--'
     puts $LOADED_FEATURES - before
   RUBY
 
@@ -24,8 +31,9 @@ class DependenciesTest < Minitest::Test
     hiera_dir = $LOAD_PATH.find { |d| File.file?(File.join(d, 'hiera.rb')) } or skip 'Hiera is not on the load path'
     out = IO.popen([RbConfig.ruby, '--disable-gems', '-I', LIB, '-I', hiera_dir, '-e', PROBE], err: %i[child out], &:read)
     assert $?.success?, out
-    dirs, features = out.split("--\n", 2).map(&:lines)
-    dirs = dirs.map(&:chomp)
+    head, features = out.split("--\n", 2).map(&:lines)
+    tls, *dirs = head.map(&:chomp)
+    assert_match(/TLS: /, tls)
     features = features.map(&:chomp)
     shim = features.select { |f| f.start_with?("#{LIB}/") }.map { |f| f.delete_prefix("#{LIB}/") }
     assert_equal %w[hiera/backend/hierad_backend.rb puppet_x/hierad/client.rb puppet_x/hierad/hiera5.rb], shim.sort

@@ -19,15 +19,15 @@ use serde_json::{Value as Json, json};
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
-const NODE: &str = "node-126.test.domain.local";
+pub const NODE: &str = "node-126.test.domain.local";
 const SHIM_LEVEL: &str = "datadir=puppet~data";
-const FUEL_LEVEL: &str = "datadir=fuel~nodes~node-126.test.domain.local";
+pub const FUEL_LEVEL: &str = "datadir=fuel~nodes~node-126.test.domain.local";
 
 fn shim_data() -> PathBuf {
     Path::new(ROOT).join("tests/fixtures/shim/puppet/data")
 }
 
-fn fuel_node() -> PathBuf {
+pub fn fuel_node() -> PathBuf {
     Path::new(FIXTURES).join("fuel/nodes").join(NODE)
 }
 
@@ -62,8 +62,8 @@ fn entries() -> [(&'static str, PathBuf, &'static str, Vec<String>); 2] {
 }
 
 /// The hiera.yaml of one environment: `yaml_data`, or a hierad function
-/// over `url` (a String or a list).
-fn hiera_yaml(backend: &str, url: &Json) -> String {
+/// with `options` (url and credentials; environment and level are added).
+fn hiera_yaml(backend: &str, options: &Json) -> String {
     let mut out = String::from("---\nversion: 5\nhierarchy:\n");
     for (name, dir, level, sources) in entries() {
         let _ = writeln!(out, "  - name: {name:?}");
@@ -74,7 +74,9 @@ fn hiera_yaml(backend: &str, url: &Json) -> String {
         } else {
             let _ = writeln!(out, "    {backend}");
             let _ = writeln!(out, "    uris: {}", json!(sources));
-            let options = json!({"url": url, "environment": ENV, "level": level});
+            let mut options = options.clone();
+            options["environment"] = json!(ENV);
+            options["level"] = json!(level);
             let _ = writeln!(out, "    options: {options}");
         }
     }
@@ -83,15 +85,20 @@ fn hiera_yaml(backend: &str, url: &Json) -> String {
 
 /// A Puppet installation in a temporary directory, its environments
 /// reading hierad at `url`.
-struct PuppetTree {
-    dir: tempfile::TempDir,
+pub struct PuppetTree {
+    pub dir: tempfile::TempDir,
     /// Each invocation gets its own conf/var/code directories: two Puppets
     /// creating the same fresh vardir at once make one of them fail.
     runs: std::sync::atomic::AtomicUsize,
 }
 
 impl PuppetTree {
-    fn new(url: &Json) -> PuppetTree {
+    pub fn new(url: &Json) -> PuppetTree {
+        PuppetTree::with_options(&json!({ "url": url }))
+    }
+
+    /// Environments whose hierad functions get `options` (url, credentials).
+    pub fn with_options(options: &Json) -> PuppetTree {
         let dir = tempfile::tempdir().unwrap();
         let module = Path::new(ROOT).join("tests/fixtures/shim/puppet/modules/shimtest");
         for (env, backend) in [
@@ -101,7 +108,7 @@ impl PuppetTree {
         ] {
             let root = dir.path().join("envs").join(env);
             std::fs::create_dir_all(root.join("modules")).unwrap();
-            std::fs::write(root.join("hiera.yaml"), hiera_yaml(backend, url)).unwrap();
+            std::fs::write(root.join("hiera.yaml"), hiera_yaml(backend, options)).unwrap();
             // Copies, not links into the source tree: nothing a run
             // writes under its modules can land in the checkout.
             copy_tree(&module, &root.join("modules/shimtest"));
@@ -154,13 +161,23 @@ impl PuppetTree {
     }
 
     /// `puppet lookup --render-as json` for NODE with the facts file.
-    fn lookup(&self, env: &str, extra: &[&str]) -> Vec<String> {
+    pub fn lookup(&self, env: &str, extra: &[&str]) -> Vec<String> {
         let mut args = self.base("lookup", env);
         let facts = self.dir.path().join("facts.json");
         args.extend(["--node".into(), NODE.into(), "--facts".into()]);
         args.push(facts.to_string_lossy().into_owned());
         args.extend(["--render-as".into(), "json".into()]);
         args.extend(extra.iter().map(|s| (*s).to_owned()));
+        args
+    }
+
+    /// `puppet lookup --explain` as text: the only way `puppet lookup`
+    /// shows why a lookup failed (it exits 1 silently otherwise; JSON
+    /// explanations leave the error out).
+    pub fn explain(&self, env: &str, extra: &[&str]) -> Vec<String> {
+        let mut args = self.lookup(env, &[&["--explain"], extra].concat());
+        let at = args.iter().position(|a| a == "--render-as").unwrap();
+        args.drain(at..at + 2);
         args
     }
 
@@ -176,7 +193,7 @@ impl PuppetTree {
     }
 
     /// Runs Puppet commands through tests/support/puppet_oracle.rb.
-    fn run(&self, jobs: &[Vec<String>]) -> Vec<Outcome> {
+    pub fn run(&self, jobs: &[Vec<String>]) -> Vec<Outcome> {
         let input: Vec<Json> = jobs
             .iter()
             .map(|args| json!({"args": args, "dir": self.dir.path()}))
@@ -208,14 +225,14 @@ fn copy_tree(from: &Path, to: &Path) {
     }
 }
 
-fn import(hierad: &Hierad) {
+pub fn import(hierad: &Hierad) {
     for (_, dir, level, _) in entries() {
         let skipped = hierad.import_dir(&dir, level);
         assert!(skipped.is_empty(), "{skipped:?}");
     }
 }
 
-fn text(bytes: &[u8]) -> String {
+pub fn text(bytes: &[u8]) -> String {
     String::from_utf8_lossy(bytes).into_owned()
 }
 
@@ -445,18 +462,10 @@ fn a_stopped_server_fails_lookups_naming_it() {
     let tree = PuppetTree::new(&json!(dead));
     let failover = PuppetTree::new(&json!([dead, live.url()]));
     let lookup = ["--default", "fallback", "shimtest::port"];
-    let explain = ["--explain", "--default", "fallback", "shimtest::port"];
-    // An explanation as text (Puppet leaves JSON explanations without the error).
-    let mut explain_args = tree.lookup("hierad", &explain);
-    let at = explain_args
-        .iter()
-        .position(|a| a == "--render-as")
-        .unwrap();
-    explain_args.drain(at..at + 2);
     let out = tree.run(&[
         tree.lookup("hierad", &lookup),
         tree.lookup("hieradkey", &lookup),
-        explain_args,
+        tree.explain("hierad", &lookup),
         tree.apply("hierad"),
         failover.lookup("hierad", &lookup),
         failover.lookup("hieradkey", &lookup),

@@ -219,7 +219,8 @@ module PuppetX
 
       def start_tls(tcp)
         ep = @endpoint
-        ssl = OpenSSL::SSL::SSLSocket.new(tcp, ep.ssl_context)
+        ctx = ep.ssl_context # first: it loads openssl, which `hiera` has not
+        ssl = OpenSSL::SSL::SSLSocket.new(tcp, ctx)
         ssl.hostname = ep.host
         ssl.sync_close = true
         deadline = now + ep.connect_timeout
