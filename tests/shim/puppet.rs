@@ -409,6 +409,81 @@ fn a_compile_makes_one_request_per_level_not_per_key() {
     assert_eq!(counts, [levels as u64, levels as u64]);
 }
 
+/// A Puppet that compiles again and again (a Puppet Server) revalidates
+/// each whole datasource with its ETag: the second compile gets a 304 for
+/// each one the first got whole, and a value changed on the server in
+/// between shows in the third (tests/shim/compiles.rb: three compiles in
+/// one Puppet, after a compile with `yaml_data`).
+#[test]
+fn data_hash_revalidates_across_compiles_with_etags() {
+    let hierad = Hierad::start();
+    import(&hierad);
+    let tree = PuppetTree::new(&json!(hierad.url()));
+    let envs = tree.dir.path().join("envs");
+    let facts: Json =
+        serde_json::from_str(&std::fs::read_to_string(tree.dir.path().join("facts.json")).unwrap())
+            .unwrap();
+    let level_path = SHIM_LEVEL.replace('=', "/");
+    let lib = super::oracle::shim_lib();
+    let out = ruby_json(
+        &Path::new(ROOT).join("tests/shim/compiles.rb"),
+        &json!({
+            "dir": tree.dir.path().join("compiles"),
+            "env_dir": envs.join("hierad"),
+            "yaml_env_dir": envs.join("yaml"),
+            "node": NODE,
+            "facts": facts,
+            "keys": [["shimtest::port", "first"], ["shimtest::message", "first"],
+                     ["shimtest::settings", "deep"], ["network_scheme", "deep"]],
+            "url": hierad.url(),
+            "change": {
+                "path": format!("/api/v1/config/environments/{ENV}/{level_path}/resources/nodes%2F{NODE}/values/keys/shimtest::port"),
+                "value": 9191,
+            },
+        }),
+        &[("RUBYLIB", lib.to_str().unwrap())],
+    );
+    let runs = out["compiles"].as_array().unwrap();
+    for (i, run) in runs.iter().enumerate() {
+        eprintln!(
+            "compile {}: requests {}, port {}",
+            i + 1,
+            run["requests"],
+            run["values"][0]
+        );
+    }
+    assert!(
+        out["yaml"][0].is_u64() && out["yaml"][3].is_object(),
+        "yaml_data: {out}"
+    );
+    let count = |run: usize, status: &str| runs[run]["requests"][status].as_u64().unwrap_or(0);
+    let locations: u64 = entries().iter().map(|e| e.3.len() as u64).sum();
+    // First compile: each location whole (200) or not defined (404).
+    assert_eq!(
+        runs[0]["values"], out["yaml"],
+        "first compile against yaml_data"
+    );
+    assert!(count(0, "200") > 5, "{out}");
+    assert_eq!(
+        (count(0, "200") + count(0, "404"), count(0, "304")),
+        (locations, 0)
+    );
+    // Second: the same requests, revalidated.
+    assert_eq!(runs[1]["values"], out["yaml"]);
+    assert_eq!(
+        (count(1, "304"), count(1, "200"), count(1, "404")),
+        (count(0, "200"), 0, count(0, "404")),
+        "{out}"
+    );
+    // Third: the changed datasource arrives whole, and the new value with it.
+    let mut changed = out["yaml"].clone();
+    changed[0] = json!(9191);
+    changed[1] = json!(changed[1].as_str().unwrap().replace("9090", "9191"));
+    assert_eq!(runs[2]["values"], changed);
+    assert!(count(2, "200") >= 1, "{out}");
+    assert_eq!(count(2, "200") + count(2, "304"), count(0, "200"), "{out}");
+}
+
 /// With the server stopped, lookups fail with an error naming it; the
 /// default is not used. With a second URL that answers, they succeed.
 #[test]
