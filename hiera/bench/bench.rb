@@ -7,8 +7,9 @@
 # `puppet lookup` of many keys through the Hiera 5 functions.
 #
 #   cargo build --release
-#   ruby hiera/bench/bench.rb [--hierad target/release/hierad] [--rounds 30]
+#   ruby hiera/bench/bench.rb [--hierad target/release/hierad] [--rounds 30] [--big-rounds 300]
 #                             [--fixture tests/fixtures/hiera/fuel]
+#                             [--fuel-files tests/fixtures/fuel]
 #                             [--node FQDN]... [--keys 60]
 #                             [--no-puppet]
 #
@@ -32,6 +33,7 @@ require 'hiera/backend/hierad_backend'
 options = {
   hierad: [File.join(REPO, 'target/release/hierad'), File.join(REPO, 'target/debug/hierad')].find { |p| File.executable?(p) },
   rounds: 30,
+  big_rounds: 300,
   fixture: File.join(REPO, 'tests/fixtures/hiera/fuel'),
   nodes: [],
   keys: 60,
@@ -40,7 +42,12 @@ options = {
 OptionParser.new do |o|
   o.on('--hierad PATH', 'the hierad binary (default: target/release, else target/debug)') { |v| options[:hierad] = v }
   o.on('--rounds N', Integer, 'lookups of every key per backend (default 30)') { |v| options[:rounds] = v }
+  o.on('--big-rounds N', Integer, 'lookups of every answer >= 10 KB per backend, after (default 300)') do |v|
+    options[:big_rounds] = v
+  end
   o.on('--fixture DIR', 'a Fuel tree: hiera.yaml, nodes/FQDN/, scope-FQDN.json') { |v| options[:fixture] = v }
+  o.on('--fuel-files DIR', 'instead: one node per astute.yaml in DIR (e.g. tests/fixtures/fuel),',
+       'under the Fuel tree\'s hiera.yaml and globals.yaml') { |v| options[:fuel_files] = v }
   o.on('--node FQDN', 'a node to look up (repeatable; default: every node of the fixture)') { |v| options[:nodes] << v }
   o.on('--keys N', Integer, 'keys of the many-key puppet lookup (default 60)') { |v| options[:keys] = v }
   o.on('--no-puppet', 'skip the puppet request count') { options[:puppet] = false }
@@ -51,6 +58,20 @@ ENV_ID = 901
 # Each node's tree at its own level value, selected by the scope.
 LEVEL = 'datadir=%{::fqdn}'.freeze
 BIG = 10 * 1024
+tmp = Dir.mktmpdir('hierad-bench')
+if options[:fuel_files]
+  # A Fuel tree with one node per file, as tests/shim/fuel.rs builds it.
+  tree = File.join(tmp, 'fuel-files')
+  Dir.glob(File.join(options[:fuel_files], '*.yaml')).sort.each do |file|
+    name = File.basename(file, '.yaml')
+    FileUtils.mkdir_p(File.join(tree, 'nodes', name))
+    FileUtils.cp(file, File.join(tree, 'nodes', name, 'astute.yaml'))
+    FileUtils.cp(File.join(options[:fixture], 'globals.yaml'), File.join(tree, 'nodes', name))
+    File.write(File.join(tree, "scope-#{name}.json"), JSON.generate('::fqdn' => name, 'fqdn' => name))
+  end
+  FileUtils.cp(File.join(options[:fixture], 'hiera.yaml'), tree)
+  options[:fixture] = tree
+end
 if options[:nodes].empty?
   options[:nodes] = Dir.children(File.join(options[:fixture], 'nodes')).sort
 end
@@ -69,6 +90,14 @@ def metric(url, route, method)
   text.lines.select { |l| l.start_with?(prefix) }.sum { |l| l.split.last.to_i }
 end
 
+# The server's own time answering lookups so far (its latency histogram):
+# seconds, count.
+def server_time(url)
+  text = PuppetX::Hierad::Client.new(url: url).get('/metrics').body
+  at = ->(what) { text[/^hierad_http_request_duration_seconds_#{what}\{method="POST",route="\/api\/v1\/lookup"\} (\S+)$/, 1].to_f }
+  [at.call('sum'), at.call('count')]
+end
+
 def percentile(sorted, q)
   return Float::NAN if sorted.empty?
 
@@ -80,7 +109,6 @@ def us(seconds)
 end
 
 # The server.
-tmp = Dir.mktmpdir('hierad-bench')
 server_err = IO.pipe
 pid = spawn(options[:hierad], 'serve', '--listen', '127.0.0.1:0', '--db', File.join(tmp, 'bench.db'), '--no-sample',
             err: server_err[1], out: File::NULL)
@@ -122,47 +150,72 @@ end
 hieras = { 'yaml' => yaml_config, 'hierad' => hierad_config }
 
 # Same answers first: a benchmark of different work would be meaningless.
-sizes = lookups.map do |scope, key|
-  a = Hiera::Config.load(yaml_config) && Hiera::Backend.lookup(key, nil, scope, nil, :priority) rescue $!.class
-  b = Hiera::Config.load(hierad_config) && Hiera::Backend.lookup(key, nil, scope, nil, :priority) rescue $!.class
-  abort "bench: #{key} differs between the backends" unless a.inspect == b.inspect
-  (JSON.generate(a).bytesize rescue a.inspect.bytesize)
+# Lookups Hiera fails (a dotted key into a String) are left out of it.
+outcome = lambda do |config, scope, key|
+  Hiera::Config.load(config)
+  [:value, Hiera::Backend.lookup(key, nil, scope, nil, :priority)]
+rescue Exception => e # rubocop:disable Lint/RescueException -- Hiera raises Exception itself
+  [:error, "#{e.class}: #{e.message}"]
+end
+failing = 0
+sizes = []
+lookups = lookups.select do |scope, key|
+  a = outcome.call(yaml_config, scope, key)
+  b = outcome.call(hierad_config, scope, key)
+  abort "bench: #{key} differs between the backends: #{a.inspect[0, 200]} / #{b.inspect[0, 200]}" unless a.inspect == b.inspect
+  failing += 1 if a[0] == :error
+  next false if a[0] == :error
+
+  sizes << (JSON.generate(a[1]).bytesize rescue a[1].inspect.bytesize)
 end
 Hiera::Config.load(hierad_config)
 before = metric(url, '/api/v1/lookup', 'POST')
+server_before = server_time(url)
 
-samples = { 'yaml' => [], 'hierad' => [] }
-big = { 'yaml' => [], 'hierad' => [] }
-clock = Process::CLOCK_MONOTONIC
-(options[:rounds] + 2).times do |round|
-  order = round.even? ? %w[yaml hierad] : %w[hierad yaml]
-  order.each do |name|
-    Hiera::Config.load(hieras.fetch(name))
-    GC.start
-    lookups.each_with_index do |(scope, key), i|
-      t0 = Process.clock_gettime(clock)
-      begin
+# Times every lookup `rounds` times per backend, the backends taking turns
+# (first in even rounds); two warm-up rounds first (file cache, keep-alive
+# connection, server cache). Returns the samples per backend.
+def measure(hieras, lookups, rounds)
+  samples = { 'yaml' => [], 'hierad' => [] }
+  clock = Process::CLOCK_MONOTONIC
+  (rounds + 2).times do |round|
+    order = round.even? ? %w[yaml hierad] : %w[hierad yaml]
+    order.each do |name|
+      Hiera::Config.load(hieras.fetch(name))
+      GC.start
+      lookups.each do |scope, key|
+        t0 = Process.clock_gettime(clock)
         Hiera::Backend.lookup(key, nil, scope, nil, :priority)
-      rescue StandardError
-        nil
+        dt = Process.clock_gettime(clock) - t0
+        samples[name] << dt if round >= 2
       end
-      dt = Process.clock_gettime(clock) - t0
-      next if round < 2 # warm-up: file cache, keep-alive connection, server cache
-
-      samples[name] << dt
-      big[name] << dt if sizes[i] >= BIG
     end
   end
+  samples
 end
-requests = metric(url, '/api/v1/lookup', 'POST') - before
 
-puts "hierad bench: #{lookups.size} keys of #{options[:nodes].join(', ')} (#{sizes.count { |s| s >= BIG }} answers >= 10 KB), " \
+samples = measure(hieras, lookups, options[:rounds])
+requests = metric(url, '/api/v1/lookup', 'POST') - before
+server_seconds, server_count = server_time(url).zip(server_before).map { |a, b| a - b }
+
+puts "hierad bench: #{lookups.size} keys of #{options[:nodes].join(', ')} (#{sizes.count { |s| s >= BIG }} answers >= 10 KB; " \
+     "#{failing} keys Hiera fails left out), " \
      "#{options[:rounds]} rounds, priority lookups, Ruby #{RUBY_VERSION}, #{options[:hierad]}"
+# The large answers again, many more times: a p99 over a few dozen samples
+# would be their maximum.
+big_lookups = lookups.select.with_index { |_, i| sizes[i] >= BIG }
+big = measure(hieras, big_lookups, options[:big_rounds]) unless big_lookups.empty?
+
 puts "HTTP requests per hierad lookup: #{format('%.2f', requests.to_f / (lookups.size * (options[:rounds] + 2)))}"
-[['all answers', samples], ['answers >= 10 KB', big]].each do |title, set|
+mean = samples['hierad'].sum / samples['hierad'].size
+server_mean = server_seconds / server_count
+puts "hierad lookup, mean: #{us(mean).strip}, of which the server's own time #{us(server_mean).strip} " \
+     "(#{format('%.0f', 100 * server_mean / mean)}%; the rest is Ruby, the kernel and the loopback)"
+[['all answers', samples], ['answers >= 10 KB', big || {}]].each do |title, set|
+  next if set.empty?
+
   y = set['yaml'].sort
   h = set['hierad'].sort
-  next if y.empty?
 
   puts "#{title} (#{y.size} lookups each):"
   puts "  yaml backend    median #{us(percentile(y, 0.5))}   p99 #{us(percentile(y, 0.99))}"
@@ -184,8 +237,10 @@ envs = File.join(tmp, 'envs')
 node = options[:nodes].first
 { 'datahash' => 'data_hash: hierad_data_hash', 'lookupkey' => 'lookup_key: hierad_lookup_key' }.each do |env, backend|
   dir = File.join(envs, env)
-  FileUtils.mkdir_p(File.join(dir, 'modules'))
-  File.symlink(File.join(REPO, 'hiera'), File.join(dir, 'modules', 'hierad'))
+  # A copy, not a link into the checkout: nothing Puppet writes can land there.
+  FileUtils.mkdir_p(File.join(dir, 'modules', 'hierad'))
+  FileUtils.cp_r(File.join(REPO, 'hiera/lib'), File.join(dir, 'modules', 'hierad'))
+  FileUtils.cp(File.join(REPO, 'hiera/metadata.json'), File.join(dir, 'modules', 'hierad'))
   File.write(File.join(dir, 'hiera.yaml'), <<~YAML)
     version: 5
     hierarchy:

@@ -108,7 +108,9 @@ class BackendTest < Minitest::Test
       ['DeepMerge::InvalidParameter', 'knockout_prefix cannot be an empty string in deep_merge!'],
       ['NoMethodError', "undefined method `include?' for 80:Integer"],
       ['Psych::SyntaxError', '(<unknown>): did not find expected key at line 1 column 1'],
-      ['Psych::DisallowedClass', 'Tried to load unspecified class: Date']
+      ['Psych::DisallowedClass', 'Tried to load unspecified class: Date'],
+      ['SystemCallError', 'a message that is not an errno text'],
+      ['Errno::EISDIR', 'Is a directory @ io_fread - /etc/hiera/x.yaml']
     ]
     table.each do |klass, message|
       answer(JSON.generate('error' => 'hiera_error', 'class' => klass, 'message' => message), 422)
@@ -137,6 +139,29 @@ class BackendTest < Minitest::Test
     assert_raises(PuppetX::Hierad::Error) { h.lookup('other', 'default', SCOPE) }
     error = assert_raises(PuppetX::Hierad::Error) { hiera.lookup('k', 'default', SCOPE) }
     assert_match(/no server answered/, error.message)
+  end
+
+  # Timeouts and credentials of the :hierad: section reach the client.
+  def test_settings_of_the_hierad_section
+    answer('{"found":true,"value":1}')
+    hiera(hierad: { url: @server.url, environment: 1, token: 'tok' }).lookup('k', nil, SCOPE)
+    answer('{"found":true,"value":1}')
+    hiera(hierad: { url: @server.url, environment: 1, user: 'u', password: 'p' }).lookup('k', nil, SCOPE)
+    assert_equal ['Bearer tok', "Basic #{['u:p'].pack('m0')}"], @server.request_list.map { |r| r.headers['authorization'] }
+
+    @answers << :hang
+    error = assert_raises(PuppetX::Hierad::Error) do
+      hiera(hierad: { url: [@server.url], environment: 1, read_timeout: 0.3 }).lookup('k', 'default', SCOPE)
+    end
+    assert_includes error.message, "#{@server.url}: read timed out after 0.3s"
+
+    hole = BlackHole.new
+    error = assert_raises(PuppetX::Hierad::Error) do
+      hiera(hierad: { url: hole.url, environment: 1, connect_timeout: '0.2' }).lookup('k', 'default', SCOPE)
+    end
+    assert_includes error.message, "#{hole.url}: connect timed out after 0.2s"
+  ensure
+    hole&.close
   end
 
   def test_configuration_errors

@@ -163,6 +163,31 @@ class ClientTest < Minitest::Test
     assert_includes error.message, s.url
   end
 
+  def test_connect_timeout
+    hole = BlackHole.new
+    t0 = Process.clock_gettime(Process::CLOCK_MONOTONIC)
+    error = assert_raises(PuppetX::Hierad::Error) { Client.new(url: hole.url, connect_timeout: 0.3).get('/') }
+    waited = Process.clock_gettime(Process::CLOCK_MONOTONIC) - t0
+    assert_includes error.message, "#{hole.url}: connect timed out after 0.3s"
+    assert_operator waited, :<, 2.0, 'the default connect timeout (2 s) was used'
+  ensure
+    hole&.close
+  end
+
+  # An unreachable first server costs one connect timeout, then the next
+  # URL answers; later requests go straight to the one that answered.
+  def test_failover_past_a_server_that_does_not_accept
+    hole = BlackHole.new
+    s = server { |_req| [200, {}, '"up"'] }
+    client = Client.new(url: [hole.url, s.url], connect_timeout: 0.3)
+    assert_equal '"up"', client.get('/').body
+    t0 = Process.clock_gettime(Process::CLOCK_MONOTONIC)
+    5.times { assert_equal '"up"', client.get('/').body }
+    assert_operator Process.clock_gettime(Process::CLOCK_MONOTONIC) - t0, :<, 0.25
+  ensure
+    hole&.close
+  end
+
   def test_bad_settings
     assert_raises(PuppetX::Hierad::Error) { Client.new({}) }
     assert_raises(PuppetX::Hierad::Error) { Client.new(url: 'ftp://x') }

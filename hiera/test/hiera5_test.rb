@@ -76,6 +76,17 @@ class Hiera5Test < Minitest::Test
     assert_raises(LookupError) { H5.lookup_key('env', opts) }
   end
 
+  # Credentials and timeouts among the options reach the client.
+  def test_credentials_and_timeouts_from_the_options
+    @replies[DATA_PATH] = [200, {}, '{}']
+    H5.data_hash(options('token' => 't1'))
+    H5.data_hash(options('user' => 'puppet', 'password' => 'pw'))
+    assert_equal ['Bearer t1', "Basic #{['puppet:pw'].pack('m0')}"], @server.request_list.map { |r| r.headers['authorization'] }
+    @replies[DATA_PATH] = :hang
+    error = assert_raises(LookupError) { H5.data_hash(options('read_timeout' => 0.3)) }
+    assert_includes error.message, "#{@server.url}: read timed out after 0.3s"
+  end
+
   def test_options_are_checked
     assert_raises(LookupError) { H5.data_hash(options('url' => nil)) }
     assert_raises(LookupError) { H5.data_hash(options('environment' => nil)) }

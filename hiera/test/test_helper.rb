@@ -38,9 +38,13 @@ class FakeServer
     list
   end
 
+  # Stops accepting and closes every connection before it returns (a
+  # killed thread may run on for a moment, JRuby's especially).
   def stop
     @acceptor.kill
+    @acceptor.join(2)
     @threads.each(&:kill)
+    @threads.each { |t| t.join(2) }
     @server.close
   end
 
@@ -95,6 +99,35 @@ class FakeServer
     nil
   ensure
     sock.close rescue nil
+  end
+end
+
+# A port whose listen queue is full: the kernel drops new SYNs, so a
+# connect hangs until the client's own timeout (what an unreachable host
+# does, without needing one).
+class BlackHole
+  def initialize
+    @listener = TCPServer.new('127.0.0.1', 0)
+    @listener.listen(0)
+    @port = @listener.addr[1]
+    # Fills the queue (MRI: one; JRuby keeps its own backlog of 50); later
+    # connects get no answer. Bounded: the first connect that does not
+    # complete within a moment proves it full.
+    @held = []
+    100.times do
+      @held << Socket.tcp('127.0.0.1', @port, connect_timeout: 0.2)
+    rescue Errno::ETIMEDOUT
+      break
+    end
+  end
+
+  def url
+    "http://127.0.0.1:#{@port}"
+  end
+
+  def close
+    @held.each(&:close)
+    @listener.close
   end
 end
 

@@ -293,6 +293,11 @@ fn hiera_with_the_hierad_backend_matches_the_yaml_backend() {
         mismatches, 0,
         "{mismatches} runs differ between the yaml and the hierad backend"
     );
+    // Errors are part of the comparison, not only answers.
+    assert!(
+        errors_compared > 100,
+        "only {errors_compared} errors compared"
+    );
     assert!(
         stale.is_empty(),
         "known gaps that no longer differ: {stale:?}"

@@ -2,7 +2,7 @@
 //! with the hierad backend against the yaml backend, Puppet's `lookup`
 //! and `apply` through the Hiera 5 functions against `yaml_data`, failure
 //! when the server is down, the number of requests a compile makes, and
-//! the shim's own Ruby tests.
+//! the shim's own Ruby tests, and TLS with credentials through a proxy.
 
 #[path = "../common/server.rs"]
 mod server;
@@ -14,3 +14,4 @@ mod hiera_cli;
 mod oracle;
 mod puppet;
 mod ruby;
+mod tls;

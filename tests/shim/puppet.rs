@@ -19,15 +19,15 @@ use serde_json::{Value as Json, json};
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
-const NODE: &str = "node-126.test.domain.local";
+pub const NODE: &str = "node-126.test.domain.local";
 const SHIM_LEVEL: &str = "datadir=puppet~data";
-const FUEL_LEVEL: &str = "datadir=fuel~nodes~node-126.test.domain.local";
+pub const FUEL_LEVEL: &str = "datadir=fuel~nodes~node-126.test.domain.local";
 
 fn shim_data() -> PathBuf {
     Path::new(ROOT).join("tests/fixtures/shim/puppet/data")
 }
 
-fn fuel_node() -> PathBuf {
+pub fn fuel_node() -> PathBuf {
     Path::new(FIXTURES).join("fuel/nodes").join(NODE)
 }
 
@@ -62,8 +62,8 @@ fn entries() -> [(&'static str, PathBuf, &'static str, Vec<String>); 2] {
 }
 
 /// The hiera.yaml of one environment: `yaml_data`, or a hierad function
-/// over `url` (a String or a list).
-fn hiera_yaml(backend: &str, url: &Json) -> String {
+/// with `options` (url and credentials; environment and level are added).
+fn hiera_yaml(backend: &str, options: &Json) -> String {
     let mut out = String::from("---\nversion: 5\nhierarchy:\n");
     for (name, dir, level, sources) in entries() {
         let _ = writeln!(out, "  - name: {name:?}");
@@ -74,7 +74,9 @@ fn hiera_yaml(backend: &str, url: &Json) -> String {
         } else {
             let _ = writeln!(out, "    {backend}");
             let _ = writeln!(out, "    uris: {}", json!(sources));
-            let options = json!({"url": url, "environment": ENV, "level": level});
+            let mut options = options.clone();
+            options["environment"] = json!(ENV);
+            options["level"] = json!(level);
             let _ = writeln!(out, "    options: {options}");
         }
     }
@@ -83,15 +85,20 @@ fn hiera_yaml(backend: &str, url: &Json) -> String {
 
 /// A Puppet installation in a temporary directory, its environments
 /// reading hierad at `url`.
-struct PuppetTree {
-    dir: tempfile::TempDir,
+pub struct PuppetTree {
+    pub dir: tempfile::TempDir,
     /// Each invocation gets its own conf/var/code directories: two Puppets
     /// creating the same fresh vardir at once make one of them fail.
     runs: std::sync::atomic::AtomicUsize,
 }
 
 impl PuppetTree {
-    fn new(url: &Json) -> PuppetTree {
+    pub fn new(url: &Json) -> PuppetTree {
+        PuppetTree::with_options(&json!({ "url": url }))
+    }
+
+    /// Environments whose hierad functions get `options` (url, credentials).
+    pub fn with_options(options: &Json) -> PuppetTree {
         let dir = tempfile::tempdir().unwrap();
         let module = Path::new(ROOT).join("tests/fixtures/shim/puppet/modules/shimtest");
         for (env, backend) in [
@@ -101,12 +108,16 @@ impl PuppetTree {
         ] {
             let root = dir.path().join("envs").join(env);
             std::fs::create_dir_all(root.join("modules")).unwrap();
-            std::fs::write(root.join("hiera.yaml"), hiera_yaml(backend, url)).unwrap();
-            std::os::unix::fs::symlink(&module, root.join("modules/shimtest")).unwrap();
+            std::fs::write(root.join("hiera.yaml"), hiera_yaml(backend, options)).unwrap();
+            // Copies, not links into the source tree: nothing a run
+            // writes under its modules can land in the checkout.
+            copy_tree(&module, &root.join("modules/shimtest"));
             if env != "yaml" {
-                std::os::unix::fs::symlink(
-                    Path::new(ROOT).join("hiera"),
-                    root.join("modules/hierad"),
+                let shim = root.join("modules/hierad");
+                copy_tree(&Path::new(ROOT).join("hiera/lib"), &shim.join("lib"));
+                std::fs::copy(
+                    Path::new(ROOT).join("hiera/metadata.json"),
+                    shim.join("metadata.json"),
                 )
                 .unwrap();
             }
@@ -150,13 +161,23 @@ impl PuppetTree {
     }
 
     /// `puppet lookup --render-as json` for NODE with the facts file.
-    fn lookup(&self, env: &str, extra: &[&str]) -> Vec<String> {
+    pub fn lookup(&self, env: &str, extra: &[&str]) -> Vec<String> {
         let mut args = self.base("lookup", env);
         let facts = self.dir.path().join("facts.json");
         args.extend(["--node".into(), NODE.into(), "--facts".into()]);
         args.push(facts.to_string_lossy().into_owned());
         args.extend(["--render-as".into(), "json".into()]);
         args.extend(extra.iter().map(|s| (*s).to_owned()));
+        args
+    }
+
+    /// `puppet lookup --explain` as text: the only way `puppet lookup`
+    /// shows why a lookup failed (it exits 1 silently otherwise; JSON
+    /// explanations leave the error out).
+    pub fn explain(&self, env: &str, extra: &[&str]) -> Vec<String> {
+        let mut args = self.lookup(env, &[&["--explain"], extra].concat());
+        let at = args.iter().position(|a| a == "--render-as").unwrap();
+        args.drain(at..at + 2);
         args
     }
 
@@ -172,7 +193,7 @@ impl PuppetTree {
     }
 
     /// Runs Puppet commands through tests/support/puppet_oracle.rb.
-    fn run(&self, jobs: &[Vec<String>]) -> Vec<Outcome> {
+    pub fn run(&self, jobs: &[Vec<String>]) -> Vec<Outcome> {
         let input: Vec<Json> = jobs
             .iter()
             .map(|args| json!({"args": args, "dir": self.dir.path()}))
@@ -190,14 +211,28 @@ impl PuppetTree {
     }
 }
 
-fn import(hierad: &Hierad) {
+/// Copies the directory `from` to `to` (files and directories only).
+fn copy_tree(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for entry in std::fs::read_dir(from).unwrap() {
+        let entry = entry.unwrap();
+        let target = to.join(entry.file_name());
+        if entry.file_type().unwrap().is_dir() {
+            copy_tree(&entry.path(), &target);
+        } else {
+            std::fs::copy(entry.path(), &target).unwrap();
+        }
+    }
+}
+
+pub fn import(hierad: &Hierad) {
     for (_, dir, level, _) in entries() {
         let skipped = hierad.import_dir(&dir, level);
         assert!(skipped.is_empty(), "{skipped:?}");
     }
 }
 
-fn text(bytes: &[u8]) -> String {
+pub fn text(bytes: &[u8]) -> String {
     String::from_utf8_lossy(bytes).into_owned()
 }
 
@@ -374,6 +409,81 @@ fn a_compile_makes_one_request_per_level_not_per_key() {
     assert_eq!(counts, [levels as u64, levels as u64]);
 }
 
+/// A Puppet that compiles again and again (a Puppet Server) revalidates
+/// each whole datasource with its ETag: the second compile gets a 304 for
+/// each one the first got whole, and a value changed on the server in
+/// between shows in the third (tests/shim/compiles.rb: three compiles in
+/// one Puppet, after a compile with `yaml_data`).
+#[test]
+fn data_hash_revalidates_across_compiles_with_etags() {
+    let hierad = Hierad::start();
+    import(&hierad);
+    let tree = PuppetTree::new(&json!(hierad.url()));
+    let envs = tree.dir.path().join("envs");
+    let facts: Json =
+        serde_json::from_str(&std::fs::read_to_string(tree.dir.path().join("facts.json")).unwrap())
+            .unwrap();
+    let level_path = SHIM_LEVEL.replace('=', "/");
+    let lib = super::oracle::shim_lib();
+    let out = ruby_json(
+        &Path::new(ROOT).join("tests/shim/compiles.rb"),
+        &json!({
+            "dir": tree.dir.path().join("compiles"),
+            "env_dir": envs.join("hierad"),
+            "yaml_env_dir": envs.join("yaml"),
+            "node": NODE,
+            "facts": facts,
+            "keys": [["shimtest::port", "first"], ["shimtest::message", "first"],
+                     ["shimtest::settings", "deep"], ["network_scheme", "deep"]],
+            "url": hierad.url(),
+            "change": {
+                "path": format!("/api/v1/config/environments/{ENV}/{level_path}/resources/nodes%2F{NODE}/values/keys/shimtest::port"),
+                "value": 9191,
+            },
+        }),
+        &[("RUBYLIB", lib.to_str().unwrap())],
+    );
+    let runs = out["compiles"].as_array().unwrap();
+    for (i, run) in runs.iter().enumerate() {
+        eprintln!(
+            "compile {}: requests {}, port {}",
+            i + 1,
+            run["requests"],
+            run["values"][0]
+        );
+    }
+    assert!(
+        out["yaml"][0].is_u64() && out["yaml"][3].is_object(),
+        "yaml_data: {out}"
+    );
+    let count = |run: usize, status: &str| runs[run]["requests"][status].as_u64().unwrap_or(0);
+    let locations: u64 = entries().iter().map(|e| e.3.len() as u64).sum();
+    // First compile: each location whole (200) or not defined (404).
+    assert_eq!(
+        runs[0]["values"], out["yaml"],
+        "first compile against yaml_data"
+    );
+    assert!(count(0, "200") > 5, "{out}");
+    assert_eq!(
+        (count(0, "200") + count(0, "404"), count(0, "304")),
+        (locations, 0)
+    );
+    // Second: the same requests, revalidated.
+    assert_eq!(runs[1]["values"], out["yaml"]);
+    assert_eq!(
+        (count(1, "304"), count(1, "200"), count(1, "404")),
+        (count(0, "200"), 0, count(0, "404")),
+        "{out}"
+    );
+    // Third: the changed datasource arrives whole, and the new value with it.
+    let mut changed = out["yaml"].clone();
+    changed[0] = json!(9191);
+    changed[1] = json!(changed[1].as_str().unwrap().replace("9090", "9191"));
+    assert_eq!(runs[2]["values"], changed);
+    assert!(count(2, "200") >= 1, "{out}");
+    assert_eq!(count(2, "200") + count(2, "304"), count(0, "200"), "{out}");
+}
+
 /// With the server stopped, lookups fail with an error naming it; the
 /// default is not used. With a second URL that answers, they succeed.
 #[test]
@@ -427,18 +537,10 @@ fn a_stopped_server_fails_lookups_naming_it() {
     let tree = PuppetTree::new(&json!(dead));
     let failover = PuppetTree::new(&json!([dead, live.url()]));
     let lookup = ["--default", "fallback", "shimtest::port"];
-    let explain = ["--explain", "--default", "fallback", "shimtest::port"];
-    // An explanation as text (Puppet leaves JSON explanations without the error).
-    let mut explain_args = tree.lookup("hierad", &explain);
-    let at = explain_args
-        .iter()
-        .position(|a| a == "--render-as")
-        .unwrap();
-    explain_args.drain(at..at + 2);
     let out = tree.run(&[
         tree.lookup("hierad", &lookup),
         tree.lookup("hieradkey", &lookup),
-        explain_args,
+        tree.explain("hierad", &lookup),
         tree.apply("hierad"),
         failover.lookup("hierad", &lookup),
         failover.lookup("hieradkey", &lookup),

@@ -10,10 +10,28 @@
 # Input (stdin, JSON): {"worlds": [{"name", "dir", "yaml_config",
 #   "hierad_config", "scope", "keys_from": dir}]}; keys are every String
 #   top-level key of the YAML files under keys_from, plus one missing key.
-# Output (stdout, JSON): {"lookups": N, "errors": N, "mismatches": [...]}.
+# Output (stdout, JSON): {"lookups": N, "errors": N, "mismatches": [...],
+#   "keys": {world name: {key looked up: bytes of its answer's inspect}},
+#   "backend_lookups": N}.
 require 'json'
 require 'yaml'
 require 'hiera'
+require 'hiera/backend/hierad_backend'
+
+# Counts the hierad backend's lookups, to weigh them against the server's
+# request count (a key Hiera refuses never reaches a backend).
+module CountLookups
+  class << self
+    attr_accessor :count
+  end
+  self.count = 0
+
+  def lookup(*args)
+    CountLookups.count += 1
+    super
+  end
+end
+Hiera::Backend::Hierad_backend.prepend(CountLookups)
 
 MISSING = 'no_such_key_anywhere'.freeze
 
@@ -64,6 +82,7 @@ input = JSON.parse($stdin.read)
 lookups = 0
 errors = 0
 mismatches = []
+keys_of = {}
 input.fetch('worlds').each do |world|
   Dir.chdir(world.fetch('dir')) do
     configs = { yaml: config_hash(world.fetch('yaml_config')), hierad: config_hash(world.fetch('hierad_config')) }
@@ -73,6 +92,7 @@ input.fetch('worlds').each do |world|
       outcome { hiera.lookup(key, nil, scope, override, resolution) }
     end
     keys = keys_under(world.fetch('keys_from')) + [MISSING]
+    sizes = keys_of[world.fetch('name')] = {}
     compare = lambda do |key, override, resolution|
       lookups += 1
       yaml = run.call(:yaml, key, override, resolution)
@@ -94,6 +114,7 @@ input.fetch('worlds').each do |world|
     end
     keys.each_with_index do |key, i|
       first = compare.call(key, nil, :priority)
+      sizes[key] = first[1].inspect.bytesize
       compare.call(key, nil, :array)
       compare.call(key, nil, :hash)
       value = first[1]
@@ -117,4 +138,5 @@ input.fetch('worlds').each do |world|
     end
   end
 end
-$stdout.write(JSON.generate('lookups' => lookups, 'errors' => errors, 'mismatches' => mismatches))
+$stdout.write(JSON.generate('lookups' => lookups, 'errors' => errors, 'mismatches' => mismatches, 'keys' => keys_of,
+                            'backend_lookups' => CountLookups.count))

@@ -192,7 +192,7 @@ module PuppetX
       def open_socket
         ep = @endpoint
         tcp = begin
-          Socket.tcp(ep.host, ep.port, connect_timeout: ep.connect_timeout)
+          connect(ep)
         rescue Errno::ETIMEDOUT
           raise TransportError, "connect timed out after #{ep.connect_timeout}s"
         rescue SocketError, SystemCallError => e
@@ -202,9 +202,25 @@ module PuppetX
         ep.tls? ? start_tls(tcp) : tcp
       end
 
+      # JRuby's Socket.tcp reports a refused connection as EBADF ("Bad
+      # file descriptor"); its TCPSocket.new reports it right but takes no
+      # timeout, so Timeout bounds it there (as Net::HTTP does).
+      if RUBY_ENGINE == 'jruby'
+        require 'timeout'
+
+        def connect(ep)
+          Timeout.timeout(ep.connect_timeout, Errno::ETIMEDOUT) { TCPSocket.new(ep.host, ep.port) }
+        end
+      else
+        def connect(ep)
+          Socket.tcp(ep.host, ep.port, connect_timeout: ep.connect_timeout)
+        end
+      end
+
       def start_tls(tcp)
         ep = @endpoint
-        ssl = OpenSSL::SSL::SSLSocket.new(tcp, ep.ssl_context)
+        ctx = ep.ssl_context # first: it loads openssl, which `hiera` has not
+        ssl = OpenSSL::SSL::SSLSocket.new(tcp, ctx)
         ssl.hostname = ep.host
         ssl.sync_close = true
         deadline = now + ep.connect_timeout
@@ -556,20 +572,24 @@ module PuppetX
         rescue NameError
           nil
         end
-        error =
-          if !(klass.is_a?(Class) && klass <= Exception)
-            RuntimeError.new("#{klass_name}: #{message}")
-          else
-            begin
-              klass.new(message)
-            rescue ArgumentError
-              # Classes whose constructor wants more than a message.
-              klass.allocate.exception(message)
-            end
-          end
+        error = klass.is_a?(Class) && klass <= Exception ? exception_of(klass, message) : RuntimeError.new("#{klass_name}: #{message}")
         # A backtrace of text lines: Ruby's error_highlight then leaves the
         # message alone (it would point at the shim's `raise`).
         error.set_backtrace(caller(1))
+        error
+      end
+
+      # Not klass.new(message): constructors add to the message
+      # (SystemCallError's "unknown error - ", Psych 3's DisallowedClass) or
+      # want other arguments (Psych::SyntaxError); the server's message is
+      # already the one Hiera printed.
+      def exception_of(klass, message)
+        error = klass.allocate.exception(message)
+        return error if error.message == message
+
+        # JRuby derives SystemCallError messages from errno whatever is set.
+        error.define_singleton_method(:message) { message }
+        error.define_singleton_method(:to_s) { message }
         error
       end
     end
