@@ -6,6 +6,7 @@
 
 #[path = "common/tagged.rs"]
 mod tagged;
+use tagged::same;
 
 use hierad::hiera::{HieraError, Value, yaml};
 use std::fmt::Write as _;
@@ -922,26 +923,6 @@ fn ruby_answers(texts: &[&str]) -> Vec<Answer> {
             }
         })
         .collect()
-}
-
-/// Structural equality that also sees what `eql?` forgives: key order and
-/// the sign of zero.
-fn same(a: &Value, b: &Value) -> bool {
-    match (a, b) {
-        (Value::Float(x), Value::Float(y)) => {
-            (x.is_nan() && y.is_nan()) || x.to_bits() == y.to_bits()
-        }
-        (Value::Array(x), Value::Array(y)) => {
-            x.len() == y.len() && x.iter().zip(y).all(|(p, q)| same(p, q))
-        }
-        (Value::Hash(x), Value::Hash(y)) => {
-            x.len() == y.len()
-                && x.iter()
-                    .zip(y)
-                    .all(|((k1, v1), (k2, v2))| same(k1, k2) && same(v1, v2))
-        }
-        _ => a == b,
-    }
 }
 
 /// A Ruby-like rendering for the diff.

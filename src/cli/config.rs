@@ -369,6 +369,17 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     }
 }
 
+/// A command's report on stdout and exit 0, or its error as [`fail`].
+pub fn report(outcome: anyhow::Result<String>) -> ExitCode {
+    match outcome {
+        Ok(text) => {
+            println!("{text}");
+            ExitCode::SUCCESS
+        }
+        Err(err) => fail(&err),
+    }
+}
+
 /// Prints `hierad: message` (causes joined on one line) and gives exit 1.
 pub fn fail(err: &anyhow::Error) -> ExitCode {
     eprintln!("hierad: {}", one_line(&format!("{err:#}")));

@@ -12,7 +12,7 @@
 //! empty (or absent) unless `--force`, which overwrites files of the same
 //! names and leaves other files alone.
 
-use super::config::{Conn, Db, fail, level_path};
+use super::config::{Conn, Db, level_path, report};
 use crate::configdb::model::check_resource_name;
 use crate::hiera::{Value, render};
 use anyhow::{anyhow, bail};
@@ -51,13 +51,7 @@ pub struct Args {
 /// Only failures to write the output; the command's own errors are one
 /// line on stderr and exit status 1.
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
-    match export(&args) {
-        Ok(text) => {
-            println!("{text}");
-            Ok(ExitCode::SUCCESS)
-        }
-        Err(err) => Ok(fail(&err)),
-    }
+    Ok(report(export(&args)))
 }
 
 fn export(args: &Args) -> anyhow::Result<String> {

@@ -25,7 +25,7 @@
 //! `--levels` must match its levels and `--component` may not be given.
 
 use super::client::{Client, ImportRequest, ImportSummary};
-use super::config::{Conn, Db, KindArg, fail, level_path};
+use super::config::{Conn, Db, KindArg, level_path, report};
 use crate::configdb::{
     ComponentRef, ConfigError, Conflict, DocKind, Environment, LevelPath, NewComponent,
     NewEnvironment, NotFound,
@@ -99,13 +99,7 @@ pub fn read_tree(root: &Path, bar: &ProgressBar) -> anyhow::Result<Vec<TreeDoc>>
 /// Only failures to write the output; the command's own errors are one
 /// line on stderr and exit status 1.
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
-    match import(&args) {
-        Ok(text) => {
-            println!("{text}");
-            Ok(ExitCode::SUCCESS)
-        }
-        Err(err) => Ok(fail(&err)),
-    }
+    Ok(report(import(&args)))
 }
 
 fn import(args: &Args) -> anyhow::Result<String> {

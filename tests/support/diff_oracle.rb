@@ -15,9 +15,7 @@
 # ENV: DIFF_ORACLE_JOBS = children run at once (default 2),
 #      DIFF_ORACLE_HIERA = the command script (default /usr/bin/hiera).
 require 'json'
-require 'base64'
-require 'tmpdir'
-require 'fileutils'
+require_relative 'forked_commands'
 
 # Only what the command would load anyway: loading it here once saves every
 # child the time, and `require` of an already loaded file is a no-op.
@@ -31,44 +29,11 @@ require 'json'
 HIERA_SCRIPT = ENV.fetch('DIFF_ORACLE_HIERA', '/usr/bin/hiera')
 PARALLEL = Integer(ENV.fetch('DIFF_ORACLE_JOBS', '2'))
 
-jobs = JSON.parse($stdin.read)
-tmp = Dir.mktmpdir('diff_oracle')
-results = Array.new(jobs.size)
-running = {} # pid => index
-
-def out_path(tmp, i, stream) = File.join(tmp, "#{i}.#{stream}")
-
-reap = lambda do
-  pid, status = Process.wait2
-  i = running.delete(pid)
-  code = status.exited? ? status.exitstatus : 128 + (status.termsig || 0)
-  results[i] = {
-    'status' => code,
-    'stdout' => Base64.strict_encode64(File.binread(out_path(tmp, i, 'out'))),
-    'stderr' => Base64.strict_encode64(File.binread(out_path(tmp, i, 'err')))
-  }
-  File.delete(out_path(tmp, i, 'out'), out_path(tmp, i, 'err'))
-end
-
-jobs.each_with_index do |job, i|
-  reap.call while running.size >= PARALLEL
-  pid = fork do
-    # A short-lived child never needs to collect garbage; this saves a
-    # quarter of the time and changes nothing the command prints.
-    GC.disable
-    Dir.chdir(job.fetch('dir'))
-    if job['columns'] then ENV['COLUMNS'] = job['columns'] else ENV.delete('COLUMNS') end
-    $stdin.reopen(File::NULL)
-    $stdout.reopen(out_path(tmp, i, 'out'), 'w')
-    $stderr.reopen(out_path(tmp, i, 'err'), 'w')
-    # reopen makes stderr buffered; the real command's stderr is not, and
-    # log lines must come out before an uncaught exception's report.
-    $stderr.sync = true
-    ARGV.replace(job.fetch('args'))
-    load HIERA_SCRIPT
-  end
-  running[pid] = i
-end
-reap.call until running.empty?
-FileUtils.rm_rf(tmp)
-$stdout.write(JSON.generate(results))
+$stdout.write(JSON.generate(run_forked(JSON.parse($stdin.read), PARALLEL) do |job|
+  # A short-lived child never needs to collect garbage; this saves a
+  # quarter of the time and changes nothing the command prints.
+  GC.disable
+  if job['columns'] then ENV['COLUMNS'] = job['columns'] else ENV.delete('COLUMNS') end
+  ARGV.replace(job.fetch('args'))
+  load HIERA_SCRIPT
+end))
