@@ -121,10 +121,19 @@ impl Config {
     /// The `TypeError` Ruby raises when the backend section is a String or
     /// an Array (indexed with a Symbol).
     pub fn datadir(&self, backend: BackendKind) -> Result<Option<&Value>> {
-        match self.raw.get(&sym(backend.name())) {
-            Some(Value::Hash(section)) => {
-                Ok(section.get(&sym("datadir")).filter(|v| v.is_truthy()))
-            }
+        // Asked on every lookup: a key borrowed from the configuration, not
+        // a Symbol built each time.
+        let section = self
+            .raw
+            .iter()
+            .find(|(k, _)| matches!(k, Value::Symbol(s) if s == backend.name()))
+            .map(|(_, v)| v);
+        match section {
+            Some(Value::Hash(section)) => Ok(section
+                .iter()
+                .find(|(k, _)| matches!(k, Value::Symbol(s) if s == "datadir"))
+                .map(|(_, v)| v)
+                .filter(|v| v.is_truthy())),
             Some(Value::String(_) | Value::Array(_) | Value::Symbol(_)) => Err(HieraError::new(
                 ErrorClass::TypeError,
                 "no implicit conversion of Symbol into Integer",

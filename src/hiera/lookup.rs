@@ -432,18 +432,23 @@ impl<'a, 'd> Hiera<'a, 'd> {
     /// `Backend.datadir`: the configured datadir (or Hiera's default),
     /// interpolated.
     fn datadir(&mut self, kind: BackendKind, scope: &Hash) -> Result<String> {
-        let dir = match self.config.datadir(kind)? {
-            Some(Value::String(dir)) => dir.clone(),
+        let config: &'a Config = self.config;
+        let dir = match config.datadir(kind)? {
+            Some(dir @ Value::String(_)) => Cow::Borrowed(dir),
             Some(_) => {
                 return Err(HieraError::new(
                     ErrorClass::InvalidConfigurationError,
                     format!("datadir for {} cannot be an array", kind.name()),
                 ));
             }
-            None => "/etc/puppet/environments/%{environment}/hieradata".to_owned(),
+            None => Cow::Owned(Value::str(
+                "/etc/puppet/environments/%{environment}/hieradata",
+            )),
         };
-        let dir = self.interpolate_config(&Value::String(dir), scope, None)?;
-        Ok(to_s(&dir))
+        Ok(match self.interpolate_config(&dir, scope, None)? {
+            Value::String(dir) => dir,
+            other => to_s(&other),
+        })
     }
 
     /// `Backend.interpolate_config`: levels and datadirs are interpolated
