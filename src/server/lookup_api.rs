@@ -347,6 +347,158 @@ async fn scope(
 mod tests {
     use super::*;
 
+    fn error_of(body: &str) -> String {
+        match parse_request(body.as_bytes()) {
+            Err(ApiError::BadRequest(message)) => message,
+            Err(other) => panic!("{body}: {other:?}"),
+            Ok(_) => panic!("{body}: parsed"),
+        }
+    }
+
+    /// What a client reads for each mistake (a prefix, for serde_json's
+    /// own wording after it).
+    #[test]
+    fn bad_requests_say_what_is_wrong() {
+        let cases = [
+            ("{", "malformed JSON: EOF while parsing an object"),
+            ("", "malformed JSON: EOF while parsing a value"),
+            (
+                "{\"key\":\"k\",\"environment\":1} x",
+                "malformed JSON: trailing characters",
+            ),
+            ("[1]", "a lookup request is a JSON object"),
+            ("42", "a lookup request is a JSON object"),
+            ("\"x\"", "a lookup request is a JSON object"),
+            (
+                r#"{"environment":1,"key":"k","bogus":1}"#,
+                r#"unknown field "bogus" in the lookup request"#,
+            ),
+            (
+                r#"{"bogus":{"__hierad__":"nope"},"environment":"x"}"#,
+                r#"unknown field "bogus" in the lookup request"#,
+            ),
+            (r#"{"key":"k"}"#, "the lookup request has no environment"),
+            (
+                r#"{"environment":1.0,"key":"k"}"#,
+                "environment must be an integer id",
+            ),
+            (
+                r#"{"environment":"one","key":"k"}"#,
+                "environment must be an integer id",
+            ),
+            (
+                r#"{"environment":null,"key":"k"}"#,
+                "environment must be an integer id",
+            ),
+            (
+                r#"{"environment":[1],"key":"k"}"#,
+                "environment must be an integer id",
+            ),
+            (
+                r#"{"environment":1,"key":"k","level":3}"#,
+                "level is a string like \"nodes=node-1\"",
+            ),
+            (
+                r#"{"environment":1,"key":"k","level":"nodes"}"#,
+                "\"nodes\" in level path \"nodes\" is not of the form level=value",
+            ),
+            (r#"{"environment":1}"#, "the lookup request has no key"),
+            (
+                r#"{"environment":1,"key":"k","keys":["k"]}"#,
+                "give either key or keys, not both",
+            ),
+            (
+                r#"{"environment":1,"key":3}"#,
+                "key is a string and keys a list of strings",
+            ),
+            (
+                r#"{"environment":1,"keys":"k"}"#,
+                "key is a string and keys a list of strings",
+            ),
+            (
+                r#"{"environment":1,"keys":["a",1]}"#,
+                "keys must be strings",
+            ),
+            (
+                r#"{"environment":1,"key":"k","resolution":3}"#,
+                "resolution is \"priority\", \"array\", \"hash\" or an object of merge options",
+            ),
+            (
+                r#"{"environment":1,"key":"k","hierarchy":"common"}"#,
+                "hierarchy is a list of datasource names",
+            ),
+            (
+                r#"{"environment":1,"key":"k","hierarchy":["a",null]}"#,
+                "hierarchy is a list of datasource names",
+            ),
+            (
+                r#"{"environment":1,"key":"k","scope":[]}"#,
+                "scope is an object of variables",
+            ),
+            (
+                r#"{"environment":1,"key":"k","scope":{"a":{"__hierad__":"sym"}}}"#,
+                "scope: malformed tagged value: __hierad__ object without \"name\"",
+            ),
+            (
+                r#"{"environment":1,"key":"k","default":{"__hierad__":"float","value":"1"}}"#,
+                "default: malformed tagged value: float value",
+            ),
+            (
+                r#"{"environment":1,"key":"k","explain":"yes"}"#,
+                "explain is true or false",
+            ),
+        ];
+        for (body, want) in cases {
+            let message = error_of(body);
+            assert!(message.starts_with(want), "{body}: {message}");
+        }
+    }
+
+    #[test]
+    fn good_requests_parse() {
+        let parsed = parse_request(
+            br#"{"environment":"7","level":"nodes=n1","key":"k","resolution":"hash",
+                 "hierarchy":["a","b"],"scope":{"::fqdn":"n1","n":1.5,"s":{"__hierad__":"sym","name":"x"}},
+                 "merge_behavior":"deeper","deep_merge_options":{"knockout_prefix":"--"},
+                 "order_override":null,"default":[1,{"a":null}],"explain":true,"format":"yaml"}"#,
+        )
+        .expect("a good request");
+        let r = &parsed.request;
+        assert_eq!((r.env, r.key.as_str(), r.explain), (7, "k", true));
+        assert_eq!(r.level, LevelPath::parse_cli("nodes=n1").unwrap());
+        assert!(matches!(r.resolution, Resolution::Hash));
+        assert_eq!(
+            r.hierarchy.as_deref(),
+            Some(&["a".to_owned(), "b".to_owned()][..])
+        );
+        assert_eq!(
+            r.scope,
+            crate::rhash! {"::fqdn" => "n1", "n" => Value::Float(1.5), "s" => Value::Symbol("x".into())}
+        );
+        assert_eq!(r.merge_behavior, Some(Value::str("deeper")));
+        assert_eq!(
+            r.deep_merge_options,
+            Some(Value::Hash(crate::rhash! {"knockout_prefix" => "--"}))
+        );
+        assert_eq!(r.order_override, Some(Value::Nil));
+        assert_eq!(
+            r.default,
+            Some(Value::Array(vec![
+                Value::Int(1),
+                Value::Hash(crate::rhash! {"a" => Value::Nil})
+            ]))
+        );
+        assert!(parsed.keys.is_none());
+
+        let parsed = parse_request(br#" {"keys":["a","b"],"environment":1,"level":"","scope":null,"resolution":{"behavior":"deeper"}} "#)
+            .expect("a good request");
+        assert_eq!(parsed.keys, Some(vec!["a".to_owned(), "b".to_owned()]));
+        assert!(parsed.request.level.is_root());
+        assert!(parsed.request.scope.is_empty());
+        assert!(matches!(parsed.request.resolution, Resolution::HashWith(_)));
+        assert!(parsed.request.default.is_none());
+    }
+
     #[test]
     fn answer_text_is_the_answer_json() {
         let big =
