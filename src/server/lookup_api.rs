@@ -9,7 +9,7 @@ use crate::configdb::LevelPath;
 use crate::hiera::lookup::{Answer, Outcome as StepOutcome, Resolution, Step};
 use crate::hiera::{Hash, Value};
 use crate::lookup::{Request, config_for, hash_resolution, lookup, scope_variables};
-use crate::wire;
+use crate::wire::{self, WireError};
 use axum::Json;
 use axum::Router;
 use axum::body::Bytes;
@@ -17,8 +17,11 @@ use axum::extract::{Path, Query, State};
 use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
-use serde_json::{Map, Value as JsonValue, json};
+use serde::de::{Deserialize, Deserializer, IgnoredAny, MapAccess, Visitor};
+use serde_json::{Value as JsonValue, json};
+use std::cell::Cell;
 use std::collections::HashMap;
+use std::fmt;
 use std::hash::{Hash as _, Hasher};
 
 /// The lookup routes, to be nested under `/api/v1`.
@@ -167,59 +170,49 @@ fn bad(message: impl Into<String>) -> ApiError {
 }
 
 fn parse_request(bytes: &[u8]) -> Result<Parsed, ApiError> {
-    let json: JsonValue =
-        serde_json::from_slice(bytes).map_err(|e| bad(format!("malformed JSON: {e}")))?;
-    let JsonValue::Object(mut map) = json else {
-        return Err(bad("a lookup request is a JSON object"));
-    };
-    const KNOWN: [&str; 13] = [
-        "environment",
-        "level",
-        "key",
-        "keys",
-        "resolution",
-        "hierarchy",
-        "merge_behavior",
-        "deep_merge_options",
-        "scope",
-        "order_override",
-        "default",
-        "explain",
-        "format",
-    ];
-    if let Some(unknown) = map.keys().find(|k| !KNOWN.contains(&k.as_str())) {
+    let Fields {
+        unknown,
+        values:
+            [
+                environment,
+                level,
+                key,
+                keys,
+                resolution,
+                hierarchy,
+                merge_behavior,
+                deep_merge_options,
+                scope,
+                order_override,
+                default,
+                explain,
+            ],
+    } = read_fields(bytes)?;
+    if let Some(unknown) = unknown {
         return Err(bad(format!(
             "unknown field {unknown:?} in the lookup request"
         )));
     }
-    let value = |map: &mut Map<String, JsonValue>, name: &str| -> Result<Option<Value>, ApiError> {
-        map.remove(name)
-            .map(|j| wire::from_wire(j).map_err(|e| bad(format!("{name}: {e}"))))
-            .transpose()
-    };
-    let env = match map.remove("environment") {
-        Some(JsonValue::Number(n)) => n
-            .as_i64()
-            .ok_or_else(|| bad("environment must be an integer id"))?,
-        Some(JsonValue::String(s)) => s
+    let env = match environment {
+        Some(Value::Int(n)) => n,
+        Some(Value::String(s)) => s
             .parse()
             .map_err(|_| bad("environment must be an integer id"))?,
         Some(_) => return Err(bad("environment must be an integer id")),
         None => return Err(bad("the lookup request has no environment")),
     };
-    let level = match map.remove("level") {
-        None | Some(JsonValue::Null) => LevelPath::root(),
-        Some(JsonValue::String(s)) if s.is_empty() => LevelPath::root(),
-        Some(JsonValue::String(s)) => LevelPath::parse_cli(&s).map_err(|e| bad(e.to_string()))?,
+    let level = match level {
+        None | Some(Value::Nil) => LevelPath::root(),
+        Some(Value::String(s)) => LevelPath::parse_cli(&s).map_err(|e| bad(e.to_string()))?,
         Some(_) => return Err(bad("level is a string like \"nodes=node-1\"")),
     };
-    let (key, keys) = match (map.remove("key"), map.remove("keys")) {
-        (Some(JsonValue::String(k)), None) => (k, None),
-        (None, Some(JsonValue::Array(list))) => {
+    let (key, keys) = match (key, keys) {
+        (Some(Value::String(k)), None) => (k, None),
+        (None, Some(Value::Array(list))) => {
             let keys = list
                 .into_iter()
                 .map(|k| match k {
-                    JsonValue::String(s) => Ok(s),
+                    Value::String(s) => Ok(s),
                     _ => Err(bad("keys must be strings")),
                 })
                 .collect::<Result<Vec<_>, _>>()?;
@@ -229,45 +222,43 @@ fn parse_request(bytes: &[u8]) -> Result<Parsed, ApiError> {
         (None, None) => return Err(bad("the lookup request has no key")),
         _ => return Err(bad("key is a string and keys a list of strings")),
     };
-    let resolution = match map.remove("resolution") {
-        None | Some(JsonValue::Null) => Resolution::Priority,
-        Some(JsonValue::String(s)) => match s.as_str() {
+    let resolution = match resolution {
+        None | Some(Value::Nil) => Resolution::Priority,
+        // A Symbol (a tagged `sym`) names the same resolution as its String.
+        Some(Value::String(s) | Value::Symbol(s)) => match s.as_str() {
             "priority" => Resolution::Priority,
             "array" => Resolution::Array,
             "hash" => Resolution::Hash,
-            other => Resolution::Other(other.to_owned()),
+            _ => Resolution::Other(s),
         },
-        Some(options @ JsonValue::Object(_)) => {
-            let options = wire::from_wire(options).map_err(|e| bad(format!("resolution: {e}")))?;
-            hash_resolution(&options)?
-        }
+        Some(options @ Value::Hash(_)) => hash_resolution(&options)?,
         Some(_) => {
             return Err(bad(
                 "resolution is \"priority\", \"array\", \"hash\" or an object of merge options",
             ));
         }
     };
-    let hierarchy = match map.remove("hierarchy") {
-        None | Some(JsonValue::Null) => None,
-        Some(JsonValue::Array(levels)) => Some(
+    let hierarchy = match hierarchy {
+        None | Some(Value::Nil) => None,
+        Some(Value::Array(levels)) => Some(
             levels
                 .into_iter()
                 .map(|l| match l {
-                    JsonValue::String(s) => Ok(s),
+                    Value::String(s) => Ok(s),
                     _ => Err(bad("hierarchy is a list of datasource names")),
                 })
                 .collect::<Result<_, _>>()?,
         ),
         Some(_) => return Err(bad("hierarchy is a list of datasource names")),
     };
-    let scope = match value(&mut map, "scope")? {
+    let scope = match scope {
         None | Some(Value::Nil) => Hash::new(),
         Some(Value::Hash(h)) => h,
         Some(_) => return Err(bad("scope is an object of variables")),
     };
-    let explain = match map.remove("explain") {
-        None | Some(JsonValue::Bool(false)) => false,
-        Some(JsonValue::Bool(true)) => true,
+    let explain = match explain {
+        None | Some(Value::Bool(false)) => false,
+        Some(Value::Bool(true)) => true,
         Some(_) => return Err(bad("explain is true or false")),
     };
     Ok(Parsed {
@@ -277,14 +268,133 @@ fn parse_request(bytes: &[u8]) -> Result<Parsed, ApiError> {
             key,
             resolution,
             hierarchy,
-            merge_behavior: value(&mut map, "merge_behavior")?,
-            deep_merge_options: value(&mut map, "deep_merge_options")?,
+            merge_behavior,
+            deep_merge_options,
             scope,
-            order_override: value(&mut map, "order_override")?,
-            default: value(&mut map, "default")?,
+            order_override,
+            default,
             explain,
         },
         keys,
+    })
+}
+
+/// A lookup request's fields as sent, each decoded from the body's text
+/// straight into a [`Value`] (no JSON tree in between); [`parse_request`]
+/// checks their types.
+struct Fields {
+    /// The first field the API does not know.
+    unknown: Option<String>,
+    /// In the order of [`FIELDS`].
+    values: [Option<Value>; FIELDS.len()],
+}
+
+/// The fields of a lookup request, named without allocating.
+enum Field {
+    /// An index into [`FIELDS`].
+    Known(usize),
+    /// `format`: accepted and ignored (answers are always JSON).
+    Ignored,
+    Unknown(String),
+}
+
+/// What the lookup API knows; [`Fields::values`] and [`parse_request`]
+/// follow this order.
+const FIELDS: [&str; 12] = [
+    "environment",
+    "level",
+    "key",
+    "keys",
+    "resolution",
+    "hierarchy",
+    "merge_behavior",
+    "deep_merge_options",
+    "scope",
+    "order_override",
+    "default",
+    "explain",
+];
+
+impl<'de> Deserialize<'de> for Field {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Field, D::Error> {
+        struct Name;
+        impl Visitor<'_> for Name {
+            type Value = Field;
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str("a field name")
+            }
+            fn visit_str<E>(self, name: &str) -> Result<Field, E> {
+                Ok(match FIELDS.iter().position(|f| *f == name) {
+                    Some(known) => Field::Known(known),
+                    None if name == "format" => Field::Ignored,
+                    None => Field::Unknown(name.to_owned()),
+                })
+            }
+        }
+        d.deserialize_identifier(Name)
+    }
+}
+
+/// Reads a request object's fields, keeping the first unknown one's name
+/// for [`parse_request`] to refuse (after a whole, well-formed body).
+struct FieldsVisitor<'e> {
+    /// A malformed tagged value, and the field it was in.
+    errors: &'e Cell<Option<WireError>>,
+    field: &'e Cell<&'static str>,
+}
+
+impl<'de> Visitor<'de> for FieldsVisitor<'_> {
+    type Value = Fields;
+
+    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str("a lookup request")
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Fields, A::Error> {
+        let mut fields = Fields {
+            unknown: None,
+            values: Default::default(),
+        };
+        let decode = wire::Decode {
+            errors: self.errors,
+        };
+        while let Some(field) = map.next_key::<Field>()? {
+            match field {
+                Field::Known(i) => {
+                    self.field.set(FIELDS[i]);
+                    fields.values[i] = Some(map.next_value_seed(decode)?);
+                }
+                Field::Ignored => {
+                    map.next_value::<IgnoredAny>()?;
+                }
+                Field::Unknown(name) => {
+                    fields.unknown.get_or_insert(name);
+                    map.next_value::<IgnoredAny>()?;
+                }
+            }
+        }
+        Ok(fields)
+    }
+}
+
+fn read_fields(bytes: &[u8]) -> Result<Fields, ApiError> {
+    if bytes.iter().find(|b| !b.is_ascii_whitespace()) != Some(&b'{') {
+        return Err(match serde_json::from_slice::<IgnoredAny>(bytes) {
+            Ok(_) => bad("a lookup request is a JSON object"),
+            Err(e) => bad(format!("malformed JSON: {e}")),
+        });
+    }
+    let errors = Cell::new(None);
+    let field = Cell::new("");
+    let mut de = serde_json::Deserializer::from_slice(bytes);
+    de.deserialize_map(FieldsVisitor {
+        errors: &errors,
+        field: &field,
+    })
+    .and_then(|fields| de.end().map(|()| fields))
+    .map_err(|e| match errors.take() {
+        Some(tag) => bad(format!("{}: {tag}", field.get())),
+        None => bad(format!("malformed JSON: {e}")),
     })
 }
 
@@ -444,6 +554,14 @@ mod tests {
                 "default: malformed tagged value: float value",
             ),
             (
+                r#"{"environment":1,"key":"k","order_override":{"__hierad__":"x"}}"#,
+                "order_override: malformed tagged value: unknown tag \"x\"",
+            ),
+            (
+                r#"{"environment":1,"key":"k","resolution":{"__hierad__":"float","value":"NaN"}}"#,
+                "resolution is \"priority\"",
+            ),
+            (
                 r#"{"environment":1,"key":"k","explain":"yes"}"#,
                 "explain is true or false",
             ),
@@ -497,6 +615,13 @@ mod tests {
         assert!(parsed.request.scope.is_empty());
         assert!(matches!(parsed.request.resolution, Resolution::HashWith(_)));
         assert!(parsed.request.default.is_none());
+
+        // A Symbol names its resolution as a String does.
+        let parsed = parse_request(
+            br#"{"environment":1,"key":"k","resolution":{"__hierad__":"sym","name":"array"}}"#,
+        )
+        .expect("a good request");
+        assert!(matches!(parsed.request.resolution, Resolution::Array));
     }
 
     #[test]
