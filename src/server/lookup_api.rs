@@ -8,7 +8,7 @@ use super::state::AppState;
 use crate::configdb::LevelPath;
 use crate::hiera::lookup::{Answer, Outcome as StepOutcome, Resolution, Step};
 use crate::hiera::{Hash, Value};
-use crate::lookup::{Request, config_for, hash_resolution, lookup, scope_variables};
+use crate::lookup::{Request, hash_resolution, lookup, scope_variables};
 use crate::wire::{self, WireError};
 use axum::Json;
 use axum::Router;
@@ -56,7 +56,11 @@ async fn lookup_handler(
     State(state): State<AppState>,
     LimitedBytes(bytes): LimitedBytes,
 ) -> Result<Response, ApiError> {
-    let miss = match state.cache().get(state.generation(), &bytes) {
+    // Read before the snapshot: writers publish a snapshot, then bump the
+    // generation, so nothing kept under a generation (answers, configs)
+    // comes from a snapshot older than the one it stands for.
+    let generation = state.generation();
+    let miss = match state.cache().get(generation, &bytes) {
         Ok(hit) => {
             state.metrics().cache_hit();
             return Ok(json_bytes(StatusCode::OK, hit, "HIT"));
@@ -79,16 +83,19 @@ async fn lookup_handler(
                 .expect("checked above"),
         )?;
     }
-    let config = config_for(&snapshot, &parsed.request)?;
+    let loaded = state
+        .configs()
+        .get(generation, &snapshot, &parsed.request)?;
+    let config = &loaded.config;
     let body = match &parsed.keys {
         None if !parsed.request.explain => {
-            let outcome = lookup(&snapshot, &config, &parsed.request)?;
+            let outcome = lookup(&snapshot, config, &parsed.request)?;
             let body = Bytes::from(answer_text(&outcome.answer));
             state.cache().admit(miss, &body);
             return Ok(json_bytes(StatusCode::OK, body, "MISS"));
         }
         None => {
-            let outcome = lookup(&snapshot, &config, &parsed.request)?;
+            let outcome = lookup(&snapshot, config, &parsed.request)?;
             answer_json(&outcome.answer, Some(&outcome.steps))
         }
         Some(keys) => {
@@ -96,7 +103,7 @@ async fn lookup_handler(
             for key in keys {
                 let mut request = parsed.request.clone();
                 request.key.clone_from(key);
-                let mut entry = match lookup(&snapshot, &config, &request) {
+                let mut entry = match lookup(&snapshot, config, &request) {
                     Ok(outcome) => {
                         answer_json(&outcome.answer, request.explain.then_some(&outcome.steps))
                     }
