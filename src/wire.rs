@@ -79,42 +79,80 @@ pub fn to_json(v: &Value) -> Json {
 
 /// Encodes a value as wire JSON text.
 pub fn to_string(v: &Value) -> String {
-    serde_json::to_string(&Wire(v)).unwrap_or_else(|_| to_json(v).to_string())
+    let mut out = Vec::new();
+    write_to(&mut out, v);
+    // Whole UTF-8 strings and ASCII are all that is written.
+    String::from_utf8(out).unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned())
 }
 
-/// A value serialized as [`to_json`] encodes it, without building the
-/// JSON tree first: answers of tens of kilobytes are written straight
-/// from the value.
-pub struct Wire<'a>(pub &'a Value);
-
-impl serde::Serialize for Wire<'_> {
-    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        use serde::ser::{SerializeMap, SerializeSeq};
-        match self.0 {
-            Value::Nil => s.serialize_unit(),
-            Value::Bool(b) => s.serialize_bool(*b),
-            Value::Int(n) => s.serialize_i64(*n),
-            Value::String(text) => s.serialize_str(text),
-            Value::Array(items) => {
-                let mut seq = s.serialize_seq(Some(items.len()))?;
-                for item in items {
-                    seq.serialize_element(&Wire(item))?;
+/// Appends a value's wire JSON text to `out`, as [`to_json`] encodes it,
+/// but written straight from the value: answers of tens of kilobytes
+/// build no JSON tree, and land in the buffer that becomes the response.
+pub fn write_to(out: &mut Vec<u8>, v: &Value) {
+    match v {
+        Value::Nil => out.extend_from_slice(b"null"),
+        Value::Bool(true) => out.extend_from_slice(b"true"),
+        Value::Bool(false) => out.extend_from_slice(b"false"),
+        Value::Int(n) => write_json(out, n),
+        // Both as text, as `json_number` keeps them.
+        Value::BigInt(n) => out.extend_from_slice(n.to_string().as_bytes()),
+        Value::Float(f) if f.is_finite() => out.extend_from_slice(float_to_s(*f).as_bytes()),
+        Value::Float(f) => {
+            out.extend_from_slice(br#"{"__hierad__":"float","value":"#);
+            out.extend_from_slice(if f.is_nan() {
+                br#""NaN"}"#
+            } else if *f > 0.0 {
+                br#""Infinity"}"#
+            } else {
+                br#""-Infinity"}"#
+            });
+        }
+        Value::String(s) => write_json(out, s.as_str()),
+        Value::Symbol(s) => {
+            out.extend_from_slice(br#"{"__hierad__":"sym","name":"#);
+            write_json(out, s.as_str());
+            out.push(b'}');
+        }
+        Value::Array(items) => {
+            out.push(b'[');
+            for (i, item) in items.iter().enumerate() {
+                if i > 0 {
+                    out.push(b',');
                 }
-                seq.end()
+                write_to(out, item);
             }
-            Value::Hash(h) if h.keys().all(|k| matches!(k, Value::String(s) if s != TAG)) => {
-                let mut map = s.serialize_map(Some(h.len()))?;
-                for (k, v) in h {
-                    if let Value::String(k) = k {
-                        map.serialize_entry(k, &Wire(v))?;
-                    }
+            out.push(b']');
+        }
+        Value::Hash(h) if h.keys().all(|k| matches!(k, Value::String(s) if s != TAG)) => {
+            out.push(b'{');
+            for (i, (k, v)) in h.iter().enumerate() {
+                if i > 0 {
+                    out.push(b',');
                 }
-                map.end()
+                write_to(out, k);
+                out.push(b':');
+                write_to(out, v);
             }
-            // Numbers kept as text, and the tagged forms: rare, as to_json.
-            other => to_json(other).serialize(s),
+            out.push(b'}');
+        }
+        Value::Hash(h) => {
+            out.extend_from_slice(br#"{"__hierad__":"hash","pairs":["#);
+            for (i, (k, v)) in h.iter().enumerate() {
+                out.extend_from_slice(if i > 0 { b",[" } else { b"[" });
+                write_to(out, k);
+                out.push(b',');
+                write_to(out, v);
+                out.push(b']');
+            }
+            out.extend_from_slice(b"]}");
         }
     }
+}
+
+/// serde_json's text of a string (its escapes) or an integer.
+fn write_json<T: serde::Serialize + ?Sized>(out: &mut Vec<u8>, v: &T) {
+    // Neither writing to a Vec nor serializing these can fail.
+    let _ = serde_json::to_writer(out, v);
 }
 
 /// Decodes wire JSON.
@@ -383,12 +421,16 @@ mod tests {
         odd.insert(Value::Symbol("s".into()), Value::Float(f64::NAN));
         let cases = vec![
             Value::Nil,
+            Value::Bool(true),
+            Value::Bool(false),
             Value::Int(i64::MIN),
             Value::integer("-123456789012345678901234567890".parse().unwrap()),
             Value::Float(0.1),
             Value::Float(-0.0),
             Value::Float(1e100),
             Value::Float(f64::INFINITY),
+            Value::Float(f64::NEG_INFINITY),
+            Value::Float(1.0e-5),
             Value::str("quote \" and \u{1} and é"),
             Value::Symbol("sym".into()),
             Value::Array(vec![

@@ -90,7 +90,7 @@ async fn lookup_handler(
     let body = match &parsed.keys {
         None if !parsed.request.explain => {
             let outcome = lookup(&snapshot, config, &parsed.request)?;
-            let body = Bytes::from(answer_text(&outcome.answer));
+            let body = answer_text(&outcome.answer);
             state.cache().admit(miss, &body);
             return Ok(json_bytes(StatusCode::OK, body, "MISS"));
         }
@@ -125,17 +125,26 @@ async fn lookup_handler(
 }
 
 /// [`answer_json`] without steps, as text, written straight from the
-/// value (no JSON tree of a large answer is built).
-fn answer_text(answer: &Answer) -> String {
+/// value into the response's buffer (no JSON tree of a large answer is
+/// built, nor copied).
+fn answer_text(answer: &Answer) -> Bytes {
     match answer {
-        Answer::Found(v) => format!("{{\"found\":true,\"value\":{}}}", wire::to_string(v)),
-        Answer::Default(v) => format!(
-            "{{\"found\":false,\"default\":true,\"value\":{}}}",
-            wire::to_string(v)
-        ),
-        Answer::NotFound => "{\"found\":false}".to_owned(),
+        Answer::Found(v) => value_answer(b"{\"found\":true,\"value\":", v),
+        Answer::Default(v) => value_answer(b"{\"found\":false,\"default\":true,\"value\":", v),
+        Answer::NotFound => Bytes::from_static(b"{\"found\":false}"),
     }
 }
+
+fn value_answer(open: &[u8], v: &Value) -> Bytes {
+    let mut out = Vec::with_capacity(ANSWER_CAPACITY);
+    out.extend_from_slice(open);
+    wire::write_to(&mut out, v);
+    out.push(b'}');
+    Bytes::from(out)
+}
+
+/// Most answers are a short String or a small Hash.
+const ANSWER_CAPACITY: usize = 128;
 
 fn answer_json(answer: &Answer, steps: Option<&Vec<Step>>) -> JsonValue {
     let mut out = match answer {
@@ -646,7 +655,7 @@ mod tests {
         for answer in cases {
             assert_eq!(
                 answer_text(&answer),
-                answer_json(&answer, None).to_string(),
+                answer_json(&answer, None).to_string().as_bytes(),
                 "{answer:?}"
             );
         }
