@@ -8,6 +8,9 @@ use crate::hiera::config::{BackendKind, Config};
 use crate::hiera::lookup::{Answer, DataSource, Fetched, Hiera, NoLog, Resolution, Step};
 use crate::hiera::merge::MergeSpec;
 use crate::hiera::{Hash, HieraError, Result, Value};
+use arc_swap::ArcSwapOption;
+use std::hash::BuildHasher;
+use std::sync::Arc;
 
 /// The resource whose root `values` are an environment's Hiera
 /// configuration (what `hierad import` makes of a tree's `hiera.yaml`).
@@ -75,20 +78,33 @@ fn sym(name: &str) -> Value {
 ///
 /// What Hiera would raise loading such a configuration.
 pub fn config_for(snapshot: &Snapshot, request: &Request) -> Result<Config> {
+    load_config(
+        snapshot,
+        request.env,
+        request.hierarchy.as_deref(),
+        request.merge_behavior.as_ref(),
+        request.deep_merge_options.as_ref(),
+    )
+}
+
+fn load_config(
+    snapshot: &Snapshot,
+    env: i64,
+    hierarchy: Option<&[String]>,
+    merge_behavior: Option<&Value>,
+    deep_merge_options: Option<&Value>,
+) -> Result<Config> {
     let mut raw = snapshot
-        .effective(request.env, &LevelPath::root(), HIERA_RESOURCE)
+        .effective(env, &LevelPath::root(), HIERA_RESOURCE)
         .map(|doc| (*doc).clone())
         .unwrap_or_default();
-    if let Some(levels) = &request.hierarchy {
-        raw.insert(
-            sym("hierarchy"),
-            Value::Array(levels.iter().map(|l| Value::str(l.as_str())).collect()),
-        );
+    if let Some(levels) = hierarchy {
+        raw.insert(sym("hierarchy"), hierarchy_value(levels));
     }
-    if let Some(behavior) = &request.merge_behavior {
+    if let Some(behavior) = merge_behavior {
         raw.insert(sym("merge_behavior"), behavior.clone());
     }
-    if let Some(options) = &request.deep_merge_options {
+    if let Some(options) = deep_merge_options {
         raw.insert(sym("deep_merge_options"), symbol_keys(options));
     }
     raw.insert(sym("backends"), Value::Array(vec![Value::str("yaml")]));
@@ -98,6 +114,159 @@ pub fn config_for(snapshot: &Snapshot, request: &Request) -> Result<Config> {
     raw.insert(sym("yaml"), Value::Hash(yaml));
     raw.shift_remove(&sym("logger"));
     Ok(Config::load(Value::Hash(raw))?.0)
+}
+
+fn hierarchy_value(levels: &[String]) -> Value {
+    Value::Array(levels.iter().map(|l| Value::str(l.as_str())).collect())
+}
+
+/// Slots of [`Configs`]: a handful of configurations serve a deployment
+/// (one per environment and Hiera setup), this many cost under a megabyte.
+const CONFIG_SLOTS: usize = 256;
+
+/// Loaded configurations, so that a lookup does not load its own (a
+/// tenth of a lookup's CPU): a fixed table of the last configuration
+/// loaded for each slot, each for one data generation.
+///
+/// A configuration with a hierarchy of the request's own is derived
+/// from the environment's configuration with an empty one: only
+/// [`Config::hierarchy`] depends on it. So clients that send the levels
+/// already interpolated (one hierarchy per node) pay for a copy, not a
+/// load.
+pub struct Configs {
+    /// Readers never lock; a miss replaces the slot's configuration.
+    slots: Box<[ArcSwapOption<Loaded>]>,
+    hasher: foldhash::fast::RandomState,
+}
+
+/// A configuration, with what it was loaded for.
+pub struct Loaded {
+    pub config: Config,
+    generation: u64,
+    env: i64,
+    /// Whether [`Config::hierarchy`] is the request's (else the
+    /// environment's).
+    given: bool,
+    merge_behavior: Option<Value>,
+    deep_merge_options: Option<Value>,
+}
+
+impl Loaded {
+    fn is_for(
+        &self,
+        generation: u64,
+        env: i64,
+        hierarchy: Option<&[String]>,
+        merge_behavior: Option<&Value>,
+        deep_merge_options: Option<&Value>,
+    ) -> bool {
+        let same_levels = match (hierarchy, &self.config.hierarchy) {
+            (None, _) => !self.given,
+            (Some(levels), Value::Array(have)) => {
+                self.given
+                    && levels.len() == have.len()
+                    && levels
+                        .iter()
+                        .zip(have)
+                        .all(|(l, h)| h.as_str() == Some(l.as_str()))
+            }
+            (Some(_), _) => false,
+        };
+        self.generation == generation
+            && self.env == env
+            && same_levels
+            && self.merge_behavior.as_ref() == merge_behavior
+            && self.deep_merge_options.as_ref() == deep_merge_options
+    }
+}
+
+impl Default for Configs {
+    fn default() -> Self {
+        Configs::new()
+    }
+}
+
+impl Configs {
+    pub fn new() -> Configs {
+        Configs {
+            slots: (0..CONFIG_SLOTS).map(|_| ArcSwapOption::empty()).collect(),
+            hasher: foldhash::fast::RandomState::default(),
+        }
+    }
+
+    /// [`config_for`] `request` over `snapshot`, the snapshot published
+    /// at `generation` (or later: read the generation first).
+    ///
+    /// # Errors
+    ///
+    /// As [`config_for`] (errors are not kept).
+    pub fn get(
+        &self,
+        generation: u64,
+        snapshot: &Snapshot,
+        request: &Request,
+    ) -> Result<Arc<Loaded>> {
+        self.get_for(
+            generation,
+            snapshot,
+            request.env,
+            request.hierarchy.as_deref(),
+            request.merge_behavior.as_ref(),
+            request.deep_merge_options.as_ref(),
+        )
+    }
+
+    fn get_for(
+        &self,
+        generation: u64,
+        snapshot: &Snapshot,
+        env: i64,
+        hierarchy: Option<&[String]>,
+        merge_behavior: Option<&Value>,
+        deep_merge_options: Option<&Value>,
+    ) -> Result<Arc<Loaded>> {
+        let hash = self
+            .hasher
+            .hash_one((env, hierarchy, merge_behavior, deep_merge_options));
+        let slot = &self.slots[usize::try_from(hash).unwrap_or_default() % CONFIG_SLOTS];
+        if let Some(loaded) = &*slot.load() {
+            if loaded.is_for(
+                generation,
+                env,
+                hierarchy,
+                merge_behavior,
+                deep_merge_options,
+            ) {
+                return Ok(Arc::clone(loaded));
+            }
+        }
+        let config = match hierarchy {
+            Some(levels) if !levels.is_empty() => {
+                let base = self.get_for(
+                    generation,
+                    snapshot,
+                    env,
+                    Some(&[]),
+                    merge_behavior,
+                    deep_merge_options,
+                )?;
+                let mut config = base.config.clone();
+                config.hierarchy = hierarchy_value(levels);
+                config
+            }
+            _ => load_config(snapshot, env, hierarchy, merge_behavior, deep_merge_options)?,
+        };
+        let loaded = Arc::new(Loaded {
+            config,
+            generation,
+            env,
+            given: hierarchy.is_some(),
+            merge_behavior: merge_behavior.cloned(),
+            deep_merge_options: deep_merge_options.cloned(),
+        });
+        slot.store(Some(Arc::clone(&loaded)));
+        Ok(loaded)
+    }
 }
 
 /// JSON objects only have String keys; Hiera's option Hashes want Symbols.
@@ -215,4 +384,164 @@ fn scope_name(token: &str) -> Option<&str> {
     };
     let first = name.split('.').next().unwrap_or(name);
     (!first.is_empty()).then_some(first.trim_matches(['\'', '"']))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::configdb::{ComponentRef, DocAddress, DocKind, NewComponent, NewEnvironment};
+    use crate::rhash;
+    use crate::store::{SqliteStore, Store};
+
+    /// Environment 1 (no levels) with resources hiera, a, b and c; `n` is a
+    /// nested Hash, so merge behaviours answer differently.
+    fn store() -> SqliteStore {
+        let store = SqliteStore::open_in_memory().unwrap();
+        store
+            .create_component(&NewComponent {
+                id: None,
+                name: "app".into(),
+                resource_definitions: ["hiera", "a", "b", "c"].map(String::from).to_vec(),
+            })
+            .unwrap();
+        store
+            .create_environment(&NewEnvironment {
+                id: Some(1),
+                components: vec![ComponentRef::Name("app".into())],
+                hierarchy_levels: vec![],
+            })
+            .unwrap();
+        let nested = |k: &str, v: i64| Value::Hash(rhash! {"x" => Value::Hash(rhash! {k => v})});
+        for (resource, data) in [
+            ("a", rhash! {"k" => "a", "n" => nested("p", 1)}),
+            ("b", rhash! {"k" => "b", "n" => nested("q", 2)}),
+            (
+                "c",
+                rhash! {"n" => Value::Hash(rhash! {"--x" => Value::Nil})},
+            ),
+        ] {
+            put(&store, resource, &data);
+        }
+        store
+    }
+
+    fn put(store: &SqliteStore, resource: &str, data: &Hash) {
+        let at = DocAddress::new(1, LevelPath::root(), resource, DocKind::Values);
+        store.put(&at, data).unwrap();
+    }
+
+    fn put_hierarchy(store: &SqliteStore, levels: &[&str]) {
+        let mut hiera = Hash::default();
+        let levels = levels.iter().map(|l| Value::str(*l)).collect();
+        hiera.insert(sym("hierarchy"), Value::Array(levels));
+        hiera.insert(sym("merge_behavior"), sym("deeper"));
+        put(store, HIERA_RESOURCE, &hiera);
+    }
+
+    fn snapshot(store: &SqliteStore) -> Snapshot {
+        Snapshot::build(store.load_all().unwrap())
+    }
+
+    fn request(hierarchy: Option<&[&str]>, behavior: Option<&str>, knockout: bool) -> Request {
+        Request {
+            env: 1,
+            level: LevelPath::root(),
+            key: String::new(),
+            resolution: Resolution::Priority,
+            hierarchy: hierarchy.map(|h| h.iter().map(|l| (*l).to_owned()).collect()),
+            merge_behavior: behavior.map(Value::str),
+            deep_merge_options: knockout.then(|| Value::Hash(rhash! {"knockout_prefix" => "--"})),
+            scope: Hash::default(),
+            order_override: None,
+            default: None,
+            explain: false,
+        }
+    }
+
+    /// What a configuration decides, comparably.
+    fn decides(config: &Config) -> String {
+        format!(
+            "{:?}",
+            (
+                &config.backends,
+                &config.hierarchy,
+                &config.merge,
+                config.logger,
+                config.datadir(BackendKind::Yaml),
+            )
+        )
+    }
+
+    fn answers(snapshot: &Snapshot, config: &Config, request: &Request) -> String {
+        let mut out = String::new();
+        for key in ["k", "n"] {
+            for resolution in [Resolution::Priority, Resolution::Hash] {
+                let request = Request {
+                    key: key.to_owned(),
+                    resolution,
+                    ..request.clone()
+                };
+                let answer = lookup(snapshot, config, &request).map(|o| o.answer);
+                out.push_str(&format!("{key}: {answer:?}\n"));
+            }
+        }
+        out
+    }
+
+    #[test]
+    fn kept_configurations_answer_as_loaded_ones() {
+        let store = store();
+        put_hierarchy(&store, &["b", "a"]);
+        let snapshot = snapshot(&store);
+        let configs = Configs::new();
+        let hierarchies: [Option<&[&str]>; 5] = [
+            None,
+            Some(&[]),
+            Some(&["a"]),
+            Some(&["b", "a", "c"]),
+            Some(&["c", "a", "b"]),
+        ];
+        for _round in 0..2 {
+            for hierarchy in hierarchies {
+                for behavior in [None, Some("native"), Some("deeper")] {
+                    for knockout in [false, true] {
+                        let request = request(hierarchy, behavior, knockout);
+                        let kept = configs.get(1, &snapshot, &request).unwrap();
+                        let loaded = config_for(&snapshot, &request).unwrap();
+                        let case = format!("{hierarchy:?} {behavior:?} {knockout}");
+                        assert_eq!(decides(&kept.config), decides(&loaded), "{case}");
+                        assert_eq!(
+                            answers(&snapshot, &kept.config, &request),
+                            answers(&snapshot, &loaded, &request),
+                            "{case}"
+                        );
+                    }
+                }
+            }
+        }
+        let request = request(Some(&["a"]), None, false);
+        assert!(
+            Arc::ptr_eq(
+                &configs.get(1, &snapshot, &request).unwrap(),
+                &configs.get(1, &snapshot, &request).unwrap()
+            ),
+            "kept"
+        );
+    }
+
+    #[test]
+    fn a_new_generation_loads_again() {
+        let store = store();
+        put_hierarchy(&store, &["b", "a"]);
+        let configs = Configs::new();
+        let request = request(None, None, false);
+        let first = configs.get(1, &snapshot(&store), &request).unwrap();
+        assert_eq!(
+            first.config.hierarchy,
+            Value::Array(vec!["b".into(), "a".into()])
+        );
+        put_hierarchy(&store, &["a"]);
+        let second = configs.get(2, &snapshot(&store), &request).unwrap();
+        assert_eq!(second.config.hierarchy, Value::Array(vec!["a".into()]));
+    }
 }

@@ -15,8 +15,11 @@
 //!   can never be mistaken for a tag).
 
 use crate::hiera::render::ruby::float_to_s;
-use crate::hiera::{Hash, Value, json::from_json};
+use crate::hiera::{Hash, Value};
+use serde::de::{self, DeserializeSeed, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
 use serde_json::{Map, Number, Value as Json};
+use std::cell::Cell;
+use std::fmt;
 
 /// The tag key; an object holding it is a tagged value.
 pub const TAG: &str = "__hierad__";
@@ -38,8 +41,8 @@ pub fn to_json(v: &Value) -> Json {
         Value::Nil => Json::Null,
         Value::Bool(b) => Json::Bool(*b),
         Value::Int(n) => Json::Number((*n).into()),
-        Value::BigInt(n) => number(&n.to_string()),
-        Value::Float(f) if f.is_finite() => number(&float_to_s(*f)),
+        Value::BigInt(n) => json_number(&n.to_string()),
+        Value::Float(f) if f.is_finite() => json_number(&float_to_s(*f)),
         Value::Float(f) => {
             let text = if f.is_nan() {
                 "NaN"
@@ -76,42 +79,80 @@ pub fn to_json(v: &Value) -> Json {
 
 /// Encodes a value as wire JSON text.
 pub fn to_string(v: &Value) -> String {
-    serde_json::to_string(&Wire(v)).unwrap_or_else(|_| to_json(v).to_string())
+    let mut out = Vec::new();
+    write_to(&mut out, v);
+    // Whole UTF-8 strings and ASCII are all that is written.
+    String::from_utf8(out).unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned())
 }
 
-/// A value serialized as [`to_json`] encodes it, without building the
-/// JSON tree first: answers of tens of kilobytes are written straight
-/// from the value.
-pub struct Wire<'a>(pub &'a Value);
-
-impl serde::Serialize for Wire<'_> {
-    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        use serde::ser::{SerializeMap, SerializeSeq};
-        match self.0 {
-            Value::Nil => s.serialize_unit(),
-            Value::Bool(b) => s.serialize_bool(*b),
-            Value::Int(n) => s.serialize_i64(*n),
-            Value::String(text) => s.serialize_str(text),
-            Value::Array(items) => {
-                let mut seq = s.serialize_seq(Some(items.len()))?;
-                for item in items {
-                    seq.serialize_element(&Wire(item))?;
+/// Appends a value's wire JSON text to `out`, as [`to_json`] encodes it,
+/// but written straight from the value: answers of tens of kilobytes
+/// build no JSON tree, and land in the buffer that becomes the response.
+pub fn write_to(out: &mut Vec<u8>, v: &Value) {
+    match v {
+        Value::Nil => out.extend_from_slice(b"null"),
+        Value::Bool(true) => out.extend_from_slice(b"true"),
+        Value::Bool(false) => out.extend_from_slice(b"false"),
+        Value::Int(n) => write_json(out, n),
+        // Both as text, as `json_number` keeps them.
+        Value::BigInt(n) => out.extend_from_slice(n.to_string().as_bytes()),
+        Value::Float(f) if f.is_finite() => out.extend_from_slice(float_to_s(*f).as_bytes()),
+        Value::Float(f) => {
+            out.extend_from_slice(br#"{"__hierad__":"float","value":"#);
+            out.extend_from_slice(if f.is_nan() {
+                br#""NaN"}"#
+            } else if *f > 0.0 {
+                br#""Infinity"}"#
+            } else {
+                br#""-Infinity"}"#
+            });
+        }
+        Value::String(s) => write_json(out, s.as_str()),
+        Value::Symbol(s) => {
+            out.extend_from_slice(br#"{"__hierad__":"sym","name":"#);
+            write_json(out, s.as_str());
+            out.push(b'}');
+        }
+        Value::Array(items) => {
+            out.push(b'[');
+            for (i, item) in items.iter().enumerate() {
+                if i > 0 {
+                    out.push(b',');
                 }
-                seq.end()
+                write_to(out, item);
             }
-            Value::Hash(h) if h.keys().all(|k| matches!(k, Value::String(s) if s != TAG)) => {
-                let mut map = s.serialize_map(Some(h.len()))?;
-                for (k, v) in h {
-                    if let Value::String(k) = k {
-                        map.serialize_entry(k, &Wire(v))?;
-                    }
+            out.push(b']');
+        }
+        Value::Hash(h) if h.keys().all(|k| matches!(k, Value::String(s) if s != TAG)) => {
+            out.push(b'{');
+            for (i, (k, v)) in h.iter().enumerate() {
+                if i > 0 {
+                    out.push(b',');
                 }
-                map.end()
+                write_to(out, k);
+                out.push(b':');
+                write_to(out, v);
             }
-            // Numbers kept as text, and the tagged forms: rare, as to_json.
-            other => to_json(other).serialize(s),
+            out.push(b'}');
+        }
+        Value::Hash(h) => {
+            out.extend_from_slice(br#"{"__hierad__":"hash","pairs":["#);
+            for (i, (k, v)) in h.iter().enumerate() {
+                out.extend_from_slice(if i > 0 { b",[" } else { b"[" });
+                write_to(out, k);
+                out.push(b',');
+                write_to(out, v);
+                out.push(b']');
+            }
+            out.extend_from_slice(b"]}");
         }
     }
+}
+
+/// serde_json's text of a string (its escapes) or an integer.
+fn write_json<T: serde::Serialize + ?Sized>(out: &mut Vec<u8>, v: &T) {
+    // Neither writing to a Vec nor serializing these can fail.
+    let _ = serde_json::to_writer(out, v);
 }
 
 /// Decodes wire JSON.
@@ -120,59 +161,12 @@ impl serde::Serialize for Wire<'_> {
 ///
 /// A malformed `__hierad__` object.
 pub fn from_wire(json: Json) -> Result<Value, WireError> {
-    match json {
-        Json::Array(items) => Ok(Value::Array(
-            items.into_iter().map(from_wire).collect::<Result<_, _>>()?,
-        )),
-        Json::Object(mut map) if map.contains_key(TAG) => {
-            let tag = map.remove(TAG);
-            let field = |map: &mut Map<String, Json>, name: &str| {
-                map.remove(name)
-                    .ok_or_else(|| WireError::Tag(format!("{TAG} object without \"{name}\"")))
-            };
-            match tag.as_ref().and_then(Json::as_str) {
-                Some("sym") => match field(&mut map, "name")? {
-                    Json::String(s) => Ok(Value::Symbol(s)),
-                    other => Err(WireError::Tag(format!("symbol name {other}"))),
-                },
-                Some("float") => match field(&mut map, "value")?.as_str() {
-                    Some("NaN") => Ok(Value::Float(f64::NAN)),
-                    Some("Infinity") => Ok(Value::Float(f64::INFINITY)),
-                    Some("-Infinity") => Ok(Value::Float(f64::NEG_INFINITY)),
-                    other => Err(WireError::Tag(format!("float value {other:?}"))),
-                },
-                Some("hash") => {
-                    let Json::Array(pairs) = field(&mut map, "pairs")? else {
-                        return Err(WireError::Tag("hash pairs must be a list".into()));
-                    };
-                    let mut h = Hash::with_capacity_and_hasher(pairs.len(), Default::default());
-                    for pair in pairs {
-                        match pair {
-                            Json::Array(kv) if kv.len() == 2 => {
-                                let mut kv = kv.into_iter();
-                                let k = from_wire(kv.next().unwrap_or_default())?;
-                                let v = from_wire(kv.next().unwrap_or_default())?;
-                                h.insert(k, v);
-                            }
-                            other => {
-                                return Err(WireError::Tag(format!("hash pair {other}")));
-                            }
-                        }
-                    }
-                    Ok(Value::Hash(h))
-                }
-                _ => Err(WireError::Tag(format!("unknown tag {tag:?}"))),
-            }
-        }
-        Json::Object(map) => {
-            let mut h = Hash::with_capacity_and_hasher(map.len(), Default::default());
-            for (k, v) in map {
-                h.insert(Value::String(k), from_wire(v)?);
-            }
-            Ok(Value::Hash(h))
-        }
-        scalar => Ok(from_json(scalar)),
-    }
+    let errors = Cell::new(None);
+    Decode { errors: &errors }.deserialize(json).map_err(|e| {
+        errors
+            .take()
+            .unwrap_or_else(|| WireError::Json(e.to_string()))
+    })
 }
 
 /// Decodes wire JSON text.
@@ -181,11 +175,199 @@ pub fn from_wire(json: Json) -> Result<Value, WireError> {
 ///
 /// Text that is not JSON, or a malformed tagged value.
 pub fn from_str(text: &str) -> Result<Value, WireError> {
-    let json: Json = serde_json::from_str(text).map_err(|e| WireError::Json(e.to_string()))?;
-    from_wire(json)
+    let errors = Cell::new(None);
+    let mut de = serde_json::Deserializer::from_str(text);
+    Decode { errors: &errors }
+        .deserialize(&mut de)
+        .and_then(|v| de.end().map(|()| v))
+        .map_err(|e| {
+            errors
+                .take()
+                .unwrap_or_else(|| WireError::Json(e.to_string()))
+        })
 }
 
-fn number(text: &str) -> Json {
+/// Decodes one wire value straight from a serde deserializer: from JSON
+/// text, no JSON tree is built (request bodies and stored documents are
+/// parsed once, into their final values).
+///
+/// A malformed tagged value stops the parse; its [`WireError`] is left in
+/// `errors`, since serde's errors carry only text (and serde_json adds the
+/// position to it).
+#[derive(Clone, Copy)]
+pub struct Decode<'e> {
+    pub errors: &'e Cell<Option<WireError>>,
+}
+
+/// The one key of the map serde_json's `arbitrary_precision` presents a
+/// number as (any number that is not a 64-bit integer: the text is kept).
+const NUMBER_TOKEN: &str = "$serde_json::private::Number";
+
+impl<'de> DeserializeSeed<'de> for Decode<'_> {
+    type Value = Value;
+
+    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<Value, D::Error> {
+        d.deserialize_any(self)
+    }
+}
+
+impl<'de> Visitor<'de> for Decode<'_> {
+    type Value = Value;
+
+    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str("a wire value")
+    }
+
+    fn visit_unit<E>(self) -> Result<Value, E> {
+        Ok(Value::Nil)
+    }
+
+    fn visit_none<E>(self) -> Result<Value, E> {
+        Ok(Value::Nil)
+    }
+
+    fn visit_bool<E>(self, b: bool) -> Result<Value, E> {
+        Ok(Value::Bool(b))
+    }
+
+    fn visit_i64<E>(self, n: i64) -> Result<Value, E> {
+        Ok(Value::Int(n))
+    }
+
+    fn visit_u64<E>(self, n: u64) -> Result<Value, E> {
+        Ok(i64::try_from(n).map_or_else(|_| Value::integer(n.into()), Value::Int))
+    }
+
+    fn visit_i128<E>(self, n: i128) -> Result<Value, E> {
+        Ok(Value::integer(n.into()))
+    }
+
+    fn visit_u128<E>(self, n: u128) -> Result<Value, E> {
+        Ok(Value::integer(n.into()))
+    }
+
+    fn visit_f64<E>(self, f: f64) -> Result<Value, E> {
+        Ok(Value::Float(f))
+    }
+
+    fn visit_str<E>(self, s: &str) -> Result<Value, E> {
+        Ok(Value::String(s.to_owned()))
+    }
+
+    fn visit_string<E>(self, s: String) -> Result<Value, E> {
+        Ok(Value::String(s))
+    }
+
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Value, A::Error> {
+        let mut items = Vec::with_capacity(seq.size_hint().unwrap_or(0));
+        while let Some(item) = seq.next_element_seed(self)? {
+            items.push(item);
+        }
+        Ok(Value::Array(items))
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Value, A::Error> {
+        let mut h = Hash::default();
+        while let Some(key) = map.next_key::<String>()? {
+            if key == NUMBER_TOKEN && h.is_empty() {
+                return Ok(number(&map.next_value::<String>()?));
+            }
+            if key == TAG {
+                return self.tagged(h, map);
+            }
+            let v = map.next_value_seed(self)?;
+            h.insert(Value::String(key), v);
+        }
+        Ok(Value::Hash(h))
+    }
+}
+
+impl Decode<'_> {
+    /// The rest of an object found to hold the tag; `before` holds its
+    /// fields written before the tag (decoded as plain values, which is
+    /// what the tags' fields are made of).
+    fn tagged<'de, A: MapAccess<'de>>(
+        self,
+        mut before: Hash,
+        mut map: A,
+    ) -> Result<Value, A::Error> {
+        let mut tag = map.next_value_seed(self)?;
+        let mut fields: [Option<Value>; 3] =
+            TAG_FIELDS.map(|name| before.swap_remove(&Value::str(name)));
+        while let Some(key) = map.next_key::<String>()? {
+            if key == TAG {
+                tag = map.next_value_seed(self)?;
+            } else if let Some(i) = TAG_FIELDS.iter().position(|f| *f == key) {
+                fields[i] = Some(map.next_value_seed(self)?);
+            } else {
+                map.next_value::<IgnoredAny>()?;
+            }
+        }
+        untag(&tag, fields).map_err(|e| {
+            self.errors.set(Some(e));
+            de::Error::custom("malformed tagged value")
+        })
+    }
+}
+
+/// The fields the tags use, in the order [`untag`] receives them.
+const TAG_FIELDS: [&str; 3] = ["name", "value", "pairs"];
+
+/// The value a tagged object stands for.
+fn untag(tag: &Value, [name, value, pairs]: [Option<Value>; 3]) -> Result<Value, WireError> {
+    let field = |v: Option<Value>, name: &str| {
+        v.ok_or_else(|| WireError::Tag(format!("{TAG} object without \"{name}\"")))
+    };
+    match tag.as_str() {
+        Some("sym") => match field(name, "name")? {
+            Value::String(s) => Ok(Value::Symbol(s)),
+            other => Err(WireError::Tag(format!("symbol name {}", to_string(&other)))),
+        },
+        Some("float") => match field(value, "value")? {
+            Value::String(s) if s == "NaN" => Ok(Value::Float(f64::NAN)),
+            Value::String(s) if s == "Infinity" => Ok(Value::Float(f64::INFINITY)),
+            Value::String(s) if s == "-Infinity" => Ok(Value::Float(f64::NEG_INFINITY)),
+            other => Err(WireError::Tag(format!("float value {}", to_string(&other)))),
+        },
+        Some("hash") => {
+            let Value::Array(pairs) = field(pairs, "pairs")? else {
+                return Err(WireError::Tag("hash pairs must be a list".into()));
+            };
+            let mut h = Hash::with_capacity_and_hasher(pairs.len(), Default::default());
+            for pair in pairs {
+                let pair = match pair {
+                    Value::Array(kv) => <[Value; 2]>::try_from(kv).map_err(Value::Array),
+                    other => Err(other),
+                };
+                match pair {
+                    Ok([k, v]) => {
+                        h.insert(k, v);
+                    }
+                    Err(other) => {
+                        return Err(WireError::Tag(format!("hash pair {}", to_string(&other))));
+                    }
+                }
+            }
+            Ok(Value::Hash(h))
+        }
+        _ => Err(WireError::Tag(format!("unknown tag {}", to_string(tag)))),
+    }
+}
+
+/// A number's text as Ruby's JSON reads it: a Float with a fraction or an
+/// exponent, else an Integer of any size.
+fn number(text: &str) -> Value {
+    if text.contains(['.', 'e', 'E']) {
+        Value::Float(text.parse().unwrap_or(f64::NAN))
+    } else {
+        match text.parse::<i64>() {
+            Ok(n) => Value::Int(n),
+            Err(_) => Value::integer(text.parse().unwrap_or_default()),
+        }
+    }
+}
+
+fn json_number(text: &str) -> Json {
     // With serde_json's arbitrary_precision, a Number keeps its exact text.
     Json::Number(text.parse::<Number>().unwrap_or_else(|_| Number::from(0)))
 }
@@ -239,12 +421,16 @@ mod tests {
         odd.insert(Value::Symbol("s".into()), Value::Float(f64::NAN));
         let cases = vec![
             Value::Nil,
+            Value::Bool(true),
+            Value::Bool(false),
             Value::Int(i64::MIN),
             Value::integer("-123456789012345678901234567890".parse().unwrap()),
             Value::Float(0.1),
             Value::Float(-0.0),
             Value::Float(1e100),
             Value::Float(f64::INFINITY),
+            Value::Float(f64::NEG_INFINITY),
+            Value::Float(1.0e-5),
             Value::str("quote \" and \u{1} and é"),
             Value::Symbol("sym".into()),
             Value::Array(vec![
@@ -266,6 +452,107 @@ mod tests {
             rhash! {"a" => 1, "f" => Value::Float(2.0), "l" => Value::Array(vec!["x".into()])},
         );
         assert_eq!(to_string(&v), r#"{"a":1,"f":2.0,"l":["x"]}"#);
+    }
+
+    /// From text and from a JSON tree (serde_json presents numbers
+    /// differently to each), to the same values.
+    #[test]
+    fn decodes_numbers_and_tags_in_any_order() {
+        let big = |text: &str| Value::integer(text.parse().unwrap());
+        let sym = |name: &str| Value::Symbol(name.into());
+        let mut pairs = Hash::default();
+        pairs.insert(Value::Int(1), sym("one"));
+        pairs.insert(Value::Hash(rhash! {"__hierad__" => "k"}), Value::Nil);
+        let cases = [
+            ("0", Value::Int(0)),
+            ("-0", Value::Int(0)),
+            ("-12", Value::Int(-12)),
+            ("9223372036854775807", Value::Int(i64::MAX)),
+            ("9223372036854775808", big("9223372036854775808")),
+            ("-9223372036854775809", big("-9223372036854775809")),
+            (
+                "123456789012345678901234567890123456789012",
+                big("123456789012345678901234567890123456789012"),
+            ),
+            ("1.0", Value::Float(1.0)),
+            ("-0.0", Value::Float(-0.0)),
+            ("1e3", Value::Float(1000.0)),
+            ("2.5E-1", Value::Float(0.25)),
+            ("1.5e300", Value::Float(1.5e300)),
+            (r#""a\"\u00e9""#, Value::str("a\"é")),
+            (
+                r#"{"b\n":[null,true],"a":{},"b\n":1}"#,
+                Value::Hash(rhash! {"b\n" => 1, "a" => Value::Hash(Hash::default())}),
+            ),
+            (r#"{"name":"s","__hierad__":"sym"}"#, sym("s")),
+            (r#"{"__hierad__":"sym","other":[1],"name":"s"}"#, sym("s")),
+            (
+                r#"{"pairs":[[1,{"__hierad__":"sym","name":"one"}]],"x":2,"__hierad__":"hash"}"#,
+                Value::Hash({
+                    let mut h = Hash::default();
+                    h.insert(Value::Int(1), sym("one"));
+                    h
+                }),
+            ),
+            (
+                r#"[{"__hierad__":"hash","pairs":[[1,{"__hierad__":"sym","name":"one"}],[{"__hierad__":"hash","pairs":[["__hierad__","k"]]},null]]}]"#,
+                Value::Array(vec![Value::Hash(pairs)]),
+            ),
+            (
+                r#"{"__hierad__":"float","value":"-Infinity"}"#,
+                Value::Float(f64::NEG_INFINITY),
+            ),
+        ];
+        for (text, want) in cases {
+            assert_eq!(from_str(text), Ok(want.clone()), "{text}");
+            let tree: Json = serde_json::from_str(text).unwrap();
+            assert_eq!(from_wire(tree), Ok(want), "{text} as a tree");
+        }
+    }
+
+    #[test]
+    fn malformed_tags_say_what_is_wrong() {
+        let cases = [
+            (r#"{"__hierad__":"nope"}"#, r#"unknown tag "nope""#),
+            (r#"{"__hierad__":1,"name":"x"}"#, "unknown tag 1"),
+            (
+                r#"{"name":"x","__hierad__":"sym","x":{"__hierad__":0}}"#,
+                "ok",
+            ),
+            (
+                r#"{"__hierad__":"sym"}"#,
+                "__hierad__ object without \"name\"",
+            ),
+            (r#"{"__hierad__":"sym","name":[]}"#, "symbol name []"),
+            (r#"{"__hierad__":"float","value":1.5}"#, "float value 1.5"),
+            (
+                r#"{"__hierad__":"hash","pairs":{}}"#,
+                "hash pairs must be a list",
+            ),
+            (
+                r#"{"__hierad__":"hash","pairs":[[1,2,3]]}"#,
+                "hash pair [1,2,3]",
+            ),
+            (
+                r#"[1,{"a":{"__hierad__":"hash","pairs":[7]}}]"#,
+                "hash pair 7",
+            ),
+        ];
+        for (text, want) in cases {
+            let got = match from_str(text) {
+                Ok(_) => "ok".to_owned(),
+                Err(WireError::Tag(message)) => message,
+                Err(other) => panic!("{text}: {other}"),
+            };
+            assert_eq!(got, want, "{text}");
+        }
+        assert_eq!(
+            from_str("[1,"),
+            Err(WireError::Json(
+                "EOF while parsing a value at line 1 column 3".into()
+            ))
+        );
+        assert!(matches!(from_str("[1] 2"), Err(WireError::Json(m)) if m.starts_with("trailing")));
     }
 
     #[test]

@@ -598,6 +598,73 @@ fn answers_are_cached_until_a_write() {
     );
 }
 
+/// An environment's `hiera` resource (Symbol keys, in the wire form).
+fn hiera_config(levels: &[&str]) -> String {
+    json!({"__hierad__": "hash", "pairs": [
+        [{"__hierad__": "sym", "name": "hierarchy"}, levels],
+        [{"__hierad__": "sym", "name": "merge_behavior"}, "deeper"],
+    ]})
+    .to_string()
+}
+
+#[test]
+fn the_hiera_resource_applies_from_the_next_write() {
+    let server = TestServer::empty();
+    let r = send(
+        &server,
+        "POST",
+        "/api/v1/config/components",
+        r#"{"name": "h", "resource_definitions": [{"name": "hiera"}, {"name": "a"}, {"name": "b"}]}"#,
+    );
+    assert_eq!(r.status, 201, "{}", r.body);
+    let r = send(
+        &server,
+        "POST",
+        "/api/v1/config/environments",
+        r#"{"id": 6, "components": ["h"], "hierarchy_levels": []}"#,
+    );
+    assert_eq!(r.status, 201, "{}", r.body);
+    let root = "/api/v1/config/environments/6/resources";
+    for (resource, body) in [
+        ("a", r#"{"k": "a", "n": {"x": {"p": 1}}}"#),
+        ("b", r#"{"k": "b", "n": {"x": {"q": 2}}}"#),
+        ("hiera", &hiera_config(&["a", "b"])),
+    ] {
+        let r = send(&server, "PUT", &format!("{root}/{resource}/values"), body);
+        assert_eq!(r.status, 204, "{}", r.body);
+    }
+    let value = |request: Value| lookup(&server, request).json()["value"].clone();
+    let deep = json!({"x": {"p": 1, "q": 2}});
+    for _ in 0..2 {
+        assert_eq!(value(json!({"environment": 6, "key": "k"})), "a");
+        assert_eq!(
+            value(json!({"environment": 6, "key": "k", "hierarchy": ["b", "a"]})),
+            "b"
+        );
+        assert_eq!(
+            value(json!({"environment": 6, "key": "n", "resolution": "hash"})),
+            deep
+        );
+        assert_eq!(
+            value(json!({"environment": 6, "key": "n", "resolution": "hash",
+                         "hierarchy": ["b", "a"], "merge_behavior": "native"})),
+            json!({"x": {"q": 2}})
+        );
+    }
+    let r = send(
+        &server,
+        "PUT",
+        &format!("{root}/hiera/values"),
+        &hiera_config(&["b", "a"]),
+    );
+    assert_eq!(r.status, 204, "{}", r.body);
+    assert_eq!(value(json!({"environment": 6, "key": "k"})), "b");
+    assert_eq!(
+        value(json!({"environment": 6, "key": "k", "hierarchy": ["a"]})),
+        "a"
+    );
+}
+
 #[test]
 fn whole_datasources_with_etags_and_scope_variables() {
     let server = TestServer::with_sample();

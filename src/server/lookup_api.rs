@@ -8,8 +8,8 @@ use super::state::AppState;
 use crate::configdb::LevelPath;
 use crate::hiera::lookup::{Answer, Outcome as StepOutcome, Resolution, Step};
 use crate::hiera::{Hash, Value};
-use crate::lookup::{Request, config_for, hash_resolution, lookup, scope_variables};
-use crate::wire;
+use crate::lookup::{Request, hash_resolution, lookup, scope_variables};
+use crate::wire::{self, WireError};
 use axum::Json;
 use axum::Router;
 use axum::body::Bytes;
@@ -17,8 +17,11 @@ use axum::extract::{Path, Query, State};
 use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
-use serde_json::{Map, Value as JsonValue, json};
+use serde::de::{Deserialize, Deserializer, IgnoredAny, MapAccess, Visitor};
+use serde_json::{Value as JsonValue, json};
+use std::cell::Cell;
 use std::collections::HashMap;
+use std::fmt;
 use std::hash::{Hash as _, Hasher};
 
 /// The lookup routes, to be nested under `/api/v1`.
@@ -53,7 +56,11 @@ async fn lookup_handler(
     State(state): State<AppState>,
     LimitedBytes(bytes): LimitedBytes,
 ) -> Result<Response, ApiError> {
-    let miss = match state.cache().get(state.generation(), &bytes) {
+    // Read before the snapshot: writers publish a snapshot, then bump the
+    // generation, so nothing kept under a generation (answers, configs)
+    // comes from a snapshot older than the one it stands for.
+    let generation = state.generation();
+    let miss = match state.cache().get(generation, &bytes) {
         Ok(hit) => {
             state.metrics().cache_hit();
             return Ok(json_bytes(StatusCode::OK, hit, "HIT"));
@@ -76,16 +83,19 @@ async fn lookup_handler(
                 .expect("checked above"),
         )?;
     }
-    let config = config_for(&snapshot, &parsed.request)?;
+    let loaded = state
+        .configs()
+        .get(generation, &snapshot, &parsed.request)?;
+    let config = &loaded.config;
     let body = match &parsed.keys {
         None if !parsed.request.explain => {
-            let outcome = lookup(&snapshot, &config, &parsed.request)?;
-            let body = Bytes::from(answer_text(&outcome.answer));
+            let outcome = lookup(&snapshot, config, &parsed.request)?;
+            let body = answer_text(&outcome.answer);
             state.cache().admit(miss, &body);
             return Ok(json_bytes(StatusCode::OK, body, "MISS"));
         }
         None => {
-            let outcome = lookup(&snapshot, &config, &parsed.request)?;
+            let outcome = lookup(&snapshot, config, &parsed.request)?;
             answer_json(&outcome.answer, Some(&outcome.steps))
         }
         Some(keys) => {
@@ -93,7 +103,7 @@ async fn lookup_handler(
             for key in keys {
                 let mut request = parsed.request.clone();
                 request.key.clone_from(key);
-                let mut entry = match lookup(&snapshot, &config, &request) {
+                let mut entry = match lookup(&snapshot, config, &request) {
                     Ok(outcome) => {
                         answer_json(&outcome.answer, request.explain.then_some(&outcome.steps))
                     }
@@ -115,17 +125,26 @@ async fn lookup_handler(
 }
 
 /// [`answer_json`] without steps, as text, written straight from the
-/// value (no JSON tree of a large answer is built).
-fn answer_text(answer: &Answer) -> String {
+/// value into the response's buffer (no JSON tree of a large answer is
+/// built, nor copied).
+fn answer_text(answer: &Answer) -> Bytes {
     match answer {
-        Answer::Found(v) => format!("{{\"found\":true,\"value\":{}}}", wire::to_string(v)),
-        Answer::Default(v) => format!(
-            "{{\"found\":false,\"default\":true,\"value\":{}}}",
-            wire::to_string(v)
-        ),
-        Answer::NotFound => "{\"found\":false}".to_owned(),
+        Answer::Found(v) => value_answer(b"{\"found\":true,\"value\":", v),
+        Answer::Default(v) => value_answer(b"{\"found\":false,\"default\":true,\"value\":", v),
+        Answer::NotFound => Bytes::from_static(b"{\"found\":false}"),
     }
 }
+
+fn value_answer(open: &[u8], v: &Value) -> Bytes {
+    let mut out = Vec::with_capacity(ANSWER_CAPACITY);
+    out.extend_from_slice(open);
+    wire::write_to(&mut out, v);
+    out.push(b'}');
+    Bytes::from(out)
+}
+
+/// Most answers are a short String or a small Hash.
+const ANSWER_CAPACITY: usize = 128;
 
 fn answer_json(answer: &Answer, steps: Option<&Vec<Step>>) -> JsonValue {
     let mut out = match answer {
@@ -167,59 +186,49 @@ fn bad(message: impl Into<String>) -> ApiError {
 }
 
 fn parse_request(bytes: &[u8]) -> Result<Parsed, ApiError> {
-    let json: JsonValue =
-        serde_json::from_slice(bytes).map_err(|e| bad(format!("malformed JSON: {e}")))?;
-    let JsonValue::Object(mut map) = json else {
-        return Err(bad("a lookup request is a JSON object"));
-    };
-    const KNOWN: [&str; 13] = [
-        "environment",
-        "level",
-        "key",
-        "keys",
-        "resolution",
-        "hierarchy",
-        "merge_behavior",
-        "deep_merge_options",
-        "scope",
-        "order_override",
-        "default",
-        "explain",
-        "format",
-    ];
-    if let Some(unknown) = map.keys().find(|k| !KNOWN.contains(&k.as_str())) {
+    let Fields {
+        unknown,
+        values:
+            [
+                environment,
+                level,
+                key,
+                keys,
+                resolution,
+                hierarchy,
+                merge_behavior,
+                deep_merge_options,
+                scope,
+                order_override,
+                default,
+                explain,
+            ],
+    } = read_fields(bytes)?;
+    if let Some(unknown) = unknown {
         return Err(bad(format!(
             "unknown field {unknown:?} in the lookup request"
         )));
     }
-    let value = |map: &mut Map<String, JsonValue>, name: &str| -> Result<Option<Value>, ApiError> {
-        map.remove(name)
-            .map(|j| wire::from_wire(j).map_err(|e| bad(format!("{name}: {e}"))))
-            .transpose()
-    };
-    let env = match map.remove("environment") {
-        Some(JsonValue::Number(n)) => n
-            .as_i64()
-            .ok_or_else(|| bad("environment must be an integer id"))?,
-        Some(JsonValue::String(s)) => s
+    let env = match environment {
+        Some(Value::Int(n)) => n,
+        Some(Value::String(s)) => s
             .parse()
             .map_err(|_| bad("environment must be an integer id"))?,
         Some(_) => return Err(bad("environment must be an integer id")),
         None => return Err(bad("the lookup request has no environment")),
     };
-    let level = match map.remove("level") {
-        None | Some(JsonValue::Null) => LevelPath::root(),
-        Some(JsonValue::String(s)) if s.is_empty() => LevelPath::root(),
-        Some(JsonValue::String(s)) => LevelPath::parse_cli(&s).map_err(|e| bad(e.to_string()))?,
+    let level = match level {
+        None | Some(Value::Nil) => LevelPath::root(),
+        Some(Value::String(s)) => LevelPath::parse_cli(&s).map_err(|e| bad(e.to_string()))?,
         Some(_) => return Err(bad("level is a string like \"nodes=node-1\"")),
     };
-    let (key, keys) = match (map.remove("key"), map.remove("keys")) {
-        (Some(JsonValue::String(k)), None) => (k, None),
-        (None, Some(JsonValue::Array(list))) => {
+    let (key, keys) = match (key, keys) {
+        (Some(Value::String(k)), None) => (k, None),
+        (None, Some(Value::Array(list))) => {
             let keys = list
                 .into_iter()
                 .map(|k| match k {
-                    JsonValue::String(s) => Ok(s),
+                    Value::String(s) => Ok(s),
                     _ => Err(bad("keys must be strings")),
                 })
                 .collect::<Result<Vec<_>, _>>()?;
@@ -229,45 +238,43 @@ fn parse_request(bytes: &[u8]) -> Result<Parsed, ApiError> {
         (None, None) => return Err(bad("the lookup request has no key")),
         _ => return Err(bad("key is a string and keys a list of strings")),
     };
-    let resolution = match map.remove("resolution") {
-        None | Some(JsonValue::Null) => Resolution::Priority,
-        Some(JsonValue::String(s)) => match s.as_str() {
+    let resolution = match resolution {
+        None | Some(Value::Nil) => Resolution::Priority,
+        // A Symbol (a tagged `sym`) names the same resolution as its String.
+        Some(Value::String(s) | Value::Symbol(s)) => match s.as_str() {
             "priority" => Resolution::Priority,
             "array" => Resolution::Array,
             "hash" => Resolution::Hash,
-            other => Resolution::Other(other.to_owned()),
+            _ => Resolution::Other(s),
         },
-        Some(options @ JsonValue::Object(_)) => {
-            let options = wire::from_wire(options).map_err(|e| bad(format!("resolution: {e}")))?;
-            hash_resolution(&options)?
-        }
+        Some(options @ Value::Hash(_)) => hash_resolution(&options)?,
         Some(_) => {
             return Err(bad(
                 "resolution is \"priority\", \"array\", \"hash\" or an object of merge options",
             ));
         }
     };
-    let hierarchy = match map.remove("hierarchy") {
-        None | Some(JsonValue::Null) => None,
-        Some(JsonValue::Array(levels)) => Some(
+    let hierarchy = match hierarchy {
+        None | Some(Value::Nil) => None,
+        Some(Value::Array(levels)) => Some(
             levels
                 .into_iter()
                 .map(|l| match l {
-                    JsonValue::String(s) => Ok(s),
+                    Value::String(s) => Ok(s),
                     _ => Err(bad("hierarchy is a list of datasource names")),
                 })
                 .collect::<Result<_, _>>()?,
         ),
         Some(_) => return Err(bad("hierarchy is a list of datasource names")),
     };
-    let scope = match value(&mut map, "scope")? {
+    let scope = match scope {
         None | Some(Value::Nil) => Hash::default(),
         Some(Value::Hash(h)) => h,
         Some(_) => return Err(bad("scope is an object of variables")),
     };
-    let explain = match map.remove("explain") {
-        None | Some(JsonValue::Bool(false)) => false,
-        Some(JsonValue::Bool(true)) => true,
+    let explain = match explain {
+        None | Some(Value::Bool(false)) => false,
+        Some(Value::Bool(true)) => true,
         Some(_) => return Err(bad("explain is true or false")),
     };
     Ok(Parsed {
@@ -277,14 +284,133 @@ fn parse_request(bytes: &[u8]) -> Result<Parsed, ApiError> {
             key,
             resolution,
             hierarchy,
-            merge_behavior: value(&mut map, "merge_behavior")?,
-            deep_merge_options: value(&mut map, "deep_merge_options")?,
+            merge_behavior,
+            deep_merge_options,
             scope,
-            order_override: value(&mut map, "order_override")?,
-            default: value(&mut map, "default")?,
+            order_override,
+            default,
             explain,
         },
         keys,
+    })
+}
+
+/// A lookup request's fields as sent, each decoded from the body's text
+/// straight into a [`Value`] (no JSON tree in between); [`parse_request`]
+/// checks their types.
+struct Fields {
+    /// The first field the API does not know.
+    unknown: Option<String>,
+    /// In the order of [`FIELDS`].
+    values: [Option<Value>; FIELDS.len()],
+}
+
+/// The fields of a lookup request, named without allocating.
+enum Field {
+    /// An index into [`FIELDS`].
+    Known(usize),
+    /// `format`: accepted and ignored (answers are always JSON).
+    Ignored,
+    Unknown(String),
+}
+
+/// What the lookup API knows; [`Fields::values`] and [`parse_request`]
+/// follow this order.
+const FIELDS: [&str; 12] = [
+    "environment",
+    "level",
+    "key",
+    "keys",
+    "resolution",
+    "hierarchy",
+    "merge_behavior",
+    "deep_merge_options",
+    "scope",
+    "order_override",
+    "default",
+    "explain",
+];
+
+impl<'de> Deserialize<'de> for Field {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Field, D::Error> {
+        struct Name;
+        impl Visitor<'_> for Name {
+            type Value = Field;
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str("a field name")
+            }
+            fn visit_str<E>(self, name: &str) -> Result<Field, E> {
+                Ok(match FIELDS.iter().position(|f| *f == name) {
+                    Some(known) => Field::Known(known),
+                    None if name == "format" => Field::Ignored,
+                    None => Field::Unknown(name.to_owned()),
+                })
+            }
+        }
+        d.deserialize_identifier(Name)
+    }
+}
+
+/// Reads a request object's fields, keeping the first unknown one's name
+/// for [`parse_request`] to refuse (after a whole, well-formed body).
+struct FieldsVisitor<'e> {
+    /// A malformed tagged value, and the field it was in.
+    errors: &'e Cell<Option<WireError>>,
+    field: &'e Cell<&'static str>,
+}
+
+impl<'de> Visitor<'de> for FieldsVisitor<'_> {
+    type Value = Fields;
+
+    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str("a lookup request")
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Fields, A::Error> {
+        let mut fields = Fields {
+            unknown: None,
+            values: Default::default(),
+        };
+        let decode = wire::Decode {
+            errors: self.errors,
+        };
+        while let Some(field) = map.next_key::<Field>()? {
+            match field {
+                Field::Known(i) => {
+                    self.field.set(FIELDS[i]);
+                    fields.values[i] = Some(map.next_value_seed(decode)?);
+                }
+                Field::Ignored => {
+                    map.next_value::<IgnoredAny>()?;
+                }
+                Field::Unknown(name) => {
+                    fields.unknown.get_or_insert(name);
+                    map.next_value::<IgnoredAny>()?;
+                }
+            }
+        }
+        Ok(fields)
+    }
+}
+
+fn read_fields(bytes: &[u8]) -> Result<Fields, ApiError> {
+    if bytes.iter().find(|b| !b.is_ascii_whitespace()) != Some(&b'{') {
+        return Err(match serde_json::from_slice::<IgnoredAny>(bytes) {
+            Ok(_) => bad("a lookup request is a JSON object"),
+            Err(e) => bad(format!("malformed JSON: {e}")),
+        });
+    }
+    let errors = Cell::new(None);
+    let field = Cell::new("");
+    let mut de = serde_json::Deserializer::from_slice(bytes);
+    de.deserialize_map(FieldsVisitor {
+        errors: &errors,
+        field: &field,
+    })
+    .and_then(|fields| de.end().map(|()| fields))
+    .map_err(|e| match errors.take() {
+        Some(tag) => bad(format!("{}: {tag}", field.get())),
+        None => bad(format!("malformed JSON: {e}")),
     })
 }
 
@@ -348,6 +474,173 @@ mod tests {
     use super::*;
     use std::borrow::Cow;
 
+    fn error_of(body: &str) -> String {
+        match parse_request(body.as_bytes()) {
+            Err(ApiError::BadRequest(message)) => message,
+            Err(other) => panic!("{body}: {other:?}"),
+            Ok(_) => panic!("{body}: parsed"),
+        }
+    }
+
+    /// What a client reads for each mistake (a prefix, for serde_json's
+    /// own wording after it).
+    #[test]
+    fn bad_requests_say_what_is_wrong() {
+        let cases = [
+            ("{", "malformed JSON: EOF while parsing an object"),
+            ("", "malformed JSON: EOF while parsing a value"),
+            (
+                "{\"key\":\"k\",\"environment\":1} x",
+                "malformed JSON: trailing characters",
+            ),
+            ("[1]", "a lookup request is a JSON object"),
+            ("42", "a lookup request is a JSON object"),
+            ("\"x\"", "a lookup request is a JSON object"),
+            (
+                r#"{"environment":1,"key":"k","bogus":1}"#,
+                r#"unknown field "bogus" in the lookup request"#,
+            ),
+            (
+                r#"{"bogus":{"__hierad__":"nope"},"environment":"x"}"#,
+                r#"unknown field "bogus" in the lookup request"#,
+            ),
+            (r#"{"key":"k"}"#, "the lookup request has no environment"),
+            (
+                r#"{"environment":1.0,"key":"k"}"#,
+                "environment must be an integer id",
+            ),
+            (
+                r#"{"environment":"one","key":"k"}"#,
+                "environment must be an integer id",
+            ),
+            (
+                r#"{"environment":null,"key":"k"}"#,
+                "environment must be an integer id",
+            ),
+            (
+                r#"{"environment":[1],"key":"k"}"#,
+                "environment must be an integer id",
+            ),
+            (
+                r#"{"environment":1,"key":"k","level":3}"#,
+                "level is a string like \"nodes=node-1\"",
+            ),
+            (
+                r#"{"environment":1,"key":"k","level":"nodes"}"#,
+                "\"nodes\" in level path \"nodes\" is not of the form level=value",
+            ),
+            (r#"{"environment":1}"#, "the lookup request has no key"),
+            (
+                r#"{"environment":1,"key":"k","keys":["k"]}"#,
+                "give either key or keys, not both",
+            ),
+            (
+                r#"{"environment":1,"key":3}"#,
+                "key is a string and keys a list of strings",
+            ),
+            (
+                r#"{"environment":1,"keys":"k"}"#,
+                "key is a string and keys a list of strings",
+            ),
+            (
+                r#"{"environment":1,"keys":["a",1]}"#,
+                "keys must be strings",
+            ),
+            (
+                r#"{"environment":1,"key":"k","resolution":3}"#,
+                "resolution is \"priority\", \"array\", \"hash\" or an object of merge options",
+            ),
+            (
+                r#"{"environment":1,"key":"k","hierarchy":"common"}"#,
+                "hierarchy is a list of datasource names",
+            ),
+            (
+                r#"{"environment":1,"key":"k","hierarchy":["a",null]}"#,
+                "hierarchy is a list of datasource names",
+            ),
+            (
+                r#"{"environment":1,"key":"k","scope":[]}"#,
+                "scope is an object of variables",
+            ),
+            (
+                r#"{"environment":1,"key":"k","scope":{"a":{"__hierad__":"sym"}}}"#,
+                "scope: malformed tagged value: __hierad__ object without \"name\"",
+            ),
+            (
+                r#"{"environment":1,"key":"k","default":{"__hierad__":"float","value":"1"}}"#,
+                "default: malformed tagged value: float value",
+            ),
+            (
+                r#"{"environment":1,"key":"k","order_override":{"__hierad__":"x"}}"#,
+                "order_override: malformed tagged value: unknown tag \"x\"",
+            ),
+            (
+                r#"{"environment":1,"key":"k","resolution":{"__hierad__":"float","value":"NaN"}}"#,
+                "resolution is \"priority\"",
+            ),
+            (
+                r#"{"environment":1,"key":"k","explain":"yes"}"#,
+                "explain is true or false",
+            ),
+        ];
+        for (body, want) in cases {
+            let message = error_of(body);
+            assert!(message.starts_with(want), "{body}: {message}");
+        }
+    }
+
+    #[test]
+    fn good_requests_parse() {
+        let parsed = parse_request(
+            br#"{"environment":"7","level":"nodes=n1","key":"k","resolution":"hash",
+                 "hierarchy":["a","b"],"scope":{"::fqdn":"n1","n":1.5,"s":{"__hierad__":"sym","name":"x"}},
+                 "merge_behavior":"deeper","deep_merge_options":{"knockout_prefix":"--"},
+                 "order_override":null,"default":[1,{"a":null}],"explain":true,"format":"yaml"}"#,
+        )
+        .expect("a good request");
+        let r = &parsed.request;
+        assert_eq!((r.env, r.key.as_str(), r.explain), (7, "k", true));
+        assert_eq!(r.level, LevelPath::parse_cli("nodes=n1").unwrap());
+        assert!(matches!(r.resolution, Resolution::Hash));
+        assert_eq!(
+            r.hierarchy.as_deref(),
+            Some(&["a".to_owned(), "b".to_owned()][..])
+        );
+        assert_eq!(
+            r.scope,
+            crate::rhash! {"::fqdn" => "n1", "n" => Value::Float(1.5), "s" => Value::Symbol("x".into())}
+        );
+        assert_eq!(r.merge_behavior, Some(Value::str("deeper")));
+        assert_eq!(
+            r.deep_merge_options,
+            Some(Value::Hash(crate::rhash! {"knockout_prefix" => "--"}))
+        );
+        assert_eq!(r.order_override, Some(Value::Nil));
+        assert_eq!(
+            r.default,
+            Some(Value::Array(vec![
+                Value::Int(1),
+                Value::Hash(crate::rhash! {"a" => Value::Nil})
+            ]))
+        );
+        assert!(parsed.keys.is_none());
+
+        let parsed = parse_request(br#" {"keys":["a","b"],"environment":1,"level":"","scope":null,"resolution":{"behavior":"deeper"}} "#)
+            .expect("a good request");
+        assert_eq!(parsed.keys, Some(vec!["a".to_owned(), "b".to_owned()]));
+        assert!(parsed.request.level.is_root());
+        assert!(parsed.request.scope.is_empty());
+        assert!(matches!(parsed.request.resolution, Resolution::HashWith(_)));
+        assert!(parsed.request.default.is_none());
+
+        // A Symbol names its resolution as a String does.
+        let parsed = parse_request(
+            br#"{"environment":1,"key":"k","resolution":{"__hierad__":"sym","name":"array"}}"#,
+        )
+        .expect("a good request");
+        assert!(matches!(parsed.request.resolution, Resolution::Array));
+    }
+
     #[test]
     fn answer_text_is_the_answer_json() {
         let big =
@@ -363,7 +656,7 @@ mod tests {
         for answer in cases {
             assert_eq!(
                 answer_text(&answer),
-                answer_json(&answer, None).to_string(),
+                answer_json(&answer, None).to_string().as_bytes(),
                 "{answer:?}"
             );
         }

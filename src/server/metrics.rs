@@ -2,28 +2,88 @@
 //! and misses, and the data generation. Labels never carry data values.
 
 use axum::extract::{MatchedPath, Request, State};
+use axum::http::Method;
 use axum::middleware::Next;
 use axum::response::Response;
-use prometheus_client::encoding::EncodeLabelSet;
+use prometheus_client::encoding::{EncodeLabelSet, EncodeLabelValue, LabelValueEncoder};
 use prometheus_client::metrics::counter::Counter;
 use prometheus_client::metrics::family::Family;
 use prometheus_client::metrics::gauge::Gauge;
 use prometheus_client::metrics::histogram::Histogram;
 use prometheus_client::registry::Registry;
+use std::borrow::Cow;
 use std::sync::Arc;
 use std::time::Instant;
 
+// Labels are made for every request, so they borrow or share their text
+// rather than allocating it.
+
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
 struct RequestLabels {
-    method: String,
-    route: String,
+    method: Cow<'static, str>,
+    route: Route,
     status: u16,
 }
 
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
 struct RouteLabels {
-    method: String,
-    route: String,
+    method: Cow<'static, str>,
+    route: Route,
+}
+
+/// A request's route template: axum's (an `Arc<str>` inside), or none.
+#[derive(Clone, Debug)]
+enum Route {
+    Matched(MatchedPath),
+    Unmatched,
+}
+
+impl Route {
+    fn as_str(&self) -> &str {
+        match self {
+            Route::Matched(path) => path.as_str(),
+            Route::Unmatched => "unmatched",
+        }
+    }
+}
+
+impl PartialEq for Route {
+    fn eq(&self, other: &Route) -> bool {
+        self.as_str() == other.as_str()
+    }
+}
+
+impl Eq for Route {}
+
+impl std::hash::Hash for Route {
+    fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
+        self.as_str().hash(state);
+    }
+}
+
+impl EncodeLabelValue for Route {
+    fn encode(&self, encoder: &mut LabelValueEncoder) -> std::fmt::Result {
+        self.as_str().encode(encoder)
+    }
+}
+
+/// The standard methods' names are static; others are copied.
+fn method_label(method: &Method) -> Cow<'static, str> {
+    const STANDARD: [(Method, &str); 9] = [
+        (Method::GET, "GET"),
+        (Method::POST, "POST"),
+        (Method::PUT, "PUT"),
+        (Method::DELETE, "DELETE"),
+        (Method::HEAD, "HEAD"),
+        (Method::OPTIONS, "OPTIONS"),
+        (Method::PATCH, "PATCH"),
+        (Method::TRACE, "TRACE"),
+        (Method::CONNECT, "CONNECT"),
+    ];
+    STANDARD.iter().find(|(m, _)| m == method).map_or_else(
+        || Cow::Owned(method.as_str().to_owned()),
+        |(_, name)| Cow::Borrowed(*name),
+    )
 }
 
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
@@ -119,8 +179,8 @@ pub async fn track(State(metrics): State<Arc<Metrics>>, request: Request, next: 
     let route = request
         .extensions()
         .get::<MatchedPath>()
-        .map_or_else(|| "unmatched".to_owned(), |p| p.as_str().to_owned());
-    let method = request.method().as_str().to_owned();
+        .map_or(Route::Unmatched, |p| Route::Matched(p.clone()));
+    let method = method_label(request.method());
     let start = Instant::now();
     let response = next.run(request).await;
     let elapsed = start.elapsed().as_secs_f64();
@@ -140,4 +200,41 @@ pub async fn track(State(metrics): State<Arc<Metrics>>, request: Request, next: 
         })
         .inc();
     response
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn labels_render_as_their_text() {
+        let metrics = Metrics::new();
+        let odd = Method::from_bytes(b"PURGE").unwrap();
+        for (method, status) in [(Method::POST, 404), (odd, 405)] {
+            let method = method_label(&method);
+            metrics
+                .requests
+                .get_or_create(&RequestLabels {
+                    method: method.clone(),
+                    route: Route::Unmatched,
+                    status,
+                })
+                .inc();
+            metrics
+                .latency
+                .get_or_create(&RouteLabels {
+                    method,
+                    route: Route::Unmatched,
+                })
+                .observe(0.001);
+        }
+        let text = metrics.render();
+        for line in [
+            r#"hierad_http_requests_total{method="POST",route="unmatched",status="404"} 1"#,
+            r#"hierad_http_requests_total{method="PURGE",route="unmatched",status="405"} 1"#,
+            r#"hierad_http_request_duration_seconds_count{method="POST",route="unmatched"} 1"#,
+        ] {
+            assert!(text.contains(line), "{line} in {text}");
+        }
+    }
 }

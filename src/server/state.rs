@@ -1,10 +1,12 @@
 //! The server's shared state: the store, the published snapshot, the
-//! answer cache and the metrics. Cheap to clone (an `Arc` inside).
+//! answer cache, the loaded Hiera configurations and the metrics. Cheap
+//! to clone (an `Arc` inside).
 
 use super::cache::AnswerCache;
 use super::error::ApiError;
 use super::metrics::Metrics;
 use crate::configdb::{DocAddress, Snapshot, StoredDoc};
+use crate::lookup::Configs;
 use crate::settings::Settings;
 use crate::store::Store;
 use arc_swap::ArcSwap;
@@ -25,6 +27,9 @@ struct Inner {
     /// write invalidates all cached answers at once.
     generation: AtomicU64,
     cache: AnswerCache,
+    /// Keyed by generation too: a write may change an environment's
+    /// `hiera` resource.
+    configs: Configs,
     metrics: Arc<Metrics>,
     /// Serializes writers, so each derives its snapshot from the last one
     /// published (readers never take it).
@@ -47,6 +52,7 @@ impl AppState {
                 snapshot: ArcSwap::from_pointee(snapshot),
                 generation: AtomicU64::new(1),
                 cache,
+                configs: Configs::new(),
                 metrics: Arc::new(Metrics::new()),
                 writes: tokio::sync::Mutex::new(()),
                 settings,
@@ -64,6 +70,10 @@ impl AppState {
 
     pub fn cache(&self) -> &AnswerCache {
         &self.inner.cache
+    }
+
+    pub fn configs(&self) -> &Configs {
+        &self.inner.configs
     }
 
     pub fn metrics(&self) -> &Arc<Metrics> {
