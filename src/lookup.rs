@@ -3,7 +3,7 @@
 //! [`Snapshot`], answered by the Hiera core exactly as Hiera 3.10 answers
 //! from YAML files. Shared by the server, the remote CLI and the bench.
 
-use crate::configdb::{LevelPath, Snapshot};
+use crate::configdb::{LevelPath, PathReader, Snapshot};
 use crate::hiera::config::{BackendKind, Config};
 use crate::hiera::lookup::{Answer, DataSource, Fetched, Hiera, NoLog, Resolution, Step};
 use crate::hiera::merge::MergeSpec;
@@ -45,24 +45,30 @@ pub struct Outcome<'s> {
 
 /// The datasources of one environment at one level path: each is the
 /// effective document of the resource of that name, folded key by key.
+/// An environment or path that cannot be reached has no data.
 pub struct SnapshotSource<'s, 'r> {
-    pub snapshot: &'s Snapshot,
-    pub env: i64,
-    pub level: &'r LevelPath,
+    reader: Option<PathReader<'s, 'r>>,
+}
+
+impl<'s, 'r> SnapshotSource<'s, 'r> {
+    pub fn new(snapshot: &'s Snapshot, env: i64, level: &'r LevelPath) -> Self {
+        SnapshotSource {
+            reader: snapshot.at(env, level),
+        }
+    }
 }
 
 impl<'s> DataSource<'s> for SnapshotSource<'s, '_> {
     fn fetch(&self, _: BackendKind, _: &str, source: &str, key: &Value) -> Result<Fetched<'s>> {
-        Ok(
-            match self
-                .snapshot
-                .effective_key(self.env, self.level, source, key)
-            {
-                Some((value, true)) => Fetched::Final(value),
-                Some((value, false)) => Fetched::Found(value),
-                None => Fetched::NoKey,
-            },
-        )
+        let found = self
+            .reader
+            .as_ref()
+            .and_then(|r| r.effective_key(source, key));
+        Ok(match found {
+            Some((value, true)) => Fetched::Final(value),
+            Some((value, false)) => Fetched::Found(value),
+            None => Fetched::NoKey,
+        })
     }
 }
 
@@ -308,11 +314,7 @@ pub fn lookup<'s>(
     config: &Config,
     request: &Request,
 ) -> Result<Outcome<'s>, HieraError> {
-    let source = SnapshotSource {
-        snapshot,
-        env: request.env,
-        level: &request.level,
-    };
+    let source = SnapshotSource::new(snapshot, request.env, &request.level);
     let mut hiera = Hiera::new(config, &source, &NoLog);
     if request.explain {
         hiera = hiera.explain();

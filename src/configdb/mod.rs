@@ -20,4 +20,4 @@ pub use model::{
     Component, ComponentRef, DocAddress, DocKind, Environment, NewComponent, NewEnvironment,
     ResourceDefinition, SnapshotData, StoredDocument, Version, into_document,
 };
-pub use snapshot::{Snapshot, StoredDoc};
+pub use snapshot::{EffectiveKey, PathReader, Snapshot, StoredDoc};

@@ -71,6 +71,23 @@ impl StoredDoc {
 /// Hiera hands it out unchanged.
 pub type EffectiveKey<'s> = (Cow<'s, Value>, bool);
 
+/// One environment's documents at one (checked) level path: what a
+/// lookup reads from on every level of its hierarchy.
+pub struct PathReader<'s, 'p> {
+    env: &'s EnvData,
+    pairs: &'p [LevelValue],
+}
+
+impl<'s> PathReader<'s, '_> {
+    /// As [`Snapshot::effective_key`].
+    pub fn effective_key(&self, resource: &str, key: &Value) -> Option<EffectiveKey<'s>> {
+        self.env
+            .resources
+            .get(resource)?
+            .effective_key(self.pairs, key)
+    }
+}
+
 /// An immutable view of the ConfigDB; cheap to clone, safe to share
 /// between threads.
 #[derive(Clone, Debug, Default)]
@@ -401,13 +418,18 @@ impl Snapshot {
         resource: &str,
         key: &Value,
     ) -> Option<EffectiveKey<'_>> {
+        self.at(env, path)?.effective_key(resource, key)
+    }
+
+    /// The documents of environment `env` at `path`, for reading key after
+    /// key ([`Snapshot::effective_key`] with the environment found and the
+    /// path checked once): `None` when either cannot be reached.
+    pub fn at<'s, 'p>(&'s self, env: i64, path: &'p LevelPath) -> Option<PathReader<'s, 'p>> {
         let env = self.envs.get(&env)?;
-        if !path.fits(&env.env.hierarchy_levels) {
-            return None;
-        }
-        env.resources
-            .get(resource)?
-            .effective_key(path.pairs(), key)
+        path.fits(&env.env.hierarchy_levels).then_some(PathReader {
+            env,
+            pairs: path.pairs(),
+        })
     }
 
     /// [`Snapshot::effective`], saying why when there is nothing.

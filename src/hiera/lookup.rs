@@ -346,9 +346,10 @@ impl<'a, 'd> Hiera<'a, 'd> {
         for template in levels(&config.hierarchy, order_override) {
             let source = self.interpolate_config(template, scope, order_override)?;
             let bad = is_bad_level(&source);
-            let source_text = match source {
-                Value::String(s) => s,
-                other => to_s(&other),
+            let source_text: Cow<'_, str> = match source {
+                Cow::Borrowed(Value::String(s)) => Cow::Borrowed(s),
+                Cow::Owned(Value::String(s)) => Cow::Owned(s),
+                other => Cow::Owned(to_s(&other)),
             };
             if bad {
                 self.debug(|| format!("Ignoring bad definition in :hierarchy: '{source_text}'"));
@@ -446,23 +447,24 @@ impl<'a, 'd> Hiera<'a, 'd> {
             )),
         };
         Ok(match self.interpolate_config(&dir, scope, None)? {
-            Value::String(dir) => dir,
+            Cow::Borrowed(Value::String(dir)) => dir.clone(),
+            Cow::Owned(Value::String(dir)) => dir,
             other => to_s(&other),
         })
     }
 
     /// `Backend.interpolate_config`: levels and datadirs are interpolated
     /// under one shared context while any of them is being interpolated.
-    fn interpolate_config(
+    fn interpolate_config<'e>(
         &mut self,
-        entry: &Value,
+        entry: &'e Value,
         scope: &Hash,
         order_override: Option<&Value>,
-    ) -> Result<Value> {
+    ) -> Result<Cow<'e, Value>> {
         // Most levels are plain names: nothing to set up a context for.
         if let Value::String(s) = entry {
             if !has_token(s) {
-                return Ok(entry.clone());
+                return Ok(Cow::Borrowed(entry));
             }
         }
         match &self.config_context {
@@ -475,12 +477,12 @@ impl<'a, 'd> Hiera<'a, 'd> {
                 self.config_context = Some(context.clone());
                 let result = interpolate(entry, scope, &context, self);
                 self.config_context = None;
-                result
+                result.map(Cow::Owned)
             }
             Some(shared) => {
                 let mut context = shared.clone();
                 context.order_override = order_override.cloned();
-                interpolate(entry, scope, &context, self)
+                interpolate(entry, scope, &context, self).map(Cow::Owned)
             }
         }
     }
