@@ -1,0 +1,79 @@
+#!/usr/bin/env bash
+# Instructions per lookup, by key class, counted by callgrind: a figure that
+# does not move with the machine's load (requests/s on a shared 2-core
+# machine do), for telling whether a change to the lookup path helps.
+#
+#   bash bench/instructions.sh        # about 5 minutes; needs valgrind
+#
+# Each class runs against its own `hierad serve --cache-mib 0` (every
+# request a full lookup) under callgrind, which counts only while the
+# measured requests run (after start-up and a warm-up). The bare hyper
+# server of bench/run.sh answers the same requests as the baseline.
+# Environment: NODES (1000), N (requests per class, 300; `large` gets N/5),
+# OUT (target/bench-results).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+NODES=${NODES:-1000}
+N=${N:-300}
+OUT=${OUT:-target/bench-results}
+
+cargo build --release --quiet
+bin=$PWD/target/release/hierad
+work=$(mktemp -d)
+trap 'kill $(jobs -p) 2>/dev/null || true; rm -rf "$work"' EXIT
+mkdir -p "$OUT"
+
+"$bin" bench generate --nodes "$NODES" "$work/env" >/dev/null 2>&1
+HIERAD_LOG=warn "$bin" serve --listen 127.0.0.1:0 --db "$work/env.db" --no-sample 2>"$work/import.log" &
+import_pid=$!
+url=""
+for _ in $(seq 200); do
+  url=$(sed -n 's/^listening on //p' "$work/import.log")
+  [ -n "$url" ] && break
+  sleep 0.05
+done
+"$bin" bench load "$work/env" --server "$url" >/dev/null 2>&1
+kill "$import_pid"
+wait "$import_pid" 2>/dev/null || true
+
+# count LABEL REQUESTS SERVER-ARGS… -- BENCH-ARGS…: instructions per request.
+count() {
+  local label=$1 n=$2
+  shift 2
+  local server=() bench=()
+  while [ "$1" != "--" ]; do server+=("$1"); shift; done
+  shift
+  bench=("$@")
+  local out=$work/$label.callgrind log=$work/$label.log
+  HIERAD_LOG=warn valgrind --tool=callgrind --instr-atstart=no --callgrind-out-file="$out" \
+    "$bin" "${server[@]}" --listen 127.0.0.1:0 2>"$log" &
+  local pid=$! url=""
+  for _ in $(seq 600); do
+    url=$(sed -n 's/^listening on //p' "$log")
+    [ -n "$url" ] && break
+    sleep 0.1
+  done
+  [ -n "$url" ] || { echo "$label: the server did not start" >&2; cat "$log" >&2; exit 1; }
+  local plan=("--plan" "$work/env/bench-plan.json" -c 4 "${bench[@]}")
+  "$bin" bench --server "$url" "${plan[@]}" -n 100 >/dev/null 2>&1
+  callgrind_control -i on "$pid" >/dev/null 2>&1
+  "$bin" bench --server "$url" "${plan[@]}" -n "$n" --warmup 0s >/dev/null 2>&1
+  callgrind_control -i off "$pid" >/dev/null 2>&1
+  kill "$pid"
+  wait "$pid" 2>/dev/null || true
+  local total
+  total=$(callgrind_annotate "$out" 2>/dev/null | sed -n 's/^ *\([0-9,]*\) .*PROGRAM TOTALS.*/\1/p' | tr -d ,)
+  echo $((total / n))
+}
+
+base=$(count baseline "$N" bench baseline-server -- --mix priority=1)
+{
+  printf '%-14s %12s %8s\n' class instr/req ratio
+  printf '%-14s %12d %8s\n' bare-hyper "$base" 1.00
+  for class in priority interpolated hash array missing large; do
+    n=$N
+    [ "$class" = large ] && n=$((N / 5))
+    per=$(count "$class" "$n" serve --db "$work/env.db" --no-sample --cache-mib 0 -- --mix "$class=1")
+    printf '%-14s %12d %8.2f\n' "$class" "$per" "$(echo "$per / $base" | bc -l)"
+  done
+} | tee "$OUT/instructions.txt"
