@@ -9,7 +9,7 @@ use crate::configdb::LevelPath;
 use crate::hiera::lookup::{Answer, Outcome as StepOutcome, Resolution, Step};
 use crate::hiera::{Hash, Value};
 use crate::lookup::{Request, hash_resolution, lookup, scope_variables};
-use crate::wire::{self, WireError};
+use crate::wire;
 use axum::Json;
 use axum::Router;
 use axum::body::Bytes;
@@ -354,8 +354,8 @@ impl<'de> Deserialize<'de> for Field {
 /// Reads a request object's fields, keeping the first unknown one's name
 /// for [`parse_request`] to refuse (after a whole, well-formed body).
 struct FieldsVisitor<'e> {
-    /// A malformed tagged value, and the field it was in.
-    errors: &'e Cell<Option<WireError>>,
+    decoding: &'e wire::Decoding,
+    /// The field being decoded, to name in a tagged value's error.
     field: &'e Cell<&'static str>,
 }
 
@@ -371,9 +371,7 @@ impl<'de> Visitor<'de> for FieldsVisitor<'_> {
             unknown: None,
             values: Default::default(),
         };
-        let decode = wire::Decode {
-            errors: self.errors,
-        };
+        let decode = self.decoding.seed();
         while let Some(field) = map.next_key::<Field>()? {
             match field {
                 Field::Known(i) => {
@@ -400,15 +398,15 @@ fn read_fields(bytes: &[u8]) -> Result<Fields, ApiError> {
             Err(e) => bad(format!("malformed JSON: {e}")),
         });
     }
-    let errors = Cell::new(None);
+    let decoding = wire::Decoding::default();
     let field = Cell::new("");
     let mut de = serde_json::Deserializer::from_slice(bytes);
     de.deserialize_map(FieldsVisitor {
-        errors: &errors,
+        decoding: &decoding,
         field: &field,
     })
     .and_then(|fields| de.end().map(|()| fields))
-    .map_err(|e| match errors.take() {
+    .map_err(|e| match decoding.take_tag_error() {
         Some(tag) => bad(format!("{}: {tag}", field.get())),
         None => bad(format!("malformed JSON: {e}")),
     })
