@@ -69,6 +69,16 @@ impl AnswerCache {
         }
     }
 
+    /// Drops every answer: after a write they can never be asked for again
+    /// (their generation is gone), and left in place they would hold the
+    /// budget until evicted, and make the admission policy turn new
+    /// answers away in their favour.
+    pub fn clear(&self) {
+        if let Some(answers) = &self.answers {
+            answers.invalidate_all();
+        }
+    }
+
     /// Keeps `answer` if this request missed before (recently enough to
     /// be remembered); otherwise remembers that it was asked.
     pub fn admit(&self, miss: Miss, answer: &Bytes) {
@@ -104,6 +114,8 @@ mod tests {
         assert_eq!(cache.get(1, &body).ok(), Some(answer.clone()));
         // Another generation is another key.
         assert!(cache.get(2, &body).is_err());
+        cache.clear();
+        assert!(cache.get(1, &body).is_err());
     }
 
     #[test]

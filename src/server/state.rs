@@ -154,6 +154,7 @@ impl AppState {
         .map_err(|e| ApiError::Internal(format!("store task failed: {e}")))??;
         self.inner.snapshot.store(Arc::new(snapshot));
         let generation = self.inner.generation.fetch_add(1, Ordering::AcqRel) + 1;
+        self.inner.cache.clear();
         self.inner.metrics.set_generation(generation);
         Ok(result)
     }
