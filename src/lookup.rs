@@ -11,6 +11,7 @@ use crate::hiera::{Hash, HieraError, Result, Value};
 use arc_swap::ArcSwapOption;
 use std::hash::BuildHasher;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
 
 /// The resource whose root `values` are an environment's Hiera
 /// configuration (what `hierad import` makes of a tree's `hiera.yaml`).
@@ -142,6 +143,11 @@ const CONFIG_SLOTS: usize = 256;
 pub struct Configs {
     /// Readers never lock; a miss replaces the slot's configuration.
     slots: Box<[ArcSwapOption<Loaded>]>,
+    /// The fingerprint of the last hierarchy of a request's own each slot
+    /// missed: such configurations are kept from their second miss.
+    /// Interpolated hierarchies are one per node; keeping each replaced
+    /// (and dropped, cold) a kept one, which cost more than deriving them.
+    seen: Box<[AtomicU64]>,
     hasher: foldhash::fast::RandomState,
 }
 
@@ -196,6 +202,7 @@ impl Configs {
     pub fn new() -> Configs {
         Configs {
             slots: (0..CONFIG_SLOTS).map(|_| ArcSwapOption::empty()).collect(),
+            seen: (0..CONFIG_SLOTS).map(|_| AtomicU64::new(0)).collect(),
             hasher: foldhash::fast::RandomState::default(),
         }
     }
@@ -234,7 +241,8 @@ impl Configs {
         let hash = self
             .hasher
             .hash_one((env, hierarchy, merge_behavior, deep_merge_options));
-        let slot = &self.slots[usize::try_from(hash).unwrap_or_default() % CONFIG_SLOTS];
+        let index = usize::try_from(hash).unwrap_or_default() % CONFIG_SLOTS;
+        let slot = &self.slots[index];
         if let Some(loaded) = &*slot.load() {
             if loaded.is_for(
                 generation,
@@ -246,8 +254,9 @@ impl Configs {
                 return Ok(Arc::clone(loaded));
             }
         }
+        let derived = hierarchy.is_some_and(|levels| !levels.is_empty());
         let config = match hierarchy {
-            Some(levels) if !levels.is_empty() => {
+            Some(levels) if derived => {
                 let base = self.get_for(
                     generation,
                     snapshot,
@@ -270,7 +279,9 @@ impl Configs {
             merge_behavior: merge_behavior.cloned(),
             deep_merge_options: deep_merge_options.cloned(),
         });
-        slot.store(Some(Arc::clone(&loaded)));
+        if !derived || self.seen[index].swap(hash, Ordering::Relaxed) == hash {
+            slot.store(Some(Arc::clone(&loaded)));
+        }
         Ok(loaded)
     }
 }
@@ -521,14 +532,17 @@ mod tests {
                 }
             }
         }
-        let request = request(Some(&["a"]), None, false);
-        assert!(
-            Arc::ptr_eq(
-                &configs.get(1, &snapshot, &request).unwrap(),
-                &configs.get(1, &snapshot, &request).unwrap()
-            ),
-            "kept"
-        );
+        // The environment's own is kept at once; one of the request's own
+        // from its second miss.
+        let kept = |configs: &Configs, request: &Request| {
+            let first = configs.get(1, &snapshot, request).unwrap();
+            Arc::ptr_eq(&first, &configs.get(1, &snapshot, request).unwrap())
+        };
+        assert!(kept(&configs, &request(Some(&["a"]), None, false)));
+        let fresh = Configs::new();
+        assert!(kept(&fresh, &request(None, None, false)));
+        assert!(!kept(&fresh, &request(Some(&["b"]), None, false)));
+        assert!(kept(&fresh, &request(Some(&["b"]), None, false)));
     }
 
     #[test]

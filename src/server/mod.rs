@@ -15,13 +15,14 @@ pub use error::ApiError;
 pub use state::AppState;
 
 use axum::Router;
-use axum::extract::State;
+use axum::extract::{Request, State};
 use axum::http::{StatusCode, header};
-use axum::response::IntoResponse;
+use axum::middleware::Next;
+use axum::response::{IntoResponse, Response};
 use axum::routing::get;
 use std::future::Future;
+use std::time::Duration;
 use tokio::net::TcpListener;
-use tower_http::timeout::TimeoutLayer;
 
 /// The whole application over `state`.
 pub fn app(state: AppState) -> Router {
@@ -35,11 +36,19 @@ pub fn app(state: AppState) -> Router {
             state.metrics().clone(),
             metrics::track,
         ))
-        .layer(TimeoutLayer::with_status_code(
-            StatusCode::REQUEST_TIMEOUT,
-            timeout,
-        ))
+        .layer(axum::middleware::from_fn_with_state(timeout, time_limit))
         .with_state(state)
+}
+
+/// Middleware: 408 for a request not answered within `limit`. The timer
+/// is armed only once the request waits (tokio's `timeout` polls it
+/// first): most lookups are answered in their first poll, and arming one
+/// for every request (tower-http's `TimeoutLayer`) woke the timer driver
+/// with a syscall each time.
+async fn time_limit(State(limit): State<Duration>, request: Request, next: Next) -> Response {
+    tokio::time::timeout(limit, next.run(request))
+        .await
+        .unwrap_or_else(|_| StatusCode::REQUEST_TIMEOUT.into_response())
 }
 
 async fn metrics_text(State(state): State<AppState>) -> impl IntoResponse {
@@ -63,4 +72,53 @@ pub async fn serve(
     axum::serve(listener, app(state))
         .with_graceful_shutdown(shutdown)
         .await
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::settings::Settings;
+    use crate::store::SqliteStore;
+    use std::io::{Read, Write};
+    use std::sync::Arc;
+
+    /// The status line of the answer to `request`, sent as is.
+    fn status_of(addr: std::net::SocketAddr, request: &str) -> String {
+        let mut stream = std::net::TcpStream::connect(addr).unwrap();
+        stream
+            .set_read_timeout(Some(Duration::from_secs(10)))
+            .unwrap();
+        stream.write_all(request.as_bytes()).unwrap();
+        let mut answer = [0; 12];
+        stream.read_exact(&mut answer).unwrap();
+        String::from_utf8_lossy(&answer).into_owned()
+    }
+
+    #[test]
+    fn a_request_that_waits_too_long_gets_408() {
+        let runtime = tokio::runtime::Runtime::new().unwrap();
+        let settings = Settings {
+            request_timeout: Duration::from_millis(200),
+            ..Settings::default()
+        };
+        let store = Arc::new(SqliteStore::open_in_memory().unwrap());
+        let state = AppState::new(store, settings).unwrap();
+        let listener = runtime.block_on(TcpListener::bind("127.0.0.1:0")).unwrap();
+        let addr = listener.local_addr().unwrap();
+        runtime.spawn(serve(listener, state, std::future::pending()));
+        assert_eq!(
+            status_of(addr, "GET /healthz HTTP/1.1\r\nhost: x\r\n\r\n"),
+            "HTTP/1.1 200"
+        );
+        // Half a body, then nothing.
+        let started = std::time::Instant::now();
+        assert_eq!(
+            status_of(
+                addr,
+                "POST /api/v1/lookup HTTP/1.1\r\nhost: x\r\ncontent-length: 100\r\n\r\n{\"key\":"
+            ),
+            "HTTP/1.1 408"
+        );
+        assert!(started.elapsed() >= Duration::from_millis(200));
+    }
 }
