@@ -14,6 +14,7 @@
 //!   non-String key, or with a `"__hierad__"` key of its own (so user data
 //!   can never be mistaken for a tag).
 
+use crate::hiera::json::number;
 use crate::hiera::render::ruby::float_to_s;
 use crate::hiera::{Hash, Value};
 use serde::de::{self, DeserializeSeed, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
@@ -383,19 +384,6 @@ fn untag(tag: &Value, [name, value, pairs]: [Option<Value>; 3]) -> Result<Value,
             Ok(Value::Hash(h))
         }
         _ => Err(WireError::Tag(format!("unknown tag {}", to_string(tag)))),
-    }
-}
-
-/// A number's text as Ruby's JSON reads it: a Float with a fraction or an
-/// exponent, else an Integer of any size.
-fn number(text: &str) -> Value {
-    if text.contains(['.', 'e', 'E']) {
-        Value::Float(text.parse().unwrap_or(f64::NAN))
-    } else {
-        match text.parse::<i64>() {
-            Ok(n) => Value::Int(n),
-            Err(_) => Value::integer(text.parse().unwrap_or_default()),
-        }
     }
 }
 

@@ -2,6 +2,7 @@
 //! cases.txt`, format in tests/differential.rs), read for the shim: the
 //! arguments of each `hiera` invocation, and where they name a config.
 
+use crate::shell::shell_split;
 use std::path::{Path, PathBuf};
 
 pub const FIXTURES: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/hiera");
@@ -118,85 +119,6 @@ pub fn rewrite_configs(args: &[String], map: impl Fn(&str) -> Option<String>) ->
         }
     }
     out
-}
-
-/// Splits a line into words as a POSIX shell (bash for `$'..'`) does,
-/// without expansions.
-pub fn shell_split(line: &str) -> Result<Vec<String>, String> {
-    let mut words = Vec::new();
-    let mut word = String::new();
-    let mut in_word = false;
-    let mut chars = line.chars().peekable();
-    let unclosed = |q: &str| format!("unclosed {q}");
-    while let Some(c) = chars.next() {
-        match c {
-            ' ' | '\t' => {
-                if in_word {
-                    words.push(std::mem::take(&mut word));
-                    in_word = false;
-                }
-            }
-            '\'' => {
-                in_word = true;
-                loop {
-                    match chars.next().ok_or_else(|| unclosed("'"))? {
-                        '\'' => break,
-                        c => word.push(c),
-                    }
-                }
-            }
-            '"' => {
-                in_word = true;
-                loop {
-                    match chars.next().ok_or_else(|| unclosed("\""))? {
-                        '"' => break,
-                        '\\' => match chars.next().ok_or_else(|| unclosed("\""))? {
-                            c @ ('"' | '\\' | '$' | '`') => word.push(c),
-                            c => {
-                                word.push('\\');
-                                word.push(c);
-                            }
-                        },
-                        c => word.push(c),
-                    }
-                }
-            }
-            '$' if chars.peek() == Some(&'\'') => {
-                chars.next();
-                in_word = true;
-                loop {
-                    match chars.next().ok_or_else(|| unclosed("$'"))? {
-                        '\'' => break,
-                        '\\' => match chars.next().ok_or_else(|| unclosed("$'"))? {
-                            'n' => word.push('\n'),
-                            't' => word.push('\t'),
-                            'r' => word.push('\r'),
-                            'e' => word.push('\x1b'),
-                            'x' => {
-                                let hex: String = (0..2).filter_map(|_| chars.next()).collect();
-                                let n = u32::from_str_radix(&hex, 16).map_err(|e| e.to_string())?;
-                                word.push(char::from_u32(n).ok_or("bad \\x")?);
-                            }
-                            c => word.push(c),
-                        },
-                        c => word.push(c),
-                    }
-                }
-            }
-            '\\' => {
-                in_word = true;
-                word.push(chars.next().ok_or("trailing \\")?);
-            }
-            c => {
-                in_word = true;
-                word.push(c);
-            }
-        }
-    }
-    if in_word {
-        words.push(word);
-    }
-    Ok(words)
 }
 
 #[test]

@@ -6,6 +6,8 @@
 
 #[path = "../common/server.rs"]
 mod server;
+#[path = "../common/shell.rs"]
+mod shell;
 
 mod cases;
 mod env;

@@ -84,8 +84,9 @@ pub fn from_json(json: Json) -> Value {
     }
 }
 
-/// Ruby makes a Float of any number with a fraction or an exponent.
-fn number(text: &str) -> Value {
+/// A number's text as Ruby's JSON reads it: a Float with a fraction or an
+/// exponent, else an Integer of any size.
+pub fn number(text: &str) -> Value {
     if text.contains(['.', 'e', 'E']) {
         Value::Float(text.parse().unwrap_or(f64::NAN))
     } else {
