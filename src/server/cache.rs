@@ -28,7 +28,6 @@ pub struct AnswerCache {
 /// answer.
 pub struct Miss {
     key: Key,
-    fingerprint: u64,
 }
 
 impl AnswerCache {
@@ -62,10 +61,9 @@ impl AnswerCache {
     /// The miss, when nothing is cached.
     pub fn get(&self, generation: u64, body: &Bytes) -> Result<Bytes, Miss> {
         let key = (generation, body.clone());
-        let fingerprint = self.hasher.hash_one(&key);
         match &self.answers {
-            Some(answers) => answers.get(&key).ok_or(Miss { key, fingerprint }),
-            None => Err(Miss { key, fingerprint }),
+            Some(answers) => answers.get(&key).ok_or(Miss { key }),
+            None => Err(Miss { key }),
         }
     }
 
@@ -85,9 +83,10 @@ impl AnswerCache {
         let Some(answers) = &self.answers else {
             return;
         };
-        let slot =
-            &self.seen[usize::try_from(miss.fingerprint).unwrap_or_default() % DOORKEEPER_SLOTS];
-        if slot.swap(miss.fingerprint, Ordering::Relaxed) != miss.fingerprint {
+        // Fingerprinted only here, on a miss: a hit hashes the body once.
+        let fingerprint = self.hasher.hash_one(&miss.key);
+        let slot = &self.seen[usize::try_from(fingerprint).unwrap_or_default() % DOORKEEPER_SLOTS];
+        if slot.swap(fingerprint, Ordering::Relaxed) != fingerprint {
             return;
         }
         // The body was a view into hyper's read buffer: a key holding it
