@@ -125,6 +125,21 @@ impl AppState {
         f: impl FnOnce(&dyn Store) -> Result<T, ApiError> + Send + 'static,
         publish: impl FnOnce(&T) -> Publish + Send + 'static,
     ) -> Result<T, ApiError> {
+        // The commit and its publish run in a task of their own: hyper drops
+        // a handler whose client hung up (and the time limit drops one that
+        // took too long), and a write committed but never published would
+        // stay invisible until a restart. Once started, the task finishes.
+        let state = self.clone();
+        tokio::spawn(async move { state.commit_and_publish(f, publish).await })
+            .await
+            .map_err(|e| ApiError::Internal(format!("write task failed: {e}")))?
+    }
+
+    async fn commit_and_publish<T: Send + 'static>(
+        &self,
+        f: impl FnOnce(&dyn Store) -> Result<T, ApiError> + Send + 'static,
+        publish: impl FnOnce(&T) -> Publish + Send + 'static,
+    ) -> Result<T, ApiError> {
         let _turn = self.inner.writes.lock().await;
         let store = Arc::clone(&self.inner.store);
         let base = self.snapshot();
