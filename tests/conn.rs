@@ -8,7 +8,7 @@ mod server;
 
 use serde_json::{Value, json};
 use server::{Reply, TestServer, call};
-use std::io::Write;
+use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpStream};
 use std::time::{Duration, Instant};
 
@@ -50,6 +50,19 @@ fn setup(server: &TestServer, resources: &[String]) {
         r#"{"id": 5, "components": ["app"], "hierarchy_levels": ["nodes"]}"#,
     );
     assert_eq!(r.status, 201, "{}", r.body);
+}
+
+/// Sends `request` as is on a new connection and reads the whole answer
+/// (the server closes, or 10 s pass).
+fn raw(addr: SocketAddr, request: &[u8]) -> String {
+    let mut stream = TcpStream::connect(addr).unwrap();
+    stream
+        .set_read_timeout(Some(Duration::from_secs(10)))
+        .unwrap();
+    stream.write_all(request).unwrap();
+    let mut answer = Vec::new();
+    let _ = stream.read_to_end(&mut answer);
+    String::from_utf8_lossy(&answer).into_owned()
 }
 
 #[test]
@@ -106,4 +119,51 @@ fn writes_whose_client_hangs_up_are_published() {
         }
     }
     eprintln!("{committed} of {WRITES} hung-up writes were committed, all published");
+}
+
+/// A small deterministic generator (xorshift), so a failure replays.
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        self.0
+    }
+
+    /// A method name no server knows: `len` letters.
+    fn method(&mut self, len: usize) -> String {
+        (0..len)
+            .map(|_| char::from(b'A' + u8::try_from(self.next() % 26).unwrap()))
+            .collect()
+    }
+}
+
+#[test]
+fn unknown_methods_do_not_grow_the_metrics() {
+    let server = TestServer::empty();
+    let addr = addr(&server);
+    let mut rng = Rng(0x9e37_79b9_7f4a_7c15);
+    for _ in 0..500 {
+        let method = rng.method(200);
+        let answer = raw(
+            addr,
+            format!("{method} /healthz HTTP/1.1\r\nhost: x\r\nconnection: close\r\n\r\n")
+                .as_bytes(),
+        );
+        assert!(answer.starts_with("HTTP/1.1 405"), "{answer}");
+    }
+    let metrics = get(&server, "/metrics").body;
+    assert!(
+        metrics.contains(
+            r#"hierad_http_requests_total{method="other",route="/healthz",status="405"} 500"#
+        ),
+        "{metrics}"
+    );
+    assert!(
+        metrics.len() < 16 * 1024,
+        "{} bytes of metrics",
+        metrics.len()
+    );
 }

@@ -11,23 +11,22 @@ use prometheus_client::metrics::family::Family;
 use prometheus_client::metrics::gauge::Gauge;
 use prometheus_client::metrics::histogram::Histogram;
 use prometheus_client::registry::Registry;
-use std::borrow::Cow;
 use std::sync::Arc;
 use std::time::Instant;
 
 // Labels are made for every request, so they borrow or share their text
-// rather than allocating it.
+// rather than allocating it; every one comes from a bounded set.
 
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
 struct RequestLabels {
-    method: Cow<'static, str>,
+    method: &'static str,
     route: Route,
     status: u16,
 }
 
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
 struct RouteLabels {
-    method: Cow<'static, str>,
+    method: &'static str,
     route: Route,
 }
 
@@ -67,8 +66,9 @@ impl EncodeLabelValue for Route {
     }
 }
 
-/// The standard methods' names are static; others are copied.
-fn method_label(method: &Method) -> Cow<'static, str> {
+/// The standard methods by name; any other is `other`, so a client
+/// cannot grow the label sets (each is kept for the process's life).
+fn method_label(method: &Method) -> &'static str {
     const STANDARD: [(Method, &str); 9] = [
         (Method::GET, "GET"),
         (Method::POST, "POST"),
@@ -80,10 +80,10 @@ fn method_label(method: &Method) -> Cow<'static, str> {
         (Method::TRACE, "TRACE"),
         (Method::CONNECT, "CONNECT"),
     ];
-    STANDARD.iter().find(|(m, _)| m == method).map_or_else(
-        || Cow::Owned(method.as_str().to_owned()),
-        |(_, name)| Cow::Borrowed(*name),
-    )
+    STANDARD
+        .iter()
+        .find(|(m, _)| m == method)
+        .map_or("other", |(_, name)| *name)
 }
 
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
@@ -187,7 +187,7 @@ pub async fn track(State(metrics): State<Arc<Metrics>>, request: Request, next: 
     metrics
         .latency
         .get_or_create(&RouteLabels {
-            method: method.clone(),
+            method,
             route: route.clone(),
         })
         .observe(elapsed);
@@ -215,7 +215,7 @@ mod tests {
             metrics
                 .requests
                 .get_or_create(&RequestLabels {
-                    method: method.clone(),
+                    method,
                     route: Route::Unmatched,
                     status,
                 })
@@ -231,7 +231,7 @@ mod tests {
         let text = metrics.render();
         for line in [
             r#"hierad_http_requests_total{method="POST",route="unmatched",status="404"} 1"#,
-            r#"hierad_http_requests_total{method="PURGE",route="unmatched",status="405"} 1"#,
+            r#"hierad_http_requests_total{method="other",route="unmatched",status="405"} 1"#,
             r#"hierad_http_request_duration_seconds_count{method="POST",route="unmatched"} 1"#,
         ] {
             assert!(text.contains(line), "{line} in {text}");
