@@ -8,6 +8,12 @@
 //! - [`configdb`]: the ConfigDB model: environments, components, level
 //!   paths, versions, the effective-value fold, the in-memory snapshot.
 //! - [`store`]: persistence of the ConfigDB (SQLite); the only SQL.
+//! - [`ops`]: the ConfigDB operations (create an environment, import a
+//!   tree, get/set a document or a key, history, restore), one trait with
+//!   a local (store) and a remote (HTTP) implementation; used by the CLI,
+//!   the sample loader and the bench.
+//! - [`api`]: the REST API's request and response bodies, shared by the
+//!   server and the remote client.
 //! - [`lookup`]: the one lookup path over the ConfigDB snapshot.
 //! - [`server`]: the HTTP server (axum): routes, errors, metrics, shutdown.
 //! - [`settings`]: how the daemon runs.
@@ -18,12 +24,14 @@
 //!   load loop, statistics and charts.
 //! - [`cli`]: one module per subcommand; the only place that parses flags.
 
+pub mod api;
 pub mod bench;
 pub mod cli;
 pub mod configdb;
 pub mod datafiles;
 pub mod hiera;
 pub mod lookup;
+pub mod ops;
 pub mod server;
 pub mod settings;
 pub mod store;

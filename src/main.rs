@@ -1,5 +1,4 @@
-use clap::Parser;
-use hierad::cli::{Cli, run};
+use hierad::cli::{parse, run};
 use std::process::ExitCode;
 
 // glibc malloc spent a quarter of the server's CPU growing and trimming
@@ -8,7 +7,11 @@ use std::process::ExitCode;
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 fn main() -> ExitCode {
-    match run(Cli::parse()) {
+    let cli = match parse() {
+        Ok(cli) => cli,
+        Err(code) => return code,
+    };
+    match run(cli) {
         Ok(code) => code,
         Err(err) => {
             eprintln!("hierad: {err:#}");

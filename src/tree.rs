@@ -37,6 +37,19 @@ pub struct TreeFile {
 /// names it), a file name that is not a valid resource name, or two files
 /// (`a.yaml`, `a.json`) that would be the same resource.
 pub fn read_tree(root: &Path) -> Result<Vec<TreeFile>, TreeError> {
+    read_tree_with(root, &mut |_, _| {})
+}
+
+/// [`read_tree`], calling `on_file(read, total)` after each file is read
+/// (a progress bar's hook).
+///
+/// # Errors
+///
+/// As [`read_tree`].
+pub fn read_tree_with(
+    root: &Path,
+    on_file: &mut dyn FnMut(usize, usize),
+) -> Result<Vec<TreeFile>, TreeError> {
     if !root.is_dir() {
         return Err(tree_error!("{} is not a directory", root.display()));
     }
@@ -44,7 +57,8 @@ pub fn read_tree(root: &Path) -> Result<Vec<TreeFile>, TreeError> {
     let mut seen_dirs = HashSet::new();
     walk(root, &mut files, &mut seen_dirs)?;
     files.sort();
-    let mut docs: Vec<TreeFile> = Vec::with_capacity(files.len());
+    let total = files.len();
+    let mut docs: Vec<TreeFile> = Vec::with_capacity(total);
     for path in files {
         let resource = resource_name(root, &path)?;
         if let Some(other) = docs.iter().find(|d| d.resource == resource) {
@@ -60,6 +74,7 @@ pub fn read_tree(root: &Path) -> Result<Vec<TreeFile>, TreeError> {
             path,
             content,
         });
+        on_file(docs.len(), total);
     }
     docs.sort_by(|a, b| a.resource.cmp(&b.resource));
     Ok(docs)
@@ -167,9 +182,27 @@ fn article(class: &str) -> &'static str {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use crate::rhash;
+
+    /// A tree of three small data files.
+    pub(crate) fn three_files() -> tempfile::TempDir {
+        let dir = tempfile::tempdir().unwrap();
+        for (name, text) in [("a.yaml", "x: 1\n"), ("b.yaml", "y: 2\n"), ("c.json", "{}")] {
+            std::fs::write(dir.path().join(name), text).unwrap();
+        }
+        dir
+    }
+
+    #[test]
+    fn progress_is_reported_file_by_file() {
+        let dir = three_files();
+        let mut seen = Vec::new();
+        let docs = read_tree_with(dir.path(), &mut |read, total| seen.push((read, total))).unwrap();
+        assert_eq!(docs.len(), 3);
+        assert_eq!(seen, [(1, 3), (2, 3), (3, 3)]);
+    }
 
     #[test]
     fn data_as_the_backends_read_it() {

@@ -5,13 +5,15 @@
 //! rate is one of the benchmark's figures.
 
 use super::BenchError;
-use super::client::{self, Target};
-use crate::configdb::{ComponentRef, DocKind, LevelPath, NewComponent, NewEnvironment};
-use crate::store::{ImportBatch, ImportDoc, SqliteStore, Store};
+use super::client::Target;
+use crate::configdb::{DocKind, LevelPath};
+use crate::hiera::Value;
+use crate::ops::{self, ConfigOps, LevelDocs, Local, NewEnv, Remote, TreeImport};
+use crate::store::SqliteStore;
 use crate::tree::{TreeFile, read_tree};
-use hyper::Method;
 use serde::Serialize;
 use std::path::Path;
+use std::sync::Arc;
 use std::time::Instant;
 
 /// The component generated resources are defined in.
@@ -94,80 +96,17 @@ fn read(path: &Path) -> Result<Vec<TreeFile>, BenchError> {
     Ok(read_tree(path)?)
 }
 
-/// Loads through a running server's API, as environment `env`.
+/// Loads through a running server's API, as environment `env`: one
+/// all-or-nothing import per level.
 ///
 /// # Errors
 ///
 /// A file cannot be read, or the server refuses.
-pub async fn via_server(target: &Target, dir: &Path, env: i64) -> Result<Loaded, BenchError> {
+pub fn via_server(target: &Target, dir: &Path, env: i64) -> Result<Loaded, BenchError> {
     let started = Instant::now();
-    let mut trees = Vec::new();
-    for (path, folder) in levels(dir)? {
-        trees.push((path, read(&folder)?));
-    }
-    // The component defines every resource up front, as Fuel's does: a
-    // node's import then defines nothing (which would rebuild the server's
-    // whole snapshot).
-    let mut names: Vec<&str> = trees
-        .iter()
-        .flat_map(|(_, files)| files.iter().map(|f| f.resource.as_str()))
-        .collect();
-    names.sort_unstable();
-    names.dedup();
-    let definitions: Vec<serde_json::Value> = names
-        .iter()
-        .map(|n| serde_json::json!({"name": n}))
-        .collect();
-    let post = |path: String, body: serde_json::Value| async move {
-        client::send(target, Method::POST, &path, body.to_string().into_bytes())
-            .await
-            .map_err(BenchError::io(format!("cannot reach {}", target.url())))
-    };
-    let (status, body) = post(
-        "/api/v1/config/components".to_owned(),
-        serde_json::json!({"name": COMPONENT, "resource_definitions": definitions}),
-    )
-    .await?;
-    if !(status.is_success() || status.as_u16() == 409) {
-        return Err(BenchError::refused("creating the component", status, &body));
-    }
-    let (status, body) = post(
-        "/api/v1/config/environments".to_owned(),
-        serde_json::json!({"id": env, "components": [COMPONENT], "hierarchy_levels": ["nodes"]}),
-    )
-    .await?;
-    if !(status.is_success() || status.as_u16() == 409) {
-        return Err(BenchError::refused(
-            format!("creating environment {env}"),
-            status,
-            &body,
-        ));
-    }
-    let mut loaded = Loaded::default();
-    for (path, files) in trees {
-        let mut documents = serde_json::Map::new();
-        for f in files {
-            let json = crate::wire::to_json(&crate::hiera::Value::Hash(f.content));
-            loaded.bytes += json.to_string().len() as u64;
-            loaded.documents += 1;
-            documents.insert(f.resource, json);
-        }
-        let mut body = serde_json::json!({"replace": true, "documents": documents});
-        if !path.is_root() {
-            body["level"] = path.to_string().into();
-        }
-        let (status, reply) =
-            post(format!("/api/v1/config/environments/{env}/import"), body).await?;
-        if !status.is_success() {
-            return Err(BenchError::refused(
-                format!("importing {path}"),
-                status,
-                &reply,
-            ));
-        }
-        loaded.levels += 1;
-    }
-    Ok(loaded.finish(started))
+    let trees = read_levels(dir)?;
+    let remote = Remote::new(&target.url()).map_err(ops::OpsError::from)?;
+    load(&remote, trees, env, started)
 }
 
 /// Loads straight into the database `db` (created if missing), in one
@@ -177,46 +116,47 @@ pub async fn via_server(target: &Target, dir: &Path, env: i64) -> Result<Loaded,
 ///
 /// A file cannot be read, or the store refuses.
 pub fn into_db(db: &Path, dir: &Path, env: i64) -> Result<Loaded, BenchError> {
-    let levels = levels(dir)?;
     let started = Instant::now();
-    let store = SqliteStore::open(db)?;
-    let component = match store.component(&ComponentRef::Name(COMPONENT.to_owned())) {
-        Ok(c) => c,
-        Err(_) => store.create_component(&NewComponent {
-            id: None,
-            name: COMPONENT.to_owned(),
-            resource_definitions: Vec::new(),
-        })?,
-    };
-    if store.environment(env).is_err() {
-        store.create_environment(&NewEnvironment {
-            id: Some(env),
-            components: vec![ComponentRef::Id(component.id)],
-            hierarchy_levels: vec!["nodes".to_owned()],
-        })?;
-    }
+    let trees = read_levels(dir)?;
+    let local = Local::new(Arc::new(SqliteStore::open(db)?));
+    load(&local, trees, env, started)
+}
+
+fn read_levels(dir: &Path) -> Result<Vec<LevelDocs>, BenchError> {
+    levels(dir)?
+        .into_iter()
+        .map(|(path, folder)| Ok((path, read(&folder)?)))
+        .collect()
+}
+
+/// Every level replaced by its tree. The component defines every
+/// resource up front, as Fuel's does: a node's import then defines
+/// nothing (which would rebuild a server's whole snapshot).
+fn load(
+    ops: &dyn ConfigOps,
+    trees: Vec<LevelDocs>,
+    env: i64,
+    started: Instant,
+) -> Result<Loaded, BenchError> {
     let mut loaded = Loaded::default();
-    let mut batch = ImportBatch {
-        env,
-        documents: Vec::new(),
-        replace: Vec::new(),
-        define_missing_in: Some(ComponentRef::Id(component.id)),
-    };
-    for (path, folder) in levels {
-        for f in read(&folder)? {
-            loaded.bytes +=
-                crate::wire::to_string(&crate::hiera::Value::Hash(f.content.clone())).len() as u64;
+    for (_, files) in &trees {
+        for f in files {
+            loaded.bytes += crate::wire::to_string(&Value::Hash(f.content.clone())).len() as u64;
             loaded.documents += 1;
-            batch.documents.push(ImportDoc {
-                path: path.clone(),
-                resource: f.resource,
-                kind: DocKind::Values,
-                content: f.content,
-            });
         }
-        batch.replace.push((path, DocKind::Values));
         loaded.levels += 1;
     }
-    store.import(&batch)?;
+    let import = TreeImport {
+        env,
+        levels: &trees,
+        kind: DocKind::Values,
+        replace: true,
+        new_env: NewEnv {
+            levels: vec!["nodes".to_owned()],
+            component: COMPONENT.to_owned(),
+        },
+        define_up_front: true,
+    };
+    ops::import_tree(ops, &import, &|_| Ok(()))?;
     Ok(loaded.finish(started))
 }

@@ -48,6 +48,9 @@ pub enum BenchError {
     /// A data tree cannot be read.
     #[error(transparent)]
     Tree(#[from] crate::tree::TreeError),
+    /// The ConfigDB (a server's or a database's) refused a load.
+    #[error(transparent)]
+    Ops(#[from] crate::ops::OpsError),
     /// A connection's task panicked or was cancelled.
     #[error("a bench task failed: {0}")]
     Task(#[from] tokio::task::JoinError),

@@ -205,7 +205,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
                 (_, Some(db)) => load::into_db(&db, &dir, env)?,
                 (Some(server), None) => {
                     let target: Target = server.parse().map_err(anyhow::Error::msg)?;
-                    runtime(Some(1))?.block_on(load::via_server(&target, &dir, env))?
+                    load::via_server(&target, &dir, env)?
                 }
                 (None, None) => bail!("give --server or --db"),
             };

@@ -1,6 +1,6 @@
-//! `hierad config get|set|override` (seeds/004's "Fuel Client"), and the
-//! connection every ConfigDB subcommand shares: a hierad server over HTTP
-//! (`--server URL`, or `HIERAD_SERVER`) or a local database (`--db PATH`).
+//! `hierad config get|set|override` (seeds/004's "Fuel Client"), on a
+//! hierad server over HTTP (`--server URL`, or `HIERAD_SERVER`) or a local
+//! database (`--db PATH`), through [`crate::ops`].
 //!
 //! Decisions where the seed is silent:
 //! - `get` prints the EFFECTIVE document (the fold of the root and each
@@ -24,202 +24,16 @@
 //!
 //! Every error is one line on stderr and exit status 1; nothing is written.
 
-use super::client::Client;
+use super::args::{Conn, EnvLevel};
+use super::fail;
 use crate::configdb::{
-    ConfigError, DocAddress, DocKind, KeyPath, LevelPath, NotFound, fold::fold, into_document,
-    keypath,
+    ConfigError, DocAddress, DocKind, KeyPath, NotFound, into_document, keypath,
 };
 use crate::hiera::{Hash, Value, render, yaml};
-use crate::store::{SqliteStore, Store};
 use crate::wire;
 use anyhow::{Context, anyhow, bail};
 use std::io::{IsTerminal, Read, Write};
-use std::path::PathBuf;
 use std::process::ExitCode;
-
-/// The database `hierad serve` uses by default.
-pub use crate::settings::DEFAULT_DB;
-
-/// The environment variable naming the default server.
-pub const SERVER_ENV: &str = "HIERAD_SERVER";
-
-/// Where the ConfigDB is: a server or a local database file.
-#[derive(Debug, Clone, Default, clap::Args)]
-pub struct Conn {
-    /// The hierad server to talk to, http://HOST:PORT (default: $HIERAD_SERVER;
-    /// without either, the local database --db)
-    #[arg(long, value_name = "URL")]
-    pub server: Option<String>,
-    /// Work on this local database file directly instead of a server
-    /// (default: hierad.db, the file `hierad serve` uses)
-    #[arg(long, value_name = "PATH", conflicts_with = "server")]
-    pub db: Option<PathBuf>,
-}
-
-/// What [`Conn`] resolves to.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Target {
-    Server(String),
-    Db(PathBuf),
-}
-
-impl Conn {
-    /// `--server`, then `--db`, then `$HIERAD_SERVER`, then the default
-    /// database.
-    pub fn target(&self) -> Target {
-        self.target_with(std::env::var(SERVER_ENV).ok())
-    }
-
-    fn target_with(&self, env_server: Option<String>) -> Target {
-        if let Some(server) = &self.server {
-            Target::Server(server.clone())
-        } else if let Some(db) = &self.db {
-            Target::Db(db.clone())
-        } else if let Some(server) = env_server.filter(|s| !s.trim().is_empty()) {
-            Target::Server(server)
-        } else {
-            Target::Db(PathBuf::from(DEFAULT_DB))
-        }
-    }
-}
-
-/// An open ConfigDB, local or remote, with the operations the CLI needs.
-pub enum Db {
-    Local(SqliteStore),
-    Remote(Client),
-}
-
-impl Db {
-    /// Opens the target. A local database must exist unless `create`
-    /// (only `import` creates one).
-    ///
-    /// # Errors
-    ///
-    /// A bad server URL; a missing or unopenable database file.
-    pub fn open(conn: &Conn, create: bool) -> anyhow::Result<Db> {
-        match conn.target() {
-            Target::Server(url) => Ok(Db::Remote(Client::new(&url)?)),
-            Target::Db(path) => {
-                if !create && !path.exists() {
-                    bail!(
-                        "no database at {}: give --db PATH, or --server URL (or set {SERVER_ENV})",
-                        path.display()
-                    );
-                }
-                let store = SqliteStore::open(&path)
-                    .with_context(|| format!("cannot open the database {}", path.display()))?;
-                Ok(Db::Local(store))
-            }
-        }
-    }
-
-    /// The effective document of `resource` at `path`.
-    ///
-    /// # Errors
-    ///
-    /// Unknown environment, level or resource; a path out of order.
-    pub fn effective(&self, env: i64, path: &LevelPath, resource: &str) -> anyhow::Result<Hash> {
-        match self {
-            Db::Remote(client) => Ok(client.effective(env, path, resource)?),
-            Db::Local(store) => {
-                // The fold's layers: the root's, then each pair's slot.
-                let mut layers = Vec::new();
-                for n in 0..=path.pairs().len() {
-                    let prefix = LevelPath::new(path.pairs()[..n].to_vec());
-                    for kind in DocKind::ALL {
-                        let at = DocAddress::new(env, prefix.clone(), resource, kind);
-                        if let Some((_, doc)) = store.get(&at, None)? {
-                            layers.push(doc);
-                        }
-                    }
-                }
-                Ok(fold(layers.iter()))
-            }
-        }
-    }
-
-    /// What is stored at exactly `at` (`{}` if never written), or one of
-    /// its versions.
-    ///
-    /// # Errors
-    ///
-    /// As [`Db::effective`]; an unknown version.
-    pub fn stored(&self, at: &DocAddress, version: Option<u64>) -> anyhow::Result<Hash> {
-        match self {
-            Db::Remote(client) => {
-                Ok(client.stored(at.env, &at.path, &at.resource, at.kind, version)?)
-            }
-            Db::Local(store) => Ok(store
-                .get(at, version)?
-                .map(|(_, doc)| doc)
-                .unwrap_or_default()),
-        }
-    }
-
-    /// Writes a whole document.
-    ///
-    /// # Errors
-    ///
-    /// As [`Db::effective`].
-    pub fn put(&self, at: &DocAddress, doc: &Hash) -> anyhow::Result<()> {
-        match self {
-            Db::Remote(client) => client.put(at.env, &at.path, &at.resource, at.kind, doc)?,
-            Db::Local(store) => {
-                store.put(at, doc)?;
-            }
-        }
-        Ok(())
-    }
-
-    /// Sets one key of the stored document at `at`, keeping the rest.
-    ///
-    /// # Errors
-    ///
-    /// As [`Db::effective`]; a key path that does not fit the document.
-    pub fn set_key(&self, at: &DocAddress, key: &KeyPath, value: &Value) -> anyhow::Result<()> {
-        match self {
-            // The key route changes the key in one server-side transaction.
-            // A key with a `/` cannot travel in a URL segment (servers
-            // decode `%2F` before routing): read, change, write back.
-            Db::Remote(client) if !key.as_str().contains('/') => {
-                client.put_key(at, key.as_str(), value)?;
-            }
-            Db::Remote(client) => {
-                let mut doc = client.stored(at.env, &at.path, &at.resource, at.kind, None)?;
-                keypath::set(&mut doc, key, value.clone()).map_err(ConfigError::from)?;
-                client.put(at.env, &at.path, &at.resource, at.kind, &doc)?;
-            }
-            Db::Local(store) => {
-                store.update(at, &mut |doc| {
-                    keypath::set(doc, key, value.clone()).map_err(ConfigError::from)
-                })?;
-            }
-        }
-        Ok(())
-    }
-
-    /// The resource names the environment defines, sorted.
-    ///
-    /// # Errors
-    ///
-    /// Unknown environment.
-    pub fn resource_names(&self, env: i64) -> anyhow::Result<Vec<String>> {
-        match self {
-            Db::Remote(client) => Ok(client.resource_names(env)?),
-            Db::Local(store) => {
-                let environment = store.environment(env)?;
-                let mut names = Vec::new();
-                for id in environment.components {
-                    let component = store.component(&crate::configdb::ComponentRef::Id(id))?;
-                    names.extend(component.resource_definitions.into_iter().map(|d| d.name));
-                }
-                names.sort();
-                names.dedup();
-                Ok(names)
-            }
-        }
-    }
-}
 
 /// How `--value` or stdin is read (`--type`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
@@ -250,18 +64,8 @@ pub enum InputFormat {
 /// The document a command is about.
 #[derive(Debug, Clone, clap::Args)]
 pub struct Place {
-    /// The environment id (mandatory)
-    #[arg(long, value_name = "ID")]
-    pub env: i64,
-    /// The level path, level=value[,level=value…], e.g. nodes=node-1.domain.tld
-    /// (default: the environment-wide root)
-    #[arg(
-        long,
-        value_name = "LEVEL=VALUE",
-        default_value = "",
-        hide_default_value = true
-    )]
-    pub level: String,
+    #[command(flatten)]
+    pub at: EnvLevel,
     /// The resource (datasource), e.g. astute or override/plugins
     #[arg(long, value_name = "NAME")]
     pub resource: String,
@@ -369,48 +173,15 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     }
 }
 
-/// A command's report on stdout and exit 0, or its error as [`fail`].
-pub fn report(outcome: anyhow::Result<String>) -> ExitCode {
-    match outcome {
-        Ok(text) => {
-            println!("{text}");
-            ExitCode::SUCCESS
-        }
-        Err(err) => fail(&err),
-    }
-}
-
-/// Prints `hierad: message` (causes joined on one line) and gives exit 1.
-pub fn fail(err: &anyhow::Error) -> ExitCode {
-    eprintln!("hierad: {}", one_line(&format!("{err:#}")));
-    ExitCode::from(1)
-}
-
-fn one_line(text: &str) -> String {
-    text.split('\n')
-        .map(str::trim_end)
-        .collect::<Vec<_>>()
-        .join(" ")
-}
-
-/// Parses `--level`.
-///
-/// # Errors
-///
-/// The level path's syntax error.
-pub fn level_path(text: &str) -> anyhow::Result<LevelPath> {
-    LevelPath::parse_cli(text).map_err(|e| anyhow!(e))
-}
-
 fn run_get(args: &GetArgs) -> anyhow::Result<String> {
-    let path = level_path(&args.place.level)?;
+    let path = &args.place.at.level;
     let key = args.key.as_deref().map(KeyPath::parse).transpose()?;
     let stored = args.stored || args.version.is_some();
     if !stored && args.kind != KindArg::Values {
         bail!("--kind picks the stored document that --stored or --version reads");
     }
-    let db = Db::open(&args.conn, false)?;
-    let env = args.place.env;
+    let db = args.conn.open(false)?;
+    let env = args.place.at.env;
     let resource = args.place.resource.as_str();
     let at = DocAddress::new(env, path.clone(), resource, args.kind.into());
     let (doc, what) = if stored {
@@ -421,7 +192,7 @@ fn run_get(args: &GetArgs) -> anyhow::Result<String> {
         };
         (doc, what)
     } else {
-        let doc = db.effective(env, &path, resource)?;
+        let doc = db.effective(env, path, resource)?;
         (doc, format!("effective {at}"))
     };
     let Some(key) = key else {
@@ -468,7 +239,6 @@ pub fn render_output(value: &Value, format: Format) -> anyhow::Result<String> {
 }
 
 fn run_set(args: &SetArgs, kind: DocKind) -> anyhow::Result<()> {
-    let path = level_path(&args.place.level)?;
     let key = args.key.as_deref().map(KeyPath::parse).transpose()?;
     let input = input_plan(
         key.is_some(),
@@ -482,15 +252,17 @@ fn run_set(args: &SetArgs, kind: DocKind) -> anyhow::Result<()> {
         (Input::Stdin(ty), _) => parse_value(ty, &read_stdin(ty)?)?,
         (Input::Given(_), None) => unreachable!("input_plan gives Given only with a --value"),
     };
-    let at = DocAddress::new(args.place.env, path, &args.place.resource, kind);
-    let db = Db::open(&args.conn, false)?;
+    let place = &args.place;
+    let at = DocAddress::new(place.at.env, place.at.level.clone(), &place.resource, kind);
+    let db = args.conn.open(false)?;
     match key {
-        Some(key) => db.set_key(&at, &key, &value),
+        Some(key) => db.set_key(&at, &key, &value)?,
         None => {
             let doc = into_document(value).map_err(|e| anyhow!("stdin: {e}"))?;
-            db.put(&at, &doc)
+            db.put(&at, &doc)?;
         }
     }
+    Ok(())
 }
 
 /// Where a `set`/`override` value comes from, and how it is read.
@@ -781,52 +553,5 @@ mod tests {
                 "{value:?} {format:?}"
             );
         }
-    }
-
-    #[test]
-    fn connection_targets() {
-        let conn = |server: Option<&str>, db: Option<&str>| Conn {
-            server: server.map(str::to_owned),
-            db: db.map(PathBuf::from),
-        };
-        let cases: Vec<(Conn, Option<&str>, Target)> = vec![
-            (
-                conn(None, None),
-                None,
-                Target::Db(PathBuf::from(DEFAULT_DB)),
-            ),
-            (
-                conn(None, None),
-                Some("http://h:1"),
-                Target::Server("http://h:1".into()),
-            ),
-            (
-                conn(None, None),
-                Some(" "),
-                Target::Db(PathBuf::from(DEFAULT_DB)),
-            ),
-            (
-                conn(Some("http://s"), None),
-                Some("http://h:1"),
-                Target::Server("http://s".into()),
-            ),
-            (
-                conn(None, Some("x.db")),
-                Some("http://h:1"),
-                Target::Db(PathBuf::from("x.db")),
-            ),
-        ];
-        for (conn, env, want) in cases {
-            assert_eq!(
-                conn.target_with(env.map(str::to_owned)),
-                want,
-                "{conn:?} {env:?}"
-            );
-        }
-    }
-
-    #[test]
-    fn errors_fit_on_one_line() {
-        assert_eq!(one_line("a\nb  \nc"), "a b c");
     }
 }

@@ -12,7 +12,8 @@
 //! empty (or absent) unless `--force`, which overwrites files of the same
 //! names and leaves other files alone.
 
-use super::config::{Conn, Db, level_path, report};
+use super::args::{Conn, EnvLevel};
+use super::report;
 use crate::configdb::model::check_resource_name;
 use crate::hiera::{Value, render};
 use anyhow::{anyhow, bail};
@@ -26,17 +27,8 @@ pub struct Args {
     /// Where to write the tree (must be empty unless --force)
     #[arg(value_name = "DIR")]
     pub dir: PathBuf,
-    /// The environment id
-    #[arg(long, value_name = "ID")]
-    pub env: i64,
-    /// The level whose effective documents to write, level=value[,…] (default: the root)
-    #[arg(
-        long,
-        value_name = "LEVEL=VALUE",
-        default_value = "",
-        hide_default_value = true
-    )]
-    pub level: String,
+    #[command(flatten)]
+    pub at: EnvLevel,
     /// Write into a non-empty DIR, overwriting files of the same names
     #[arg(long)]
     pub force: bool,
@@ -55,7 +47,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
 }
 
 fn export(args: &Args) -> anyhow::Result<String> {
-    let level = level_path(&args.level)?;
+    let level = &args.at.level;
     let dir = &args.dir;
     if !args.force && !is_empty_dir(dir)? {
         bail!(
@@ -63,8 +55,8 @@ fn export(args: &Args) -> anyhow::Result<String> {
             dir.display()
         );
     }
-    let db = Db::open(&args.conn, false)?;
-    let names = db.resource_names(args.env)?;
+    let db = args.conn.open(false)?;
+    let names = db.resource_names(args.at.env)?;
     let bar = progress_bar(names.len());
     let mut files: Vec<(PathBuf, String)> = Vec::new();
     let mut skipped = 0;
@@ -73,7 +65,7 @@ fn export(args: &Args) -> anyhow::Result<String> {
         // Names come from the store or a server: never let one climb out
         // of DIR.
         check_resource_name(name)?;
-        let doc = db.effective(args.env, &level, name)?;
+        let doc = db.effective(args.at.env, level, name)?;
         bar.inc(1);
         if doc.is_empty() {
             skipped += 1;
@@ -91,15 +83,11 @@ fn export(args: &Args) -> anyhow::Result<String> {
         }
         std::fs::write(path, text).map_err(|e| anyhow!("cannot write {}: {e}", path.display()))?;
     }
-    let at = if level.is_root() {
-        "the root".to_owned()
-    } else {
-        level.to_string()
-    };
     Ok(format!(
-        "exported {} resource(s) of environment {} at {at} to {} ({skipped} empty, not written)",
+        "exported {} resource(s) of environment {} at {} to {} ({skipped} empty, not written)",
         files.len(),
-        args.env,
+        args.at.env,
+        args.at.shown_level(),
         dir.display()
     ))
 }

@@ -24,15 +24,12 @@
 //! `hierad`, created empty if missing). For an existing environment,
 //! `--levels` must match its levels and `--component` may not be given.
 
-use super::client::{Client, ImportRequest, ImportSummary};
-use super::config::{Conn, Db, KindArg, level_path, report};
-use crate::configdb::{
-    ComponentRef, ConfigError, Conflict, DocKind, Environment, LevelPath, NewComponent,
-    NewEnvironment, NotFound,
-};
-
-use crate::store::{ImportBatch, ImportDoc, SqliteStore, Store, StoreError};
-use anyhow::bail;
+use super::args::{Conn, EnvLevel};
+use super::config::KindArg;
+use super::report;
+use crate::configdb::{DocKind, Environment};
+use crate::ops::{self, NewEnv, OpsError, TreeImport};
+use crate::tree::TreeFile;
 use indicatif::{ProgressBar, ProgressStyle};
 use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
@@ -50,17 +47,8 @@ pub struct Args {
     /// The Hiera data tree to upload, e.g. /etc/hiera
     #[arg(value_name = "DIR")]
     pub dir: PathBuf,
-    /// The environment id (created if missing)
-    #[arg(long, value_name = "ID")]
-    pub env: i64,
-    /// The level to upload into, level=value[,level=value…] (default: the root)
-    #[arg(
-        long,
-        value_name = "LEVEL=VALUE",
-        default_value = "",
-        hide_default_value = true
-    )]
-    pub level: String,
+    #[command(flatten)]
+    pub at: EnvLevel,
     /// Make the level hold exactly this tree: other documents of --kind there are deleted
     #[arg(long)]
     pub replace: bool,
@@ -77,18 +65,17 @@ pub struct Args {
     pub conn: Conn,
 }
 
-/// One data file of a tree.
-pub type TreeDoc = crate::tree::TreeFile;
-
-/// [`crate::tree::read_tree`], with the progress shown on `bar`.
+/// [`crate::tree::read_tree`], advancing `bar` file by file (the caller
+/// clears it).
 ///
 /// # Errors
 ///
 /// As [`crate::tree::read_tree`].
-pub fn read_tree(root: &Path, bar: &ProgressBar) -> anyhow::Result<Vec<TreeDoc>> {
-    let docs = crate::tree::read_tree(root)?;
-    bar.set_length(docs.len() as u64);
-    bar.finish_and_clear();
+pub fn read_tree(root: &Path, bar: &ProgressBar) -> anyhow::Result<Vec<TreeFile>> {
+    let docs = crate::tree::read_tree_with(root, &mut |read, total| {
+        bar.set_length(total as u64);
+        bar.set_position(read as u64);
+    })?;
     Ok(docs)
 }
 
@@ -103,27 +90,40 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
 }
 
 fn import(args: &Args) -> anyhow::Result<String> {
-    let level = level_path(&args.level)?;
     let kind = DocKind::from(args.kind);
-    let docs = read_tree(&args.dir, &progress_bar())?;
-    let db = Db::open(&args.conn, true)?;
-    let spinner = spinner(format!("writing {} documents", docs.len()));
-    let summary = match &db {
-        Db::Local(store) => import_local(store, args, &level, kind, &docs),
-        Db::Remote(client) => import_remote(client, args, &level, kind, &docs),
+    let bar = progress_bar();
+    let docs = read_tree(&args.dir, &bar);
+    bar.finish_and_clear();
+    let docs = docs?;
+    let count = docs.len();
+    let db = args.conn.open(true)?;
+    let spinner = spinner(format!("writing {count} documents"));
+    let levels = [(args.at.level.clone(), docs)];
+    let import = TreeImport {
+        env: args.at.env,
+        levels: &levels,
+        kind,
+        replace: args.replace,
+        new_env: NewEnv {
+            levels: args
+                .levels
+                .clone()
+                .unwrap_or_else(|| vec![DEFAULT_LEVELS.to_owned()]),
+            component: args
+                .component
+                .clone()
+                .unwrap_or_else(|| DEFAULT_COMPONENT.to_owned()),
+        },
+        define_up_front: false,
     };
+    let summary = ops::import_tree(db.as_ref(), &import, &|env| check_existing(args, env));
     spinner.finish_and_clear();
     let summary = summary?;
-    let at = if level.is_root() {
-        "the root".to_owned()
-    } else {
-        level.to_string()
-    };
     let mut text = format!(
-        "imported {} file(s) from {} into the {kind} of environment {} at {at}: {} written, {} unchanged, {} deleted",
-        docs.len(),
+        "imported {count} file(s) from {} into the {kind} of environment {} at {}: {} written, {} unchanged, {} deleted",
         args.dir.display(),
-        args.env,
+        args.at.env,
+        args.at.shown_level(),
         summary.written,
         summary.unchanged,
         summary.deleted
@@ -137,151 +137,27 @@ fn import(args: &Args) -> anyhow::Result<String> {
     Ok(text)
 }
 
-/// The levels a new environment gets, and a check that an existing one
-/// agrees with what the flags say.
-fn check_existing(args: &Args, env: &Environment) -> anyhow::Result<()> {
+/// An existing environment takes the tree only if the flags that shape a
+/// new one say nothing that contradicts it.
+fn check_existing(args: &Args, env: &Environment) -> Result<(), OpsError> {
     if args
         .levels
         .as_ref()
         .is_some_and(|levels| *levels != env.hierarchy_levels)
     {
-        bail!(
+        return Err(OpsError::Refused(format!(
             "environment {} exists with levels [{}]; --levels only shapes a new environment",
             env.id,
             env.hierarchy_levels.join(", ")
-        );
+        )));
     }
     if args.component.is_some() {
-        bail!(
+        return Err(OpsError::Refused(format!(
             "environment {} exists; --component only names the component of a new environment",
             env.id
-        );
+        )));
     }
     Ok(())
-}
-
-fn new_levels(args: &Args) -> Vec<String> {
-    args.levels
-        .clone()
-        .unwrap_or_else(|| vec![DEFAULT_LEVELS.to_owned()])
-}
-
-fn component_name(args: &Args) -> &str {
-    args.component.as_deref().unwrap_or(DEFAULT_COMPONENT)
-}
-
-fn import_local(
-    store: &SqliteStore,
-    args: &Args,
-    level: &LevelPath,
-    kind: DocKind,
-    docs: &[TreeDoc],
-) -> anyhow::Result<ImportSummary> {
-    let env = match store.environment(args.env) {
-        Ok(env) => {
-            check_existing(args, &env)?;
-            level.check(&env)?;
-            env
-        }
-        Err(StoreError::Config(ConfigError::NotFound(NotFound::Environment(_)))) => {
-            let levels = new_levels(args);
-            // The level must fit before anything is created.
-            let planned = Environment {
-                id: args.env,
-                components: Vec::new(),
-                hierarchy_levels: levels.clone(),
-            };
-            level.check(&planned)?;
-            let name = component_name(args);
-            let created = store.create_component(&NewComponent {
-                id: None,
-                name: name.to_owned(),
-                resource_definitions: Vec::new(),
-            });
-            match created {
-                Ok(_)
-                | Err(StoreError::Config(ConfigError::Conflict(Conflict::ComponentName {
-                    ..
-                }))) => {}
-                Err(e) => return Err(e.into()),
-            }
-            store.create_environment(&NewEnvironment {
-                id: Some(args.env),
-                components: vec![ComponentRef::Name(name.to_owned())],
-                hierarchy_levels: levels,
-            })?
-        }
-        Err(e) => return Err(e.into()),
-    };
-    let Some(first) = env.components.first() else {
-        bail!(
-            "environment {} uses no component, so the resources of the tree cannot be defined; create it with a component",
-            env.id
-        );
-    };
-    let batch = ImportBatch {
-        env: env.id,
-        documents: docs
-            .iter()
-            .map(|d| ImportDoc {
-                path: level.clone(),
-                resource: d.resource.clone(),
-                kind,
-                content: d.content.clone(),
-            })
-            .collect(),
-        replace: if args.replace {
-            vec![(level.clone(), kind)]
-        } else {
-            Vec::new()
-        },
-        define_missing_in: Some(ComponentRef::Id(*first)),
-    };
-    let report = store.import(&batch)?;
-    Ok(ImportSummary {
-        written: report.written.len(),
-        unchanged: report.unchanged.len(),
-        deleted: report.deleted.len(),
-        defined: report.defined,
-    })
-}
-
-fn import_remote(
-    client: &Client,
-    args: &Args,
-    level: &LevelPath,
-    kind: DocKind,
-    docs: &[TreeDoc],
-) -> anyhow::Result<ImportSummary> {
-    match client.environment(args.env)? {
-        Some(remote) => {
-            let env = remote.to_environment();
-            check_existing(args, &env)?;
-            level.check(&env)?;
-        }
-        None => {
-            let levels = new_levels(args);
-            let planned = Environment {
-                id: args.env,
-                components: Vec::new(),
-                hierarchy_levels: levels.clone(),
-            };
-            level.check(&planned)?;
-            let name = component_name(args);
-            client.ensure_component(name)?;
-            client.create_environment(args.env, name, &levels)?;
-        }
-    }
-    let request = ImportRequest {
-        level,
-        replace: args.replace,
-        kind,
-        documents: docs
-            .iter()
-            .map(|d| (d.resource.as_str(), &d.content))
-            .collect(),
-    };
-    Ok(client.import(args.env, &request)?)
 }
 
 /// A bar over the files of a large tree, on stderr when it is a terminal.
@@ -303,4 +179,20 @@ fn spinner(message: String) -> ProgressBar {
     let spinner = ProgressBar::new_spinner().with_message(message);
     spinner.enable_steady_tick(Duration::from_millis(120));
     spinner
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_progress_bar_follows_the_files() {
+        let dir = crate::tree::tests::three_files();
+        let bar = ProgressBar::hidden();
+        let docs = read_tree(dir.path(), &bar).unwrap();
+        assert_eq!(docs.len(), 3);
+        // Advanced by the reading itself, not by finishing the bar.
+        assert!(!bar.is_finished());
+        assert_eq!((bar.position(), bar.length()), (3, Some(3)));
+    }
 }

@@ -1,15 +1,17 @@
 //! The command line: one module per subcommand. The only place that parses
 //! flags; everything below it sees typed values.
 
+pub mod args;
 pub mod bench;
-pub mod client;
 pub mod config;
 pub mod export;
 pub mod import;
 pub mod lookup;
 pub mod serve;
 
+use crate::configdb::LevelPathError;
 use clap::{Parser, Subcommand};
+use std::error::Error as _;
 use std::process::ExitCode;
 
 /// hierad: a Hiera-compatible data lookup server and command-line tool.
@@ -31,7 +33,7 @@ pub enum Command {
     /// database (--db)
     Config(config::Args),
     /// Upload a Hiera data tree (/etc/hiera) into one level of an
-    /// environment, all or nothing
+    /// environment (created if missing), all or nothing
     Import(import::Args),
     /// Write an environment's effective documents at one level as a Hiera
     /// data tree
@@ -56,5 +58,58 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Export(args) => export::run(args),
         Command::Serve(args) => serve::run(args),
         Command::Bench(args) => bench::run(*args),
+    }
+}
+
+/// Parses the command line. A bad `--level` is the command's own error
+/// (`hierad: …`, exit status 1, as every ConfigDB command reports), not a
+/// usage error; clap reports the rest and exits.
+///
+/// # Errors
+///
+/// The exit code of a bad `--level`.
+pub fn parse() -> Result<Cli, ExitCode> {
+    Cli::try_parse().map_err(|err| match level_error(&err) {
+        Some(message) => fail(&anyhow::anyhow!(message)),
+        None => err.exit(),
+    })
+}
+
+/// The level path error inside a clap error, if that is what it is.
+fn level_error(err: &clap::Error) -> Option<String> {
+    err.source()?
+        .downcast_ref::<LevelPathError>()
+        .map(ToString::to_string)
+}
+
+/// A command's report on stdout and exit 0, or its error as [`fail`].
+pub fn report(outcome: anyhow::Result<String>) -> ExitCode {
+    match outcome {
+        Ok(text) => {
+            println!("{text}");
+            ExitCode::SUCCESS
+        }
+        Err(err) => fail(&err),
+    }
+}
+
+/// Prints `hierad: message` (causes joined on one line) and gives exit 1.
+pub fn fail(err: &anyhow::Error) -> ExitCode {
+    eprintln!("hierad: {}", one_line(&format!("{err:#}")));
+    ExitCode::from(1)
+}
+
+fn one_line(text: &str) -> String {
+    text.split('\n')
+        .map(str::trim_end)
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn errors_fit_on_one_line() {
+        assert_eq!(super::one_line("a\nb  \nc"), "a b c");
     }
 }

@@ -1,9 +1,10 @@
 //! `hierad serve`: the ConfigDB and lookup server.
 
-use crate::configdb::{ComponentRef, DocKind, LevelPath, NewComponent, NewEnvironment};
+use crate::configdb::{DocKind, LevelPath};
+use crate::ops::{self, Local, NewEnv, TreeImport};
 use crate::server::{self, AppState};
 use crate::settings::{DEFAULT_DB, DEFAULT_PORT, Settings};
-use crate::store::{ImportBatch, ImportDoc, SqliteStore, Store};
+use crate::store::{SqliteStore, Store};
 use crate::tree::read_tree;
 use anyhow::Context;
 use std::net::SocketAddr;
@@ -51,12 +52,14 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         sample: (!args.no_sample).then_some(args.sample),
         ..Settings::default()
     };
-    let store = SqliteStore::open(&settings.db)
-        .with_context(|| format!("cannot open the database {}", settings.db.display()))?;
+    let store: Arc<dyn Store> = Arc::new(
+        SqliteStore::open(&settings.db)
+            .with_context(|| format!("cannot open the database {}", settings.db.display()))?,
+    );
     if let Some(sample) = &settings.sample {
         load_sample_if_empty(&store, sample)?;
     }
-    let state = AppState::new(Arc::new(store), settings.clone())
+    let state = AppState::new(store, settings.clone())
         .map_err(|e| anyhow::anyhow!("cannot load the database: {e:?}"))?;
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
@@ -86,39 +89,27 @@ fn init_logging() {
 
 /// On first start, the sample tree becomes environment 1 (level `nodes`),
 /// every file a resource at the root, so the first lookup answers.
-fn load_sample_if_empty(store: &SqliteStore, sample: &Path) -> anyhow::Result<()> {
+fn load_sample_if_empty(store: &Arc<dyn Store>, sample: &Path) -> anyhow::Result<()> {
     if !store.environments()?.is_empty() || !sample.is_dir() {
         return Ok(());
     }
     let files = read_tree(sample)
         .with_context(|| format!("cannot load the sample {}", sample.display()))?;
-    let component = store.create_component(&NewComponent {
-        id: None,
-        name: "fuel".to_owned(),
-        resource_definitions: files.iter().map(|f| f.resource.clone()).collect(),
-    })?;
-    let env = store.create_environment(&NewEnvironment {
-        id: Some(1),
-        components: vec![ComponentRef::Id(component.id)],
-        hierarchy_levels: vec!["nodes".to_owned()],
-    })?;
-    let documents = files
-        .into_iter()
-        .map(|f| ImportDoc {
-            path: LevelPath::root(),
-            resource: f.resource,
-            kind: DocKind::Values,
-            content: f.content,
-        })
-        .collect();
-    let report = store.import(&ImportBatch {
-        env: env.id,
-        documents,
-        replace: Vec::new(),
-        define_missing_in: None,
-    })?;
+    let levels = [(LevelPath::root(), files)];
+    let import = TreeImport {
+        env: 1,
+        levels: &levels,
+        kind: DocKind::Values,
+        replace: false,
+        new_env: NewEnv {
+            levels: vec!["nodes".to_owned()],
+            component: "fuel".to_owned(),
+        },
+        define_up_front: true,
+    };
+    let summary = ops::import_tree(&Local::new(store.clone()), &import, &|_| Ok(()))?;
     tracing::info!(
-        documents = report.written.len(),
+        documents = summary.written,
         sample = %sample.display(),
         "empty database: loaded the sample as environment 1"
     );

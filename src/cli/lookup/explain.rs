@@ -1,7 +1,7 @@
 //! `--explain`: the hierarchy walk of a lookup, level by level, as text,
 //! from the local lookup's steps or from a server's (`lookup --server`).
 
-use crate::cli::client::{LookupAnswer, RemoteStep};
+use crate::api::LookupAnswer;
 use crate::hiera::HieraError;
 use crate::hiera::lookup::{Answer, Outcome, Resolution, Step};
 use crate::hiera::render::ruby::inspect;
@@ -41,19 +41,14 @@ pub fn render(
 
 /// The explanation of a server's answer: the same lines, naming the
 /// datasource of each level (a server has no backends or files).
-pub fn render_remote(
-    key: &str,
-    resolution: &Resolution,
-    steps: &[RemoteStep],
-    answer: &LookupAnswer,
-) -> String {
+pub fn render_remote(key: &str, resolution: &Resolution, answer: &LookupAnswer) -> String {
     let mut out = header(key, resolution);
-    for step in steps {
+    for step in answer.explain.iter().flatten() {
         let what = match (step.outcome.as_str(), &step.value) {
             ("bad_definition", _) => SKIPPED.to_owned(),
             ("no_data", _) => NO_DATA.to_owned(),
             ("no_key", _) => NO_KEY.to_owned(),
-            ("found", Some(v)) => format!("FOUND {}", inspect(v)),
+            ("found", Some(v)) => format!("FOUND {}", inspect(&v.0)),
             (other, _) => other.to_owned(),
         };
         let level = format!("level '{}'", step.source);
@@ -97,17 +92,18 @@ fn line(out: &mut String, depth: usize, key: &str, level: &str, what: &str) {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::api::{ExplainStep, WireValue};
     use crate::hiera::Value;
 
     #[test]
     fn remote_steps_read_like_local_ones() {
         let step =
-            |depth, key: &str, source: &str, outcome: &str, value: Option<Value>| RemoteStep {
+            |depth, key: &str, source: &str, outcome: &str, value: Option<Value>| ExplainStep {
                 depth,
                 key: key.into(),
                 source: source.into(),
                 outcome: outcome.into(),
-                value,
+                value: value.map(WireValue),
             };
         let steps = vec![
             step(0, "k", "override/class/", "bad_definition", None),
@@ -116,13 +112,17 @@ mod tests {
             step(1, "j", "astute", "found", Some(Value::str("x"))),
             step(0, "k", "astute", "found", Some(Value::Int(15))),
         ];
-        let answer = |found, default| LookupAnswer {
+        let answer = |found, default, explain| LookupAnswer {
             found,
             default,
-            value: Value::Nil,
-            explain: Vec::new(),
+            value: None,
+            explain,
         };
-        let text = render_remote("k", &Resolution::Priority, &steps, &answer(true, false));
+        let text = render_remote(
+            "k",
+            &Resolution::Priority,
+            &answer(true, false, Some(steps)),
+        );
         assert_eq!(
             text,
             "Explaining priority lookup of 'k':
@@ -150,7 +150,7 @@ Result: found
         ];
         for (found, default, resolution, want) in cases {
             assert_eq!(
-                render_remote("k", resolution, &[], &answer(*found, *default)),
+                render_remote("k", resolution, &answer(*found, *default, None)),
                 *want
             );
         }

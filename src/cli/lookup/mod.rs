@@ -11,14 +11,15 @@
 mod explain;
 mod options;
 
-use crate::cli::client::Client;
-use crate::cli::config::SERVER_ENV;
+use crate::api::{LookupRequest, WireValue};
+use crate::cli::args::SERVER_ENV;
 use crate::configdb::LevelPath;
 use crate::datafiles::{DataFiles, io_error};
 use crate::hiera::config::{Config, LoggerKind};
 use crate::hiera::lookup::{Hiera, Log, Resolution};
 use crate::hiera::render;
 use crate::hiera::{Hash, HieraError, Value, encoding, json, yaml};
+use crate::ops::Remote;
 use options::{Format, Kind, Options, Parsed, Positional, ScopeSource};
 use std::io::{IsTerminal, Write};
 use std::process::ExitCode;
@@ -157,7 +158,7 @@ fn remote(
         }
     };
     let (server, body) = request;
-    let answer = match Client::new(&server).and_then(|client| client.lookup(&body)) {
+    let answer = match Remote::new(&server).and_then(|remote| remote.lookup(&body)) {
         Ok(answer) => answer,
         Err(err) => {
             writeln!(stderr, "hierad: {err}")?;
@@ -170,13 +171,14 @@ fn remote(
         Kind::Hash => Resolution::Hash,
     };
     if options.explain {
-        let text = explain::render_remote(&positional.key, &resolution, &answer.explain, &answer);
+        let text = explain::render_remote(&positional.key, &resolution, &answer);
         stdout.write_all(text.as_bytes())?;
     }
+    let value = answer.value.map_or(Value::Nil, |v| v.0);
     let text = match options.format {
-        Format::Ruby => render::ruby::cli_output(&answer.value, remote_width()),
-        Format::Json => render::json::cli_output(&answer.value),
-        Format::Yaml => match render::yaml::cli_output(&answer.value) {
+        Format::Ruby => render::ruby::cli_output(&value, remote_width()),
+        Format::Json => render::json::cli_output(&value),
+        Format::Yaml => match render::yaml::cli_output(&value) {
             Ok(text) => text,
             Err(err) => return fail(stderr, &err),
         },
@@ -190,7 +192,7 @@ fn remote_request(
     options: &Options,
     positional: &Positional,
     scope: Hash,
-) -> Result<(String, serde_json::Value), String> {
+) -> Result<(String, LookupRequest), String> {
     if options.config.is_some() {
         return Err(
             "-c names a local Hiera configuration; a server lookup uses the environment's own (drop -c or --server)"
@@ -213,28 +215,31 @@ fn remote_request(
     let env: i64 = env
         .parse()
         .map_err(|_| format!("--env takes an environment id (an integer), not \"{env}\""))?;
-    let mut body = serde_json::json!({
-        "environment": env,
-        "key": positional.key,
-        "resolution": match options.kind {
-            Kind::Priority => "priority",
-            Kind::Array => "array",
-            Kind::Hash => "hash",
-        },
-    });
-    if let Some(level) = &options.level {
-        let path = LevelPath::parse_cli(level).map_err(|e| e.to_string())?;
-        body["level"] = serde_json::Value::String(path.to_string());
-    }
-    if !scope.is_empty() {
-        body["scope"] = crate::wire::to_json(&Value::Hash(scope));
-    }
-    if let Some(default) = &positional.default {
-        body["default"] = serde_json::Value::String(default.clone());
-    }
-    if options.explain {
-        body["explain"] = serde_json::Value::Bool(true);
-    }
+    let level = match &options.level {
+        Some(level) => Some(
+            LevelPath::parse_cli(level)
+                .map_err(|e| e.to_string())?
+                .to_string(),
+        ),
+        None => None,
+    };
+    let body = LookupRequest {
+        environment: env,
+        key: positional.key.clone(),
+        resolution: Some(
+            match options.kind {
+                Kind::Priority => "priority",
+                Kind::Array => "array",
+                Kind::Hash => "hash",
+            }
+            .to_owned(),
+        ),
+        level,
+        hierarchy: None,
+        scope: (!scope.is_empty()).then(|| WireValue(Value::Hash(scope))),
+        default: positional.default.clone().map(|d| WireValue(Value::str(d))),
+        explain: options.explain,
+    };
     Ok((server, body))
 }
 

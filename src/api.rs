@@ -1,0 +1,342 @@
+//! The REST API's bodies (docs/api.md), one type each, shared by the
+//! server (`server/config_api.rs`, `server/lookup_api.rs`,
+//! `server/error.rs`) and the remote client (`ops/remote.rs`), so that a
+//! field renamed on one side cannot drift from the other. Values travel in
+//! the wire form ([`crate::wire`]) through [`WireValue`].
+//!
+//! Left out on purpose: the measured lookup hot path. A lookup request is
+//! decoded field by field straight into values (`server/lookup_api.rs`),
+//! and a plain answer is written straight into its buffer; both are
+//! checked against the types here by tests.
+
+use crate::configdb;
+use crate::hiera::Value;
+use crate::wire;
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
+use serde_json::Value as Json;
+
+/// A value in the wire form: every Ruby type kept.
+#[derive(Clone, Debug, PartialEq)]
+pub struct WireValue(pub Value);
+
+impl Serialize for WireValue {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        wire::to_json(&self.0).serialize(s)
+    }
+}
+
+impl<'de> Deserialize<'de> for WireValue {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<WireValue, D::Error> {
+        let json = Json::deserialize(d)?;
+        wire::from_wire(json)
+            .map(WireValue)
+            .map_err(serde::de::Error::custom)
+    }
+}
+
+/// Every error answer: `{"error": kind, "message": text}`, and the Ruby
+/// exception class of a `hiera_error`.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ErrorBody {
+    /// `not_found`, `bad_request`, `hiera_error`, …
+    pub error: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub class: Option<String>,
+    pub message: String,
+}
+
+/// `GET /components…`: a component and its resource definitions.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Component {
+    pub id: i64,
+    pub name: String,
+    pub resource_definitions: Vec<ResourceDefinition>,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ResourceDefinition {
+    pub id: i64,
+    pub name: String,
+    pub component_id: i64,
+}
+
+impl From<&configdb::Component> for Component {
+    fn from(c: &configdb::Component) -> Component {
+        Component {
+            id: c.id,
+            name: c.name.clone(),
+            resource_definitions: c
+                .resource_definitions
+                .iter()
+                .map(|d| ResourceDefinition {
+                    id: d.id,
+                    name: d.name.clone(),
+                    component_id: c.id,
+                })
+                .collect(),
+        }
+    }
+}
+
+/// `POST /components`.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct NewComponent {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub id: Option<i64>,
+    pub name: String,
+    #[serde(default)]
+    pub resource_definitions: Vec<NewResourceDefinition>,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct NewResourceDefinition {
+    pub name: String,
+}
+
+impl From<NewComponent> for configdb::NewComponent {
+    fn from(c: NewComponent) -> configdb::NewComponent {
+        configdb::NewComponent {
+            id: c.id,
+            name: c.name,
+            resource_definitions: c.resource_definitions.into_iter().map(|d| d.name).collect(),
+        }
+    }
+}
+
+/// `GET /environments…`: components by id.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Environment {
+    pub id: i64,
+    pub components: Vec<i64>,
+    pub hierarchy_levels: Vec<String>,
+}
+
+impl From<&configdb::Environment> for Environment {
+    fn from(e: &configdb::Environment) -> Environment {
+        Environment {
+            id: e.id,
+            components: e.components.clone(),
+            hierarchy_levels: e.hierarchy_levels.clone(),
+        }
+    }
+}
+
+impl From<Environment> for configdb::Environment {
+    fn from(e: Environment) -> configdb::Environment {
+        configdb::Environment {
+            id: e.id,
+            components: e.components,
+            hierarchy_levels: e.hierarchy_levels,
+        }
+    }
+}
+
+/// `POST /environments`: components by id or by name.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct NewEnvironment {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub id: Option<i64>,
+    #[serde(default)]
+    pub components: Vec<ComponentKey>,
+    #[serde(default)]
+    pub hierarchy_levels: Vec<String>,
+}
+
+impl From<NewEnvironment> for configdb::NewEnvironment {
+    fn from(e: NewEnvironment) -> configdb::NewEnvironment {
+        configdb::NewEnvironment {
+            id: e.id,
+            components: e.components.into_iter().map(|c| c.0).collect(),
+            hierarchy_levels: e.hierarchy_levels,
+        }
+    }
+}
+
+/// A component named by its id (a JSON number) or its name (a string).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ComponentKey(pub configdb::ComponentRef);
+
+impl Serialize for ComponentKey {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        match &self.0 {
+            configdb::ComponentRef::Id(id) => s.serialize_i64(*id),
+            configdb::ComponentRef::Name(name) => s.serialize_str(name),
+        }
+    }
+}
+
+impl<'de> Deserialize<'de> for ComponentKey {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<ComponentKey, D::Error> {
+        use serde::de::Error;
+        match Json::deserialize(d)? {
+            Json::Number(n) => n
+                .as_i64()
+                .map(|id| ComponentKey(configdb::ComponentRef::Id(id)))
+                .ok_or_else(|| D::Error::custom(format!("invalid component id {n}"))),
+            Json::String(s) => Ok(ComponentKey(configdb::ComponentRef::Name(s))),
+            other => Err(D::Error::custom(format!(
+                "a component is an id or a name, not {other}"
+            ))),
+        }
+    }
+}
+
+/// `GET /environments/{env}/hierarchy_levels`: one level and the one
+/// before it.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct HierarchyLevel {
+    pub name: String,
+    pub parent: Option<String>,
+}
+
+/// `POST /environments/{env}/import`. Documents are wire JSON, decoded
+/// one by one so that an error names its resource.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ImportRequest {
+    /// `nodes=node-1`; absent or empty: the root.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub level: Option<String>,
+    #[serde(default)]
+    pub replace: bool,
+    /// `values` (the default) or `overrides`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub kind: Option<String>,
+    pub documents: serde_json::Map<String, Json>,
+}
+
+/// What an import did, in counts (the answer of `POST …/import`).
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ImportSummary {
+    pub written: usize,
+    pub unchanged: usize,
+    pub deleted: usize,
+    /// Resource names newly defined in the environment's first component.
+    pub defined: Vec<String>,
+}
+
+impl ImportSummary {
+    /// Adds another import's counts (a remote import of several levels).
+    pub fn add(&mut self, other: ImportSummary) {
+        self.written += other.written;
+        self.unchanged += other.unchanged;
+        self.deleted += other.deleted;
+        self.defined.extend(other.defined);
+    }
+}
+
+/// One version of a document (`…/history`, `…/restore`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Version {
+    pub version: u64,
+    pub created_at: i64,
+    pub size: usize,
+    pub deleted: bool,
+}
+
+impl From<&configdb::Version> for Version {
+    fn from(v: &configdb::Version) -> Version {
+        Version {
+            version: v.number,
+            created_at: v.created_at,
+            size: v.size,
+            deleted: v.deleted,
+        }
+    }
+}
+
+impl From<Version> for configdb::Version {
+    fn from(v: Version) -> configdb::Version {
+        configdb::Version {
+            number: v.version,
+            created_at: v.created_at,
+            size: v.size,
+            deleted: v.deleted,
+        }
+    }
+}
+
+/// `POST /api/v1/lookup` as a client sends it (the server decodes it by
+/// hand: see the module's note).
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+pub struct LookupRequest {
+    pub environment: i64,
+    pub key: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub resolution: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub level: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub hierarchy: Option<Vec<String>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub scope: Option<WireValue>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub default: Option<WireValue>,
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub explain: bool,
+}
+
+/// The answer of one lookup. `found` false with `default` true: the
+/// default applied; with neither, `value` is absent.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct LookupAnswer {
+    pub found: bool,
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub default: bool,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub value: Option<WireValue>,
+    /// With `explain`: every step of the lookup, in order.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub explain: Option<Vec<ExplainStep>>,
+}
+
+/// One step of an `explain`ed lookup.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ExplainStep {
+    /// Nesting: 0 for the key asked, 1 for a lookup inside its
+    /// interpolation, …
+    pub depth: usize,
+    pub key: String,
+    pub source: String,
+    /// `found`, `no_key`, `no_data` or `bad_definition`.
+    pub outcome: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub value: Option<WireValue>,
+}
+
+/// The answer of a lookup of several `keys`: one entry per key, in order.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct KeysAnswer {
+    pub answers: Vec<KeyAnswer>,
+}
+
+/// One key's answer, or the Hiera error of its lookup.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct KeyAnswer {
+    #[serde(flatten)]
+    pub outcome: KeyOutcome,
+    pub key: String,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(untagged)]
+pub enum KeyOutcome {
+    Failed { error: HieraFailure },
+    Answered(LookupAnswer),
+}
+
+/// A lookup Hiera itself fails: the Ruby exception class and message.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct HieraFailure {
+    pub class: String,
+    pub message: String,
+}
+
+/// `GET /api/v1/environments/{env}/scope`: the scope variables the
+/// environment's data interpolates.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ScopeVariables {
+    pub variables: Vec<String>,
+}

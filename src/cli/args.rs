@@ -1,0 +1,185 @@
+//! The arguments several subcommands share: where the ConfigDB is
+//! (`--server URL`, `HIERAD_SERVER`, or `--db PATH`) and which environment
+//! and level a command is about (`--env`, `--level`).
+
+use crate::configdb::LevelPath;
+use crate::ops::{ConfigOps, Local, Remote};
+use crate::store::SqliteStore;
+use anyhow::{Context, bail};
+use std::path::PathBuf;
+use std::sync::Arc;
+
+/// The database `hierad serve` uses by default.
+pub use crate::settings::DEFAULT_DB;
+
+/// The environment variable naming the default server.
+pub const SERVER_ENV: &str = "HIERAD_SERVER";
+
+/// Where the ConfigDB is: a server or a local database file.
+#[derive(Debug, Clone, Default, clap::Args)]
+pub struct Conn {
+    /// The hierad server to talk to, http://HOST:PORT (default: $HIERAD_SERVER;
+    /// without either, the local database --db)
+    #[arg(long, value_name = "URL")]
+    pub server: Option<String>,
+    /// Work on this local database file directly instead of a server
+    /// (default: hierad.db, the file `hierad serve` uses)
+    #[arg(long, value_name = "PATH", conflicts_with = "server")]
+    pub db: Option<PathBuf>,
+}
+
+/// What [`Conn`] resolves to.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Target {
+    Server(String),
+    Db(PathBuf),
+}
+
+impl Conn {
+    /// `--server`, then `--db`, then `$HIERAD_SERVER`, then the default
+    /// database.
+    pub fn target(&self) -> Target {
+        self.target_with(std::env::var(SERVER_ENV).ok())
+    }
+
+    fn target_with(&self, env_server: Option<String>) -> Target {
+        if let Some(server) = &self.server {
+            Target::Server(server.clone())
+        } else if let Some(db) = &self.db {
+            Target::Db(db.clone())
+        } else if let Some(server) = env_server.filter(|s| !s.trim().is_empty()) {
+            Target::Server(server)
+        } else {
+            Target::Db(PathBuf::from(DEFAULT_DB))
+        }
+    }
+
+    /// The operations on the target. A local database must exist unless
+    /// `create` (only `import` creates one).
+    ///
+    /// # Errors
+    ///
+    /// A bad server URL; a missing or unopenable database file.
+    pub fn open(&self, create: bool) -> anyhow::Result<Box<dyn ConfigOps>> {
+        match self.target() {
+            Target::Server(url) => Ok(Box::new(Remote::new(&url)?)),
+            Target::Db(path) => {
+                if !create && !path.exists() {
+                    bail!(
+                        "no database at {}: give --db PATH, or --server URL (or set {SERVER_ENV})",
+                        path.display()
+                    );
+                }
+                let store = SqliteStore::open(&path)
+                    .with_context(|| format!("cannot open the database {}", path.display()))?;
+                Ok(Box::new(Local::new(Arc::new(store))))
+            }
+        }
+    }
+}
+
+/// `--env ID --level LEVEL=VALUE[,…]`: an environment and a level path in
+/// it (the root when `--level` is not given).
+#[derive(Debug, Clone, clap::Args)]
+pub struct EnvLevel {
+    /// The environment id
+    #[arg(long, value_name = "ID")]
+    pub env: i64,
+    /// The level path, level=value[,level=value…], e.g. nodes=node-1.domain.tld
+    /// (default: the environment-wide root)
+    #[arg(
+        long,
+        value_name = "LEVEL=VALUE",
+        default_value = "",
+        hide_default_value = true,
+        value_parser = LevelPath::parse_cli
+    )]
+    pub level: LevelPath,
+}
+
+impl EnvLevel {
+    /// How reports name the level: `the root` or `nodes=node-1`.
+    pub fn shown_level(&self) -> String {
+        if self.level.is_root() {
+            "the root".to_owned()
+        } else {
+            self.level.to_string()
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::Parser;
+
+    #[test]
+    fn connection_targets() {
+        let conn = |server: Option<&str>, db: Option<&str>| Conn {
+            server: server.map(str::to_owned),
+            db: db.map(PathBuf::from),
+        };
+        let cases: Vec<(Conn, Option<&str>, Target)> = vec![
+            (
+                conn(None, None),
+                None,
+                Target::Db(PathBuf::from(DEFAULT_DB)),
+            ),
+            (
+                conn(None, None),
+                Some("http://h:1"),
+                Target::Server("http://h:1".into()),
+            ),
+            (
+                conn(None, None),
+                Some(" "),
+                Target::Db(PathBuf::from(DEFAULT_DB)),
+            ),
+            (
+                conn(Some("http://s"), None),
+                Some("http://h:1"),
+                Target::Server("http://s".into()),
+            ),
+            (
+                conn(None, Some("x.db")),
+                Some("http://h:1"),
+                Target::Db(PathBuf::from("x.db")),
+            ),
+        ];
+        for (conn, env, want) in cases {
+            assert_eq!(
+                conn.target_with(env.map(str::to_owned)),
+                want,
+                "{conn:?} {env:?}"
+            );
+        }
+    }
+
+    #[derive(Debug, Parser)]
+    struct Probe {
+        #[command(flatten)]
+        at: EnvLevel,
+    }
+
+    #[test]
+    fn env_and_level_parse_into_a_level_path() {
+        let parse = |args: &[&str]| {
+            Probe::try_parse_from(std::iter::once("probe").chain(args.iter().copied()))
+                .map(|p| p.at)
+        };
+        let root = parse(&["--env", "3"]).unwrap();
+        assert_eq!((root.env, root.level.is_root()), (3, true));
+        assert_eq!(root.shown_level(), "the root");
+        let node = parse(&["--env", "1", "--level", "nodes=n1"]).unwrap();
+        assert_eq!(node.level, LevelPath::parse_cli("nodes=n1").unwrap());
+        assert_eq!(node.shown_level(), "nodes=n1");
+        let err = parse(&["--env", "1", "--level", "nodes"]).unwrap_err();
+        assert_eq!(
+            super::super::level_error(&err).as_deref(),
+            Some(
+                "\"nodes\" in level path \"nodes\" is not of the form level=value (write name=value[,name=value…])"
+            )
+        );
+        assert!(parse(&["--level", "nodes=n1"]).is_err());
+    }
+}

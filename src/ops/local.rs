@@ -1,0 +1,157 @@
+//! [`ConfigOps`] over a [`Store`]: the operations on a database file the
+//! process opens itself (`hierad config --db`, `serve`'s sample loader,
+//! `bench load --db`).
+
+use super::{ConfigOps, ImportSummary, LevelDocs, OpsError, Result};
+use crate::configdb::{
+    ComponentRef, ConfigError, Conflict, DocAddress, DocKind, Environment, KeyPath, LevelPath,
+    NewComponent, NewEnvironment, NotFound, Version, fold::fold, keypath,
+};
+use crate::hiera::{Hash, Value};
+use crate::store::{ImportBatch, ImportDoc, Store, StoreError};
+use std::sync::Arc;
+
+/// The operations on a store this process holds.
+#[derive(Clone)]
+pub struct Local {
+    store: Arc<dyn Store>,
+}
+
+impl Local {
+    pub fn new(store: Arc<dyn Store>) -> Local {
+        Local { store }
+    }
+}
+
+impl ConfigOps for Local {
+    fn environment(&self, env: i64) -> Result<Option<Environment>> {
+        match self.store.environment(env) {
+            Ok(env) => Ok(Some(env)),
+            Err(StoreError::Config(ConfigError::NotFound(NotFound::Environment(_)))) => Ok(None),
+            Err(e) => Err(e.into()),
+        }
+    }
+
+    fn ensure_component(&self, name: &str, resources: &[String]) -> Result<()> {
+        let created = self.store.create_component(&NewComponent {
+            id: None,
+            name: name.to_owned(),
+            resource_definitions: resources.to_vec(),
+        });
+        match created {
+            Ok(_)
+            | Err(StoreError::Config(ConfigError::Conflict(Conflict::ComponentName { .. }))) => {
+                Ok(())
+            }
+            Err(e) => Err(e.into()),
+        }
+    }
+
+    fn create_environment(&self, id: i64, component: &str, levels: &[String]) -> Result<()> {
+        self.store.create_environment(&NewEnvironment {
+            id: Some(id),
+            components: vec![ComponentRef::Name(component.to_owned())],
+            hierarchy_levels: levels.to_vec(),
+        })?;
+        Ok(())
+    }
+
+    fn import(
+        &self,
+        env: i64,
+        levels: &[LevelDocs],
+        kind: DocKind,
+        replace: bool,
+    ) -> Result<ImportSummary> {
+        let environment = self.store.environment(env)?;
+        let Some(first) = environment.components.first() else {
+            return Err(OpsError::Refused(format!(
+                "environment {env} uses no component, so the resources of the tree cannot be defined; create it with a component"
+            )));
+        };
+        let mut batch = ImportBatch {
+            env,
+            documents: Vec::new(),
+            replace: Vec::new(),
+            define_missing_in: Some(ComponentRef::Id(*first)),
+        };
+        for (path, files) in levels {
+            batch.documents.extend(files.iter().map(|f| ImportDoc {
+                path: path.clone(),
+                resource: f.resource.clone(),
+                kind,
+                content: f.content.clone(),
+            }));
+            if replace {
+                batch.replace.push((path.clone(), kind));
+            }
+        }
+        let report = self.store.import(&batch)?;
+        Ok(ImportSummary {
+            written: report.written.len(),
+            unchanged: report.unchanged.len(),
+            deleted: report.deleted.len(),
+            defined: report.defined,
+        })
+    }
+
+    fn resource_names(&self, env: i64) -> Result<Vec<String>> {
+        let environment = self.store.environment(env)?;
+        let mut names = Vec::new();
+        for id in environment.components {
+            let component = self.store.component(&ComponentRef::Id(id))?;
+            names.extend(component.resource_definitions.into_iter().map(|d| d.name));
+        }
+        names.sort();
+        names.dedup();
+        Ok(names)
+    }
+
+    fn effective(&self, env: i64, path: &LevelPath, resource: &str) -> Result<Hash> {
+        // The fold's layers: the root's, then each pair's slot.
+        let mut layers = Vec::new();
+        for n in 0..=path.pairs().len() {
+            let prefix = LevelPath::new(path.pairs()[..n].to_vec());
+            for kind in DocKind::ALL {
+                let at = DocAddress::new(env, prefix.clone(), resource, kind);
+                if let Some((_, doc)) = self.store.get(&at, None)? {
+                    layers.push(doc);
+                }
+            }
+        }
+        Ok(fold(layers.iter()))
+    }
+
+    fn stored(&self, at: &DocAddress, version: Option<u64>) -> Result<Hash> {
+        Ok(self
+            .store
+            .get(at, version)?
+            .map(|(_, doc)| doc)
+            .unwrap_or_default())
+    }
+
+    fn put(&self, at: &DocAddress, doc: &Hash) -> Result<()> {
+        self.store.put(at, doc)?;
+        Ok(())
+    }
+
+    fn set_key(&self, at: &DocAddress, key: &KeyPath, value: &Value) -> Result<()> {
+        self.store.update(at, &mut |doc| {
+            keypath::set(doc, key, value.clone()).map_err(ConfigError::from)
+        })?;
+        Ok(())
+    }
+
+    fn history(&self, at: &DocAddress) -> Result<Vec<Version>> {
+        Ok(self.store.history(at)?)
+    }
+
+    fn restore(&self, at: &DocAddress, version: u64) -> Result<Version> {
+        Ok(self.store.restore(at, version)?)
+    }
+
+    fn delete(&self, at: &DocAddress) -> Result<()> {
+        self.store.delete(at)?;
+        Ok(())
+    }
+}

@@ -1,0 +1,183 @@
+//! The ConfigDB operations every caller shares — the CLI's commands, the
+//! server's sample loader, the bench's loader — behind one trait,
+//! [`ConfigOps`], with two implementations: [`Local`] over a
+//! [`Store`](crate::store::Store) and [`Remote`] over a hierad server's REST
+//! API. What is built from the operations (importing a tree into an
+//! environment created if missing) is written once, here, over the trait.
+
+pub mod local;
+pub mod remote;
+
+pub use local::Local;
+pub use remote::{Remote, RemoteError};
+
+pub use crate::api::ImportSummary;
+use crate::configdb::{ConfigError, DocAddress, DocKind, Environment, KeyPath, LevelPath, Version};
+use crate::hiera::{Hash, Value};
+use crate::store::StoreError;
+use crate::tree::TreeFile;
+
+/// What can go wrong in an operation. Each message names the problem.
+#[derive(Debug, thiserror::Error)]
+pub enum OpsError {
+    /// The local store refused or failed.
+    #[error(transparent)]
+    Store(#[from] StoreError),
+    /// The server refused, or could not be reached.
+    #[error(transparent)]
+    Remote(#[from] RemoteError),
+    /// The request breaks a rule of the data model (checked before asking).
+    #[error(transparent)]
+    Config(#[from] ConfigError),
+    /// The request does not fit what is already there.
+    #[error("{0}")]
+    Refused(String),
+}
+
+pub type Result<T, E = OpsError> = std::result::Result<T, E>;
+
+/// The documents of one level of a tree import.
+pub type LevelDocs = (LevelPath, Vec<TreeFile>);
+
+/// The ConfigDB operations, wherever the ConfigDB is. Each is atomic
+/// (a failed one changes nothing), except that a remote import of several
+/// levels is one all-or-nothing request per level, the API's unit.
+///
+/// # Errors
+///
+/// Every method fails with [`OpsError`]: what the model or the server
+/// refuses (unknown environment, level or resource, …), or a store or
+/// transport failure.
+pub trait ConfigOps {
+    /// The environment, `None` if it does not exist.
+    fn environment(&self, env: i64) -> Result<Option<Environment>>;
+
+    /// Creates the component `name`, defining `resources`, unless a
+    /// component of that name exists (it is then left as it is).
+    fn ensure_component(&self, name: &str, resources: &[String]) -> Result<()>;
+
+    /// Creates environment `id` using the component `component`, with
+    /// `levels` from least to most specific.
+    fn create_environment(&self, id: i64, component: &str, levels: &[String]) -> Result<()>;
+
+    /// Writes each level's documents as `kind`; resources the environment
+    /// does not define are defined in its first component. `replace` makes
+    /// each level hold exactly its documents of that kind.
+    fn import(
+        &self,
+        env: i64,
+        levels: &[LevelDocs],
+        kind: DocKind,
+        replace: bool,
+    ) -> Result<ImportSummary>;
+
+    /// The resource names the environment defines, sorted.
+    fn resource_names(&self, env: i64) -> Result<Vec<String>>;
+
+    /// The effective document of `resource` at `path`: the root, then each
+    /// level of the path, values then overrides.
+    fn effective(&self, env: i64, path: &LevelPath, resource: &str) -> Result<Hash>;
+
+    /// What is stored at exactly `at` (`{}` if never written), or one of
+    /// its versions.
+    fn stored(&self, at: &DocAddress, version: Option<u64>) -> Result<Hash>;
+
+    /// Writes a new version of a whole document.
+    fn put(&self, at: &DocAddress, doc: &Hash) -> Result<()>;
+
+    /// Sets one key of the stored document at `at`, keeping the rest.
+    fn set_key(&self, at: &DocAddress, key: &KeyPath, value: &Value) -> Result<()>;
+
+    /// Every version of the document at `at`, oldest first.
+    fn history(&self, at: &DocAddress) -> Result<Vec<Version>>;
+
+    /// Writes a new version holding the content of version `version`.
+    fn restore(&self, at: &DocAddress, version: u64) -> Result<Version>;
+
+    /// Writes a deletion marker for the document at `at`.
+    fn delete(&self, at: &DocAddress) -> Result<()>;
+}
+
+/// The environment a tree import creates when it is missing.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct NewEnv {
+    /// Its hierarchy levels, least to most specific.
+    pub levels: Vec<String>,
+    /// The component it uses, created if missing.
+    pub component: String,
+}
+
+/// A tree import: levels of documents for one environment.
+pub struct TreeImport<'a> {
+    pub env: i64,
+    pub levels: &'a [LevelDocs],
+    pub kind: DocKind,
+    pub replace: bool,
+    /// Created when the environment is missing.
+    pub new_env: NewEnv,
+    /// Define every resource of the tree in a component created by this
+    /// import, so that the import itself defines nothing (the bench's
+    /// loader, as Fuel's components do; a server then derives its snapshot
+    /// instead of rebuilding it).
+    pub define_up_front: bool,
+}
+
+/// Imports a tree into an environment, creating the environment (and its
+/// component) first when it is missing. `check_existing` says whether an
+/// existing environment may take the tree. Every level path is checked
+/// against the environment's levels before anything is written.
+///
+/// # Errors
+///
+/// As `check_existing`, [`LevelPath::check`] and the operations.
+pub fn import_tree(
+    ops: &dyn ConfigOps,
+    import: &TreeImport<'_>,
+    check_existing: &dyn Fn(&Environment) -> Result<()>,
+) -> Result<ImportSummary> {
+    match ops.environment(import.env)? {
+        Some(env) => {
+            check_existing(&env)?;
+            for (path, _) in import.levels {
+                path.check(&env)?;
+            }
+        }
+        None => {
+            // The levels must fit before anything is created.
+            let planned = Environment {
+                id: import.env,
+                components: Vec::new(),
+                hierarchy_levels: import.new_env.levels.clone(),
+            };
+            for (path, _) in import.levels {
+                path.check(&planned)?;
+            }
+            let resources = if import.define_up_front {
+                resource_names(import.levels)
+            } else {
+                Vec::new()
+            };
+            ops.ensure_component(&import.new_env.component, &resources)?;
+            ops.create_environment(
+                import.env,
+                &import.new_env.component,
+                &import.new_env.levels,
+            )?;
+        }
+    }
+    ops.import(import.env, import.levels, import.kind, import.replace)
+}
+
+/// The resource names of the levels' documents, sorted, once each.
+fn resource_names(levels: &[LevelDocs]) -> Vec<String> {
+    let mut names: Vec<String> = levels
+        .iter()
+        .flat_map(|(_, files)| files.iter().map(|f| f.resource.clone()))
+        .collect();
+    names.sort_unstable();
+    names.dedup();
+    names
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,616 @@
+//! [`ConfigOps`] over a hierad server's REST API (docs/api.md), with a
+//! small blocking HTTP client (ureq): URL building (level paths, resource
+//! names, percent-encoding), the error form, and the lookup `hierad lookup
+//! --server` sends. Bodies are the types of [`crate::api`]; values travel
+//! in the wire form, so every Ruby type survives the trip.
+
+use super::{ConfigOps, ImportSummary, LevelDocs, Result as OpsResult};
+use crate::api;
+use crate::configdb::{
+    ComponentRef, ConfigError, DocAddress, DocKind, Environment, KeyPath, LevelPath, Version,
+    keypath,
+};
+use crate::hiera::{Hash, Value};
+use crate::wire;
+use serde::Serialize;
+use serde::de::DeserializeOwned;
+use std::time::Duration;
+use ureq::Agent;
+
+/// Where the ConfigDB routes live under the server's base URL.
+const CONFIG_API: &str = "/api/v1/config";
+
+/// The largest answer read (an effective document of a big environment is
+/// a few MiB; this only guards against a runaway server).
+const BODY_LIMIT: u64 = 1 << 30;
+
+/// What went wrong talking to the server.
+#[derive(Debug, thiserror::Error)]
+pub enum RemoteError {
+    /// No HTTP answer at all: refused, unknown host, timed out, …
+    #[error("cannot reach the hierad server at {url}: {reason}")]
+    Unreachable { url: String, reason: String },
+    /// The server answered with an error ([`api::ErrorBody`]).
+    #[error("{}", api_text(message, class.as_deref()))]
+    Api {
+        status: u16,
+        /// `not_found`, `bad_request`, `hiera_error`, …
+        kind: String,
+        message: String,
+        /// The Ruby exception class of a `hiera_error`.
+        class: Option<String>,
+    },
+    /// An answer that does not follow the API.
+    #[error("unexpected answer from the hierad server at {url} (HTTP {status}): {reason}")]
+    BadAnswer {
+        url: String,
+        status: u16,
+        reason: String,
+    },
+    /// A `--server` value that is not an http:// URL.
+    #[error("invalid server URL \"{0}\": give http://HOST:PORT")]
+    BadUrl(String),
+}
+
+fn api_text(message: &str, class: Option<&str>) -> String {
+    match class {
+        // Ruby's rendering of an uncaught exception, as the local path.
+        Some(class) => format!("{message} ({class})"),
+        None => message.to_owned(),
+    }
+}
+
+impl RemoteError {
+    /// The HTTP status of an API error.
+    pub fn status(&self) -> Option<u16> {
+        match self {
+            RemoteError::Api { status, .. } => Some(*status),
+            _ => None,
+        }
+    }
+}
+
+pub type Result<T, E = RemoteError> = std::result::Result<T, E>;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Method {
+    Get,
+    Post,
+    Put,
+    Delete,
+}
+
+/// A connection to one hierad server.
+pub struct Remote {
+    agent: Agent,
+    base: String,
+}
+
+impl Remote {
+    /// A client for `server` (`http://host:port`, a path prefix allowed; a
+    /// bare `host:port` means http).
+    ///
+    /// # Errors
+    ///
+    /// [`RemoteError::BadUrl`] for an empty URL or another scheme (this
+    /// build speaks plain HTTP only).
+    pub fn new(server: &str) -> Result<Remote> {
+        let base = normalize_base(server).ok_or_else(|| RemoteError::BadUrl(server.to_owned()))?;
+        let config = Agent::config_builder()
+            .http_status_as_error(false)
+            .timeout_connect(Some(Duration::from_secs(10)))
+            .build();
+        Ok(Remote {
+            agent: config.into(),
+            base,
+        })
+    }
+
+    /// The server's base URL, as used in messages.
+    pub fn base(&self) -> &str {
+        &self.base
+    }
+
+    /// Sends one request; the answer's body (empty for none).
+    fn call(&self, method: Method, path: &str, body: Option<String>) -> Result<String> {
+        let url = format!("{}{path}", self.base);
+        let unreachable = |e: ureq::Error| RemoteError::Unreachable {
+            url: self.base.clone(),
+            reason: e.to_string(),
+        };
+        let sent = match method {
+            Method::Get => self.agent.get(&url).call(),
+            Method::Delete => self.agent.delete(&url).call(),
+            Method::Post => self
+                .agent
+                .post(&url)
+                .header("Content-Type", "application/json")
+                .send(body.unwrap_or_default()),
+            Method::Put => self
+                .agent
+                .put(&url)
+                .header("Content-Type", "application/json")
+                .send(body.unwrap_or_default()),
+        };
+        let mut response = sent.map_err(unreachable)?;
+        let status = response.status().as_u16();
+        let text = response
+            .body_mut()
+            .with_config()
+            .limit(BODY_LIMIT)
+            .read_to_string()
+            .map_err(unreachable)?;
+        if (200..300).contains(&status) {
+            Ok(text)
+        } else {
+            Err(api_error(status, &url, &text))
+        }
+    }
+
+    /// A request whose answer is a `T`.
+    fn typed<T: DeserializeOwned>(
+        &self,
+        method: Method,
+        path: &str,
+        body: Option<&impl Serialize>,
+    ) -> Result<T> {
+        let body = body.map(|b| serde_json::to_string(b).expect("API bodies serialize"));
+        let text = self.call(method, path, body)?;
+        serde_json::from_str(&text).map_err(|e| RemoteError::BadAnswer {
+            url: format!("{}{path}", self.base),
+            status: 200,
+            reason: if text.trim().is_empty() {
+                "empty body".to_owned()
+            } else {
+                e.to_string()
+            },
+        })
+    }
+
+    /// A wire-JSON document (a Hash) from a `GET`.
+    fn get_document(&self, path: &str) -> Result<Hash> {
+        let api::WireValue(value) = self.typed(Method::Get, path, None::<&()>)?;
+        match value {
+            Value::Hash(h) => Ok(h),
+            other => Err(RemoteError::BadAnswer {
+                url: format!("{}{path}", self.base),
+                status: 200,
+                reason: format!("a document must be a Hash, got {}", other.class_name()),
+            }),
+        }
+    }
+
+    /// `GET /environments/{env}`; `None` when the server says 404.
+    ///
+    /// # Errors
+    ///
+    /// Transport and API errors other than 404.
+    pub fn environment(&self, env: i64) -> Result<Option<api::Environment>> {
+        let path = format!("{CONFIG_API}/environments/{env}");
+        match self.typed(Method::Get, &path, None::<&()>) {
+            Ok(environment) => Ok(Some(environment)),
+            Err(e) if e.status() == Some(404) => Ok(None),
+            Err(e) => Err(e),
+        }
+    }
+
+    /// The resource names an environment defines (through its components),
+    /// sorted.
+    ///
+    /// # Errors
+    ///
+    /// As the calls: unknown environment (404), transport.
+    pub fn resource_names(&self, env: i64) -> Result<Vec<String>> {
+        let Some(environment) = self.environment(env)? else {
+            return Err(RemoteError::Api {
+                status: 404,
+                kind: "not_found".into(),
+                message: format!("environment {env} does not exist"),
+                class: None,
+            });
+        };
+        let components: Vec<api::Component> = self.typed(
+            Method::Get,
+            &format!("{CONFIG_API}/components"),
+            None::<&()>,
+        )?;
+        let mut names: Vec<String> = components
+            .into_iter()
+            .filter(|c| environment.components.contains(&c.id))
+            .flat_map(|c| c.resource_definitions.into_iter().map(|d| d.name))
+            .collect();
+        names.sort();
+        names.dedup();
+        Ok(names)
+    }
+
+    /// `POST /components`; a 409 (it exists already) is fine.
+    ///
+    /// # Errors
+    ///
+    /// Other API and transport errors.
+    pub fn ensure_component(&self, name: &str, resources: &[String]) -> Result<()> {
+        let body = api::NewComponent {
+            id: None,
+            name: name.to_owned(),
+            resource_definitions: resources
+                .iter()
+                .map(|name| api::NewResourceDefinition { name: name.clone() })
+                .collect(),
+        };
+        let sent: Result<api::Component> = self.typed(
+            Method::Post,
+            &format!("{CONFIG_API}/components"),
+            Some(&body),
+        );
+        match sent {
+            Ok(_) => Ok(()),
+            Err(e) if e.status() == Some(409) => Ok(()),
+            Err(e) => Err(e),
+        }
+    }
+
+    /// `POST /environments` with an explicit id.
+    ///
+    /// # Errors
+    ///
+    /// API and transport errors.
+    pub fn create_environment(
+        &self,
+        env: i64,
+        component: &str,
+        levels: &[String],
+    ) -> Result<api::Environment> {
+        let body = api::NewEnvironment {
+            id: Some(env),
+            components: vec![api::ComponentKey(ComponentRef::Name(component.to_owned()))],
+            hierarchy_levels: levels.to_vec(),
+        };
+        self.typed(
+            Method::Post,
+            &format!("{CONFIG_API}/environments"),
+            Some(&body),
+        )
+    }
+
+    /// `GET …/values?effective`: the effective document at `path`.
+    ///
+    /// # Errors
+    ///
+    /// Unknown environment, level or resource; transport.
+    pub fn effective(&self, env: i64, path: &LevelPath, resource: &str) -> Result<Hash> {
+        let url = doc_url(env, path, resource, DocKind::Values);
+        self.get_document(&format!("{url}?effective"))
+    }
+
+    /// `GET …/{values|overrides}[?version=N]`: what is stored at exactly
+    /// `at` (`{}` if nothing).
+    ///
+    /// # Errors
+    ///
+    /// As [`Remote::effective`]; an unknown version.
+    pub fn stored(&self, at: &DocAddress, version: Option<u64>) -> Result<Hash> {
+        let mut url = doc_url(at.env, &at.path, &at.resource, at.kind);
+        if let Some(n) = version {
+            url.push_str(&format!("?version={n}"));
+        }
+        self.get_document(&url)
+    }
+
+    /// `PUT …/{values|overrides}`: a new version of the whole document.
+    ///
+    /// # Errors
+    ///
+    /// As [`Remote::effective`].
+    pub fn put(&self, at: &DocAddress, doc: &Hash) -> Result<()> {
+        let body = wire::to_string(&Value::Hash(doc.clone()));
+        self.call(Method::Put, &address_url(at), Some(body))?;
+        Ok(())
+    }
+
+    /// `PUT …/{values|overrides}/keys/{key}`: one nested key of a stored
+    /// document, changed in one transaction on the server.
+    ///
+    /// # Errors
+    ///
+    /// As [`Remote::effective`]; a key path that does not fit the document.
+    pub fn put_key(&self, at: &DocAddress, key: &str, value: &Value) -> Result<()> {
+        let url = format!("{}/keys/{}", address_url(at), encode(key, false));
+        self.call(Method::Put, &url, Some(wire::to_string(value)))?;
+        Ok(())
+    }
+
+    /// `GET …/history`.
+    ///
+    /// # Errors
+    ///
+    /// As [`Remote::effective`].
+    pub fn history(&self, at: &DocAddress) -> Result<Vec<Version>> {
+        let url = format!("{}/history", address_url(at));
+        let versions: Vec<api::Version> = self.typed(Method::Get, &url, None::<&()>)?;
+        Ok(versions.into_iter().map(Version::from).collect())
+    }
+
+    /// `POST …/restore?version=N`.
+    ///
+    /// # Errors
+    ///
+    /// As [`Remote::effective`]; no such version; a deletion marker.
+    pub fn restore(&self, at: &DocAddress, version: u64) -> Result<Version> {
+        let url = format!("{}/restore?version={version}", address_url(at));
+        let restored: api::Version = self.typed(Method::Post, &url, None::<&()>)?;
+        Ok(restored.into())
+    }
+
+    /// `DELETE …/{values|overrides}`: a deletion marker.
+    ///
+    /// # Errors
+    ///
+    /// As [`Remote::effective`]; nothing live to delete.
+    pub fn delete(&self, at: &DocAddress) -> Result<()> {
+        self.call(Method::Delete, &address_url(at), None)?;
+        Ok(())
+    }
+
+    /// `POST /environments/{env}/import`: one level, all or nothing.
+    ///
+    /// # Errors
+    ///
+    /// API and transport errors; nothing is written on any of them.
+    pub fn import(
+        &self,
+        env: i64,
+        level: &LevelPath,
+        kind: DocKind,
+        replace: bool,
+        documents: &[(&str, &Hash)],
+    ) -> Result<ImportSummary> {
+        let body = api::ImportRequest {
+            level: Some(level.to_string()),
+            replace,
+            kind: Some(kind.as_str().to_owned()),
+            documents: documents
+                .iter()
+                .map(|(name, doc)| {
+                    (
+                        (*name).to_owned(),
+                        wire::to_json(&Value::Hash((*doc).clone())),
+                    )
+                })
+                .collect(),
+        };
+        let path = format!("{CONFIG_API}/environments/{env}/import");
+        self.typed(Method::Post, &path, Some(&body))
+    }
+
+    /// `POST /api/v1/lookup`.
+    ///
+    /// # Errors
+    ///
+    /// A Hiera error is [`RemoteError::Api`] with `class` set (422); others
+    /// as usual.
+    pub fn lookup(&self, request: &api::LookupRequest) -> Result<api::LookupAnswer> {
+        self.typed(Method::Post, "/api/v1/lookup", Some(request))
+    }
+}
+
+impl ConfigOps for Remote {
+    fn environment(&self, env: i64) -> OpsResult<Option<Environment>> {
+        Ok(Remote::environment(self, env)?.map(Environment::from))
+    }
+
+    fn ensure_component(&self, name: &str, resources: &[String]) -> OpsResult<()> {
+        Ok(Remote::ensure_component(self, name, resources)?)
+    }
+
+    fn create_environment(&self, id: i64, component: &str, levels: &[String]) -> OpsResult<()> {
+        Remote::create_environment(self, id, component, levels)?;
+        Ok(())
+    }
+
+    fn import(
+        &self,
+        env: i64,
+        levels: &[LevelDocs],
+        kind: DocKind,
+        replace: bool,
+    ) -> OpsResult<ImportSummary> {
+        let mut summary = ImportSummary::default();
+        for (path, files) in levels {
+            let documents: Vec<(&str, &Hash)> = files
+                .iter()
+                .map(|f| (f.resource.as_str(), &f.content))
+                .collect();
+            summary.add(Remote::import(self, env, path, kind, replace, &documents)?);
+        }
+        Ok(summary)
+    }
+
+    fn resource_names(&self, env: i64) -> OpsResult<Vec<String>> {
+        Ok(Remote::resource_names(self, env)?)
+    }
+
+    fn effective(&self, env: i64, path: &LevelPath, resource: &str) -> OpsResult<Hash> {
+        Ok(Remote::effective(self, env, path, resource)?)
+    }
+
+    fn stored(&self, at: &DocAddress, version: Option<u64>) -> OpsResult<Hash> {
+        Ok(Remote::stored(self, at, version)?)
+    }
+
+    fn put(&self, at: &DocAddress, doc: &Hash) -> OpsResult<()> {
+        Ok(Remote::put(self, at, doc)?)
+    }
+
+    fn set_key(&self, at: &DocAddress, key: &KeyPath, value: &Value) -> OpsResult<()> {
+        // The key route changes the key in one server-side transaction.
+        // A key with a `/` cannot travel in a URL segment (servers decode
+        // `%2F` before routing): read, change, write back.
+        if !key.as_str().contains('/') {
+            return Ok(self.put_key(at, key.as_str(), value)?);
+        }
+        let mut doc = Remote::stored(self, at, None)?;
+        keypath::set(&mut doc, key, value.clone()).map_err(ConfigError::from)?;
+        Ok(Remote::put(self, at, &doc)?)
+    }
+
+    fn history(&self, at: &DocAddress) -> OpsResult<Vec<Version>> {
+        Ok(Remote::history(self, at)?)
+    }
+
+    fn restore(&self, at: &DocAddress, version: u64) -> OpsResult<Version> {
+        Ok(Remote::restore(self, at, version)?)
+    }
+
+    fn delete(&self, at: &DocAddress) -> OpsResult<()> {
+        Ok(Remote::delete(self, at)?)
+    }
+}
+
+/// The error of a non-2xx answer: the API's [`api::ErrorBody`] when it is
+/// there, else the status and the start of the body.
+fn api_error(status: u16, url: &str, text: &str) -> RemoteError {
+    match serde_json::from_str::<api::ErrorBody>(text) {
+        Ok(body) => RemoteError::Api {
+            status,
+            kind: body.error,
+            message: body.message,
+            class: body.class,
+        },
+        Err(_) => {
+            let snippet: String = text.trim().chars().take(200).collect();
+            RemoteError::Api {
+                status,
+                kind: String::new(),
+                message: format!("HTTP {status} from {url}: {snippet}"),
+                class: None,
+            }
+        }
+    }
+}
+
+/// `http://host:port` without a trailing `/`; `None` if unusable.
+fn normalize_base(server: &str) -> Option<String> {
+    let server = server.trim();
+    let with_scheme = if server.contains("://") {
+        server.to_owned()
+    } else {
+        format!("http://{server}")
+    };
+    let rest = with_scheme.strip_prefix("http://")?;
+    if rest.is_empty() || rest.starts_with('/') {
+        return None;
+    }
+    Some(with_scheme.trim_end_matches('/').to_owned())
+}
+
+fn address_url(at: &DocAddress) -> String {
+    doc_url(at.env, &at.path, &at.resource, at.kind)
+}
+
+/// The URL path of one document: `/api/v1/config/environments/1/nodes/n1/resources/astute/values`.
+pub fn doc_url(env: i64, path: &LevelPath, resource: &str, kind: DocKind) -> String {
+    let mut url = format!("{CONFIG_API}/environments/{env}");
+    for pair in path.pairs() {
+        url.push('/');
+        url.push_str(&encode(&pair.level, false));
+        url.push('/');
+        url.push_str(&encode(&pair.value, false));
+    }
+    url.push_str("/resources/");
+    url.push_str(&encode(resource, true));
+    url.push('/');
+    url.push_str(kind.as_str());
+    url
+}
+
+/// Percent-encodes a path segment: everything but RFC 3986's unreserved
+/// characters (and `/` in resource names, which the API takes raw).
+pub fn encode(text: &str, keep_slash: bool) -> String {
+    let mut out = String::with_capacity(text.len());
+    for byte in text.bytes() {
+        let keep = byte.is_ascii_alphanumeric()
+            || matches!(byte, b'-' | b'.' | b'_' | b'~')
+            || (keep_slash && byte == b'/');
+        if keep {
+            out.push(char::from(byte));
+        } else {
+            out.push_str(&format!("%{byte:02X}"));
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn base_urls() {
+        let cases: &[(&str, Option<&str>)] = &[
+            ("http://127.0.0.1:8750", Some("http://127.0.0.1:8750")),
+            ("http://127.0.0.1:8750/", Some("http://127.0.0.1:8750")),
+            ("127.0.0.1:8750", Some("http://127.0.0.1:8750")),
+            ("http://h/prefix/", Some("http://h/prefix")),
+            ("https://h", None),
+            ("ftp://h", None),
+            ("http://", None),
+            ("", None),
+        ];
+        for (input, want) in cases {
+            assert_eq!(normalize_base(input).as_deref(), *want, "{input}");
+        }
+    }
+
+    #[test]
+    fn document_urls() {
+        let node = LevelPath::parse_cli("nodes=node-1.domain.tld").unwrap();
+        let cases: &[(&LevelPath, &str, DocKind, &str)] = &[
+            (
+                &LevelPath::root(),
+                "astute",
+                DocKind::Values,
+                "/api/v1/config/environments/1/resources/astute/values",
+            ),
+            (
+                &node,
+                "override/node/node-1.domain.tld",
+                DocKind::Overrides,
+                "/api/v1/config/environments/1/nodes/node-1.domain.tld/resources/override/node/node-1.domain.tld/overrides",
+            ),
+            (
+                &LevelPath::parse_cli("nodes=a b").unwrap(),
+                "x?y#z%",
+                DocKind::Values,
+                "/api/v1/config/environments/1/nodes/a%20b/resources/x%3Fy%23z%25/values",
+            ),
+        ];
+        for (path, resource, kind, want) in cases {
+            assert_eq!(doc_url(1, path, resource, *kind), *want);
+        }
+        assert_eq!(encode("a.'b.c'.0", false), "a.%27b.c%27.0");
+        assert_eq!(encode("é/x", false), "%C3%A9%2Fx");
+    }
+
+    #[test]
+    fn error_answers() {
+        let cases: Vec<(u16, &str, &str)> = vec![
+            (
+                404,
+                r#"{"error":"not_found","message":"environment 9 does not exist"}"#,
+                "environment 9 does not exist",
+            ),
+            (
+                422,
+                r#"{"error":"hiera_error","class":"Hiera::InterpolationLoop","message":"Lookup recursion detected in [a]"}"#,
+                "Lookup recursion detected in [a] (Hiera::InterpolationLoop)",
+            ),
+            (502, "Bad Gateway", "HTTP 502 from http://h/x: Bad Gateway"),
+        ];
+        for (status, body, want) in cases {
+            let err = api_error(status, "http://h/x", body);
+            assert_eq!(err.to_string(), want);
+            assert_eq!(err.status(), Some(status));
+        }
+    }
+}
