@@ -340,3 +340,155 @@ pub struct HieraFailure {
 pub struct ScopeVariables {
     pub variables: Vec<String>,
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn lookup_answers() {
+        let cases: &[(&str, bool, bool, Option<Value>)] = &[
+            (
+                r#"{"found": true, "value": 15}"#,
+                true,
+                false,
+                Some(Value::Int(15)),
+            ),
+            (r#"{"found": true, "value": null}"#, true, false, None),
+            (r#"{"found": false}"#, false, false, None),
+            (
+                r#"{"found": false, "default": true, "value": "x"}"#,
+                false,
+                true,
+                Some(Value::str("x")),
+            ),
+            (
+                r#"{"found": true, "value": {"__hierad__": "sym", "name": "a"}}"#,
+                true,
+                false,
+                Some(Value::Symbol("a".into())),
+            ),
+        ];
+        for (text, found, default, value) in cases {
+            let answer: LookupAnswer = serde_json::from_str(text).unwrap();
+            assert_eq!(
+                (answer.found, answer.default, answer.value.map(|v| v.0)),
+                (*found, *default, value.clone()),
+                "{text}"
+            );
+        }
+        let with_explain = r#"{"found": true, "value": 1, "explain": [{"depth": 0, "key": "k", "source": "astute", "outcome": "found", "value": 1}, {"depth": 1, "key": "j", "source": "globals", "outcome": "no_key"}]}"#;
+        let answer: LookupAnswer = serde_json::from_str(with_explain).unwrap();
+        let explain = answer.explain.unwrap();
+        assert_eq!(explain.len(), 2);
+        assert_eq!(explain[0].value, Some(WireValue(Value::Int(1))));
+        assert_eq!(explain[1].depth, 1);
+        assert_eq!(explain[1].value, None);
+        assert!(serde_json::from_str::<LookupAnswer>("[1]").is_err());
+        assert!(
+            serde_json::from_str::<LookupAnswer>(
+                r#"{"found": true, "value": {"__hierad__": "x"}}"#
+            )
+            .is_err()
+        );
+    }
+
+    /// The bodies as clients have always read them, field order included.
+    #[test]
+    fn bodies_keep_their_form() {
+        let cases: Vec<(String, &str)> = vec![
+            (
+                serde_json::to_string(&ErrorBody {
+                    error: "not_found".into(),
+                    class: None,
+                    message: "m".into(),
+                })
+                .unwrap(),
+                r#"{"error":"not_found","message":"m"}"#,
+            ),
+            (
+                serde_json::to_string(&ErrorBody {
+                    error: "hiera_error".into(),
+                    class: Some("Hiera::InterpolationLoop".into()),
+                    message: "m".into(),
+                })
+                .unwrap(),
+                r#"{"error":"hiera_error","class":"Hiera::InterpolationLoop","message":"m"}"#,
+            ),
+            (
+                serde_json::to_string(&KeysAnswer {
+                    answers: vec![
+                        KeyAnswer {
+                            outcome: KeyOutcome::Answered(LookupAnswer {
+                                found: false,
+                                default: true,
+                                value: Some(WireValue(Value::Float(1.0))),
+                                explain: None,
+                            }),
+                            key: "a".into(),
+                        },
+                        KeyAnswer {
+                            outcome: KeyOutcome::Failed {
+                                error: HieraFailure {
+                                    class: "C".into(),
+                                    message: "m".into(),
+                                },
+                            },
+                            key: "b".into(),
+                        },
+                    ],
+                })
+                .unwrap(),
+                r#"{"answers":[{"found":false,"default":true,"value":1.0,"key":"a"},{"error":{"class":"C","message":"m"},"key":"b"}]}"#,
+            ),
+            (
+                serde_json::to_string(&HierarchyLevel {
+                    name: "nodes".into(),
+                    parent: None,
+                })
+                .unwrap(),
+                r#"{"name":"nodes","parent":null}"#,
+            ),
+            (
+                serde_json::to_string(&Version {
+                    version: 2,
+                    created_at: 5,
+                    size: 9,
+                    deleted: false,
+                })
+                .unwrap(),
+                r#"{"version":2,"created_at":5,"size":9,"deleted":false}"#,
+            ),
+        ];
+        for (got, want) in cases {
+            assert_eq!(got, want);
+        }
+    }
+
+    #[test]
+    fn components_are_named_by_id_or_name() {
+        let parse = |text: &str| {
+            serde_json::from_str::<NewEnvironment>(text)
+                .map(|e| e.components)
+                .map_err(|e| e.to_string())
+        };
+        assert_eq!(
+            parse(r#"{"components": [7, "fuel"]}"#).unwrap(),
+            vec![
+                ComponentKey(configdb::ComponentRef::Id(7)),
+                ComponentKey(configdb::ComponentRef::Name("fuel".into())),
+            ]
+        );
+        for (text, want) in [
+            (r#"{"components": [1.5]}"#, "invalid component id 1.5"),
+            (
+                r#"{"components": [true]}"#,
+                "a component is an id or a name, not true",
+            ),
+            (r#"{"component": []}"#, "unknown field `component`"),
+        ] {
+            let err = parse(text).unwrap_err();
+            assert!(err.starts_with(want), "{text}: {err}");
+        }
+    }
+}

@@ -17,6 +17,7 @@ pub mod plan;
 pub mod rng;
 pub mod stats;
 
+use crate::api;
 use crate::hiera::{Hash, Value};
 use client::Target;
 use plan::Plan;
@@ -71,7 +72,8 @@ impl BenchError {
     }
 }
 
-async fn get_value(target: &Target, path: &str) -> Result<Option<Value>, BenchError> {
+/// A GET's body, `None` on 404.
+async fn get_body(target: &Target, path: &str) -> Result<Option<String>, BenchError> {
     let (status, body) = client::get(target, path)
         .await
         .map_err(BenchError::io(format!("cannot reach {}", target.url())))?;
@@ -81,9 +83,17 @@ async fn get_value(target: &Target, path: &str) -> Result<Option<Value>, BenchEr
     if !status.is_success() {
         return Err(BenchError::refused(format!("GET {path}"), status, &body));
     }
-    let text = std::str::from_utf8(&body)
-        .map_err(|_| BenchError::Invalid(format!("GET {path}: a response that is not UTF-8")))?;
-    crate::wire::from_str(text)
+    String::from_utf8(body.to_vec())
+        .map(Some)
+        .map_err(|_| BenchError::Invalid(format!("GET {path}: a response that is not UTF-8")))
+}
+
+/// A document (wire JSON) from a GET, `None` on 404.
+async fn get_value(target: &Target, path: &str) -> Result<Option<Value>, BenchError> {
+    let Some(text) = get_body(target, path).await? else {
+        return Ok(None);
+    };
+    crate::wire::from_str(&text)
         .map(Some)
         .map_err(|e| BenchError::Invalid(format!("GET {path}: {e}")))
 }
@@ -97,25 +107,16 @@ async fn get_value(target: &Target, path: &str) -> Result<Option<Value>, BenchEr
 ///
 /// The server cannot be reached, or the environment has no hierarchy.
 pub async fn discover(target: &Target, env: i64) -> Result<Plan, BenchError> {
-    let levels = match get_value(target, &format!("/api/v1/config/environments/{env}")).await? {
-        Some(Value::Hash(h)) => h
-            .get(&Value::str("hierarchy_levels"))
-            .and_then(Value::as_array)
-            .map(|l| {
-                l.iter()
-                    .filter_map(Value::as_str)
-                    .map(str::to_owned)
-                    .collect()
-            })
-            .unwrap_or_default(),
-        _ => {
-            return Err(BenchError::Invalid(format!(
-                "environment {env} does not exist on {}",
-                target.url()
-            )));
-        }
+    let path = format!("/api/v1/config/environments/{env}");
+    let Some(text) = get_body(target, &path).await? else {
+        return Err(BenchError::Invalid(format!(
+            "environment {env} does not exist on {}",
+            target.url()
+        )));
     };
-    let levels: Vec<String> = levels;
+    let levels = serde_json::from_str::<api::Environment>(&text)
+        .map_err(|e| BenchError::Invalid(format!("GET {path}: not an environment: {e}")))?
+        .hierarchy_levels;
     let hierarchy: Vec<String> =
         match get_value(target, &format!("/api/v1/data/{env}/hiera")).await? {
             Some(Value::Hash(h)) => h

@@ -5,9 +5,10 @@
 use super::body::{Body, LimitedBytes, document};
 use super::error::ApiError;
 use super::state::{AppState, Publish};
+use crate::api;
 use crate::configdb::{
-    Component, ComponentRef, DocAddress, DocKind, Environment, KeyPath, LevelPath, NewComponent,
-    NewEnvironment, StoredDoc, Version, keypath,
+    ComponentRef, DocAddress, DocKind, KeyPath, LevelPath, NewComponent, NewEnvironment, StoredDoc,
+    keypath,
 };
 use crate::hiera::{Hash, Value};
 use crate::store::{ImportBatch, ImportDoc, ImportReport};
@@ -19,7 +20,6 @@ use axum::http::{StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use serde::Deserialize;
-use serde_json::{Value as JsonValue, json};
 use std::collections::HashMap;
 
 /// The ConfigDB routes, to be nested under `/api/v1/config`.
@@ -56,20 +56,6 @@ fn parse<T: for<'de> Deserialize<'de>>(bytes: &[u8], what: &str) -> Result<T, Ap
     serde_json::from_slice(bytes).map_err(|e| ApiError::BadRequest(format!("invalid {what}: {e}")))
 }
 
-fn component_json(c: &Component) -> JsonValue {
-    json!({
-        "id": c.id,
-        "name": c.name,
-        "resource_definitions": c.resource_definitions.iter()
-            .map(|d| json!({"id": d.id, "name": d.name, "component_id": c.id}))
-            .collect::<Vec<_>>(),
-    })
-}
-
-fn environment_json(e: &Environment) -> JsonValue {
-    json!({"id": e.id, "components": e.components, "hierarchy_levels": e.hierarchy_levels})
-}
-
 fn component_ref(text: &str) -> ComponentRef {
     match text.parse() {
         Ok(r) => r,
@@ -77,59 +63,40 @@ fn component_ref(text: &str) -> ComponentRef {
     }
 }
 
-async fn list_components(State(state): State<AppState>) -> Json<JsonValue> {
+async fn list_components(State(state): State<AppState>) -> Json<Vec<api::Component>> {
     let snapshot = state.snapshot();
-    Json(JsonValue::Array(
-        snapshot.components().iter().map(component_json).collect(),
-    ))
-}
-
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-struct ComponentBody {
-    id: Option<i64>,
-    name: String,
-    #[serde(default)]
-    resource_definitions: Vec<NameBody>,
-}
-
-#[derive(Deserialize)]
-struct NameBody {
-    name: String,
+    Json(
+        snapshot
+            .components()
+            .iter()
+            .map(api::Component::from)
+            .collect(),
+    )
 }
 
 async fn create_component(
     State(state): State<AppState>,
     LimitedBytes(bytes): LimitedBytes,
 ) -> Result<Response, ApiError> {
-    let body: ComponentBody = parse(&bytes, "component")?;
-    let new = NewComponent {
-        id: body.id,
-        name: body.name,
-        resource_definitions: body
-            .resource_definitions
-            .into_iter()
-            .map(|d| d.name)
-            .collect(),
-    };
+    let new: NewComponent = parse::<api::NewComponent>(&bytes, "component")?.into();
     let created = state
         .write(
             move |store| Ok(store.create_component(&new)?),
             Publish::Rebuild,
         )
         .await?;
-    Ok((StatusCode::CREATED, Json(component_json(&created))).into_response())
+    Ok((StatusCode::CREATED, Json(api::Component::from(&created))).into_response())
 }
 
 async fn get_component(
     State(state): State<AppState>,
     Path(id): Path<String>,
-) -> Result<Json<JsonValue>, ApiError> {
+) -> Result<Json<api::Component>, ApiError> {
     let which = component_ref(&id);
     let found = state
         .read(move |store| Ok(store.component(&which)?))
         .await?;
-    Ok(Json(component_json(&found)))
+    Ok(Json(api::Component::from(&found)))
 }
 
 async fn delete_component(
@@ -146,54 +113,28 @@ async fn delete_component(
     Ok(StatusCode::NO_CONTENT)
 }
 
-async fn list_environments(State(state): State<AppState>) -> Json<JsonValue> {
+async fn list_environments(State(state): State<AppState>) -> Json<Vec<api::Environment>> {
     let snapshot = state.snapshot();
-    Json(JsonValue::Array(
-        snapshot.environments().map(environment_json).collect(),
-    ))
-}
-
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-struct EnvironmentBody {
-    id: Option<i64>,
-    #[serde(default)]
-    components: Vec<JsonValue>,
-    #[serde(default)]
-    hierarchy_levels: Vec<String>,
+    Json(
+        snapshot
+            .environments()
+            .map(api::Environment::from)
+            .collect(),
+    )
 }
 
 async fn create_environment(
     State(state): State<AppState>,
     LimitedBytes(bytes): LimitedBytes,
 ) -> Result<Response, ApiError> {
-    let body: EnvironmentBody = parse(&bytes, "environment")?;
-    let components = body
-        .components
-        .iter()
-        .map(|c| match c {
-            JsonValue::Number(n) => n
-                .as_i64()
-                .map(ComponentRef::Id)
-                .ok_or_else(|| ApiError::BadRequest(format!("invalid component id {n}"))),
-            JsonValue::String(s) => Ok(ComponentRef::Name(s.clone())),
-            other => Err(ApiError::BadRequest(format!(
-                "a component is an id or a name, not {other}"
-            ))),
-        })
-        .collect::<Result<_, _>>()?;
-    let new = NewEnvironment {
-        id: body.id,
-        components,
-        hierarchy_levels: body.hierarchy_levels,
-    };
+    let new: NewEnvironment = parse::<api::NewEnvironment>(&bytes, "environment")?.into();
     let created = state
         .write(
             move |store| Ok(store.create_environment(&new)?),
             Publish::Rebuild,
         )
         .await?;
-    Ok((StatusCode::CREATED, Json(environment_json(&created))).into_response())
+    Ok((StatusCode::CREATED, Json(api::Environment::from(&created))).into_response())
 }
 
 fn env_id(text: &str) -> Result<i64, ApiError> {
@@ -207,13 +148,13 @@ fn env_id(text: &str) -> Result<i64, ApiError> {
 async fn get_environment(
     State(state): State<AppState>,
     Path(env): Path<String>,
-) -> Result<Json<JsonValue>, ApiError> {
+) -> Result<Json<api::Environment>, ApiError> {
     let env = env_id(&env)?;
     let snapshot = state.snapshot();
     let found = snapshot
         .environment(env)
         .ok_or_else(|| ApiError::NotFound(format!("environment {env} does not exist")))?;
-    Ok(Json(environment_json(found)))
+    Ok(Json(api::Environment::from(found)))
 }
 
 async fn delete_environment(
@@ -233,7 +174,7 @@ async fn delete_environment(
 async fn hierarchy_levels(
     State(state): State<AppState>,
     Path(env): Path<String>,
-) -> Result<Json<JsonValue>, ApiError> {
+) -> Result<Json<Vec<api::HierarchyLevel>>, ApiError> {
     let env = env_id(&env)?;
     let snapshot = state.snapshot();
     let levels = snapshot
@@ -242,30 +183,21 @@ async fn hierarchy_levels(
     let listed = levels
         .iter()
         .enumerate()
-        .map(|(i, name)| json!({"name": name, "parent": if i == 0 { JsonValue::Null } else { json!(levels[i - 1]) }}))
+        .map(|(i, name)| api::HierarchyLevel {
+            name: name.clone(),
+            parent: i.checked_sub(1).map(|p| levels[p].clone()),
+        })
         .collect();
-    Ok(Json(JsonValue::Array(listed)))
-}
-
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-struct ImportBody {
-    #[serde(default)]
-    level: Option<String>,
-    #[serde(default)]
-    replace: bool,
-    #[serde(default)]
-    kind: Option<String>,
-    documents: serde_json::Map<String, JsonValue>,
+    Ok(Json(listed))
 }
 
 async fn import(
     State(state): State<AppState>,
     Path(env): Path<String>,
     LimitedBytes(bytes): LimitedBytes,
-) -> Result<Json<JsonValue>, ApiError> {
+) -> Result<Json<api::ImportSummary>, ApiError> {
     let env = env_id(&env)?;
-    let body: ImportBody = parse(&bytes, "import")?;
+    let body: api::ImportRequest = parse(&bytes, "import")?;
     let path = match &body.level {
         Some(level) => {
             LevelPath::parse_cli(level).map_err(|e| ApiError::BadRequest(e.to_string()))?
@@ -324,12 +256,12 @@ async fn import(
             |(report, batch)| import_publish(report, batch),
         )
         .await?;
-    Ok(Json(json!({
-        "written": report.written.len(),
-        "unchanged": report.unchanged.len(),
-        "deleted": report.deleted.len(),
-        "defined": report.defined,
-    })))
+    Ok(Json(api::ImportSummary {
+        written: report.written.len(),
+        unchanged: report.unchanged.len(),
+        deleted: report.deleted.len(),
+        defined: report.defined,
+    }))
 }
 
 /// How an import publishes: one that only wrote documents of resources
@@ -432,10 +364,6 @@ fn nested(doc: &Hash, key: &KeyPath) -> Result<Value, ApiError> {
         .ok_or_else(|| ApiError::NotFound(format!("key {} is not in the document", key.as_str())))
 }
 
-fn version_json(v: &Version) -> JsonValue {
-    json!({"version": v.number, "created_at": v.created_at, "size": v.size, "deleted": v.deleted})
-}
-
 async fn get_document(
     State(state): State<AppState>,
     Path((env, rest)): Path<(String, String)>,
@@ -447,7 +375,8 @@ async fn get_document(
     match target {
         Target::History => {
             let history = state.read(move |store| Ok(store.history(&at)?)).await?;
-            Ok(Json(JsonValue::Array(history.iter().map(version_json).collect())).into_response())
+            let listed: Vec<api::Version> = history.iter().map(api::Version::from).collect();
+            Ok(Json(listed).into_response())
         }
         Target::Restore => Err(ApiError::BadRequest("restore is a POST".to_owned())),
         Target::Key(key) => {
@@ -574,12 +503,13 @@ async fn post_document(
     let restored = state
         .write(move |store| Ok(store.restore(&at, version)?), publish)
         .await?;
-    Ok((StatusCode::CREATED, Json(version_json(&restored))).into_response())
+    Ok((StatusCode::CREATED, Json(api::Version::from(&restored))).into_response())
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::configdb::Version;
 
     #[test]
     fn imports_derive_the_snapshot_unless_they_define_or_are_large() {

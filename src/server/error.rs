@@ -2,13 +2,13 @@
 //! with its status; database failures are logged and answered 500 without
 //! their details.
 
+use crate::api::ErrorBody;
 use crate::configdb::{ConfigError, ErrorKind};
 use crate::hiera::HieraError;
 use crate::store::StoreError;
 use axum::Json;
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
-use serde_json::json;
 
 /// An error answer.
 #[derive(Debug)]
@@ -64,11 +64,11 @@ impl IntoResponse for ApiError {
                 format!("the request body is larger than the limit of {limit} bytes"),
             ),
             ApiError::Hiera(e) => {
-                let body = json!({
-                    "error": "hiera_error",
-                    "class": e.class.ruby_name(),
-                    "message": e.message,
-                });
+                let body = ErrorBody {
+                    error: "hiera_error".to_owned(),
+                    class: Some(e.class.ruby_name().to_owned()),
+                    message: e.message,
+                };
                 return (StatusCode::UNPROCESSABLE_ENTITY, Json(body)).into_response();
             }
             ApiError::Internal(m) => {
@@ -80,6 +80,11 @@ impl IntoResponse for ApiError {
                 )
             }
         };
-        (status, Json(json!({"error": kind, "message": message}))).into_response()
+        let body = ErrorBody {
+            error: kind.to_owned(),
+            class: None,
+            message,
+        };
+        (status, Json(body)).into_response()
     }
 }

@@ -5,6 +5,7 @@
 use super::body::LimitedBytes;
 use super::error::ApiError;
 use super::state::AppState;
+use crate::api::{self, WireValue};
 use crate::configdb::LevelPath;
 use crate::hiera::lookup::{Answer, Outcome as StepOutcome, Resolution, Step};
 use crate::hiera::{Hash, Value};
@@ -18,7 +19,6 @@ use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use serde::de::{Deserialize, Deserializer, IgnoredAny, MapAccess, Visitor};
-use serde_json::{Value as JsonValue, json};
 use std::cell::Cell;
 use std::collections::HashMap;
 use std::fmt;
@@ -96,30 +96,35 @@ async fn lookup_handler(
         }
         None => {
             let outcome = lookup(&snapshot, config, &parsed.request)?;
-            answer_json(&outcome.answer, Some(&outcome.steps))
+            serde_json::to_string(&answer_json(&outcome.answer, Some(&outcome.steps)))
         }
         Some(keys) => {
             let mut answers = Vec::with_capacity(keys.len());
             for key in keys {
                 let mut request = parsed.request.clone();
                 request.key.clone_from(key);
-                let mut entry = match lookup(&snapshot, config, &request) {
-                    Ok(outcome) => {
-                        answer_json(&outcome.answer, request.explain.then_some(&outcome.steps))
-                    }
-                    Err(e) => {
-                        json!({"error": {"class": e.class.ruby_name(), "message": e.message}})
-                    }
+                let outcome = match lookup(&snapshot, config, &request) {
+                    Ok(outcome) => api::KeyOutcome::Answered(answer_json(
+                        &outcome.answer,
+                        request.explain.then_some(&outcome.steps),
+                    )),
+                    Err(e) => api::KeyOutcome::Failed {
+                        error: api::HieraFailure {
+                            class: e.class.ruby_name().to_owned(),
+                            message: e.message,
+                        },
+                    },
                 };
-                if let JsonValue::Object(map) = &mut entry {
-                    map.insert("key".to_owned(), JsonValue::String(key.clone()));
-                }
-                answers.push(entry);
+                answers.push(api::KeyAnswer {
+                    outcome,
+                    key: key.clone(),
+                });
             }
-            json!({ "answers": answers })
+            serde_json::to_string(&api::KeysAnswer { answers })
         }
-    };
-    let body = Bytes::from(body.to_string());
+    }
+    .map_err(|e| ApiError::Internal(format!("cannot write a lookup answer: {e}")))?;
+    let body = Bytes::from(body);
     state.cache().admit(miss, &body);
     Ok(json_bytes(StatusCode::OK, body, "MISS"))
 }
@@ -146,33 +151,39 @@ fn value_answer(open: &[u8], v: &Value) -> Bytes {
 /// Most answers are a short String or a small Hash.
 const ANSWER_CAPACITY: usize = 128;
 
-fn answer_json(answer: &Answer, steps: Option<&Vec<Step>>) -> JsonValue {
-    let mut out = match answer {
-        Answer::Found(v) => json!({"found": true, "value": wire::to_json(v)}),
-        Answer::Default(v) => json!({"found": false, "default": true, "value": wire::to_json(v)}),
-        Answer::NotFound => json!({"found": false}),
+/// An answer, with the steps of an `explain`.
+fn answer_json(answer: &Answer, steps: Option<&Vec<Step>>) -> api::LookupAnswer {
+    let (found, default, value) = match answer {
+        Answer::Found(v) => (true, false, Some(v.as_ref())),
+        Answer::Default(v) => (false, true, Some(v)),
+        Answer::NotFound => (false, false, None),
     };
-    if let (Some(steps), JsonValue::Object(map)) = (steps, &mut out) {
-        let listed = steps
+    let explain = steps.map(|steps| {
+        steps
             .iter()
             .map(|s| {
-                let mut step = json!({"depth": s.depth, "key": s.key, "source": s.source});
                 let (outcome, value) = match &s.outcome {
                     StepOutcome::BadDefinition => ("bad_definition", None),
                     StepOutcome::NoData => ("no_data", None),
                     StepOutcome::NoKey => ("no_key", None),
-                    StepOutcome::Found(v) => ("found", Some(wire::to_json(v))),
+                    StepOutcome::Found(v) => ("found", Some(WireValue(v.clone()))),
                 };
-                step["outcome"] = json!(outcome);
-                if let Some(v) = value {
-                    step["value"] = v;
+                api::ExplainStep {
+                    depth: s.depth,
+                    key: s.key.clone(),
+                    source: s.source.clone(),
+                    outcome: outcome.to_owned(),
+                    value,
                 }
-                step
             })
-            .collect();
-        map.insert("explain".to_owned(), JsonValue::Array(listed));
+            .collect()
+    });
+    api::LookupAnswer {
+        found,
+        default,
+        value: value.cloned().map(WireValue),
+        explain,
     }
-    out
 }
 
 /// A parsed lookup request: one key, or several under one context.
@@ -454,7 +465,7 @@ async fn datasource(
 async fn scope(
     State(state): State<AppState>,
     Path(env): Path<String>,
-) -> Result<Json<JsonValue>, ApiError> {
+) -> Result<Json<api::ScopeVariables>, ApiError> {
     let env: i64 = env
         .parse()
         .map_err(|_| ApiError::NotFound(format!("environment {env:?} does not exist")))?;
@@ -464,7 +475,9 @@ async fn scope(
             "environment {env} does not exist"
         )));
     }
-    Ok(Json(json!({"variables": scope_variables(&snapshot, env)})))
+    Ok(Json(api::ScopeVariables {
+        variables: scope_variables(&snapshot, env),
+    }))
 }
 
 #[cfg(test)]
@@ -639,6 +652,48 @@ mod tests {
         assert!(matches!(parsed.request.resolution, Resolution::Array));
     }
 
+    /// What the remote client sends is what the server reads: every field
+    /// of the typed request arrives under the name the parser knows.
+    #[test]
+    fn the_typed_request_is_what_the_server_reads() {
+        let typed = api::LookupRequest {
+            environment: 3,
+            key: "k".into(),
+            resolution: Some("array".into()),
+            level: Some("nodes=n1".into()),
+            hierarchy: Some(vec!["a".into(), "b".into()]),
+            scope: Some(WireValue(Value::Hash(
+                crate::rhash! {"::fqdn" => "n1", "s" => Value::Symbol("x".into())},
+            ))),
+            default: Some(WireValue(Value::Float(2.0))),
+            explain: true,
+        };
+        let parsed = parse_request(serde_json::to_string(&typed).unwrap().as_bytes())
+            .expect("a good request");
+        let r = &parsed.request;
+        assert_eq!((r.env, r.key.as_str(), r.explain), (3, "k", true));
+        assert!(matches!(r.resolution, Resolution::Array));
+        assert_eq!(r.level, LevelPath::parse_cli("nodes=n1").unwrap());
+        assert_eq!(
+            r.hierarchy.as_deref(),
+            Some(&["a".to_owned(), "b".to_owned()][..])
+        );
+        assert_eq!(
+            r.scope,
+            crate::rhash! {"::fqdn" => "n1", "s" => Value::Symbol("x".into())}
+        );
+        assert_eq!(r.default, Some(Value::Float(2.0)));
+        let bare = api::LookupRequest {
+            environment: 1,
+            key: "k".into(),
+            ..api::LookupRequest::default()
+        };
+        let parsed = parse_request(serde_json::to_string(&bare).unwrap().as_bytes())
+            .expect("a good request");
+        assert!(parsed.request.level.is_root() && !parsed.request.explain);
+        assert!(parsed.request.default.is_none());
+    }
+
     #[test]
     fn answer_text_is_the_answer_json() {
         let big =
@@ -654,7 +709,9 @@ mod tests {
         for answer in cases {
             assert_eq!(
                 answer_text(&answer),
-                answer_json(&answer, None).to_string().as_bytes(),
+                serde_json::to_string(&answer_json(&answer, None))
+                    .unwrap()
+                    .as_bytes(),
                 "{answer:?}"
             );
         }
