@@ -1,16 +1,13 @@
 //! A real `hierad serve` on 127.0.0.1:0 with a temporary database, for
 //! integration tests; stopped (SIGTERM, then waited for) when dropped.
 
-#![allow(dead_code)]
-
 use std::io::{BufRead, BufReader};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Child, Command, Stdio};
 use std::time::Duration;
 
 pub struct TestServer {
     pub url: String,
-    pub db: PathBuf,
     child: Option<Child>,
     _dir: Option<tempfile::TempDir>,
 }
@@ -60,7 +57,6 @@ impl TestServer {
         std::thread::spawn(move || for _ in lines {});
         TestServer {
             url,
-            db: db.to_owned(),
             child: Some(child),
             _dir: None,
         }

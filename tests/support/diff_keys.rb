@@ -1,6 +1,6 @@
 # Lists the top-level String keys of YAML data files as Hiera's yaml backend
 # reads them (YAML.load, i.e. Psych 4's safe load), as one JSON array in file
-# order, for tests/differential.rs to generate lookups from. It never
+# order, for tests/oracle/differential.rs to generate lookups from. It never
 # answers a lookup: answers come from diff_oracle.rb.
 require 'json'
 require 'yaml'

@@ -1,4 +1,4 @@
-# The oracle of tests/differential.rs: runs the REAL `hiera` command many
+# The oracle of tests/oracle/differential.rs: runs the REAL `hiera` command many
 # times in one Ruby process, fast.
 #
 # Hiera is required once; then each invocation runs in a forked child that

@@ -1,4 +1,4 @@
-# The Ruby half of tests/merge_ruby.rs: runs the real Hiera 3.10 hash-merge
+# The Ruby half of tests/oracle/merge_ruby.rs: runs the real Hiera 3.10 hash-merge
 # fold (Backend.merge_answer, deep_merge 1.1.1) and array resolution on the
 # cases it reads, one JSON object a line, and answers one JSON line each.
 #   {"id":N, "op":"fold", "levels":[tagged Hash, ...] (highest priority first),

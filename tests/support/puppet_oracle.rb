@@ -1,4 +1,4 @@
-# For tests/shim: runs the real `puppet` command many times in one Ruby
+# For tests/oracle/shim: runs the real `puppet` command many times in one Ruby
 # process. Puppet is required once; each invocation runs in a forked child
 # that sets ARGV and the working directory, points fd 1 and 2 at files, and
 # runs Puppet's command line exactly as /usr/bin/puppet does, so its exit

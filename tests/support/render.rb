@@ -1,4 +1,4 @@
-# The Ruby half of tests/render_ruby.rs: renders values the way Ruby 3.1,
+# The Ruby half of tests/oracle/render_ruby.rs: renders values the way Ruby 3.1,
 # json and Psych do, for comparison with the Rust renderers.
 #
 # Reads one JSON object on stdin:

@@ -1,4 +1,4 @@
-# The real Hiera 3.10, in process, for tests/server_differential.rs: reads a
+# The real Hiera 3.10, in process, for tests/oracle/server_differential.rs: reads a
 # JSON list of environments on stdin ({"env", "dir", "config", "scope",
 # "keys_from"}), and for every String top-level key of the YAML files under
 # "keys_from" (plus one missing key) prints one JSON line per resolution

@@ -1,4 +1,4 @@
-# For tests/shim: the same lookups through Hiera's API, in one process,
+# For tests/oracle/shim: the same lookups through Hiera's API, in one process,
 # once with the yaml backend and once with the hierad backend, compared
 # value by value (classes, Hash order, and each scalar's Marshal bytes, so
 # encodings too; not object identity, which Ruby's interning of Hash keys

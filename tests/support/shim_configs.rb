@@ -1,4 +1,4 @@
-# For tests/shim: turns Hiera 3 configs that use the yaml backend into the
+# For tests/oracle/shim: turns Hiera 3 configs that use the yaml backend into the
 # same configs using the hierad backend, and lists the data directories to
 # import so the hierad run sees the files the yaml run reads.
 #

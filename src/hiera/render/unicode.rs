@@ -4,7 +4,7 @@
 //! `[[:word:]]`. No I/O.
 //!
 //! The tables are data taken from Ruby itself with
-//! `ruby tests/support/render_unicode.rb --rust`; `tests/render_ruby.rs`
+//! `ruby tests/support/render_unicode.rb --rust`; `tests/oracle/render_ruby.rs`
 //! recomputes them from the installed Ruby on every run and fails if they
 //! differ. They are pinned to Ruby's Unicode version rather than taken from
 //! a crate because a character assigned in a later Unicode version is

@@ -11,6 +11,8 @@
 
 mod convert;
 mod libyaml;
+#[cfg(test)]
+mod saphyr_texts;
 mod scalar;
 mod source;
 mod syntax;

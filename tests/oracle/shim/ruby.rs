@@ -3,7 +3,6 @@
 
 use super::oracle::ROOT;
 use std::path::Path;
-use std::process::Command;
 
 #[test]
 fn the_shims_ruby_tests_pass() {
@@ -16,7 +15,7 @@ fn the_shims_ruby_tests_pass() {
         .collect();
     files.sort();
     assert!(files.len() >= 3, "only {files:?}");
-    let out = Command::new("ruby")
+    let out = crate::tools::command("ruby")
         .arg("-I")
         .arg(root.join("hiera/lib"))
         .arg("-I")

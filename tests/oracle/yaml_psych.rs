@@ -4,14 +4,11 @@
 //! value by value with types, key order and float signs; errors by class
 //! and, unless a case says otherwise, by message.
 
-#[path = "common/tagged.rs"]
-mod tagged;
-use tagged::same;
+use crate::tagged::{self, same};
 
 use hierad::hiera::{HieraError, Value, yaml};
 use std::fmt::Write as _;
 use std::path::Path;
-use std::process::Command;
 
 /// How a case is compared.
 #[derive(Clone, Copy)]
@@ -895,7 +892,7 @@ fn ruby_answers(texts: &[&str]) -> Vec<Answer> {
     let support = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/support/psych_load.rb");
     let corpus = tempfile::NamedTempFile::new().expect("temp file");
     std::fs::write(corpus.path(), serde_json::to_string(texts).unwrap()).expect("write corpus");
-    let out = Command::new("ruby")
+    let out = crate::tools::command("ruby")
         .arg(&support)
         .arg(corpus.path())
         .output()

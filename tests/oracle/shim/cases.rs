@@ -1,5 +1,5 @@
 //! The differential suite's case files (`tests/fixtures/hiera/<group>/
-//! cases.txt`, format in tests/differential.rs), read for the shim: the
+//! cases.txt`, format in tests/oracle/differential.rs), read for the shim: the
 //! arguments of each `hiera` invocation, and where they name a config.
 
 use crate::shell::shell_split;

@@ -6,7 +6,7 @@ use base64::engine::general_purpose::STANDARD as B64;
 use serde_json::{Value as Json, json};
 use std::io::Write as _;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
+use std::process::Stdio;
 
 pub const ROOT: &str = env!("CARGO_MANIFEST_DIR");
 
@@ -53,7 +53,7 @@ impl Outcome {
 
 /// Runs a Ruby script with JSON on stdin; returns its stdout as JSON.
 pub fn ruby_json(script: &Path, input: &Json, env: &[(&str, &str)]) -> Json {
-    let mut cmd = Command::new("ruby");
+    let mut cmd = crate::tools::command("ruby");
     cmd.arg(script)
         .env("LC_ALL", "C.UTF-8")
         .stdin(Stdio::piped())

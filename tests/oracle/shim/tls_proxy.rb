@@ -1,4 +1,4 @@
-# For tests/shim: a TLS-terminating reverse proxy that demands credentials,
+# For tests/oracle/shim: a TLS-terminating reverse proxy that demands credentials,
 # in front of a plain-HTTP hierad, as a site would put nginx in front of it.
 # Ruby's standard library only.
 #

@@ -4,16 +4,13 @@
 //! by both, in one Ruby process; values are compared type for type (key
 //! order, Integer vs Float, float bits), errors by class and exact message.
 
-#[path = "common/tagged.rs"]
-mod tagged;
-use tagged::same;
+use crate::tagged::{self, same};
 
 use base64::Engine as _;
 use hierad::hiera::render::ruby::inspect;
 use hierad::hiera::{HieraError, Value, json};
 use std::fmt::Write as _;
 use std::path::Path;
-use std::process::Command;
 
 /// How a case is compared, for `JSON.parse` and for `JSON.load`.
 #[derive(Clone, Copy)]
@@ -581,7 +578,7 @@ fn ruby_answers(texts: &[&[u8]], fuel: &[String]) -> (Vec<String>, Vec<(Answer, 
     });
     let file = tempfile::NamedTempFile::new().expect("temp file");
     std::fs::write(file.path(), corpus.to_string()).expect("write corpus");
-    let out = Command::new("ruby")
+    let out = crate::tools::command("ruby")
         .arg(&support)
         .arg(file.path())
         .output()

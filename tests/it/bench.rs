@@ -3,11 +3,8 @@
 //! through the import API with writes while it runs, the chart, and the
 //! baseline server. No assertion on speed.
 
-#[path = "common/server.rs"]
-mod server;
-
+use crate::server::TestServer;
 use serde_json::Value;
-use server::TestServer;
 use std::io::{BufRead, BufReader};
 use std::process::{Command, Stdio};
 
@@ -126,7 +123,7 @@ fn generate_load_and_bench_with_writes() {
             "environment": 1, "level": format!("nodes={node}"), "key": key,
             "scope": {"::fqdn": node},
         });
-        server::call(
+        crate::server::call(
             "POST",
             &format!("{}/api/v1/lookup", server.url),
             Some(&body.to_string()),
@@ -144,7 +141,7 @@ fn generate_load_and_bench_with_writes() {
         "level": "nodes=node-2.test.domain.local", "replace": true,
         "documents": {"astute": {"uid": "two", "fqdn": "node-2.test.domain.local"}},
     });
-    let r = server::call(
+    let r = crate::server::call(
         "POST",
         &format!("{}/api/v1/config/environments/1/import", server.url),
         Some(&reimport.to_string()),

@@ -1,5 +1,5 @@
-# For tests/shim/tls.rs: the Hiera 3 backend against a real hierad behind
-# tests/shim/tls_proxy.rb (TLS with a private CA, credentials required),
+# For tests/oracle/shim/tls.rs: the Hiera 3 backend against a real hierad behind
+# tests/oracle/shim/tls_proxy.rb (TLS with a private CA, credentials required),
 # compared with the yaml backend over the same files, in one process:
 #
 # - eight threads share one Hiera (one backend, one client) and look up

@@ -6,17 +6,14 @@
 //! several widths, `JSON.dump`, `to_yaml`, and the `hiera` command's output
 //! in each format. Ruby's answers are produced at test time.
 
-// The shared helper is used as it stands; formatting it is not this test's job.
-#[rustfmt::skip]
-#[path = "common/tagged.rs"]
-mod tagged;
+use crate::tagged;
 
 use hierad::hiera::render::{json, ruby, unicode, yaml};
 use hierad::hiera::{Hash, Value};
 use num_bigint::BigInt;
 use serde_json::{Value as Json, json};
 use std::io::Write;
-use std::process::{Command, Stdio};
+use std::process::Stdio;
 
 /// The `pp` widths every value is printed at (79 is `pp`'s default).
 const WIDTHS: &[usize] = &[79, 40, 10, 200, 0, 1, 25];
@@ -26,7 +23,7 @@ const CLI_WIDTHS: &[usize] = &[79, 10, 0];
 /// Both, for the Fuel fixture values.
 const FIXTURE_WIDTHS: &[usize] = &[79, 40, 10];
 
-const FIXTURES: &str = "/work/shared/fixtures/fuel";
+const FIXTURES: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/fuel");
 
 #[test]
 fn renderers_match_ruby() {
@@ -158,7 +155,7 @@ fn hiera_command_prints_like_cli_output() {
             ("json", None),
             ("yaml", None),
         ] {
-            let mut command = Command::new("hiera");
+            let mut command = crate::tools::command("hiera");
             command.args(["-c", &config.display().to_string(), "-f", format, key]);
             command.env("LANG", "C.UTF-8").env("LC_ALL", "C.UTF-8");
             match columns {
@@ -188,7 +185,7 @@ fn hiera_command_prints_like_cli_output() {
 /// Runs render.rb once with everything to render.
 fn run_ruby(input: &Json) -> Json {
     let script = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/support/render.rb");
-    let mut child = Command::new("ruby")
+    let mut child = crate::tools::command("ruby")
         .arg(script)
         .env("LANG", "C.UTF-8")
         .env("LC_ALL", "C.UTF-8")

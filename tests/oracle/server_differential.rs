@@ -6,14 +6,10 @@
 //! `POST /api/v1/lookup` and compared, type for type, with what Hiera 3.10
 //! answers in process (`tests/support/server_oracle.rb`) from the files.
 
-#[path = "common/server.rs"]
-mod server;
-#[path = "common/tagged.rs"]
-mod tagged;
-
+use crate::server::{TestServer, call};
+use crate::tagged;
 use hierad::hiera::Value;
 use serde_json::{Value as Json, json};
-use server::{TestServer, call};
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -136,7 +132,7 @@ fn oracle(envs: &[Env]) -> Vec<Json> {
         .iter()
         .map(|e| json!({"env": e.id, "dir": e.dir, "config": e.config, "scope": e.scope, "keys_from": e.keys_from}))
         .collect();
-    let mut child = Command::new("ruby")
+    let mut child = crate::tools::command("ruby")
         .arg(concat!(
             env!("CARGO_MANIFEST_DIR"),
             "/tests/support/server_oracle.rb"

@@ -292,7 +292,7 @@ fn puppet_lookup_and_apply_through_hierad_match_yaml_data() {
     }
     let outcomes = tree.run(&jobs);
     // The fork-per-run shortcut gives what the `puppet` command gives.
-    let direct = std::process::Command::new("puppet")
+    let direct = crate::tools::command("puppet")
         .args(&jobs[0])
         .current_dir(tree.dir.path())
         .output()
@@ -412,7 +412,7 @@ fn a_compile_makes_one_request_per_level_not_per_key() {
 /// A Puppet that compiles again and again (a Puppet Server) revalidates
 /// each whole datasource with its ETag: the second compile gets a 304 for
 /// each one the first got whole, and a value changed on the server in
-/// between shows in the third (tests/shim/compiles.rb: three compiles in
+/// between shows in the third (tests/oracle/shim/compiles.rb: three compiles in
 /// one Puppet, after a compile with `yaml_data`).
 #[test]
 fn data_hash_revalidates_across_compiles_with_etags() {
@@ -426,7 +426,7 @@ fn data_hash_revalidates_across_compiles_with_etags() {
     let level_path = SHIM_LEVEL.replace('=', "/");
     let lib = super::oracle::shim_lib();
     let out = ruby_json(
-        &Path::new(ROOT).join("tests/shim/compiles.rb"),
+        &Path::new(ROOT).join("tests/oracle/shim/compiles.rb"),
         &json!({
             "dir": tree.dir.path().join("compiles"),
             "env_dir": envs.join("hierad"),

@@ -4,10 +4,7 @@
 //! when the server is down, the number of requests a compile makes, and
 //! the shim's own Ruby tests, and TLS with credentials through a proxy.
 
-#[path = "../common/server.rs"]
-mod server;
-#[path = "../common/shell.rs"]
-mod shell;
+use crate::server;
 
 mod cases;
 mod env;

@@ -2,11 +2,8 @@
 //! status, versions across restarts, concurrent writers, the lookup API
 //! against the local `hierad lookup` on the same data, caching, shutdown.
 
-#[path = "common/server.rs"]
-mod server;
-
+use crate::server::{Reply, TestServer, call};
 use serde_json::{Value, json};
-use server::{Reply, TestServer, call};
 use std::process::Command;
 
 fn get(server: &TestServer, path: &str) -> Reply {

@@ -35,10 +35,7 @@
 //! is the number of hierad runs at once (default 2); `DIFF_SHOW` the number
 //! of mismatches printed in full (default 30; all go to the report file).
 
-#[path = "common/shell.rs"]
-mod shell;
-
-use shell::shell_split;
+use crate::shell::shell_split;
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 use std::io::Write as _;
@@ -280,7 +277,7 @@ fn top_level_keys(dir: &Path) -> Result<Vec<String>, String> {
         }
     }
     files.sort();
-    let out = Command::new("ruby")
+    let out = crate::tools::command("ruby")
         .arg(KEYS)
         .args(&files)
         .output()
@@ -336,7 +333,7 @@ fn run_oracle(runs: &[Run]) -> Vec<Outcome> {
         .iter()
         .map(|r| json!({"args": r.args, "dir": r.dir, "columns": r.columns}))
         .collect();
-    let mut child = Command::new("ruby")
+    let mut child = crate::tools::command("ruby")
         .arg(ORACLE)
         .env("LC_ALL", "C.UTF-8")
         .stdin(Stdio::piped())

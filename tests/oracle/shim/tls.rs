@@ -1,12 +1,12 @@
 //! The shim over TLS with credentials: a real hierad behind a TLS
 //! terminator that demands a token or Basic credentials
-//! (tests/shim/tls_proxy.rb), its certificate from a CA made with the
+//! (tests/oracle/shim/tls_proxy.rb), its certificate from a CA made with the
 //! `openssl` command at test time.
 //!
 //! - Puppet (`puppet lookup`) through both Hiera 5 functions with Basic
 //!   credentials and the CA file gives what `yaml_data` gives; with a
 //!   wrong password it fails naming the server.
-//! - The Hiera 3 backend (tests/shim/tls_check.rb): eight threads sharing
+//! - The Hiera 3 backend (tests/oracle/shim/tls_check.rb): eight threads sharing
 //!   one backend give the yaml backend's answers over a few keep-alive
 //!   connections; Basic credentials; a wrong token and a missing CA file
 //!   are errors naming the server, never the default; `failure: stale`
@@ -20,14 +20,14 @@ use base64::engine::general_purpose::STANDARD as B64;
 use serde_json::{Value as Json, json};
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+use std::process::{Child, Stdio};
 
 const TOKEN: &str = "s3cret-token";
 const USER: &str = "puppet";
 const PASSWORD: &str = "pass word:1";
 
 fn openssl(dir: &Path, args: &[&str]) {
-    let out = Command::new("openssl")
+    let out = crate::tools::command("openssl")
         .args(args)
         .current_dir(dir)
         .output()
@@ -104,7 +104,7 @@ fn certificates(dir: &Path) -> (PathBuf, PathBuf, PathBuf) {
     )
 }
 
-/// tests/shim/tls_proxy.rb in front of `upstream`; killed when dropped.
+/// tests/oracle/shim/tls_proxy.rb in front of `upstream`; killed when dropped.
 struct Proxy {
     child: Child,
     url: String,
@@ -112,8 +112,8 @@ struct Proxy {
 
 impl Proxy {
     fn start(cert: &Path, key: &Path, upstream: &str, accepted: &[String]) -> Proxy {
-        let mut child = Command::new("ruby")
-            .arg(Path::new(ROOT).join("tests/shim/tls_proxy.rb"))
+        let mut child = crate::tools::command("ruby")
+            .arg(Path::new(ROOT).join("tests/oracle/shim/tls_proxy.rb"))
             .args([cert, key])
             .arg(upstream)
             .args(accepted)
@@ -196,7 +196,7 @@ fn tls_credentials_threads_and_stale_answers_through_a_proxy() {
     .unwrap();
     let lib = shim_lib();
     let r = ruby_json(
-        &Path::new(ROOT).join("tests/shim/tls_check.rb"),
+        &Path::new(ROOT).join("tests/oracle/shim/tls_check.rb"),
         &json!({
             "url": proxy.url, "ca_file": ca, "token": TOKEN, "user": USER, "password": PASSWORD,
             "environment": ENV, "level": FUEL_LEVEL, "config": group.join("hiera.yaml"),

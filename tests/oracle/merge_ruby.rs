@@ -4,14 +4,12 @@
 //! process (`tests/support/merge_oracle.rb`); answers, errors (class and
 //! message) and the `merge_debug` trace must match exactly.
 
-#[path = "common/tagged.rs"]
-mod tagged;
-
+use crate::tagged;
 use hierad::hiera::merge::{MergeSpec, merge_answer_traced, resolve_array};
 use hierad::hiera::{Hash, Value};
 use serde_json::{Value as Json, json};
 use std::io::{BufRead, BufReader, Write};
-use std::process::{Command, Stdio};
+use std::process::Stdio;
 
 /// Where a fold's merge behaviour comes from.
 #[derive(Clone, Debug)]
@@ -1068,7 +1066,7 @@ fn request(id: usize, case: &Case) -> Json {
 
 fn run_ruby(cases: &[Case]) -> Vec<Outcome> {
     let script = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/support/merge_oracle.rb");
-    let mut child = Command::new("ruby")
+    let mut child = crate::tools::command("ruby")
         // error_highlight would append a source snippet to NoMethodError messages.
         // -W0: the `**` prefix case makes Ruby warn about its own regex.
         .args(["-W0", "--disable=error_highlight,did_you_mean", script])

@@ -1,8 +1,6 @@
 //! The tagged JSON that carries values between these tests and Ruby
 //! (`tests/support/tagged.rb` is its Ruby half and documents the format).
 
-#![allow(dead_code)]
-
 use hierad::hiera::{Hash, Value};
 use serde_json::{Value as Json, json};
 

@@ -1,4 +1,4 @@
-# For tests/shim/puppet.rs: several catalog compiles in one Puppet (as in
+# For tests/oracle/shim/puppet.rs: several catalog compiles in one Puppet (as in
 # a Puppet Server), each looking keys up through `hierad_data_hash`, with
 # the server's request counts by status after each; between the second
 # and the third, one value changes on the server.

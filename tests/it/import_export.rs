@@ -1,0 +1,293 @@
+//! `hierad import` and `hierad export` without the oracle: imports are all
+//! or nothing (a broken file writes nothing, not even the environment),
+//! `--replace` makes a level hold exactly a tree, and `export` refuses a
+//! non-empty folder. The round trips judged by the real Hiera are in
+//! tests/oracle/round_trip.rs.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+const BIN: &str = env!("CARGO_BIN_EXE_hierad");
+const ROOT: &str = env!("CARGO_MANIFEST_DIR");
+
+fn hierad(args: &[&str]) -> Output {
+    Command::new(BIN)
+        .args(args)
+        .env_remove("HIERAD_SERVER")
+        .current_dir(ROOT)
+        .output()
+        .expect("run hierad")
+}
+
+fn ok(args: &[&str]) -> String {
+    let out = hierad(args);
+    assert!(
+        out.status.success(),
+        "hierad {args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+fn failing(args: &[&str]) -> String {
+    let out = hierad(args);
+    assert_eq!(out.status.code(), Some(1), "hierad {args:?} should fail");
+    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert_eq!(stderr.lines().count(), 1, "one line: {stderr}");
+    assert!(stderr.starts_with("hierad: "), "{stderr}");
+    stderr
+}
+
+fn s(p: &Path) -> &str {
+    p.to_str().unwrap()
+}
+
+fn copy(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to.parent().unwrap()).unwrap();
+    std::fs::copy(from, to).unwrap();
+}
+
+fn data(rel: &str) -> PathBuf {
+    Path::new(ROOT).join("data").join(rel)
+}
+
+/// The history of one document, as `get --version` sees it: the highest
+/// version that exists.
+fn latest_version(db: &Path, env: &str, level: &str, resource: &str) -> Option<u64> {
+    (1..50)
+        .take_while(|n| {
+            hierad(&[
+                "config",
+                "get",
+                "--env",
+                env,
+                "--level",
+                level,
+                "--resource",
+                resource,
+                "--version",
+                &n.to_string(),
+                "--db",
+                s(db),
+            ])
+            .status
+            .success()
+        })
+        .last()
+}
+
+#[test]
+fn a_broken_file_writes_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("h.db");
+    let tree = dir.path().join("tree");
+    copy(&data("astute.yaml"), &tree.join("astute.yaml"));
+    copy(&data("globals.yaml"), &tree.join("globals.yaml"));
+    std::fs::create_dir_all(tree.join("override")).unwrap();
+    std::fs::write(
+        tree.join("override/plugins.yaml"),
+        "plugins:\n  - name: x\n   bad: indent\n",
+    )
+    .unwrap();
+    // A new environment: not even it is created.
+    ok(&["import", "data", "--env", "2", "--db", s(&db)]);
+    let err = failing(&["import", s(&tree), "--env", "3", "--db", s(&db)]);
+    assert!(err.contains("override/plugins.yaml: "), "{err}");
+    assert!(err.contains("(Psych::SyntaxError)"), "{err}");
+    let err = failing(&[
+        "config",
+        "get",
+        "--env",
+        "3",
+        "--resource",
+        "astute",
+        "--db",
+        s(&db),
+    ]);
+    assert_eq!(err, "hierad: environment 3 does not exist\n");
+
+    // An existing environment with data: --replace of a broken tree
+    // changes nothing either.
+    let good = dir.path().join("good");
+    copy(&data("astute.yaml"), &good.join("astute.yaml"));
+    copy(&data("globals.yaml"), &good.join("globals.yaml"));
+    ok(&[
+        "import",
+        s(&good),
+        "--env",
+        "3",
+        "--level",
+        "nodes=n1",
+        "--db",
+        s(&db),
+    ]);
+    let before = latest_version(&db, "3", "nodes=n1", "astute");
+    assert_eq!(before, Some(1));
+    std::fs::write(tree.join("astute.yaml"), "deployment_id: 99\n").unwrap();
+    std::fs::write(tree.join("override/plugins.yaml"), "- a list\n").unwrap();
+    let err = failing(&[
+        "import",
+        s(&tree),
+        "--env",
+        "3",
+        "--level",
+        "nodes=n1",
+        "--replace",
+        "--db",
+        s(&db),
+    ]);
+    assert!(
+        err.contains("override/plugins.yaml: the top level is an Array, not a Hash"),
+        "{err}"
+    );
+    assert_eq!(latest_version(&db, "3", "nodes=n1", "astute"), before);
+    let id = ok(&[
+        "config",
+        "get",
+        "--env",
+        "3",
+        "--level",
+        "nodes=n1",
+        "--resource",
+        "astute",
+        "--key",
+        "deployment_id",
+        "--format",
+        "plain",
+        "--db",
+        s(&db),
+    ]);
+    assert_eq!(id, "15\n");
+
+    // A level the environment lacks: refused before anything is written.
+    let err = failing(&[
+        "import",
+        s(&good),
+        "--env",
+        "4",
+        "--level",
+        "racks=r1",
+        "--db",
+        s(&db),
+    ]);
+    assert!(
+        err.contains("level \"racks\" is not one of environment 4's levels [nodes]"),
+        "{err}"
+    );
+    failing(&[
+        "config",
+        "get",
+        "--env",
+        "4",
+        "--resource",
+        "astute",
+        "--db",
+        s(&db),
+    ]);
+}
+
+#[test]
+fn replace_makes_a_level_hold_exactly_the_tree() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("h.db");
+    let tree = dir.path().join("tree");
+    copy(&data("astute.yaml"), &tree.join("astute.yaml"));
+    copy(
+        &data("override/plugins.yaml"),
+        &tree.join("override/plugins.yaml"),
+    );
+    let level = ["--level", "nodes=n1"];
+    let with = |args: &[&str]| -> Vec<String> {
+        let mut v: Vec<String> = args.iter().map(|a| (*a).to_owned()).collect();
+        v.extend(level.iter().map(|a| (*a).to_owned()));
+        v.extend(["--db".to_owned(), s(&db).to_owned()]);
+        v
+    };
+    let run = |args: Vec<String>| ok(&args.iter().map(String::as_str).collect::<Vec<_>>());
+    run(with(&["import", s(&tree), "--env", "5"]));
+    // A user override survives a values re-import.
+    run(with(&[
+        "config",
+        "override",
+        "--env",
+        "5",
+        "--resource",
+        "override/plugins",
+        "--key",
+        "extra",
+        "--value",
+        "kept",
+    ]));
+    std::fs::remove_file(tree.join("override/plugins.yaml")).unwrap();
+    let report = run(with(&["import", s(&tree), "--env", "5", "--replace"]));
+    assert!(
+        report.contains("0 written, 1 unchanged, 1 deleted"),
+        "{report}"
+    );
+    let stored = run(with(&[
+        "config",
+        "get",
+        "--env",
+        "5",
+        "--resource",
+        "override/plugins",
+        "--stored",
+    ]));
+    assert_eq!(stored, "{}\n");
+    let effective = run(with(&[
+        "config",
+        "get",
+        "--env",
+        "5",
+        "--resource",
+        "override/plugins",
+    ]));
+    assert_eq!(effective, "{\n  \"extra\": \"kept\"\n}\n");
+    // Without --replace, a missing file leaves its document alone.
+    copy(&data("globals.yaml"), &tree.join("globals.yaml"));
+    run(with(&["import", s(&tree), "--env", "5"]));
+    std::fs::remove_file(tree.join("globals.yaml")).unwrap();
+    let report = run(with(&["import", s(&tree), "--env", "5"]));
+    assert!(
+        report.contains("0 written, 1 unchanged, 0 deleted"),
+        "{report}"
+    );
+}
+
+#[test]
+fn export_refuses_a_non_empty_folder() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("h.db");
+    ok(&["import", "data", "--env", "1", "--db", s(&db)]);
+    let out = dir.path().join("out");
+    std::fs::create_dir_all(&out).unwrap();
+    std::fs::write(out.join("astute.yaml"), "old: 1\n").unwrap();
+    let err = failing(&["export", "--env", "1", s(&out), "--db", s(&db)]);
+    assert!(err.contains("is not empty"), "{err}");
+    assert_eq!(
+        std::fs::read_to_string(out.join("astute.yaml")).unwrap(),
+        "old: 1\n"
+    );
+    ok(&["export", "--env", "1", s(&out), "--db", s(&db), "--force"]);
+    let astute = std::fs::read_to_string(out.join("astute.yaml")).unwrap();
+    assert!(astute.starts_with("---\n"), "{astute}");
+    assert!(!astute.contains("old: 1"));
+    // Unknown environment or level: one line, exit 1.
+    let empty = dir.path().join("empty");
+    let err = failing(&["export", "--env", "2", s(&empty), "--db", s(&db)]);
+    assert_eq!(err, "hierad: environment 2 does not exist\n");
+    let err = failing(&[
+        "export",
+        "--env",
+        "1",
+        "--level",
+        "role=x",
+        s(&empty),
+        "--db",
+        s(&db),
+    ]);
+    assert!(
+        err.contains("level \"role\" is not one of environment 1's levels"),
+        "{err}"
+    );
+}

@@ -1,0 +1,14 @@
+//! The fast suite: the API in process (routes driven with tower's
+//! `oneshot`), the real binary as server and CLI, the bench. Needs nothing
+//! but the crate (`cargo test --test it`); the comparisons with the real
+//! Hiera, Puppet and Ruby are the oracle suite, tests/oracle.
+
+#[path = "../common/server.rs"]
+mod server;
+
+mod api;
+mod bench;
+mod cli;
+mod cli_config;
+mod http;
+mod import_export;

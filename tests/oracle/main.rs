@@ -1,0 +1,23 @@
+//! The oracle suite: hierad against the real tools it must agree with,
+//! Hiera 3.10 on Ruby (with deep_merge), Puppet 7 and openssl. Every test
+//! here needs them and fails, naming the missing tool, without them
+//! (`bash .ci/run` installs them). What needs only the crate's own binary
+//! is the fast suite, tests/it.
+
+// Shared with the fast suite, which uses all of it and so has the
+// compiler check it; public here, where the shim and server suites use a part.
+#[path = "../common/server.rs"]
+pub mod server;
+mod shell;
+mod tagged;
+mod tools;
+
+mod differential;
+mod export_hiera;
+mod json_ruby;
+mod merge_ruby;
+mod render_ruby;
+mod round_trip;
+mod server_differential;
+mod shim;
+mod yaml_psych;
