@@ -10,5 +10,6 @@ mod api;
 mod bench;
 mod cli;
 mod cli_config;
+mod conn;
 mod http;
 mod import_export;

@@ -3,11 +3,8 @@
 //! timeouts, error bodies for what hyper and the router refuse, and the
 //! resource-exhaustion run (idle, slow and junk connections).
 
-#[path = "common/server.rs"]
-mod server;
-
+use crate::server::{Reply, TestServer, call};
 use serde_json::{Value, json};
-use server::{Reply, TestServer, call};
 use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpStream};
 use std::time::{Duration, Instant};
