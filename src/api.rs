@@ -12,6 +12,7 @@
 use crate::configdb;
 use crate::hiera::Value;
 use crate::wire;
+use serde::de::DeserializeSeed;
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use serde_json::Value as Json;
 
@@ -27,10 +28,15 @@ impl Serialize for WireValue {
 
 impl<'de> Deserialize<'de> for WireValue {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<WireValue, D::Error> {
-        let json = Json::deserialize(d)?;
-        wire::from_wire(json)
+        // Decoded as it is read: a JSON tree first would take a
+        // `"$serde_json::private::Number"` key for a number, and the
+        // decoder bounds the depth (wire::MAX_JSON_DEPTH).
+        let decoding = wire::Decoding::default();
+        decoding
+            .seed()
+            .deserialize(d)
             .map(WireValue)
-            .map_err(serde::de::Error::custom)
+            .map_err(|e| serde::de::Error::custom(decoding.error(&e)))
     }
 }
 
@@ -204,7 +210,56 @@ pub struct ImportRequest {
     /// `values` (the default) or `overrides`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub kind: Option<String>,
-    pub documents: serde_json::Map<String, Json>,
+    pub documents: WireDocuments,
+}
+
+/// An import's documents by resource name, each decoded from the wire form
+/// as it is read: a JSON tree first would stop at serde_json's 128 levels,
+/// short of what the store accepts (see [`wire::MAX_DEPTH`]), and would
+/// take a `"$serde_json::private::Number"` key for a number. A name given
+/// twice: the last wins, as in JSON objects.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct WireDocuments(pub indexmap::IndexMap<String, Value>);
+
+impl Serialize for WireDocuments {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap;
+        let mut map = s.serialize_map(Some(self.0.len()))?;
+        for (name, doc) in &self.0 {
+            map.serialize_entry(name, &wire::to_json(doc))?;
+        }
+        map.end()
+    }
+}
+
+impl<'de> Deserialize<'de> for WireDocuments {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct Docs;
+        impl<'de> serde::de::Visitor<'de> for Docs {
+            type Value = WireDocuments;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("an object of documents by resource name")
+            }
+            fn visit_map<A: serde::de::MapAccess<'de>>(
+                self,
+                mut map: A,
+            ) -> Result<WireDocuments, A::Error> {
+                let mut docs = indexmap::IndexMap::new();
+                while let Some(resource) = map.next_key::<String>()? {
+                    let decoding = wire::Decoding::default();
+                    let doc = map.next_value_seed(decoding.seed()).map_err(|e| {
+                        serde::de::Error::custom(format!(
+                            "resource {resource}: {}",
+                            decoding.error(&e)
+                        ))
+                    })?;
+                    docs.insert(resource, doc);
+                }
+                Ok(WireDocuments(docs))
+            }
+        }
+        d.deserialize_map(Docs)
+    }
 }
 
 /// What an import did, in counts (the answer of `POST …/import`).

@@ -13,6 +13,16 @@
 //! - `{"__hierad__": "hash", "pairs": [[k, v], …]}`: a Hash with a
 //!   non-String key, or with a `"__hierad__"` key of its own (so user data
 //!   can never be mistaken for a tag).
+//!
+//! Depth: a stored value nests at most [`MAX_DEPTH`] levels of Arrays and
+//! Hashes (the store refuses deeper ones). Tags add JSON levels (a tagged
+//! Hash takes three: the object, its pairs, a pair; a Symbol or a NaN one
+//! more at the bottom), so the stored form of an accepted value nests up to
+//! [`MAX_JSON_DEPTH`] JSON levels, past serde_json's own limit of 128.
+//! The reader therefore lifts that limit, grows its stack as it descends
+//! ([`stacker`], so any thread can read any accepted value), and stops at
+//! [`MAX_JSON_DEPTH`] itself: no accepted value is refused, and no input,
+//! however deep, costs more than that much stack.
 
 use crate::hiera::json::number;
 use crate::hiera::render::ruby::float_to_s;
@@ -25,6 +35,24 @@ use std::fmt;
 /// The tag key; an object holding it is a tagged value.
 pub const TAG: &str = "__hierad__";
 
+/// How many levels of Hashes and Arrays a stored value may nest, a
+/// document's own Hash being the first (keys count as the values do).
+/// 64 leaves every accepted document's answer within the 100 levels of
+/// Ruby's `JSON.parse` (the shim's reader) while it uses plain Hashes, and
+/// is far beyond what Hiera data needs (Fuel's deepest astute: 9).
+pub const MAX_DEPTH: usize = 64;
+
+/// The deepest JSON the stored form of a value within [`MAX_DEPTH`] can
+/// be: three JSON levels per level (tagged Hashes), plus a tagged Symbol
+/// or Float at the bottom. The reader refuses anything deeper.
+pub const MAX_JSON_DEPTH: usize = 3 * MAX_DEPTH + 1;
+
+/// Stack kept free below each JSON level the reader descends (serde_json's
+/// frames and ours for one level take a few kilobytes unoptimised); when
+/// less is left, the reader continues on a new segment of this size.
+const STACK_RED_ZONE: usize = 64 * 1024;
+const STACK_SEGMENT: usize = 1024 * 1024;
+
 /// Errors decoding the wire form.
 #[derive(Debug, thiserror::Error, PartialEq, Eq)]
 pub enum WireError {
@@ -34,6 +62,11 @@ pub enum WireError {
     /// A `__hierad__` object that is not one of the known tags.
     #[error("malformed tagged value: {0}")]
     Tag(String),
+    /// JSON nested deeper than any value hierad stores.
+    #[error(
+        "the JSON nests more than {MAX_JSON_DEPTH} levels deep; hierad stores values nesting at most {MAX_DEPTH} levels of Hashes and Arrays"
+    )]
+    TooDeep,
 }
 
 /// Encodes a value as wire JSON.
@@ -177,11 +210,65 @@ pub fn from_wire(json: Json) -> Result<Value, WireError> {
 pub fn from_str(text: &str) -> Result<Value, WireError> {
     let decoding = Decoding::default();
     let mut de = serde_json::Deserializer::from_str(text);
+    // The decoder bounds the depth itself (MAX_JSON_DEPTH), past 128.
+    de.disable_recursion_limit();
     decoding
         .seed()
         .deserialize(&mut de)
         .and_then(|v| de.end().map(|()| v))
         .map_err(|e| decoding.error(&e))
+}
+
+/// Parses JSON text holding wire values inside an envelope (an API
+/// answer, a request) into `T`: serde_json's 128 levels are lifted, as the
+/// stored form of an accepted value nests up to [`MAX_JSON_DEPTH`], and
+/// the text's nesting is bounded before the (recursive) parse.
+///
+/// # Errors
+///
+/// Text that is not a `T`, or nests past [`MAX_JSON_DEPTH`] plus a few
+/// levels of envelope.
+pub fn from_envelope<T: serde::de::DeserializeOwned>(text: &str) -> Result<T, WireError> {
+    // Envelopes (an answer, an explanation) add a few levels.
+    const ENVELOPE: usize = 8;
+    if json_nesting(text.as_bytes()) > MAX_JSON_DEPTH + ENVELOPE {
+        return Err(WireError::TooDeep);
+    }
+    let mut de = serde_json::Deserializer::from_str(text);
+    // Bounded just above.
+    de.disable_recursion_limit();
+    stacker::maybe_grow(STACK_RED_ZONE, 4 * STACK_SEGMENT, || {
+        T::deserialize(&mut de)
+    })
+    .and_then(|v| de.end().map(|()| v))
+    .map_err(|e| WireError::Json(e.to_string()))
+}
+
+/// How deep brackets nest in JSON text (outside strings); a cheap bound
+/// checked before a recursive parse.
+fn json_nesting(text: &[u8]) -> usize {
+    let (mut depth, mut deepest, mut in_string, mut escaped) = (0usize, 0, false, false);
+    for &b in text {
+        if in_string {
+            match b {
+                _ if escaped => escaped = false,
+                b'\\' => escaped = true,
+                b'"' => in_string = false,
+                _ => {}
+            }
+            continue;
+        }
+        match b {
+            b'"' => in_string = true,
+            b'[' | b'{' => {
+                depth += 1;
+                deepest = deepest.max(depth);
+            }
+            b']' | b'}' => depth = depth.saturating_sub(1),
+            _ => {}
+        }
+    }
+    deepest
 }
 
 /// Decodes wire values straight from a serde deserializer: from JSON text,
@@ -199,11 +286,27 @@ pub struct Decoding {
     /// walking stored documents (every lookup does) was 30% slower.
     entries: RefCell<Vec<(Value, Value)>>,
     items: RefCell<Vec<Value>>,
+    /// JSON Arrays and objects open around the value being decoded.
+    depth: Cell<usize>,
 }
 
 impl Decoding {
     pub fn seed(&self) -> Decode<'_> {
         Decode(self)
+    }
+
+    /// Opens one more JSON level, on a new stack segment if little stack
+    /// is left; refused past [`MAX_JSON_DEPTH`].
+    fn nested<E: de::Error>(&self, f: impl FnOnce() -> Result<Value, E>) -> Result<Value, E> {
+        let depth = self.depth.get() + 1;
+        if depth > MAX_JSON_DEPTH {
+            self.tag_error.set(Some(WireError::TooDeep));
+            return Err(de::Error::custom("nested too deep"));
+        }
+        self.depth.set(depth);
+        let out = stacker::maybe_grow(STACK_RED_ZONE, STACK_SEGMENT, f);
+        self.depth.set(depth - 1);
+        out
     }
 
     /// What stopped a parse: the tagged value's error, or serde's.
@@ -282,7 +385,17 @@ impl<'de> Visitor<'de> for Decode<'_> {
         Ok(Value::String(s))
     }
 
-    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Value, A::Error> {
+    fn visit_seq<A: SeqAccess<'de>>(self, seq: A) -> Result<Value, A::Error> {
+        self.0.nested(|| self.seq(seq))
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<Value, A::Error> {
+        self.0.nested(|| self.map(map))
+    }
+}
+
+impl Decode<'_> {
+    fn seq<'de, A: SeqAccess<'de>>(self, mut seq: A) -> Result<Value, A::Error> {
         let start = self.0.items.borrow().len();
         while let Some(item) = seq.next_element_seed(self)? {
             self.0.items.borrow_mut().push(item);
@@ -293,7 +406,7 @@ impl<'de> Visitor<'de> for Decode<'_> {
         Ok(Value::Array(array))
     }
 
-    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Value, A::Error> {
+    fn map<'de, A: MapAccess<'de>>(self, mut map: A) -> Result<Value, A::Error> {
         let start = self.0.entries.borrow().len();
         let mut first = true;
         while let Some(key) = map.next_key::<String>()? {
@@ -313,9 +426,7 @@ impl<'de> Visitor<'de> for Decode<'_> {
         h.extend(entries.drain(start..));
         Ok(Value::Hash(h))
     }
-}
 
-impl Decode<'_> {
     /// The rest of an object found to hold the tag; its fields written
     /// before the tag are the entries from `start` (decoded as plain
     /// values, which is what the tags' fields are made of).
@@ -573,6 +684,81 @@ mod tests {
             ))
         );
         assert!(matches!(from_str("[1] 2"), Err(WireError::Json(m)) if m.starts_with("trailing")));
+    }
+
+    /// The deepest stored form of an accepted value: a non-String-key
+    /// Hash at every level (three JSON levels each), a NaN at the bottom.
+    fn worst(levels: usize) -> Value {
+        (1..levels).fold(
+            {
+                let mut h = Hash::default();
+                h.insert(Value::Int(0), Value::Float(f64::NAN));
+                Value::Hash(h)
+            },
+            |inner, _| {
+                let mut h = Hash::default();
+                h.insert(Value::Symbol("k".into()), inner);
+                Value::Hash(h)
+            },
+        )
+    }
+
+    fn json_depth(text: &str) -> usize {
+        json_nesting(text.as_bytes())
+    }
+
+    #[test]
+    fn every_value_within_the_depth_limit_reads_back() {
+        let v = worst(MAX_DEPTH);
+        assert_eq!(v.depth_upto(MAX_DEPTH), MAX_DEPTH);
+        let text = to_string(&v);
+        assert_eq!(json_depth(&text), MAX_JSON_DEPTH, "the bound is tight");
+        assert_eq!(from_str(&text), Ok(v.clone()));
+        // On a small thread stack too (the reader grows its own).
+        let back = std::thread::Builder::new()
+            .stack_size(256 * 1024)
+            .spawn(move || from_str(&text).map(|b| b == v))
+            .unwrap()
+            .join()
+            .unwrap();
+        assert_eq!(back, Ok(true));
+        assert_eq!(
+            from_envelope::<Json>(&to_string(&worst(MAX_DEPTH))).map(|_| ()),
+            Ok(())
+        );
+    }
+
+    #[test]
+    fn deeper_json_is_refused_without_recursing_into_it() {
+        let text = to_string(&worst(MAX_DEPTH + 1));
+        assert!(json_depth(&text) > MAX_JSON_DEPTH);
+        assert_eq!(from_str(&text), Err(WireError::TooDeep));
+        for n in [MAX_JSON_DEPTH + 1, 1_000_000] {
+            let deep = format!("{}{}", "[".repeat(n), "]".repeat(n));
+            assert_eq!(from_str(&deep), Err(WireError::TooDeep), "{n}");
+        }
+        let deep = |n: usize| format!("{}{}", "[".repeat(n), "]".repeat(n));
+        // Answers wrap values in a few levels of envelope.
+        assert!(from_envelope::<Json>(&deep(MAX_JSON_DEPTH + 8)).is_ok());
+        assert_eq!(
+            from_envelope::<Json>(&deep(MAX_JSON_DEPTH + 9)),
+            Err(WireError::TooDeep)
+        );
+        assert_eq!(
+            from_envelope::<Json>(&deep(1_000_000)),
+            Err(WireError::TooDeep)
+        );
+        let ok = format!(
+            "{}{}",
+            "[".repeat(MAX_JSON_DEPTH),
+            "]".repeat(MAX_JSON_DEPTH)
+        );
+        assert!(from_str(&ok).is_ok());
+        assert_eq!(
+            WireError::TooDeep.to_string(),
+            "the JSON nests more than 193 levels deep; hierad stores values nesting at most 64 levels of Hashes and Arrays"
+        );
+        assert_eq!(json_depth(r#"{"[\"{":[]}"#), 2);
     }
 
     #[test]

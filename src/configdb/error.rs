@@ -8,6 +8,7 @@
 use super::keypath::KeyPathError;
 use super::level::LevelPathError;
 use super::model::DocAddress;
+use crate::wire::MAX_DEPTH;
 
 /// Any rule of the data model that a request broke.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -169,6 +170,11 @@ pub enum Invalid {
     ImportedTwice(DocAddress),
     #[error("cannot restore the {doc} to version {version}: it is a deletion marker")]
     RestoreDeleted { doc: DocAddress, version: u64 },
+    /// A document nesting deeper than the store keeps ([`MAX_DEPTH`]).
+    #[error(
+        "the {doc} would nest more than {MAX_DEPTH} levels of Hashes and Arrays (the document is the first level; a key path's keys count too); values nest at most {MAX_DEPTH} levels: flatten the data"
+    )]
+    TooDeep { doc: DocAddress },
 }
 
 fn list(names: &[String]) -> String {

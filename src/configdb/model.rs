@@ -172,6 +172,26 @@ impl fmt::Display for DocAddress {
     }
 }
 
+/// Refuses a document that nests deeper than the store keeps
+/// ([`crate::wire::MAX_DEPTH`]); every write of a document checks it.
+///
+/// # Errors
+///
+/// [`Invalid::TooDeep`], naming the document.
+pub fn check_depth(at: &DocAddress, doc: &Hash) -> Result<(), Invalid> {
+    let limit = crate::wire::MAX_DEPTH;
+    let inside = doc
+        .iter()
+        .flat_map(|(k, v)| [k, v])
+        .map(|v| v.depth_upto(limit - 1))
+        .max()
+        .unwrap_or(0);
+    if 1 + inside > limit {
+        return Err(Invalid::TooDeep { doc: at.clone() });
+    }
+    Ok(())
+}
+
 /// The latest version of one stored document, as [`Snapshot`] needs it.
 ///
 /// [`Snapshot`]: super::snapshot::Snapshot

@@ -100,6 +100,29 @@ impl Value {
             _ => None,
         }
     }
+
+    /// How many levels of Arrays and Hashes the value nests, Hash keys
+    /// included (a scalar: 0; `{"a" => [1]}`: 2), but at most `cap + 1`:
+    /// checking a value against a limit recurses no deeper than the limit,
+    /// however deep the value.
+    pub fn depth_upto(&self, cap: usize) -> usize {
+        if !matches!(self, Value::Array(_) | Value::Hash(_)) {
+            return 0;
+        }
+        let Some(below) = cap.checked_sub(1) else {
+            return 1;
+        };
+        let deepest = match self {
+            Value::Array(items) => items.iter().map(|v| v.depth_upto(below)).max(),
+            Value::Hash(h) => h
+                .iter()
+                .flat_map(|(k, v)| [k, v])
+                .map(|v| v.depth_upto(below))
+                .max(),
+            _ => None,
+        };
+        1 + deepest.unwrap_or(0)
+    }
 }
 
 impl From<&str> for Value {
@@ -235,6 +258,32 @@ mod tests {
         ];
         for (a, b, want) in cases {
             assert_eq!(a == b, *want, "{a:?} eql {b:?}");
+        }
+    }
+
+    #[test]
+    fn depth_counts_containers_and_keys_up_to_a_cap() {
+        let nest = |n: usize| (0..n).fold(Value::Int(1), |v, _| Value::Array(vec![v]));
+        let mut keyed = Hash::default();
+        keyed.insert(nest(3), Value::Nil);
+        let cases: Vec<(Value, usize, usize)> = vec![
+            (Value::Nil, 5, 0),
+            (Value::Hash(Hash::default()), 5, 1),
+            (
+                Value::Hash(rhash! {"a" => Value::Array(vec![1.into()])}),
+                5,
+                2,
+            ),
+            (Value::Hash(keyed), 9, 4),
+            (nest(10), 100, 10),
+            (nest(10), 10, 10),
+            (nest(10), 9, 10),
+            (nest(10), 4, 5),
+            (nest(1_000), 64, 65),
+            (nest(3), 0, 1),
+        ];
+        for (v, cap, want) in cases {
+            assert_eq!(v.depth_upto(cap), want, "cap {cap}");
         }
     }
 

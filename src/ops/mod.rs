@@ -12,7 +12,9 @@ pub use local::Local;
 pub use remote::{Remote, RemoteError};
 
 pub use crate::api::ImportSummary;
-use crate::configdb::{ConfigError, DocAddress, DocKind, Environment, KeyPath, LevelPath, Version};
+use crate::configdb::{
+    ConfigError, DocAddress, DocKind, Environment, KeyPath, LevelPath, Version, check_depth,
+};
 use crate::hiera::{Hash, Value};
 use crate::store::StoreError;
 use crate::tree::TreeFile;
@@ -135,6 +137,16 @@ pub fn import_tree(
     import: &TreeImport<'_>,
     check_existing: &dyn Fn(&Environment) -> Result<()>,
 ) -> Result<ImportSummary> {
+    // The store checks this too; checked first, a missing environment is
+    // not created for a tree that cannot be imported.
+    for (path, docs) in import.levels {
+        for doc in docs {
+            let at = DocAddress::new(import.env, path.clone(), &doc.resource, import.kind);
+            check_depth(&at, &doc.content).map_err(|e| {
+                OpsError::Refused(format!("cannot import {}: {e}", doc.path.display()))
+            })?;
+        }
+    }
     match ops.environment(import.env)? {
         Some(env) => {
             check_existing(&env)?;

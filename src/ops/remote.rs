@@ -156,7 +156,7 @@ impl Remote {
     ) -> Result<T> {
         let body = body.map(|b| serde_json::to_string(b).expect("API bodies serialize"));
         let text = self.call(method, path, body)?;
-        serde_json::from_str(&text).map_err(|e| RemoteError::BadAnswer {
+        wire::from_envelope(&text).map_err(|e| RemoteError::BadAnswer {
             url: format!("{}{path}", self.base),
             status: 200,
             reason: if text.trim().is_empty() {
@@ -369,15 +369,12 @@ impl Remote {
             level: Some(level.to_string()),
             replace,
             kind: Some(kind.as_str().to_owned()),
-            documents: documents
-                .iter()
-                .map(|(name, doc)| {
-                    (
-                        (*name).to_owned(),
-                        wire::to_json(&Value::Hash((*doc).clone())),
-                    )
-                })
-                .collect(),
+            documents: api::WireDocuments(
+                documents
+                    .iter()
+                    .map(|(name, doc)| ((*name).to_owned(), Value::Hash((*doc).clone())))
+                    .collect(),
+            ),
         };
         let path = format!("{CONFIG_API}/environments/{env}/import");
         self.typed(Method::Post, &path, Some(&body))

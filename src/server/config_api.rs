@@ -197,7 +197,14 @@ async fn import(
     LimitedBytes(bytes): LimitedBytes,
 ) -> Result<Json<api::ImportSummary>, ApiError> {
     let env = env_id(&env)?;
-    let body: api::ImportRequest = parse(&bytes, "import")?;
+    let body: api::ImportRequest = {
+        let mut de = serde_json::Deserializer::from_slice(&bytes);
+        // The documents' decoder bounds their depth (wire::MAX_JSON_DEPTH).
+        de.disable_recursion_limit();
+        api::ImportRequest::deserialize(&mut de)
+            .and_then(|body| de.end().map(|()| body))
+            .map_err(|e| ApiError::BadRequest(format!("invalid import: {e}")))?
+    };
     let path = match &body.level {
         Some(level) => {
             LevelPath::parse_cli(level).map_err(|e| ApiError::BadRequest(e.to_string()))?
@@ -210,18 +217,12 @@ async fn import(
             .map_err(|e| ApiError::BadRequest(e.to_string()))?,
         None => DocKind::Values,
     };
-    let mut documents = Vec::with_capacity(body.documents.len());
-    for (resource, content) in body.documents {
-        let content = wire::from_wire(content)
-            .map_err(|e| ApiError::BadRequest(format!("resource {resource}: {e}")))
-            .and_then(|v| {
-                document(v).map_err(|e| match e {
-                    ApiError::BadRequest(m) => {
-                        ApiError::BadRequest(format!("resource {resource}: {m}"))
-                    }
-                    other => other,
-                })
-            })?;
+    let mut documents = Vec::with_capacity(body.documents.0.len());
+    for (resource, content) in body.documents.0 {
+        let content = document(content).map_err(|e| match e {
+            ApiError::BadRequest(m) => ApiError::BadRequest(format!("resource {resource}: {m}")),
+            other => other,
+        })?;
         documents.push(ImportDoc {
             path: path.clone(),
             resource,

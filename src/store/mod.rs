@@ -12,6 +12,10 @@
 //!   stays readable and restorable.
 //! - Documents are stored in the wire JSON form ([`crate::wire`]), which
 //!   keeps every Ruby type apart.
+//! - Every write of a document (put, update, import, restore) refuses one
+//!   nesting deeper than [`crate::wire::MAX_DEPTH`] with
+//!   [`Invalid::TooDeep`] before writing anything, so whatever is stored
+//!   reads back.
 
 mod migrations;
 mod sqlite;

@@ -13,7 +13,7 @@ use crate::configdb::model::{check_component_name, check_level_name, check_resou
 use crate::configdb::{
     Component, ComponentRef, ConfigError, Conflict, DocAddress, DocKind, Environment, Invalid,
     LevelPath, LevelValue, NewComponent, NewEnvironment, NotFound, ResourceDefinition,
-    SnapshotData, StoredDocument, Version,
+    SnapshotData, StoredDocument, Version, check_depth,
 };
 use crate::hiera::{Hash, Value};
 use crate::wire;
@@ -615,6 +615,7 @@ impl Store for SqliteStore {
     }
 
     fn put(&self, at: &DocAddress, doc: &Hash) -> Result<Version> {
+        check_depth(at, doc)?;
         let text = encode(doc);
         self.write(|tx| {
             EnvContext::load(tx, at.env)?.check(at)?;
@@ -636,6 +637,7 @@ impl Store for SqliteStore {
                 _ => Hash::default(),
             };
             edit(&mut doc)?;
+            check_depth(at, &doc)?;
             append(tx, at, Some(&encode(&doc)))
         })
     }
@@ -701,6 +703,9 @@ impl Store for SqliteStore {
                 }
                 .into());
             }
+            // A version written before the depth limit may exceed it.
+            let content = decode(|| format!("version {version} of the {at}"), &text)?;
+            check_depth(at, &content)?;
             append(tx, at, Some(&text))
         })
     }
@@ -716,6 +721,10 @@ impl Store for SqliteStore {
     }
 
     fn import(&self, batch: &ImportBatch) -> Result<ImportReport> {
+        for doc in &batch.documents {
+            let at = DocAddress::new(batch.env, doc.path.clone(), &doc.resource, doc.kind);
+            check_depth(&at, &doc.content)?;
+        }
         let texts: Vec<String> = batch.documents.iter().map(|d| encode(&d.content)).collect();
         self.write(|tx| {
             let mut ctx = EnvContext::load(tx, batch.env)?;

@@ -532,6 +532,74 @@ fn every_value_type_round_trips() {
     assert_eq!(s.load_all().unwrap().documents[0].content, doc);
 }
 
+/// A document nesting `levels` levels: Hashes with a non-String key (the
+/// deepest stored form), a Symbol at the bottom.
+fn nested_doc(levels: usize) -> Hash {
+    let mut doc = rhash! {"leaf" => Value::Symbol("s".into())};
+    for _ in 1..levels {
+        let mut h = Hash::default();
+        h.insert(Value::Int(1), Value::Hash(doc));
+        doc = h;
+    }
+    doc
+}
+
+/// Issue 9, defect 1: one depth limit on every write, checked before
+/// anything is written; what is accepted reads back, here and on reopening.
+#[test]
+fn every_write_refuses_documents_nested_past_the_limit() {
+    let s = fuel();
+    let a = at(1, "", "astute", DocKind::Values);
+    let deepest = nested_doc(crate::wire::MAX_DEPTH);
+    s.put(&a, &deepest).unwrap();
+    assert_eq!(s.get(&a, None).unwrap().unwrap().1, deepest);
+    assert_eq!(s.load_all().unwrap().documents[0].content, deepest);
+    let too_deep = nested_doc(crate::wire::MAX_DEPTH + 1);
+    let msg = "the values of resource \"astute\" at the root of environment 1 would nest more than 64 levels";
+    assert_error(s.put(&a, &too_deep), ErrorKind::Invalid, msg);
+    // The key path counts: "a.b" puts the value two levels down.
+    let key = crate::configdb::KeyPath::parse("a.b").unwrap();
+    for (levels, ok) in [(62, true), (63, false)] {
+        let value = Value::Hash(nested_doc(levels));
+        let r = s.update(&a, &mut |doc| {
+            crate::configdb::keypath::set(doc, &key, value.clone())?;
+            Ok(())
+        });
+        match ok {
+            true => assert!(r.is_ok(), "{r:?}"),
+            false => assert_error(r, ErrorKind::Invalid, msg),
+        }
+    }
+    let node = at(1, "nodes=n1", "globals", DocKind::Values);
+    let batch = ImportBatch {
+        env: 1,
+        documents: vec![
+            import_doc("nodes=n1", "astute", DocKind::Values, rhash! {"x" => 1}),
+            import_doc("nodes=n1", "globals", DocKind::Values, too_deep.clone()),
+        ],
+        ..ImportBatch::default()
+    };
+    assert_error(
+        s.import(&batch),
+        ErrorKind::Invalid,
+        "the values of resource \"globals\" at nodes=n1 of environment 1 would nest more than 64",
+    );
+    assert_eq!(s.history(&node).unwrap(), vec![]);
+    // A version stored before the limit existed is not restored.
+    let versions = s.history(&a).unwrap().len();
+    let plain = (0..crate::wire::MAX_DEPTH).fold(Value::Nil, |v, _| Value::Array(vec![v]));
+    let text = crate::wire::to_string(&Value::Hash(rhash! {"a" => plain}));
+    s.raw(|conn| {
+        conn.execute(
+            "UPDATE documents SET content = ?1 WHERE resource = 'astute' AND version = 1",
+            [&text],
+        )
+    })
+    .unwrap();
+    assert_error(s.restore(&a, 1), ErrorKind::Invalid, msg);
+    assert_eq!(s.history(&a).unwrap().len(), versions);
+}
+
 #[test]
 fn load_all_reads_latest_live_versions() {
     let s = fuel();

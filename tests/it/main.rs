@@ -11,5 +11,6 @@ mod bench;
 mod cli;
 mod cli_config;
 mod conn;
+mod depth;
 mod http;
 mod import_export;

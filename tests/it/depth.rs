@@ -1,0 +1,164 @@
+//! Issue 9, defect 1: no write may store a document the server cannot read
+//! back. Every way in refuses documents nesting past the limit (64 levels)
+//! with a 400 or a CLI error naming it, before anything is written; what
+//! is accepted, however its stored form nests, survives a restart.
+
+use crate::server::{Reply, TestServer, call};
+use std::process::Command;
+
+const DOC: &str = "/api/v1/config/environments/5/resources/a/values";
+const LIMIT_MESSAGE: &str = "would nest more than 64 levels";
+
+fn send(server: &TestServer, method: &str, path: &str, body: &str, content_type: &str) -> Reply {
+    call(
+        method,
+        &format!("{}{path}", server.url),
+        Some(body),
+        &[("content-type", content_type)],
+    )
+}
+
+fn json(server: &TestServer, method: &str, path: &str, body: &str) -> Reply {
+    send(server, method, path, body, "application/json")
+}
+
+fn get(server: &TestServer, path: &str) -> Reply {
+    call("GET", &format!("{}{path}", server.url), None, &[])
+}
+
+/// Environment 5, levels [nodes], component "app" defining `a`.
+fn setup(server: &TestServer) {
+    let r = json(
+        server,
+        "POST",
+        "/api/v1/config/components",
+        r#"{"name": "app", "resource_definitions": [{"name": "a"}]}"#,
+    );
+    assert_eq!(r.status, 201, "{}", r.body);
+    let r = json(
+        server,
+        "POST",
+        "/api/v1/config/environments",
+        r#"{"id": 5, "components": ["app"], "hierarchy_levels": ["nodes"]}"#,
+    );
+    assert_eq!(r.status, 201, "{}", r.body);
+}
+
+fn brackets(n: usize, inner: &str) -> String {
+    format!("{}{inner}{}", "[".repeat(n), "]".repeat(n))
+}
+
+/// YAML Hashes with an Integer key, `levels` deep (block style), a Symbol
+/// at the bottom: three JSON levels each in the stored form.
+fn int_keyed_yaml(levels: usize) -> String {
+    let mut yaml = String::from("a:\n");
+    for level in 1..levels {
+        yaml.push_str(&" ".repeat(level));
+        yaml.push_str(if level + 1 == levels {
+            "1: :s\n"
+        } else {
+            "1:\n"
+        });
+    }
+    yaml
+}
+
+fn refused(r: &Reply) {
+    assert_eq!(r.status, 400, "{}", r.body);
+    assert!(r.body.contains("64 levels"), "{}", r.body);
+}
+
+#[test]
+fn every_way_in_refuses_too_deep_documents_and_accepted_ones_survive_a_restart() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("h.db");
+    let mut server = TestServer::start_on(&db, &["--no-sample"]);
+    setup(&server);
+    assert_eq!(json(&server, "PUT", DOC, r#"{"kept": 1}"#).status, 204);
+    // The reproducers of the issue: YAML 127 deep, JSON 126 arrays around
+    // a tagged float, Integer-keyed YAML Hashes, deep JSON of any depth.
+    let yaml = format!("a: {}", brackets(127, ""));
+    refused(&send(&server, "PUT", DOC, &yaml, "application/yaml"));
+    let r = json(
+        &server,
+        "PUT",
+        DOC,
+        &format!("{{\"a\":{}}}", brackets(126, "1e400")),
+    );
+    refused(&r);
+    assert!(r.body.contains(LIMIT_MESSAGE), "{}", r.body);
+    refused(&send(
+        &server,
+        "PUT",
+        DOC,
+        &int_keyed_yaml(65),
+        "application/yaml",
+    ));
+    refused(&json(&server, "PUT", DOC, &brackets(100_000, "")));
+    // A key path counts: a.b.c puts the body three levels down.
+    let key = format!("{DOC}/keys/a.b.c");
+    refused(&json(&server, "PUT", &key, &brackets(62, "")));
+    let import = format!(r#"{{"documents": {{"a": {{"x": {}}}}}}}"#, brackets(64, ""));
+    refused(&json(
+        &server,
+        "POST",
+        "/api/v1/config/environments/5/import",
+        &import,
+    ));
+    let r = get(&server, &format!("{DOC}/history"));
+    assert_eq!(
+        r.json().as_array().unwrap().len(),
+        1,
+        "nothing written: {}",
+        r.body
+    );
+
+    // At the limit, the deepest stored form (191 JSON levels) is accepted.
+    let deepest = int_keyed_yaml(64);
+    assert_eq!(
+        send(&server, "PUT", DOC, &deepest, "application/yaml").status,
+        204
+    );
+    let stored = get(&server, DOC).body;
+    assert_eq!(json(&server, "PUT", &key, &brackets(61, "")).status, 204);
+    let keyed = get(&server, &format!("{DOC}/keys/a.b.c")).body;
+    assert_eq!(keyed, brackets(61, ""));
+    assert!(server.stop().success());
+
+    let server = TestServer::start_on(&db, &["--no-sample"]);
+    assert_eq!(get(&server, &format!("{DOC}/keys/a.b.c")).body, keyed);
+    let r = json(&server, "POST", &format!("{DOC}/restore?version=2"), "");
+    assert_eq!(r.status, 201, "{}", r.body);
+    assert_eq!(get(&server, DOC).body, stored);
+}
+
+#[test]
+fn the_cli_import_refuses_a_too_deep_file_before_writing() {
+    let dir = tempfile::tempdir().unwrap();
+    let tree = dir.path().join("tree");
+    std::fs::create_dir(&tree).unwrap();
+    std::fs::write(tree.join("ok.yaml"), "a: 1\n").unwrap();
+    std::fs::write(
+        tree.join("deep.yaml"),
+        format!("a: {}\n", brackets(200, "")),
+    )
+    .unwrap();
+    let db = dir.path().join("h.db");
+    let out = Command::new(env!("CARGO_BIN_EXE_hierad"))
+        .arg("import")
+        .arg(&tree)
+        .args(["--env", "7", "--db"])
+        .arg(&db)
+        .env_remove("HIERAD_SERVER")
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(stderr.contains("deep.yaml"), "{stderr}");
+    assert!(
+        stderr.contains("the values of resource \"deep\" at the root of environment 7 would nest more than 64 levels"),
+        "{stderr}"
+    );
+    // Nothing written: not even the database was created.
+    assert!(!db.exists());
+}
