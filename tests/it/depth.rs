@@ -159,6 +159,13 @@ fn the_cli_import_refuses_a_too_deep_file_before_writing() {
         stderr.contains("the values of resource \"deep\" at the root of environment 7 would nest more than 64 levels"),
         "{stderr}"
     );
-    // Nothing written: not even the database was created.
-    assert!(!db.exists());
+    // Nothing written, not even the environment.
+    let out = Command::new(env!("CARGO_BIN_EXE_hierad"))
+        .args(["config", "get", "--env", "7", "--resource", "ok", "--db"])
+        .arg(&db)
+        .env_remove("HIERAD_SERVER")
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("environment 7 does not exist"), "{stderr}");
 }
