@@ -31,6 +31,7 @@ use serde::de::{self, DeserializeSeed, Deserializer, IgnoredAny, MapAccess, SeqA
 use serde_json::{Map, Number, Value as Json};
 use std::cell::{Cell, RefCell};
 use std::fmt;
+use std::sync::OnceLock;
 
 /// The tag key; an object holding it is a tagged value.
 pub const TAG: &str = "__hierad__";
@@ -326,9 +327,37 @@ impl Decoding {
 #[derive(Clone, Copy)]
 pub struct Decode<'d>(&'d Decoding);
 
-/// The one key of the map serde_json's `arbitrary_precision` presents a
-/// number as (any number that is not a 64-bit integer: the text is kept).
-const NUMBER_TOKEN: &str = "$serde_json::private::Number";
+/// Whether serde_json presents a number with the map type `A`: with
+/// `arbitrary_precision`, a number that is not a 64-bit integer comes as a
+/// one-entry map of its text, whose key, `"$serde_json::private::Number"`,
+/// any JSON object may hold as well (issue 9: `{"a": {that key: "xyz"}}`
+/// was stored as `{"a": 0}`). The map's type tells them apart, and only a
+/// number has it; the type is learnt from serde_json itself, once.
+fn is_number<A>() -> bool {
+    static NUMBER: OnceLock<&'static str> = OnceLock::new();
+    let number = NUMBER.get_or_init(|| {
+        struct Probe(&'static str);
+        impl<'de> serde::Deserialize<'de> for Probe {
+            fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Probe, D::Error> {
+                struct Visit;
+                impl<'de> Visitor<'de> for Visit {
+                    type Value = Probe;
+                    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                        f.write_str("a number")
+                    }
+                    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Probe, A::Error> {
+                        while map.next_entry::<IgnoredAny, IgnoredAny>()?.is_some() {}
+                        Ok(Probe(std::any::type_name::<A>()))
+                    }
+                }
+                d.deserialize_any(Visit)
+            }
+        }
+        // Always a map: serde_json is built with arbitrary_precision.
+        serde_json::from_str::<Probe>("0.5").map_or("", |p| p.0)
+    });
+    std::any::type_name::<A>() == *number
+}
 
 impl<'de> DeserializeSeed<'de> for Decode<'_> {
     type Value = Value;
@@ -389,7 +418,13 @@ impl<'de> Visitor<'de> for Decode<'_> {
         self.0.nested(|| self.seq(seq))
     }
 
-    fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<Value, A::Error> {
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Value, A::Error> {
+        if is_number::<A>() {
+            return match map.next_entry::<IgnoredAny, String>()? {
+                Some((_, text)) => Ok(number(&text)),
+                None => Err(de::Error::custom("a number without its text")),
+            };
+        }
         self.0.nested(|| self.map(map))
     }
 }
@@ -408,15 +443,10 @@ impl Decode<'_> {
 
     fn map<'de, A: MapAccess<'de>>(self, mut map: A) -> Result<Value, A::Error> {
         let start = self.0.entries.borrow().len();
-        let mut first = true;
         while let Some(key) = map.next_key::<String>()? {
-            if key == NUMBER_TOKEN && first {
-                return Ok(number(&map.next_value::<String>()?));
-            }
             if key == TAG {
                 return self.tagged(start, map);
             }
-            first = false;
             let v = map.next_value_seed(self)?;
             self.0.entries.borrow_mut().push((Value::String(key), v));
         }
@@ -759,6 +789,33 @@ mod tests {
             "the JSON nests more than 193 levels deep; hierad stores values nesting at most 64 levels of Hashes and Arrays"
         );
         assert_eq!(json_depth(r#"{"[\"{":[]}"#), 2);
+    }
+
+    /// Issue 9: serde_json's private number key is an ordinary key.
+    #[test]
+    fn the_number_token_is_an_ordinary_key() {
+        let key = "$serde_json::private::Number";
+        for (text, want) in [
+            (
+                format!(r#"{{"a":{{"{key}":"xyz"}}}}"#),
+                Value::Hash(rhash! {"a" => Value::Hash(rhash! {key => "xyz"})}),
+            ),
+            (
+                format!(r#"{{"{key}":"12"}}"#),
+                Value::Hash(rhash! {key => "12"}),
+            ),
+            (
+                format!(r#"[{{"{key}":[1.5]}},1.5,123456789012345678901]"#),
+                Value::Array(vec![
+                    Value::Hash(rhash! {key => Value::Array(vec![Value::Float(1.5)])}),
+                    Value::Float(1.5),
+                    Value::integer("123456789012345678901".parse().unwrap()),
+                ]),
+            ),
+        ] {
+            assert_eq!(from_str(&text), Ok(want.clone()), "{text}");
+            assert_eq!(to_string(&want), text.replace(' ', ""), "{text}");
+        }
     }
 
     #[test]

@@ -1239,3 +1239,91 @@ fn snapshot_scale() {
         assert!(load_cpu < 3.0, "{load_cpu} CPU-s");
     }
 }
+
+/// Issue 9: reading never fails on what the writer accepted. Generated
+/// values of every type the model has (Symbols, NaN and infinite Floats,
+/// big Integers, Hashes with non-String keys and with a `__hierad__` key,
+/// nesting up to the limit) go through a real store, whose encoding and
+/// decoding must give them back, from `get` and from `load_all`.
+/// `PROPTEST_CASES` sets the number of cases (256 by default).
+mod round_trip {
+    use super::*;
+    use crate::wire::MAX_DEPTH;
+    use proptest::prelude::*;
+
+    fn text() -> impl Strategy<Value = String> {
+        prop_oneof![
+            ".{0,8}",
+            Just(crate::wire::TAG.to_owned()),
+            Just("$serde_json::private::Number".to_owned()),
+            Just("%{x}".to_owned()),
+        ]
+    }
+
+    fn scalar() -> impl Strategy<Value = Value> {
+        prop_oneof![
+            Just(Value::Nil),
+            any::<bool>().prop_map(Value::Bool),
+            any::<i64>().prop_map(Value::Int),
+            "-?[1-9][0-9]{19,40}".prop_map(|t| Value::integer(t.parse().unwrap())),
+            any::<f64>().prop_map(Value::Float),
+            prop_oneof![
+                Just(f64::NAN),
+                Just(f64::INFINITY),
+                Just(f64::NEG_INFINITY),
+                Just(-0.0)
+            ]
+            .prop_map(Value::Float),
+            text().prop_map(Value::String),
+            text().prop_map(Value::Symbol),
+        ]
+    }
+
+    fn value() -> impl Strategy<Value = Value> {
+        scalar().prop_recursive(4, 48, 5, |inner| {
+            prop_oneof![
+                prop::collection::vec(inner.clone(), 0..5).prop_map(Value::Array),
+                prop::collection::vec((text().prop_map(Value::String), inner.clone()), 0..5)
+                    .prop_map(|kv| Value::Hash(kv.into_iter().collect())),
+                prop::collection::vec((inner.clone(), inner), 0..4)
+                    .prop_map(|kv| Value::Hash(kv.into_iter().collect())),
+            ]
+        })
+    }
+
+    /// A value inside a chain of containers as deep as the limit allows:
+    /// 0 an Array, 1 a String-keyed Hash, 2 a Symbol-keyed Hash, 3 a Hash
+    /// under its `__hierad__` key, 4 a Hash keyed by the value itself.
+    fn deep() -> impl Strategy<Value = Value> {
+        (value(), prop::collection::vec(0..5u8, 0..MAX_DEPTH)).prop_map(|(v, chain)| {
+            // The document's own Hash is a level too.
+            let room = MAX_DEPTH - 1 - v.depth_upto(MAX_DEPTH);
+            chain.into_iter().take(room).fold(v, |v, kind| {
+                let mut h = Hash::default();
+                match kind {
+                    0 => return Value::Array(vec![v]),
+                    1 => h.insert(Value::str("k"), v),
+                    2 => h.insert(Value::Symbol("k".into()), v),
+                    3 => h.insert(Value::str(crate::wire::TAG), v),
+                    _ => h.insert(v, Value::Nil),
+                };
+                Value::Hash(h)
+            })
+        })
+    }
+
+    proptest! {
+        #[test]
+        fn what_the_store_accepts_reads_back(v in prop_oneof![value(), deep()]) {
+            let s = fuel();
+            let a = at(1, "", "astute", DocKind::Values);
+            let doc = rhash! {"v" => v};
+            s.put(&a, &doc).unwrap();
+            let (_, back) = s.get(&a, None).unwrap().unwrap();
+            prop_assert_eq!(&back, &doc);
+            let text = crate::wire::to_string(&Value::Hash(doc.clone()));
+            prop_assert_eq!(crate::wire::to_string(&Value::Hash(back)), text);
+            prop_assert_eq!(&s.load_all().unwrap().documents[0].content, &doc);
+        }
+    }
+}

@@ -169,3 +169,26 @@ fn the_cli_import_refuses_a_too_deep_file_before_writing() {
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(stderr.contains("environment 7 does not exist"), "{stderr}");
 }
+
+/// Issue 9, quirk 1: serde_json's private number key is an ordinary key
+/// in a document body and in a lookup's values.
+#[test]
+fn the_number_token_is_an_ordinary_key_on_every_way_in() {
+    let server = TestServer::empty();
+    setup(&server);
+    let doc = r#"{"a":{"$serde_json::private::Number":"xyz"}}"#;
+    assert_eq!(json(&server, "PUT", DOC, doc).status, 204);
+    assert_eq!(get(&server, DOC).body, doc);
+    let r = json(
+        &server,
+        "POST",
+        "/api/v1/lookup",
+        r#"{"environment": 5, "key": "nope", "hierarchy": ["a"], "default": {"$serde_json::private::Number":"12"}}"#,
+    );
+    assert_eq!(r.status, 200, "{}", r.body);
+    assert!(
+        r.body.contains(r#"{"$serde_json::private::Number":"12"}"#),
+        "{}",
+        r.body
+    );
+}
