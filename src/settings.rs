@@ -25,6 +25,20 @@ pub struct Settings {
     pub sample: Option<PathBuf>,
     /// The lookup-answer cache's budget, in bytes of cached answers.
     pub cache_bytes: u64,
+    /// Connections served at once; at the limit a new one closes an idle
+    /// one, or waits while every connection is busy.
+    pub max_connections: usize,
+    /// A request head must arrive whole within this time once it starts
+    /// (or once a new connection is accepted).
+    pub header_timeout: Duration,
+    /// A connection with no request for this long is closed.
+    pub idle_timeout: Duration,
+    /// The largest request head (request line and headers) answered; one
+    /// over twice this is refused by the HTTP layer before routing.
+    pub max_header_bytes: usize,
+    /// After a shutdown signal, connections still open after this long are
+    /// closed.
+    pub shutdown_timeout: Duration,
 }
 
 impl Default for Settings {
@@ -36,6 +50,11 @@ impl Default for Settings {
             request_timeout: Duration::from_secs(30),
             sample: Some(PathBuf::from("data")),
             cache_bytes: 256 * 1024 * 1024,
+            max_connections: 1024,
+            header_timeout: Duration::from_secs(10),
+            idle_timeout: Duration::from_secs(60),
+            max_header_bytes: 32 * 1024,
+            shutdown_timeout: Duration::from_secs(10),
         }
     }
 }

@@ -134,7 +134,7 @@ pub struct RunArgs {
 }
 
 /// `10s`, `250ms`, `2m`, or plain seconds.
-fn parse_duration(text: &str) -> Result<Duration, String> {
+pub(crate) fn parse_duration(text: &str) -> Result<Duration, String> {
     let text = text.trim();
     let (number, scale) = if let Some(n) = text.strip_suffix("ms") {
         (n, 0.001)
@@ -152,7 +152,8 @@ fn parse_duration(text: &str) -> Result<Duration, String> {
     if !value.is_finite() || value < 0.0 {
         return Err(format!("not a duration: {text:?}"));
     }
-    Ok(Duration::from_secs_f64(value * scale))
+    // `from_secs_f64` panics past u64::MAX seconds.
+    Duration::try_from_secs_f64(value * scale).map_err(|_| format!("too long a duration: {text:?}"))
 }
 
 fn runtime(threads: Option<usize>) -> anyhow::Result<tokio::runtime::Runtime> {

@@ -11,6 +11,7 @@ use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::sync::Arc;
+use std::time::Duration;
 
 /// Serve the ConfigDB REST API and Hiera lookups over HTTP.
 #[derive(Debug, clap::Args)]
@@ -35,6 +36,41 @@ pub struct Args {
     /// bodies (0: no cache). Answers are cached from their second request.
     #[arg(long, env = "HIERAD_CACHE_MIB", default_value_t = 256)]
     pub cache_mib: u64,
+    /// Every request is answered within this time, or gets 408 (`30s`,
+    /// `500ms`, `1m`).
+    #[arg(long, value_parser = positive_duration, default_value = "30s")]
+    pub request_timeout: Duration,
+    /// Connections served at once. At the limit a new connection closes
+    /// the longest-open idle one (between requests, or still sending its
+    /// head); while every connection is busy with a request, new ones wait.
+    #[arg(long, value_parser = clap::value_parser!(u32).range(1..=1_000_000), default_value_t = 1024)]
+    pub max_connections: u32,
+    /// A request head must arrive whole within this time of its first byte
+    /// (or of the connection being accepted); then the connection closes.
+    #[arg(long, value_parser = positive_duration, default_value = "10s")]
+    pub header_timeout: Duration,
+    /// A connection with no request in progress for this long is closed.
+    #[arg(long, value_parser = positive_duration, default_value = "60s")]
+    pub idle_timeout: Duration,
+    /// Largest request head (request line and headers) answered, in bytes:
+    /// 414 or 431 beyond it.
+    #[arg(long, value_parser = clap::value_parser!(u32).range(4096..=1_048_576), default_value_t = 32 * 1024)]
+    pub max_header_bytes: u32,
+    /// After SIGTERM or Ctrl-C, connections still open after this long are
+    /// closed and the server exits.
+    #[arg(long, value_parser = super::bench::parse_duration, default_value = "10s")]
+    pub shutdown_timeout: Duration,
+}
+
+/// A duration above zero: a zero timeout would refuse everything.
+fn positive_duration(text: &str) -> Result<Duration, String> {
+    let duration = super::bench::parse_duration(text)?;
+    if duration.is_zero() {
+        return Err(format!(
+            "{text:?} is no time at all; give a duration above zero"
+        ));
+    }
+    Ok(duration)
 }
 
 /// Runs the server until Ctrl-C or SIGTERM.
@@ -50,7 +86,12 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         body_limit: args.body_limit,
         cache_bytes: args.cache_mib.saturating_mul(1024 * 1024),
         sample: (!args.no_sample).then_some(args.sample),
-        ..Settings::default()
+        request_timeout: args.request_timeout,
+        max_connections: args.max_connections as usize,
+        header_timeout: args.header_timeout,
+        idle_timeout: args.idle_timeout,
+        max_header_bytes: args.max_header_bytes as usize,
+        shutdown_timeout: args.shutdown_timeout,
     };
     let store: Arc<dyn Store> = Arc::new(
         SqliteStore::open(&settings.db)

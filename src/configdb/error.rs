@@ -63,15 +63,17 @@ pub enum NotFound {
     ComponentId(i64),
     #[error("component \"{0}\" does not exist")]
     ComponentName(String),
+    // Only a count of the others: listing thousands of names in every 404
+    // made each one as large as the environment's whole definition.
     #[error(
-        "resource \"{resource}\" is not defined in environment {env} (it defines: {})",
-        list(known)
+        "resource \"{resource}\" is not defined in environment {env} ({})",
+        defined_text(*defined)
     )]
     Resource {
         env: i64,
         resource: String,
-        /// The resource names the environment does define, sorted.
-        known: Vec<String>,
+        /// How many resources the environment does define.
+        defined: usize,
     },
     #[error(
         "level \"{level}\" is not one of environment {env}'s levels [{}]",
@@ -177,11 +179,13 @@ pub enum Invalid {
     TooDeep { doc: DocAddress },
 }
 
-fn list(names: &[String]) -> String {
-    if names.is_empty() {
-        "no resources; add a component that defines it".to_owned()
-    } else {
-        names.join(", ")
+fn defined_text(defined: usize) -> String {
+    match defined {
+        0 => "it defines no resources; add a component that defines it".to_owned(),
+        1 => {
+            "it defines 1 other resource; its components list their resource_definitions".to_owned()
+        }
+        n => format!("it defines {n} others; its components list their resource_definitions"),
     }
 }
 
@@ -228,11 +232,11 @@ mod tests {
                 NotFound::Resource {
                     env: 3,
                     resource: "y".into(),
-                    known: vec![],
+                    defined: 0,
                 }
                 .into(),
                 ErrorKind::NotFound,
-                "resource \"y\" is not defined in environment 3 (it defines: no resources; add a component that defines it)",
+                "resource \"y\" is not defined in environment 3 (it defines no resources; add a component that defines it)",
             ),
             (
                 NotFound::Level {

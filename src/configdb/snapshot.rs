@@ -511,7 +511,7 @@ impl Snapshot {
             NotFound::Resource {
                 env,
                 resource: resource.to_owned(),
-                known: data.resources.keys().cloned().collect(),
+                defined: data.resources.len(),
             }
             .into()
         })
@@ -796,7 +796,7 @@ mod tests {
                 "",
                 "nope",
                 ErrorKind::NotFound,
-                "resource \"nope\" is not defined in environment 1 (it defines: astute, globals, override/node)",
+                "resource \"nope\" is not defined in environment 1 (it defines 3 others; its components list their resource_definitions)",
             ),
             (
                 1,

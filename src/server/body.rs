@@ -21,7 +21,15 @@ impl FromRequest<AppState> for LimitedBytes {
         axum::body::to_bytes(body, limit)
             .await
             .map(LimitedBytes)
-            .map_err(|_| ApiError::TooLarge(limit))
+            .map_err(|e| {
+                let e = e.into_inner();
+                if e.is::<http_body_util::LengthLimitError>() {
+                    ApiError::TooLarge(limit)
+                } else {
+                    // Bad chunked framing, or the client went away.
+                    ApiError::BadRequest(format!("cannot read the request body: {e}"))
+                }
+            })
     }
 }
 

@@ -7,7 +7,9 @@ use crate::configdb::{ConfigError, ErrorKind};
 use crate::hiera::HieraError;
 use crate::store::StoreError;
 use axum::Json;
-use axum::http::StatusCode;
+use axum::extract::Request;
+use axum::http::{StatusCode, header};
+use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 
 /// An error answer.
@@ -23,8 +25,12 @@ pub enum ApiError {
     TooLarge(usize),
     /// 422: Hiera itself fails this lookup.
     Hiera(HieraError),
+    /// 408: not answered within the request time limit.
+    TimedOut(std::time::Duration),
     /// 500: the store failed.
     Internal(String),
+    /// 500: a handler panicked (the server goes on).
+    Panicked,
 }
 
 impl From<ConfigError> for ApiError {
@@ -71,6 +77,15 @@ impl IntoResponse for ApiError {
                 };
                 return (StatusCode::UNPROCESSABLE_ENTITY, Json(body)).into_response();
             }
+            ApiError::TimedOut(limit) => (
+                StatusCode::REQUEST_TIMEOUT,
+                "request_timeout",
+                format!(
+                    "the request was not answered within the limit of {} ms (hierad serve --request-timeout); \
+                     a write that had started is still completed",
+                    limit.as_millis()
+                ),
+            ),
             ApiError::Internal(m) => {
                 tracing::error!(error = %m, "request failed");
                 (
@@ -79,12 +94,80 @@ impl IntoResponse for ApiError {
                     "the server failed to complete the request; see its log".to_owned(),
                 )
             }
+            ApiError::Panicked => (
+                StatusCode::INTERNAL_SERVER_ERROR,
+                "internal",
+                "the server failed to complete the request (a bug: see its log)".to_owned(),
+            ),
         };
-        let body = ErrorBody {
-            error: kind.to_owned(),
-            class: None,
-            message,
-        };
-        (status, Json(body)).into_response()
+        error_response(status, kind, message)
     }
+}
+
+/// The one form of every error answer (docs/api.md).
+pub fn error_response(status: StatusCode, kind: &str, message: String) -> Response {
+    let body = ErrorBody {
+        error: kind.to_owned(),
+        class: None,
+        message,
+    };
+    (status, Json(body)).into_response()
+}
+
+/// The error kind of a status no handler of ours chose.
+fn kind_of(status: StatusCode) -> &'static str {
+    match status {
+        StatusCode::BAD_REQUEST => "bad_request",
+        StatusCode::NOT_FOUND => "not_found",
+        StatusCode::METHOD_NOT_ALLOWED => "method_not_allowed",
+        StatusCode::REQUEST_TIMEOUT => "request_timeout",
+        StatusCode::PAYLOAD_TOO_LARGE => "payload_too_large",
+        StatusCode::URI_TOO_LONG => "uri_too_long",
+        StatusCode::UNSUPPORTED_MEDIA_TYPE => "unsupported_media_type",
+        StatusCode::REQUEST_HEADER_FIELDS_TOO_LARGE => "header_fields_too_large",
+        s if s.is_server_error() => "internal",
+        _ => "bad_request",
+    }
+}
+
+/// Middleware: an error answer made outside our handlers (axum's
+/// extractor rejections, the router's 405) gets the JSON body our own
+/// errors have, keeping its status and headers (`Allow`…).
+pub async fn json_bodies(request: Request, next: Next) -> Response {
+    let response = next.run(request).await;
+    let status = response.status();
+    let is_json = response
+        .headers()
+        .get(header::CONTENT_TYPE)
+        .is_some_and(|v| v.as_bytes().starts_with(b"application/json"));
+    if is_json || !(status.is_client_error() || status.is_server_error()) {
+        return response;
+    }
+    let (mut parts, body) = response.into_parts();
+    // Rejection texts are a line or two; a larger body is not one.
+    let text = axum::body::to_bytes(body, 16 * 1024)
+        .await
+        .unwrap_or_default();
+    let text = String::from_utf8_lossy(&text);
+    let message = match text.trim() {
+        "" => status
+            .canonical_reason()
+            .unwrap_or("the request was refused")
+            .to_lowercase(),
+        text => text.to_owned(),
+    };
+    let mut answer = error_response(status, kind_of(status), message);
+    parts.headers.remove(header::CONTENT_LENGTH);
+    parts.headers.remove(header::CONTENT_TYPE);
+    for (name, value) in &parts.headers {
+        answer.headers_mut().append(name, value.clone());
+    }
+    answer
+}
+
+/// The answer to a handler's panic: logged (without its payload, which
+/// may quote data), answered 500.
+pub fn panicked(_payload: Box<dyn std::any::Any + Send + 'static>) -> Response {
+    tracing::error!("a request handler panicked; the server goes on");
+    ApiError::Panicked.into_response()
 }

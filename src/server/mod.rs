@@ -5,6 +5,7 @@
 mod body;
 mod cache;
 mod config_api;
+mod conn;
 mod error;
 mod lookup_api;
 pub mod metrics;
@@ -16,7 +17,7 @@ pub use state::AppState;
 
 use axum::Router;
 use axum::extract::{Request, State};
-use axum::http::{StatusCode, header};
+use axum::http::{Method, StatusCode, Uri, header};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
@@ -26,18 +27,106 @@ use tokio::net::TcpListener;
 
 /// The whole application over `state`.
 pub fn app(state: AppState) -> Router {
-    let timeout = state.settings().request_timeout;
-    Router::new()
+    let routes = Router::new()
         .route("/healthz", get(|| async { "ok\n" }))
         .route("/metrics", get(metrics_text))
         .nest("/api/v1/config", config_api::routes())
-        .nest("/api/v1", lookup_api::routes())
+        .nest("/api/v1", lookup_api::routes());
+    harden(routes, &state).with_state(state)
+}
+
+/// The layers every route gets, innermost first: a panic answers 500,
+/// metrics count every answer, the time limit, the head limits, and JSON
+/// bodies for the errors the router and extractors make.
+fn harden(routes: Router<AppState>, state: &AppState) -> Router<AppState> {
+    let settings = state.settings();
+    routes
+        .fallback(no_route)
+        .method_not_allowed_fallback(method_not_allowed)
+        .layer(tower_http::catch_panic::CatchPanicLayer::custom(
+            error::panicked,
+        ))
         .layer(axum::middleware::from_fn_with_state(
             state.metrics().clone(),
             metrics::track,
         ))
-        .layer(axum::middleware::from_fn_with_state(timeout, time_limit))
-        .with_state(state)
+        .layer(axum::middleware::from_fn_with_state(
+            settings.request_timeout,
+            time_limit,
+        ))
+        .layer(axum::middleware::from_fn_with_state(
+            settings.max_header_bytes,
+            head_limits,
+        ))
+        .layer(axum::middleware::from_fn(error::json_bodies))
+}
+
+async fn no_route(method: Method, uri: Uri) -> ApiError {
+    ApiError::NotFound(format!(
+        "no route for {method} {}; docs/api.md lists the API",
+        uri.path()
+    ))
+}
+
+async fn method_not_allowed(method: Method, uri: Uri) -> Response {
+    let message = format!(
+        "{} does not take {}; the Allow header lists what it takes",
+        uri.path(),
+        truncated(method.as_str(), 32)
+    );
+    error::error_response(StatusCode::METHOD_NOT_ALLOWED, "method_not_allowed", message)
+}
+
+/// At most `max` bytes of `text` (on a character boundary), marked if cut:
+/// a client may send a method or path of any length.
+fn truncated(text: &str, max: usize) -> String {
+    if text.len() <= max {
+        return text.to_owned();
+    }
+    let mut end = max;
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    format!("{}…", &text[..end])
+}
+
+/// The longest request target answered (414 beyond).
+const MAX_URI_BYTES: usize = 8 * 1024;
+
+/// Middleware: 414 for a target over [`MAX_URI_BYTES`], 431 for a head
+/// over the configured size, with JSON bodies (hyper's own refusals, for
+/// heads over twice the size, have none).
+async fn head_limits(State(max): State<usize>, request: Request, next: Next) -> Response {
+    let target = request
+        .uri()
+        .path_and_query()
+        .map_or(0, |p| p.as_str().len());
+    if target > MAX_URI_BYTES {
+        return error::error_response(
+            StatusCode::URI_TOO_LONG,
+            "uri_too_long",
+            format!("the request target is {target} bytes, over the limit of {MAX_URI_BYTES}"),
+        );
+    }
+    // The request line and `name: value\r\n` per header, as sent.
+    let head = request.method().as_str().len()
+        + target
+        + 12
+        + request
+            .headers()
+            .iter()
+            .map(|(name, value)| name.as_str().len() + value.len() + 4)
+            .sum::<usize>();
+    if head > max {
+        return error::error_response(
+            StatusCode::REQUEST_HEADER_FIELDS_TOO_LARGE,
+            "header_fields_too_large",
+            format!(
+                "the request head is {head} bytes, over the limit of {max} (hierad serve --max-header-bytes)"
+            ),
+        );
+    }
+    next.run(request).await
 }
 
 /// Middleware: 408 for a request not answered within `limit`. The timer
@@ -48,7 +137,7 @@ pub fn app(state: AppState) -> Router {
 async fn time_limit(State(limit): State<Duration>, request: Request, next: Next) -> Response {
     tokio::time::timeout(limit, next.run(request))
         .await
-        .unwrap_or_else(|_| StatusCode::REQUEST_TIMEOUT.into_response())
+        .unwrap_or_else(|_| ApiError::TimedOut(limit).into_response())
 }
 
 async fn metrics_text(State(state): State<AppState>) -> impl IntoResponse {
@@ -59,7 +148,8 @@ async fn metrics_text(State(state): State<AppState>) -> impl IntoResponse {
 }
 
 /// Serves `state` on `listener` until `shutdown` resolves, then stops
-/// accepting and drains the requests in flight.
+/// accepting, drains the requests in flight, and closes what is still
+/// open after the shutdown deadline (see `conn`).
 ///
 /// # Errors
 ///
@@ -69,9 +159,8 @@ pub async fn serve(
     state: AppState,
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> std::io::Result<()> {
-    axum::serve(listener, app(state))
-        .with_graceful_shutdown(shutdown)
-        .await
+    let settings = state.settings().clone();
+    conn::serve(listener, app(state), &settings, shutdown).await
 }
 
 #[cfg(test)]
@@ -120,5 +209,184 @@ mod tests {
             "HTTP/1.1 408"
         );
         assert!(started.elapsed() >= Duration::from_millis(200));
+    }
+
+    fn state() -> AppState {
+        let store = Arc::new(SqliteStore::open_in_memory().unwrap());
+        AppState::new(store, Settings::default()).unwrap()
+    }
+
+    /// The status and JSON body of `request` answered in-process.
+    fn answer(
+        app: Router,
+        request: axum::http::Request<axum::body::Body>,
+    ) -> (u16, serde_json::Value) {
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap();
+        runtime.block_on(async move {
+            let response = tower::ServiceExt::oneshot(app, request).await.unwrap();
+            let status = response.status().as_u16();
+            let body = axum::body::to_bytes(response.into_body(), 1 << 20)
+                .await
+                .unwrap();
+            let body = serde_json::from_slice(&body)
+                .unwrap_or_else(|e| panic!("{status}: not JSON ({e}): {body:?}"));
+            (status, body)
+        })
+    }
+
+    fn request(method: &str, uri: &str) -> axum::http::Request<axum::body::Body> {
+        axum::http::Request::builder()
+            .method(method)
+            .uri(uri)
+            .body(axum::body::Body::empty())
+            .unwrap()
+    }
+
+    #[test]
+    fn errors_made_outside_the_handlers_have_json_bodies() {
+        let long = format!("/api/v1/config/environments/{}", "x".repeat(MAX_URI_BYTES));
+        let cases = [
+            (
+                request("GET", "/nowhere"),
+                404,
+                "not_found",
+                "no route for GET /nowhere",
+            ),
+            (
+                request("PATCH", "/healthz"),
+                405,
+                "method_not_allowed",
+                "/healthz does not take PATCH",
+            ),
+            (
+                request("GET", "/api/v1/config/environments/%FF/resources/a/values"),
+                400,
+                "bad_request",
+                "Invalid URL",
+            ),
+            (
+                request(
+                    "GET",
+                    "/api/v1/config/environments/5/resources/a/values?version=%FF",
+                ),
+                400,
+                "bad_request",
+                "version",
+            ),
+            (
+                request("GET", &long),
+                414,
+                "uri_too_long",
+                "over the limit of 8192",
+            ),
+        ];
+        for (request, status, kind, message) in cases {
+            let (got, body) = answer(app(state()), request);
+            assert_eq!(
+                (got, body["error"].as_str()),
+                (status, Some(kind)),
+                "{body}"
+            );
+            let text = body["message"].as_str().unwrap();
+            assert!(text.contains(message), "{message} in {body}");
+        }
+        let mut big = request("GET", "/healthz");
+        for i in 0..40 {
+            big.headers_mut().insert(
+                axum::http::HeaderName::from_bytes(format!("x-filler-{i}").as_bytes()).unwrap(),
+                axum::http::HeaderValue::from_str(&"v".repeat(1000)).unwrap(),
+            );
+        }
+        let (got, body) = answer(app(state()), big);
+        assert_eq!(
+            (got, body["error"].as_str()),
+            (431, Some("header_fields_too_large")),
+            "{body}"
+        );
+    }
+
+    #[test]
+    fn a_resource_404_names_the_resource_not_every_other() {
+        let state = state();
+        let runtime = tokio::runtime::Runtime::new().unwrap();
+        let names: Vec<serde_json::Value> = (0..500)
+            .map(|i| serde_json::json!({"name": format!("resource-{i}")}))
+            .collect();
+        let post = |uri: &str, body: serde_json::Value| {
+            axum::http::Request::builder()
+                .method("POST")
+                .uri(uri)
+                .header("content-type", "application/json")
+                .body(axum::body::Body::from(body.to_string()))
+                .unwrap()
+        };
+        for (uri, body) in [
+            (
+                "/api/v1/config/components",
+                serde_json::json!({"name": "app", "resource_definitions": names}),
+            ),
+            (
+                "/api/v1/config/environments",
+                serde_json::json!({"id": 1, "components": ["app"], "hierarchy_levels": []}),
+            ),
+        ] {
+            let response = runtime
+                .block_on(tower::ServiceExt::oneshot(
+                    app(state.clone()),
+                    post(uri, body),
+                ))
+                .unwrap();
+            assert_eq!(response.status(), StatusCode::CREATED);
+        }
+        drop(runtime);
+        let (status, body) = answer(
+            app(state),
+            request("GET", "/api/v1/config/environments/1/resources/nope/values"),
+        );
+        assert_eq!(status, 404);
+        let message = body["message"].as_str().unwrap();
+        assert!(message.contains("\"nope\""), "{message}");
+        assert!(message.contains("500"), "{message}");
+        assert!(!message.contains("resource-1"), "{message}");
+    }
+
+    async fn boom() -> &'static str {
+        panic!("a bug")
+    }
+
+    #[test]
+    fn a_handler_panic_answers_500_and_the_server_goes_on() {
+        let state = state();
+        let routes = Router::new()
+            .route("/boom", get(boom))
+            .route("/fine", get(|| async { "fine" }));
+        let router = harden(routes, &state).with_state(state.clone());
+        let (status, body) = answer(router.clone(), request("GET", "/boom"));
+        assert_eq!(
+            (status, body["error"].as_str()),
+            (500, Some("internal")),
+            "{body}"
+        );
+        // Over a socket: the connection's task survives the panic too.
+        let runtime = tokio::runtime::Runtime::new().unwrap();
+        let listener = runtime.block_on(TcpListener::bind("127.0.0.1:0")).unwrap();
+        let addr = listener.local_addr().unwrap();
+        let settings = state.settings().clone();
+        runtime.spawn(async move {
+            conn::serve(listener, router, &settings, std::future::pending()).await
+        });
+        for _ in 0..3 {
+            assert_eq!(
+                status_of(addr, "GET /boom HTTP/1.1\r\nhost: x\r\n\r\n"),
+                "HTTP/1.1 500"
+            );
+            assert_eq!(
+                status_of(addr, "GET /fine HTTP/1.1\r\nhost: x\r\n\r\n"),
+                "HTTP/1.1 200"
+            );
+        }
     }
 }

@@ -166,7 +166,7 @@ impl EnvContext {
             Err(NotFound::Resource {
                 env: self.env.id,
                 resource: at.resource.clone(),
-                known: self.resources.keys().cloned().collect(),
+                defined: self.resources.len(),
             }
             .into())
         }

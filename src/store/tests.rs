@@ -498,7 +498,7 @@ fn document_errors_change_nothing() {
         (
             at(1, "", "nope", DocKind::Overrides),
             ErrorKind::NotFound,
-            "resource \"nope\" is not defined in environment 1 (it defines: astute, globals, override/node)",
+            "resource \"nope\" is not defined in environment 1 (it defines 3 others; its components list their resource_definitions)",
         ),
     ];
     for (a, kind, msg) in cases {

@@ -62,6 +62,11 @@ impl TestServer {
         }
     }
 
+    /// The server's process id (for /proc/PID/status).
+    pub fn pid(&self) -> u32 {
+        self.child.as_ref().expect("stopped").id()
+    }
+
     /// Sends SIGTERM and waits: the exit status of a graceful stop.
     pub fn stop(&mut self) -> std::process::ExitStatus {
         let mut child = self.child.take().expect("already stopped");

@@ -62,6 +62,12 @@ fn raw(addr: SocketAddr, request: &[u8]) -> String {
     String::from_utf8_lossy(&answer).into_owned()
 }
 
+/// The JSON body of a raw HTTP answer.
+fn raw_json(answer: &str) -> Value {
+    let body = answer.split_once("\r\n\r\n").map_or("", |(_, b)| b);
+    serde_json::from_str(body).unwrap_or_else(|e| panic!("not a JSON body ({e}): {answer}"))
+}
+
 #[test]
 fn writes_whose_client_hangs_up_are_published() {
     const WRITES: usize = 200;
@@ -163,4 +169,254 @@ fn unknown_methods_do_not_grow_the_metrics() {
         "{} bytes of metrics",
         metrics.len()
     );
+}
+
+/// A server over a fresh, empty database with `extra` flags.
+fn started(extra: &[&str]) -> (TestServer, tempfile::TempDir) {
+    let dir = tempfile::tempdir().unwrap();
+    let mut flags = vec!["--no-sample"];
+    flags.extend_from_slice(extra);
+    let server = TestServer::start_on(&dir.path().join("hierad.db"), &flags);
+    (server, dir)
+}
+
+/// Sends `request` and reads until the server closes (true) or 10 s
+/// pass without it closing (false).
+fn answer_and_close(addr: SocketAddr, request: &[u8]) -> (String, bool) {
+    let mut stream = TcpStream::connect(addr).unwrap();
+    stream
+        .set_read_timeout(Some(Duration::from_secs(10)))
+        .unwrap();
+    stream.write_all(request).unwrap();
+    let mut answer = Vec::new();
+    let closed = stream.read_to_end(&mut answer).is_ok();
+    (String::from_utf8_lossy(&answer).into_owned(), closed)
+}
+
+/// Whether the server closes `stream` within 10 s, sending nothing more.
+fn closed_by_server(stream: &mut TcpStream) -> bool {
+    stream
+        .set_read_timeout(Some(Duration::from_secs(10)))
+        .unwrap();
+    let mut rest = Vec::new();
+    stream.read_to_end(&mut rest).is_ok()
+}
+
+#[test]
+fn bad_framing_is_refused_with_json_errors() {
+    let server = TestServer::empty();
+    let addr = addr(&server);
+    // A chunk size that is not hex: 400, not 413.
+    let answer = raw(
+        addr,
+        b"POST /api/v1/lookup HTTP/1.1\r\nhost: x\r\ntransfer-encoding: chunked\r\nconnection: close\r\n\r\nzz\r\n{}\r\n0\r\n\r\n",
+    );
+    assert!(answer.starts_with("HTTP/1.1 400"), "{answer}");
+    assert_eq!(raw_json(&answer)["error"], "bad_request", "{answer}");
+    // Both lengths, in either order: refused, and the connection closed.
+    let body = r#"{"environment": 1, "key": "k"}"#;
+    let chunked = format!("{:x}\r\n{body}\r\n0\r\n\r\n", body.len());
+    for headers in [
+        "content-length: 3\r\ntransfer-encoding: chunked",
+        "Transfer-Encoding: chunked\r\nContent-Length: 3",
+    ] {
+        let request =
+            format!("POST /api/v1/lookup HTTP/1.1\r\nhost: x\r\n{headers}\r\n\r\n{chunked}");
+        let (answer, closed) = answer_and_close(addr, request.as_bytes());
+        assert!(answer.starts_with("HTTP/1.1 400"), "{answer}");
+        assert!(
+            raw_json(&answer)["message"]
+                .as_str()
+                .unwrap()
+                .contains("Content-Length and Transfer-Encoding"),
+            "{answer}"
+        );
+        assert!(closed, "the connection stays open after {answer}");
+    }
+    // A head over twice --max-header-bytes: hyper's own 431.
+    let huge = format!(
+        "GET /healthz HTTP/1.1\r\nhost: x\r\nx-filler: {}\r\n\r\n",
+        "a".repeat(80 * 1024)
+    );
+    let (answer, closed) = answer_and_close(addr, huge.as_bytes());
+    assert!(answer.starts_with("HTTP/1.1 431"), "{answer}");
+    assert!(closed);
+}
+
+#[test]
+fn slow_heads_and_idle_connections_are_closed() {
+    let (server, _dir) = started(&["--header-timeout", "500ms", "--idle-timeout", "1s"]);
+    let addr = addr(&server);
+    // Half a head, then nothing.
+    let mut slow = TcpStream::connect(addr).unwrap();
+    slow.write_all(b"GET /healthz HTTP/1.1\r\nhost: x\r\nx-slow: ")
+        .unwrap();
+    // Nothing at all.
+    let mut silent = TcpStream::connect(addr).unwrap();
+    // One request, then idle.
+    let mut idle = TcpStream::connect(addr).unwrap();
+    idle.write_all(b"GET /healthz HTTP/1.1\r\nhost: x\r\n\r\n")
+        .unwrap();
+    let mut first = [0; 12];
+    idle.read_exact(&mut first).unwrap();
+    assert_eq!(&first, b"HTTP/1.1 200");
+    for (name, stream) in [
+        ("slow", &mut slow),
+        ("silent", &mut silent),
+        ("idle", &mut idle),
+    ] {
+        assert!(closed_by_server(stream), "the {name} connection stays open");
+    }
+}
+
+#[test]
+fn at_the_connection_limit_idle_connections_make_room() {
+    const LIMIT: usize = 20;
+    let (server, _dir) = started(&["--max-connections", "20"]);
+    let addr = addr(&server);
+    let mut held: Vec<TcpStream> = (0..2 * LIMIT)
+        .map(|i| {
+            let mut stream = TcpStream::connect(addr).unwrap();
+            if i % 2 == 0 {
+                stream
+                    .write_all(b"GET /healthz HTTP/1.1\r\nhost: x\r\n\r\n")
+                    .unwrap();
+            }
+            stream
+        })
+        .collect();
+    for _ in 0..5 {
+        let answer = raw(
+            addr,
+            b"GET /healthz HTTP/1.1\r\nhost: x\r\nconnection: close\r\n\r\n",
+        );
+        assert!(answer.starts_with("HTTP/1.1 200"), "{answer}");
+    }
+    // The server holds at most LIMIT: the others were closed to make room.
+    let deadline = Instant::now() + Duration::from_secs(10);
+    loop {
+        let mut closed = 0;
+        for stream in &mut held {
+            stream.set_nonblocking(true).unwrap();
+            let mut buf = [0; 4096];
+            closed += loop {
+                match stream.read(&mut buf) {
+                    Ok(0) => break 1,
+                    Ok(_) => {}
+                    Err(_) => break 0,
+                }
+            };
+        }
+        if closed >= LIMIT {
+            break;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "only {closed} of {} idle connections closed",
+            2 * LIMIT
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+#[test]
+fn sigterm_closes_unfinished_heads_by_the_shutdown_deadline() {
+    let (mut server, _dir) = started(&["--header-timeout", "1m", "--shutdown-timeout", "500ms"]);
+    let mut stream = TcpStream::connect(addr(&server)).unwrap();
+    stream
+        .write_all(b"GET /healthz HTTP/1.1\r\nhost: x\r\nx-unfinished: ")
+        .unwrap();
+    // The server has read the partial head once a later request answers.
+    let answer = raw(
+        addr(&server),
+        b"GET /healthz HTTP/1.1\r\nhost: x\r\nconnection: close\r\n\r\n",
+    );
+    assert!(answer.starts_with("HTTP/1.1 200"), "{answer}");
+    // `stop` fails the test unless the server exits within 5 s.
+    assert!(server.stop().success());
+}
+
+/// The server's resident memory, from /proc.
+fn rss_kib(pid: u32) -> u64 {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap();
+    status
+        .lines()
+        .find_map(|l| l.strip_prefix("VmRSS:"))
+        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
+        .expect("VmRSS in /proc/PID/status")
+}
+
+fn healthy(addr: SocketAddr) {
+    let answer = raw(
+        addr,
+        b"GET /healthz HTTP/1.1\r\nhost: x\r\nconnection: close\r\n\r\n",
+    );
+    assert!(answer.starts_with("HTTP/1.1 200"), "/healthz: {answer:?}");
+}
+
+/// Idle connections, heads too large to finish, and a flood of unknown
+/// methods, all bounded: /healthz answers throughout and memory stays
+/// bounded; SIGTERM then stops the server while a head is unfinished.
+#[test]
+fn floods_leave_the_server_responsive_and_bounded() {
+    const IDLE: usize = 1500;
+    const SLOW: usize = 500;
+    const METHODS: usize = 2000;
+    let (mut server, _dir) = started(&["--max-connections", "512", "--shutdown-timeout", "1s"]);
+    let addr = addr(&server);
+    let before = rss_kib(server.pid());
+    let started = Instant::now();
+    let mut held = Vec::with_capacity(IDLE + SLOW);
+    for i in 0..IDLE {
+        held.push(TcpStream::connect(addr).unwrap());
+        if i % 250 == 0 {
+            healthy(addr);
+        }
+    }
+    // Heads of 256 KiB that never end.
+    let filler = format!(
+        "GET /healthz HTTP/1.1\r\nhost: x\r\nx-filler: {}",
+        "a".repeat(256 * 1024)
+    );
+    for i in 0..SLOW {
+        let mut stream = TcpStream::connect(addr).unwrap();
+        stream
+            .set_write_timeout(Some(Duration::from_secs(10)))
+            .unwrap();
+        // A refused head closes the socket mid-write; that is the point.
+        let _ = stream.write_all(filler.as_bytes());
+        held.push(stream);
+        if i % 100 == 0 {
+            healthy(addr);
+        }
+    }
+    let mut rng = Rng(0x2545_f491_4f6c_dd1d);
+    for i in 0..METHODS {
+        let method = rng.method(1000);
+        let _ = raw(
+            addr,
+            format!("{method} /healthz HTTP/1.1\r\nhost: x\r\nconnection: close\r\n\r\n")
+                .as_bytes(),
+        );
+        if i % 500 == 0 {
+            healthy(addr);
+        }
+    }
+    healthy(addr);
+    let after = rss_kib(server.pid());
+    eprintln!(
+        "RSS {before} KiB before, {after} KiB after {IDLE} idle, {SLOW} slow and {METHODS} junk connections ({:?})",
+        started.elapsed()
+    );
+    assert!(
+        after < before + 128 * 1024,
+        "RSS grew from {before} KiB to {after} KiB"
+    );
+    assert!(get(&server, "/metrics").body.len() < 16 * 1024);
+    let mut unfinished = TcpStream::connect(addr).unwrap();
+    unfinished
+        .write_all(b"GET /healthz HTTP/1.1\r\nhost: x\r\n")
+        .unwrap();
+    assert!(server.stop().success());
+    drop(held);
 }

@@ -1,0 +1,538 @@
+//! Connections: the accept loop, the connection limit (idle connections
+//! are shed to make room), the header and idle timeouts, the bound on a
+//! request head's memory, and the shutdown deadline. What a request means
+//! is the router's business.
+
+use super::error::ApiError;
+use crate::settings::Settings;
+use axum::Router;
+use axum::response::{IntoResponse, Response};
+use hyper::body::Incoming;
+use hyper_util::rt::TokioIo;
+use std::collections::BTreeMap;
+use std::convert::Infallible;
+use std::future::Future;
+use std::io;
+use std::pin::{Pin, pin};
+use std::sync::atomic::{AtomicBool, AtomicU8, Ordering};
+use std::sync::{Arc, Mutex};
+use std::task::{Context, Poll};
+use std::time::Duration;
+use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
+use tokio::net::{TcpListener, TcpStream};
+use tokio::sync::{Notify, OwnedSemaphorePermit, Semaphore, watch};
+use tokio::time::{Instant, Sleep};
+
+/// Where a connection is in its request cycle; it decides which timeout
+/// applies and whether the connection may be shed.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[repr(u8)]
+enum Phase {
+    /// Between requests: the idle timeout applies.
+    Idle = 0,
+    /// A request head is arriving (or the connection is new): the header
+    /// timeout applies.
+    Head = 1,
+    /// A request is being answered: the request time limit applies.
+    Busy = 2,
+}
+
+/// What one connection shares between its socket, its service and the
+/// accept loop.
+struct Conn {
+    phase: AtomicU8,
+    /// Set once the accept loop asked it to make room.
+    shedding: AtomicBool,
+    shed: Notify,
+    /// The head just read carries both Content-Length and
+    /// Transfer-Encoding (see [`Framing`]).
+    ambiguous: AtomicBool,
+}
+
+impl Conn {
+    fn new() -> Conn {
+        Conn {
+            phase: AtomicU8::new(Phase::Head as u8),
+            shedding: AtomicBool::new(false),
+            shed: Notify::new(),
+            ambiguous: AtomicBool::new(false),
+        }
+    }
+
+    fn phase(&self) -> Phase {
+        match self.phase.load(Ordering::Relaxed) {
+            0 => Phase::Idle,
+            1 => Phase::Head,
+            _ => Phase::Busy,
+        }
+    }
+
+    fn set(&self, phase: Phase) {
+        self.phase.store(phase as u8, Ordering::Relaxed);
+    }
+}
+
+/// The open connections, oldest first.
+#[derive(Default)]
+struct Registry {
+    conns: Mutex<BTreeMap<u64, Arc<Conn>>>,
+}
+
+impl Registry {
+    fn insert(&self, id: u64, conn: Arc<Conn>) {
+        self.lock().insert(id, conn);
+    }
+
+    fn remove(&self, id: u64) {
+        self.lock().remove(&id);
+    }
+
+    fn len(&self) -> usize {
+        self.lock().len()
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, BTreeMap<u64, Arc<Conn>>> {
+        // A panic while holding this lock leaves a consistent map.
+        self.conns
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    /// Asks the oldest connection that is not answering a request to
+    /// close; false if every connection is busy.
+    fn shed_one(&self) -> bool {
+        let conns = self.lock();
+        let victim = conns
+            .values()
+            .find(|c| c.phase() != Phase::Busy && !c.shedding.swap(true, Ordering::Relaxed));
+        victim.inspect(|c| c.shed.notify_one()).is_some()
+    }
+}
+
+/// What the accept loop tells the connections when it stops.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Stop {
+    Serve,
+    /// Finish the request in progress, then close.
+    Drain,
+    /// Close now: the shutdown deadline passed.
+    Close,
+}
+
+/// Serves `app` on `listener` within `settings`' connection limits until
+/// `shutdown` resolves; then stops accepting, lets the requests in progress
+/// finish, and closes what is still open after the shutdown deadline.
+///
+/// # Errors
+///
+/// None yet: accept errors (out of file descriptors…) are logged and
+/// retried, so the server outlives them.
+pub async fn serve(
+    listener: TcpListener,
+    app: Router,
+    settings: &Settings,
+    shutdown: impl Future<Output = ()> + Send + 'static,
+) -> io::Result<()> {
+    let mut http = hyper::server::conn::http1::Builder::new();
+    // hyper answers 431 (empty body) and closes for a head over its bound;
+    // the router answers heads between `max_header_bytes` and it with a
+    // JSON 431 (see `limits::head`). Our own timers replace hyper's.
+    http.max_header_size(settings.max_header_bytes.saturating_mul(2))
+        .header_read_timeout(None);
+    let slots = Arc::new(Semaphore::new(settings.max_connections));
+    let registry = Arc::new(Registry::default());
+    let (stop, stopping) = watch::channel(Stop::Serve);
+    let timeouts = Timeouts {
+        header: settings.header_timeout,
+        idle: settings.idle_timeout,
+    };
+    let mut shutdown = pin!(shutdown);
+    for id in 0u64.. {
+        let stream = tokio::select! {
+            biased;
+            () = &mut shutdown => break,
+            accepted = listener.accept() => match accepted {
+                Ok((stream, _)) => stream,
+                Err(e) => {
+                    accept_failed(&e).await;
+                    continue;
+                }
+            },
+        };
+        let slot = tokio::select! {
+            biased;
+            () = &mut shutdown => break,
+            slot = make_room(&slots, &registry) => slot,
+        };
+        // Answers are written whole; Nagle would only delay them.
+        let _ = stream.set_nodelay(true);
+        let conn = Arc::new(Conn::new());
+        registry.insert(id, Arc::clone(&conn));
+        let io = TokioIo::new(Watched::new(stream, Arc::clone(&conn), timeouts));
+        let service = Tracked {
+            app: app.clone(),
+            conn: Arc::clone(&conn),
+        };
+        let connection = http.serve_connection(io, service);
+        let registry = Arc::clone(&registry);
+        let stopping = stopping.clone();
+        tokio::spawn(async move {
+            drive(connection, &conn, stopping).await;
+            registry.remove(id);
+            drop(slot);
+        });
+    }
+    drop(listener);
+    let _ = stop.send(Stop::Drain);
+    let all = u32::try_from(settings.max_connections).unwrap_or(u32::MAX);
+    if tokio::time::timeout(settings.shutdown_timeout, slots.acquire_many(all))
+        .await
+        .is_err()
+    {
+        tracing::warn!(
+            open = registry.len(),
+            "shutdown deadline passed; closing the connections still open"
+        );
+        let _ = stop.send(Stop::Close);
+        // Each task drops its connection at its next poll.
+        let _ = tokio::time::timeout(Duration::from_secs(1), slots.acquire_many(all)).await;
+    }
+    Ok(())
+}
+
+/// Runs one connection until it ends, is shed, or the server stops.
+async fn drive<C>(
+    connection: hyper::server::conn::http1::Connection<C, Tracked>,
+    conn: &Conn,
+    mut stopping: watch::Receiver<Stop>,
+) where
+    C: hyper::rt::Read + hyper::rt::Write + Unpin + Send + 'static,
+{
+    let mut connection = pin!(connection);
+    loop {
+        tokio::select! {
+            // Errors here are the client's (reset, timeout, bad framing)
+            // and were answered where they could be.
+            _ = connection.as_mut() => return,
+            () = conn.shed.notified() => {
+                if conn.phase() != Phase::Busy {
+                    return;
+                }
+                conn.shedding.store(false, Ordering::Relaxed);
+            }
+            changed = stopping.changed() => {
+                let stop = *stopping.borrow_and_update();
+                if changed.is_err() || stop == Stop::Close {
+                    return;
+                }
+                if stop == Stop::Drain {
+                    connection.as_mut().graceful_shutdown();
+                }
+            }
+        }
+    }
+}
+
+/// A free connection slot: at once if there is one, else by shedding an
+/// idle connection, else (every connection busy) once one ends.
+async fn make_room(slots: &Arc<Semaphore>, registry: &Registry) -> OwnedSemaphorePermit {
+    loop {
+        if let Ok(slot) = Arc::clone(slots).try_acquire_owned() {
+            return slot;
+        }
+        registry.shed_one();
+        // The shed connection frees its slot within a poll; a busy one
+        // may have turned idle meanwhile, so look again after a while.
+        if let Ok(Ok(slot)) =
+            tokio::time::timeout(Duration::from_millis(50), Arc::clone(slots).acquire_owned()).await
+        {
+            return slot;
+        }
+    }
+}
+
+/// Accept failures are the client's (a reset before accept) or the
+/// process's (out of file descriptors): neither stops the server, but the
+/// second must not spin.
+async fn accept_failed(e: &io::Error) {
+    use io::ErrorKind::{ConnectionAborted, ConnectionRefused, ConnectionReset};
+    if matches!(
+        e.kind(),
+        ConnectionAborted | ConnectionRefused | ConnectionReset
+    ) {
+        return;
+    }
+    tracing::warn!(error = %e, "cannot accept a connection; retrying in 100 ms");
+    tokio::time::sleep(Duration::from_millis(100)).await;
+}
+
+/// The per-request service: marks the connection busy while the router
+/// answers.
+#[derive(Clone)]
+struct Tracked {
+    app: Router,
+    conn: Arc<Conn>,
+}
+
+impl hyper::service::Service<hyper::Request<Incoming>> for Tracked {
+    type Response = Response;
+    type Error = Infallible;
+    type Future = Pin<Box<dyn Future<Output = Result<Response, Infallible>> + Send>>;
+
+    fn call(&self, request: hyper::Request<Incoming>) -> Self::Future {
+        self.conn.set(Phase::Busy);
+        if self.conn.ambiguous.load(Ordering::Relaxed) {
+            // hyper reads such a body as chunked and drops Content-Length;
+            // a proxy in front may have framed it by Content-Length, so
+            // what follows could be a smuggled request. Refuse and close.
+            self.conn.ambiguous.store(false, Ordering::Relaxed);
+            let mut refusal = ApiError::BadRequest(
+                "the request has both Content-Length and Transfer-Encoding; send one".to_owned(),
+            )
+            .into_response();
+            refusal.headers_mut().insert(
+                axum::http::header::CONNECTION,
+                axum::http::HeaderValue::from_static("close"),
+            );
+            return Box::pin(std::future::ready(Ok(refusal)));
+        }
+        let answer = tower::ServiceExt::oneshot(self.app.clone(), request);
+        let conn = Arc::clone(&self.conn);
+        Box::pin(async move {
+            let response = answer.await;
+            conn.set(Phase::Idle);
+            response
+        })
+    }
+}
+
+#[derive(Clone, Copy, Debug)]
+struct Timeouts {
+    header: Duration,
+    idle: Duration,
+}
+
+/// A connection's socket, failing its reads with `TimedOut` when a head
+/// takes longer than the header timeout or the connection idles longer
+/// than the idle timeout. The timer is armed only when a read has to
+/// wait, so a request that arrives in one piece arms nothing.
+struct Watched {
+    stream: TcpStream,
+    conn: Arc<Conn>,
+    timeouts: Timeouts,
+    timer: Pin<Box<Sleep>>,
+    /// The phase the timer runs for, if it runs.
+    armed: Option<Phase>,
+    framing: Framing,
+}
+
+impl Watched {
+    fn new(stream: TcpStream, conn: Arc<Conn>, timeouts: Timeouts) -> Watched {
+        Watched {
+            stream,
+            conn,
+            timeouts,
+            timer: Box::pin(tokio::time::sleep(timeouts.header)),
+            armed: None,
+            framing: Framing::default(),
+        }
+    }
+
+    /// A read must wait: time it against the phase's limit.
+    fn wait(&mut self, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        let phase = self.conn.phase();
+        let limit = match phase {
+            Phase::Idle => self.timeouts.idle,
+            Phase::Head => self.timeouts.header,
+            Phase::Busy => {
+                self.armed = None;
+                return Poll::Pending;
+            }
+        };
+        if self.armed != Some(phase) {
+            self.timer.as_mut().reset(Instant::now() + limit);
+            self.armed = Some(phase);
+        }
+        if self.timer.as_mut().poll(cx).is_pending() {
+            return Poll::Pending;
+        }
+        let what = match phase {
+            Phase::Head => "the request head did not arrive within the header timeout",
+            _ => "the connection was idle longer than the idle timeout",
+        };
+        Poll::Ready(Err(io::Error::new(io::ErrorKind::TimedOut, what)))
+    }
+}
+
+impl AsyncRead for Watched {
+    fn poll_read(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &mut ReadBuf<'_>,
+    ) -> Poll<io::Result<()>> {
+        let this = self.get_mut();
+        let before = buf.filled().len();
+        match Pin::new(&mut this.stream).poll_read(cx, buf) {
+            Poll::Pending => this.wait(cx),
+            Poll::Ready(Ok(())) => {
+                let read = &buf.filled()[before..];
+                let phase = this.conn.phase();
+                if !read.is_empty() && phase == Phase::Idle {
+                    // The next request's head starts.
+                    this.conn.set(Phase::Head);
+                    this.armed = None;
+                    this.framing = Framing::default();
+                }
+                if phase != Phase::Busy && this.framing.ambiguous_head(read) {
+                    this.conn.ambiguous.store(true, Ordering::Relaxed);
+                }
+                Poll::Ready(Ok(()))
+            }
+            failed => failed,
+        }
+    }
+}
+
+impl AsyncWrite for Watched {
+    fn poll_write(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &[u8],
+    ) -> Poll<io::Result<usize>> {
+        let this = self.get_mut();
+        let written = Pin::new(&mut this.stream).poll_write(cx, buf);
+        this.wrote(cx, &written);
+        written
+    }
+
+    fn poll_write_vectored(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        bufs: &[io::IoSlice<'_>],
+    ) -> Poll<io::Result<usize>> {
+        let this = self.get_mut();
+        let written = Pin::new(&mut this.stream).poll_write_vectored(cx, bufs);
+        this.wrote(cx, &written);
+        written
+    }
+
+    fn is_write_vectored(&self) -> bool {
+        self.stream.is_write_vectored()
+    }
+
+    fn poll_flush(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        Pin::new(&mut self.get_mut().stream).poll_flush(cx)
+    }
+
+    fn poll_shutdown(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        Pin::new(&mut self.get_mut().stream).poll_shutdown(cx)
+    }
+}
+
+impl Watched {
+    /// Writing an answer starts (or, to a slow reader, prolongs) the idle
+    /// time: the timer is armed here because hyper does not read again
+    /// after answering until the socket wakes it.
+    fn wrote(&mut self, cx: &mut Context<'_>, written: &Poll<io::Result<usize>>) {
+        if matches!(written, Poll::Ready(Ok(n)) if *n > 0) && self.conn.phase() == Phase::Idle {
+            self.timer
+                .as_mut()
+                .reset(Instant::now() + self.timeouts.idle);
+            self.armed = Some(Phase::Idle);
+            // Registers the wake-up; it cannot have fired yet.
+            let _ = self.timer.as_mut().poll(cx);
+        }
+    }
+}
+
+/// Finds a request head that carries both `Content-Length` and
+/// `Transfer-Encoding`, which hyper accepts (reading the body as chunked)
+/// but a proxy in front may frame differently. Fed the bytes read while a
+/// head arrives; stops at the head's end, so bodies are never scanned. A
+/// head pipelined behind another in one read is not seen (hyper still
+/// closes such a connection after answering).
+#[derive(Default)]
+struct Framing {
+    /// The current line's first bytes, lowercased.
+    start: [u8; Framing::LONGEST],
+    /// How long the current line is so far.
+    line: usize,
+    content_length: bool,
+    transfer_encoding: bool,
+    ended: bool,
+}
+
+impl Framing {
+    const CONTENT_LENGTH: &'static [u8] = b"content-length:";
+    const TRANSFER_ENCODING: &'static [u8] = b"transfer-encoding:";
+    const LONGEST: usize = 18;
+
+    /// Feeds the next bytes of a head: true when the head ended here and
+    /// carried both headers.
+    fn ambiguous_head(&mut self, mut bytes: &[u8]) -> bool {
+        while !self.ended && !bytes.is_empty() {
+            if self.line < Self::LONGEST {
+                let take = (Self::LONGEST - self.line).min(bytes.len());
+                for (to, from) in self.start[self.line..].iter_mut().zip(&bytes[..take]) {
+                    *to = from.to_ascii_lowercase();
+                }
+            }
+            let Some(newline) = memchr::memchr(b'\n', bytes) else {
+                self.line += bytes.len();
+                return false;
+            };
+            let length = self.line + newline;
+            let line = &self.start[..length.min(Self::LONGEST)];
+            if length == 0 || (length == 1 && line == b"\r") {
+                self.ended = true;
+                return self.content_length && self.transfer_encoding;
+            }
+            self.content_length |= line.starts_with(Self::CONTENT_LENGTH);
+            self.transfer_encoding |= line.starts_with(Self::TRANSFER_ENCODING);
+            self.line = 0;
+            bytes = &bytes[newline + 1..];
+        }
+        false
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Framing;
+
+    fn ambiguous(pieces: &[&[u8]]) -> bool {
+        let mut framing = Framing::default();
+        pieces.iter().any(|piece| framing.ambiguous_head(piece))
+    }
+
+    #[test]
+    fn heads_with_both_lengths_are_found_across_reads() {
+        let both = b"POST /x HTTP/1.1\r\nHost: x\r\nContent-Length: 5\r\nTRANSFER-ENCODING: chunked\r\n\r\n0\r\n\r\n";
+        assert!(ambiguous(&[both]));
+        for cut in 1..both.len() {
+            let (a, b) = both.split_at(cut);
+            assert!(ambiguous(&[a, b]), "cut at {cut}");
+        }
+        let bare = b"POST /x HTTP/1.1\ntransfer-encoding: chunked\ncontent-length: 5\n\n";
+        assert!(ambiguous(&[bare]));
+    }
+
+    #[test]
+    fn one_length_or_a_body_that_names_both_is_not_ambiguous() {
+        assert!(!ambiguous(&[
+            b"POST /x HTTP/1.1\r\nContent-Length: 60\r\n\r\n"
+        ]));
+        assert!(!ambiguous(&[
+            b"POST /x HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n"
+        ]));
+        // The body is not read as a head.
+        assert!(!ambiguous(&[
+            b"PUT /x HTTP/1.1\r\nContent-Length: 60\r\n\r\n",
+            b"content-length: 1\r\ntransfer-encoding: chunked\r\n\r\n",
+        ]));
+        // A header whose name merely starts alike.
+        assert!(!ambiguous(&[
+            b"GET / HTTP/1.1\r\ncontent-length-x: 1\r\ntransfer-encoding: chunked\r\n\r\n"
+        ]));
+    }
+}
