@@ -9,6 +9,8 @@ mod conn;
 mod error;
 mod lookup_api;
 pub mod metrics;
+#[cfg(test)]
+mod props;
 pub mod signal;
 pub mod state;
 
@@ -74,7 +76,11 @@ async fn method_not_allowed(method: Method, uri: Uri) -> Response {
         uri.path(),
         truncated(method.as_str(), 32)
     );
-    error::error_response(StatusCode::METHOD_NOT_ALLOWED, "method_not_allowed", message)
+    error::error_response(
+        StatusCode::METHOD_NOT_ALLOWED,
+        "method_not_allowed",
+        message,
+    )
 }
 
 /// At most `max` bytes of `text` (on a character boundary), marked if cut:
