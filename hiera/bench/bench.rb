@@ -7,11 +7,11 @@
 # `puppet lookup` of many keys through the Hiera 5 functions.
 #
 #   cargo build --release
-#   ruby hiera/bench/bench.rb [--hierad target/release/hierad] [--rounds 30] [--big-rounds 300]
+#   ruby hiera/bench/bench.rb [--hierad target/release/hierad] [--rounds 30] [--big-samples 2000]
 #                             [--fixture tests/fixtures/hiera/fuel]
 #                             [--fuel-files tests/fixtures/fuel]
 #                             [--node FQDN]... [--keys 60]
-#                             [--no-puppet]
+#                             [--no-puppet] [--lib hiera/lib]
 #
 # It starts `hierad serve` on 127.0.0.1:0 with a temporary database, loads
 # each node's tree with `hierad import`, and stops the server at the end.
@@ -25,15 +25,12 @@ require 'tmpdir'
 require 'fileutils'
 
 REPO = File.expand_path('../..', __dir__)
-$LOAD_PATH.unshift(File.join(REPO, 'hiera/lib'))
-require 'hiera'
-require 'hiera/backend/yaml_backend'
-require 'hiera/backend/hierad_backend'
 
 options = {
+  lib: File.join(REPO, 'hiera/lib'),
   hierad: [File.join(REPO, 'target/release/hierad'), File.join(REPO, 'target/debug/hierad')].find { |p| File.executable?(p) },
   rounds: 30,
-  big_rounds: 300,
+  big_samples: 2000,
   fixture: File.join(REPO, 'tests/fixtures/hiera/fuel'),
   nodes: [],
   keys: 60,
@@ -42,8 +39,8 @@ options = {
 OptionParser.new do |o|
   o.on('--hierad PATH', 'the hierad binary (default: target/release, else target/debug)') { |v| options[:hierad] = v }
   o.on('--rounds N', Integer, 'lookups of every key per backend (default 30)') { |v| options[:rounds] = v }
-  o.on('--big-rounds N', Integer, 'lookups of every answer >= 10 KB per backend, after (default 300)') do |v|
-    options[:big_rounds] = v
+  o.on('--big-samples N', Integer, 'timed lookups of answers >= 10 KB per backend, after (default 2000)') do |v|
+    options[:big_samples] = v
   end
   o.on('--fixture DIR', 'a Fuel tree: hiera.yaml, nodes/FQDN/, scope-FQDN.json') { |v| options[:fixture] = v }
   o.on('--fuel-files DIR', 'instead: one node per astute.yaml in DIR (e.g. tests/fixtures/fuel),',
@@ -51,7 +48,14 @@ OptionParser.new do |o|
   o.on('--node FQDN', 'a node to look up (repeatable; default: every node of the fixture)') { |v| options[:nodes] << v }
   o.on('--keys N', Integer, 'keys of the many-key puppet lookup (default 60)') { |v| options[:keys] = v }
   o.on('--no-puppet', 'skip the puppet request count') { options[:puppet] = false }
+  o.on('--lib DIR', "the shim's lib directory (default hiera/lib; another checkout's to compare versions)") do |v|
+    options[:lib] = File.expand_path(v)
+  end
 end.parse!
+$LOAD_PATH.unshift(options[:lib])
+require 'hiera'
+require 'hiera/backend/yaml_backend'
+require 'hiera/backend/hierad_backend'
 abort 'bench: no hierad binary; run cargo build --release or pass --hierad' unless options[:hierad]
 
 ENV_ID = 901
@@ -98,14 +102,22 @@ def server_time(url)
   [at.call('sum'), at.call('count')]
 end
 
+# nil unless ten samples or more lie beyond it: a p99 of a few hundred
+# samples would be one of the largest few, not a percentile.
 def percentile(sorted, q)
-  return Float::NAN if sorted.empty?
+  return nil if sorted.size * (1 - q) < 10
 
-  sorted[[(q * sorted.size).ceil - 1, 0].max]
+  sorted[(q * sorted.size).ceil - 1]
 end
 
 def us(seconds)
-  format('%8.1f µs', seconds * 1e6)
+  seconds ? format('%8.1f µs', seconds * 1e6) : '     (too few samples)'
+end
+
+def ratio(a, b)
+  return 'n/a' unless a && b
+
+  "#{format('%.2f', a / b)}x (yaml #{format('%.1f', b / a)}x slower)"
 end
 
 # The server.
@@ -201,10 +213,10 @@ server_seconds, server_count = server_time(url).zip(server_before).map { |a, b| 
 puts "hierad bench: #{lookups.size} keys of #{options[:nodes].join(', ')} (#{sizes.count { |s| s >= BIG }} answers >= 10 KB; " \
      "#{failing} keys Hiera fails left out), " \
      "#{options[:rounds]} rounds, priority lookups, Ruby #{RUBY_VERSION}, #{options[:hierad]}"
-# The large answers again, many more times: a p99 over a few dozen samples
-# would be their maximum.
+# The large answers again, many more times: they are a few of the keys, so
+# their p99 needs rounds of their own.
 big_lookups = lookups.select.with_index { |_, i| sizes[i] >= BIG }
-big = measure(hieras, big_lookups, options[:big_rounds]) unless big_lookups.empty?
+big = measure(hieras, big_lookups, (options[:big_samples].to_f / big_lookups.size).ceil) unless big_lookups.empty?
 
 puts "HTTP requests per hierad lookup: #{format('%.2f', requests.to_f / (lookups.size * (options[:rounds] + 2)))}"
 mean = samples['hierad'].sum / samples['hierad'].size
@@ -220,10 +232,8 @@ puts "hierad lookup, mean: #{us(mean).strip}, of which the server's own time #{u
   puts "#{title} (#{y.size} lookups each):"
   puts "  yaml backend    median #{us(percentile(y, 0.5))}   p99 #{us(percentile(y, 0.99))}"
   puts "  hierad backend  median #{us(percentile(h, 0.5))}   p99 #{us(percentile(h, 0.99))}"
-  rm = percentile(h, 0.5) / percentile(y, 0.5)
-  rp = percentile(h, 0.99) / percentile(y, 0.99)
-  puts "  hierad / yaml   median #{format('%.2f', rm)}x (yaml #{format('%.1f', 1 / rm)}x slower)   " \
-       "p99 #{format('%.2f', rp)}x (yaml #{format('%.1f', 1 / rp)}x slower)"
+  puts "  hierad / yaml   median #{ratio(percentile(h, 0.5), percentile(y, 0.5))}   " \
+       "p99 #{ratio(percentile(h, 0.99), percentile(y, 0.99))}"
 end
 
 exit unless options[:puppet]
@@ -239,7 +249,7 @@ node = options[:nodes].first
   dir = File.join(envs, env)
   # A copy, not a link into the checkout: nothing Puppet writes can land there.
   FileUtils.mkdir_p(File.join(dir, 'modules', 'hierad'))
-  FileUtils.cp_r(File.join(REPO, 'hiera/lib'), File.join(dir, 'modules', 'hierad'))
+  FileUtils.cp_r(options[:lib], File.join(dir, 'modules', 'hierad', 'lib'))
   FileUtils.cp(File.join(REPO, 'hiera/metadata.json'), File.join(dir, 'modules', 'hierad'))
   File.write(File.join(dir, 'hiera.yaml'), <<~YAML)
     version: 5
