@@ -173,6 +173,11 @@ class BackendTest < Minitest::Test
       hiera(hierad: { url: @server.url, environment: 1, failure: 'graceful' }).lookup('k', nil, SCOPE)
     end
     assert_raises(Hiera::InvalidConfigurationError) { hiera(hierarchy: [nil]).lookup('k', nil, SCOPE) }
+    # A misspelt setting is named, not ignored.
+    error = assert_raises(Hiera::InvalidConfigurationError) do
+      hiera(hierad: { url: @server.url, environment: 1, read_timout: 5 }).lookup('k', nil, SCOPE)
+    end
+    assert_includes error.message, 'read_timout'
   end
 
   # The shortcut for plain variables gives what Hiera's own expansion of

@@ -22,18 +22,15 @@
 # order override, :merge_behavior and :deep_merge_options, and the scope
 # variables interpolation needs.
 require_relative '../../puppet_x/hierad/client'
+require_relative '../../puppet_x/hierad/cache'
 
 class Hiera
   module Backend
     class Hierad_backend
       LOOKUP_PATH = '/api/v1/lookup'.freeze
       SCOPE_TTL = 60.0
-      # :failure: values. `stale` answers from the last answer this process
-      # got for the very same request when no server answers; without one
-      # it fails like `error`. Neither ever turns an outage into not-found.
-      FAILURE_MODES = %w[error stale].freeze
-      STALE_MAX = 10_000
-      NOT_FOUND = '{"found":false}'.freeze
+      SETTINGS = (PuppetX::Hierad::Client::OPTIONS + %i[environment level failure]).freeze
+      Wire = PuppetX::Hierad::Wire
 
       # A `%{}` template of the :hierad: section. Expanded as Hiera expands
       # :datadir: (Backend.interpolate_config: the same guard against
@@ -79,15 +76,17 @@ class Hiera
 
       # What a configuration makes of every request, worked out once per
       # configuration (Hiera's Config can be reloaded in one process).
-      Prepared = Struct.new(:key, :settings, :client, :failure, :environment, :level, :static_json, :hierarchy)
+      Prepared = Struct.new(:key, :client, :failure, :environment, :level, :static_json, :hierarchy)
 
       def initialize
         Hiera.debug('Hiera hierad backend starting')
         @mutex = Mutex.new
         @prepared = nil
-        @clients = {}
         @scope_names = {}
-        @stale = {}
+        # `failure: stale` answers from the last answer this process got for
+        # the very same request when no server answers; without one it
+        # fails like `error`.
+        @stale = PuppetX::Hierad::Cache.new(10_000)
       end
 
       def lookup(key, scope, order_override, resolution_type, context)
@@ -110,7 +109,7 @@ class Hiera
       def prepare
         key = [Config[:hierad], Config[:hierarchy], Config[:merge_behavior], Config[:deep_merge_options]]
         p = @prepared
-        return p if p && p.key[0].equal?(key[0]) && p.key[1].equal?(key[1]) && p.key[2].equal?(key[2]) && p.key[3].equal?(key[3])
+        return p if p && p.key.each_with_index.all? { |part, i| part.equal?(key[i]) }
 
         @prepared = build(key)
       end
@@ -119,9 +118,13 @@ class Hiera
         raw = key[0] || {}
         raise Hiera::InvalidConfigurationError, "hierad: the :hierad: section of hiera.yaml must be a Hash, not #{raw.class}" unless raw.is_a?(Hash)
 
-        settings = raw.each_with_object({}) { |(k, v), h| h[k.to_sym] = v }
+        settings = raw.to_h { |k, v| [k.to_sym, v] }
+        unknown = settings.keys - SETTINGS
+        raise Hiera::InvalidConfigurationError, "hierad: unknown setting(s) #{unknown.join(', ')} in the :hierad: section (known: #{SETTINGS.join(', ')})" unless unknown.empty?
+
         failure = (settings[:failure] || 'error').to_s
-        raise Hiera::InvalidConfigurationError, "hierad: :failure: must be one of #{FAILURE_MODES.join(', ')}, not #{failure.inspect}" unless FAILURE_MODES.include?(failure)
+        modes = PuppetX::Hierad::Cache::FAILURE_MODES
+        raise Hiera::InvalidConfigurationError, "hierad: :failure: must be one of #{modes.join(', ')}, not #{failure.inspect}" unless modes.include?(failure)
 
         environment = template(settings, :environment)
         raise Hiera::InvalidConfigurationError, 'hierad: :environment: is not set in the :hierad: section of hiera.yaml' unless environment
@@ -129,16 +132,10 @@ class Hiera
         hierarchy = [key[1]].flatten.map { |level| hierarchy_level(level) }
         options = key[3] || {}
         options = symbol_entries(options) if options.is_a?(Hash)
-        static = ',"hierarchy":' + PuppetX::Hierad::Wire.dump(hierarchy) +
-                 ',"merge_behavior":' + PuppetX::Hierad::Wire.dump(key[2]) +
-                 ',"deep_merge_options":' + PuppetX::Hierad::Wire.dump(options)
-        Prepared.new(key, settings, client(settings), failure, environment, template(settings, :level), static, hierarchy)
-      end
-
-      # One client (and its keep-alive connections) per server settings.
-      def client(settings)
-        config = settings.reject { |k, _| %i[environment level failure].include?(k) }
-        @mutex.synchronize { @clients[config] ||= PuppetX::Hierad::Client.new(config) }
+        static = ',"hierarchy":' + Wire.dump(hierarchy) +
+                 ',"merge_behavior":' + Wire.dump(key[2]) +
+                 ',"deep_merge_options":' + Wire.dump(options)
+        Prepared.new(key, PuppetX::Hierad::Client.shared(settings), failure, environment, template(settings, :level), static, hierarchy)
       end
 
       def template(settings, name)
@@ -154,12 +151,9 @@ class Hiera
       # A level as the server takes it: text. Hiera turns a non-String level
       # into a file name with to_s; nil cannot be sent (it names `.yaml`).
       def hierarchy_level(level)
-        case level
-        when String then level
-        when nil
-          raise Hiera::InvalidConfigurationError, 'hierad: a hierarchy level is nil (~), which the hierad backend cannot look up'
-        else level.to_s
-        end
+        raise Hiera::InvalidConfigurationError, 'hierad: a hierarchy level is nil (~), which the hierad backend cannot look up' if level.nil?
+
+        level.to_s
       end
 
       # deep_merge reads Symbol option keys only and Hiera ignores String
@@ -171,35 +165,23 @@ class Hiera
 
       def resolution_json(resolution_type)
         case resolution_type
-        when nil, :priority then '"priority"'
-        when :array then '"array"'
-        when :hash then '"hash"'
-        when Hash then PuppetX::Hierad::Wire.dump(symbol_entries(resolution_type))
-        else
-          # Any other Symbol or a String means priority to Hiera.
-          '"priority"'
+        when :array, :hash then "\"#{resolution_type}\""
+        when Hash then Wire.dump(symbol_entries(resolution_type))
+        else '"priority"' # nil, and any other Symbol or String, to Hiera
         end
-      end
-
-      # The key as Hiera's dotted-key syntax spells the one segment the
-      # backend was given (the server splits keys again).
-      def key_json(key)
-        text = key.to_s
-        if text.include?('.') || text.include?('"') || text.include?("'")
-          text = text.include?('"') ? "'#{text}'" : "\"#{text}\""
-        end
-        PuppetX::Hierad::Wire.string(text)
       end
 
       def request_body(prepared, env, level, key, scope, order_override, resolution_type)
         body = +'{"environment":'
-        body << PuppetX::Hierad::Wire.string(env)
-        body << ',"level":' << PuppetX::Hierad::Wire.string(level) if level && !level.empty?
-        body << ',"key":' << key_json(key)
+        body << Wire.dump(env)
+        body << ',"level":' << Wire.dump(level) if level && !level.empty?
+        # The one segment of the key the backend was given, as Hiera's
+        # dotted-key syntax spells it (the server splits keys again).
+        body << ',"key":' << Wire.dump(Wire.key_path(key))
         body << ',"resolution":' << resolution_json(resolution_type)
         body << prepared.static_json
-        body << ',"order_override":' << PuppetX::Hierad::Wire.dump(order_override) unless order_override.nil?
-        body << ',"scope":' << PuppetX::Hierad::Wire.dump(scope_for(prepared, env, scope, order_override))
+        body << ',"order_override":' << Wire.dump(order_override) unless order_override.nil?
+        body << ',"scope":' << Wire.dump(scope_for(prepared, env, scope, order_override))
         body << '}'
       end
 
@@ -222,7 +204,7 @@ class Hiera
         client = prepared.client
         path = "/api/v1/environments/#{PuppetX::Hierad::Escape.component(env)}/scope"
         response = client.get(path)
-        raise PuppetX::Hierad::Error, "hierad: #{client.urls.join(', ')}: GET #{path}: HTTP #{response.status}: #{response.error_message}" unless response.status == 200
+        raise client.refused("GET #{path}", response) unless response.status == 200
 
         names = JSON.parse(response.body).fetch('variables')
         @mutex.synchronize { @scope_names[env] = [now, names] }
@@ -252,37 +234,52 @@ class Hiera
         begin
           response = client.post(LOOKUP_PATH, body)
         rescue PuppetX::Hierad::Error => e
-          return stale_answer(body, e) if prepared.failure == 'stale'
+          answer = prepared.failure == 'stale' && @stale[body]
+          raise unless answer
 
-          raise
+          Hiera.warn("#{e.message}; answering from the last answer received (failure: stale)")
+          return answer
         end
         case response.status
         when 200
-          answer = response.body == NOT_FOUND ? {} : PuppetX::Hierad::Wire.load(response.body)
-          remember(body, answer) if prepared.failure == 'stale'
+          answer = Wire.load(response.body)
+          @stale[body] = answer if prepared.failure == 'stale'
           answer
         when 422
           error = JSON.parse(response.body)
-          raise PuppetX::Hierad::Errors.hiera_exception(error['class'], error['message'])
+          raise hiera_exception(error['class'], error['message'])
         else
-          raise PuppetX::Hierad::Error, "hierad: #{client.urls.join(', ')} refused the lookup: HTTP #{response.status}: #{response.error_message}"
+          raise client.refused("POST #{LOOKUP_PATH}", response)
         end
       end
 
-      def remember(body, answer)
-        @mutex.synchronize do
-          @stale.delete(body)
-          @stale.shift if @stale.size >= STALE_MAX
-          @stale[body] = answer
+      # The Ruby exception Hiera itself would have raised: the server names
+      # its class and gives its message.
+      def hiera_exception(klass_name, message)
+        klass = begin
+          klass_name.to_s.split('::').inject(Object) { |mod, name| mod.const_get(name, false) }
+        rescue NameError
+          nil
         end
+        error = klass.is_a?(Class) && klass <= Exception ? exception_of(klass, message) : RuntimeError.new("#{klass_name}: #{message}")
+        # A backtrace of text lines: Ruby's error_highlight then leaves the
+        # message alone (it would point at the shim's `raise`).
+        error.set_backtrace(caller(1))
+        error
       end
 
-      def stale_answer(body, error)
-        answer = @mutex.synchronize { @stale[body] }
-        raise error unless answer
+      # Not klass.new(message): constructors add to the message
+      # (SystemCallError's "unknown error - ", Psych 3's DisallowedClass) or
+      # want other arguments (Psych::SyntaxError); the server's message is
+      # already the one Hiera printed.
+      def exception_of(klass, message)
+        error = klass.allocate.exception(message)
+        return error if error.message == message
 
-        Hiera.warn("#{error.message}; answering from the last answer received (failure: stale)")
-        answer
+        # JRuby derives SystemCallError messages from errno whatever is set.
+        error.define_singleton_method(:message) { message }
+        error.define_singleton_method(:to_s) { message }
+        error
       end
     end
   end

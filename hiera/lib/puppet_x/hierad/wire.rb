@@ -1,0 +1,79 @@
+# Values on the wire (src/wire.rs): plain JSON, plus tagged objects for
+# Symbols, NaN/Infinity and Hashes with non-String keys; and hierad's key
+# paths. Shared by the Hiera 3 backend and the Hiera 5 functions.
+require 'json'
+
+module PuppetX
+  module Hierad
+    # The server could not be reached or did not answer as a hierad server
+    # does. The message always names the server(s) tried.
+    class Error < StandardError; end
+
+    module Wire
+      TAG = '__hierad__'.freeze
+      TAG_JSON = '"__hierad__"'.freeze
+
+      module_function
+
+      # Wire JSON text -> Ruby value.
+      def load(text)
+        value = JSON.parse(text)
+        # Most answers carry no tag: skip the walk (large answers) then.
+        text.include?(TAG_JSON) ? decode(value) : value
+      end
+
+      # Parsed wire JSON -> Ruby value.
+      def decode(value)
+        case value
+        when Array then value.map { |v| decode(v) }
+        when Hash
+          case value[TAG]
+          when nil then value.each_with_object({}) { |(k, v), h| h[k] = decode(v) }
+          when 'sym' then value.fetch('name').to_sym
+          when 'float' then FLOATS.fetch(value.fetch('value')) { raise Error, "hierad sent an unknown float: #{value.inspect}" }
+          when 'hash' then value.fetch('pairs').each_with_object({}) { |(k, v), h| h[decode(k)] = decode(v) }
+          else raise Error, "hierad sent an unknown tagged value: #{value.inspect[0, 200]}"
+          end
+        else value
+        end
+      end
+
+      FLOATS = { 'NaN' => Float::NAN, 'Infinity' => Float::INFINITY, '-Infinity' => -Float::INFINITY }.freeze
+
+      # Ruby value -> wire JSON text. One generator state per thread:
+      # JSON.generate builds one per call, which costs more than a small
+      # request's encoding.
+      def dump(value)
+        (Thread.current[:hierad_json_state] ||= JSON::State.new).generate(encode(value))
+      end
+
+      # Ruby value -> a structure JSON writes as wire JSON.
+      def encode(value)
+        case value
+        when nil, true, false, String, Integer then value
+        when Float then value.finite? ? value : { TAG => 'float', 'value' => value.nan? ? 'NaN' : FLOATS.key(value) }
+        when Symbol then { TAG => 'sym', 'name' => value.to_s }
+        when Array then value.map { |v| encode(v) }
+        when Hash
+          if value.each_key.all? { |k| k.is_a?(String) && k != TAG }
+            value.each_with_object({}) { |(k, v), h| h[k] = encode(v) }
+          else
+            { TAG => 'hash', 'pairs' => value.map { |k, v| [encode(k), encode(v)] } }
+          end
+        else
+          # Objects a Puppet scope may hold: Hiera would interpolate their text.
+          value.to_s
+        end
+      end
+
+      # A key as one segment of hierad's key paths (Hiera's dotted-key
+      # syntax): quoted when it holds a dot or a quote.
+      def key_path(key)
+        text = key.to_s
+        return text unless text.include?('.') || text.include?('"') || text.include?("'")
+
+        text.include?('"') ? "'#{text}'" : "\"#{text}\""
+      end
+    end
+  end
+end
