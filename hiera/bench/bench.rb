@@ -11,7 +11,7 @@
 #                             [--fixture tests/fixtures/hiera/fuel]
 #                             [--fuel-files tests/fixtures/fuel]
 #                             [--node FQDN]... [--keys 60]
-#                             [--no-puppet] [--lib hiera/lib]
+#                             [--cli 20] [--no-puppet] [--lib hiera/lib]
 #
 # It starts `hierad serve` on 127.0.0.1:0 with a temporary database, loads
 # each node's tree with `hierad import`, and stops the server at the end.
@@ -34,6 +34,7 @@ options = {
   fixture: File.join(REPO, 'tests/fixtures/hiera/fuel'),
   nodes: [],
   keys: 60,
+  cli: 20,
   puppet: system('command -v puppet >/dev/null 2>&1')
 }
 OptionParser.new do |o|
@@ -47,6 +48,7 @@ OptionParser.new do |o|
        'under the Fuel tree\'s hiera.yaml and globals.yaml') { |v| options[:fuel_files] = v }
   o.on('--node FQDN', 'a node to look up (repeatable; default: every node of the fixture)') { |v| options[:nodes] << v }
   o.on('--keys N', Integer, 'keys of the many-key puppet lookup (default 60)') { |v| options[:keys] = v }
+  o.on('--cli N', Integer, 'runs of the hiera command per backend (default 20; 0: none)') { |v| options[:cli] = v }
   o.on('--no-puppet', 'skip the puppet request count') { options[:puppet] = false }
   o.on('--lib DIR', "the shim's lib directory (default hiera/lib; another checkout's to compare versions)") do |v|
     options[:lib] = File.expand_path(v)
@@ -234,6 +236,28 @@ puts "hierad lookup, mean: #{us(mean).strip}, of which the server's own time #{u
   puts "  hierad backend  median #{us(percentile(h, 0.5))}   p99 #{us(percentile(h, 0.99))}"
   puts "  hierad / yaml   median #{ratio(percentile(h, 0.5), percentile(y, 0.5))}   " \
        "p99 #{ratio(percentile(h, 0.99), percentile(y, 0.99))}"
+end
+
+# One `hiera` command per lookup, the backends taking turns: a fresh Ruby
+# each time, so loading the shim counts, as it does for a one-shot `hiera`.
+if options[:cli].positive?
+  scope, key = lookups.first
+  File.write(File.join(tmp, 'scope.json'), JSON.generate(scope))
+  times = { 'yaml' => [], 'hierad' => [] }
+  options[:cli].times do |i|
+    (i.even? ? %w[yaml hierad] : %w[hierad yaml]).each do |name|
+      config = File.join(tmp, "hiera-#{name}.yaml")
+      File.write(config, YAML.dump(hieras.fetch(name)))
+      t0 = Process.clock_gettime(Process::CLOCK_MONOTONIC)
+      system({ 'RUBYLIB' => options[:lib] }, 'hiera', '-c', config, '-j', File.join(tmp, 'scope.json'), key,
+             out: File::NULL) or abort "bench: hiera -c #{config} #{key} failed"
+      times[name] << Process.clock_gettime(Process::CLOCK_MONOTONIC) - t0
+    end
+  end
+  y = times['yaml'].sort
+  h = times['hierad'].sort
+  puts "the hiera command, one lookup of #{key} (#{y.size} runs each, median): yaml #{format('%.1f', y[y.size / 2] * 1e3)} ms, " \
+       "hierad #{format('%.1f', h[h.size / 2] * 1e3)} ms"
 end
 
 exit unless options[:puppet]

@@ -38,6 +38,16 @@ class ClientTest < Minitest::Test
     assert_equal 1, s.connections
   end
 
+  # A pause (between two compiles) does not cost a new connection.
+  def test_keep_alive_outlasts_a_pause
+    s = server { |_req| [200, {}, '{}'] }
+    client = Client.new(url: s.url)
+    client.get('/')
+    sleep 2.5 # more than Net::HTTP's default keep_alive_timeout
+    client.get('/')
+    assert_equal 1, s.connections
+  end
+
   def test_posts_send_the_body_and_headers
     s = server { |_req| [200, {}, '{}'] }
     Client.new(url: "#{s.url}/base/", token: 's3cret').post('/api', '{"k":"é"}')

@@ -84,6 +84,9 @@ module PuppetX
         # Net::HTTP would retry a GET after a read timeout (twice the wait);
         # `request` retries only a closed keep-alive session, GET or POST.
         http.max_retries = 0
+        # Net::HTTP's 2 s would reconnect (a TLS handshake again) after any
+        # pause; a session the server closed is noticed and replaced anyway.
+        http.keep_alive_timeout = 60
         http.start
       end
 
