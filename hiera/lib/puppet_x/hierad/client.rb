@@ -85,8 +85,9 @@ module PuppetX
         # `request` retries only a closed keep-alive session, GET or POST.
         http.max_retries = 0
         # Net::HTTP's 2 s would reconnect (a TLS handshake again) after any
-        # pause; a session the server closed is noticed and replaced anyway.
-        http.keep_alive_timeout = 60
+        # pause; 30 s is under hierad's --idle-timeout (60 s), and a session
+        # the server closed is noticed and replaced anyway.
+        http.keep_alive_timeout = 30
         http.start
       end
 
