@@ -2,12 +2,20 @@
 //! file under a folder, read exactly as Hiera's backends read them, named
 //! as ConfigDB resources (relative path without the extension; a top-level
 //! `hiera.yaml` becomes the resource `hiera`). Used by `hierad import`, the
-//! server's sample loader and the bench generator.
+//! server's sample loader and the bench generator. Only regular files and
+//! folders inside the tree are read, within size limits: never a link, a
+//! FIFO or a device.
 
 use crate::configdb::model::check_resource_name;
 use crate::hiera::{Hash, Value, encoding, json, yaml};
+use rustix::fs::{AtFlags, FileType, Mode, OFlags};
+use rustix::io::Errno;
 use std::borrow::Cow;
-use std::collections::HashSet;
+use std::collections::HashMap;
+use std::ffi::{OsStr, OsString};
+use std::io::Read;
+use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
+use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 
 /// A tree that cannot be read as Hiera data; the message names the file
@@ -20,6 +28,47 @@ macro_rules! tree_error {
     ($($arg:tt)*) => { TreeError(format!($($arg)*)) };
 }
 
+/// The largest data file `hierad import` reads unless `--max-file-mib`:
+/// the server's default body limit, and far above a Fuel `astute.yaml`.
+pub const DEFAULT_FILE_MIB: u64 = 16;
+
+/// The most data a tree may hold unless `--max-total-mib`. Reading and
+/// storing YAML takes 20 to 40 times its size in memory (measured), so
+/// this keeps an import's peak near 2 GiB at worst.
+pub const DEFAULT_TOTAL_MIB: u64 = 64;
+
+const MIB: u64 = 1024 * 1024;
+
+/// Folders nest at most this deep under the root: recursion stays bounded.
+const MAX_DEPTH: usize = 64;
+
+/// How much of a tree is read: a data file over `file_bytes`, or data
+/// files over `total_bytes` together, are refused. Both are checked
+/// against the sizes the file system reports before anything is read, and
+/// again while reading (at most one byte past a limit is ever read), so
+/// memory stays bounded whatever the tree holds.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Limits {
+    pub file_bytes: u64,
+    pub total_bytes: u64,
+}
+
+impl Limits {
+    /// Limits given in MiB, as the flags give them.
+    pub fn mib(file: u64, total: u64) -> Limits {
+        Limits {
+            file_bytes: file.saturating_mul(MIB),
+            total_bytes: total.saturating_mul(MIB),
+        }
+    }
+}
+
+impl Default for Limits {
+    fn default() -> Self {
+        Limits::mib(DEFAULT_FILE_MIB, DEFAULT_TOTAL_MIB)
+    }
+}
+
 /// One data file of a tree.
 #[derive(Clone, Debug, PartialEq)]
 pub struct TreeFile {
@@ -29,46 +78,88 @@ pub struct TreeFile {
     pub content: Hash,
 }
 
-/// Reads every data file under `root`, sorted by resource name.
+/// [`read_tree_with`] the default [`Limits`].
 ///
 /// # Errors
 ///
-/// The first file that cannot be read or is not Hiera data (the error
-/// names it), a file name that is not a valid resource name, or two files
-/// (`a.yaml`, `a.json`) that would be the same resource.
+/// As [`read_tree_with`].
 pub fn read_tree(root: &Path) -> Result<Vec<TreeFile>, TreeError> {
-    read_tree_with(root, &mut |_, _| {})
+    read_tree_with(root, &Limits::default(), &mut |_, _| {})
 }
 
-/// [`read_tree`], calling `on_file(read, total)` after each file is read
-/// (a progress bar's hook).
+/// Reads every data file under `root`, sorted by resource name.
+///
+/// Only regular files and folders inside the tree are read; links are
+/// never followed (a link to `/etc/shadow` named `x.yaml` must not be
+/// uploaded), and a FIFO, socket or device named like data is refused
+/// rather than opened (a FIFO would block, `/dev/zero` never ends). Every
+/// folder and file is opened relative to its parent's descriptor with
+/// `O_NOFOLLOW`, and each opened file's own metadata is checked, so an
+/// entry swapped for a link or FIFO after it was listed is caught too.
+/// `on_file(read, total)` is called after each file is read (a progress
+/// bar's hook).
 ///
 /// # Errors
 ///
-/// As [`read_tree`].
+/// The first file that cannot be read, is not a regular file, is over a
+/// limit, or is not Hiera data (the error names it); a file name that is
+/// not a valid resource name; or two files (`a.yaml`, `a.json`) that
+/// would be the same resource.
 pub fn read_tree_with(
     root: &Path,
+    limits: &Limits,
     on_file: &mut dyn FnMut(usize, usize),
 ) -> Result<Vec<TreeFile>, TreeError> {
-    if !root.is_dir() {
-        return Err(tree_error!("{} is not a directory", root.display()));
-    }
-    let mut files = Vec::new();
-    let mut seen_dirs = HashSet::new();
-    walk(root, &mut files, &mut seen_dirs)?;
-    files.sort();
-    let total = files.len();
-    let mut docs: Vec<TreeFile> = Vec::with_capacity(total);
-    for path in files {
-        let resource = resource_name(root, &path)?;
-        if let Some(other) = docs.iter().find(|d| d.resource == resource) {
+    let root_fd = rustix::fs::open(
+        root,
+        OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC,
+        Mode::empty(),
+    )
+    .map_err(|e| match e {
+        Errno::NOENT | Errno::NOTDIR => tree_error!("{} is not a directory", root.display()),
+        e => tree_error!("cannot read {}: {e}", root.display()),
+    })?;
+    let mut found = Vec::new();
+    walk(root_fd.as_fd(), root, Path::new(""), 0, limits, &mut found)?;
+    found.sort_by(|a, b| a.rel.cmp(&b.rel));
+    let mut resources: HashMap<String, &Path> = HashMap::with_capacity(found.len());
+    let mut named = Vec::with_capacity(found.len());
+    for file in &found {
+        let resource = resource_name(root, &file.rel)?;
+        if let Some(other) = resources.insert(resource.clone(), &file.rel) {
             return Err(tree_error!(
                 "{} and {} would both be resource \"{resource}\"; keep one of them",
-                other.path.display(),
-                path.display()
+                root.join(other).display(),
+                root.join(&file.rel).display()
             ));
         }
-        let content = read_file(&path)?;
+        named.push(resource);
+    }
+    let listed: u64 = found.iter().map(|f| f.size).sum();
+    if listed > limits.total_bytes {
+        return Err(total_error(root, listed, limits));
+    }
+    let mut read = 0u64;
+    let total = found.len();
+    let mut docs: Vec<TreeFile> = Vec::with_capacity(total);
+    for (file, resource) in found.iter().zip(named) {
+        let path = root.join(&file.rel);
+        // Never more than what is left of the total: a file that grew
+        // since it was listed cannot take memory past the limits.
+        let left = limits.total_bytes.saturating_sub(read);
+        let cap = limits.file_bytes.min(left);
+        let fd = open_in(root_fd.as_fd(), &file.rel, &path)?;
+        let bytes = read_open(fd, &path, cap)?;
+        let len = bytes.len() as u64;
+        if len > cap {
+            return Err(if cap == limits.file_bytes {
+                file_error(&path, len, limits, true)
+            } else {
+                total_error(root, read + len, limits)
+            });
+        }
+        read += len;
+        let content = parse_file(&path, &bytes)?;
         docs.push(TreeFile {
             resource,
             path,
@@ -80,33 +171,230 @@ pub fn read_tree_with(
     Ok(docs)
 }
 
-fn walk(dir: &Path, out: &mut Vec<PathBuf>, seen: &mut HashSet<PathBuf>) -> Result<(), TreeError> {
-    let io = |e: std::io::Error| tree_error!("cannot read {}: {e}", dir.display());
-    // A symlinked folder is followed once: a link loop ends here.
-    if !seen.insert(std::fs::canonicalize(dir).map_err(io)?) {
-        return Ok(());
-    }
-    for entry in std::fs::read_dir(dir).map_err(io)? {
+/// A data file found by [`walk`]: its path under the root and the size
+/// the file system gave for it.
+struct Found {
+    rel: PathBuf,
+    size: u64,
+}
+
+/// Lists the data files under the folder `dir` (shown as `shown`, `rel`
+/// under the root) into `out`, names sorted so errors come in the same
+/// order on every run. Reads no file.
+fn walk(
+    dir: BorrowedFd<'_>,
+    shown: &Path,
+    rel: &Path,
+    depth: usize,
+    limits: &Limits,
+    out: &mut Vec<Found>,
+) -> Result<(), TreeError> {
+    let io = |e: Errno| tree_error!("cannot read {}: {e}", shown.display());
+    let mut names: Vec<OsString> = Vec::new();
+    for entry in rustix::fs::Dir::read_from(dir).map_err(io)? {
         let entry = entry.map_err(io)?;
-        if entry.file_name().to_string_lossy().starts_with('.') {
-            continue;
+        let name = OsStr::from_bytes(entry.file_name().to_bytes());
+        // `.`, `..`, `.git`, editor files.
+        if !name.as_bytes().starts_with(b".") {
+            names.push(name.to_owned());
         }
-        let path = entry.path();
-        if path.is_dir() {
-            walk(&path, out, seen)?;
-        } else if path.extension().is_some_and(|e| e == "yaml" || e == "json") {
-            out.push(path);
+    }
+    names.sort();
+    for name in names {
+        let path = shown.join(&name);
+        let io = |e: Errno| tree_error!("cannot read {}: {e}", path.display());
+        let stat =
+            rustix::fs::statat(dir, name.as_os_str(), AtFlags::SYMLINK_NOFOLLOW).map_err(io)?;
+        let is_data = is_data_name(&name);
+        match FileType::from_raw_mode(stat.st_mode) {
+            FileType::Directory => {
+                if depth >= MAX_DEPTH {
+                    return Err(tree_error!(
+                        "{}: folders nest more than {MAX_DEPTH} deep in the tree",
+                        path.display()
+                    ));
+                }
+                let sub = open_dir_at(dir, &name, &path)?;
+                walk(sub.as_fd(), &path, &rel.join(&name), depth + 1, limits, out)?;
+            }
+            FileType::RegularFile if is_data => {
+                let size = u64::try_from(stat.st_size).unwrap_or(0);
+                if size > limits.file_bytes {
+                    return Err(file_error(&path, size, limits, false));
+                }
+                out.push(Found {
+                    rel: rel.join(&name),
+                    size,
+                });
+            }
+            FileType::Symlink => {
+                // Only what would have been read is refused: a link named
+                // like data, or one to a folder. A `README` link is not data.
+                let to_dir = !is_data
+                    && rustix::fs::statat(dir, name.as_os_str(), AtFlags::empty())
+                        .is_ok_and(|s| FileType::from_raw_mode(s.st_mode) == FileType::Directory);
+                if is_data || to_dir {
+                    return Err(link_error(dir, &name, &path, to_dir));
+                }
+            }
+            FileType::RegularFile => {}
+            other if is_data => return Err(special_error(&path, other)),
+            _ => {}
         }
     }
     Ok(())
 }
 
-/// `override/node/n1` for `ROOT/override/node/n1.yaml`.
-fn resource_name(root: &Path, path: &Path) -> Result<String, TreeError> {
-    let relative = path
-        .strip_prefix(root)
-        .map_err(|_| tree_error!("{} is outside {}", path.display(), root.display()))?
-        .with_extension("");
+fn is_data_name(name: &OsStr) -> bool {
+    Path::new(name)
+        .extension()
+        .is_some_and(|e| e == "yaml" || e == "json")
+}
+
+/// A folder inside a folder, never through a link.
+fn open_dir_at(dir: BorrowedFd<'_>, name: &OsStr, shown: &Path) -> Result<OwnedFd, TreeError> {
+    rustix::fs::openat(
+        dir,
+        name,
+        OFlags::RDONLY | OFlags::DIRECTORY | OFlags::NOFOLLOW | OFlags::CLOEXEC,
+        Mode::empty(),
+    )
+    .map_err(|e| changed_or_unreadable(shown, e))
+}
+
+/// Opens the data file `rel` under the root, each folder on the way and
+/// the file itself without following links. `O_NONBLOCK`: a FIFO put
+/// there since the listing opens at once (and is then refused) instead of
+/// waiting for a writer.
+fn open_in(root: BorrowedFd<'_>, rel: &Path, shown: &Path) -> Result<OwnedFd, TreeError> {
+    let parts: Vec<&OsStr> = rel.iter().collect();
+    let Some((file, folders)) = parts.split_last() else {
+        return Err(tree_error!("{} is not a file", shown.display()));
+    };
+    let mut parent: Option<OwnedFd> = None;
+    for folder in folders {
+        let at = parent.as_ref().map_or(root, AsFd::as_fd);
+        parent = Some(open_dir_at(at, folder, shown)?);
+    }
+    let at = parent.as_ref().map_or(root, AsFd::as_fd);
+    rustix::fs::openat(at, *file, file_flags(), Mode::empty())
+        .map_err(|e| changed_or_unreadable(shown, e))
+}
+
+fn file_flags() -> OFlags {
+    OFlags::RDONLY | OFlags::NOFOLLOW | OFlags::NONBLOCK | OFlags::NOCTTY | OFlags::CLOEXEC
+}
+
+fn changed_or_unreadable(shown: &Path, e: Errno) -> TreeError {
+    match e {
+        // What O_NOFOLLOW answers for a link, O_DIRECTORY for a non-folder.
+        Errno::LOOP | Errno::NOTDIR | Errno::NOENT => tree_error!(
+            "{} changed while the tree was read (now: {e}); import reads regular files inside the tree only and never follows links; run it again once the tree is still",
+            shown.display()
+        ),
+        e => tree_error!("cannot read {}: {e}", shown.display()),
+    }
+}
+
+/// Reads an opened file, at most `cap + 1` bytes: more means over the
+/// limit, which the caller reports. The handle's own metadata decides
+/// whether it is a regular file, not the listing's.
+fn read_open(fd: OwnedFd, shown: &Path, cap: u64) -> Result<Vec<u8>, TreeError> {
+    let stat =
+        rustix::fs::fstat(&fd).map_err(|e| tree_error!("cannot read {}: {e}", shown.display()))?;
+    let kind = FileType::from_raw_mode(stat.st_mode);
+    if kind != FileType::RegularFile {
+        return Err(special_error(shown, kind));
+    }
+    let size = u64::try_from(stat.st_size).unwrap_or(0);
+    let want = cap.saturating_add(1);
+    let mut bytes = Vec::with_capacity(usize::try_from(size.min(want)).unwrap_or(0));
+    std::fs::File::from(fd)
+        .take(want)
+        .read_to_end(&mut bytes)
+        .map_err(|e| tree_error!("cannot read {}: {e}", shown.display()))?;
+    Ok(bytes)
+}
+
+fn link_error(dir: BorrowedFd<'_>, name: &OsStr, shown: &Path, to_dir: bool) -> TreeError {
+    let target = rustix::fs::readlinkat(dir, name, Vec::new())
+        .map(|t| {
+            OsStr::from_bytes(t.as_bytes())
+                .to_string_lossy()
+                .into_owned()
+        })
+        .unwrap_or_else(|_| "?".to_owned());
+    let shown = shown.display();
+    if to_dir {
+        tree_error!(
+            "{shown} is a symbolic link to the folder {target}; import never follows links: import that folder on its own (hierad import {target} …), or put a copy of it there instead of the link"
+        )
+    } else {
+        tree_error!(
+            "{shown} is a symbolic link to {target}; import reads regular files inside the tree only and never follows links: put a copy of the file there instead of the link"
+        )
+    }
+}
+
+fn special_error(shown: &Path, kind: FileType) -> TreeError {
+    let what = match kind {
+        FileType::Fifo => "a FIFO (named pipe)",
+        FileType::Socket => "a socket",
+        FileType::CharacterDevice => "a character device",
+        FileType::BlockDevice => "a block device",
+        FileType::Symlink => "a symbolic link",
+        FileType::Directory => "a folder",
+        _ => "not a regular file",
+    };
+    tree_error!(
+        "{} is {what}, not a regular file; import reads regular files only: move it out of the tree",
+        shown.display()
+    )
+}
+
+/// `12.0 MiB (12582912 bytes)`, or `12 bytes` under one MiB.
+fn size_text(bytes: u64) -> String {
+    if bytes >= MIB {
+        #[allow(clippy::cast_precision_loss)] // shown with one decimal
+        let mib = bytes as f64 / MIB as f64;
+        format!("{mib:.1} MiB ({bytes} bytes)")
+    } else {
+        format!("{bytes} bytes")
+    }
+}
+
+/// A limit as given: `16 MiB`.
+fn limit_text(bytes: u64) -> String {
+    if bytes >= MIB && bytes % MIB == 0 {
+        format!("{} MiB", bytes / MIB)
+    } else {
+        format!("{bytes} bytes")
+    }
+}
+
+fn file_error(shown: &Path, size: u64, limits: &Limits, while_reading: bool) -> TreeError {
+    let more = if while_reading { "more than " } else { "" };
+    tree_error!(
+        "{} is {more}{}, over the per-file limit of {}; nothing was imported: give --max-file-mib to raise the limit",
+        shown.display(),
+        size_text(size),
+        limit_text(limits.file_bytes)
+    )
+}
+
+fn total_error(root: &Path, total: u64, limits: &Limits) -> TreeError {
+    tree_error!(
+        "the data files under {} come to at least {}, over the total limit of {}; nothing was imported: import the tree in parts (a folder at a time) or give --max-total-mib to raise the limit",
+        root.display(),
+        size_text(total),
+        limit_text(limits.total_bytes)
+    )
+}
+
+/// `override/node/n1` for `override/node/n1.yaml` under the root.
+fn resource_name(root: &Path, rel: &Path) -> Result<String, TreeError> {
+    let path = root.join(rel);
+    let relative = rel.with_extension("");
     let parts: Option<Vec<&str>> = relative
         .components()
         .map(|c| c.as_os_str().to_str())
@@ -122,30 +410,42 @@ fn resource_name(root: &Path, path: &Path) -> Result<String, TreeError> {
     Ok(name)
 }
 
-/// Reads one data file as the yaml or json backend would.
+/// Reads one data file as the yaml or json backend would, within the
+/// default per-file limit; a link, FIFO or device is refused unopened.
 ///
 /// # Errors
 ///
-/// Unreadable, not UTF-8, unparsable, or not a Hash at the top; the
-/// message names the file.
+/// Unreadable, not a regular file, over the limit, not UTF-8, unparsable,
+/// or not a Hash at the top; the message names the file.
 pub fn read_file(path: &Path) -> Result<Hash, TreeError> {
+    let fd = rustix::fs::open(path, file_flags(), Mode::empty()).map_err(|e| match e {
+        Errno::LOOP => special_error(path, FileType::Symlink),
+        e => tree_error!("cannot read {}: {e}", path.display()),
+    })?;
+    let limits = Limits::default();
+    let bytes = read_open(fd, path, limits.file_bytes)?;
+    if bytes.len() as u64 > limits.file_bytes {
+        return Err(file_error(path, bytes.len() as u64, &limits, true));
+    }
+    parse_file(path, &bytes)
+}
+
+/// A data file's bytes as the yaml or json backend would read them.
+fn parse_file(path: &Path, bytes: &[u8]) -> Result<Hash, TreeError> {
     let shown = path.display();
-    let bytes = std::fs::read(path).map_err(|e| tree_error!("cannot read {shown}: {e}"))?;
     let is_json = path.extension().is_some_and(|e| e == "json");
     let text = if is_json {
         // Ruby's JSON parser would take such bytes apart unpredictably;
         // refuse them rather than store mangled text.
-        std::str::from_utf8(&bytes)
-            .map(Cow::Borrowed)
-            .map_err(|e| {
-                tree_error!(
-                    "{shown}: not UTF-8 text (bad byte at offset {})",
-                    e.valid_up_to()
-                )
-            })?
+        std::str::from_utf8(bytes).map(Cow::Borrowed).map_err(|e| {
+            tree_error!(
+                "{shown}: not UTF-8 text (bad byte at offset {})",
+                e.valid_up_to()
+            )
+        })?
     } else {
         // libyaml's reader refuses them, in its own words.
-        encoding::yaml_text(&bytes).map_err(|e| tree_error!("{shown}: {e}"))?
+        encoding::yaml_text(bytes).map_err(|e| tree_error!("{shown}: {e}"))?
     };
     parse_data(&text, is_json).map_err(|message| tree_error!("{shown}: {message}"))
 }
@@ -303,5 +603,82 @@ pub(crate) mod tests {
         }
         let err = read_tree(Path::new("/no/such/tree")).unwrap_err();
         assert_eq!(err.to_string(), "/no/such/tree is not a directory");
+    }
+
+    /// The second line of defence: an entry listed as a regular file and
+    /// swapped for a link or a FIFO before it is opened is refused by the
+    /// opened handle's own type, without blocking and without reading
+    /// through the link.
+    #[test]
+    fn swapped_entries_are_caught_when_opened() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path();
+        std::fs::create_dir_all(root.join("sub")).unwrap();
+        std::fs::create_dir_all(root.join("outside")).unwrap();
+        std::fs::write(root.join("outside/creds.yaml"), "password: x\n").unwrap();
+        let made = std::process::Command::new("mkfifo")
+            .arg(root.join("sub/fifo.yaml"))
+            .status()
+            .unwrap();
+        assert!(made.success());
+        std::os::unix::fs::symlink(root.join("outside/creds.yaml"), root.join("sub/link.yaml"))
+            .unwrap();
+        std::os::unix::fs::symlink(root.join("outside"), root.join("folder")).unwrap();
+        let fd = rustix::fs::open(root, OFlags::RDONLY | OFlags::DIRECTORY, Mode::empty()).unwrap();
+        let read = |rel: &str| -> Result<Vec<u8>, TreeError> {
+            let shown = root.join(rel);
+            let opened = open_in(fd.as_fd(), Path::new(rel), &shown)?;
+            read_open(opened, &shown, 1000)
+        };
+        let cases = [
+            (
+                "sub/fifo.yaml",
+                "fifo.yaml is a FIFO (named pipe), not a regular file",
+            ),
+            ("sub/link.yaml", "link.yaml changed while the tree was read"),
+            (
+                "folder/creds.yaml",
+                "folder/creds.yaml changed while the tree was read",
+            ),
+        ];
+        for (rel, want) in cases {
+            let err = read(rel).unwrap_err().to_string();
+            assert!(err.contains(want), "{rel}: {err}");
+        }
+        // read_file, on its own, refuses the same.
+        let err = read_file(&root.join("sub/link.yaml"))
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("link.yaml is a symbolic link"), "{err}");
+        let err = read_file(&root.join("sub/fifo.yaml"))
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("is a FIFO"), "{err}");
+    }
+
+    #[test]
+    fn reads_stop_one_byte_past_the_limit() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("a.yaml"), "a: 12345678\n").unwrap();
+        let fd = rustix::fs::open(
+            dir.path(),
+            OFlags::RDONLY | OFlags::DIRECTORY,
+            Mode::empty(),
+        )
+        .unwrap();
+        let shown = dir.path().join("a.yaml");
+        let opened = open_in(fd.as_fd(), Path::new("a.yaml"), &shown).unwrap();
+        assert_eq!(read_open(opened, &shown, 4).unwrap(), b"a: 12");
+        let small = Limits {
+            file_bytes: 5,
+            total_bytes: 100,
+        };
+        let err = read_tree_with(dir.path(), &small, &mut |_, _| {})
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.contains("a.yaml is 12 bytes, over the per-file limit of 5 bytes"),
+            "{err}"
+        );
     }
 }

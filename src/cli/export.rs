@@ -9,8 +9,16 @@
 //! document is empty is not written: Hiera answers the same for an empty
 //! data file and a missing one. Every document is rendered before the
 //! first file is written, so a failure leaves DIR as it was. DIR must be
-//! empty (or absent) unless `--force`, which overwrites files of the same
+//! empty (or absent) unless `--force`, which replaces files of the same
 //! names and leaves other files alone.
+//!
+//! Nothing outside DIR is ever written. A link inside DIR where a file or
+//! folder would go is refused before the first file is written; folders
+//! and files are then opened relative to their parent's descriptor with
+//! `O_NOFOLLOW`, so a link put there meanwhile is caught too. Each file is
+//! written to a temporary name and renamed over the old one: a reader sees
+//! the old file or the new one whole, a hard link to the old file keeps
+//! the old content, and a replaced file keeps its permissions.
 
 use super::args::{Conn, EnvLevel};
 use super::report;
@@ -18,7 +26,10 @@ use crate::configdb::model::check_resource_name;
 use crate::hiera::{Value, render};
 use anyhow::{anyhow, bail};
 use indicatif::{ProgressBar, ProgressStyle};
-use std::io::IsTerminal;
+use rustix::fs::{AtFlags, FileType, Mode, OFlags};
+use rustix::io::Errno;
+use std::io::{IsTerminal, Write};
+use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
@@ -58,7 +69,8 @@ fn export(args: &Args) -> anyhow::Result<String> {
     let db = args.conn.open(false)?;
     let names = db.resource_names(args.at.env)?;
     let bar = progress_bar(names.len());
-    let mut files: Vec<(PathBuf, String)> = Vec::new();
+    // (`override/node/n1.yaml`, its text)
+    let mut files: Vec<(String, String)> = Vec::new();
     let mut skipped = 0;
     for name in &names {
         bar.set_message(name.clone());
@@ -73,15 +85,15 @@ fn export(args: &Args) -> anyhow::Result<String> {
         }
         let text = render::yaml::to_yaml(&Value::Hash(doc))
             .map_err(|e| anyhow!("cannot write resource \"{name}\" as YAML: {e}"))?;
-        files.push((dir.join(format!("{name}.yaml")), text));
+        files.push((format!("{name}.yaml"), text));
     }
     bar.finish_and_clear();
-    for (path, text) in &files {
-        if let Some(parent) = path.parent() {
-            std::fs::create_dir_all(parent)
-                .map_err(|e| anyhow!("cannot create {}: {e}", parent.display()))?;
-        }
-        std::fs::write(path, text).map_err(|e| anyhow!("cannot write {}: {e}", path.display()))?;
+    for (rel, _) in &files {
+        check_target(dir, rel)?;
+    }
+    let root = open_export_dir(dir)?;
+    for (rel, text) in &files {
+        write_file(root.as_fd(), dir, rel, text)?;
     }
     Ok(format!(
         "exported {} resource(s) of environment {} at {} to {} ({skipped} empty, not written)",
@@ -106,6 +118,137 @@ pub fn is_empty_dir(dir: &Path) -> anyhow::Result<bool> {
             dir.display()
         )),
     }
+}
+
+/// What is on the way to `DIR/rel` now allows writing it: no link, no
+/// folder where a file goes or the other way round. Read-only: run for
+/// every file before the first is written.
+fn check_target(dir: &Path, rel: &str) -> anyhow::Result<()> {
+    let mut path = dir.to_path_buf();
+    let parts: Vec<&str> = rel.split('/').collect();
+    for (i, part) in parts.iter().enumerate() {
+        path.push(part);
+        let is_file = i + 1 == parts.len();
+        let meta = match std::fs::symlink_metadata(&path) {
+            Ok(meta) => meta,
+            // The rest of the way is created.
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(()),
+            Err(e) => bail!("cannot use {}: {e}", path.display()),
+        };
+        let kind = meta.file_type();
+        if kind.is_symlink() {
+            return Err(link_error(&path));
+        }
+        if is_file && !kind.is_file() {
+            bail!(
+                "{} is in the way of the exported file: it is not a regular file; move it away, or export into an empty folder",
+                path.display()
+            );
+        }
+        if !is_file && !kind.is_dir() {
+            bail!(
+                "{} is in the way of an exported folder: it is not a folder; move it away, or export into an empty folder",
+                path.display()
+            );
+        }
+    }
+    Ok(())
+}
+
+fn link_error(path: &Path) -> anyhow::Error {
+    anyhow!(
+        "{} is a symbolic link; export writes only inside the folder and never through links: remove the link, or export into an empty folder",
+        path.display()
+    )
+}
+
+/// DIR itself (created if missing). It is the user's choice, so a link
+/// naming it is followed; nothing under it is.
+fn open_export_dir(dir: &Path) -> anyhow::Result<OwnedFd> {
+    std::fs::create_dir_all(dir).map_err(|e| anyhow!("cannot create {}: {e}", dir.display()))?;
+    rustix::fs::open(
+        dir,
+        OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC,
+        Mode::empty(),
+    )
+    .map_err(|e| anyhow!("cannot use {} as the export folder: {e}", dir.display()))
+}
+
+/// Writes `rel` (`a/b.yaml`) under the folder `root` (shown as `dir`):
+/// folders created or opened without following links, the text written
+/// to a temporary name beside the file and renamed over it.
+fn write_file(root: BorrowedFd<'_>, dir: &Path, rel: &str, text: &str) -> anyhow::Result<()> {
+    let parts: Vec<&str> = rel.split('/').collect();
+    let Some((file, folders)) = parts.split_last() else {
+        bail!("cannot write an unnamed file in {}", dir.display());
+    };
+    let mut shown = dir.to_path_buf();
+    let mut parent: Option<OwnedFd> = None;
+    for folder in folders {
+        shown.push(folder);
+        let at = parent.as_ref().map_or(root, AsFd::as_fd);
+        match rustix::fs::mkdirat(at, *folder, Mode::from_raw_mode(0o777)) {
+            Ok(()) | Err(Errno::EXIST) => {}
+            Err(e) => bail!("cannot create {}: {e}", shown.display()),
+        }
+        let opened = rustix::fs::openat(
+            at,
+            *folder,
+            OFlags::RDONLY | OFlags::DIRECTORY | OFlags::NOFOLLOW | OFlags::CLOEXEC,
+            Mode::empty(),
+        );
+        parent = Some(opened.map_err(|e| match e {
+            Errno::LOOP | Errno::NOTDIR => link_error(&shown),
+            e => anyhow!("cannot open {}: {e}", shown.display()),
+        })?);
+    }
+    let at = parent.as_ref().map_or(root, AsFd::as_fd);
+    shown.push(file);
+    // A replaced file keeps its permissions: it may hold passwords.
+    let kept = match rustix::fs::statat(at, *file, AtFlags::SYMLINK_NOFOLLOW) {
+        Ok(stat) => match FileType::from_raw_mode(stat.st_mode) {
+            FileType::RegularFile => Some(Mode::from_raw_mode(stat.st_mode & 0o777)),
+            FileType::Symlink => return Err(link_error(&shown)),
+            _ => bail!(
+                "{} is in the way of the exported file: it is not a regular file",
+                shown.display()
+            ),
+        },
+        Err(Errno::NOENT) => None,
+        Err(e) => bail!("cannot use {}: {e}", shown.display()),
+    };
+    // Hidden, so an import of DIR skips one a crash left behind.
+    let temp = format!(".{file}.hierad-{}.tmp", std::process::id());
+    let _ = rustix::fs::unlinkat(at, temp.as_str(), AtFlags::empty());
+    let written = write_new(at, &temp, kept, text).and_then(|()| {
+        rustix::fs::renameat(at, temp.as_str(), at, *file).map_err(std::io::Error::from)
+    });
+    if let Err(e) = written {
+        let _ = rustix::fs::unlinkat(at, temp.as_str(), AtFlags::empty());
+        bail!("cannot write {}: {e}", shown.display());
+    }
+    Ok(())
+}
+
+/// A new file `name` in `at` holding `text`, with the mode `kept` if given.
+fn write_new(
+    at: BorrowedFd<'_>,
+    name: &str,
+    kept: Option<Mode>,
+    text: &str,
+) -> std::io::Result<()> {
+    let fd = rustix::fs::openat(
+        at,
+        name,
+        OFlags::WRONLY | OFlags::CREATE | OFlags::EXCL | OFlags::NOFOLLOW | OFlags::CLOEXEC,
+        kept.unwrap_or(Mode::from_raw_mode(0o666)),
+    )?;
+    if let Some(mode) = kept {
+        // Exactly the old bits, whatever the umask.
+        rustix::fs::fchmod(&fd, mode)?;
+    }
+    let mut file = std::fs::File::from(fd);
+    file.write_all(text.as_bytes())
 }
 
 fn progress_bar(len: usize) -> ProgressBar {

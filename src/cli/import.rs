@@ -29,7 +29,7 @@ use super::config::KindArg;
 use super::report;
 use crate::configdb::{DocKind, Environment};
 use crate::ops::{self, NewEnv, OpsError, TreeImport};
-use crate::tree::TreeFile;
+use crate::tree::{Limits, TreeFile};
 use indicatif::{ProgressBar, ProgressStyle};
 use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
@@ -61,18 +61,24 @@ pub struct Args {
     /// Component of a NEW environment, created if missing [default: hierad]
     #[arg(long, value_name = "NAME")]
     pub component: Option<String>,
+    /// Largest data file read, in MiB; a larger one stops the import
+    #[arg(long, value_name = "MIB", default_value_t = crate::tree::DEFAULT_FILE_MIB)]
+    pub max_file_mib: u64,
+    /// Most data the tree's files may hold together, in MiB
+    #[arg(long, value_name = "MIB", default_value_t = crate::tree::DEFAULT_TOTAL_MIB)]
+    pub max_total_mib: u64,
     #[command(flatten)]
     pub conn: Conn,
 }
 
-/// [`crate::tree::read_tree`], advancing `bar` file by file (the caller
-/// clears it).
+/// [`crate::tree::read_tree_with`], advancing `bar` file by file (the
+/// caller clears it).
 ///
 /// # Errors
 ///
-/// As [`crate::tree::read_tree`].
-pub fn read_tree(root: &Path, bar: &ProgressBar) -> anyhow::Result<Vec<TreeFile>> {
-    let docs = crate::tree::read_tree_with(root, &mut |read, total| {
+/// As [`crate::tree::read_tree_with`].
+pub fn read_tree(root: &Path, limits: &Limits, bar: &ProgressBar) -> anyhow::Result<Vec<TreeFile>> {
+    let docs = crate::tree::read_tree_with(root, limits, &mut |read, total| {
         bar.set_length(total as u64);
         bar.set_position(read as u64);
     })?;
@@ -92,7 +98,8 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
 fn import(args: &Args) -> anyhow::Result<String> {
     let kind = DocKind::from(args.kind);
     let bar = progress_bar();
-    let docs = read_tree(&args.dir, &bar);
+    let limits = Limits::mib(args.max_file_mib, args.max_total_mib);
+    let docs = read_tree(&args.dir, &limits, &bar);
     bar.finish_and_clear();
     let docs = docs?;
     let count = docs.len();
@@ -189,7 +196,7 @@ mod tests {
     fn the_progress_bar_follows_the_files() {
         let dir = crate::tree::tests::three_files();
         let bar = ProgressBar::hidden();
-        let docs = read_tree(dir.path(), &bar).unwrap();
+        let docs = read_tree(dir.path(), &Limits::default(), &bar).unwrap();
         assert_eq!(docs.len(), 3);
         // Advanced by the reading itself, not by finishing the bar.
         assert!(!bar.is_finished());

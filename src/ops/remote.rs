@@ -24,6 +24,10 @@ const CONFIG_API: &str = "/api/v1/config";
 /// a few MiB; this only guards against a runaway server).
 const BODY_LIMIT: u64 = 1 << 30;
 
+/// Bodies larger than this are sent with `Expect: 100-continue` (curl's
+/// threshold).
+const EXPECT_CONTINUE_FROM: usize = 1024 * 1024;
+
 /// What went wrong talking to the server.
 #[derive(Debug, thiserror::Error)]
 pub enum RemoteError {
@@ -118,19 +122,23 @@ impl Remote {
             url: self.base.clone(),
             reason: e.to_string(),
         };
+        let body = body.unwrap_or_default();
+        let send = |request: ureq::RequestBuilder<ureq::typestate::WithBody>| {
+            let request = request.header("Content-Type", "application/json");
+            // A large body waits for the server's go-ahead: over its body
+            // limit the server answers 413 at once, which reads better than
+            // the broken pipe of a connection closed mid-upload.
+            if body.len() > EXPECT_CONTINUE_FROM {
+                request.header("Expect", "100-continue").send(&body)
+            } else {
+                request.send(&body)
+            }
+        };
         let sent = match method {
             Method::Get => self.agent.get(&url).call(),
             Method::Delete => self.agent.delete(&url).call(),
-            Method::Post => self
-                .agent
-                .post(&url)
-                .header("Content-Type", "application/json")
-                .send(body.unwrap_or_default()),
-            Method::Put => self
-                .agent
-                .put(&url)
-                .header("Content-Type", "application/json")
-                .send(body.unwrap_or_default()),
+            Method::Post => send(self.agent.post(&url)),
+            Method::Put => send(self.agent.put(&url)),
         };
         let mut response = sent.map_err(unreachable)?;
         let status = response.status().as_u16();
@@ -378,6 +386,23 @@ impl Remote {
         };
         let path = format!("{CONFIG_API}/environments/{env}/import");
         self.typed(Method::Post, &path, Some(&body))
+            .map_err(|e| match e {
+                // A level's whole tree is one request: say what to do.
+                RemoteError::Api {
+                    status: 413,
+                    kind,
+                    message,
+                    class,
+                } => RemoteError::Api {
+                    status: 413,
+                    kind,
+                    message: format!(
+                        "the server refused the import: {message} (the tree is sent as one request); import the tree in parts (a folder at a time), or start the server with a larger --body-limit"
+                    ),
+                    class,
+                },
+                e => e,
+            })
     }
 
     /// `POST /api/v1/lookup`.

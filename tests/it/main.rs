@@ -14,3 +14,4 @@ mod conn;
 mod depth;
 mod http;
 mod import_export;
+mod import_export_fs;

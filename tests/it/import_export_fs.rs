@@ -1,0 +1,392 @@
+//! `hierad import` and `hierad export` against what a file system can hold
+//! besides regular files: links out of the tree, FIFOs, devices, huge
+//! files. Import reads regular files inside the tree only, within its size
+//! limits, and uploads nothing when it refuses (local `--db` and
+//! `--server` alike); export never writes outside its folder.
+
+use crate::server::TestServer;
+use std::os::unix::fs::{PermissionsExt, symlink};
+use std::path::Path;
+use std::process::{Command, Output, Stdio};
+use std::sync::mpsc;
+use std::time::Duration;
+
+const BIN: &str = env!("CARGO_BIN_EXE_hierad");
+const ROOT: &str = env!("CARGO_MANIFEST_DIR");
+
+/// Runs hierad, killed after a minute: a regression that blocks on a FIFO
+/// or reads `/dev/zero` forever fails the test instead of hanging it.
+fn hierad(args: &[&str]) -> Output {
+    let child = Command::new(BIN)
+        .args(args)
+        .env_remove("HIERAD_SERVER")
+        .current_dir(ROOT)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("run hierad");
+    let pid = child.id().to_string();
+    let (tx, rx) = mpsc::channel();
+    std::thread::spawn(move || {
+        let _ = tx.send(child.wait_with_output());
+    });
+    match rx.recv_timeout(Duration::from_secs(60)) {
+        Ok(out) => out.expect("wait for hierad"),
+        Err(_) => {
+            Command::new("kill").args(["-KILL", &pid]).status().unwrap();
+            panic!(
+                "hierad {args:?} did not finish within a minute: it blocked or read without end"
+            );
+        }
+    }
+}
+
+fn ok(args: &[&str]) -> String {
+    let out = hierad(args);
+    assert!(
+        out.status.success(),
+        "hierad {args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+/// The one-line error of a refused command.
+fn failing(args: &[&str]) -> String {
+    let out = hierad(args);
+    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert_eq!(
+        out.status.code(),
+        Some(1),
+        "hierad {args:?} should fail: {stderr}"
+    );
+    assert_eq!(stderr.lines().count(), 1, "one line: {stderr}");
+    stderr
+}
+
+fn s(p: &Path) -> &str {
+    p.to_str().unwrap()
+}
+
+/// A tree with one good file, so a refused import had something to upload.
+fn tree_in(dir: &Path, name: &str) -> std::path::PathBuf {
+    let tree = dir.join(name);
+    std::fs::create_dir_all(&tree).unwrap();
+    std::fs::write(tree.join("good.yaml"), "a: 1\n").unwrap();
+    tree
+}
+
+/// Where the imports go: a local database or a server.
+enum Target {
+    Local(std::path::PathBuf),
+    Server(TestServer),
+}
+
+impl Target {
+    fn flags(&self) -> [&str; 2] {
+        match self {
+            Target::Local(db) => ["--db", s(db)],
+            Target::Server(server) => ["--server", &server.url],
+        }
+    }
+
+    /// The import of `tree` into environment 7 is refused with an error
+    /// containing every one of `want`, and environment 7 was not created.
+    fn refused(&self, tree: &Path, extra: &[&str], want: &[&str]) {
+        let mut args = vec!["import", s(tree), "--env", "7"];
+        args.extend_from_slice(extra);
+        args.extend_from_slice(&self.flags());
+        let err = failing(&args);
+        for want in want {
+            assert!(err.contains(want), "{err}\nwant: {want}");
+        }
+        let mut get = vec!["config", "get", "--env", "7", "--resource", "good"];
+        get.extend_from_slice(&self.flags());
+        let err = failing(&get);
+        assert_eq!(err, "hierad: environment 7 does not exist\n");
+    }
+}
+
+/// A local database and a server, each holding the sample as environment 1.
+fn targets(dir: &Path) -> Vec<Target> {
+    let db = dir.join("h.db");
+    ok(&["import", "data", "--env", "1", "--db", s(&db)]);
+    vec![Target::Local(db), Target::Server(TestServer::with_sample())]
+}
+
+#[test]
+fn import_refuses_a_file_link_out_of_the_tree() {
+    let dir = tempfile::tempdir().unwrap();
+    let outside = dir.path().join("outside");
+    std::fs::create_dir_all(&outside).unwrap();
+    std::fs::write(outside.join("creds.yaml"), "password: hunter2\n").unwrap();
+    let tree = tree_in(dir.path(), "tree");
+    symlink(outside.join("creds.yaml"), tree.join("creds.yaml")).unwrap();
+    // A link that stays inside the tree is refused as well: one rule.
+    let inside = tree_in(dir.path(), "inside");
+    symlink("good.yaml", inside.join("again.yaml")).unwrap();
+    for target in targets(dir.path()) {
+        let link = tree.join("creds.yaml");
+        target.refused(
+            &tree,
+            &[],
+            &[
+                &format!("{} is a symbolic link to ", link.display()),
+                "never follows links",
+            ],
+        );
+        target.refused(
+            &inside,
+            &[],
+            &["again.yaml is a symbolic link to good.yaml"],
+        );
+    }
+}
+
+#[test]
+fn import_refuses_a_folder_link_out_of_the_tree() {
+    let dir = tempfile::tempdir().unwrap();
+    let outside = dir.path().join("outside");
+    std::fs::create_dir_all(&outside).unwrap();
+    std::fs::write(outside.join("creds.yaml"), "password: hunter2\n").unwrap();
+    let tree = tree_in(dir.path(), "tree");
+    symlink(&outside, tree.join("secrets")).unwrap();
+    // A link to a file that is not data is not read, so it is no error.
+    symlink(outside.join("creds.yaml"), tree.join("README")).unwrap();
+    for target in targets(dir.path()) {
+        target.refused(
+            &tree,
+            &[],
+            &[&format!(
+                "{} is a symbolic link to the folder {}",
+                tree.join("secrets").display(),
+                outside.display()
+            )],
+        );
+    }
+}
+
+#[test]
+fn import_refuses_a_fifo_without_blocking() {
+    let dir = tempfile::tempdir().unwrap();
+    let tree = tree_in(dir.path(), "tree");
+    let fifo = tree.join("x.yaml");
+    let made = Command::new("mkfifo").arg(&fifo).status().unwrap();
+    assert!(made.success());
+    for target in targets(dir.path()) {
+        target.refused(
+            &tree,
+            &[],
+            &[&format!(
+                "{} is a FIFO (named pipe), not a regular file",
+                fifo.display()
+            )],
+        );
+    }
+}
+
+#[test]
+fn import_refuses_a_link_to_dev_zero() {
+    let dir = tempfile::tempdir().unwrap();
+    let tree = tree_in(dir.path(), "tree");
+    symlink("/dev/zero", tree.join("zero.yaml")).unwrap();
+    let device = tree_in(dir.path(), "device");
+    for target in targets(dir.path()) {
+        target.refused(&tree, &[], &["zero.yaml is a symbolic link to /dev/zero"]);
+    }
+    // A device node itself (where one can be made) is refused by its type.
+    let made = Command::new("mknod")
+        .args([s(&device.join("null.yaml")), "c", "1", "3"])
+        .stderr(Stdio::null())
+        .status()
+        .unwrap();
+    if made.success() {
+        Target::Local(dir.path().join("h.db")).refused(
+            &device,
+            &[],
+            &["null.yaml is a character device, not a regular file"],
+        );
+    }
+}
+
+const MIB: usize = 1024 * 1024;
+
+/// A YAML file of `len` bytes: `k: aaa…\n`.
+fn yaml_of(len: usize) -> Vec<u8> {
+    let mut text = b"k: ".to_vec();
+    text.resize(len - 1, b'a');
+    text.push(b'\n');
+    text
+}
+
+#[test]
+fn import_refuses_a_file_over_the_limit() {
+    let dir = tempfile::tempdir().unwrap();
+    let tree = tree_in(dir.path(), "tree");
+    std::fs::write(tree.join("big.yaml"), yaml_of(MIB + 1)).unwrap();
+    let limit = ["--max-file-mib", "1"];
+    for target in targets(dir.path()) {
+        target.refused(
+            &tree,
+            &limit,
+            &[
+                &format!(
+                    "{} is 1.0 MiB ({} bytes)",
+                    tree.join("big.yaml").display(),
+                    MIB + 1
+                ),
+                "over the per-file limit of 1 MiB",
+                "--max-file-mib",
+            ],
+        );
+    }
+    // At the limit exactly, it is read.
+    std::fs::write(tree.join("big.yaml"), yaml_of(MIB)).unwrap();
+    let db = dir.path().join("h3.db");
+    let report = ok(&[
+        "import",
+        s(&tree),
+        "--env",
+        "7",
+        "--max-file-mib",
+        "1",
+        "--db",
+        s(&db),
+    ]);
+    assert!(report.starts_with("imported 2 file(s)"), "{report}");
+}
+
+#[test]
+fn import_refuses_a_tree_over_the_total_limit() {
+    let dir = tempfile::tempdir().unwrap();
+    let tree = tree_in(dir.path(), "tree");
+    std::fs::create_dir_all(tree.join("sub")).unwrap();
+    std::fs::write(tree.join("one.yaml"), yaml_of(MIB / 2)).unwrap();
+    std::fs::write(tree.join("sub/two.yaml"), yaml_of(MIB / 2)).unwrap();
+    for target in targets(dir.path()) {
+        target.refused(
+            &tree,
+            &["--max-total-mib", "1"],
+            &[
+                &format!(
+                    "the data files under {} come to at least 1.0 MiB",
+                    tree.display()
+                ),
+                "over the total limit of 1 MiB",
+                "--max-total-mib",
+            ],
+        );
+    }
+}
+
+#[test]
+fn import_over_the_server_body_limit_says_so() {
+    let dir = tempfile::tempdir().unwrap();
+    let tree = tree_in(dir.path(), "tree");
+    // Large enough that the server closes the connection long before the
+    // upload ends: the client must still read and show the 413.
+    std::fs::write(tree.join("big.yaml"), yaml_of(4 * MIB)).unwrap();
+    let db = dir.path().join("s.db");
+    let server = TestServer::start_on(&db, &["--no-sample", "--body-limit", "10000"]);
+    let err = failing(&["import", s(&tree), "--env", "7", "--server", &server.url]);
+    assert!(
+        err.contains("the request body is larger than the limit of 10000 bytes"),
+        "{err}"
+    );
+    assert!(err.contains("the server refused the import"), "{err}");
+    assert!(err.contains("--body-limit"), "{err}");
+    // No document was written. (The environment itself is created before
+    // the upload over --server, unlike locally.)
+    let err = failing(&[
+        "config",
+        "get",
+        "--env",
+        "7",
+        "--resource",
+        "good",
+        "--server",
+        &server.url,
+    ]);
+    assert!(err.contains("resource \"good\" is not defined"), "{err}");
+}
+
+#[test]
+fn export_never_writes_through_a_link() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("h.db");
+    ok(&["import", "data", "--env", "1", "--db", s(&db)]);
+    let outside = dir.path().join("outside");
+    std::fs::create_dir_all(&outside).unwrap();
+    std::fs::write(outside.join("keep.yaml"), "mine: 1\n").unwrap();
+
+    // A file link where export would write astute.yaml.
+    let out = dir.path().join("out");
+    std::fs::create_dir_all(&out).unwrap();
+    symlink(outside.join("keep.yaml"), out.join("astute.yaml")).unwrap();
+    let err = failing(&["export", "--env", "1", s(&out), "--db", s(&db), "--force"]);
+    assert!(
+        err.contains(&format!(
+            "{} is a symbolic link",
+            out.join("astute.yaml").display()
+        )),
+        "{err}"
+    );
+    assert_eq!(
+        std::fs::read_to_string(outside.join("keep.yaml")).unwrap(),
+        "mine: 1\n"
+    );
+    // Nothing was written: the check comes before the first file.
+    assert!(!out.join("globals.yaml").exists());
+
+    // A folder link where export would write override/….
+    let out2 = dir.path().join("out2");
+    std::fs::create_dir_all(&out2).unwrap();
+    symlink(&outside, out2.join("override")).unwrap();
+    let err = failing(&["export", "--env", "1", s(&out2), "--db", s(&db), "--force"]);
+    assert!(
+        err.contains(&format!(
+            "{} is a symbolic link",
+            out2.join("override").display()
+        )),
+        "{err}"
+    );
+    let names: Vec<_> = std::fs::read_dir(&outside)
+        .unwrap()
+        .map(|e| e.unwrap().file_name())
+        .collect();
+    assert_eq!(names, ["keep.yaml"]);
+    assert!(!out2.join("astute.yaml").exists());
+}
+
+#[test]
+fn export_force_replaces_files_whole_and_keeps_their_mode() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("h.db");
+    ok(&["import", "data", "--env", "1", "--db", s(&db)]);
+    let out = dir.path().join("out");
+    std::fs::create_dir_all(&out).unwrap();
+    std::fs::write(out.join("astute.yaml"), "old: 1\n").unwrap();
+    std::fs::set_permissions(out.join("astute.yaml"), PermissionsExt::from_mode(0o600)).unwrap();
+    // A hard link shares the old file: replacing by rename leaves it be.
+    std::fs::hard_link(out.join("astute.yaml"), dir.path().join("shared.yaml")).unwrap();
+    ok(&["export", "--env", "1", s(&out), "--db", s(&db), "--force"]);
+    let astute = std::fs::read_to_string(out.join("astute.yaml")).unwrap();
+    assert!(astute.starts_with("---\n"), "{astute}");
+    let mode = std::fs::metadata(out.join("astute.yaml"))
+        .unwrap()
+        .permissions()
+        .mode();
+    assert_eq!(mode & 0o777, 0o600);
+    assert_eq!(
+        std::fs::read_to_string(dir.path().join("shared.yaml")).unwrap(),
+        "old: 1\n"
+    );
+    // No temporary file is left behind.
+    let hidden: Vec<_> = std::fs::read_dir(&out)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|n| n.starts_with('.'))
+        .collect();
+    assert!(hidden.is_empty(), "{hidden:?}");
+}
