@@ -499,7 +499,10 @@ pub(crate) mod tests {
     fn progress_is_reported_file_by_file() {
         let dir = three_files();
         let mut seen = Vec::new();
-        let docs = read_tree_with(dir.path(), &mut |read, total| seen.push((read, total))).unwrap();
+        let docs = read_tree_with(dir.path(), &Limits::default(), &mut |read, total| {
+            seen.push((read, total))
+        })
+        .unwrap();
         assert_eq!(docs.len(), 3);
         assert_eq!(seen, [(1, 3), (2, 3), (3, 3)]);
     }

@@ -7,7 +7,7 @@ use crate::hiera::{Value, yaml};
 use crate::wire;
 use axum::body::{Body as RawBody, Bytes};
 use axum::extract::{FromRequest, Request};
-use axum::http::header::{CONTENT_LENGTH, CONTENT_TYPE};
+use axum::http::header::{CONTENT_LENGTH, CONTENT_TYPE, EXPECT};
 
 /// A request body read within the size limit, as raw bytes.
 pub struct LimitedBytes(pub Bytes);
@@ -17,16 +17,22 @@ impl FromRequest<AppState> for LimitedBytes {
 
     async fn from_request(request: Request, state: &AppState) -> Result<Self, ApiError> {
         let limit = state.settings().body_limit;
-        // A declared length over the limit is refused before the body is
-        // touched: a client that sent `Expect: 100-continue` (curl does
-        // for large bodies, `hierad import` too) then reads this 413
-        // instead of a reset connection halfway through its upload.
-        let declared = request
-            .headers()
+        // A client that sent `Expect: 100-continue` (curl does for large
+        // bodies, `hierad import` too) waits for the go-ahead before it
+        // uploads: a declared length over the limit is refused before the
+        // body is touched, so it reads this 413 instead of a connection
+        // reset halfway through its upload. Without the header the client
+        // is already sending, and reading up to the limit first gives it
+        // the best chance to finish writing and read the answer.
+        let headers = request.headers();
+        let waits = headers
+            .get(EXPECT)
+            .is_some_and(|v| v.as_bytes().eq_ignore_ascii_case(b"100-continue"));
+        let declared = headers
             .get(CONTENT_LENGTH)
             .and_then(|v| v.to_str().ok())
             .and_then(|v| v.parse::<u64>().ok());
-        if declared.is_some_and(|len| len > limit as u64) {
+        if waits && declared.is_some_and(|len| len > limit as u64) {
             return Err(ApiError::TooLarge(limit));
         }
         let body: RawBody = request.into_body();
