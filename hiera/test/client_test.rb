@@ -43,7 +43,7 @@ class ClientTest < Minitest::Test
     s = server { |_req| [200, {}, '{}'] }
     client = Client.new(url: s.url)
     client.get('/')
-    sleep 2.5 # more than Net::HTTP's default keep_alive_timeout
+    sleep 2.5 # longer than Net::HTTP keeps an idle session by default
     client.get('/')
     assert_equal 1, s.connections
   end

@@ -1,115 +1,10 @@
-# The HTTP client of the hierad shim (Net::HTTP): keep-alive sessions
-# shared safely between threads, failover over several URLs, timeouts,
-# token or Basic credentials, TLS with a CA file.
-require 'net/http'
-require_relative 'wire'
+# The HTTP client of the hierad shim: failover over several URLs,
+# timeouts, token or Basic credentials, TLS with a CA file, keep-alive
+# connections shared safely between threads (connection.rb).
+require_relative 'connection'
 
 module PuppetX
   module Hierad
-    # One HTTP response: status, headers (lower-case names), body.
-    Response = Struct.new(:status, :headers, :body) do
-      # The `message` of hierad's JSON error bodies, or the start of the text.
-      def error_message
-        parsed = JSON.parse(body)
-        parsed.is_a?(Hash) && parsed['message'] ? parsed['message'] : body
-      rescue JSON::ParserError
-        body.strip[0, 300]
-      end
-    end
-
-    # One server URL and its idle keep-alive Net::HTTP sessions. A thread
-    # takes a session for one request, so threads never share a socket.
-    class Endpoint
-      MAX_IDLE = 8
-
-      attr_reader :url
-
-      def initialize(url, settings)
-        uri = begin
-          URI.parse(url)
-        rescue URI::InvalidURIError
-          nil
-        end
-        unless uri.is_a?(URI::HTTP) && !uri.host.to_s.empty? && [uri.userinfo, uri.query, uri.fragment].none?
-          raise Error, "hierad: url #{url.inspect} is not an http:// or https:// URL (http://host:port)"
-        end
-
-        @url = url.chomp('/')
-        @uri = uri
-        @base_path = uri.path.chomp('/')
-        @settings = settings
-        @idle = []
-        @mutex = Mutex.new
-      end
-
-      # One request; retried once on a fresh session when a reused one
-      # turns out to have been closed by the server meanwhile. Raises Error
-      # saying what went wrong.
-      def request(method, path, body, headers)
-        req = Net::HTTPGenericRequest.new(method, !body.nil?, true, @base_path + path, @settings[:headers].merge(headers))
-        req.body = body
-        http, reused = checkout
-        begin
-          res = http.request(req)
-        rescue EOFError, Errno::ECONNRESET, Errno::EPIPE
-          raise unless reused
-
-          http = start
-          res = http.request(req)
-        end
-        checkin(http)
-        Response.new(res.code.to_i, res.each_header.to_h, (+res.body.to_s).force_encoding(Encoding::UTF_8))
-      rescue StandardError => e
-        raise Error, failure(e)
-      end
-
-      private
-
-      def failure(error)
-        case error
-        when Net::OpenTimeout then "connect timed out after #{@settings[:connect_timeout]}s"
-        when Net::ReadTimeout then "read timed out after #{@settings[:read_timeout]}s"
-        else error.class.name.start_with?('OpenSSL::') ? "TLS: #{error.message}" : error.message
-        end
-      end
-
-      def start
-        http = Net::HTTP.new(@uri.hostname, @uri.port)
-        if @uri.scheme == 'https'
-          http.use_ssl = true
-          http.cert_store = cert_store
-        end
-        http.open_timeout = @settings[:connect_timeout]
-        http.read_timeout = @settings[:read_timeout]
-        # Net::HTTP would retry a GET after a read timeout (twice the wait);
-        # `request` retries only a closed keep-alive session, GET or POST.
-        http.max_retries = 0
-        # Net::HTTP's 2 s would reconnect (a TLS handshake again) after any
-        # pause; 30 s is under hierad's --idle-timeout (60 s), and a session
-        # the server closed is noticed and replaced anyway.
-        http.keep_alive_timeout = 30
-        http.start
-      end
-
-      # A store of our own: given only a ca_file, OpenSSL would add it to
-      # the process-wide default store, which Puppet makes every context use.
-      def cert_store
-        @cert_store ||= OpenSSL::X509::Store.new.tap do |store|
-          @settings[:ca_file] ? store.add_file(@settings[:ca_file]) : store.set_default_paths
-        end
-      end
-
-      def checkout
-        http = @mutex.synchronize { @idle.pop }
-        http ? [http, true] : [start, false]
-      end
-
-      def checkin(http)
-        keep = @mutex.synchronize { @idle.size < MAX_IDLE && @idle.push(http) }
-        http.finish unless keep
-      end
-    end
-
     # The client of one hierad service: one or more URLs tried in order
     # (the last one that answered first), with credentials and timeouts.
     class Client
@@ -204,7 +99,8 @@ module PuppetX
       end
     end
 
-    # Percent-encoding for URL paths and query strings.
+    # Percent-encoding for URL paths and query strings (no `uri`: loading
+    # it costs a one-shot `hiera` run ~20 ms).
     module Escape
       module_function
 
