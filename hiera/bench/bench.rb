@@ -66,7 +66,7 @@ LEVEL = 'datadir=%{::fqdn}'.freeze
 BIG = 10 * 1024
 tmp = Dir.mktmpdir('hierad-bench')
 if options[:fuel_files]
-  # A Fuel tree with one node per file, as tests/shim/fuel.rs builds it.
+  # A Fuel tree with one node per file, as tests/oracle/shim/fuel.rs builds it.
   tree = File.join(tmp, 'fuel-files')
   Dir.glob(File.join(options[:fuel_files], '*.yaml')).sort.each do |file|
     name = File.basename(file, '.yaml')

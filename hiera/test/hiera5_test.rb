@@ -1,5 +1,5 @@
 # What the Hiera 5 functions do over HTTP (lib/puppet_x/hierad/hiera5.rb),
-# against a scripted server. Puppet itself runs them in tests/shim.
+# against a scripted server. Puppet itself runs them in tests/oracle/shim.
 require_relative 'test_helper'
 require 'puppet'
 require 'puppet_x/hierad/hiera5'
