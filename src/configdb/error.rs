@@ -22,6 +22,12 @@ pub enum ConfigError {
     /// The request is malformed.
     #[error(transparent)]
     Invalid(#[from] Invalid),
+    /// The request needs a stored document that cannot be read (a server
+    /// failure, not the request's: 500).
+    #[error(
+        "the stored document is unreadable ({0}); `hierad doctor` lists and repairs such documents"
+    )]
+    Unreadable(Box<super::model::UnreadableDocument>),
 }
 
 /// The family of a [`ConfigError`], for mapping onto a status code.
@@ -30,6 +36,7 @@ pub enum ErrorKind {
     NotFound,
     Conflict,
     Invalid,
+    Unreadable,
 }
 
 impl ConfigError {
@@ -38,6 +45,7 @@ impl ConfigError {
             ConfigError::NotFound(_) => ErrorKind::NotFound,
             ConfigError::Conflict(_) => ErrorKind::Conflict,
             ConfigError::Invalid(_) => ErrorKind::Invalid,
+            ConfigError::Unreadable(_) => ErrorKind::Unreadable,
         }
     }
 }

@@ -18,6 +18,7 @@ pub use keypath::{KeyPath, KeyPathError};
 pub use level::{LevelPath, LevelPathError, LevelValue};
 pub use model::{
     Component, ComponentRef, DocAddress, DocKind, Environment, NewComponent, NewEnvironment,
-    ResourceDefinition, SnapshotData, StoredDocument, Version, check_depth, into_document,
+    ResourceDefinition, SnapshotData, StoredDocument, UnreadableDocument, Version, check_depth,
+    into_document,
 };
 pub use snapshot::{EffectiveKey, PathReader, Snapshot, StoredDoc};

@@ -213,6 +213,30 @@ pub struct SnapshotData {
     pub environments: Vec<Environment>,
     /// The latest version of every document that is not deleted.
     pub documents: Vec<StoredDocument>,
+    /// Latest versions that could not be read (changed behind hierad's
+    /// back, or written by a hierad without the depth limit): left out of
+    /// `documents`, so the rest can be served.
+    pub unreadable: Vec<UnreadableDocument>,
+}
+
+/// The latest version of a document that does not decode. Names the
+/// document, never its content.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct UnreadableDocument {
+    pub at: DocAddress,
+    pub version: u64,
+    /// Why, in words that carry nothing of the content.
+    pub reason: &'static str,
+}
+
+impl fmt::Display for UnreadableDocument {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "version {} of the {}: {}",
+            self.version, self.at, self.reason
+        )
+    }
 }
 
 /// A document must be a Hash: takes it out of a parsed value.

@@ -31,7 +31,7 @@
 use super::error::{ConfigError, NotFound};
 use super::fold::{deep_merge, merge_shared};
 use super::level::{LevelPath, LevelValue};
-use super::model::{Component, DocKind, Environment, SnapshotData, Version};
+use super::model::{Component, DocKind, Environment, SnapshotData, UnreadableDocument, Version};
 use crate::hiera::lookup::is_final;
 use crate::hiera::{Hash, Value};
 use indexmap::IndexMap;
@@ -94,6 +94,10 @@ impl<'s> PathReader<'s, '_> {
 pub struct Snapshot {
     components: Arc<Vec<Component>>,
     envs: Arc<BTreeMap<i64, Arc<EnvData>>>,
+    /// Stored documents that could not be read: requests that need one
+    /// fail (500) instead of answering as if it were empty; a write of the
+    /// document replaces it.
+    unreadable: Arc<Vec<UnreadableDocument>>,
 }
 
 #[derive(Debug)]
@@ -296,6 +300,7 @@ impl Snapshot {
             components,
             environments,
             documents,
+            unreadable,
         } = data;
         let by_id: HashMap<i64, &Component> = components.iter().map(|c| (c.id, c)).collect();
         // (env, resource) → (root docs, slot docs)
@@ -347,7 +352,50 @@ impl Snapshot {
         Snapshot {
             components: Arc::new(components),
             envs: Arc::new(envs),
+            unreadable: Arc::new(unreadable),
         }
+    }
+
+    /// The stored documents that could not be read.
+    pub fn unreadable(&self) -> &[UnreadableDocument] {
+        &self.unreadable
+    }
+
+    /// Fails when a document the request needs is unreadable: the one of
+    /// `kind` at the path's slot, or (`None`: an effective document) any of
+    /// the resource's documents on the path.
+    fn check_readable(
+        &self,
+        env: i64,
+        path: &LevelPath,
+        resource: &str,
+        kind: Option<DocKind>,
+    ) -> Result<(), ConfigError> {
+        let needed = |u: &&UnreadableDocument| {
+            let at = &u.at;
+            at.env == env
+                && at.resource == resource
+                && match kind {
+                    Some(kind) => at.kind == kind && at.path.slot() == path.slot(),
+                    None => at.path.slot().is_none_or(|lv| path.pairs().contains(lv)),
+                }
+        };
+        match self.unreadable.iter().find(needed) {
+            Some(u) => Err(ConfigError::Unreadable(Box::new(u.clone()))),
+            None => Ok(()),
+        }
+    }
+
+    /// Whether environment `env` has an unreadable document of one of
+    /// `resources` (`None`: of any resource).
+    pub fn unreadable_in(
+        &self,
+        env: i64,
+        resources: Option<&[String]>,
+    ) -> Option<&UnreadableDocument> {
+        self.unreadable
+            .iter()
+            .find(|u| u.at.env == env && resources.is_none_or(|r| r.contains(&u.at.resource)))
     }
 
     /// All components, as loaded.
@@ -445,6 +493,7 @@ impl Snapshot {
         resource: &str,
     ) -> Result<Arc<Hash>, ConfigError> {
         let data = self.resource(env, path, resource)?;
+        self.check_readable(env, path, resource, None)?;
         Ok(data.effective(path.pairs()))
     }
 
@@ -463,6 +512,7 @@ impl Snapshot {
         kind: DocKind,
     ) -> Result<Option<&StoredDoc>, ConfigError> {
         let data = self.resource(env, path, resource)?;
+        self.check_readable(env, path, resource, Some(kind))?;
         Ok(data.slot(path.slot()).and_then(|s| s.get(kind)))
     }
 
@@ -493,9 +543,22 @@ impl Snapshot {
                 resources,
             }),
         );
+        let unreadable = if self.check_readable(env, path, resource, Some(kind)).is_ok() {
+            Arc::clone(&self.unreadable)
+        } else {
+            // The write replaced it.
+            let rest = self.unreadable.iter().filter(|u| {
+                !(u.at.env == env
+                    && u.at.resource == resource
+                    && u.at.kind == kind
+                    && u.at.path.slot() == path.slot())
+            });
+            Arc::new(rest.cloned().collect())
+        };
         Ok(Snapshot {
             components: Arc::clone(&self.components),
             envs: Arc::new(envs),
+            unreadable,
         })
     }
 
@@ -570,6 +633,7 @@ mod tests {
                 hierarchy_levels: vec!["role".into(), "nodes".into()],
             }],
             documents,
+            unreadable: Vec::new(),
         }
     }
 

@@ -39,6 +39,9 @@ impl From<ConfigError> for ApiError {
             ErrorKind::NotFound => ApiError::NotFound(e.to_string()),
             ErrorKind::Conflict => ApiError::Conflict(e.to_string()),
             ErrorKind::Invalid => ApiError::BadRequest(e.to_string()),
+            // The server's fault, logged; it names the document, never
+            // its content.
+            ErrorKind::Unreadable => ApiError::Internal(e.to_string()),
         }
     }
 }

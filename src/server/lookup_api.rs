@@ -83,6 +83,14 @@ async fn lookup_handler(
                 .expect("checked above"),
         )?;
     }
+    // A lookup that may read an unreadable document fails rather than
+    // answer as if it were empty. Datasources named outright tell which;
+    // interpolated ones, or the environment's own hierarchy, may be any.
+    let named = (parsed.request.hierarchy.as_deref())
+        .filter(|h| h.iter().all(|source| !source.contains("%{")));
+    if let Some(doc) = snapshot.unreadable_in(parsed.request.env, named) {
+        return Err(crate::configdb::ConfigError::Unreadable(Box::new(doc.clone())).into());
+    }
     let loaded = state
         .configs()
         .get(generation, &snapshot, &parsed.request)?;

@@ -98,6 +98,7 @@ pub struct Metrics {
     latency: Family<RouteLabels, Histogram>,
     cache: Family<CacheLabels, Counter>,
     generation: Gauge,
+    unreadable: Gauge,
 }
 
 impl Default for Metrics {
@@ -118,6 +119,12 @@ impl Metrics {
         });
         let cache = Family::<CacheLabels, Counter>::default();
         let generation = Gauge::default();
+        let unreadable = Gauge::default();
+        registry.register(
+            "unreadable_documents",
+            "Stored documents that could not be read (see `hierad doctor`)",
+            unreadable.clone(),
+        );
         registry.register(
             "http_requests",
             "HTTP requests by route and status",
@@ -144,7 +151,13 @@ impl Metrics {
             latency,
             cache,
             generation,
+            unreadable,
         }
+    }
+
+    pub fn set_unreadable(&self, count: usize) {
+        self.unreadable
+            .set(i64::try_from(count).unwrap_or(i64::MAX));
     }
 
     pub fn cache_hit(&self) {

@@ -27,10 +27,27 @@ use std::future::Future;
 use std::time::Duration;
 use tokio::net::TcpListener;
 
+/// `ok`, or `degraded` with the unreadable documents named (never their
+/// content). Still 200: the replicas share one database, so a balancer
+/// that pulled one for a bad document would pull them all, while every
+/// other document is served.
+async fn health(axum::extract::State(state): axum::extract::State<AppState>) -> String {
+    let snapshot = state.snapshot();
+    let bad = snapshot.unreadable();
+    if bad.is_empty() {
+        return "ok\n".to_owned();
+    }
+    let mut text = format!("degraded: {} unreadable document(s)\n", bad.len());
+    for doc in bad {
+        text.push_str(&format!("unreadable: {doc}\n"));
+    }
+    text
+}
+
 /// The whole application over `state`.
 pub fn app(state: AppState) -> Router {
     let routes = Router::new()
-        .route("/healthz", get(|| async { "ok\n" }))
+        .route("/healthz", get(health))
         .route("/metrics", get(metrics_text))
         .nest("/api/v1/config", config_api::routes())
         .nest("/api/v1", lookup_api::routes());

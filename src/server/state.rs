@@ -45,6 +45,12 @@ impl AppState {
     /// The store cannot be read.
     pub fn new(store: Arc<dyn Store>, settings: Settings) -> Result<AppState, ApiError> {
         let snapshot = Snapshot::build(store.load_all()?);
+        // Served all the same: requests that need one answer 500.
+        for doc in snapshot.unreadable() {
+            tracing::error!(document = %doc, "a stored document is unreadable; serving everything else (`hierad doctor` lists and repairs)");
+        }
+        let metrics = Arc::new(Metrics::new());
+        metrics.set_unreadable(snapshot.unreadable().len());
         let cache = AnswerCache::new(settings.cache_bytes);
         Ok(AppState {
             inner: Arc::new(Inner {
@@ -53,7 +59,7 @@ impl AppState {
                 generation: AtomicU64::new(1),
                 cache,
                 configs: Configs::new(),
-                metrics: Arc::new(Metrics::new()),
+                metrics,
                 writes: tokio::sync::Mutex::new(()),
                 settings,
             }),
@@ -167,6 +173,9 @@ impl AppState {
         })
         .await
         .map_err(|e| ApiError::Internal(format!("store task failed: {e}")))??;
+        self.inner
+            .metrics
+            .set_unreadable(snapshot.unreadable().len());
         self.inner.snapshot.store(Arc::new(snapshot));
         let generation = self.inner.generation.fetch_add(1, Ordering::AcqRel) + 1;
         self.inner.cache.clear();

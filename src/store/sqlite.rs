@@ -13,7 +13,7 @@ use crate::configdb::model::{check_component_name, check_level_name, check_resou
 use crate::configdb::{
     Component, ComponentRef, ConfigError, Conflict, DocAddress, DocKind, Environment, Invalid,
     LevelPath, LevelValue, NewComponent, NewEnvironment, NotFound, ResourceDefinition,
-    SnapshotData, StoredDocument, Version, check_depth,
+    SnapshotData, StoredDocument, UnreadableDocument, Version, check_depth,
 };
 use crate::hiera::{Hash, Value};
 use crate::wire;
@@ -818,11 +818,12 @@ impl Store for SqliteStore {
                     })
                 })?
                 .collect::<rusqlite::Result<Vec<_>>>()?;
-            let documents = decode_all(raw)?;
+            let (documents, unreadable) = decode_all(raw)?;
             Ok(SnapshotData {
                 components,
                 environments,
                 documents,
+                unreadable,
             })
         })
     }
@@ -839,8 +840,13 @@ struct RawDoc {
     text: String,
 }
 
+/// A row's document, or why it cannot be read.
+type Decoded = std::result::Result<StoredDocument, UnreadableDocument>;
+
 impl RawDoc {
-    fn decode(self) -> Result<StoredDocument> {
+    /// The document, or (a content that does not decode) the record of an
+    /// unreadable one; an error only for a row no address can name.
+    fn decode(self) -> Result<Decoded> {
         let RawDoc {
             env,
             level,
@@ -863,56 +869,84 @@ impl RawDoc {
         } else {
             Some(LevelValue::new(&level, &value).map_err(|e| corrupt(e.to_string()))?)
         };
-        let content = decode(what, &text)?;
-        Ok(StoredDocument {
+        let content = match wire::from_str(&text) {
+            Ok(Value::Hash(h)) => h,
+            // The reasons carry nothing of the content (a parse error's
+            // text may quote it).
+            other => {
+                let reason = match other {
+                    Ok(_) => "it is not a Hash",
+                    Err(wire::WireError::TooDeep) => "it nests deeper than hierad reads",
+                    Err(wire::WireError::Tag(_)) => "it holds a malformed tagged value",
+                    Err(wire::WireError::Json(_)) => "it is not valid wire JSON",
+                };
+                let path = LevelPath::new(slot.into_iter().collect());
+                return Ok(Err(UnreadableDocument {
+                    at: DocAddress::new(env, path, resource, kind_parsed),
+                    version: version.number,
+                    reason,
+                }));
+            }
+        };
+        Ok(Ok(StoredDocument {
             env,
             slot,
             resource,
             kind: kind_parsed,
             version,
             content,
-        })
+        }))
     }
 }
 
 /// Decodes documents on every core: decoding, not reading, is what a
 /// large database spends its start-up on (about 60 MB/s of wire JSON per
 /// core), and the documents are independent.
-fn decode_all(raw: Vec<RawDoc>) -> Result<Vec<StoredDocument>> {
+fn decode_all(raw: Vec<RawDoc>) -> Result<(Vec<StoredDocument>, Vec<UnreadableDocument>)> {
     let threads = std::thread::available_parallelism()
         .map_or(1, usize::from)
         .min(8);
-    if threads < 2 || raw.len() < 64 {
-        return raw.into_iter().map(RawDoc::decode).collect();
-    }
-    let per_thread = raw.len().div_ceil(threads);
-    let mut chunks: Vec<Vec<RawDoc>> = Vec::with_capacity(threads);
-    let mut rest = raw.into_iter();
-    loop {
-        let chunk: Vec<RawDoc> = rest.by_ref().take(per_thread).collect();
-        if chunk.is_empty() {
-            break;
+    let decoded: Vec<Decoded> = if threads < 2 || raw.len() < 64 {
+        raw.into_iter().map(RawDoc::decode).collect::<Result<_>>()?
+    } else {
+        let per_thread = raw.len().div_ceil(threads);
+        let mut chunks: Vec<Vec<RawDoc>> = Vec::with_capacity(threads);
+        let mut rest = raw.into_iter();
+        loop {
+            let chunk: Vec<RawDoc> = rest.by_ref().take(per_thread).collect();
+            if chunk.is_empty() {
+                break;
+            }
+            chunks.push(chunk);
         }
-        chunks.push(chunk);
+        let parts: Vec<Result<Vec<Decoded>>> = std::thread::scope(|scope| {
+            let handles: Vec<_> = chunks
+                .into_iter()
+                .map(|chunk| scope.spawn(move || chunk.into_iter().map(RawDoc::decode).collect()))
+                .collect();
+            handles
+                .into_iter()
+                .map(|h| {
+                    h.join()
+                        .unwrap_or_else(|panic| std::panic::resume_unwind(panic))
+                })
+                .collect()
+        });
+        let mut all = Vec::new();
+        for part in parts {
+            all.extend(part?);
+        }
+        all
+    };
+    let mut documents = Vec::with_capacity(decoded.len());
+    let mut unreadable = Vec::new();
+    for doc in decoded {
+        match doc {
+            Ok(doc) => documents.push(doc),
+            Err(bad) => unreadable.push(bad),
+        }
     }
-    let decoded: Vec<Result<Vec<StoredDocument>>> = std::thread::scope(|scope| {
-        let handles: Vec<_> = chunks
-            .into_iter()
-            .map(|chunk| scope.spawn(move || chunk.into_iter().map(RawDoc::decode).collect()))
-            .collect();
-        handles
-            .into_iter()
-            .map(|h| {
-                h.join()
-                    .unwrap_or_else(|panic| std::panic::resume_unwind(panic))
-            })
-            .collect()
-    });
-    let mut out = Vec::new();
-    for part in decoded {
-        out.extend(part?);
-    }
-    Ok(out)
+    Ok((documents, unreadable))
 }
 
 #[cfg(test)]

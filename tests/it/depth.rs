@@ -192,3 +192,97 @@ fn the_number_token_is_an_ordinary_key_on_every_way_in() {
         r.body
     );
 }
+
+/// Issue 9, defect 1 (defence in depth): a stored document that cannot be
+/// read no longer stops the server. It starts, serves everything else,
+/// names the document in /healthz (200, degraded) and in a metric, answers
+/// 500 only for requests that need it, and a write replaces it.
+#[test]
+fn an_unreadable_document_degrades_only_what_needs_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("h.db");
+    let mut server = TestServer::start_on(&db, &["--no-sample"]);
+    let r = json(
+        &server,
+        "POST",
+        "/api/v1/config/components",
+        r#"{"name": "app", "resource_definitions": [{"name": "a"}, {"name": "b"}]}"#,
+    );
+    assert_eq!(r.status, 201, "{}", r.body);
+    let r = json(
+        &server,
+        "POST",
+        "/api/v1/config/environments",
+        r#"{"id": 5, "components": ["app"], "hierarchy_levels": ["nodes"]}"#,
+    );
+    assert_eq!(r.status, 201, "{}", r.body);
+    let b = "/api/v1/config/environments/5/nodes/n1/resources/b/values";
+    assert_eq!(
+        json(&server, "PUT", DOC, r#"{"k": "secret-a"}"#).status,
+        204
+    );
+    assert_eq!(json(&server, "PUT", b, r#"{"k": "from b"}"#).status, 204);
+    assert!(server.stop().success());
+
+    let conn = rusqlite::Connection::open(&db).unwrap();
+    let changed = conn
+        .execute(
+            r#"UPDATE documents SET content = '{"k": "secret-a"' WHERE resource = 'a'"#,
+            [],
+        )
+        .unwrap();
+    assert_eq!(changed, 1);
+    drop(conn);
+
+    let server = TestServer::start_on(&db, &["--no-sample"]);
+    let health = get(&server, "/healthz");
+    assert_eq!(health.status, 200);
+    assert!(
+        health
+            .body
+            .starts_with("degraded: 1 unreadable document(s)\n"),
+        "{}",
+        health.body
+    );
+    assert!(
+        health.body.contains("version 1 of the values of resource \"a\" at the root of environment 5: it is not valid wire JSON"),
+        "{}",
+        health.body
+    );
+    assert!(!health.body.contains("secret"), "{}", health.body);
+    let metrics = get(&server, "/metrics").body;
+    assert!(
+        metrics.contains("hierad_unreadable_documents 1"),
+        "{metrics}"
+    );
+    // What does not need it is served; what does, fails.
+    assert_eq!(get(&server, b).body, r#"{"k":"from b"}"#);
+    let lookup = |hierarchy: &str| {
+        json(
+            &server,
+            "POST",
+            "/api/v1/lookup",
+            &format!(
+                r#"{{"environment": 5, "key": "k", "level": "nodes=n1", "hierarchy": {hierarchy}}}"#
+            ),
+        )
+    };
+    let r = lookup(r#"["b"]"#);
+    assert_eq!(
+        (r.status, r.body.as_str()),
+        (200, r#"{"found":true,"value":"from b"}"#)
+    );
+    assert_eq!(lookup(r#"["a", "b"]"#).status, 500);
+    let r = get(&server, DOC);
+    assert_eq!(r.status, 500, "{}", r.body);
+    assert!(!r.body.contains("secret"), "{}", r.body);
+    // A write replaces it.
+    assert_eq!(json(&server, "PUT", DOC, r#"{"k": "new"}"#).status, 204);
+    assert_eq!(get(&server, "/healthz").body, "ok\n");
+    assert!(
+        get(&server, "/metrics")
+            .body
+            .contains("hierad_unreadable_documents 0")
+    );
+    assert_eq!(lookup(r#"["a", "b"]"#).status, 200);
+}
