@@ -4,6 +4,7 @@
 pub mod args;
 pub mod bench;
 pub mod config;
+pub mod doctor;
 pub mod export;
 pub mod import;
 pub mod lookup;
@@ -40,6 +41,9 @@ pub enum Command {
     Export(export::Args),
     /// Serve the ConfigDB REST API and Hiera lookups over HTTP.
     Serve(serve::Args),
+    /// List the stored documents that cannot be read; --repair restores
+    /// the newest readable version of each, or deletes it
+    Doctor(doctor::Args),
     /// Load-test a server with realistic lookups; generate and load bench
     /// environments.
     Bench(Box<bench::Args>),
@@ -57,6 +61,7 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Import(args) => import::run(args),
         Command::Export(args) => export::run(args),
         Command::Serve(args) => serve::run(args),
+        Command::Doctor(args) => doctor::run(args),
         Command::Bench(args) => bench::run(*args),
     }
 }

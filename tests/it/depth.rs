@@ -286,3 +286,68 @@ fn an_unreadable_document_degrades_only_what_needs_it() {
     );
     assert_eq!(lookup(r#"["a", "b"]"#).status, 200);
 }
+
+fn doctor(db: &std::path::Path, repair: bool) -> (i32, String) {
+    let mut command = Command::new(env!("CARGO_BIN_EXE_hierad"));
+    command.arg("doctor").arg("--db").arg(db);
+    if repair {
+        command.arg("--repair");
+    }
+    let out = command.env_remove("HIERAD_DB").output().unwrap();
+    (
+        out.status.code().unwrap(),
+        String::from_utf8_lossy(&out.stdout).into_owned() + &String::from_utf8_lossy(&out.stderr),
+    )
+}
+
+/// Issue 9, defect 1: `hierad doctor` lists unreadable documents, and
+/// `--repair` restores the newest readable version of each, or deletes a
+/// document that has none.
+#[test]
+fn doctor_lists_and_repairs_unreadable_documents() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("h.db");
+    let mut server = TestServer::start_on(&db, &["--no-sample"]);
+    setup(&server);
+    let node = "/api/v1/config/environments/5/nodes/n1/resources/a/values";
+    for (path, body) in [
+        (DOC, r#"{"k": "one"}"#),
+        (DOC, r#"{"k": "two"}"#),
+        (node, r#"{"k": "node"}"#),
+    ] {
+        assert_eq!(json(&server, "PUT", path, body).status, 204);
+    }
+    assert!(server.stop().success());
+    assert_eq!(doctor(&db, false).0, 0);
+    let conn = rusqlite::Connection::open(&db).unwrap();
+    for (level_value, version) in [("", 2), ("n1", 1)] {
+        let changed = conn
+            .execute(
+                "UPDATE documents SET content = '[' WHERE level_value = ?1 AND version = ?2",
+                rusqlite::params![level_value, version],
+            )
+            .unwrap();
+        assert_eq!(changed, 1);
+    }
+    drop(conn);
+
+    let (code, out) = doctor(&db, false);
+    assert_eq!(code, 1, "{out}");
+    assert!(out.contains("unreadable: version 2 of the values of resource \"a\" at the root of environment 5: it is not valid wire JSON"), "{out}");
+    assert!(
+        out.contains(
+            "unreadable: version 1 of the values of resource \"a\" at nodes=n1 of environment 5"
+        ),
+        "{out}"
+    );
+    assert!(out.contains("2 unreadable document(s)"), "{out}");
+    let (code, out) = doctor(&db, true);
+    assert_eq!(code, 0, "{out}");
+    assert!(out.contains("repaired: the values of resource \"a\" at the root of environment 5: version 1 restored as version 3"), "{out}");
+    assert!(out.contains("repaired: the values of resource \"a\" at nodes=n1 of environment 5: deleted as version 2 (no readable version"), "{out}");
+    assert_eq!(doctor(&db, false).0, 0);
+
+    let server = TestServer::start_on(&db, &["--no-sample"]);
+    assert_eq!(get(&server, "/healthz").body, "ok\n");
+    assert_eq!(get(&server, DOC).body, r#"{"k":"one"}"#);
+}

@@ -1,0 +1,89 @@
+//! `hierad doctor`: lists the stored documents whose latest version cannot
+//! be read, and with `--repair` mends each: the newest readable version
+//! is restored as a new version, or, when none is, the document is
+//! deleted (a deletion marker: its history stays). Works on a database
+//! file directly (stop the server first, or restart it after, so it loads
+//! the repaired documents).
+
+use crate::configdb::UnreadableDocument;
+use crate::settings::DEFAULT_DB;
+use crate::store::{SqliteStore, Store};
+use anyhow::Context;
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+#[derive(Debug, clap::Args)]
+pub struct Args {
+    /// The database file
+    #[arg(long, env = "HIERAD_DB", default_value = DEFAULT_DB)]
+    pub db: PathBuf,
+    /// Repair each unreadable document (restore its newest readable version, else delete it)
+    #[arg(long)]
+    pub repair: bool,
+}
+
+/// Runs `hierad doctor`: exit 0 when nothing is (or stays) unreadable, 1
+/// when unreadable documents were listed and not repaired.
+///
+/// # Errors
+///
+/// The database cannot be opened or written.
+pub fn run(args: Args) -> anyhow::Result<ExitCode> {
+    if !args.db.is_file() {
+        anyhow::bail!(
+            "no database at {}: give --db PATH (or set HIERAD_DB)",
+            args.db.display()
+        );
+    }
+    let store = SqliteStore::open(&args.db)
+        .with_context(|| format!("cannot open the database {}", args.db.display()))?;
+    let unreadable = store.load_all()?.unreadable;
+    if unreadable.is_empty() {
+        println!("no unreadable documents in {}", args.db.display());
+        return Ok(ExitCode::SUCCESS);
+    }
+    for doc in &unreadable {
+        if args.repair {
+            println!("{}", repair(&store, doc)?);
+        } else {
+            println!("unreadable: {doc}");
+        }
+    }
+    if args.repair {
+        return Ok(ExitCode::SUCCESS);
+    }
+    println!(
+        "{} unreadable document(s); `hierad doctor --repair` restores the newest readable version of each (or deletes it if there is none)",
+        unreadable.len()
+    );
+    Ok(ExitCode::from(1))
+}
+
+/// Mends one document; says what was done.
+fn repair(store: &SqliteStore, doc: &UnreadableDocument) -> anyhow::Result<String> {
+    let at = &doc.at;
+    let mut older: Vec<_> = store
+        .history(at)?
+        .into_iter()
+        .filter(|v| !v.deleted && v.number < doc.version)
+        .collect();
+    older.reverse();
+    for version in older {
+        // Any failure (it does not decode, or nests past the limit) means
+        // this version cannot come back: try the one before.
+        if store.get(at, Some(version.number)).is_err() {
+            continue;
+        }
+        if let Ok(new) = store.restore(at, version.number) {
+            return Ok(format!(
+                "repaired: the {at}: version {} restored as version {} (version {} was unreadable: {})",
+                version.number, new.number, doc.version, doc.reason
+            ));
+        }
+    }
+    let marker = store.delete(at)?;
+    Ok(format!(
+        "repaired: the {at}: deleted as version {} (no readable version; version {} was unreadable: {})",
+        marker.number, doc.version, doc.reason
+    ))
+}
