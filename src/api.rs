@@ -51,6 +51,23 @@ pub struct ErrorBody {
     pub message: String,
 }
 
+/// A 422 `budget_exceeded`: a lookup refused for spending more than its
+/// budget (docs/operations.md, "Lookup budgets"); the fields of an
+/// [`ErrorBody`], and which budget, its value and the flag that sets it.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct BudgetErrorBody {
+    /// `budget_exceeded`.
+    pub error: String,
+    /// `Hierad::StepBudgetExceeded` or `Hierad::ByteBudgetExceeded`.
+    pub class: String,
+    /// `steps` or `bytes`.
+    pub budget: String,
+    pub limit: u64,
+    /// The `hierad serve` flag that raises it.
+    pub flag: String,
+    pub message: String,
+}
+
 /// `GET /components…`: a component and its resource definitions.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Component {

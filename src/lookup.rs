@@ -4,6 +4,7 @@
 //! from YAML files. Shared by the server, the remote CLI and the bench.
 
 use crate::configdb::{LevelPath, PathReader, Snapshot};
+use crate::hiera::budget::Meter;
 use crate::hiera::config::{BackendKind, Config};
 use crate::hiera::lookup::{Answer, DataSource, Fetched, Hiera, NoLog, Resolution, Step};
 use crate::hiera::merge::MergeSpec;
@@ -315,18 +316,21 @@ pub fn hash_resolution(options: &Value) -> Result<Resolution> {
     )))
 }
 
-/// Runs one lookup.
+/// Runs one lookup, spending from `meter` (lookups that share one share
+/// its budget).
 ///
 /// # Errors
 ///
-/// Every error Hiera 3.10 raises for the same lookup over YAML files.
+/// Every error Hiera 3.10 raises for the same lookup over YAML files, and
+/// the `*BudgetExceeded` refusal of a lookup that would overspend.
 pub fn lookup<'s>(
     snapshot: &'s Snapshot,
     config: &Config,
     request: &Request,
+    meter: &mut Meter,
 ) -> Result<Outcome<'s>, HieraError> {
     let source = SnapshotSource::new(snapshot, request.env, &request.level);
-    let mut hiera = Hiera::new(config, &source, &NoLog);
+    let mut hiera = Hiera::new(config, &source, &NoLog).budget(*meter);
     if request.explain {
         hiera = hiera.explain();
     }
@@ -336,7 +340,9 @@ pub fn lookup<'s>(
         &request.scope,
         request.order_override.as_ref(),
         &request.resolution,
-    )?;
+    );
+    *meter = *hiera.meter();
+    let answer = answer?;
     Ok(Outcome {
         answer,
         steps: hiera.steps().to_vec(),
@@ -494,7 +500,8 @@ mod tests {
                     resolution,
                     ..request.clone()
                 };
-                let answer = lookup(snapshot, config, &request).map(|o| o.answer);
+                let mut meter = Meter::new(crate::hiera::budget::Budget::UNLIMITED);
+                let answer = lookup(snapshot, config, &request, &mut meter).map(|o| o.answer);
                 out.push_str(&format!("{key}: {answer:?}\n"));
             }
         }

@@ -1,6 +1,7 @@
 //! How the daemon runs: defaults, then environment variables, then flags
 //! (the CLI layer fills the struct; everything below reads only this).
 
+use crate::hiera::budget::Budget;
 use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::time::Duration;
@@ -39,6 +40,12 @@ pub struct Settings {
     /// After a shutdown signal, connections still open after this long are
     /// closed.
     pub shutdown_timeout: Duration,
+    /// What one lookup request may spend on interpolation (422 beyond).
+    pub lookup_budget: Budget,
+    /// Lookups too costly to answer on the async workers run on the
+    /// blocking pool, at most this many at once, so they neither starve
+    /// `/healthz` nor take every core.
+    pub lookup_workers: usize,
 }
 
 impl Default for Settings {
@@ -55,6 +62,14 @@ impl Default for Settings {
             idle_timeout: Duration::from_secs(60),
             max_header_bytes: 32 * 1024,
             shutdown_timeout: Duration::from_secs(10),
+            lookup_budget: Budget::DEFAULT,
+            lookup_workers: default_lookup_workers(),
         }
     }
+}
+
+/// One costly lookup per core: they are CPU-bound, more at once would
+/// only share the cores more finely.
+pub fn default_lookup_workers() -> usize {
+    std::thread::available_parallelism().map_or(2, std::num::NonZero::get)
 }

@@ -1,13 +1,15 @@
 //! `hierad serve`: the ConfigDB and lookup server.
 
 use crate::configdb::{DocKind, LevelPath};
+use crate::hiera::budget::Budget;
 use crate::ops::{self, Local, NewEnv, TreeImport};
 use crate::server::{self, AppState};
-use crate::settings::{DEFAULT_DB, DEFAULT_PORT, Settings};
+use crate::settings::{DEFAULT_DB, DEFAULT_PORT, Settings, default_lookup_workers};
 use crate::store::{SqliteStore, Store};
 use crate::tree::read_tree;
 use anyhow::Context;
 use std::net::SocketAddr;
+use std::num::NonZeroUsize;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::sync::Arc;
@@ -60,6 +62,18 @@ pub struct Args {
     /// closed and the server exits.
     #[arg(long, value_parser = super::bench::parse_duration, default_value = "10s")]
     pub shutdown_timeout: Duration,
+    /// Interpolation steps one lookup request may take: each %{} token
+    /// evaluated, hiera() and alias() lookups included. Beyond: 422.
+    #[arg(long, env = "HIERAD_BUDGET_STEPS", default_value_t = Budget::DEFAULT.steps)]
+    pub budget_steps: u64,
+    /// Bytes of values interpolation may build for one lookup request
+    /// (Strings it makes, values alias() copies). Beyond: 422.
+    #[arg(long, env = "HIERAD_BUDGET_BYTES", default_value_t = Budget::DEFAULT.bytes)]
+    pub budget_bytes: u64,
+    /// Lookups too costly to answer inline that run at once, off the
+    /// async workers (default: one per CPU).
+    #[arg(long, env = "HIERAD_LOOKUP_WORKERS")]
+    pub lookup_workers: Option<NonZeroUsize>,
 }
 
 /// A duration above zero: a zero timeout would refuse everything.
@@ -92,6 +106,13 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         idle_timeout: args.idle_timeout,
         max_header_bytes: args.max_header_bytes as usize,
         shutdown_timeout: args.shutdown_timeout,
+        lookup_budget: Budget {
+            steps: args.budget_steps,
+            bytes: args.budget_bytes,
+        },
+        lookup_workers: args
+            .lookup_workers
+            .map_or_else(default_lookup_workers, NonZeroUsize::get),
     };
     let store: Arc<dyn Store> = Arc::new(
         SqliteStore::open(&settings.db)

@@ -47,6 +47,12 @@ pub enum ErrorClass {
     ErrnoEisdir,
     /// `Errno::EACCES`: a data or config file that cannot be read.
     ErrnoEacces,
+    /// hierad's own: the lookup took more interpolation steps than its
+    /// budget allows (Hiera has no such limit; this is a refusal).
+    StepBudgetExceeded,
+    /// hierad's own: interpolation would build more bytes of values than
+    /// the lookup's budget allows.
+    ByteBudgetExceeded,
 }
 
 impl ErrorClass {
@@ -72,6 +78,10 @@ impl ErrorClass {
             ErrorClass::DeepMergeInvalidParameter => "DeepMerge::InvalidParameter",
             ErrorClass::ErrnoEisdir => "Errno::EISDIR",
             ErrorClass::ErrnoEacces => "Errno::EACCES",
+            // Not Ruby classes: the shim raises them as RuntimeErrors
+            // naming this class.
+            ErrorClass::StepBudgetExceeded => "Hierad::StepBudgetExceeded",
+            ErrorClass::ByteBudgetExceeded => "Hierad::ByteBudgetExceeded",
         }
     }
 
@@ -81,7 +91,7 @@ impl ErrorClass {
     }
 }
 
-const ALL: [ErrorClass; 19] = [
+const ALL: [ErrorClass; 21] = [
     ErrorClass::Exception,
     ErrorClass::ArgumentError,
     ErrorClass::NoMethodError,
@@ -101,6 +111,8 @@ const ALL: [ErrorClass; 19] = [
     ErrorClass::DeepMergeInvalidParameter,
     ErrorClass::ErrnoEisdir,
     ErrorClass::ErrnoEacces,
+    ErrorClass::StepBudgetExceeded,
+    ErrorClass::ByteBudgetExceeded,
 ];
 
 /// An error Hiera 3.10 would raise: its class and its exact message.

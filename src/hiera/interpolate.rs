@@ -3,10 +3,12 @@
 //! recursion guard with its 3.10 quirks (§5 of the spec).
 //!
 //! Nested lookups go through the [`Resolver`] the caller passes in, so this
-//! module stays pure.
+//! module stays pure; so does the lookup's [`Meter`], charged for every
+//! token evaluated and every byte built.
 
+use super::budget::Meter;
 use super::error::{ErrorClass, HieraError, Result};
-use super::key::{qualified_lookup, split_key};
+use super::key::{is_index, qualified_lookup, split_key};
 use super::render::ruby::to_s;
 use super::value::{Hash, Value};
 use std::cell::RefCell;
@@ -44,6 +46,9 @@ pub trait Resolver {
 
     /// `Hiera.warn`.
     fn warn(&mut self, message: &str);
+
+    /// The budget of the lookup being interpolated for.
+    fn meter(&mut self) -> &mut Meter;
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -93,7 +98,9 @@ pub fn interpolate_str(
     let mut copied = 0;
     let mut token = Some(first);
     while let Some((start, end)) = token {
-        out.push_str(&data[copied..start]);
+        let literal = &data[copied..start];
+        resolver.meter().bytes(literal.len())?;
+        out.push_str(literal);
         let (value, method) = do_interpolation(
             &Value::str(&data[start..end]),
             scope,
@@ -102,6 +109,8 @@ pub fn interpolate_str(
         )?;
         if method == Some(Method::Alias) && !matches!(value, Value::String(_)) {
             if only_interpolation(data) {
+                // The value is a copy, as large as what it aliases.
+                resolver.meter().value(&value)?;
                 return Ok(value);
             }
             return Err(HieraError::new(
@@ -109,14 +118,22 @@ pub fn interpolate_str(
                 "Cannot call alias in the string context",
             ));
         }
-        match value {
-            Value::String(s) => out.push_str(&s),
-            other => out.push_str(&to_s(&other)),
+        let text = match value {
+            Value::String(s) => s,
+            other => to_s(&other),
+        };
+        resolver.meter().bytes(text.len())?;
+        if out.is_empty() {
+            out = text;
+        } else {
+            out.push_str(&text);
         }
         copied = end;
         token = next_token(data, end);
     }
-    out.push_str(&data[copied..]);
+    let tail = &data[copied..];
+    resolver.meter().bytes(tail.len())?;
+    out.push_str(tail);
     Ok(Value::String(out))
 }
 
@@ -183,6 +200,7 @@ fn do_interpolation(
     if EMPTY_INTERPOLATIONS.contains(&ruby_strip(variable)) {
         return Ok((Value::str(""), None));
     }
+    resolver.meter().step()?;
     let guard = context.guard.clone().unwrap_or_default();
     {
         let mut seen = guard.borrow_mut();
@@ -266,13 +284,24 @@ fn scope_interpolate(token: &str, key: &str, scope: &Hash) -> Result<Value> {
             format!("Syntax error in interpolation expression: {token}"),
         )
     })?;
-    let scope = Value::Hash(scope.clone());
-    if let Some(v) = qualified_lookup(&segments, &scope, Some(key))? {
+    // The scope is a Hash: the first segment is looked up in it directly
+    // (copying the whole scope into a Value for each token made a token's
+    // cost grow with the request's scope). An index segment raises the
+    // same error for any Hash, so it goes the general way, on an empty one.
+    let empty = Value::Hash(Hash::default());
+    let found = match segments.split_first() {
+        None => return Ok(Value::Hash(scope.clone())),
+        Some((first, rest)) if !is_index(first) => match scope.get(&Value::str(*first)) {
+            Some(v) => qualified_lookup(rest, v, Some(key))?,
+            None => None,
+        },
+        Some(_) => qualified_lookup(&segments, &empty, Some(key))?,
+    };
+    if let Some(v) = found {
         return Ok(v.clone());
     }
     // Hiera retries against `extra_data`, always `{}` on lookup paths; that
     // retry can still raise for a numeric first segment.
-    let empty = Value::Hash(Hash::default());
     Ok(qualified_lookup(&segments, &empty, Some(key))?
         .cloned()
         .unwrap_or(Value::Nil))
@@ -281,10 +310,19 @@ fn scope_interpolate(token: &str, key: &str, scope: &Hash) -> Result<Value> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::hiera::budget::{Budget, Limit};
     use crate::rhash;
 
     /// A resolver over one flat Hash of data, with no hierarchy.
-    struct Flat(Hash, Vec<String>);
+    struct Flat(Hash, Vec<String>, Meter);
+
+    fn flat(data: Hash) -> Flat {
+        Flat(
+            data,
+            vec![],
+            Meter::new(crate::hiera::budget::Budget::UNLIMITED),
+        )
+    }
 
     impl Resolver for Flat {
         fn nested_lookup(
@@ -301,6 +339,9 @@ mod tests {
         }
         fn warn(&mut self, message: &str) {
             self.1.push(message.to_owned());
+        }
+        fn meter(&mut self) -> &mut Meter {
+            &mut self.2
         }
     }
 
@@ -331,7 +372,7 @@ mod tests {
     }
 
     fn run(text: &str) -> Result<Value> {
-        let mut r = Flat(data(), vec![]);
+        let mut r = flat(data());
         interpolate_str(text, &scope(), &Context::default(), &mut r)
     }
 
@@ -438,7 +479,7 @@ mod tests {
 
     #[test]
     fn methods_in_config_warn() {
-        let mut r = Flat(data(), vec![]);
+        let mut r = flat(data());
         let context = Context {
             is_interpolate_config: true,
             ..Context::default()
@@ -449,6 +490,150 @@ mod tests {
             r.1,
             ["Use of interpolation methods in hiera configuration file is deprecated"]
         );
+    }
+
+    /// Ten tokens of the level below at each level: `e1` is "ab", `e2`
+    /// ten `%{hiera('e1')}`, … (the fan-out of issue 9).
+    fn fan_out() -> Hash {
+        let mut data = rhash! {"e1" => "ab"};
+        for level in 2..=6 {
+            let token = format!("%{{hiera('e{}')}}", level - 1);
+            data.insert(
+                Value::str(format!("e{level}")),
+                Value::str(token.repeat(10)),
+            );
+        }
+        data
+    }
+
+    fn run_on(text: &str, data: Hash, budget: Budget) -> Result<Value> {
+        let mut r = Flat(data, vec![], Meter::new(budget));
+        interpolate_str(text, &scope(), &Context::default(), &mut r)
+    }
+
+    #[test]
+    fn budgets_refuse_fan_out_and_count_exactly() {
+        let unlimited = Budget::UNLIMITED;
+        let steps = |steps| Budget { steps, ..unlimited };
+        let bytes = |bytes| Budget { bytes, ..unlimited };
+        let class = |r: Result<Value>| r.map_err(|e| e.class);
+        // e2: its token, then ten of e1: 11 steps; 2 bytes ten times into
+        // e2's String, and those 20 into the outer one.
+        assert_eq!(
+            run_on("%{hiera('e2')}", fan_out(), steps(11)).unwrap(),
+            Value::str("ab".repeat(10))
+        );
+        assert_eq!(
+            class(run_on("%{hiera('e2')}", fan_out(), steps(10))),
+            Err(ErrorClass::StepBudgetExceeded)
+        );
+        assert!(run_on("%{hiera('e2')}", fan_out(), bytes(40)).is_ok());
+        assert_eq!(
+            class(run_on("%{hiera('e2')}", fan_out(), bytes(39))),
+            Err(ErrorClass::ByteBudgetExceeded)
+        );
+        // 111,111 steps and a 2 MB answer: refused by either limit, well
+        // before the work is done.
+        let err = run_on("%{hiera('e6')}", fan_out(), Budget::DEFAULT).unwrap_err();
+        assert_eq!(err.class, ErrorClass::StepBudgetExceeded, "{err}");
+        let err = run_on("%{hiera('e6')}", fan_out(), bytes(100_000)).unwrap_err();
+        assert_eq!(err.class, ErrorClass::ByteBudgetExceeded, "{err}");
+        // Within the budget, the answer is the unlimited one.
+        assert_eq!(
+            run_on("x%{hiera('e4')}y", fan_out(), Budget::DEFAULT),
+            run_on("x%{hiera('e4')}y", fan_out(), unlimited)
+        );
+        // alias() copies count what they copy.
+        let data = rhash! {"arr" => Value::Array(vec![Value::str("abcd"); 4])};
+        let err = run_on("%{alias('arr')}", data.clone(), bytes(64)).unwrap_err();
+        assert_eq!(err.class, ErrorClass::ByteBudgetExceeded, "{err}");
+        assert!(run_on("%{alias('arr')}", data, bytes(1024)).is_ok());
+    }
+
+    #[test]
+    fn scope_tokens_read_the_scope_hash_in_place() {
+        let cases: &[(&str, Value)] = &[
+            (
+                "%{nested}",
+                Value::Hash(rhash! {"x" => Value::Array(vec!["p".into(), "q".into()])}),
+            ),
+            ("%{nested.x}", Value::Array(vec!["p".into(), "q".into()])),
+            ("%{nested.y}", Value::Nil),
+            ("%{nested.x.5}", Value::Nil),
+            ("%{no.such}", Value::Nil),
+        ];
+        for (text, want) in cases {
+            let key = &text[2..text.len() - 1];
+            assert_eq!(
+                scope_interpolate(text, key, &scope()).unwrap(),
+                *want,
+                "{text}"
+            );
+        }
+        let err = scope_interpolate("%{0.a}", "0.a", &scope()).unwrap_err();
+        assert_eq!(
+            err.message,
+            "Hiera type mismatch: Got Hash when Array was expected to access value using '0' from key '0.a'"
+        );
+    }
+
+    mod properties {
+        use super::*;
+        use proptest::prelude::*;
+
+        /// Pieces of data Strings: text, every kind of token, broken ones.
+        fn piece() -> impl Strategy<Value = String> {
+            prop_oneof![
+                "[a-z %{}]{0,4}",
+                (0..5u8).prop_map(|k| format!("%{{hiera('k{k}')}}")),
+                (0..5u8).prop_map(|k| format!("%{{alias('k{k}')}}")),
+                (0..5u8).prop_map(|k| format!("%{{k{k}}}")),
+                (0..5u8).prop_map(|k| format!("%{{scope('k{k}')}}")),
+                Just("%{literal('%')}{k1}".to_owned()),
+                Just("%{lookup('k1')}".to_owned()),
+                Just("%{".to_owned()),
+            ]
+        }
+
+        fn text() -> impl Strategy<Value = String> {
+            prop::collection::vec(piece(), 0..6).prop_map(|p| p.concat())
+        }
+
+        fn budget() -> impl Strategy<Value = Budget> {
+            (0..300u64, 0..20_000u64).prop_map(|(steps, bytes)| Budget { steps, bytes })
+        }
+
+        proptest! {
+            #![proptest_config(ProptestConfig { cases: 256, ..ProptestConfig::default() })]
+
+            /// Interpolation over data that refers to itself in every way
+            /// ends, never panics, and a budget only ever refuses: what it
+            /// answers is what an unlimited lookup answers.
+            #[test]
+            fn budgets_only_refuse(
+                values in prop::collection::vec(text(), 5),
+                scoped in prop::collection::vec(text(), 5),
+                start in text(),
+                budget in budget(),
+            ) {
+                let mut data = Hash::default();
+                let mut scope = Hash::default();
+                for (k, (v, s)) in values.iter().zip(&scoped).enumerate() {
+                    data.insert(Value::str(format!("k{k}")), Value::str(v.as_str()));
+                    scope.insert(Value::str(format!("k{k}")), Value::str(s.as_str()));
+                }
+                let run = |budget| {
+                    let mut r = Flat(data.clone(), vec![], Meter::new(budget));
+                    interpolate_str(&start, &scope, &Context::default(), &mut r)
+                };
+                let limited = run(budget);
+                let full = run(Budget::DEFAULT);
+                let refused = |r: &Result<Value>| r.as_ref().is_err_and(|e| Limit::of(e).is_some());
+                if !refused(&limited) && !refused(&full) {
+                    prop_assert_eq!(limited, full);
+                }
+            }
+        }
     }
 
     #[test]

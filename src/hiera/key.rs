@@ -132,7 +132,7 @@ pub fn qualified_lookup<'v>(
 
 /// Ruby's `segment =~ /^[0-9]+$/`: `^` and `$` are line anchors, so any
 /// line of digits makes an index.
-fn is_index(segment: &str) -> bool {
+pub fn is_index(segment: &str) -> bool {
     segment
         .split('\n')
         .any(|line| !line.is_empty() && line.bytes().all(|b| b.is_ascii_digit()))

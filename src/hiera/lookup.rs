@@ -2,6 +2,7 @@
 //! hierarchy (§1–§4, §6), with the data behind a [`DataSource`] so the CLI
 //! (files), the server (stored documents) and the bench share it.
 
+use super::budget::{Budget, Meter};
 use super::config::{BackendKind, Config};
 use super::error::{ErrorClass, HieraError, Result};
 use super::hierarchy::{datafile_path, is_bad_level, levels};
@@ -188,6 +189,8 @@ pub struct Hiera<'a, 'd> {
     trace: Option<Vec<Step>>,
     /// What deep_merge's `merge_debug` option prints (Ruby: to stdout).
     merge_debug: String,
+    /// What interpolation may still spend (see [`Hiera::budget`]).
+    meter: Meter,
 }
 
 impl<'a, 'd> Hiera<'a, 'd> {
@@ -205,7 +208,21 @@ impl<'a, 'd> Hiera<'a, 'd> {
             depth: 0,
             trace: None,
             merge_debug: String::new(),
+            meter: Meter::new(Budget::UNLIMITED),
         }
+    }
+
+    /// Meters the following lookups against `meter` (unlimited without):
+    /// a lookup that would spend more is refused with a
+    /// `*BudgetExceeded` error instead of answered.
+    pub fn budget(mut self, meter: Meter) -> Hiera<'a, 'd> {
+        self.meter = meter;
+        self
+    }
+
+    /// The meter, with what the lookups so far have spent.
+    pub fn meter(&self) -> &Meter {
+        &self.meter
     }
 
     /// Records the steps of the following lookups, for [`Hiera::steps`].
@@ -506,6 +523,10 @@ impl Resolver for Hiera<'_, '_> {
 
     fn warn(&mut self, message: &str) {
         self.log.warn(message);
+    }
+
+    fn meter(&mut self) -> &mut Meter {
+        &mut self.meter
     }
 }
 

@@ -5,6 +5,7 @@
 //! [`lookup::DataSource`] trait, so the CLI, the server and the bench share
 //! one lookup path.
 
+pub mod budget;
 pub mod config;
 pub mod encoding;
 pub mod error;

@@ -2,9 +2,10 @@
 //! with its status; database failures are logged and answered 500 without
 //! their details.
 
-use crate::api::ErrorBody;
+use crate::api::{BudgetErrorBody, ErrorBody};
 use crate::configdb::{ConfigError, ErrorKind};
 use crate::hiera::HieraError;
+use crate::hiera::budget::Limit;
 use crate::store::StoreError;
 use axum::Json;
 use axum::extract::Request;
@@ -27,6 +28,13 @@ pub enum ApiError {
     Hiera(HieraError),
     /// 408: not answered within the request time limit.
     TimedOut(std::time::Duration),
+    /// 422: the lookup would spend more than the server's budget allows.
+    OverBudget {
+        limit: Limit,
+        /// The budget's value.
+        value: u64,
+        error: HieraError,
+    },
     /// 500: the store failed.
     Internal(String),
     /// 500: a handler panicked (the server goes on).
@@ -61,6 +69,10 @@ impl From<HieraError> for ApiError {
     }
 }
 
+/// The `hierad serve` flags that set the lookup budget, named in refusals.
+pub const BUDGET_STEPS_FLAG: &str = "--budget-steps";
+pub const BUDGET_BYTES_FLAG: &str = "--budget-bytes";
+
 impl IntoResponse for ApiError {
     fn into_response(self) -> Response {
         let (status, kind, message) = match self {
@@ -89,6 +101,32 @@ impl IntoResponse for ApiError {
                     limit.as_millis()
                 ),
             ),
+            ApiError::OverBudget {
+                limit,
+                value,
+                error,
+            } => {
+                let budget = limit.name();
+                let (flag, what) = match limit {
+                    Limit::Steps => (
+                        BUDGET_STEPS_FLAG,
+                        "interpolation steps (%{} expansions, hiera() and alias() lookups)",
+                    ),
+                    Limit::Bytes => (BUDGET_BYTES_FLAG, "bytes of interpolated values"),
+                };
+                let body = BudgetErrorBody {
+                    error: "budget_exceeded".to_owned(),
+                    class: error.class.ruby_name().to_owned(),
+                    budget: budget.to_owned(),
+                    limit: value,
+                    flag: flag.to_owned(),
+                    message: format!(
+                        "lookup refused: it needs more than {value} {what}, the server's {budget} budget; \
+                         look for interpolation fan-out in the data, or raise the budget with `hierad serve {flag} N`"
+                    ),
+                };
+                return (StatusCode::UNPROCESSABLE_ENTITY, Json(body)).into_response();
+            }
             ApiError::Internal(m) => {
                 tracing::error!(error = %m, "request failed");
                 (

@@ -6,9 +6,11 @@ use super::body::LimitedBytes;
 use super::error::ApiError;
 use super::state::AppState;
 use crate::api::{self, WireValue};
-use crate::configdb::LevelPath;
+use crate::configdb::{LevelPath, Snapshot};
+use crate::hiera::budget::{Budget, Limit, Meter};
+use crate::hiera::config::Config;
 use crate::hiera::lookup::{Answer, Outcome as StepOutcome, Resolution, Step};
-use crate::hiera::{Hash, Value};
+use crate::hiera::{Hash, HieraError, Value};
 use crate::lookup::{Request, hash_resolution, lookup, scope_variables};
 use crate::wire;
 use axum::Json;
@@ -94,16 +96,62 @@ async fn lookup_handler(
     let loaded = state
         .configs()
         .get(generation, &snapshot, &parsed.request)?;
-    let config = &loaded.config;
+    let budget = state.settings().lookup_budget;
+    // Most lookups take microseconds: answered right here, on a small
+    // budget. One that outgrows it is redone where it cannot hold up the
+    // async workers (and so /healthz); the work lost is that small budget.
+    let inline = INLINE_BUDGET.min(budget);
+    if parsed.is_small() {
+        match answer_body(&snapshot, &loaded.config, &parsed, inline) {
+            Err(e) if Limit::of(&e).is_some() && !budget.within(inline) => {}
+            done => {
+                let body = done.map_err(|e| refusal(e, budget))?;
+                state.cache().admit(miss, &body);
+                return Ok(json_bytes(StatusCode::OK, body, "MISS"));
+            }
+        }
+    }
+    let body = state
+        .costly_lookup(move || {
+            answer_body(&snapshot, &loaded.config, &parsed, budget).map_err(|e| refusal(e, budget))
+        })
+        .await?;
+    state.cache().admit(miss, &body);
+    Ok(json_bytes(StatusCode::OK, body, "MISS"))
+}
+
+/// The budget of a lookup's first attempt, on the async worker that
+/// received it: a few dozen tokens and their strings take microseconds.
+const INLINE_BUDGET: Budget = Budget {
+    steps: 100,
+    bytes: 256 * 1024,
+};
+
+/// Requests with more keys, or a hierarchy of more levels, than this are
+/// not tried inline: their cost grows with them whatever the data.
+const INLINE_KEYS: usize = 16;
+const INLINE_LEVELS: usize = 64;
+
+/// The body answering `parsed`, all its keys spending from one `budget`.
+///
+/// # Errors
+///
+/// A one-key request's Hiera error; a budget refusal for any request (the
+/// other errors of a several-key request are listed with their keys).
+fn answer_body(
+    snapshot: &Snapshot,
+    config: &Config,
+    parsed: &Parsed,
+    budget: Budget,
+) -> Result<Bytes, HieraError> {
+    let mut meter = Meter::new(budget);
     let body = match &parsed.keys {
         None if !parsed.request.explain => {
-            let outcome = lookup(&snapshot, config, &parsed.request)?;
-            let body = answer_text(&outcome.answer);
-            state.cache().admit(miss, &body);
-            return Ok(json_bytes(StatusCode::OK, body, "MISS"));
+            let outcome = lookup(snapshot, config, &parsed.request, &mut meter)?;
+            return Ok(answer_text(&outcome.answer));
         }
         None => {
-            let outcome = lookup(&snapshot, config, &parsed.request)?;
+            let outcome = lookup(snapshot, config, &parsed.request, &mut meter)?;
             serde_json::to_string(&answer_json(&outcome.answer, Some(&outcome.steps)))
         }
         Some(keys) => {
@@ -111,11 +159,12 @@ async fn lookup_handler(
             for key in keys {
                 let mut request = parsed.request.clone();
                 request.key.clone_from(key);
-                let outcome = match lookup(&snapshot, config, &request) {
+                let outcome = match lookup(snapshot, config, &request, &mut meter) {
                     Ok(outcome) => api::KeyOutcome::Answered(answer_json(
                         &outcome.answer,
                         request.explain.then_some(&outcome.steps),
                     )),
+                    Err(e) if Limit::of(&e).is_some() => return Err(e),
                     Err(e) => api::KeyOutcome::Failed {
                         error: api::HieraFailure {
                             class: e.class.ruby_name().to_owned(),
@@ -131,10 +180,21 @@ async fn lookup_handler(
             serde_json::to_string(&api::KeysAnswer { answers })
         }
     }
-    .map_err(|e| ApiError::Internal(format!("cannot write a lookup answer: {e}")))?;
-    let body = Bytes::from(body);
-    state.cache().admit(miss, &body);
-    Ok(json_bytes(StatusCode::OK, body, "MISS"))
+    // Answers hold only String-keyed objects: writing them cannot fail.
+    .expect("a lookup answer is plain JSON");
+    Ok(Bytes::from(body))
+}
+
+/// The API error of a failed lookup run on `budget`.
+fn refusal(error: HieraError, budget: Budget) -> ApiError {
+    match Limit::of(&error) {
+        Some(limit) => ApiError::OverBudget {
+            limit,
+            value: limit.of_budget(budget),
+            error,
+        },
+        None => ApiError::Hiera(error),
+    }
 }
 
 /// [`answer_json`] without steps, as text, written straight from the
@@ -198,6 +258,18 @@ fn answer_json(answer: &Answer, steps: Option<&Vec<Step>>) -> api::LookupAnswer 
 struct Parsed {
     request: Request,
     keys: Option<Vec<String>>,
+}
+
+impl Parsed {
+    /// Whether the request is worth trying inline (see [`INLINE_KEYS`]).
+    fn is_small(&self) -> bool {
+        self.keys.as_ref().is_none_or(|k| k.len() <= INLINE_KEYS)
+            && self
+                .request
+                .hierarchy
+                .as_ref()
+                .is_none_or(|h| h.len() <= INLINE_LEVELS)
+    }
 }
 
 fn bad(message: impl Into<String>) -> ApiError {
@@ -700,6 +772,137 @@ mod tests {
             .expect("a good request");
         assert!(parsed.request.level.is_root() && !parsed.request.explain);
         assert!(parsed.request.default.is_none());
+    }
+
+    /// A server on a runtime of ONE async worker, over environment 1
+    /// whose `common` holds `f1` = "y" and `fN` = ten `%{hiera('fN-1')}`.
+    fn fan_out_server(
+        settings: crate::settings::Settings,
+    ) -> (tokio::runtime::Runtime, std::net::SocketAddr) {
+        use crate::configdb::{ComponentRef, DocAddress, DocKind, NewComponent, NewEnvironment};
+        use crate::store::{SqliteStore, Store};
+        let store = SqliteStore::open_in_memory().unwrap();
+        store
+            .create_component(&NewComponent {
+                id: None,
+                name: "app".into(),
+                resource_definitions: vec!["common".into()],
+            })
+            .unwrap();
+        store
+            .create_environment(&NewEnvironment {
+                id: Some(1),
+                components: vec![ComponentRef::Name("app".into())],
+                hierarchy_levels: vec![],
+            })
+            .unwrap();
+        let mut data = crate::rhash! {"f1" => "y"};
+        for n in 2..=7 {
+            let token = format!("%{{hiera('f{}')}}", n - 1);
+            data.insert(Value::str(format!("f{n}")), Value::str(token.repeat(10)));
+        }
+        let at = DocAddress::new(1, LevelPath::root(), "common", DocKind::Values);
+        store.put(&at, &data).unwrap();
+        let state = AppState::new(std::sync::Arc::new(store), settings).unwrap();
+        let runtime = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(1)
+            .enable_all()
+            .build()
+            .unwrap();
+        let listener = runtime
+            .block_on(tokio::net::TcpListener::bind("127.0.0.1:0"))
+            .unwrap();
+        let addr = listener.local_addr().unwrap();
+        runtime.spawn(crate::server::serve(
+            listener,
+            state,
+            std::future::pending(),
+        ));
+        (runtime, addr)
+    }
+
+    /// The status line and body of one request, sent as is.
+    fn exchange(addr: std::net::SocketAddr, method: &str, path: &str, body: &str) -> String {
+        use std::io::{Read, Write};
+        let mut stream = std::net::TcpStream::connect(addr).unwrap();
+        stream
+            .set_read_timeout(Some(std::time::Duration::from_secs(60)))
+            .unwrap();
+        let request = format!(
+            "{method} {path} HTTP/1.1\r\nhost: x\r\nconnection: close\r\ncontent-length: {}\r\n\r\n{body}",
+            body.len()
+        );
+        stream.write_all(request.as_bytes()).unwrap();
+        let mut answer = String::new();
+        stream.read_to_string(&mut answer).unwrap();
+        answer
+    }
+
+    fn lookup_of(key: &str) -> String {
+        format!(r#"{{"environment":1,"key":"{key}"}}"#)
+    }
+
+    /// A lookup that outgrows its inline attempt runs off the async
+    /// workers: the request time limit ends the client's wait (before,
+    /// the lookup held the only worker to its end and answered 200), and
+    /// /healthz answers meanwhile; the budget then bounds its CPU.
+    #[test]
+    fn a_costly_lookup_leaves_the_workers_and_the_time_limit_ends_its_wait() {
+        let settings = crate::settings::Settings {
+            request_timeout: std::time::Duration::from_millis(50),
+            // f6: 111,111 steps, which take far longer than 50 ms.
+            lookup_budget: Budget {
+                steps: 200_000,
+                bytes: 1 << 30,
+            },
+            lookup_workers: 1,
+            ..crate::settings::Settings::default()
+        };
+        let (runtime, addr) = fan_out_server(settings);
+        let answer = exchange(addr, "POST", "/api/v1/lookup", &lookup_of("f2"));
+        assert!(answer.starts_with("HTTP/1.1 200"), "{answer}");
+        assert!(
+            answer.ends_with(&format!("\"{}\"}}", "y".repeat(10))),
+            "{answer}"
+        );
+        let answer = exchange(addr, "POST", "/api/v1/lookup", &lookup_of("f6"));
+        assert!(answer.starts_with("HTTP/1.1 408"), "{answer}");
+        let answer = exchange(addr, "GET", "/healthz", "");
+        assert!(answer.starts_with("HTTP/1.1 200"), "{answer}");
+        // The lookup goes on on the blocking pool; don't wait for it.
+        runtime.shutdown_background();
+    }
+
+    #[test]
+    fn over_budget_lookups_get_422_naming_the_budget_and_its_flag() {
+        let settings = crate::settings::Settings {
+            lookup_budget: Budget {
+                steps: 500,
+                bytes: 1 << 20,
+            },
+            ..crate::settings::Settings::default()
+        };
+        let (runtime, addr) = fan_out_server(settings);
+        // Within 500 steps after an inline attempt over 100: answered.
+        let answer = exchange(addr, "POST", "/api/v1/lookup", &lookup_of("f3"));
+        assert!(answer.starts_with("HTTP/1.1 200"), "{answer}");
+        assert!(answer.contains(&"y".repeat(100)), "{answer}");
+        for body in [
+            lookup_of("f4"),
+            r#"{"environment":1,"keys":["f1","f4"]}"#.to_owned(),
+            r#"{"environment":1,"key":"f4","explain":true}"#.to_owned(),
+        ] {
+            let answer = exchange(addr, "POST", "/api/v1/lookup", &body);
+            assert!(answer.starts_with("HTTP/1.1 422"), "{answer}");
+            let json: serde_json::Value =
+                serde_json::from_str(answer.split("\r\n\r\n").nth(1).unwrap()).unwrap();
+            assert_eq!(json["error"], "budget_exceeded", "{json}");
+            assert_eq!(json["class"], "Hierad::StepBudgetExceeded", "{json}");
+            assert_eq!(json["budget"], "steps", "{json}");
+            assert_eq!(json["limit"], 500, "{json}");
+            assert_eq!(json["flag"], "--budget-steps", "{json}");
+        }
+        runtime.shutdown_background();
     }
 
     #[test]

@@ -34,6 +34,9 @@ struct Inner {
     /// Serializes writers, so each derives its snapshot from the last one
     /// published (readers never take it).
     writes: tokio::sync::Mutex<()>,
+    /// Turns to run a costly lookup off the async workers (see
+    /// `Settings::lookup_workers`).
+    lookup_turns: Arc<tokio::sync::Semaphore>,
     settings: Settings,
 }
 
@@ -52,6 +55,7 @@ impl AppState {
         let metrics = Arc::new(Metrics::new());
         metrics.set_unreadable(snapshot.unreadable().len());
         let cache = AnswerCache::new(settings.cache_bytes);
+        let lookup_turns = Arc::new(tokio::sync::Semaphore::new(settings.lookup_workers.max(1)));
         Ok(AppState {
             inner: Arc::new(Inner {
                 store,
@@ -61,6 +65,7 @@ impl AppState {
                 configs: Configs::new(),
                 metrics,
                 writes: tokio::sync::Mutex::new(()),
+                lookup_turns,
                 settings,
             }),
         })
@@ -88,6 +93,30 @@ impl AppState {
 
     pub fn settings(&self) -> &Settings {
         &self.inner.settings
+    }
+
+    /// Runs a costly lookup `f` on the blocking pool once one of the
+    /// `lookup_workers` turns is free. The turn is held until `f` ends,
+    /// even if the client gives up waiting (the request time limit drops
+    /// this future): the budget bounds how long that is.
+    ///
+    /// # Errors
+    ///
+    /// What `f` returns; `Internal` if it panicked.
+    pub async fn costly_lookup<T: Send + 'static>(
+        &self,
+        f: impl FnOnce() -> Result<T, ApiError> + Send + 'static,
+    ) -> Result<T, ApiError> {
+        let turn = Arc::clone(&self.inner.lookup_turns)
+            .acquire_owned()
+            .await
+            .map_err(|e| ApiError::Internal(format!("lookup turns closed: {e}")))?;
+        tokio::task::spawn_blocking(move || {
+            let _turn = turn;
+            f()
+        })
+        .await
+        .map_err(|e| ApiError::Internal(format!("lookup task failed: {e}")))?
     }
 
     /// Reads the store off the async runtime.

@@ -8,6 +8,7 @@ mod server;
 
 mod api;
 mod bench;
+mod budget;
 mod cli;
 mod cli_config;
 mod conn;

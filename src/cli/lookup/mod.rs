@@ -15,6 +15,7 @@ use crate::api::{LookupRequest, WireValue};
 use crate::cli::args::SERVER_ENV;
 use crate::configdb::LevelPath;
 use crate::datafiles::{DataFiles, io_error};
+use crate::hiera::budget::{Budget, Limit, Meter};
 use crate::hiera::config::{Config, LoggerKind};
 use crate::hiera::lookup::{Hiera, Log, Resolution};
 use crate::hiera::render;
@@ -106,7 +107,11 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         &crate::hiera::lookup::NoLog
     };
     let data = DataFiles::new();
-    let mut hiera = Hiera::new(&config, &data, log);
+    let budget = Budget {
+        steps: options.budget_steps.unwrap_or(Budget::DEFAULT.steps),
+        bytes: options.budget_bytes.unwrap_or(Budget::DEFAULT.bytes),
+    };
+    let mut hiera = Hiera::new(&config, &data, log).budget(Meter::new(budget));
     if options.explain {
         hiera = hiera.explain();
     }
@@ -126,7 +131,20 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     }
     let answer = match result {
         Ok(answer) => answer.into_value(),
-        Err(err) => return fail(&mut stderr, &err),
+        Err(err) => {
+            let code = fail(&mut stderr, &err)?;
+            if let Some(limit) = Limit::of(&err) {
+                let flag = match limit {
+                    Limit::Steps => "--budget-steps",
+                    Limit::Bytes => "--budget-bytes",
+                };
+                writeln!(
+                    stderr,
+                    "hierad: the lookup was refused, not answered: look for interpolation fan-out in the data, or raise the budget with {flag} N"
+                )?;
+            }
+            return Ok(code);
+        }
     };
     let text = match options.format {
         Format::Ruby => render::ruby::cli_output(&answer, pp_width(&stdout)),
@@ -193,6 +211,12 @@ fn remote_request(
     positional: &Positional,
     scope: Hash,
 ) -> Result<(String, LookupRequest), String> {
+    if options.budget_steps.is_some() || options.budget_bytes.is_some() {
+        return Err(
+            "--budget-steps and --budget-bytes set a local lookup's budget; a server lookup runs on the server's (hierad serve --budget-steps, --budget-bytes)"
+                .into(),
+        );
+    }
     if options.config.is_some() {
         return Err(
             "-c names a local Hiera configuration; a server lookup uses the environment's own (drop -c or --server)"

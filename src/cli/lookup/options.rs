@@ -50,6 +50,10 @@ pub struct Options {
     pub env: Option<String>,
     /// hierad's own: the level path of a server lookup (`nodes=node-1`).
     pub level: Option<String>,
+    /// hierad's own: the interpolation steps a local lookup may take.
+    pub budget_steps: Option<u64>,
+    /// hierad's own: the bytes interpolation may build in a local lookup.
+    pub budget_bytes: Option<u64>,
     pub positional: Vec<String>,
 }
 
@@ -84,12 +88,14 @@ returned values.
         --server URL                 Ask a hierad server (default with --env: $HIERAD_SERVER) (hierad)
         --env ID                     The server environment to look up in (hierad)
         --level LEVEL=VALUE          The level path on the server, e.g. nodes=node-1.domain.tld (hierad)
+        --budget-steps N             Interpolation steps a local lookup may take (default 10000) (hierad)
+        --budget-bytes N             Bytes of values interpolation may build in a local lookup (default 33554432) (hierad)
 ";
 
 /// The Hiera version whose behaviour `hierad lookup` reproduces.
 pub const HIERA_VERSION: &str = "3.10.0";
 
-const LONG: [(&str, char); 15] = [
+const LONG: [(&str, char); 17] = [
     ("version", 'V'),
     ("debug", 'd'),
     ("array", 'a'),
@@ -105,10 +111,15 @@ const LONG: [(&str, char); 15] = [
     ("server", 'S'),
     ("env", 'N'),
     ("level", 'L'),
+    ("budget-steps", 'B'),
+    ("budget-bytes", 'Z'),
 ];
 
 fn takes_value(option: char) -> bool {
-    matches!(option, 'c' | 'j' | 'y' | 'm' | 'i' | 'f' | 'S' | 'N' | 'L')
+    matches!(
+        option,
+        'c' | 'j' | 'y' | 'm' | 'i' | 'f' | 'S' | 'N' | 'L' | 'B' | 'Z'
+    )
 }
 
 fn exit(stdout: impl Into<String>, stderr: impl Into<String>, code: u8) -> Parsed {
@@ -223,6 +234,20 @@ fn apply(options: &mut Options, option: char, value: Option<String>) -> Option<P
         'S' => options.server = Some(value),
         'N' => options.env = Some(value),
         'L' => options.level = Some(value),
+        'B' | 'Z' => {
+            let name = if option == 'B' { "steps" } else { "bytes" };
+            let Ok(n) = value.parse::<u64>() else {
+                return Some(parse_error(
+                    format!("invalid argument: --budget-{name} {value} (a whole number of {name})"),
+                    "InvalidArgument",
+                ));
+            };
+            if option == 'B' {
+                options.budget_steps = Some(n);
+            } else {
+                options.budget_bytes = Some(n);
+            }
+        }
         'c' => {
             if !Path::new(&value).exists() {
                 return Some(exit("", format!("Cannot find config file: {value}\n"), 1));
