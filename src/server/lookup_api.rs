@@ -4,6 +4,7 @@
 
 use super::body::LimitedBytes;
 use super::error::ApiError;
+use super::metrics::Metrics;
 use super::state::AppState;
 use crate::api::{self, WireValue};
 use crate::configdb::{LevelPath, Snapshot};
@@ -105,17 +106,16 @@ async fn lookup_handler(
         match answer_body(&snapshot, &loaded.config, &parsed, inline) {
             Err(e) if Limit::of(&e).is_some() && !budget.within(inline) => {}
             done => {
-                let body = done.map_err(|e| refusal(e, budget))?;
+                let body = done.map_err(|e| refusal(e, budget, state.metrics()))?;
                 state.cache().admit(miss, &body);
                 return Ok(json_bytes(StatusCode::OK, body, "MISS"));
             }
         }
     }
     let body = state
-        .costly_lookup(move || {
-            answer_body(&snapshot, &loaded.config, &parsed, budget).map_err(|e| refusal(e, budget))
-        })
-        .await?;
+        .costly_lookup(move || Ok(answer_body(&snapshot, &loaded.config, &parsed, budget)))
+        .await?
+        .map_err(|e| refusal(e, budget, state.metrics()))?;
     state.cache().admit(miss, &body);
     Ok(json_bytes(StatusCode::OK, body, "MISS"))
 }
@@ -185,14 +185,17 @@ fn answer_body(
     Ok(Bytes::from(body))
 }
 
-/// The API error of a failed lookup run on `budget`.
-fn refusal(error: HieraError, budget: Budget) -> ApiError {
+/// The API error of a failed lookup run on `budget` (refusals counted).
+fn refusal(error: HieraError, budget: Budget, metrics: &Metrics) -> ApiError {
     match Limit::of(&error) {
-        Some(limit) => ApiError::OverBudget {
-            limit,
-            value: limit.of_budget(budget),
-            error,
-        },
+        Some(limit) => {
+            metrics.budget_refusal(limit.name());
+            ApiError::OverBudget {
+                limit,
+                value: limit.of_budget(budget),
+                error,
+            }
+        }
         None => ApiError::Hiera(error),
     }
 }
@@ -850,7 +853,7 @@ mod tests {
     fn a_costly_lookup_leaves_the_workers_and_the_time_limit_ends_its_wait() {
         let settings = crate::settings::Settings {
             request_timeout: std::time::Duration::from_millis(50),
-            // f6: 111,111 steps, which take far longer than 50 ms.
+            // f6: 111,110 steps, which take far longer than 50 ms.
             lookup_budget: Budget {
                 steps: 200_000,
                 bytes: 1 << 30,

@@ -99,6 +99,14 @@ pub struct Metrics {
     cache: Family<CacheLabels, Counter>,
     generation: Gauge,
     unreadable: Gauge,
+    costly: Counter,
+    costly_running: Gauge,
+    refusals: Family<BudgetLabels, Counter>,
+}
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct BudgetLabels {
+    budget: &'static str,
 }
 
 impl Default for Metrics {
@@ -145,6 +153,24 @@ impl Metrics {
             "Data generation: bumped by every write",
             generation.clone(),
         );
+        let costly = Counter::default();
+        let costly_running = Gauge::default();
+        let refusals = Family::<BudgetLabels, Counter>::default();
+        registry.register(
+            "lookups_costly",
+            "Lookups that outgrew their inline attempt and ran on the blocking pool",
+            costly.clone(),
+        );
+        registry.register(
+            "lookups_costly_running",
+            "Costly lookups running now (each holds one of --lookup-workers)",
+            costly_running.clone(),
+        );
+        registry.register(
+            "lookup_budget_refusals",
+            "Lookups refused for exceeding their budget, by budget",
+            refusals.clone(),
+        );
         Metrics {
             registry,
             requests,
@@ -152,12 +178,28 @@ impl Metrics {
             cache,
             generation,
             unreadable,
+            costly,
+            costly_running,
+            refusals,
         }
     }
 
     pub fn set_unreadable(&self, count: usize) {
         self.unreadable
             .set(i64::try_from(count).unwrap_or(i64::MAX));
+    }
+
+    /// A costly lookup starts on the blocking pool; it is counted as
+    /// running until the guard returned is dropped.
+    pub fn costly_lookup(self: &Arc<Self>) -> CostlyRunning {
+        self.costly.inc();
+        self.costly_running.inc();
+        CostlyRunning(Arc::clone(self))
+    }
+
+    /// A lookup refused for exceeding its `budget` (`steps`, `bytes`).
+    pub fn budget_refusal(&self, budget: &'static str) {
+        self.refusals.get_or_create(&BudgetLabels { budget }).inc();
     }
 
     pub fn cache_hit(&self) {
@@ -183,6 +225,15 @@ impl Metrics {
         // Writing to a String cannot fail.
         let _ = prometheus_client::encoding::text::encode(&mut out, &self.registry);
         out
+    }
+}
+
+/// A costly lookup running (see [`Metrics::costly_lookup`]).
+pub struct CostlyRunning(Arc<Metrics>);
+
+impl Drop for CostlyRunning {
+    fn drop(&mut self) {
+        self.0.costly_running.dec();
     }
 }
 

@@ -111,8 +111,9 @@ impl AppState {
             .acquire_owned()
             .await
             .map_err(|e| ApiError::Internal(format!("lookup turns closed: {e}")))?;
+        let running = self.inner.metrics.costly_lookup();
         tokio::task::spawn_blocking(move || {
-            let _turn = turn;
+            let _turn = (turn, running);
             f()
         })
         .await

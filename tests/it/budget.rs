@@ -39,7 +39,7 @@ fn chain(data: &mut serde_json::Map<String, Value>, prefix: &str, top: u32, toke
 /// Environment 1 with one resource, `common` (Hiera's default hierarchy):
 /// the reproducer. `e`:
 /// 10 kB at the bottom, ten `%{hiera()}` a level (e5 would be 100 MB);
-/// `f`: one byte at the bottom (f6 would take 111,111 steps); `a`: the
+/// `f`: one byte at the bottom (f6 would take 111,110 steps); `a`: the
 /// `%{alias()}` variant.
 fn setup(server: &TestServer) {
     let r = send(
@@ -190,6 +190,18 @@ fn fan_out_lookups_are_refused_and_never_stall_the_server() {
     );
     // Before the fix one e5 lookup built 100 MB; with 2 CPUs running
     // costly lookups, each within 32 MiB of interpolated values.
+    // Observable: what ran on the pool, what was refused, by budget.
+    let metrics = call("GET", &format!("{url}/metrics"), None, &[]).body;
+    let sample = |name: &str| -> f64 {
+        metrics
+            .lines()
+            .find_map(|l| l.strip_prefix(name)?.trim().parse().ok())
+            .unwrap_or_else(|| panic!("{name} missing from\n{metrics}"))
+    };
+    assert!(sample("hierad_lookups_costly_total") >= 32.0);
+    assert_eq!(sample("hierad_lookups_costly_running"), 0.0);
+    assert!(sample("hierad_lookup_budget_refusals_total{budget=\"steps\"}") >= 1.0);
+    assert!(sample("hierad_lookup_budget_refusals_total{budget=\"bytes\"}") >= 1.0);
     let peak = peak_rss_kib(server.pid());
     assert!(peak < 512 * 1024, "peak RSS {peak} KiB under fan-out load");
     eprintln!("fan-out load: {probes} probes, slowest {slowest:?}, peak RSS {peak} KiB");

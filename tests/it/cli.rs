@@ -174,3 +174,88 @@ fn inventory_service_fails_as_without_puppet() {
          Could not load Puppet inventory service scope: SystemExit: exit\n"
     );
 }
+
+/// Data whose interpolation fans out (issue 9, defect 4): `f1` is "y",
+/// `fN` ten `%{hiera('fN-1')}`, so `f6` would take 111,110 steps.
+fn fan_out_tree() -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("hiera.yaml"),
+        format!(
+            ":backends: [yaml]\n:hierarchy: [common]\n:yaml:\n  :datadir: {}\n",
+            dir.path().display()
+        ),
+    )
+    .unwrap();
+    let mut data = String::from("f1: y\n");
+    for n in 2..=6 {
+        data.push_str(&format!(
+            "f{n}: \"{}\"\n",
+            format!("%{{hiera('f{}')}}", n - 1).repeat(10)
+        ));
+    }
+    std::fs::write(dir.path().join("common.yaml"), data).unwrap();
+    dir
+}
+
+#[test]
+fn a_lookup_over_its_budget_is_refused_naming_the_flag() {
+    let dir = fan_out_tree();
+    let out = lookup(dir.path(), &["-c", "hiera.yaml", "f6"]);
+    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(
+        text(&out.stderr),
+        "hierad: Lookup budget exceeded: more than 10000 interpolation steps (%{} expansions, hiera() and alias() lookups) (Hierad::StepBudgetExceeded)\n\
+         hierad: the lookup was refused, not answered: look for interpolation fan-out in the data, or raise the budget with --budget-steps N\n"
+    );
+    assert!(out.stdout.is_empty());
+    // Raised, the same lookup answers (f4: 1,110 steps).
+    let out = lookup(
+        dir.path(),
+        &["-c", "hiera.yaml", "--budget-steps", "1110", "f4"],
+    );
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert_eq!(text(&out.stdout), format!("{}\n", "y".repeat(1000)));
+    let out = lookup(
+        dir.path(),
+        &["-c", "hiera.yaml", "--budget-steps=1109", "f4"],
+    );
+    assert_eq!(out.status.code(), Some(1));
+    let out = lookup(
+        dir.path(),
+        &["-c", "hiera.yaml", "--budget-bytes", "999", "f4"],
+    );
+    assert!(
+        text(&out.stderr).contains("(Hierad::ByteBudgetExceeded)\nhierad: the lookup was refused, not answered: look for interpolation fan-out in the data, or raise the budget with --budget-bytes N\n"),
+        "{}",
+        text(&out.stderr)
+    );
+    let out = lookup(
+        dir.path(),
+        &["-c", "hiera.yaml", "--budget-steps", "many", "f4"],
+    );
+    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(
+        text(&out.stderr),
+        "hierad: invalid argument: --budget-steps many (a whole number of steps) (OptionParser::InvalidArgument)\n"
+    );
+    // A server lookup runs on the server's budget.
+    let out = lookup(
+        dir.path(),
+        &[
+            "--server",
+            "http://127.0.0.1:1",
+            "--env",
+            "1",
+            "--budget-steps",
+            "5",
+            "f4",
+        ],
+    );
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        text(&out.stderr).contains("a server lookup runs on the server's"),
+        "{}",
+        text(&out.stderr)
+    );
+}
