@@ -2,7 +2,8 @@
 //! tree → values, with Psych's tag dispatch, merge keys and refusals (any
 //! alias; every class but Symbol).
 
-use super::scalar::{float_of, tokenize, unpack_base64};
+use super::ruby::{float_of, unpack_base64};
+use super::scalar::tokenize;
 use super::tree::Node;
 use super::{bad_alias, disallowed};
 use crate::hiera::{ErrorClass, Hash, HieraError, Result, Value};

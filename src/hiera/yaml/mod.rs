@@ -11,6 +11,7 @@
 
 mod convert;
 mod libyaml;
+mod ruby;
 #[cfg(test)]
 mod saphyr_texts;
 mod scalar;

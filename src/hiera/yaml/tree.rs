@@ -6,7 +6,7 @@
 use super::source::Source;
 use super::syntax::{self, Open, State};
 use crate::hiera::{ErrorClass, HieraError};
-use saphyr_parser::{Event, Marker, Parser, ScalarStyle, Tag};
+use saphyr_parser::{Event, Marker, Parser, ScalarStyle, ScanError, Tag};
 use std::borrow::Cow;
 
 /// A node of the document, as Psych's `Psych::Nodes` see it.
@@ -168,20 +168,7 @@ pub(super) fn first_document<'a>(src: &Source<'a>) -> Result<Parsed<'a>, Located
                 // saphyr's flow nesting limit (255 levels).
                 return Err(Located::at(err.marker().index(), too_deep()));
             }
-            Err(err) => {
-                let open: Vec<Open> = stack.iter().map(|f| f.open).collect();
-                let state = State {
-                    open: &open,
-                    last_end,
-                    root_done: root.is_some(),
-                };
-                return Err(Located {
-                    index: err.marker().index(),
-                    error: syntax::translate(&err, src, &state),
-                    about_tabs: about_tabs(err.info()),
-                    indentation: err.info().starts_with("invalid indentation"),
-                });
-            }
+            Err(err) => return Err(refused(&err, src, &stack, last_end, root.is_some())),
         };
         match event {
             Event::StreamStart | Event::Nothing | Event::DocumentStart(_) => {}
@@ -196,21 +183,11 @@ pub(super) fn first_document<'a>(src: &Source<'a>) -> Result<Parsed<'a>, Located
                 let name = src.alias_name(span.start);
                 attach(&mut stack, &mut root, Node::Alias(name));
             }
-            Event::Scalar(mut value, style, anchor, tag) => {
-                if matches!(style, ScalarStyle::Literal | ScalarStyle::Folded) {
-                    if let Some(libyaml) = src.next_block(span.end) {
-                        value = Cow::Borrowed(libyaml);
-                    }
-                }
+            Event::Scalar(value, style, anchor, tag) => {
+                let plain = style == ScalarStyle::Plain && tag.is_none() && anchor == 0;
                 let node = match stack.last() {
-                    Some(frame) if style == ScalarStyle::Plain && tag.is_none() && anchor == 0 => {
-                        plain_in_collection(src, frame, span.start, value)?
-                    }
-                    _ => {
-                        let tag = full_tag(tag.as_deref());
-                        let quoted = style != ScalarStyle::Plain && tag.is_none();
-                        Node::Scalar { value, tag, quoted }
-                    }
+                    Some(frame) if plain => plain_in_collection(src, frame, span.start, value)?,
+                    _ => scalar(src, span.end, value, style, tag.as_deref()),
                 };
                 attach(&mut stack, &mut root, node);
             }
@@ -233,23 +210,7 @@ pub(super) fn first_document<'a>(src: &Source<'a>) -> Result<Parsed<'a>, Located
             }
             Event::SequenceEnd | Event::MappingEnd => {
                 let frame = stack.pop().expect("saphyr balances collections");
-                let node = if frame.open.seq {
-                    Node::Sequence {
-                        tag: frame.tag,
-                        items: frame.items,
-                    }
-                } else {
-                    let mut items = frame.items.into_iter();
-                    let mut pairs = Vec::with_capacity(items.len() / 2);
-                    while let (Some(k), Some(v)) = (items.next(), items.next()) {
-                        pairs.push((k, v));
-                    }
-                    Node::Mapping {
-                        tag: frame.tag,
-                        pairs,
-                    }
-                };
-                attach(&mut stack, &mut root, node);
+                attach(&mut stack, &mut root, frame.close());
             }
         }
         last_end = Some(span.end);
@@ -315,6 +276,67 @@ fn plain_in_collection<'a>(
 }
 
 /// Hands a finished node to the collection being read, or makes it the root.
+/// saphyr's error, reported in libyaml's words.
+fn refused(
+    err: &ScanError,
+    src: &Source<'_>,
+    stack: &[Frame<'_>],
+    last_end: Option<Marker>,
+    root_done: bool,
+) -> Located {
+    let open: Vec<Open> = stack.iter().map(|f| f.open).collect();
+    let state = State {
+        open: &open,
+        last_end,
+        root_done,
+    };
+    Located {
+        index: err.marker().index(),
+        error: syntax::translate(err, src, &state),
+        about_tabs: about_tabs(err.info()),
+        indentation: err.info().starts_with("invalid indentation"),
+    }
+}
+
+/// A scalar as libyaml reads it: block scalars take libyaml's value.
+fn scalar<'a>(
+    src: &Source<'a>,
+    end: Marker,
+    mut value: Cow<'a, str>,
+    style: ScalarStyle,
+    tag: Option<&Tag>,
+) -> Node<'a> {
+    if matches!(style, ScalarStyle::Literal | ScalarStyle::Folded) {
+        if let Some(libyaml) = src.next_block(end) {
+            value = Cow::Borrowed(libyaml);
+        }
+    }
+    let tag = full_tag(tag);
+    let quoted = style != ScalarStyle::Plain && tag.is_none();
+    Node::Scalar { value, tag, quoted }
+}
+
+impl<'a> Frame<'a> {
+    /// The collection node of a closed frame.
+    fn close(self) -> Node<'a> {
+        if self.open.seq {
+            return Node::Sequence {
+                tag: self.tag,
+                items: self.items,
+            };
+        }
+        let mut items = self.items.into_iter();
+        let mut pairs = Vec::with_capacity(items.len() / 2);
+        while let (Some(k), Some(v)) = (items.next(), items.next()) {
+            pairs.push((k, v));
+        }
+        Node::Mapping {
+            tag: self.tag,
+            pairs,
+        }
+    }
+}
+
 fn attach<'a>(stack: &mut [Frame<'a>], root: &mut Option<Node<'a>>, node: Node<'a>) {
     match stack.last_mut() {
         Some(frame) => frame.items.push(node),
