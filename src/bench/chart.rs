@@ -141,6 +141,23 @@ pub fn svg(reports: &[Report]) -> String {
     let mut out = format!(
         r##"<svg xmlns="http://www.w3.org/2000/svg" width="{WIDTH}" height="{height}" font-family="sans-serif" font-size="12"><rect width="100%" height="100%" fill="white"/>"##
     );
+    let (lo, hi) = latency_range(reports);
+    let duration = reports
+        .iter()
+        .map(|r| r.duration_s)
+        .fold(0.0f64, f64::max)
+        .max(0.1);
+    percentiles(&mut out, reports, lo, hi);
+    p99_over_time(&mut out, reports, lo, hi, duration);
+    throughput(&mut out, reports, duration);
+    legend(&mut out, reports);
+    out.push_str("</svg>\n");
+    out
+}
+
+/// The latency axis of both latency panels: whole decades around every
+/// latency shown.
+fn latency_range(reports: &[Report]) -> (f64, f64) {
     let all_us = reports
         .iter()
         .flat_map(|r| r.curve.iter().map(|(_, us)| *us as f64))
@@ -157,17 +174,14 @@ pub fn svg(reports: &[Report]) -> String {
     if lo > hi {
         lo = 1.0;
     }
-    let (lo, hi) = (
+    (
         10f64.powf(lo.log10().floor()),
         10f64.powf(hi.log10().ceil().max(lo.log10().floor() + 1.0)),
-    );
-    let duration = reports
-        .iter()
-        .map(|r| r.duration_s)
-        .fold(0.0f64, f64::max)
-        .max(0.1);
+    )
+}
 
-    // 1. Latency by percentile.
+/// Panel 1: latency by percentile.
+fn percentiles(out: &mut String, reports: &[Report], lo: f64, hi: f64) {
     let p = Panel {
         y0: TOP,
         x_max: 4.0,
@@ -175,8 +189,8 @@ pub fn svg(reports: &[Report]) -> String {
         y_hi: hi,
         log_y: true,
     };
-    p.frame(&mut out, "Latency by percentile");
-    p.log_ticks(&mut out);
+    p.frame(out, "Latency by percentile");
+    p.log_ticks(out);
     for (v, label) in [
         (0.0, "0"),
         (1.0, "90"),
@@ -184,7 +198,7 @@ pub fn svg(reports: &[Report]) -> String {
         (3.0, "99.9"),
         (4.0, "99.99"),
     ] {
-        p.x_tick(&mut out, v, label);
+        p.x_tick(out, v, label);
     }
     for (i, r) in reports.iter().enumerate() {
         let points: Vec<(f64, f64)> = r
@@ -192,10 +206,12 @@ pub fn svg(reports: &[Report]) -> String {
             .iter()
             .map(|(pct, us)| (nines(*pct).min(4.0), *us as f64))
             .collect();
-        p.polyline(&mut out, &points, COLORS[i % COLORS.len()]);
+        p.polyline(out, &points, COLORS[i % COLORS.len()]);
     }
+}
 
-    // 2. p99 over time.
+/// Panel 2: p99 over time.
+fn p99_over_time(out: &mut String, reports: &[Report], lo: f64, hi: f64, duration: f64) {
     let p2 = Panel {
         y0: TOP + PANEL + GAP,
         x_max: duration,
@@ -203,9 +219,9 @@ pub fn svg(reports: &[Report]) -> String {
         y_hi: hi,
         log_y: true,
     };
-    p2.frame(&mut out, "p99 latency per 100 ms");
-    p2.log_ticks(&mut out);
-    time_ticks(&p2, &mut out, duration);
+    p2.frame(out, "p99 latency per 100 ms");
+    p2.log_ticks(out);
+    time_ticks(&p2, out, duration);
     for (i, r) in reports.iter().enumerate() {
         let points: Vec<(f64, f64)> = r
             .timeline
@@ -213,11 +229,13 @@ pub fn svg(reports: &[Report]) -> String {
             .filter(|t| t.requests > 0)
             .map(|t| (t.t_s, t.p99_us as f64))
             .collect();
-        p2.polyline(&mut out, &points, COLORS[i % COLORS.len()]);
-        write_marks(&p2, &mut out, r, COLORS[i % COLORS.len()]);
+        p2.polyline(out, &points, COLORS[i % COLORS.len()]);
+        write_marks(&p2, out, r, COLORS[i % COLORS.len()]);
     }
+}
 
-    // 3. Throughput over time.
+/// Panel 3: throughput over time.
+fn throughput(out: &mut String, reports: &[Report], duration: f64) {
     let peak = reports
         .iter()
         .flat_map(|r| r.timeline.iter().map(|t| t.per_s))
@@ -229,19 +247,21 @@ pub fn svg(reports: &[Report]) -> String {
         y_hi: peak * 1.1,
         log_y: false,
     };
-    p3.frame(&mut out, "Lookups per second (per 100 ms)");
+    p3.frame(out, "Lookups per second (per 100 ms)");
     for k in 0..=4 {
         let v = peak * 1.1 * f64::from(k) / 4.0;
-        p3.y_tick(&mut out, v, &human_rate(v));
+        p3.y_tick(out, v, &human_rate(v));
     }
-    time_ticks(&p3, &mut out, duration);
+    time_ticks(&p3, out, duration);
     for (i, r) in reports.iter().enumerate() {
         let points: Vec<(f64, f64)> = r.timeline.iter().map(|t| (t.t_s, t.per_s)).collect();
-        p3.polyline(&mut out, &points, COLORS[i % COLORS.len()]);
-        write_marks(&p3, &mut out, r, COLORS[i % COLORS.len()]);
+        p3.polyline(out, &points, COLORS[i % COLORS.len()]);
+        write_marks(&p3, out, r, COLORS[i % COLORS.len()]);
     }
+}
 
-    // Legend.
+/// The legend: each report's colour, name, rate and p99.
+fn legend(out: &mut String, reports: &[Report]) {
     for (i, r) in reports.iter().enumerate() {
         let y = TOP + 10.0 + 34.0 * i as f64;
         let x = WIDTH - RIGHT + 12.0;
@@ -264,8 +284,6 @@ pub fn svg(reports: &[Report]) -> String {
             human_us(r.latency_us.p99 as f64)
         );
     }
-    out.push_str("</svg>\n");
-    out
 }
 
 fn time_ticks(p: &Panel, out: &mut String, duration: f64) {

@@ -184,8 +184,17 @@ pub fn parse_cache_counters(text: &str) -> Option<(u64, u64)> {
     }
 }
 
-/// What the connections share.
+/// What the connections (and the writer) share: the run's settings, what
+/// the requests are made of, and the flags and counters between them.
 struct Shared {
+    addr: SocketAddr,
+    authority: Box<str>,
+    plan: Arc<Plan>,
+    bodies: Bodies,
+    sampler: Sampler,
+    /// Every request distinct (`--unique`).
+    unique: bool,
+    seed: u64,
     measure_from: Instant,
     stop: AtomicBool,
     /// Measured requests issued (for `Limit::Requests`).
@@ -199,19 +208,9 @@ struct Worker {
     measured: Measured,
 }
 
-#[allow(clippy::too_many_arguments)]
-async fn worker(
-    id: usize,
-    addr: SocketAddr,
-    authority: Arc<str>,
-    plan: Arc<Plan>,
-    bodies: Arc<Bodies>,
-    sampler: Arc<Sampler>,
-    shared: Arc<Shared>,
-    unique: bool,
-    seed: u64,
-) -> Worker {
-    let mut rng = Rng::new(seed ^ (id as u64).wrapping_mul(0x2545_F491_4F6C_DD1D));
+/// Connection `id`: one lookup after another until stopped.
+async fn worker(id: usize, shared: Arc<Shared>) -> Worker {
+    let mut rng = Rng::new(shared.seed ^ (id as u64).wrapping_mul(0x2545_F491_4F6C_DD1D));
     let mut measured = Measured::default();
     let mut conn: Option<Conn> = None;
     let mut sequence = 0u64;
@@ -228,7 +227,7 @@ async fn worker(
             break;
         }
         if conn.is_none() {
-            match Conn::open(addr).await {
+            match Conn::open(shared.addr).await {
                 Ok(c) => conn = Some(c),
                 Err(_) => {
                     if measuring {
@@ -240,14 +239,15 @@ async fn worker(
                 }
             }
         }
-        let pick = sampler.pick(&plan, &mut rng);
+        let pick = shared.sampler.pick(&shared.plan, &mut rng);
         sequence += 1;
-        let body = bodies.body(&pick, unique.then_some(sequence * 1024 + id as u64));
+        let unique = shared.unique.then_some(sequence * 1024 + id as u64);
+        let body = shared.bodies.body(&pick, unique);
         let start = Instant::now();
         let result = conn
             .as_mut()
             .expect("connected above")
-            .send(Method::POST, &authority, "/api/v1/lookup", body)
+            .send(Method::POST, &shared.authority, "/api/v1/lookup", body)
             .await;
         let latency = start.elapsed();
         if !measuring {
@@ -367,37 +367,29 @@ pub async fn run(
         "cannot resolve {}",
         options.target.url()
     )))?;
-    let bodies = Arc::new(Bodies::new(&plan));
-    let sampler = Arc::new(sampler);
-    let origin = Instant::now();
     let shared = Arc::new(Shared {
-        measure_from: origin + options.warmup,
+        addr,
+        authority: options.target.authority.as_str().into(),
+        bodies: Bodies::new(&plan),
+        plan: Arc::clone(&plan),
+        sampler,
+        unique: options.unique,
+        seed: options.seed,
+        measure_from: Instant::now() + options.warmup,
         stop: AtomicBool::new(false),
         issued: AtomicU64::new(0),
         done: AtomicU64::new(0),
         limit: options.limit,
     });
-    let authority: Arc<str> = Arc::from(options.target.authority.as_str());
     // Without a warm-up, read the counters before the first request.
     let early = if options.warmup.is_zero() {
         Some(cache_counters(&options.target).await)
     } else {
         None
     };
-    let mut workers = Vec::with_capacity(options.connections);
-    for id in 0..options.connections {
-        workers.push(tokio::spawn(worker(
-            id,
-            addr,
-            Arc::clone(&authority),
-            Arc::clone(&plan),
-            Arc::clone(&bodies),
-            Arc::clone(&sampler),
-            Arc::clone(&shared),
-            options.unique,
-            options.seed,
-        )));
-    }
+    let workers: Vec<_> = (0..options.connections)
+        .map(|id| tokio::spawn(worker(id, Arc::clone(&shared))))
+        .collect();
     let writer = options.write_every.map(|every| {
         tokio::spawn(writer(
             options.target.clone(),
@@ -414,35 +406,7 @@ pub async fn run(
         None => cache_counters(&options.target).await,
     };
     let measure_start = Instant::now();
-    // Stop by the clock, or when the workers have sent their count.
-    let all_done = async {
-        let mut done = Vec::with_capacity(workers.len());
-        for w in workers.iter_mut() {
-            done.push(w.await);
-        }
-        done
-    };
-    tokio::pin!(all_done);
-    let mut ticker = tokio::time::interval(Duration::from_millis(100));
-    let finished = loop {
-        tokio::select! {
-            results = &mut all_done => break results,
-            _ = ticker.tick() => {
-                let done = shared.done.load(Ordering::Relaxed);
-                match options.limit {
-                    Limit::Duration(d) => {
-                        let elapsed = measure_start.elapsed();
-                        bar.set_position(elapsed.as_millis() as u64);
-                        bar.set_message(format!("{done} requests"));
-                        if elapsed >= d {
-                            shared.stop.store(true, Ordering::Relaxed);
-                        }
-                    }
-                    Limit::Requests(_) => bar.set_position(done),
-                }
-            }
-        }
-    };
+    let finished = measure(workers, &shared, &bar, measure_start).await;
     shared.stop.store(true, Ordering::Relaxed);
     let elapsed = measure_start.elapsed();
     bar.finish_and_clear();
@@ -456,17 +420,7 @@ pub async fn run(
         ..Measured::default()
     };
     for result in finished {
-        let w = result?.measured;
-        measured.samples.extend(w.samples);
-        measured.errors.total += w.errors.total;
-        measured.errors.transport += w.errors.transport;
-        for (status, n) in w.errors.status {
-            *measured.errors.status.entry(status).or_default() += n;
-        }
-        measured.answers.found += w.answers.found;
-        measured.answers.not_found += w.answers.not_found;
-        measured.answers.other += w.answers.other;
-        measured.bytes_received += w.bytes_received;
+        add(&mut measured, result?.measured);
     }
     measured.samples.sort_by_key(|s| s.at_us);
     let names: Vec<String> = plan.classes.iter().map(|c| c.name.clone()).collect();
@@ -485,6 +439,58 @@ pub async fn run(
     };
     report.writes = writes;
     Ok(report)
+}
+
+/// Waits for the workers while the bar follows: stops them by the clock,
+/// or lets them send their count.
+async fn measure(
+    workers: Vec<tokio::task::JoinHandle<Worker>>,
+    shared: &Shared,
+    bar: &indicatif::ProgressBar,
+    measure_start: Instant,
+) -> Vec<Result<Worker, tokio::task::JoinError>> {
+    let all_done = async {
+        let mut done = Vec::with_capacity(workers.len());
+        for w in workers {
+            done.push(w.await);
+        }
+        done
+    };
+    tokio::pin!(all_done);
+    let mut ticker = tokio::time::interval(Duration::from_millis(100));
+    loop {
+        tokio::select! {
+            results = &mut all_done => return results,
+            _ = ticker.tick() => {
+                let done = shared.done.load(Ordering::Relaxed);
+                match shared.limit {
+                    Limit::Duration(d) => {
+                        let elapsed = measure_start.elapsed();
+                        bar.set_position(elapsed.as_millis() as u64);
+                        bar.set_message(format!("{done} requests"));
+                        if elapsed >= d {
+                            shared.stop.store(true, Ordering::Relaxed);
+                        }
+                    }
+                    Limit::Requests(_) => bar.set_position(done),
+                }
+            }
+        }
+    }
+}
+
+/// Adds one connection's measurements to the run's.
+fn add(measured: &mut Measured, w: Measured) {
+    measured.samples.extend(w.samples);
+    measured.errors.total += w.errors.total;
+    measured.errors.transport += w.errors.transport;
+    for (status, n) in w.errors.status {
+        *measured.errors.status.entry(status).or_default() += n;
+    }
+    measured.answers.found += w.answers.found;
+    measured.answers.not_found += w.answers.not_found;
+    measured.answers.other += w.answers.other;
+    measured.bytes_received += w.bytes_received;
 }
 
 fn progress_bar(options: &Options) -> indicatif::ProgressBar {

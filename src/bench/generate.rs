@@ -291,6 +291,34 @@ fn roles_value(role: Role) -> Value {
     Value::Array(vec![s(role.name())])
 }
 
+/// The service Hashes of astute that globals and the overlays extend.
+const SERVICES: &[&str] = &[
+    "nova",
+    "keystone",
+    "glance",
+    "cinder",
+    "heat",
+    "ceilometer",
+    "aodh",
+    "murano",
+    "sahara",
+    "swift",
+    "ironic",
+    "quantum_settings",
+    "storage",
+    "rabbit",
+    "mysql",
+];
+
+/// The fixture a role's nodes are made from.
+fn template_of(templates: &[Template; 3], role: Role) -> &Template {
+    match role {
+        Role::PrimaryController | Role::Controller => &templates[0],
+        Role::Compute => &templates[1],
+        Role::CephOsd => &templates[2],
+    }
+}
+
 /// Generates an environment of `nodes` nodes from `sources`; the same
 /// seed gives the same environment.
 ///
@@ -303,16 +331,43 @@ pub fn generate(sources: &Sources, nodes: usize, seed: u64) -> Result<Generated,
         Template::parse(&sources.compute, "compute fixture")?,
         Template::parse(&sources.ceph_osd, "ceph-osd fixture")?,
     ];
-    let template = |role: Role| match role {
-        Role::PrimaryController | Role::Controller => &templates[0],
-        Role::Compute => &templates[1],
-        Role::CephOsd => &templates[2],
-    };
     let mut rng = Rng::new(seed);
-    let shared = &templates[0].astute;
+    let astute = shared_astute(&templates, nodes)?;
+    let services: Vec<String> = SERVICES
+        .iter()
+        .filter(|k| matches!(get(&astute, k), Some(Value::Hash(_))))
+        .map(|k| (*k).to_owned())
+        .collect();
+    let globals = globals(sources, &astute, &services)?;
+    let overlays = overlays(sources, &services, &mut rng)?;
+    let mut root = vec![
+        ("hiera".to_owned(), hiera_config()),
+        ("astute".to_owned(), astute),
+        ("globals".to_owned(), globals),
+    ];
+    root.extend(overlays);
+    let generated_nodes: Vec<Node> = (1..=nodes)
+        .map(|uid| {
+            node(
+                template_of(&templates, Role::of(uid, nodes)),
+                uid,
+                nodes,
+                &mut rng,
+            )
+        })
+        .collect();
+    let plan = plan_for(&root, &generated_nodes);
+    Ok(Generated {
+        root,
+        nodes: generated_nodes,
+        plan,
+    })
+}
 
-    // The shared astute: everything but the node keys, with the lists of
-    // nodes rebuilt for the listed nodes.
+/// The shared astute: everything but the node keys, with the lists of
+/// nodes rebuilt for the listed nodes.
+fn shared_astute(templates: &[Template; 3], nodes: usize) -> Result<Hash, String> {
+    let shared = &templates[0].astute;
     let mut astute: Hash = shared
         .iter()
         .filter(|(k, _)| !NODE_KEYS.iter().any(|n| *k == &s(n)))
@@ -326,7 +381,7 @@ pub fn generate(sources: &Sources, nodes: usize, seed: u64) -> Result<Generated,
     let mut metadata_nodes = Hash::default();
     for uid in 1..=listed {
         let role = Role::of(uid, nodes);
-        let t = template(role);
+        let t = template_of(templates, role);
         let renames = t.renames(uid);
         if let Some(entry) = fixture_nodes.iter().find(|e| {
             e.as_hash()
@@ -356,30 +411,11 @@ pub fn generate(sources: &Sources, nodes: usize, seed: u64) -> Result<Generated,
     if let Some(Value::Hash(metadata)) = astute.get_mut(&s("network_metadata")) {
         metadata.insert(s("nodes"), Value::Hash(metadata_nodes));
     }
+    Ok(astute)
+}
 
-    let services: Vec<String> = [
-        "nova",
-        "keystone",
-        "glance",
-        "cinder",
-        "heat",
-        "ceilometer",
-        "aodh",
-        "murano",
-        "sahara",
-        "swift",
-        "ironic",
-        "quantum_settings",
-        "storage",
-        "rabbit",
-        "mysql",
-    ]
-    .iter()
-    .filter(|k| matches!(get(&astute, k), Some(Value::Hash(_))))
-    .map(|k| (*k).to_owned())
-    .collect();
-
-    // globals: Fuel's derived values as interpolations, per service too.
+/// globals: Fuel's derived values as interpolations, per service too.
+fn globals(sources: &Sources, astute: &Hash, services: &[String]) -> Result<Hash, String> {
     let mut globals = load(&sources.globals, "globals")?;
     for (i, svc) in services.iter().enumerate() {
         let port = 8000 + 10 * i;
@@ -397,7 +433,7 @@ pub fn generate(sources: &Sources, nodes: usize, seed: u64) -> Result<Generated,
             s(&format!("{svc}_hash")),
             s(&format!("%{{alias('{svc}')}}")),
         );
-        let has_db = get(&astute, svc)
+        let has_db = get(astute, svc)
             .and_then(Value::as_hash)
             .is_some_and(|h| get(h, "db_password").is_some());
         if has_db {
@@ -413,9 +449,16 @@ pub fn generate(sources: &Sources, nodes: usize, seed: u64) -> Result<Generated,
             s(&format!("LOG_LOCAL{}", i % 8)),
         );
     }
+    Ok(globals)
+}
 
-    // Override and plugin layers: small Hashes over the service Hashes,
-    // so a hash lookup of them merges three or four layers.
+/// Override and plugin layers: small Hashes over the service Hashes, so a
+/// hash lookup of them merges three or four layers. In the root's order.
+fn overlays(
+    sources: &Sources,
+    services: &[String],
+    rng: &mut Rng,
+) -> Result<Vec<(String, Hash)>, String> {
     let mut plugins = load(&sources.plugins, "override/plugins")?;
     let mut cluster = load(&sources.cluster, "override/configuration/cluster")?;
     let role = load(&sources.role, "override/configuration/role")?;
@@ -457,7 +500,18 @@ pub fn generate(sources: &Sources, nodes: usize, seed: u64) -> Result<Generated,
     common.insert(s("ntp_servers"), Value::Array(vec![s("10.109.0.2")]));
     common.insert(s("syslog_remote"), Value::Bool(true));
     common.insert(s("custom_motd"), s("Managed by Puppet"));
+    Ok(vec![
+        ("override/plugins".to_owned(), plugins),
+        ("plugins/contrail".to_owned(), contrail),
+        ("plugins/ldap".to_owned(), ldap),
+        ("override/common".to_owned(), common),
+        ("override/configuration/role".to_owned(), role),
+        ("override/configuration/cluster".to_owned(), cluster),
+    ])
+}
 
+/// The environment's hiera.yaml: the Fuel hierarchy, deeper merges.
+fn hiera_config() -> Hash {
     let mut hiera = Hash::default();
     hiera.insert(
         Value::Symbol("backends".into()),
@@ -472,84 +526,68 @@ pub fn generate(sources: &Sources, nodes: usize, seed: u64) -> Result<Generated,
     hiera.insert(Value::Symbol("yaml".into()), Value::Hash(yaml_options));
     hiera.insert(Value::Symbol("merge_behavior".into()), s("deeper"));
     hiera.insert(Value::Symbol("logger".into()), s("noop"));
+    hiera
+}
 
-    let root = vec![
-        ("hiera".to_owned(), hiera),
-        ("astute".to_owned(), astute),
-        ("globals".to_owned(), globals),
-        ("override/plugins".to_owned(), plugins),
-        ("plugins/contrail".to_owned(), contrail),
-        ("plugins/ldap".to_owned(), ldap),
-        ("override/common".to_owned(), common),
-        ("override/configuration/role".to_owned(), role),
-        ("override/configuration/cluster".to_owned(), cluster),
-    ];
-
-    let mut generated_nodes = Vec::with_capacity(nodes);
-    for uid in 1..=nodes {
-        let role = Role::of(uid, nodes);
-        let t = template(role);
-        let renames = t.renames(uid);
-        let mut own: Hash = NODE_KEYS
-            .iter()
-            .filter_map(|k| get(&t.astute, k).map(|v| (s(k), rename(v, &renames))))
-            .collect();
-        own.insert(s("roles"), roles_value(role));
-        let fqdn = format!("node-{uid}.{DOMAIN}");
-        let mut docs = vec![("astute".to_owned(), own)];
-        // One node in ten has a per-node override, as operators make.
-        if rng.chance(0.1) {
-            let mut over = Hash::default();
-            match rng.below(3) {
-                0 => {
-                    let mut nova = Hash::default();
-                    nova.insert(s("state_path"), s("/srv/nova"));
-                    over.insert(s("nova"), Value::Hash(nova));
-                    over.insert(s("debug"), Value::Bool(true));
-                }
-                1 => {
-                    over.insert(
-                        s("dns_nameservers"),
-                        Value::Array(vec![s(&Net::Admin.address(uid))]),
-                    );
-                }
-                _ => {
-                    let mut syslog = Hash::default();
-                    syslog.insert(s("syslog_server"), s(&Net::Admin.address(1)));
-                    over.insert(s("base_syslog"), Value::Hash(syslog));
-                }
+/// Node `uid`'s own documents: its astute keys and, for one node in ten,
+/// a per-node override, as operators make.
+fn node(t: &Template, uid: usize, nodes: usize, rng: &mut Rng) -> Node {
+    let role = Role::of(uid, nodes);
+    let renames = t.renames(uid);
+    let mut own: Hash = NODE_KEYS
+        .iter()
+        .filter_map(|k| get(&t.astute, k).map(|v| (s(k), rename(v, &renames))))
+        .collect();
+    own.insert(s("roles"), roles_value(role));
+    let fqdn = format!("node-{uid}.{DOMAIN}");
+    let mut docs = vec![("astute".to_owned(), own)];
+    if rng.chance(0.1) {
+        let mut over = Hash::default();
+        match rng.below(3) {
+            0 => {
+                let mut nova = Hash::default();
+                nova.insert(s("state_path"), s("/srv/nova"));
+                over.insert(s("nova"), Value::Hash(nova));
+                over.insert(s("debug"), Value::Bool(true));
             }
-            docs.push((format!("override/node/{fqdn}"), over));
+            1 => {
+                over.insert(
+                    s("dns_nameservers"),
+                    Value::Array(vec![s(&Net::Admin.address(uid))]),
+                );
+            }
+            _ => {
+                let mut syslog = Hash::default();
+                syslog.insert(s("syslog_server"), s(&Net::Admin.address(1)));
+                over.insert(s("base_syslog"), Value::Hash(syslog));
+            }
         }
-        generated_nodes.push(Node { fqdn, docs });
+        docs.push((format!("override/node/{fqdn}"), over));
     }
+    Node { fqdn, docs }
+}
 
+/// The bench plan: the key classes over the layers a node sees, most
+/// specific first.
+fn plan_for(root: &[(String, Hash)], nodes: &[Node]) -> Plan {
     let calling_classes = plan::default_calling_classes();
-    let plan = {
-        // Classify over the layers a node sees, most specific first.
-        let by_name = |name: &str| root.iter().find(|(n, _)| n == name).map(|(_, d)| d);
-        let sources: Vec<(String, &Hash)> = HIERARCHY
-            .iter()
-            .filter(|l| !l.contains("%{"))
-            .chain(["globals"].iter())
-            .filter_map(|l| by_name(l).map(|d| ((*l).to_owned(), d)))
-            .collect();
-        let node_keys: Vec<String> = NODE_KEYS.iter().map(|k| (*k).to_owned()).collect();
-        Plan {
-            environment: 1,
-            level: "nodes".to_owned(),
-            nodes: generated_nodes.iter().map(|n| n.fqdn.clone()).collect(),
-            hierarchy: HIERARCHY.iter().map(|l| (*l).to_owned()).collect(),
-            classes: plan::classify(&sources, &node_keys, &calling_classes),
-            calling_classes,
-            write_resource: "override/common".to_owned(),
-        }
-    };
-    Ok(Generated {
-        root,
-        nodes: generated_nodes,
-        plan,
-    })
+    let by_name = |name: &str| root.iter().find(|(n, _)| n == name).map(|(_, d)| d);
+    let sources: Vec<(String, &Hash)> = HIERARCHY
+        .iter()
+        .filter(|l| !l.contains("%{"))
+        .chain(["globals"].iter())
+        .filter_map(|l| by_name(l).map(|d| ((*l).to_owned(), d)))
+        .collect();
+    let node_keys: Vec<String> = NODE_KEYS.iter().map(|k| (*k).to_owned()).collect();
+    Plan {
+        environment: 1,
+        level: "nodes".to_owned(),
+        nodes: nodes.iter().map(|n| n.fqdn.clone()).collect(),
+        hierarchy: HIERARCHY.iter().map(|l| (*l).to_owned()).collect(),
+        classes: plan::classify(&sources, &node_keys, &calling_classes),
+        calling_classes,
+        write_resource: "override/common".to_owned(),
+    }
 }
 
 /// What [`write`] wrote.
