@@ -26,6 +26,7 @@
 
 pub mod api;
 pub mod bench;
+pub mod cache;
 pub mod cli;
 pub mod configdb;
 pub mod datafiles;

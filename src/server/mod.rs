@@ -3,7 +3,6 @@
 //! answers in `lookup`.
 
 mod body;
-mod cache;
 mod config_api;
 mod conn;
 mod error;

@@ -2,11 +2,10 @@
 //! answer cache, the loaded Hiera configurations and the metrics. Cheap
 //! to clone (an `Arc` inside).
 
-use super::cache::AnswerCache;
 use super::error::ApiError;
 use super::metrics::Metrics;
+use crate::cache::{AnswerCache, Configs};
 use crate::configdb::{DocAddress, Snapshot, StoredDoc};
-use crate::lookup::Configs;
 use crate::settings::Settings;
 use crate::store::Store;
 use arc_swap::ArcSwap;

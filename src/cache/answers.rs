@@ -4,13 +4,11 @@
 //! An answer is admitted on its second miss, not its first. A deployment's
 //! first wave is mostly one-off requests (each node asks each key once per
 //! compile); caching them all cost a quarter of the server's CPU in table
-//! growth, page faults and eviction, and pushed repeated answers out. A
-//! fixed table of fingerprints (the "doorkeeper" of TinyLFU) remembers what
-//! was asked once.
+//! growth, page faults and eviction, and pushed repeated answers out.
 
-use axum::body::Bytes;
+use super::Doorkeeper;
+use bytes::Bytes;
 use std::hash::BuildHasher;
-use std::sync::atomic::{AtomicU64, Ordering};
 
 /// Fingerprints remembered by the doorkeeper (8 bytes each).
 const DOORKEEPER_SLOTS: usize = 1 << 16;
@@ -20,7 +18,7 @@ type Key = (u64, Bytes);
 /// Lookup answers for repeated requests. Disabled with a budget of 0.
 pub struct AnswerCache {
     answers: Option<moka::sync::Cache<Key, Bytes, foldhash::fast::RandomState>>,
-    seen: Box<[AtomicU64]>,
+    doorkeeper: Doorkeeper,
     hasher: foldhash::fast::RandomState,
 }
 
@@ -47,7 +45,7 @@ impl AnswerCache {
         });
         AnswerCache {
             answers,
-            seen: (0..DOORKEEPER_SLOTS).map(|_| AtomicU64::new(0)).collect(),
+            doorkeeper: Doorkeeper::new(DOORKEEPER_SLOTS),
             hasher,
         }
     }
@@ -84,9 +82,10 @@ impl AnswerCache {
             return;
         };
         // Fingerprinted only here, on a miss: a hit hashes the body once.
-        let fingerprint = self.hasher.hash_one(&miss.key);
-        let slot = &self.seen[usize::try_from(fingerprint).unwrap_or_default() % DOORKEEPER_SLOTS];
-        if slot.swap(fingerprint, Ordering::Relaxed) != fingerprint {
+        if !self
+            .doorkeeper
+            .missed_before(self.hasher.hash_one(&miss.key))
+        {
             return;
         }
         // The body was a view into hyper's read buffer: a key holding it
