@@ -19,5 +19,8 @@ pub mod render;
 pub mod value;
 pub mod yaml;
 
+#[cfg(test)]
+mod properties;
+
 pub use error::{ErrorClass, HieraError, Result};
 pub use value::{Hash, Value};
