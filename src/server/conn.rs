@@ -323,6 +323,10 @@ struct Watched {
     timer: Pin<Box<Sleep>>,
     /// The phase the timer runs for, if it runs.
     armed: Option<Phase>,
+    /// When the current head started arriving.
+    head_since: Instant,
+    /// When the last answer was written: the idle time counts from here.
+    idle_since: Instant,
     framing: Framing,
 }
 
@@ -334,6 +338,8 @@ impl Watched {
             timeouts,
             timer: Box::pin(tokio::time::sleep(timeouts.header)),
             armed: None,
+            head_since: Instant::now(),
+            idle_since: Instant::now(),
             framing: Framing::default(),
         }
     }
@@ -341,19 +347,7 @@ impl Watched {
     /// A read must wait: time it against the phase's limit.
     fn wait(&mut self, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
         let phase = self.conn.phase();
-        let limit = match phase {
-            Phase::Idle => self.timeouts.idle,
-            Phase::Head => self.timeouts.header,
-            Phase::Busy => {
-                self.armed = None;
-                return Poll::Pending;
-            }
-        };
-        if self.armed != Some(phase) {
-            self.timer.as_mut().reset(Instant::now() + limit);
-            self.armed = Some(phase);
-        }
-        if self.timer.as_mut().poll(cx).is_pending() {
+        if phase == Phase::Busy || !self.expired(cx, phase) {
             return Poll::Pending;
         }
         let what = match phase {
@@ -380,7 +374,7 @@ impl AsyncRead for Watched {
                 if !read.is_empty() && phase == Phase::Idle {
                     // The next request's head starts.
                     this.conn.set(Phase::Head);
-                    this.armed = None;
+                    this.head_since = Instant::now();
                     this.framing = Framing::default();
                 }
                 if phase != Phase::Busy && this.framing.ambiguous_head(read) {
@@ -435,13 +429,33 @@ impl Watched {
     /// after answering until the socket wakes it.
     fn wrote(&mut self, cx: &mut Context<'_>, written: &Poll<io::Result<usize>>) {
         if matches!(written, Poll::Ready(Ok(n)) if *n > 0) && self.conn.phase() == Phase::Idle {
-            self.timer
-                .as_mut()
-                .reset(Instant::now() + self.timeouts.idle);
-            self.armed = Some(Phase::Idle);
-            // Registers the wake-up; it cannot have fired yet.
-            let _ = self.timer.as_mut().poll(cx);
+            self.idle_since = Instant::now();
+            // Registers the wake-up; it cannot have expired yet.
+            let _ = self.expired(cx, Phase::Idle);
         }
+    }
+
+    /// Whether `phase`'s limit has passed, registering a wake-up for it if
+    /// not. The timer is reset only when the phase it runs for changes or
+    /// it fires before its phase's (moving) start plus limit: resetting it
+    /// on every answer cost a timer-wheel update per request.
+    fn expired(&mut self, cx: &mut Context<'_>, phase: Phase) -> bool {
+        let due = match phase {
+            Phase::Idle => self.idle_since + self.timeouts.idle,
+            _ => self.head_since + self.timeouts.header,
+        };
+        if self.armed != Some(phase) {
+            self.timer.as_mut().reset(due);
+            self.armed = Some(phase);
+        }
+        while self.timer.as_mut().poll(cx).is_ready() {
+            if Instant::now() >= due {
+                return true;
+            }
+            // Armed for an earlier answer or head: wait out the rest.
+            self.timer.as_mut().reset(due);
+        }
+        false
     }
 }
 
