@@ -2,24 +2,28 @@
 //!
 //! A Hiera-compatible data lookup server and command-line tool.
 //!
-//! Layout:
+//! Layout, from the bottom up; a module uses only modules above it in this
+//! list (docs/architecture.md: what each owns, where a new feature goes):
 //! - [`hiera`]: the pure Hiera 3.10 core (values, YAML as Psych reads it,
 //!   keys, interpolation, merges, resolution, output formats). No I/O.
+//! - [`wire`]: values as JSON on the wire and in the store, every type kept.
 //! - [`configdb`]: the ConfigDB model: environments, components, level
 //!   paths, versions, the effective-value fold, the in-memory snapshot.
 //! - [`store`]: persistence of the ConfigDB (SQLite); the only SQL.
-//! - [`ops`]: the ConfigDB operations (create an environment, import a
-//!   tree, get/set a document or a key, history, restore), one trait with
-//!   a local (store) and a remote (HTTP) implementation; used by the CLI,
-//!   the sample loader and the bench.
+//! - [`tree`]: a Hiera data tree on disk, read as resources.
+//! - [`datafiles`]: Hiera data files on disk, for `hierad lookup`.
+//! - [`lookup`]: the one lookup path over the ConfigDB snapshot.
+//! - [`cache`]: the server's caches (lookup answers, loaded configurations)
+//!   and the admission policy they share.
 //! - [`api`]: the REST API's request and response bodies, shared by the
 //!   server and the remote client.
-//! - [`lookup`]: the one lookup path over the ConfigDB snapshot.
-//! - [`server`]: the HTTP server (axum): routes, errors, metrics, shutdown.
-//! - [`settings`]: how the daemon runs.
-//! - [`tree`]: a Hiera data tree on disk, read as resources.
-//! - [`wire`]: values as JSON on the wire and in the store, every type kept.
-//! - [`datafiles`]: Hiera data files on disk, for `hierad lookup`.
+//! - [`settings`]: how the daemon runs; every limit and timeout.
+//! - [`server`]: the HTTP server (axum): routes, errors, metrics, shutdown;
+//!   `server/conn.rs` owns the connections (accept loop, limits, timeouts).
+//! - [`ops`]: the ConfigDB operations (create an environment, import a
+//!   tree, export, get/set/override a key, history, restore), one trait
+//!   with a local (store) and a remote (HTTP) implementation; used by the
+//!   CLI, the sample loader and the bench.
 //! - [`bench`]: load testing (`hierad bench`): synthetic environments, the
 //!   load loop, statistics and charts.
 //! - [`cli`]: one module per subcommand; the only place that parses flags.
