@@ -165,6 +165,75 @@ pub struct NewEnvironment {
     pub components: Vec<ComponentKey>,
     #[serde(default)]
     pub hierarchy_levels: Vec<String>,
+    /// The environment's own retention (`…/retention` changes it).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub retention: Option<Retention>,
+}
+
+/// `GET /environments?deleted=true`: a deleted (restorable) environment.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct DeletedEnvironment {
+    #[serde(flatten)]
+    pub environment: Environment,
+    /// When it was deleted, Unix seconds.
+    pub deleted_at: i64,
+}
+
+/// `PUT /environments/{env}/retention`: each limit `null` (the server's
+/// default) or a number, 0 for no limit.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Retention {
+    #[serde(default)]
+    pub keep_versions: Option<u64>,
+    #[serde(default)]
+    pub keep_days: Option<u64>,
+}
+
+impl From<Retention> for configdb::Retention {
+    fn from(r: Retention) -> configdb::Retention {
+        configdb::Retention {
+            keep_versions: r.keep_versions,
+            keep_days: r.keep_days,
+        }
+    }
+}
+
+impl From<configdb::Retention> for Retention {
+    fn from(r: configdb::Retention) -> Retention {
+        Retention {
+            keep_versions: r.keep_versions,
+            keep_days: r.keep_days,
+        }
+    }
+}
+
+/// `GET|PUT /environments/{env}/retention`: the environment's own limits
+/// and those in force (its own over the server's; 0: no limit).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RetentionAnswer {
+    #[serde(flatten)]
+    pub own: Retention,
+    pub effective: EffectiveRetention,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct EffectiveRetention {
+    pub keep_versions: u64,
+    pub keep_days: u64,
+}
+
+impl RetentionAnswer {
+    pub fn new(own: configdb::Retention, default: configdb::Retention) -> RetentionAnswer {
+        let effective = own.over(default);
+        RetentionAnswer {
+            own: own.into(),
+            effective: EffectiveRetention {
+                keep_versions: effective.keep_versions.unwrap_or(0),
+                keep_days: effective.keep_days.unwrap_or(0),
+            },
+        }
+    }
 }
 
 impl From<NewEnvironment> for configdb::NewEnvironment {

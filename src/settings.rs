@@ -1,6 +1,7 @@
 //! How the daemon runs: defaults, then environment variables, then flags
 //! (the CLI layer fills the struct; everything below reads only this).
 
+use crate::configdb::Retention;
 use crate::hiera::budget::Budget;
 use std::net::SocketAddr;
 use std::path::PathBuf;
@@ -46,6 +47,10 @@ pub struct Settings {
     /// blocking pool, at most this many at once, so they neither starve
     /// `/healthz` nor take every core.
     pub lookup_workers: usize,
+    /// The retention of environments that set none of their own.
+    pub retention: Retention,
+    /// How often old versions are pruned and the database size measured.
+    pub prune_every: Duration,
 }
 
 impl Default for Settings {
@@ -64,6 +69,8 @@ impl Default for Settings {
             shutdown_timeout: Duration::from_secs(10),
             lookup_budget: Budget::DEFAULT,
             lookup_workers: default_lookup_workers(),
+            retention: Retention::KEEP_ALL,
+            prune_every: Duration::from_secs(60),
         }
     }
 }

@@ -1,6 +1,6 @@
 //! `hierad serve`: the ConfigDB and lookup server.
 
-use crate::configdb::{DocKind, LevelPath};
+use crate::configdb::{DocKind, LevelPath, Retention};
 use crate::hiera::budget::Budget;
 use crate::ops::{self, Local, NewEnv, TreeImport};
 use crate::server::{self, AppState};
@@ -74,6 +74,20 @@ pub struct Args {
     /// async workers (default: one per CPU).
     #[arg(long, env = "HIERAD_LOOKUP_WORKERS")]
     pub lookup_workers: Option<NonZeroUsize>,
+    /// Keep at most this many versions of each document, the latest
+    /// included (0: no limit), in environments that set no retention of
+    /// their own.
+    #[arg(long, env = "HIERAD_KEEP_VERSIONS", default_value_t = 0)]
+    pub keep_versions: u64,
+    /// Keep versions written less than this many days ago (0: no limit),
+    /// in environments that set no retention of their own. The latest
+    /// version of a document is always kept.
+    #[arg(long, env = "HIERAD_KEEP_DAYS", default_value_t = 0)]
+    pub keep_days: u64,
+    /// Time between pruning rounds (old versions the retention no longer
+    /// keeps; also when hierad_database_bytes is measured).
+    #[arg(long, value_parser = positive_duration, default_value = "60s")]
+    pub prune_every: Duration,
 }
 
 /// A duration above zero: a zero timeout would refuse everything.
@@ -113,6 +127,11 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         lookup_workers: args
             .lookup_workers
             .map_or_else(default_lookup_workers, NonZeroUsize::get),
+        retention: Retention {
+            keep_versions: Some(args.keep_versions),
+            keep_days: Some(args.keep_days),
+        },
+        prune_every: args.prune_every,
     };
     let store: Arc<dyn Store> = Arc::new(
         SqliteStore::open(&settings.db)
@@ -134,6 +153,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         let addr = listener.local_addr()?;
         eprintln!("listening on http://{addr}");
         tracing::info!(%addr, db = %settings.db.display(), "serving");
+        server::retention::spawn(state.clone());
         server::serve(listener, state, server::signal::shutdown_signal()).await?;
         tracing::info!("stopped");
         Ok(ExitCode::SUCCESS)

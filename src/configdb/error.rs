@@ -116,6 +116,12 @@ pub enum Conflict {
     ComponentId(i64),
     #[error("environment {0} already exists")]
     EnvironmentId(i64),
+    #[error(
+        "environment {0} was deleted and can still be restored: restore it (POST /api/v1/config/environments/{0}/restore) or purge it for good (DELETE /api/v1/config/environments/{0}?purge=true) before reusing its id"
+    )]
+    EnvironmentDeleted(i64),
+    #[error("environment {0} is not deleted: there is nothing to restore")]
+    EnvironmentNotDeleted(i64),
     #[error("component \"{component}\" already defines resource \"{resource}\"")]
     ResourceInComponent { component: String, resource: String },
     #[error(
@@ -130,12 +136,15 @@ pub enum Conflict {
     #[error("component {0} is listed twice")]
     ComponentListedTwice(String),
     #[error(
-        "component \"{component}\" is used by environment(s) {}; remove it from them or delete them first",
-        ids(environments)
+        "component \"{component}\" is used by environment(s) {}; {}",
+        ids(environments),
+        in_use_hint(environments, deleted)
     )]
     ComponentInUse {
         component: String,
         environments: Vec<i64>,
+        /// Those of `environments` that are deleted (still restorable).
+        deleted: Vec<i64>,
     },
 }
 
@@ -202,6 +211,19 @@ fn ids(ids: &[i64]) -> String {
         .map(i64::to_string)
         .collect::<Vec<_>>()
         .join(", ")
+}
+
+fn in_use_hint(environments: &[i64], deleted: &[i64]) -> String {
+    if deleted.is_empty() {
+        "remove it from them or delete them first".to_owned()
+    } else if deleted.len() == environments.len() {
+        "they are deleted but restorable: purge them first".to_owned()
+    } else {
+        format!(
+            "delete them first, and purge the deleted one(s) {}",
+            ids(deleted)
+        )
+    }
 }
 
 fn latest_text(latest: Option<u64>) -> String {
@@ -284,6 +306,7 @@ mod tests {
                 Conflict::ComponentInUse {
                     component: "fuel".into(),
                     environments: vec![1, 2],
+                    deleted: vec![],
                 }
                 .into(),
                 ErrorKind::Conflict,

@@ -11,6 +11,7 @@ pub mod fold;
 pub mod keypath;
 pub mod level;
 pub mod model;
+pub mod retention;
 pub mod snapshot;
 
 pub use error::{ConfigError, Conflict, ErrorKind, Invalid, NotFound};
@@ -21,4 +22,5 @@ pub use model::{
     ResourceDefinition, SnapshotData, StoredDocument, UnreadableDocument, Version, check_depth,
     into_document,
 };
+pub use retention::Retention;
 pub use snapshot::{EffectiveKey, PathReader, Snapshot, StoredDoc};

@@ -270,6 +270,7 @@ impl Remote {
         levels: &[String],
     ) -> Result<api::Environment> {
         let body = api::NewEnvironment {
+            retention: None,
             id: Some(env),
             components: vec![api::ComponentKey(ComponentRef::Name(component.to_owned()))],
             hierarchy_levels: levels.to_vec(),

@@ -7,8 +7,8 @@ use super::error::ApiError;
 use super::state::{AppState, Publish};
 use crate::api;
 use crate::configdb::{
-    ComponentRef, DocAddress, DocKind, KeyPath, LevelPath, NewComponent, NewEnvironment, StoredDoc,
-    keypath,
+    ComponentRef, DocAddress, DocKind, KeyPath, LevelPath, NewComponent, NewEnvironment, Retention,
+    StoredDoc, keypath,
 };
 use crate::hiera::{Hash, Value};
 use crate::store::{ImportBatch, ImportDoc, ImportReport};
@@ -41,6 +41,11 @@ pub fn routes() -> Router<AppState> {
         .route(
             "/environments/{env}/hierarchy_levels",
             get(hierarchy_levels),
+        )
+        .route("/environments/{env}/restore", post(restore_environment))
+        .route(
+            "/environments/{env}/retention",
+            get(get_retention).put(put_retention),
         )
         .route("/environments/{env}/import", post(import))
         .route(
@@ -113,24 +118,90 @@ async fn delete_component(
     Ok(StatusCode::NO_CONTENT)
 }
 
-async fn list_environments(State(state): State<AppState>) -> Json<Vec<api::Environment>> {
+/// `?deleted=true` lists the deleted (restorable) environments instead,
+/// each with `deleted_at`.
+async fn list_environments(
+    State(state): State<AppState>,
+    Query(query): Query<HashMap<String, String>>,
+) -> Result<Response, ApiError> {
+    if flag(&query, "deleted")? {
+        let deleted = state
+            .read(|store| Ok(store.deleted_environments()?))
+            .await?;
+        let listed: Vec<api::DeletedEnvironment> = deleted
+            .iter()
+            .map(|(env, at)| api::DeletedEnvironment {
+                environment: api::Environment::from(env),
+                deleted_at: *at,
+            })
+            .collect();
+        return Ok(Json(listed).into_response());
+    }
     let snapshot = state.snapshot();
-    Json(
-        snapshot
-            .environments()
-            .map(api::Environment::from)
-            .collect(),
-    )
+    let listed: Vec<api::Environment> = snapshot
+        .environments()
+        .map(api::Environment::from)
+        .collect();
+    Ok(Json(listed).into_response())
+}
+
+/// A boolean query parameter: absent, `true` or `false`.
+fn flag(query: &HashMap<String, String>, name: &str) -> Result<bool, ApiError> {
+    match query.get(name).map(String::as_str) {
+        None | Some("false") => Ok(false),
+        Some("true" | "") => Ok(true),
+        Some(other) => Err(ApiError::BadRequest(format!(
+            "{name} must be true or false, not {other:?}"
+        ))),
+    }
+}
+
+async fn get_retention(
+    State(state): State<AppState>,
+    Path(env): Path<String>,
+) -> Result<Json<api::RetentionAnswer>, ApiError> {
+    let env = env_id(&env)?;
+    let own = state.read(move |store| Ok(store.retention(env)?)).await?;
+    Ok(Json(api::RetentionAnswer::new(
+        own,
+        state.settings().retention,
+    )))
+}
+
+async fn put_retention(
+    State(state): State<AppState>,
+    Path(env): Path<String>,
+    LimitedBytes(bytes): LimitedBytes,
+) -> Result<Json<api::RetentionAnswer>, ApiError> {
+    let env = env_id(&env)?;
+    let retention: Retention = parse::<api::Retention>(&bytes, "retention")?.into();
+    // Retention is not in the snapshot: nothing to publish, so this runs
+    // like a read (a blocking task that a disconnect does not cancel).
+    let own = state
+        .read(move |store| Ok(store.set_retention(env, &retention)?))
+        .await?;
+    Ok(Json(api::RetentionAnswer::new(
+        own,
+        state.settings().retention,
+    )))
 }
 
 async fn create_environment(
     State(state): State<AppState>,
     LimitedBytes(bytes): LimitedBytes,
 ) -> Result<Response, ApiError> {
-    let new: NewEnvironment = parse::<api::NewEnvironment>(&bytes, "environment")?.into();
+    let body = parse::<api::NewEnvironment>(&bytes, "environment")?;
+    let retention = body.retention.map(Retention::from);
+    let new: NewEnvironment = body.into();
     let created = state
         .write(
-            move |store| Ok(store.create_environment(&new)?),
+            move |store| {
+                let created = store.create_environment(&new)?;
+                if let Some(retention) = &retention {
+                    store.set_retention(created.id, retention)?;
+                }
+                Ok(created)
+            },
             Publish::Rebuild,
         )
         .await?;
@@ -157,18 +228,42 @@ async fn get_environment(
     Ok(Json(api::Environment::from(found)))
 }
 
+/// A restorable delete; `?purge=true` removes the environment (live or
+/// deleted) with its documents and history for good.
 async fn delete_environment(
     State(state): State<AppState>,
     Path(env): Path<String>,
+    Query(query): Query<HashMap<String, String>>,
 ) -> Result<StatusCode, ApiError> {
     let env = env_id(&env)?;
+    let purge = flag(&query, "purge")?;
     state
         .write(
-            move |store| Ok(store.delete_environment(env)?),
+            move |store| {
+                if purge {
+                    Ok(store.purge_environment(env)?)
+                } else {
+                    Ok(store.delete_environment(env)?)
+                }
+            },
             Publish::Rebuild,
         )
         .await?;
     Ok(StatusCode::NO_CONTENT)
+}
+
+async fn restore_environment(
+    State(state): State<AppState>,
+    Path(env): Path<String>,
+) -> Result<Json<api::Environment>, ApiError> {
+    let env = env_id(&env)?;
+    let restored = state
+        .write(
+            move |store| Ok(store.restore_environment(env)?),
+            Publish::Rebuild,
+        )
+        .await?;
+    Ok(Json(api::Environment::from(&restored)))
 }
 
 async fn hierarchy_levels(

@@ -1,5 +1,6 @@
 //! Prometheus metrics: requests and latency per route, answer-cache hits
-//! and misses, and the data generation. Labels never carry data values.
+//! and misses, the data generation, the database size and pruning.
+//! Labels never carry data values.
 
 use axum::extract::{MatchedPath, Request, State};
 use axum::http::Method;
@@ -102,6 +103,9 @@ pub struct Metrics {
     costly: Counter,
     costly_running: Gauge,
     refusals: Family<BudgetLabels, Counter>,
+    database_bytes: Gauge,
+    database_free_bytes: Gauge,
+    versions_pruned: Counter,
 }
 
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
@@ -171,6 +175,24 @@ impl Metrics {
             "Lookups refused for exceeding their budget, by budget",
             refusals.clone(),
         );
+        let database_bytes = Gauge::default();
+        registry.register(
+            "database_bytes",
+            "Size of the database file in bytes (measured with each pruning round)",
+            database_bytes.clone(),
+        );
+        let database_free_bytes = Gauge::default();
+        registry.register(
+            "database_free_bytes",
+            "Of the database's bytes, those in free pages that later writes reuse",
+            database_free_bytes.clone(),
+        );
+        let versions_pruned = Counter::default();
+        registry.register(
+            "versions_pruned",
+            "Old document versions removed by the retention policy",
+            versions_pruned.clone(),
+        );
         Metrics {
             registry,
             requests,
@@ -181,6 +203,9 @@ impl Metrics {
             costly,
             costly_running,
             refusals,
+            database_bytes,
+            database_free_bytes,
+            versions_pruned,
         }
     }
 
@@ -217,6 +242,16 @@ impl Metrics {
     pub fn set_generation(&self, generation: u64) {
         self.generation
             .set(i64::try_from(generation).unwrap_or(i64::MAX));
+    }
+
+    pub fn set_database_size(&self, size: &crate::store::DatabaseSize) {
+        let gauge = |n: u64| i64::try_from(n).unwrap_or(i64::MAX);
+        self.database_bytes.set(gauge(size.bytes));
+        self.database_free_bytes.set(gauge(size.free_bytes));
+    }
+
+    pub fn versions_pruned(&self, n: usize) {
+        self.versions_pruned.inc_by(n as u64);
     }
 
     /// The Prometheus text exposition.

@@ -10,6 +10,7 @@ mod lookup_api;
 pub mod metrics;
 #[cfg(test)]
 mod props;
+pub mod retention;
 pub mod signal;
 pub mod state;
 

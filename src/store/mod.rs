@@ -9,7 +9,10 @@
 //!   inside the write's transaction so concurrent writers lose nothing.
 //! - A document lives at its path's slot (see [`crate::configdb::level`]).
 //! - Deleting a document writes a deletion marker version, so its history
-//!   stays readable and restorable.
+//!   stays readable and restorable; deleting an environment hides it with
+//!   its documents and history until it is restored or purged.
+//! - Old versions may be pruned by a [`Retention`] (oldest first, never
+//!   the latest); a pruned version reads as one that never existed.
 //! - Documents are stored in the wire JSON form ([`crate::wire`]), which
 //!   keeps every Ruby type apart.
 //! - Every write of a document (put, update, import, restore) refuses one
@@ -18,13 +21,14 @@
 //!   reads back.
 
 mod migrations;
+mod packing;
 mod sqlite;
 
 pub use sqlite::SqliteStore;
 
 use crate::configdb::{
     Component, ComponentRef, ConfigError, Conflict, DocAddress, DocKind, Environment, Invalid,
-    LevelPath, NewComponent, NewEnvironment, NotFound, SnapshotData, Version,
+    LevelPath, NewComponent, NewEnvironment, NotFound, Retention, SnapshotData, Version,
 };
 use crate::hiera::Hash;
 
@@ -118,6 +122,24 @@ pub struct ImportReport {
     pub defined: Vec<String>,
 }
 
+/// What one [`Store::prune`] call did.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct PruneReport {
+    /// Versions removed.
+    pub pruned: usize,
+    /// Whether the budget ran out before everything due was pruned.
+    pub more: bool,
+}
+
+/// How large the database is.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct DatabaseSize {
+    /// The database file's pages, in bytes (the write-ahead log aside).
+    pub bytes: u64,
+    /// Of which free pages, reused by later writes.
+    pub free_bytes: u64,
+}
+
 /// The ConfigDB's persistence. Every method is one transaction.
 ///
 /// # Errors
@@ -157,8 +179,38 @@ pub trait Store: Send + Sync {
     /// All environments, by id.
     fn environments(&self) -> Result<Vec<Environment>>;
 
-    /// Deletes an environment with all its documents and their history.
+    /// Deletes an environment, restorably: it leaves every list and
+    /// lookup, and keeps its documents and history until purged.
+    /// NotFound: no such live environment.
     fn delete_environment(&self, id: i64) -> Result<()>;
+
+    /// Brings a deleted environment back with its documents and history.
+    /// NotFound: no such environment. Conflict: it is not deleted.
+    fn restore_environment(&self, id: i64) -> Result<Environment>;
+
+    /// Removes an environment (live or deleted) with all its documents and
+    /// their history, for good. NotFound: no such environment.
+    fn purge_environment(&self, id: i64) -> Result<()>;
+
+    /// The deleted environments with when they were deleted (Unix
+    /// seconds), by id.
+    fn deleted_environments(&self) -> Result<Vec<(Environment, i64)>>;
+
+    /// An environment's own retention (unset limits: the server's
+    /// default). NotFound: no such live environment.
+    fn retention(&self, env: i64) -> Result<Retention>;
+
+    /// Sets an environment's own retention; returns it. NotFound: as
+    /// `retention`.
+    fn set_retention(&self, env: i64, retention: &Retention) -> Result<Retention>;
+
+    /// Prunes up to about `budget` versions that the retention of their
+    /// environment (over `default`) no longer keeps, as of `now` (Unix
+    /// seconds), in short transactions; `more` says whether any are left.
+    fn prune(&self, default: &Retention, now: i64, budget: usize) -> Result<PruneReport>;
+
+    /// The size of the database.
+    fn database_size(&self) -> Result<DatabaseSize>;
 
     /// Writes a new version of a document. NotFound: the environment, a
     /// level, or the resource (not defined in the environment). Invalid:

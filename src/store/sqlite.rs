@@ -8,11 +8,12 @@
 //! waits for the lock (up to [`BUSY_TIMEOUT`]) instead of failing.
 
 use super::migrations::{self, MIGRATIONS};
-use super::{ImportBatch, ImportReport, Result, Store, StoreError};
+use super::packing::{self, Packing};
+use super::{DatabaseSize, ImportBatch, ImportReport, PruneReport, Result, Store, StoreError};
 use crate::configdb::model::{check_component_name, check_level_name, check_resource_name};
 use crate::configdb::{
     Component, ComponentRef, ConfigError, Conflict, DocAddress, DocKind, Environment, Invalid,
-    LevelPath, LevelValue, NewComponent, NewEnvironment, NotFound, ResourceDefinition,
+    LevelPath, LevelValue, NewComponent, NewEnvironment, NotFound, ResourceDefinition, Retention,
     SnapshotData, StoredDocument, UnreadableDocument, Version, check_depth,
 };
 use crate::hiera::{Hash, Value};
@@ -243,10 +244,23 @@ fn load_component(tx: &Connection, id: i64) -> Result<Component> {
 }
 
 /// Environments with their components and levels; all, or the one `id`.
+/// A deleted environment is not there (until it is restored).
 fn load_environments(tx: &Connection, id: Option<i64>) -> Result<Vec<Environment>> {
+    load_environments_where(tx, id, false)
+}
+
+/// Live environments, or (`deleted`) the deleted ones.
+fn load_environments_where(
+    tx: &Connection,
+    id: Option<i64>,
+    deleted: bool,
+) -> Result<Vec<Environment>> {
     let mut envs: Vec<Environment> = tx
-        .prepare_cached("SELECT id FROM environments WHERE ?1 IS NULL OR id = ?1 ORDER BY id")?
-        .query_map([id], |r| {
+        .prepare_cached(
+            "SELECT id FROM environments WHERE (?1 IS NULL OR id = ?1)
+               AND (deleted_at IS NOT NULL) = ?2 ORDER BY id",
+        )?
+        .query_map(params![id, deleted], |r| {
             Ok(Environment {
                 id: r.get(0)?,
                 components: Vec::new(),
@@ -376,51 +390,83 @@ fn head(tx: &Connection, at: &DocAddress) -> Result<Option<(Version, String)>> {
     .map_err(Into::into)
 }
 
-/// One given version of a document and its stored text.
+/// One given version of a document and its text, unpacked: the rows
+/// from it up to the first that stands alone (at most
+/// [`packing::KEYFRAME_EVERY`] of them), unpacked from the top down.
 fn version_row(tx: &Connection, at: &DocAddress, n: u64) -> Result<Option<(Version, String)>> {
     let (level, value) = slot_of(&at.path);
-    tx.prepare_cached(
-        "SELECT version, created_at, size, deleted, content FROM documents
+    let mut stmt = tx.prepare_cached(
+        "SELECT version, created_at, size, deleted, packing, content, packed FROM documents
          WHERE environment_id = ?1 AND level = ?2 AND level_value = ?3
-           AND resource = ?4 AND kind = ?5 AND version = ?6",
-    )?
-    .query_row(
-        params![
-            at.env,
-            level,
-            value,
-            at.resource,
-            at.kind.as_str(),
-            sql_version(n)
-        ],
-        |r| {
-            Ok((
-                version_from(r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?),
-                r.get(4)?,
-            ))
-        },
-    )
-    .optional()
-    .map_err(Into::into)
+           AND resource = ?4 AND kind = ?5 AND version >= ?6 ORDER BY version",
+    )?;
+    let mut rows = stmt.query(params![
+        at.env,
+        level,
+        value,
+        at.resource,
+        at.kind.as_str(),
+        sql_version(n)
+    ])?;
+    let what = |number: u64| move || format!("version {number} of the {at}");
+    // Deltas on the way up, each waiting for the text above it.
+    let mut deltas: Vec<(Version, Vec<u8>)> = Vec::new();
+    let mut text = loop {
+        let Some(row) = rows.next()? else {
+            return match deltas.last() {
+                None => Ok(None),
+                Some((v, _)) => Err(StoreError::Corrupt {
+                    what: what(v.number)(),
+                    reason: "a delta above the latest version".to_owned(),
+                }),
+            };
+        };
+        let version = version_from(row.get(0)?, row.get(1)?, row.get(2)?, row.get(3)?);
+        let expected = n + deltas.len() as u64;
+        if version.number != expected {
+            if deltas.is_empty() {
+                return Ok(None);
+            }
+            return Err(StoreError::Corrupt {
+                what: what(expected - 1)(),
+                reason: format!("packed against version {expected}, which is gone"),
+            });
+        }
+        let packing = Packing::from_column(row.get(4)?).ok_or_else(|| StoreError::Corrupt {
+            what: what(version.number)(),
+            reason: "an unknown packing".to_owned(),
+        })?;
+        match packing {
+            Packing::Plain => break (version, row.get::<_, String>(5)?),
+            Packing::Alone => {
+                let bytes: Vec<u8> = row.get(6)?;
+                let text = packing::unpack(what(version.number), packing, &bytes, None)?;
+                break (version, text);
+            }
+            Packing::Delta => deltas.push((version, row.get(6)?)),
+        }
+    };
+    while let Some((version, bytes)) = deltas.pop() {
+        let below = packing::unpack(what(version.number), Packing::Delta, &bytes, Some(&text.1))?;
+        text = (version, below);
+    }
+    Ok(Some(text))
 }
 
 /// Writes the next version of a document: `content` is wire JSON, or
-/// `None` for a deletion marker. Must run inside an IMMEDIATE transaction.
+/// `None` for a deletion marker; the version it replaces is packed (see
+/// [`packing`]). Must run inside an IMMEDIATE transaction.
 fn append(tx: &Connection, at: &DocAddress, content: Option<&str>) -> Result<Version> {
     let (level, value) = slot_of(&at.path);
-    let latest: Option<i64> = tx
-        .prepare_cached(
-            "SELECT version FROM heads WHERE environment_id = ?1 AND level = ?2
-               AND level_value = ?3 AND resource = ?4 AND kind = ?5",
-        )?
-        .query_row(
-            params![at.env, level, value, at.resource, at.kind.as_str()],
-            |r| r.get(0),
-        )
-        .optional()?;
-    let number = latest.unwrap_or(0) + 1;
+    let latest = head(tx, at)?;
+    let number = latest.as_ref().map_or(0, |(v, _)| v.number) + 1;
     let text = content.unwrap_or("");
-    let version = version_from(number, now(), text.len() as i64, content.is_none());
+    let version = version_from(
+        sql_version(number),
+        now(),
+        text.len() as i64,
+        content.is_none(),
+    );
     tx.prepare_cached(
         "INSERT INTO documents (environment_id, level, level_value, resource, kind,
                                 version, created_at, deleted, size, content)
@@ -432,7 +478,7 @@ fn append(tx: &Connection, at: &DocAddress, content: Option<&str>) -> Result<Ver
         value,
         at.resource,
         at.kind.as_str(),
-        number,
+        sql_version(number),
         version.created_at,
         version.deleted,
         text.len() as i64,
@@ -450,9 +496,123 @@ fn append(tx: &Connection, at: &DocAddress, content: Option<&str>) -> Result<Ver
         value,
         at.resource,
         at.kind.as_str(),
-        number
+        sql_version(number)
     ])?;
+    if let Some((old, old_text)) = latest.filter(|(old, _)| !old.deleted) {
+        let (packing, bytes) = packing::pack(old.number, &old_text, content)?;
+        tx.prepare_cached(
+            "UPDATE documents SET packing = ?7, packed = ?8, content = ''
+             WHERE environment_id = ?1 AND level = ?2 AND level_value = ?3
+               AND resource = ?4 AND kind = ?5 AND version = ?6",
+        )?
+        .execute(params![
+            at.env,
+            level,
+            value,
+            at.resource,
+            at.kind.as_str(),
+            sql_version(old.number),
+            packing as i64,
+            bytes
+        ])?;
+    }
     Ok(version)
+}
+
+/// An environment's own retention (unset limits are NULL).
+fn read_retention(tx: &Connection, env: i64) -> Result<Retention> {
+    let (keep_versions, keep_days): (Option<i64>, Option<i64>) = tx
+        .prepare_cached("SELECT keep_versions, keep_days FROM environments WHERE id = ?1")?
+        .query_row([env], |r| Ok((r.get(0)?, r.get(1)?)))?;
+    let limit = |n: Option<i64>| n.map(|n| u64::try_from(n).unwrap_or_default());
+    Ok(Retention {
+        keep_versions: limit(keep_versions),
+        keep_days: limit(keep_days),
+    })
+}
+
+/// Prunes at most `budget` versions of environment `env` that
+/// `retention` no longer keeps; returns how many went.
+///
+/// Only documents whose oldest version falls outside the policy are
+/// looked at closer (one index seek per document finds those).
+fn prune_batch(
+    tx: &Connection,
+    env: i64,
+    retention: &Retention,
+    now: i64,
+    budget: usize,
+) -> Result<usize> {
+    let limit = retention.versions_limit();
+    let cutoff = retention.cutoff(now);
+    type Doc = (String, String, String, String);
+    let candidates: Vec<Doc> = tx
+        .prepare_cached(
+            "SELECT h.level, h.level_value, h.resource, h.kind, h.version, o.version, o.created_at
+             FROM heads h JOIN documents o USING (environment_id, level, level_value, resource, kind)
+             WHERE h.environment_id = ?1 AND o.version = (
+                 SELECT min(m.version) FROM documents m
+                 WHERE m.environment_id = h.environment_id AND m.level = h.level
+                   AND m.level_value = h.level_value AND m.resource = h.resource
+                   AND m.kind = h.kind)",
+        )?
+        .query_map([env], |r| {
+            let doc: Doc = (r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?);
+            let (head, oldest, created): (i64, i64, i64) = (r.get(4)?, r.get(5)?, r.get(6)?);
+            let outside = oldest < head
+                && (limit.is_some_and(|n| oldest <= head - sql_version(n))
+                    || cutoff.is_some_and(|c| created < c));
+            Ok(outside.then_some(doc))
+        })?
+        .filter_map(|r| r.transpose())
+        .collect::<rusqlite::Result<_>>()?;
+    let mut pruned = 0;
+    for (level, value, resource, kind) in candidates {
+        if pruned >= budget {
+            break;
+        }
+        let versions: Vec<(u64, i64, bool)> = tx
+            .prepare_cached(
+                "SELECT version, created_at, deleted FROM documents
+                 WHERE environment_id = ?1 AND level = ?2 AND level_value = ?3
+                   AND resource = ?4 AND kind = ?5 ORDER BY version",
+            )?
+            .query_map(params![env, level, value, resource, kind], |r| {
+                Ok((
+                    u64::try_from(r.get::<_, i64>(0)?).unwrap_or_default(),
+                    r.get(1)?,
+                    r.get(2)?,
+                ))
+            })?
+            .collect::<rusqlite::Result<_>>()?;
+        let Some(keep_from) = retention.oldest_kept(&versions, now) else {
+            continue;
+        };
+        // Within the budget, still oldest first.
+        let upto = versions
+            .iter()
+            .take_while(|(n, _, _)| *n < keep_from)
+            .take(budget - pruned)
+            .last()
+            .map(|(n, _, _)| *n);
+        if let Some(upto) = upto {
+            pruned += tx
+                .prepare_cached(
+                    "DELETE FROM documents
+                     WHERE environment_id = ?1 AND level = ?2 AND level_value = ?3
+                       AND resource = ?4 AND kind = ?5 AND version <= ?6",
+                )?
+                .execute(params![
+                    env,
+                    level,
+                    value,
+                    resource,
+                    kind,
+                    sql_version(upto)
+                ])?;
+        }
+    }
+    Ok(pruned)
 }
 
 impl Store for SqliteStore {
@@ -505,17 +665,23 @@ impl Store for SqliteStore {
     fn delete_component(&self, which: &ComponentRef) -> Result<()> {
         self.write(|tx| {
             let (id, name) = resolve_component(tx, which)?;
-            let users: Vec<i64> = tx
+            let users: Vec<(i64, bool)> = tx
                 .prepare(
-                    "SELECT environment_id FROM environment_components
-                     WHERE component_id = ?1 ORDER BY environment_id",
+                    "SELECT ec.environment_id, e.deleted_at IS NOT NULL
+                     FROM environment_components ec JOIN environments e ON e.id = ec.environment_id
+                     WHERE ec.component_id = ?1 ORDER BY ec.environment_id",
                 )?
-                .query_map([id], |r| r.get(0))?
+                .query_map([id], |r| Ok((r.get(0)?, r.get(1)?)))?
                 .collect::<rusqlite::Result<_>>()?;
             if !users.is_empty() {
                 return Err(Conflict::ComponentInUse {
                     component: name,
-                    environments: users,
+                    environments: users.iter().map(|(id, _)| *id).collect(),
+                    deleted: users
+                        .iter()
+                        .filter(|(_, d)| *d)
+                        .map(|(id, _)| *id)
+                        .collect(),
                 }
                 .into());
             }
@@ -554,11 +720,17 @@ impl Store for SqliteStore {
                 components.push((id, name));
             }
             if let Some(id) = new.id {
-                let taken = tx
-                    .query_row("SELECT 1 FROM environments WHERE id = ?1", [id], |_| Ok(()))
+                let taken: Option<Option<i64>> = tx
+                    .query_row(
+                        "SELECT deleted_at FROM environments WHERE id = ?1",
+                        [id],
+                        |r| r.get(0),
+                    )
                     .optional()?;
-                if taken.is_some() {
-                    return Err(Conflict::EnvironmentId(id).into());
+                match taken {
+                    Some(None) => return Err(Conflict::EnvironmentId(id).into()),
+                    Some(Some(_)) => return Err(Conflict::EnvironmentDeleted(id).into()),
+                    None => {}
                 }
             }
             tx.execute("INSERT INTO environments (id) VALUES (?1)", [new.id])?;
@@ -604,6 +776,41 @@ impl Store for SqliteStore {
 
     fn delete_environment(&self, id: i64) -> Result<()> {
         self.write(|tx| {
+            match tx.execute(
+                "UPDATE environments SET deleted_at = ?2 WHERE id = ?1 AND deleted_at IS NULL",
+                params![id, now()],
+            )? {
+                0 => Err(NotFound::Environment(id).into()),
+                _ => Ok(()),
+            }
+        })
+    }
+
+    fn restore_environment(&self, id: i64) -> Result<Environment> {
+        self.write(|tx| {
+            let deleted: Option<Option<i64>> = tx
+                .query_row(
+                    "SELECT deleted_at FROM environments WHERE id = ?1",
+                    [id],
+                    |r| r.get(0),
+                )
+                .optional()?;
+            match deleted {
+                None => Err(NotFound::Environment(id).into()),
+                Some(None) => Err(Conflict::EnvironmentNotDeleted(id).into()),
+                Some(Some(_)) => {
+                    tx.execute(
+                        "UPDATE environments SET deleted_at = NULL WHERE id = ?1",
+                        [id],
+                    )?;
+                    load_environment(tx, id)
+                }
+            }
+        })
+    }
+
+    fn purge_environment(&self, id: i64) -> Result<()> {
+        self.write(|tx| {
             // Heads first: their foreign key points at documents, and
             // SQLite cascades in no promised order.
             tx.execute("DELETE FROM heads WHERE environment_id = ?1", [id])?;
@@ -611,6 +818,89 @@ impl Store for SqliteStore {
                 0 => Err(NotFound::Environment(id).into()),
                 _ => Ok(()),
             }
+        })
+    }
+
+    fn deleted_environments(&self) -> Result<Vec<(Environment, i64)>> {
+        self.read(|tx| {
+            let when: HashMap<i64, i64> = tx
+                .prepare_cached(
+                    "SELECT id, deleted_at FROM environments WHERE deleted_at IS NOT NULL",
+                )?
+                .query_map([], |r| Ok((r.get(0)?, r.get(1)?)))?
+                .collect::<rusqlite::Result<_>>()?;
+            Ok(load_environments_where(tx, None, true)?
+                .into_iter()
+                .map(|e| {
+                    let at = when.get(&e.id).copied().unwrap_or_default();
+                    (e, at)
+                })
+                .collect())
+        })
+    }
+
+    fn retention(&self, env: i64) -> Result<Retention> {
+        self.read(|tx| {
+            load_environment(tx, env)?;
+            read_retention(tx, env)
+        })
+    }
+
+    fn set_retention(&self, env: i64, retention: &Retention) -> Result<Retention> {
+        self.write(|tx| {
+            load_environment(tx, env)?;
+            tx.execute(
+                "UPDATE environments SET keep_versions = ?2, keep_days = ?3 WHERE id = ?1",
+                params![
+                    env,
+                    retention.keep_versions.map(sql_version),
+                    retention.keep_days.map(sql_version)
+                ],
+            )?;
+            read_retention(tx, env)
+        })
+    }
+
+    fn prune(&self, default: &Retention, now: i64, budget: usize) -> Result<PruneReport> {
+        let policies: Vec<(i64, Retention)> = self.read(|tx| {
+            let ids: Vec<i64> = tx
+                .prepare_cached("SELECT id FROM environments ORDER BY id")?
+                .query_map([], |r| r.get(0))?
+                .collect::<rusqlite::Result<_>>()?;
+            ids.into_iter()
+                .map(|id| Ok((id, read_retention(tx, id)?.over(*default))))
+                .collect()
+        })?;
+        let mut report = PruneReport::default();
+        for (env, retention) in policies {
+            if !retention.prunes() {
+                continue;
+            }
+            let left = budget.saturating_sub(report.pruned);
+            if left == 0 {
+                report.more = true;
+                break;
+            }
+            let pruned = self.write(|tx| prune_batch(tx, env, &retention, now, left))?;
+            report.pruned += pruned;
+            if pruned == left {
+                report.more = true;
+                break;
+            }
+        }
+        Ok(report)
+    }
+
+    fn database_size(&self) -> Result<DatabaseSize> {
+        let conn = self.lock();
+        let pragma = |name: &str| -> Result<u64> {
+            let n: i64 = conn.pragma_query_value(None, name, |r| r.get(0))?;
+            Ok(u64::try_from(n).unwrap_or_default())
+        };
+        let page = pragma("page_size")?;
+        Ok(DatabaseSize {
+            bytes: pragma("page_count")? * page,
+            free_bytes: pragma("freelist_count")? * page,
         })
     }
 
@@ -803,7 +1093,8 @@ impl Store for SqliteStore {
                         d.version, d.created_at, d.size, d.content
                  FROM heads h JOIN documents d USING
                      (environment_id, level, level_value, resource, kind, version)
-                 WHERE d.deleted = 0",
+                 JOIN environments e ON e.id = d.environment_id
+                 WHERE d.deleted = 0 AND e.deleted_at IS NULL",
             )?;
             let raw = stmt
                 .query_map([], |r| {

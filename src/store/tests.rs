@@ -652,20 +652,323 @@ fn load_all_reads_latest_live_versions() {
 }
 
 #[test]
-fn deleting_an_environment_drops_its_documents() {
+fn deleting_an_environment_is_restorable_and_purge_is_not() {
     let s = fuel();
     let a = at(1, "nodes=n1", "astute", DocKind::Values);
     s.put(&a, &rhash! {"a" => 1}).unwrap();
+    s.put(&a, &rhash! {"a" => 2}).unwrap();
+    s.set_retention(
+        1,
+        &Retention {
+            keep_versions: Some(5),
+            keep_days: None,
+        },
+    )
+    .unwrap();
     s.delete_environment(1).unwrap();
     assert!(s.load_all().unwrap().documents.is_empty());
-    s.create_environment(&NewEnvironment {
+    assert!(s.load_all().unwrap().environments.is_empty());
+    assert!(s.environments().unwrap().is_empty());
+    assert_error(
+        s.get(&a, None),
+        ErrorKind::NotFound,
+        "environment 1 does not exist",
+    );
+    assert_error(
+        s.put(&a, &Hash::default()),
+        ErrorKind::NotFound,
+        "environment 1 does not exist",
+    );
+    assert_error(
+        s.delete_environment(1),
+        ErrorKind::NotFound,
+        "environment 1 does not exist",
+    );
+    let deleted = s.deleted_environments().unwrap();
+    assert_eq!(deleted.len(), 1);
+    assert_eq!(deleted[0].0.hierarchy_levels, names(&["role", "nodes"]));
+    assert!(deleted[0].1 > 1_600_000_000);
+    // Its id stays taken, with a way out named.
+    let again = NewEnvironment {
         id: Some(1),
         components: vec![ComponentRef::Name("fuel".into())],
         hierarchy_levels: names(&["nodes"]),
-    })
-    .unwrap();
+    };
+    assert_error(
+        s.create_environment(&again),
+        ErrorKind::Conflict,
+        "environment 1 was deleted and can still be restored: restore it (POST /api/v1/config/environments/1/restore) or purge it",
+    );
+    // An assigned id never reuses it either.
+    let other = s
+        .create_environment(&NewEnvironment {
+            id: None,
+            ..again.clone()
+        })
+        .unwrap();
+    assert_eq!(other.id, 2);
+    // The component stays in use by it.
+    assert_error(
+        s.delete_component(&ComponentRef::Name("fuel".into())),
+        ErrorKind::Conflict,
+        "is used by environment(s) 1, 2; delete them first, and purge the deleted one(s) 1",
+    );
+
+    // Restore brings everything back: documents, history, retention.
+    assert_error(
+        s.restore_environment(2),
+        ErrorKind::Conflict,
+        "environment 2 is not deleted",
+    );
+    assert_error(
+        s.restore_environment(9),
+        ErrorKind::NotFound,
+        "environment 9 does not exist",
+    );
+    let restored = s.restore_environment(1).unwrap();
+    assert_eq!(restored.hierarchy_levels, names(&["role", "nodes"]));
+    assert_eq!(s.get(&a, None).unwrap().unwrap().1, rhash! {"a" => 2});
+    assert_eq!(s.get(&a, Some(1)).unwrap().unwrap().1, rhash! {"a" => 1});
+    assert_eq!(s.load_all().unwrap().documents.len(), 1);
+    assert_eq!(s.retention(1).unwrap().keep_versions, Some(5));
+    assert!(s.deleted_environments().unwrap().is_empty());
+
+    // Purge (live or deleted) removes it for good; the id is free again.
+    s.delete_environment(1).unwrap();
+    s.purge_environment(1).unwrap();
+    s.purge_environment(2).unwrap();
+    assert_error(
+        s.purge_environment(1),
+        ErrorKind::NotFound,
+        "environment 1 does not exist",
+    );
+    assert_error(
+        s.restore_environment(1),
+        ErrorKind::NotFound,
+        "environment 1 does not exist",
+    );
+    s.create_environment(&again).unwrap();
     assert_eq!(s.history(&a).unwrap(), vec![], "no history carried over");
-    assert_eq!(s.put(&a, &rhash! {"a" => 2}).unwrap().number, 1);
+    assert_eq!(s.put(&a, &rhash! {"a" => 3}).unwrap().number, 1);
+}
+
+/// A document of about `kib` KiB whose `changed` key holds `value`.
+fn big_doc(kib: usize, changed: usize, value: i64) -> Hash {
+    let mut doc = Hash::default();
+    for i in 0..kib * 1024 / 48 {
+        let v = if i == changed {
+            Value::Int(value)
+        } else {
+            Value::str(format!("node-{i}.domain.tld/{}", i * 7919 % 10_007))
+        };
+        doc.insert(Value::str(format!("key_{i}")), v);
+    }
+    doc
+}
+
+/// Issue 9, defect 6: every write stored a full copy (20 one-key writes
+/// to a 16 MiB document grew the database by 320 MiB).
+#[test]
+fn history_is_packed_and_every_version_reads_back() {
+    let dir = tempfile::tempdir().unwrap();
+    let s = SqliteStore::open(dir.path().join("db.sqlite")).unwrap();
+    seed(&s);
+    let a = at(1, "", "astute", DocKind::Values);
+    let first = big_doc(512, 0, 0);
+    let doc_bytes = crate::wire::to_string(&Value::Hash(first.clone())).len() as u64;
+    let mut written = vec![first.clone()];
+    s.put(&a, &first).unwrap();
+    // 40 one-key writes, a delete and a restore among them.
+    for w in 1..=40 {
+        let v = if w == 20 {
+            s.delete(&a).unwrap();
+            Hash::default()
+        } else if w == 21 {
+            s.restore(&a, 19).unwrap();
+            written[18].clone()
+        } else {
+            let doc = big_doc(512, w, w as i64);
+            s.put(&a, &doc).unwrap();
+            doc
+        };
+        written.push(v);
+    }
+    for (n, want) in written.iter().enumerate() {
+        let (v, got) = s.get(&a, Some(n as u64 + 1)).unwrap().unwrap();
+        assert_eq!(v.number, n as u64 + 1);
+        assert_eq!(&got, want, "version {}", n + 1);
+    }
+    // 41 versions of a 512 KiB document take a few times its size, not 41.
+    let size = s.database_size().unwrap();
+    assert!(
+        size.bytes < 4 * doc_bytes,
+        "{} bytes for 41 versions of {doc_bytes}",
+        size.bytes
+    );
+    // Only the latest is plain; the others are packed, most as deltas.
+    let packings: Vec<(i64, i64)> = s.raw(|c| {
+        c.prepare("SELECT version, packing FROM documents ORDER BY version")
+            .unwrap()
+            .query_map([], |r| Ok((r.get(0)?, r.get(1)?)))
+            .unwrap()
+            .collect::<rusqlite::Result<_>>()
+            .unwrap()
+    });
+    for (version, packing) in packings {
+        let want = match version {
+            41 => 0,
+            21 => 0, // a deletion marker has no content to pack
+            16 | 32 | 20 => 1,
+            _ => 2,
+        };
+        assert_eq!(packing, want, "version {version}");
+    }
+}
+
+/// Databases written before packing existed (schema 1) keep working:
+/// their plain rows read as they did, and new writes pack from then on.
+#[test]
+fn a_database_of_the_first_schema_opens_and_reads_back() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("db.sqlite");
+    let a = at(1, "nodes=n1", "astute", DocKind::Values);
+    let docs: Vec<Hash> = (0..4).map(|i| rhash! {"v" => i}).collect();
+    {
+        let old = open_with_migrations(&file, &migrations::MIGRATIONS[..1]).unwrap();
+        // Rows as the first schema's hierad wrote them: plain text.
+        old.raw(|c| {
+            c.execute_batch(
+                "INSERT INTO components VALUES (1, 'fuel');
+                 INSERT INTO resource_definitions VALUES (1, 1, 'astute');
+                 INSERT INTO environments VALUES (1);
+                 INSERT INTO environment_components VALUES (1, 1, 0);
+                 INSERT INTO hierarchy_levels VALUES (1, 0, 'nodes');",
+            )
+            .unwrap();
+        });
+        for (n, d) in docs.iter().enumerate() {
+            old.raw(|c| {
+                c.execute(
+                    "INSERT INTO documents VALUES (1, 'nodes', 'n1', 'astute', 'values', ?1, 1700000000, 0, 9, ?2)",
+                    rusqlite::params![n as i64 + 1, crate::wire::to_string(&Value::Hash(d.clone()))],
+                )
+                .unwrap();
+            });
+        }
+        old.raw(|c| {
+            c.execute(
+                "INSERT INTO heads VALUES (1, 'nodes', 'n1', 'astute', 'values', 4)",
+                [],
+            )
+            .unwrap();
+        });
+    }
+    let s = SqliteStore::open(&file).unwrap();
+    for (n, d) in docs.iter().enumerate() {
+        assert_eq!(&s.get(&a, Some(n as u64 + 1)).unwrap().unwrap().1, d);
+    }
+    assert_eq!(s.load_all().unwrap().documents.len(), 1);
+    assert_eq!(s.put(&a, &rhash! {"v" => 9}).unwrap().number, 5);
+    for (n, d) in docs.iter().enumerate() {
+        assert_eq!(&s.get(&a, Some(n as u64 + 1)).unwrap().unwrap().1, d);
+    }
+    assert_eq!(s.retention(1).unwrap(), Retention::default());
+    s.delete_environment(1).unwrap();
+    s.restore_environment(1).unwrap();
+    assert_eq!(s.get(&a, None).unwrap().unwrap().1, rhash! {"v" => 9});
+}
+
+#[test]
+fn retention_prunes_the_oldest_versions_only() {
+    let s = fuel();
+    let a = at(1, "nodes=n1", "astute", DocKind::Values);
+    let g = at(1, "", "globals", DocKind::Values);
+    for i in 1..=40 {
+        s.put(&a, &rhash! {"v" => i}).unwrap();
+    }
+    for i in 1..=3 {
+        s.put(&g, &rhash! {"g" => i}).unwrap();
+    }
+    s.delete(&g).unwrap();
+    let now = 4_000_000_000;
+    // The default keeps everything: nothing goes.
+    let report = s.prune(&Retention::KEEP_ALL, now, 100).unwrap();
+    assert_eq!(report, PruneReport::default());
+    assert_eq!(s.history(&a).unwrap().len(), 40);
+    // A server default of 10 versions, in batches of 7.
+    let default = Retention {
+        keep_versions: Some(10),
+        keep_days: Some(0),
+    };
+    let mut pruned = 0;
+    for _ in 0..10 {
+        let report = s.prune(&default, now, 7).unwrap();
+        pruned += report.pruned;
+        if !report.more {
+            break;
+        }
+    }
+    assert_eq!(pruned, 30, "globals: 4 versions, under the limit");
+    let kept: Vec<u64> = s.history(&a).unwrap().iter().map(|v| v.number).collect();
+    assert_eq!(kept, (31..=40).collect::<Vec<_>>());
+    for n in 31..=40 {
+        assert_eq!(
+            s.get(&a, Some(n)).unwrap().unwrap().1,
+            rhash! {"v" => n as i64}
+        );
+    }
+    // A pruned version reads as one that never existed.
+    let pruned_msg = kind_of(s.get(&a, Some(30)));
+    let never_msg = kind_of(s.get(&a, Some(99)));
+    assert_eq!(pruned_msg.0, ErrorKind::NotFound);
+    assert_eq!(
+        pruned_msg.1.replace("version 30", "version N"),
+        never_msg.1.replace("version 99", "version N")
+    );
+    assert_error(s.restore(&a, 30), ErrorKind::NotFound, "version 30");
+
+    // The environment's own retention wins over the default: 1 version,
+    // but a deleted document keeps its marker and the content under it.
+    s.set_retention(
+        1,
+        &Retention {
+            keep_versions: Some(1),
+            keep_days: None,
+        },
+    )
+    .unwrap();
+    assert_eq!(s.prune(&default, now, 100).unwrap().pruned, 9 + 2);
+    assert_eq!(s.history(&a).unwrap().len(), 1);
+    let g_kept: Vec<(u64, bool)> = s
+        .history(&g)
+        .unwrap()
+        .iter()
+        .map(|v| (v.number, v.deleted))
+        .collect();
+    assert_eq!(g_kept, [(3, false), (4, true)]);
+    assert_eq!(s.restore(&g, 3).unwrap().number, 5);
+    assert_eq!(s.load_all().unwrap().documents.len(), 2);
+
+    // By age: versions older than 2 days go, the latest never does.
+    s.set_retention(
+        1,
+        &Retention {
+            keep_versions: Some(0),
+            keep_days: Some(2),
+        },
+    )
+    .unwrap();
+    s.put(&a, &rhash! {"v" => 41}).unwrap();
+    s.put(&a, &rhash! {"v" => 42}).unwrap();
+    let today = s.history(&a).unwrap()[0].created_at;
+    assert_eq!(s.prune(&default, today + 60, 100).unwrap().pruned, 0);
+    assert_eq!(
+        s.prune(&default, today + 3 * 86_400, 100).unwrap().pruned,
+        2 + 2
+    );
+    assert_eq!(s.history(&a).unwrap().len(), 1);
+    assert_eq!(s.get(&a, None).unwrap().unwrap().1, rhash! {"v" => 42});
+    assert!(s.database_size().unwrap().bytes > 0);
 }
 
 fn import_doc(p: &str, resource: &str, kind: DocKind, content: Hash) -> ImportDoc {
@@ -870,7 +1173,8 @@ fn migrations_run_once_and_are_tracked() {
     // The older build refuses the newer schema rather than misreading it.
     assert!(matches!(
         SqliteStore::open(&file),
-        Err(StoreError::SchemaTooNew { found: 2, known: 1 })
+        Err(StoreError::SchemaTooNew { found, known })
+            if found == longer.len() as i64 && known == migrations::MIGRATIONS.len()
     ));
     // A failing migration rolls back with its version bump.
     let other = dir.path().join("other.sqlite");

@@ -134,7 +134,7 @@ fn components_and_environments() {
     assert_eq!(
         call(
             "DELETE",
-            &format!("{}/api/v1/config/environments/5", server.url),
+            &format!("{}/api/v1/config/environments/5?purge=true", server.url),
             None,
             &[]
         )
@@ -152,6 +152,183 @@ fn components_and_environments() {
         204
     );
     assert_eq!(get(&server, "/api/v1/config/environments/5").status, 404);
+}
+
+fn delete(server: &TestServer, path: &str) -> Reply {
+    call("DELETE", &format!("{}{path}", server.url), None, &[])
+}
+
+/// Issue 9, defect 7: `DELETE /environments/N` destroyed every version.
+#[test]
+fn deleting_an_environment_is_restorable_and_purging_is_explicit() {
+    let server = TestServer::empty();
+    setup(&server);
+    let doc = "/api/v1/config/environments/5/nodes/n1/resources/a/values";
+    assert_eq!(send(&server, "PUT", doc, r#"{"k": 1}"#).status, 204);
+    assert_eq!(send(&server, "PUT", doc, r#"{"k": 2}"#).status, 204);
+    let ask = json!({"environment": 5, "level": "nodes=n1", "key": "k", "hierarchy": ["a"]});
+    assert_eq!(lookup(&server, ask.clone()).json()["value"], 2);
+
+    assert_eq!(delete(&server, "/api/v1/config/environments/5").status, 204);
+    // Gone from lists, GETs and lookups, as an unknown environment is.
+    assert_eq!(
+        get(&server, "/api/v1/config/environments").json(),
+        json!([])
+    );
+    for r in [
+        get(&server, "/api/v1/config/environments/5"),
+        get(&server, doc),
+        get(&server, &format!("{doc}/history")),
+        lookup(&server, ask.clone()),
+        send(&server, "PUT", doc, r#"{"k": 3}"#),
+        delete(&server, "/api/v1/config/environments/5"),
+    ] {
+        assert_eq!(r.status, 404, "{}", r.body);
+        assert!(r.body.contains("environment 5"), "{}", r.body);
+    }
+    let deleted = get(&server, "/api/v1/config/environments?deleted=true").json();
+    assert_eq!(deleted[0]["id"], 5);
+    assert!(deleted[0]["deleted_at"].as_i64().unwrap() > 1_600_000_000);
+    // Its id is not reused: 409 saying how to restore or purge it.
+    let again = send(
+        &server,
+        "POST",
+        "/api/v1/config/environments",
+        r#"{"id": 5, "components": ["app"], "hierarchy_levels": ["nodes"]}"#,
+    );
+    assert_eq!(again.status, 409, "{}", again.body);
+    let message = again.json()["message"].as_str().unwrap().to_owned();
+    assert!(
+        message.contains("environments/5/restore") && message.contains("?purge=true"),
+        "{message}"
+    );
+
+    // Restore: documents, history and lookups are back.
+    let r = send(&server, "POST", "/api/v1/config/environments/5/restore", "");
+    assert_eq!(r.status, 200, "{}", r.body);
+    assert_eq!(r.json()["id"], 5);
+    assert_eq!(get(&server, doc).json(), json!({"k": 2}));
+    assert_eq!(
+        get(&server, &format!("{doc}?version=1")).json(),
+        json!({"k": 1})
+    );
+    assert_eq!(lookup(&server, ask.clone()).json()["value"], 2);
+    let r = send(&server, "POST", "/api/v1/config/environments/5/restore", "");
+    assert_eq!(r.status, 409, "{}", r.body);
+
+    // Purge removes it for good; then the id is free.
+    assert_eq!(
+        delete(&server, "/api/v1/config/environments/5?purge=maybe").status,
+        400
+    );
+    assert_eq!(
+        delete(&server, "/api/v1/config/environments/5?purge=true").status,
+        204
+    );
+    assert_eq!(
+        get(&server, "/api/v1/config/environments?deleted=true").json(),
+        json!([])
+    );
+    let r = send(&server, "POST", "/api/v1/config/environments/5/restore", "");
+    assert_eq!(r.status, 404, "{}", r.body);
+    let r = send(
+        &server,
+        "POST",
+        "/api/v1/config/environments",
+        r#"{"id": 5, "components": ["app"], "hierarchy_levels": ["nodes"], "retention": {"keep_versions": 2}}"#,
+    );
+    assert_eq!(r.status, 201, "{}", r.body);
+    assert_eq!(get(&server, &format!("{doc}/history")).json(), json!([]));
+}
+
+/// Issue 9, defect 6: retention per environment and by default, pruned in
+/// the background, measured in /metrics.
+#[test]
+fn retention_prunes_old_versions_and_the_size_is_measured() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("hierad.db");
+    let server = TestServer::start_on(
+        &db,
+        &["--no-sample", "--keep-versions", "4", "--prune-every", "1s"],
+    );
+    setup(&server);
+    let retention = "/api/v1/config/environments/5/retention";
+    assert_eq!(
+        get(&server, retention).json(),
+        json!({"keep_versions": null, "keep_days": null, "effective": {"keep_versions": 4, "keep_days": 0}})
+    );
+    for (body, status) in [
+        (r#"{"keep_versions": -1}"#, 400),
+        (r#"{"keep_versions": "many"}"#, 400),
+        (r#"{"keep_weeks": 1}"#, 400),
+        (r#"{"keep_versions": 2, "keep_days": 0}"#, 200),
+    ] {
+        let r = send(&server, "PUT", retention, body);
+        assert_eq!(r.status, status, "{body}: {}", r.body);
+    }
+    assert_eq!(
+        get(&server, retention).json()["effective"],
+        json!({"keep_versions": 2, "keep_days": 0})
+    );
+    assert_eq!(
+        get(&server, "/api/v1/config/environments/9/retention").status,
+        404
+    );
+    let doc = "/api/v1/config/environments/5/nodes/n1/resources/a/values";
+    for i in 1..=10 {
+        assert_eq!(
+            send(&server, "PUT", doc, &format!(r#"{{"k": {i}}}"#)).status,
+            204
+        );
+    }
+    // Pruning runs every second: wait for it, boundedly.
+    let mut history = Value::Null;
+    for _ in 0..200 {
+        history = get(&server, &format!("{doc}/history")).json();
+        if history.as_array().unwrap().len() == 2 {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    let kept: Vec<i64> = history
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| v["version"].as_i64().unwrap())
+        .collect();
+    assert_eq!(kept, [9, 10]);
+    assert_eq!(
+        get(&server, &format!("{doc}?version=9")).json(),
+        json!({"k": 9})
+    );
+    // A pruned version answers as one that never existed.
+    let pruned = get(&server, &format!("{doc}?version=3"));
+    let never = get(&server, &format!("{doc}?version=30"));
+    assert_eq!((pruned.status, never.status), (404, 404));
+    assert_eq!(
+        pruned.json()["message"]
+            .as_str()
+            .unwrap()
+            .replace("version 3 ", "version N "),
+        never.json()["message"]
+            .as_str()
+            .unwrap()
+            .replace("version 30 ", "version N ")
+    );
+    let r = send(&server, "POST", &format!("{doc}/restore?version=3"), "");
+    assert_eq!(r.status, 404, "{}", r.body);
+    let metrics = get(&server, "/metrics").body;
+    assert!(
+        metrics.contains("hierad_versions_pruned_total 8"),
+        "{metrics}"
+    );
+    let bytes: u64 = metrics
+        .lines()
+        .find_map(|l| l.strip_prefix("hierad_database_bytes "))
+        .unwrap_or_else(|| panic!("{metrics}"))
+        .parse()
+        .unwrap();
+    assert!(bytes >= 4096, "{bytes}");
 }
 
 #[test]
