@@ -12,6 +12,7 @@ mod budget;
 mod cli;
 mod cli_config;
 mod conn;
+mod crash;
 mod depth;
 mod http;
 mod import_export;
