@@ -296,7 +296,32 @@ pub struct ImportRequest {
     /// `values` (the default) or `overrides`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub kind: Option<String>,
+    /// Adds each value of `level` to its level's register (created if
+    /// missing) in the same request (issue 14); without it, a level value
+    /// a register does not list is refused (404).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub register: bool,
     pub documents: WireDocuments,
+}
+
+/// `GET|PUT /environments/{env}/hierarchy_levels/{level}/register`: the
+/// values a level of the environment takes (its nodes).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Register {
+    pub level: String,
+    /// Sorted.
+    pub values: Vec<String>,
+}
+
+/// The answer to `POST` (add) and `DELETE …/register/{value}` (remove):
+/// the register after the change, and how many values it changed.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RegisterChange {
+    pub level: String,
+    pub values: Vec<String>,
+    pub changed: usize,
 }
 
 /// An import's documents by resource name, each decoded from the wire form

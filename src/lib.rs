@@ -37,6 +37,7 @@ pub mod datafiles;
 pub mod hiera;
 pub mod lookup;
 pub mod ops;
+pub mod sample;
 pub mod server;
 pub mod settings;
 pub mod store;

@@ -1,4 +1,4 @@
-use hierad::cli::{parse, run};
+use hierad::cli::{closed_pipe, parse, run};
 use std::process::ExitCode;
 
 // glibc malloc spent a quarter of the server's CPU growing and trimming
@@ -13,6 +13,8 @@ fn main() -> ExitCode {
     };
     match run(cli) {
         Ok(code) => code,
+        // `hierad config get … | head -1`: the reader has all it wanted.
+        Err(err) if closed_pipe(&err) => ExitCode::SUCCESS,
         Err(err) => {
             eprintln!("hierad: {err:#}");
             ExitCode::from(2)

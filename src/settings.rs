@@ -24,7 +24,7 @@ pub struct Settings {
     /// Every request is answered or abandoned within this time.
     pub request_timeout: Duration,
     /// The sample tree loaded into an empty database on first start.
-    pub sample: Option<PathBuf>,
+    pub sample: Sample,
     /// The lookup-answer cache's budget, in bytes of cached answers.
     pub cache_bytes: u64,
     /// Connections served at once; at the limit a new one closes an idle
@@ -53,6 +53,18 @@ pub struct Settings {
     pub prune_every: Duration,
 }
 
+/// Which sample `hierad serve` loads into an empty database.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub enum Sample {
+    /// None (`--no-sample`).
+    Off,
+    /// The one built into the binary ([`crate::sample`]).
+    #[default]
+    BuiltIn,
+    /// A Hiera data tree on disk (`--sample DIR`).
+    Dir(PathBuf),
+}
+
 impl Default for Settings {
     fn default() -> Settings {
         Settings {
@@ -60,7 +72,7 @@ impl Default for Settings {
             db: PathBuf::from(DEFAULT_DB),
             body_limit: 16 * 1024 * 1024,
             request_timeout: Duration::from_secs(30),
-            sample: Some(PathBuf::from("data")),
+            sample: Sample::BuiltIn,
             cache_bytes: 256 * 1024 * 1024,
             max_connections: 1024,
             header_timeout: Duration::from_secs(10),

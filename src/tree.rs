@@ -431,6 +431,38 @@ pub fn read_file(path: &Path) -> Result<Hash, TreeError> {
     parse_file(path, &bytes)
 }
 
+/// Data files given as (path under the tree, text) read as [`read_tree`]
+/// reads files on disk: the same resource names, the same parsing, sorted
+/// by resource name. `root` only names the tree in messages. For trees
+/// built into the binary (the sample).
+///
+/// # Errors
+///
+/// As [`read_tree`]: a bad resource name, two files of one resource,
+/// text that is not Hiera data.
+pub fn read_texts(root: &Path, files: &[(&str, &str)]) -> Result<Vec<TreeFile>, TreeError> {
+    let mut docs: Vec<TreeFile> = Vec::with_capacity(files.len());
+    for (rel, text) in files {
+        let rel = Path::new(rel);
+        let resource = resource_name(root, rel)?;
+        if docs.iter().any(|d| d.resource == resource) {
+            return Err(tree_error!(
+                "{}: a second file of resource \"{resource}\"",
+                root.join(rel).display()
+            ));
+        }
+        let path = root.join(rel);
+        let content = parse_file(&path, text.as_bytes())?;
+        docs.push(TreeFile {
+            resource,
+            path,
+            content,
+        });
+    }
+    docs.sort_by(|a, b| a.resource.cmp(&b.resource));
+    Ok(docs)
+}
+
 /// A data file's bytes as the yaml or json backend would read them.
 fn parse_file(path: &Path, bytes: &[u8]) -> Result<Hash, TreeError> {
     let shown = path.display();

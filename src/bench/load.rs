@@ -151,6 +151,7 @@ fn load(
         levels: &trees,
         kind: DocKind::Values,
         replace: true,
+        register: false,
         new_env: NewEnv {
             levels: vec!["nodes".to_owned()],
             component: COMPONENT.to_owned(),

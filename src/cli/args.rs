@@ -3,11 +3,13 @@
 //! and level a command is about (`--env`, `--level`).
 
 use crate::configdb::LevelPath;
+use crate::ops::remote::Timeouts;
 use crate::ops::{ConfigOps, Local, Remote};
 use crate::store::SqliteStore;
 use anyhow::{Context, bail};
 use std::path::PathBuf;
 use std::sync::Arc;
+use std::time::Duration;
 
 /// The database `hierad serve` uses by default.
 pub use crate::settings::DEFAULT_DB;
@@ -16,7 +18,7 @@ pub use crate::settings::DEFAULT_DB;
 pub const SERVER_ENV: &str = "HIERAD_SERVER";
 
 /// Where the ConfigDB is: a server or a local database file.
-#[derive(Debug, Clone, Default, clap::Args)]
+#[derive(Debug, Clone, clap::Args)]
 pub struct Conn {
     /// The hierad server to talk to, http://HOST:PORT (default: $HIERAD_SERVER;
     /// without either, the local database --db)
@@ -26,6 +28,35 @@ pub struct Conn {
     /// (default: hierad.db, the file `hierad serve` uses)
     #[arg(long, value_name = "PATH", conflicts_with = "server")]
     pub db: Option<PathBuf>,
+    /// Seconds to wait for the server's connection to open
+    #[arg(long, value_name = "SECS", default_value = Timeouts::CONNECT_DEFAULT, value_parser = seconds)]
+    pub connect_timeout: Duration,
+    /// Seconds the server may stay silent once connected (a large import is
+    /// processed before it answers)
+    #[arg(long, value_name = "SECS", default_value = Timeouts::READ_DEFAULT, value_parser = seconds)]
+    pub timeout: Duration,
+}
+
+impl Default for Conn {
+    fn default() -> Conn {
+        let timeouts = Timeouts::default();
+        Conn {
+            server: None,
+            db: None,
+            connect_timeout: timeouts.connect,
+            timeout: timeouts.read,
+        }
+    }
+}
+
+/// A timeout flag: a positive number of seconds (fractions allowed).
+fn seconds(text: &str) -> Result<Duration, String> {
+    match text.parse::<f64>() {
+        Ok(s) if s > 0.0 && s.is_finite() && s <= 86_400.0 => Ok(Duration::from_secs_f64(s)),
+        _ => Err(format!(
+            "{text:?} is not a number of seconds (give a number above 0, at most 86400)"
+        )),
+    }
 }
 
 /// What [`Conn`] resolves to.
@@ -62,7 +93,13 @@ impl Conn {
     /// A bad server URL; a missing or unopenable database file.
     pub fn open(&self, create: bool) -> anyhow::Result<Box<dyn ConfigOps>> {
         match self.target() {
-            Target::Server(url) => Ok(Box::new(Remote::new(&url)?)),
+            Target::Server(url) => {
+                let timeouts = Timeouts {
+                    connect: self.connect_timeout,
+                    read: self.timeout,
+                };
+                Ok(Box::new(Remote::with_timeouts(&url, timeouts)?))
+            }
             Target::Db(path) => {
                 if !create && !path.exists() {
                     bail!(
@@ -98,6 +135,24 @@ pub struct EnvLevel {
 }
 
 impl EnvLevel {
+    /// `--level` with seeds/004's spellings understood against the
+    /// environment's levels (`node=…` for the level `nodes`; see
+    /// [`LevelPath::with_level_aliases`]); as given for the root or an
+    /// environment that does not exist (the command then says so).
+    ///
+    /// # Errors
+    ///
+    /// Failing to ask for the environment.
+    pub fn path_in(&self, db: &dyn ConfigOps) -> anyhow::Result<LevelPath> {
+        if self.level.is_root() {
+            return Ok(self.level.clone());
+        }
+        Ok(match db.environment(self.env)? {
+            Some(env) => self.level.with_level_aliases(&env.hierarchy_levels),
+            None => self.level.clone(),
+        })
+    }
+
     /// How reports name the level: `the root` or `nodes=node-1`.
     pub fn shown_level(&self) -> String {
         if self.level.is_root() {
@@ -118,6 +173,7 @@ mod tests {
         let conn = |server: Option<&str>, db: Option<&str>| Conn {
             server: server.map(str::to_owned),
             db: db.map(PathBuf::from),
+            ..Conn::default()
         };
         let cases: Vec<(Conn, Option<&str>, Target)> = vec![
             (
@@ -152,6 +208,35 @@ mod tests {
                 want,
                 "{conn:?} {env:?}"
             );
+        }
+    }
+
+    #[derive(Debug, Parser)]
+    struct ConnProbe {
+        #[command(flatten)]
+        conn: Conn,
+    }
+
+    #[test]
+    fn timeouts_have_defaults_and_take_seconds() {
+        let parse = |args: &[&str]| {
+            ConnProbe::try_parse_from(std::iter::once("probe").chain(args.iter().copied()))
+                .map(|p| p.conn)
+        };
+        let plain = parse(&[]).unwrap();
+        assert_eq!(
+            (plain.connect_timeout, plain.timeout),
+            (Duration::from_secs(10), Duration::from_secs(120))
+        );
+        let set = parse(&["--connect-timeout", "0.5", "--timeout", "3"]).unwrap();
+        assert_eq!(
+            (set.connect_timeout, set.timeout),
+            (Duration::from_millis(500), Duration::from_secs(3))
+        );
+        for bad in ["0", "-1", "x", "inf", "1e9"] {
+            let flag = format!("--timeout={bad}");
+            let err = parse(&[flag.as_str()]).unwrap_err().to_string();
+            assert!(err.contains("is not a number of seconds"), "{bad}: {err}");
         }
     }
 

@@ -174,13 +174,13 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
 }
 
 fn run_get(args: &GetArgs) -> anyhow::Result<String> {
-    let path = &args.place.at.level;
     let key = args.key.as_deref().map(KeyPath::parse).transpose()?;
     let stored = args.stored || args.version.is_some();
     if !stored && args.kind != KindArg::Values {
         bail!("--kind picks the stored document that --stored or --version reads");
     }
     let db = args.conn.open(false)?;
+    let path = &args.place.at.path_in(db.as_ref())?;
     let env = args.place.at.env;
     let resource = args.place.resource.as_str();
     let at = DocAddress::new(env, path.clone(), resource, args.kind.into());
@@ -253,8 +253,9 @@ fn run_set(args: &SetArgs, kind: DocKind) -> anyhow::Result<()> {
         (Input::Given(_), None) => unreachable!("input_plan gives Given only with a --value"),
     };
     let place = &args.place;
-    let at = DocAddress::new(place.at.env, place.at.level.clone(), &place.resource, kind);
     let db = args.conn.open(false)?;
+    let path = place.at.path_in(db.as_ref())?;
+    let at = DocAddress::new(place.at.env, path, &place.resource, kind);
     match key {
         Some(key) => db.set_key(&at, &key, &value)?,
         None => {

@@ -58,7 +58,6 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
 }
 
 fn export(args: &Args) -> anyhow::Result<String> {
-    let level = &args.at.level;
     let dir = &args.dir;
     if !args.force && !is_empty_dir(dir)? {
         bail!(
@@ -67,6 +66,7 @@ fn export(args: &Args) -> anyhow::Result<String> {
         );
     }
     let db = args.conn.open(false)?;
+    let level = &args.at.path_in(db.as_ref())?;
     let names = db.resource_names(args.at.env)?;
     let bar = progress_bar(names.len());
     // (`override/node/n1.yaml`, its text)

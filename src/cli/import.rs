@@ -52,6 +52,11 @@ pub struct Args {
     /// Make the level hold exactly this tree: other documents of --kind there are deleted
     #[arg(long)]
     pub replace: bool,
+    /// Add each value of --level to its level's register (created if
+    /// missing): with a register, the environment refuses level values it
+    /// does not list (see `hierad register`)
+    #[arg(long)]
+    pub register: bool,
     /// Which document of each resource the files become
     #[arg(long, value_enum, default_value = "values")]
     pub kind: KindArg,
@@ -85,6 +90,13 @@ pub fn read_tree(root: &Path, limits: &Limits, bar: &ProgressBar) -> anyhow::Res
     Ok(docs)
 }
 
+/// The levels of the environment the import creates if it is missing.
+fn new_levels(args: &Args) -> Vec<String> {
+    args.levels
+        .clone()
+        .unwrap_or_else(|| vec![DEFAULT_LEVELS.to_owned()])
+}
+
 /// Runs `hierad import`.
 ///
 /// # Errors
@@ -105,17 +117,19 @@ fn import(args: &Args) -> anyhow::Result<String> {
     let count = docs.len();
     let db = args.conn.open(true)?;
     let spinner = spinner(format!("writing {count} documents"));
-    let levels = [(args.at.level.clone(), docs)];
+    let path = match db.environment(args.at.env)? {
+        Some(env) => args.at.level.with_level_aliases(&env.hierarchy_levels),
+        None => args.at.level.with_level_aliases(&new_levels(args)),
+    };
+    let levels = [(path, docs)];
     let import = TreeImport {
         env: args.at.env,
         levels: &levels,
         kind,
         replace: args.replace,
+        register: args.register,
         new_env: NewEnv {
-            levels: args
-                .levels
-                .clone()
-                .unwrap_or_else(|| vec![DEFAULT_LEVELS.to_owned()]),
+            levels: new_levels(args),
             component: args
                 .component
                 .clone()

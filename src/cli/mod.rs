@@ -8,11 +8,13 @@ pub mod doctor;
 pub mod export;
 pub mod import;
 pub mod lookup;
+pub mod register;
 pub mod serve;
 
 use crate::configdb::LevelPathError;
 use clap::{Parser, Subcommand};
 use std::error::Error as _;
+use std::io::Write as _;
 use std::process::ExitCode;
 
 /// hierad: a Hiera-compatible data lookup server and command-line tool.
@@ -39,6 +41,9 @@ pub enum Command {
     /// Write an environment's effective documents at one level as a Hiera
     /// data tree
     Export(export::Args),
+    /// The values a level of an environment takes (its nodes): with a
+    /// register, other values are refused (404)
+    Register(register::Args),
     /// Serve the ConfigDB REST API and Hiera lookups over HTTP.
     Serve(serve::Args),
     /// List the stored documents that cannot be read; --repair restores
@@ -60,6 +65,7 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Config(args) => config::run(args),
         Command::Import(args) => import::run(args),
         Command::Export(args) => export::run(args),
+        Command::Register(args) => register::run(args),
         Command::Serve(args) => serve::run(args),
         Command::Doctor(args) => doctor::run(args),
         Command::Bench(args) => bench::run(*args),
@@ -91,11 +97,27 @@ fn level_error(err: &clap::Error) -> Option<String> {
 pub fn report(outcome: anyhow::Result<String>) -> ExitCode {
     match outcome {
         Ok(text) => {
-            println!("{text}");
-            ExitCode::SUCCESS
+            let written = writeln!(std::io::stdout().lock(), "{text}");
+            match written {
+                Err(err) if err.kind() != std::io::ErrorKind::BrokenPipe => {
+                    fail(&anyhow::Error::from(err).context("cannot write to stdout"))
+                }
+                _ => ExitCode::SUCCESS,
+            }
         }
         Err(err) => fail(&err),
     }
+}
+
+/// Whether a failure is the reader of stdout going away (`hierad … |
+/// head -1`): for a command-line tool that is a normal end, exit 0 with
+/// nothing on stderr. Rust ignores SIGPIPE, so the write fails with EPIPE.
+pub fn closed_pipe(err: &anyhow::Error) -> bool {
+    err.chain().any(|cause| {
+        cause
+            .downcast_ref::<std::io::Error>()
+            .is_some_and(|io| io.kind() == std::io::ErrorKind::BrokenPipe)
+    })
 }
 
 /// Prints `hierad: message` (causes joined on one line) and gives exit 1.
@@ -116,5 +138,16 @@ mod tests {
     #[test]
     fn errors_fit_on_one_line() {
         assert_eq!(super::one_line("a\nb  \nc"), "a b c");
+    }
+
+    #[test]
+    fn a_closed_pipe_is_told_apart_from_other_failures() {
+        use std::io::{Error, ErrorKind};
+        let pipe = anyhow::Error::from(Error::from(ErrorKind::BrokenPipe));
+        assert!(super::closed_pipe(&pipe));
+        assert!(super::closed_pipe(&pipe.context("writing the answer")));
+        let full = anyhow::Error::from(Error::from(ErrorKind::StorageFull));
+        assert!(!super::closed_pipe(&full));
+        assert!(!super::closed_pipe(&anyhow::anyhow!("Broken pipe")));
     }
 }

@@ -4,13 +4,13 @@ use crate::configdb::{DocKind, LevelPath, Retention};
 use crate::hiera::budget::Budget;
 use crate::ops::{self, Local, NewEnv, TreeImport};
 use crate::server::{self, AppState};
-use crate::settings::{DEFAULT_DB, DEFAULT_PORT, Settings, default_lookup_workers};
+use crate::settings::{DEFAULT_DB, DEFAULT_PORT, Sample, Settings, default_lookup_workers};
 use crate::store::{SqliteStore, Store};
 use crate::tree::read_tree;
 use anyhow::Context;
 use std::net::SocketAddr;
 use std::num::NonZeroUsize;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::Arc;
 use std::time::Duration;
@@ -25,10 +25,12 @@ pub struct Args {
     /// The SQLite database (created if missing).
     #[arg(long, env = "HIERAD_DB", default_value = DEFAULT_DB)]
     pub db: PathBuf,
-    /// A Hiera data tree loaded as environment 1 when the database is empty.
-    #[arg(long, default_value = "data")]
-    pub sample: PathBuf,
-    /// Do not load the sample tree into an empty database.
+    /// A Hiera data tree loaded as environment 1 when the database is
+    /// empty, instead of the sample built into the binary (the Fuel tree
+    /// of the repository's data/).
+    #[arg(long, value_name = "DIR", conflicts_with = "no_sample")]
+    pub sample: Option<PathBuf>,
+    /// Do not load any sample into an empty database.
     #[arg(long)]
     pub no_sample: bool,
     /// Largest request body accepted, in bytes.
@@ -113,7 +115,11 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         db: args.db,
         body_limit: args.body_limit,
         cache_bytes: args.cache_mib.saturating_mul(1024 * 1024),
-        sample: (!args.no_sample).then_some(args.sample),
+        sample: match (args.no_sample, args.sample) {
+            (true, _) => Sample::Off,
+            (false, Some(dir)) => Sample::Dir(dir),
+            (false, None) => Sample::BuiltIn,
+        },
         request_timeout: args.request_timeout,
         max_connections: args.max_connections as usize,
         header_timeout: args.header_timeout,
@@ -137,9 +143,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         SqliteStore::open(&settings.db)
             .with_context(|| format!("cannot open the database {}", settings.db.display()))?,
     );
-    if let Some(sample) = &settings.sample {
-        load_sample_if_empty(&store, sample)?;
-    }
+    load_sample_if_empty(&store, &settings.sample)?;
     let state = AppState::new(store, settings.clone())
         .map_err(|e| anyhow::anyhow!("cannot load the database: {e:?}"))?;
     let runtime = tokio::runtime::Builder::new_multi_thread()
@@ -170,19 +174,47 @@ fn init_logging() {
 }
 
 /// On first start, the sample tree becomes environment 1 (level `nodes`),
-/// every file a resource at the root, so the first lookup answers.
-fn load_sample_if_empty(store: &Arc<dyn Store>, sample: &Path) -> anyhow::Result<()> {
-    if !store.environments()?.is_empty() || !sample.is_dir() {
+/// every file a resource at the root, so the first lookup answers. The
+/// log says what was loaded, or why nothing was.
+fn load_sample_if_empty(store: &Arc<dyn Store>, sample: &Sample) -> anyhow::Result<()> {
+    let (files, source) = match sample {
+        Sample::Off => {
+            tracing::info!("--no-sample: no sample loaded");
+            return Ok(());
+        }
+        Sample::BuiltIn => (None, crate::sample::NAME.to_owned()),
+        Sample::Dir(dir) => (Some(dir), dir.display().to_string()),
+    };
+    if let Some(dir) = files {
+        // A sample that cannot be read is the operator's mistake, said
+        // now rather than found later as an empty server.
+        if !dir.is_dir() {
+            anyhow::bail!("--sample {}: not a directory", dir.display());
+        }
+    }
+    let environments = store.environments()?.len();
+    if environments > 0 {
+        tracing::info!(
+            environments,
+            sample = %source,
+            "the database holds environments: no sample loaded"
+        );
         return Ok(());
     }
-    let files = read_tree(sample)
-        .with_context(|| format!("cannot load the sample {}", sample.display()))?;
+    let files = match files {
+        Some(dir) => {
+            read_tree(dir).with_context(|| format!("cannot load the sample {}", dir.display()))?
+        }
+        None => crate::sample::files().context("cannot load the built-in sample")?,
+    };
+    let sample = source;
     let levels = [(LevelPath::root(), files)];
     let import = TreeImport {
         env: 1,
         levels: &levels,
         kind: DocKind::Values,
         replace: false,
+        register: false,
         new_env: NewEnv {
             levels: vec!["nodes".to_owned()],
             component: "fuel".to_owned(),
@@ -192,7 +224,7 @@ fn load_sample_if_empty(store: &Arc<dyn Store>, sample: &Path) -> anyhow::Result
     let summary = ops::import_tree(&Local::new(store.clone()), &import, &|_| Ok(()))?;
     tracing::info!(
         documents = summary.written,
-        sample = %sample.display(),
+        sample = %sample,
         "empty database: loaded the sample as environment 1"
     );
     Ok(())

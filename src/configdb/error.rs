@@ -105,6 +105,32 @@ pub enum NotFound {
     /// A key path that leads nowhere in a document.
     #[error("key \"{key}\" is not in the {what}")]
     Key { key: String, what: String },
+    /// A level value no environment registers (seeds/004's first 404 for
+    /// nodes), asked of an environment that keeps a register of the level.
+    #[error(
+        "Cannot find a node with the given identifier: {value:?} is not in the register of level \"{level}\" of environment {env}, nor of any other environment"
+    )]
+    Unregistered {
+        env: i64,
+        level: String,
+        value: String,
+    },
+    /// A level value registered by other environments only (seeds/004's
+    /// second 404).
+    #[error(
+        "Node with the given ID not assigned to cluster with the given ID: {value:?} is not in the register of level \"{level}\" of environment {env} (it is registered in environment {})",
+        elsewhere.iter().map(ToString::to_string).collect::<Vec<_>>().join(", ")
+    )]
+    NotAssigned {
+        env: i64,
+        level: String,
+        value: String,
+        /// The environments that do register it.
+        elsewhere: Vec<i64>,
+    },
+    /// A level the environment keeps no register of.
+    #[error("environment {env} keeps no register of level \"{level}\"")]
+    Register { env: i64, level: String },
 }
 
 /// A request that would break a uniqueness rule.

@@ -228,6 +228,37 @@ impl LevelPath {
         Ok(())
     }
 
+    /// The path with seeds/004's spelling of level names understood: the
+    /// seed writes `--level node=node-1.domain.tld` for an environment
+    /// whose level is `nodes`. A level name the environment lacks stands
+    /// for its level of the plural (`node` → `nodes`) or singular (`roles`
+    /// → `role`) spelling when it has exactly that one; other names are
+    /// kept, for [`LevelPath::check`] to name.
+    pub fn with_level_aliases(&self, levels: &[String]) -> LevelPath {
+        let alias = |name: &str| -> Option<&String> {
+            if levels.iter().any(|l| l == name) {
+                return None;
+            }
+            let plural = format!("{name}s");
+            let singular = name.strip_suffix('s');
+            levels
+                .iter()
+                .find(|l| **l == plural || Some(l.as_str()) == singular)
+        };
+        LevelPath(
+            self.0
+                .iter()
+                .map(|pair| match alias(&pair.level) {
+                    Some(level) => LevelValue {
+                        level: level.clone(),
+                        value: pair.value.clone(),
+                    },
+                    None => pair.clone(),
+                })
+                .collect(),
+        )
+    }
+
     /// Whether [`LevelPath::check`] would pass, without building an error:
     /// for the lookup path, where a bad path is just "nothing there".
     pub fn fits(&self, levels: &[String]) -> bool {
@@ -375,5 +406,29 @@ mod tests {
         let path = LevelPath::parse_cli("role=controller,nodes=node-1").unwrap();
         assert_eq!(path.slot(), Some(&lv("nodes", "node-1")));
         assert_eq!(LevelPath::root().slot(), None);
+    }
+
+    #[test]
+    fn seed_spellings_of_level_names() {
+        let levels: Vec<String> = ["role", "nodes"].iter().map(|s| (*s).to_owned()).collect();
+        let cases = [
+            ("node=n1", "nodes=n1"),
+            ("nodes=n1", "nodes=n1"),
+            ("roles=r,node=n1", "role=r,nodes=n1"),
+            ("racks=x", "racks=x"),
+            ("", ""),
+        ];
+        for (given, want) in cases {
+            let path = LevelPath::parse_cli(given).unwrap();
+            assert_eq!(
+                path.with_level_aliases(&levels).to_string(),
+                want,
+                "{given}"
+            );
+        }
+        // A name the environment has is never rewritten.
+        let both: Vec<String> = ["node", "nodes"].iter().map(|s| (*s).to_owned()).collect();
+        let path = LevelPath::parse_cli("node=a,nodes=b").unwrap();
+        assert_eq!(path.with_level_aliases(&both).to_string(), "node=a,nodes=b");
     }
 }

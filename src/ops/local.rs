@@ -62,8 +62,22 @@ impl ConfigOps for Local {
         levels: &[LevelDocs],
         kind: DocKind,
         replace: bool,
+        register: bool,
     ) -> Result<ImportSummary> {
         let environment = self.store.environment(env)?;
+        for (path, _) in levels {
+            if register {
+                for pair in path.pairs() {
+                    self.store.add_to_register(
+                        env,
+                        &pair.level,
+                        std::slice::from_ref(&pair.value),
+                    )?;
+                }
+            } else {
+                self.store.check_registered(env, path)?;
+            }
+        }
         let Some(first) = environment.components.first() else {
             return Err(OpsError::Refused(format!(
                 "environment {env} uses no component, so the resources of the tree cannot be defined; create it with a component"
@@ -108,6 +122,7 @@ impl ConfigOps for Local {
     }
 
     fn effective(&self, env: i64, path: &LevelPath, resource: &str) -> Result<Hash> {
+        self.store.check_registered(env, path)?;
         // The fold's layers: the root's, then each pair's slot.
         let mut layers = Vec::new();
         for n in 0..=path.pairs().len() {
@@ -123,6 +138,7 @@ impl ConfigOps for Local {
     }
 
     fn stored(&self, at: &DocAddress, version: Option<u64>) -> Result<Hash> {
+        self.store.check_registered(at.env, &at.path)?;
         Ok(self
             .store
             .get(at, version)?
@@ -131,11 +147,13 @@ impl ConfigOps for Local {
     }
 
     fn put(&self, at: &DocAddress, doc: &Hash) -> Result<()> {
+        self.store.check_registered(at.env, &at.path)?;
         self.store.put(at, doc)?;
         Ok(())
     }
 
     fn set_key(&self, at: &DocAddress, key: &KeyPath, value: &Value) -> Result<()> {
+        self.store.check_registered(at.env, &at.path)?;
         self.store.update(at, &mut |doc| {
             keypath::set(doc, key, value.clone()).map_err(ConfigError::from)
         })?;
@@ -143,15 +161,34 @@ impl ConfigOps for Local {
     }
 
     fn history(&self, at: &DocAddress) -> Result<Vec<Version>> {
+        self.store.check_registered(at.env, &at.path)?;
         Ok(self.store.history(at)?)
     }
 
     fn restore(&self, at: &DocAddress, version: u64) -> Result<Version> {
+        self.store.check_registered(at.env, &at.path)?;
         Ok(self.store.restore(at, version)?)
     }
 
     fn delete(&self, at: &DocAddress) -> Result<()> {
+        self.store.check_registered(at.env, &at.path)?;
         self.store.delete(at)?;
         Ok(())
+    }
+
+    fn register(&self, env: i64, level: &str) -> Result<Option<Vec<String>>> {
+        Ok(self.store.register(env, level)?)
+    }
+
+    fn set_register(&self, env: i64, level: &str, values: Option<&[String]>) -> Result<()> {
+        Ok(self.store.set_register(env, level, values)?)
+    }
+
+    fn add_to_register(&self, env: i64, level: &str, values: &[String]) -> Result<usize> {
+        Ok(self.store.add_to_register(env, level, values)?)
+    }
+
+    fn remove_from_register(&self, env: i64, level: &str, values: &[String]) -> Result<usize> {
+        Ok(self.store.remove_from_register(env, level, values)?)
     }
 }

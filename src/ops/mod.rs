@@ -64,13 +64,15 @@ pub trait ConfigOps {
 
     /// Writes each level's documents as `kind`; resources the environment
     /// does not define are defined in its first component. `replace` makes
-    /// each level hold exactly its documents of that kind.
+    /// each level hold exactly its documents of that kind; `register` adds
+    /// each level value of the paths to its level's register first.
     fn import(
         &self,
         env: i64,
         levels: &[LevelDocs],
         kind: DocKind,
         replace: bool,
+        register: bool,
     ) -> Result<ImportSummary>;
 
     /// The resource names the environment defines, sorted.
@@ -98,6 +100,20 @@ pub trait ConfigOps {
 
     /// Writes a deletion marker for the document at `at`.
     fn delete(&self, at: &DocAddress) -> Result<()>;
+
+    /// The register of `level` (its values, sorted); `None` if the
+    /// environment keeps none.
+    fn register(&self, env: i64, level: &str) -> Result<Option<Vec<String>>>;
+
+    /// Replaces the register of `level` (`Some`) or removes it (`None`).
+    fn set_register(&self, env: i64, level: &str, values: Option<&[String]>) -> Result<()>;
+
+    /// Adds values to the register of `level` (created if missing); how
+    /// many were new.
+    fn add_to_register(&self, env: i64, level: &str, values: &[String]) -> Result<usize>;
+
+    /// Removes values from the register of `level`; how many were there.
+    fn remove_from_register(&self, env: i64, level: &str, values: &[String]) -> Result<usize>;
 }
 
 /// The environment a tree import creates when it is missing.
@@ -115,6 +131,8 @@ pub struct TreeImport<'a> {
     pub levels: &'a [LevelDocs],
     pub kind: DocKind,
     pub replace: bool,
+    /// Adds each level value of the paths to its level's register.
+    pub register: bool,
     /// Created when the environment is missing.
     pub new_env: NewEnv,
     /// Define every resource of the tree in a component created by this
@@ -177,7 +195,13 @@ pub fn import_tree(
             )?;
         }
     }
-    ops.import(import.env, import.levels, import.kind, import.replace)
+    ops.import(
+        import.env,
+        import.levels,
+        import.kind,
+        import.replace,
+        import.register,
+    )
 }
 
 /// The resource names of the levels' documents, sorted, once each.

@@ -54,6 +54,45 @@ pub enum RemoteError {
     /// A `--server` value that is not an http:// URL.
     #[error("invalid server URL \"{0}\": give http://HOST:PORT")]
     BadUrl(String),
+    /// The server did not connect, or went silent, within its timeout.
+    #[error(
+        "timed out {phase} the hierad server at {url} (no progress in {seconds} s; {flag} sets the limit)"
+    )]
+    TimedOut {
+        url: String,
+        /// `connecting to`, `sending the request to`, `waiting for an answer from`.
+        phase: &'static str,
+        seconds: f64,
+        /// The flag that raises the limit.
+        flag: &'static str,
+    },
+}
+
+/// How long the client waits for a server.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Timeouts {
+    /// To resolve the host name and open the TCP connection.
+    pub connect: Duration,
+    /// For each read or write once connected: the longest the server may
+    /// stay silent (processing a request included).
+    pub read: Duration,
+}
+
+impl Timeouts {
+    /// `--connect-timeout`'s default, in seconds.
+    pub const CONNECT_DEFAULT: &str = "10";
+    /// `--timeout`'s default, in seconds: a large import is processed
+    /// before the server answers.
+    pub const READ_DEFAULT: &str = "120";
+}
+
+impl Default for Timeouts {
+    fn default() -> Timeouts {
+        Timeouts {
+            connect: Duration::from_secs(10),
+            read: Duration::from_secs(120),
+        }
+    }
 }
 
 fn api_text(message: &str, class: Option<&str>) -> String {
@@ -88,6 +127,7 @@ enum Method {
 pub struct Remote {
     agent: Agent,
     base: String,
+    timeouts: Timeouts,
 }
 
 impl Remote {
@@ -99,14 +139,27 @@ impl Remote {
     /// [`RemoteError::BadUrl`] for an empty URL or another scheme (this
     /// build speaks plain HTTP only).
     pub fn new(server: &str) -> Result<Remote> {
+        Remote::with_timeouts(server, Timeouts::default())
+    }
+
+    /// [`Remote::new`] with other timeouts.
+    ///
+    /// # Errors
+    ///
+    /// As [`Remote::new`].
+    pub fn with_timeouts(server: &str, timeouts: Timeouts) -> Result<Remote> {
         let base = normalize_base(server).ok_or_else(|| RemoteError::BadUrl(server.to_owned()))?;
         let config = Agent::config_builder()
             .http_status_as_error(false)
-            .timeout_connect(Some(Duration::from_secs(10)))
+            .timeout_resolve(Some(timeouts.connect))
+            .timeout_connect(Some(timeouts.connect))
+            .timeout_per_read(Some(timeouts.read))
+            .timeout_per_write(Some(timeouts.read))
             .build();
         Ok(Remote {
             agent: config.into(),
             base,
+            timeouts,
         })
     }
 
@@ -118,10 +171,7 @@ impl Remote {
     /// Sends one request; the answer's body (empty for none).
     fn call(&self, method: Method, path: &str, body: Option<String>) -> Result<String> {
         let url = format!("{}{path}", self.base);
-        let unreachable = |e: ureq::Error| RemoteError::Unreachable {
-            url: self.base.clone(),
-            reason: e.to_string(),
-        };
+        let unreachable = |e: ureq::Error| transport_error(&self.base, self.timeouts, e);
         let body = body.unwrap_or_default();
         let send = |request: ureq::RequestBuilder<ureq::typestate::WithBody>| {
             let request = request.header("Content-Type", "application/json");
@@ -372,12 +422,14 @@ impl Remote {
         level: &LevelPath,
         kind: DocKind,
         replace: bool,
+        register: bool,
         documents: &[(&str, &Hash)],
     ) -> Result<ImportSummary> {
         let body = api::ImportRequest {
             level: Some(level.to_string()),
             replace,
             kind: Some(kind.as_str().to_owned()),
+            register,
             documents: api::WireDocuments(
                 documents
                     .iter()
@@ -437,6 +489,7 @@ impl ConfigOps for Remote {
         levels: &[LevelDocs],
         kind: DocKind,
         replace: bool,
+        register: bool,
     ) -> OpsResult<ImportSummary> {
         let mut summary = ImportSummary::default();
         for (path, files) in levels {
@@ -444,7 +497,9 @@ impl ConfigOps for Remote {
                 .iter()
                 .map(|f| (f.resource.as_str(), &f.content))
                 .collect();
-            summary.add(Remote::import(self, env, path, kind, replace, &documents)?);
+            summary.add(Remote::import(
+                self, env, path, kind, replace, register, &documents,
+            )?);
         }
         Ok(summary)
     }
@@ -488,6 +543,62 @@ impl ConfigOps for Remote {
     fn delete(&self, at: &DocAddress) -> OpsResult<()> {
         Ok(Remote::delete(self, at)?)
     }
+
+    fn register(&self, env: i64, level: &str) -> OpsResult<Option<Vec<String>>> {
+        match self.typed::<api::Register>(Method::Get, &register_url(env, level), None::<&()>) {
+            Ok(register) => Ok(Some(register.values)),
+            Err(RemoteError::Api {
+                status: 404,
+                message,
+                ..
+            }) if message.contains("keeps no register") => Ok(None),
+            Err(e) => Err(e.into()),
+        }
+    }
+
+    fn set_register(&self, env: i64, level: &str, values: Option<&[String]>) -> OpsResult<()> {
+        let url = register_url(env, level);
+        match values {
+            Some(values) => {
+                self.typed::<api::Register>(Method::Put, &url, Some(&values))?;
+            }
+            None => {
+                self.call(Method::Delete, &url, None)?;
+            }
+        }
+        Ok(())
+    }
+
+    fn add_to_register(&self, env: i64, level: &str, values: &[String]) -> OpsResult<usize> {
+        let url = register_url(env, level);
+        let change: api::RegisterChange = self.typed(Method::Post, &url, Some(&values))?;
+        Ok(change.changed)
+    }
+
+    fn remove_from_register(&self, env: i64, level: &str, values: &[String]) -> OpsResult<usize> {
+        let mut removed = 0;
+        for value in values {
+            let url = format!("{}/{}", register_url(env, level), encode(value, false));
+            match self.typed::<api::RegisterChange>(Method::Delete, &url, None::<&()>) {
+                Ok(change) => removed += change.changed,
+                Err(RemoteError::Api {
+                    status: 404,
+                    message,
+                    ..
+                }) if message.contains("is not in the register") => {}
+                Err(e) => return Err(e.into()),
+            }
+        }
+        Ok(removed)
+    }
+}
+
+/// `/api/v1/config/environments/{env}/hierarchy_levels/{level}/register`.
+fn register_url(env: i64, level: &str) -> String {
+    format!(
+        "{CONFIG_API}/environments/{env}/hierarchy_levels/{}/register",
+        encode(level, false)
+    )
 }
 
 /// The error of a non-2xx answer: the API's [`api::ErrorBody`] when it is
@@ -509,6 +620,36 @@ fn api_error(status: u16, url: &str, text: &str) -> RemoteError {
                 class: None,
             }
         }
+    }
+}
+
+/// The error of a request that got no answer: a timeout names its phase
+/// and the flag that sets it.
+fn transport_error(url: &str, timeouts: Timeouts, e: ureq::Error) -> RemoteError {
+    use ureq::Timeout as T;
+    let timed_out = |phase, limit: Duration, flag| RemoteError::TimedOut {
+        url: url.to_owned(),
+        phase,
+        seconds: limit.as_secs_f64(),
+        flag,
+    };
+    match e {
+        ureq::Error::Timeout(T::Resolve | T::Connect) => {
+            timed_out("connecting to", timeouts.connect, "--connect-timeout")
+        }
+        ureq::Error::Timeout(T::PerWrite | T::SendRequest | T::SendBody) => {
+            timed_out("sending the request to", timeouts.read, "--timeout")
+        }
+        ureq::Error::Timeout(_) => {
+            timed_out("waiting for an answer from", timeouts.read, "--timeout")
+        }
+        ureq::Error::Io(io) if io.kind() == std::io::ErrorKind::TimedOut => {
+            timed_out("waiting for an answer from", timeouts.read, "--timeout")
+        }
+        e => RemoteError::Unreachable {
+            url: url.to_owned(),
+            reason: e.to_string(),
+        },
     }
 }
 
@@ -613,6 +754,40 @@ mod tests {
         }
         assert_eq!(encode("a.'b.c'.0", false), "a.%27b.c%27.0");
         assert_eq!(encode("é/x", false), "%C3%A9%2Fx");
+    }
+
+    #[test]
+    fn timeouts_name_the_server_the_phase_and_the_flag() {
+        let timeouts = Timeouts {
+            connect: Duration::from_millis(1500),
+            read: Duration::from_secs(3),
+        };
+        let cases = [
+            (
+                ureq::Error::Timeout(ureq::Timeout::Connect),
+                "timed out connecting to the hierad server at http://h:1 (no progress in 1.5 s; --connect-timeout sets the limit)",
+            ),
+            (
+                ureq::Error::Timeout(ureq::Timeout::Resolve),
+                "timed out connecting to",
+            ),
+            (
+                ureq::Error::Timeout(ureq::Timeout::PerRead),
+                "timed out waiting for an answer from the hierad server at http://h:1 (no progress in 3 s; --timeout sets the limit)",
+            ),
+            (
+                ureq::Error::Timeout(ureq::Timeout::SendBody),
+                "timed out sending the request to",
+            ),
+            (
+                ureq::Error::ConnectionFailed,
+                "cannot reach the hierad server at http://h:1",
+            ),
+        ];
+        for (error, want) in cases {
+            let got = transport_error("http://h:1", timeouts, error).to_string();
+            assert!(got.starts_with(want), "{got}");
+        }
     }
 
     #[test]

@@ -101,6 +101,7 @@ fn script(ops: &dyn ConfigOps) -> Vec<String> {
         levels: &levels,
         kind: DocKind::Values,
         replace: true,
+        register: false,
         new_env: NewEnv {
             levels: vec!["nodes".to_owned()],
             component: "c".to_owned(),

@@ -3,7 +3,9 @@
 //! versioned `values`/`overrides` documents at any level path.
 
 use super::body::{Body, LimitedBytes, document};
+use super::datasource::{self, NamedBy};
 use super::error::ApiError;
+use super::registers;
 use super::state::{AppState, Publish};
 use crate::api;
 use crate::configdb::{
@@ -15,8 +17,8 @@ use crate::store::{ImportBatch, ImportDoc, ImportReport};
 use crate::wire;
 use axum::Json;
 use axum::Router;
-use axum::extract::{Path, Query, State};
-use axum::http::{StatusCode, header};
+use axum::extract::{OriginalUri, Path, Query, State};
+use axum::http::{HeaderMap, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use serde::Deserialize;
@@ -48,6 +50,7 @@ pub fn routes() -> Router<AppState> {
             get(get_retention).put(put_retention),
         )
         .route("/environments/{env}/import", post(import))
+        .merge(registers::routes())
         .route(
             "/environments/{env}/{*rest}",
             get(get_document)
@@ -306,6 +309,17 @@ async fn import(
         }
         None => LevelPath::root(),
     };
+    if !body.register {
+        registers::check_path(&state, env, &path).await?;
+    }
+    let register: Vec<(String, String)> = if body.register {
+        path.pairs()
+            .iter()
+            .map(|p| (p.level.clone(), p.value.clone()))
+            .collect()
+    } else {
+        Vec::new()
+    };
     let kind = match &body.kind {
         Some(k) => k
             .parse::<DocKind>()
@@ -346,6 +360,11 @@ async fn import(
     let (report, _) = state
         .write_then(
             move |store| {
+                // Registered first: an import refused after this leaves
+                // the values registered, which a retry needs anyway.
+                for (level, value) in &register {
+                    store.add_to_register(batch.env, level, std::slice::from_ref(value))?;
+                }
                 let report = store.import(&batch)?;
                 Ok((report, batch))
             },
@@ -460,14 +479,21 @@ fn nested(doc: &Hash, key: &KeyPath) -> Result<Value, ApiError> {
         .ok_or_else(|| ApiError::NotFound(format!("key {} is not in the document", key.as_str())))
 }
 
+fn version_param(text: &str) -> Result<u64, ApiError> {
+    text.parse()
+        .map_err(|_| ApiError::BadRequest(format!("version must be a number, not {text:?}")))
+}
+
 async fn get_document(
     State(state): State<AppState>,
     Path((env, rest)): Path<(String, String)>,
     Query(query): Query<HashMap<String, String>>,
 ) -> Result<Response, ApiError> {
     let env = env_id(&env)?;
-    let (at, target) = parse_document_url(env, &rest)?;
+    let (mut at, target) = parse_document_url(env, &rest)?;
+    registers::check_path(&state, env, &at.path).await?;
     let snapshot = state.snapshot();
+    datasource::resolve(&snapshot, &mut at);
     match target {
         Target::History => {
             let history = state.read(move |store| Ok(store.history(&at)?)).await?;
@@ -483,35 +509,35 @@ async fn get_document(
         }
         Target::Document => {
             let key = query.get("key").map(|k| key_path(k)).transpose()?;
-            let doc: std::sync::Arc<Hash> = if let Some(version) = query.get("version") {
-                let version: u64 = version.parse().map_err(|_| {
-                    ApiError::BadRequest(format!("version must be a number, not {version:?}"))
-                })?;
-                if query.contains_key("effective") {
-                    return Err(ApiError::BadRequest(
-                        "effective and version cannot be combined: versions are of stored documents".to_owned(),
-                    ));
+            let effective = flag(&query, "effective")?;
+            let version = query.get("version").map(|v| version_param(v)).transpose()?;
+            let doc: std::sync::Arc<Hash> = match (version, effective) {
+                (Some(version), true) => {
+                    std::sync::Arc::new(datasource::effective_at(&state, at, version).await?)
                 }
-                let (_, doc) = state
-                    .read(move |store| {
-                        store.get(&at, Some(version))?.ok_or_else(|| {
-                            ApiError::NotFound(format!("version {version} does not exist"))
+                (Some(version), false) => {
+                    let (_, doc) = state
+                        .read(move |store| {
+                            store.get(&at, Some(version))?.ok_or_else(|| {
+                                ApiError::NotFound(format!("version {version} does not exist"))
+                            })
                         })
-                    })
-                    .await?;
-                std::sync::Arc::new(doc)
-            } else if query.contains_key("effective") {
-                if at.kind != DocKind::Values {
-                    return Err(ApiError::BadRequest(
-                        "effective applies to values (it folds values and overrides)".to_owned(),
-                    ));
+                        .await?;
+                    std::sync::Arc::new(doc)
                 }
-                snapshot.try_effective(env, &at.path, &at.resource)?
-            } else {
-                snapshot
+                (None, true) => {
+                    if at.kind != DocKind::Values {
+                        return Err(ApiError::BadRequest(
+                            "effective applies to values (it folds values and overrides)"
+                                .to_owned(),
+                        ));
+                    }
+                    snapshot.try_effective(env, &at.path, &at.resource)?
+                }
+                (None, false) => snapshot
                     .stored(env, &at.path, &at.resource, at.kind)?
                     .map(|d| d.content.clone())
-                    .unwrap_or_default()
+                    .unwrap_or_default(),
             };
             match key {
                 Some(key) => Ok(wire_response(StatusCode::OK, &nested(&doc, &key)?)),
@@ -524,10 +550,31 @@ async fn get_document(
 async fn put_document(
     State(state): State<AppState>,
     Path((env, rest)): Path<(String, String)>,
+    headers: HeaderMap,
+    OriginalUri(uri): OriginalUri,
     Body(body): Body,
-) -> Result<StatusCode, ApiError> {
+) -> Result<Response, ApiError> {
     let env = env_id(&env)?;
-    let (at, target) = parse_document_url(env, &rest)?;
+    let (mut at, target) = parse_document_url(env, &rest)?;
+    registers::check_path(&state, env, &at.path).await?;
+    let snapshot = state.snapshot();
+    let named_by = datasource::resolve(&snapshot, &mut at);
+    let tail = match &target {
+        Target::Key(_) => 3,
+        _ => 1,
+    };
+    if named_by == NamedBy::Name && datasource::prefers_redirect(&headers) {
+        if let Some(id) = datasource::id_of(&snapshot, env, &at.resource) {
+            let levels = at.path.pairs().len();
+            return Ok(datasource::redirect(
+                uri.path(),
+                uri.query(),
+                tail,
+                id,
+                levels,
+            ));
+        }
+    }
     let publish = Publish::document(&at);
     match target {
         Target::Document => {
@@ -557,7 +604,7 @@ async fn put_document(
             ));
         }
     }
-    Ok(StatusCode::NO_CONTENT)
+    Ok(StatusCode::NO_CONTENT.into_response())
 }
 
 async fn delete_document(
@@ -565,7 +612,9 @@ async fn delete_document(
     Path((env, rest)): Path<(String, String)>,
 ) -> Result<StatusCode, ApiError> {
     let env = env_id(&env)?;
-    let (at, target) = parse_document_url(env, &rest)?;
+    let (mut at, target) = parse_document_url(env, &rest)?;
+    registers::check_path(&state, env, &at.path).await?;
+    datasource::resolve(&state.snapshot(), &mut at);
     if target != Target::Document {
         return Err(ApiError::BadRequest(
             "only a whole document can be deleted".to_owned(),
@@ -584,7 +633,9 @@ async fn post_document(
     Query(query): Query<HashMap<String, String>>,
 ) -> Result<Response, ApiError> {
     let env = env_id(&env)?;
-    let (at, target) = parse_document_url(env, &rest)?;
+    let (mut at, target) = parse_document_url(env, &rest)?;
+    registers::check_path(&state, env, &at.path).await?;
+    datasource::resolve(&state.snapshot(), &mut at);
     if target != Target::Restore {
         return Err(ApiError::BadRequest(
             "POST is for …/restore?version=N".to_owned(),

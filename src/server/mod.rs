@@ -5,11 +5,13 @@
 mod body;
 mod config_api;
 mod conn;
+mod datasource;
 mod error;
 mod lookup_api;
 pub mod metrics;
 #[cfg(test)]
 mod props;
+mod registers;
 pub mod retention;
 pub mod signal;
 pub mod state;

@@ -253,7 +253,68 @@ pub trait Store: Send + Sync {
     /// one consistent transaction: components, environments, and the latest
     /// live version of every document.
     fn load_all(&self) -> Result<SnapshotData>;
+
+    // Registers (issue 14): an environment may list the values a level
+    // takes (its nodes); documents at other values of that level are then
+    // refused (`check_registered`). A level without a register takes any
+    // value. Registers go with their environment (kept by a restorable
+    // delete, removed by a purge).
+
+    /// The values registered for `level` in `env`, sorted; `None` if the
+    /// environment keeps no register of it. NotFound: the environment, or a
+    /// level it does not have.
+    fn register(&self, env: i64, level: &str) -> Result<Option<Vec<String>>>;
+
+    /// Replaces the register of `level` with `values` (`Some`, possibly
+    /// empty: then every value is unknown) or removes it (`None`). Errors
+    /// as `register`; Invalid: a value that cannot be a level value.
+    fn set_register(&self, env: i64, level: &str, values: Option<&[String]>) -> Result<()>;
+
+    /// Adds `values` to the register of `level`, creating it if there is
+    /// none; how many were not there before. Errors as `set_register`.
+    fn add_to_register(&self, env: i64, level: &str, values: &[String]) -> Result<usize>;
+
+    /// Removes `values` from the register of `level` (the register stays,
+    /// even empty); how many were there. Errors as `register`, and NotFound
+    /// when there is no register.
+    fn remove_from_register(&self, env: i64, level: &str, values: &[String]) -> Result<usize>;
+
+    /// Whether the register of `level` in `env` lists `value`; `None` if
+    /// there is no such register (or no such environment or level: the
+    /// caller checks those). Cheap: asked on every document request.
+    fn in_register(&self, env: i64, level: &str, value: &str) -> Result<Option<bool>>;
+
+    /// The live environments whose register of `level` lists `value`.
+    fn registered_in(&self, level: &str, value: &str) -> Result<Vec<i64>>;
+
+    /// Checks every level value of `path` against `env`'s registers.
+    /// NotFound: [`NotFound::Unregistered`] for a value no environment
+    /// registers, [`NotFound::NotAssigned`] for one only others register.
+    fn check_registered(&self, env: i64, path: &LevelPath) -> Result<()> {
+        for pair in path.pairs() {
+            if self.in_register(env, &pair.level, &pair.value)? != Some(false) {
+                continue;
+            }
+            let mut elsewhere = self.registered_in(&pair.level, &pair.value)?;
+            elsewhere.retain(|e| *e != env);
+            let (level, value) = (pair.level.clone(), pair.value.clone());
+            return Err(if elsewhere.is_empty() {
+                NotFound::Unregistered { env, level, value }
+            } else {
+                NotFound::NotAssigned {
+                    env,
+                    level,
+                    value,
+                    elsewhere,
+                }
+            }
+            .into());
+        }
+        Ok(())
+    }
 }
 
+#[cfg(test)]
+mod register_tests;
 #[cfg(test)]
 mod tests;

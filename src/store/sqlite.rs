@@ -7,6 +7,8 @@
 //! second writer (another thread or another process on the same file)
 //! waits for the lock (up to [`BUSY_TIMEOUT`]) instead of failing.
 
+mod registers;
+
 use super::migrations::{self, MIGRATIONS};
 use super::packing::{self, Packing};
 use super::{DatabaseSize, ImportBatch, ImportReport, PruneReport, Result, Store, StoreError};
@@ -1082,6 +1084,30 @@ impl Store for SqliteStore {
             }
             Ok(report)
         })
+    }
+
+    fn register(&self, env: i64, level: &str) -> Result<Option<Vec<String>>> {
+        self.read(|tx| registers::list(tx, env, level))
+    }
+
+    fn set_register(&self, env: i64, level: &str, values: Option<&[String]>) -> Result<()> {
+        self.write(|tx| registers::set(tx, env, level, values))
+    }
+
+    fn add_to_register(&self, env: i64, level: &str, values: &[String]) -> Result<usize> {
+        self.write(|tx| registers::add(tx, env, level, values))
+    }
+
+    fn remove_from_register(&self, env: i64, level: &str, values: &[String]) -> Result<usize> {
+        self.write(|tx| registers::remove(tx, env, level, values))
+    }
+
+    fn in_register(&self, env: i64, level: &str, value: &str) -> Result<Option<bool>> {
+        self.read(|tx| registers::contains(tx, env, level, value))
+    }
+
+    fn registered_in(&self, level: &str, value: &str) -> Result<Vec<i64>> {
+        self.read(|tx| registers::environments_with(tx, level, value))
     }
 
     fn load_all(&self) -> Result<SnapshotData> {

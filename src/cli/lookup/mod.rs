@@ -175,8 +175,19 @@ fn remote(
             return Ok(ExitCode::from(1));
         }
     };
-    let (server, body) = request;
-    let answer = match Remote::new(&server).and_then(|remote| remote.lookup(&body)) {
+    let (server, mut body) = request;
+    let answer = match Remote::new(&server).and_then(|remote| {
+        // seeds/004's `node=…` for the level `nodes` (LevelPath::with_level_aliases).
+        if let Some(level) = &body.level {
+            if let (Ok(path), Some(env)) = (
+                LevelPath::parse_cli(level),
+                remote.environment(body.environment)?,
+            ) {
+                body.level = Some(path.with_level_aliases(&env.hierarchy_levels).to_string());
+            }
+        }
+        remote.lookup(&body)
+    }) {
         Ok(answer) => answer,
         Err(err) => {
             writeln!(stderr, "hierad: {err}")?;

@@ -1,0 +1,191 @@
+//! seeds/004's addressing of document URLs (issue 14): a datasource named
+//! by its resource definition's id as well as by its name, the opt-in
+//! `308 Permanent Redirect` of a write by name to the id-based URL, and
+//! the effective document as it was at a version (`?effective&version=N`).
+//! The routes themselves are in `config_api.rs`.
+
+use super::error::ApiError;
+use super::state::AppState;
+use crate::configdb::{DocAddress, DocKind, ErrorKind, LevelPath, Snapshot, fold};
+use crate::hiera::Hash;
+use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
+use axum::response::{IntoResponse, Response};
+
+/// The `Prefer` token a client sends to be redirected (308) from a write
+/// by datasource name to the id-based URL. Without it a write by name is
+/// answered as any write (204): clients that do not follow redirects, as
+/// hierad's CLI and the Hiera shim, keep working unchanged.
+pub const PREFER_REDIRECT: &str = "redirect-to-id";
+
+/// How the URL named the datasource.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum NamedBy {
+    Name,
+    /// The id of the resource definition.
+    Id(i64),
+}
+
+/// Resolves the datasource of `at` in place: a resource name the
+/// environment defines stays as it is (a name wins, even one made of
+/// digits); otherwise text that is the id of a resource definition of one
+/// of the environment's components becomes that definition's name.
+pub fn resolve(snapshot: &Snapshot, at: &mut DocAddress) -> NamedBy {
+    if defines(snapshot, at.env, &at.resource) {
+        return NamedBy::Name;
+    }
+    let Ok(id) = at.resource.parse::<i64>() else {
+        return NamedBy::Name;
+    };
+    match definitions(snapshot, at.env).find(|(def_id, _)| *def_id == id) {
+        Some((_, name)) => {
+            at.resource = name.to_owned();
+            NamedBy::Id(id)
+        }
+        None => NamedBy::Name,
+    }
+}
+
+fn defines(snapshot: &Snapshot, env: i64, name: &str) -> bool {
+    snapshot
+        .resource_names(env)
+        .is_some_and(|mut names| names.any(|n| n == name))
+}
+
+/// The (id, name) of every resource definition of the environment's
+/// components, in the environment's component order.
+fn definitions(snapshot: &Snapshot, env: i64) -> impl Iterator<Item = (i64, &str)> {
+    let components = snapshot
+        .environment(env)
+        .map(|e| e.components.as_slice())
+        .unwrap_or_default();
+    components.iter().flat_map(move |id| {
+        snapshot
+            .components()
+            .iter()
+            .filter(move |c| c.id == *id)
+            .flat_map(|c| c.resource_definitions.iter())
+            .map(|d| (d.id, d.name.as_str()))
+    })
+}
+
+/// The id of the definition of `name` in the environment (its first
+/// component's, when several define the name).
+pub fn id_of(snapshot: &Snapshot, env: i64, name: &str) -> Option<i64> {
+    definitions(snapshot, env).find_map(|(id, n)| (n == name).then_some(id))
+}
+
+/// Whether the request asks for [`PREFER_REDIRECT`] (RFC 7240 `Prefer`).
+pub fn prefers_redirect(headers: &HeaderMap) -> bool {
+    headers
+        .get_all("prefer")
+        .iter()
+        .filter_map(|v| v.to_str().ok())
+        .flat_map(|v| v.split(','))
+        .any(|token| token.trim().eq_ignore_ascii_case(PREFER_REDIRECT))
+}
+
+/// The `308 Permanent Redirect` to the id-based URL of a write addressed
+/// by name: `path` is the request's full path (still percent-encoded),
+/// `tail` how many segments follow the datasource name (`values`: 1,
+/// `values/keys/K`: 3), `levels` how many level/value pairs precede
+/// `resources`.
+pub fn redirect(path: &str, query: Option<&str>, tail: usize, id: i64, levels: usize) -> Response {
+    let segments: Vec<&str> = path.split('/').collect();
+    // "", api, v1, config, environments, {env}, then two per level.
+    let resources_at = 6 + 2 * levels;
+    let name_end = segments.len().saturating_sub(tail);
+    let mut location: Vec<String> = segments[..=resources_at.min(segments.len() - 1)]
+        .iter()
+        .map(|s| (*s).to_owned())
+        .collect();
+    location.push(id.to_string());
+    location.extend(
+        segments[name_end.max(resources_at + 1)..]
+            .iter()
+            .map(|s| (*s).to_owned()),
+    );
+    let mut location = location.join("/");
+    if let Some(query) = query {
+        location.push('?');
+        location.push_str(query);
+    }
+    let mut response = (
+        StatusCode::PERMANENT_REDIRECT,
+        [(header::CONTENT_TYPE, "application/json")],
+        serde_json::json!({ "location": location }).to_string(),
+    )
+        .into_response();
+    if let Ok(value) = HeaderValue::from_str(&location) {
+        response.headers_mut().insert(header::LOCATION, value);
+    }
+    response.headers_mut().insert(
+        "preference-applied",
+        HeaderValue::from_static(PREFER_REDIRECT),
+    );
+    response
+}
+
+/// The effective document at `at` (values) with that level's values at
+/// version `version` and every other layer (the levels above, and the
+/// level's own overrides) as they are now: what the level's upload N gave,
+/// under today's overrides and lower levels.
+///
+/// # Errors
+///
+/// 404 "Cannot find a given version…" when the level's values never had
+/// that version; 400 for overrides (effective reads values); the
+/// snapshot's errors (environment, level, resource).
+pub async fn effective_at(
+    state: &AppState,
+    at: DocAddress,
+    version: u64,
+) -> Result<Hash, ApiError> {
+    if at.kind != DocKind::Values {
+        return Err(ApiError::BadRequest(
+            "effective applies to values (it folds values and overrides)".to_owned(),
+        ));
+    }
+    let snapshot = state.snapshot();
+    // The environment, the path and the resource must exist first.
+    snapshot.try_effective(at.env, &at.path, &at.resource)?;
+    let (env, path, resource) = (at.env, at.path.clone(), at.resource.clone());
+    let shown = at.to_string();
+    let old = state
+        .read(move |store| match store.get(&at, Some(version)) {
+            // A deletion marker reads as an empty Hash: the level had no
+            // values then.
+            Ok(Some((_, doc))) => Ok(doc),
+            Err(e) if !e.config().is_some_and(|c| c.kind() == ErrorKind::NotFound) => Err(e.into()),
+            _ => Err(ApiError::NotFound(format!(
+                "Cannot find a given version of data for the given cluster, node and data source: {shown} has no version {version}"
+            ))),
+        })
+        .await?;
+    fold_with(&snapshot, env, &path, &resource, &old)
+}
+
+/// Folds the layers of `path` from the root, taking the values of the
+/// last slot from `values` instead of the snapshot.
+pub fn fold_with(
+    snapshot: &Snapshot,
+    env: i64,
+    path: &LevelPath,
+    resource: &str,
+    values: &Hash,
+) -> Result<Hash, ApiError> {
+    let pairs = path.pairs();
+    let mut layers: Vec<Hash> = Vec::with_capacity(2 * (pairs.len() + 1));
+    for depth in 0..=pairs.len() {
+        let prefix = LevelPath::new(pairs[..depth].to_vec());
+        let last = depth == pairs.len();
+        for kind in [DocKind::Values, DocKind::Overrides] {
+            if last && kind == DocKind::Values {
+                layers.push(values.clone());
+                continue;
+            }
+            let stored = snapshot.stored(env, &prefix, resource, kind)?;
+            layers.push(stored.map(|d| Hash::clone(&d.content)).unwrap_or_default());
+        }
+    }
+    Ok(fold::fold(&layers))
+}

@@ -1,0 +1,162 @@
+//! Level registers over HTTP (issue 14): an environment may list the
+//! values a level takes (its nodes); a document URL at a value the
+//! register does not list is answered with seeds/004's 404s, for reads
+//! and writes alike. A level without a register takes any value.
+//!
+//! `/environments/{env}/hierarchy_levels/{level}/register`: GET (404 when
+//! there is none), PUT a JSON list (replaces), POST a JSON list (adds),
+//! DELETE (removes the register); `…/register/{value}`: DELETE one value.
+
+use super::body::LimitedBytes;
+use super::error::ApiError;
+use super::state::AppState;
+use crate::api;
+use crate::configdb::{LevelPath, NotFound};
+use axum::Json;
+use axum::Router;
+use axum::extract::{Path, State};
+use axum::http::StatusCode;
+use axum::routing::{delete, get};
+
+/// The register routes, nested under `/api/v1/config` with the others.
+pub fn routes() -> Router<AppState> {
+    Router::new()
+        .route(
+            "/environments/{env}/hierarchy_levels/{level}/register",
+            get(get_register)
+                .put(put_register)
+                .post(add_values)
+                .delete(delete_register),
+        )
+        .route(
+            "/environments/{env}/hierarchy_levels/{level}/register/{value}",
+            delete(remove_value),
+        )
+}
+
+/// Refuses a path with a level value that a register of the environment
+/// does not list (404). The root and unregistered levels pass.
+///
+/// # Errors
+///
+/// [`NotFound::Unregistered`] or [`NotFound::NotAssigned`]; store failures.
+pub async fn check_path(state: &AppState, env: i64, path: &LevelPath) -> Result<(), ApiError> {
+    if path.is_root() {
+        return Ok(());
+    }
+    let path = path.clone();
+    state
+        .read(move |store| Ok(store.check_registered(env, &path)?))
+        .await
+}
+
+fn env_id(text: &str) -> Result<i64, ApiError> {
+    text.parse().map_err(|_| {
+        ApiError::NotFound(format!(
+            "environment {text:?} does not exist: environments are numbered"
+        ))
+    })
+}
+
+fn values(bytes: &[u8]) -> Result<Vec<String>, ApiError> {
+    serde_json::from_slice(bytes).map_err(|e| {
+        ApiError::BadRequest(format!(
+            "a register is a JSON list of level values, e.g. [\"node-1.domain.tld\"]: {e}"
+        ))
+    })
+}
+
+async fn listed(state: &AppState, env: i64, level: String) -> Result<api::Register, ApiError> {
+    let shown = level.clone();
+    let values = state
+        .read(move |store| Ok(store.register(env, &level)?))
+        .await?
+        .ok_or_else(|| {
+            ApiError::from(crate::configdb::ConfigError::from(NotFound::Register {
+                env,
+                level: shown.clone(),
+            }))
+        })?;
+    Ok(api::Register {
+        level: shown,
+        values,
+    })
+}
+
+async fn get_register(
+    State(state): State<AppState>,
+    Path((env, level)): Path<(String, String)>,
+) -> Result<Json<api::Register>, ApiError> {
+    let env = env_id(&env)?;
+    Ok(Json(listed(&state, env, level).await?))
+}
+
+async fn put_register(
+    State(state): State<AppState>,
+    Path((env, level)): Path<(String, String)>,
+    LimitedBytes(bytes): LimitedBytes,
+) -> Result<Json<api::Register>, ApiError> {
+    let env = env_id(&env)?;
+    let new = values(&bytes)?;
+    let at = level.clone();
+    // Registers are not in the snapshot: nothing to publish, so this runs
+    // like a read (a blocking task that a disconnect does not cancel).
+    state
+        .read(move |store| Ok(store.set_register(env, &at, Some(&new))?))
+        .await?;
+    Ok(Json(listed(&state, env, level).await?))
+}
+
+async fn add_values(
+    State(state): State<AppState>,
+    Path((env, level)): Path<(String, String)>,
+    LimitedBytes(bytes): LimitedBytes,
+) -> Result<Json<api::RegisterChange>, ApiError> {
+    let env = env_id(&env)?;
+    let new = values(&bytes)?;
+    let at = level.clone();
+    let changed = state
+        .read(move |store| Ok(store.add_to_register(env, &at, &new)?))
+        .await?;
+    let register = listed(&state, env, level).await?;
+    Ok(Json(api::RegisterChange {
+        level: register.level,
+        values: register.values,
+        changed,
+    }))
+}
+
+async fn delete_register(
+    State(state): State<AppState>,
+    Path((env, level)): Path<(String, String)>,
+) -> Result<StatusCode, ApiError> {
+    let env = env_id(&env)?;
+    // 404 when there is no register to delete.
+    listed(&state, env, level.clone()).await?;
+    state
+        .read(move |store| Ok(store.set_register(env, &level, None)?))
+        .await?;
+    Ok(StatusCode::NO_CONTENT)
+}
+
+async fn remove_value(
+    State(state): State<AppState>,
+    Path((env, level, value)): Path<(String, String, String)>,
+) -> Result<Json<api::RegisterChange>, ApiError> {
+    let env = env_id(&env)?;
+    let (at, gone) = (level.clone(), value.clone());
+    let changed = state
+        .read(move |store| Ok(store.remove_from_register(env, &at, &[gone])?))
+        .await?;
+    if changed == 0 {
+        return Err(ApiError::NotFound(format!(
+            "{value:?} is not in the register of level \"{level}\" of environment {env}"
+        )));
+    }
+    let register = listed(&state, env, level).await?;
+    Ok(Json(api::RegisterChange {
+        level: register.level,
+        values: register.values,
+        changed,
+    }))
+}

@@ -1,0 +1,196 @@
+//! The command-line client as a tool in a shell (issue 14, items 7 and 8):
+//! a server that stops answering is a timeout naming the server and what
+//! timed out, and a reader that stops reading (`| head -1`) is a normal
+//! end.
+
+use std::io::{BufRead, BufReader, Read};
+use std::net::TcpListener;
+use std::process::{Child, Command, ExitStatus, Output, Stdio};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
+
+const BIN: &str = env!("CARGO_BIN_EXE_hierad");
+const ROOT: &str = env!("CARGO_MANIFEST_DIR");
+
+fn hierad(args: &[&str]) -> Command {
+    let mut command = Command::new(BIN);
+    command
+        .args(args)
+        .env_remove("HIERAD_SERVER")
+        .current_dir(ROOT);
+    command
+}
+
+/// Waits at most `limit` for the child, killing it past that.
+fn wait_bounded(child: &mut Child, limit: Duration) -> ExitStatus {
+    let start = Instant::now();
+    loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            return status;
+        }
+        if start.elapsed() > limit {
+            child.kill().unwrap();
+            child.wait().unwrap();
+            panic!("hierad still running after {limit:?}");
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+/// A server that accepts connections, reads the requests and never
+/// answers; it lets go of them when dropped.
+struct FrozenServer {
+    url: String,
+    stop: Arc<AtomicBool>,
+}
+
+impl FrozenServer {
+    fn start() -> FrozenServer {
+        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        listener.set_nonblocking(true).unwrap();
+        let url = format!("http://{}", listener.local_addr().unwrap());
+        let stop = Arc::new(AtomicBool::new(false));
+        let stopping = stop.clone();
+        std::thread::spawn(move || {
+            let mut held = Vec::new();
+            // Bounded: a minute at most, then everything is let go.
+            for _ in 0..3000 {
+                if stopping.load(Ordering::Relaxed) {
+                    break;
+                }
+                if let Ok((socket, _)) = listener.accept() {
+                    held.push(socket);
+                }
+                std::thread::sleep(Duration::from_millis(20));
+            }
+        });
+        FrozenServer { url, stop }
+    }
+}
+
+impl Drop for FrozenServer {
+    fn drop(&mut self) {
+        self.stop.store(true, Ordering::Relaxed);
+    }
+}
+
+fn run_bounded(mut command: Command) -> Output {
+    let mut child = command
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stderr = child.stderr.take().unwrap();
+    let reader = std::thread::spawn(move || {
+        let mut text = Vec::new();
+        stderr.read_to_end(&mut text).unwrap();
+        text
+    });
+    let status = wait_bounded(&mut child, Duration::from_secs(30));
+    let mut stdout = Vec::new();
+    child
+        .stdout
+        .take()
+        .unwrap()
+        .read_to_end(&mut stdout)
+        .unwrap();
+    Output {
+        status,
+        stdout,
+        stderr: reader.join().unwrap(),
+    }
+}
+
+#[test]
+fn a_frozen_server_is_a_timeout_naming_the_server_and_the_phase() {
+    let frozen = FrozenServer::start();
+    let cases: &[&[&str]] = &[
+        &["config", "get", "--env", "1", "--resource", "astute"],
+        &[
+            "config",
+            "override",
+            "--env",
+            "1",
+            "--resource",
+            "astute",
+            "--key",
+            "a",
+            "--value",
+            "1",
+        ],
+        &["export", "--env", "1", "/nonexistent/never-written"],
+    ];
+    for args in cases {
+        let mut command = hierad(args);
+        command.args(["--server", &frozen.url, "--timeout", "0.5"]);
+        let out = run_bounded(command);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(1), "{args:?}: {stderr}");
+        assert_eq!(
+            stderr,
+            format!(
+                "hierad: timed out waiting for an answer from the hierad server at {} (no progress in 0.5 s; --timeout sets the limit)\n",
+                frozen.url
+            ),
+            "{args:?}"
+        );
+        assert!(out.stdout.is_empty());
+    }
+    let mut command = hierad(&["config", "get", "--env", "1", "--resource", "a"]);
+    command.args(["--server", &frozen.url, "--timeout", "0"]);
+    let out = run_bounded(command);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("\"0\" is not a number of seconds"),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+#[test]
+fn a_reader_that_stops_reading_is_a_normal_end() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("hierad.db");
+    let db = db.to_str().unwrap();
+    let import = hierad(&["import", "data", "--env", "1", "--db", db])
+        .output()
+        .unwrap();
+    assert!(import.status.success(), "{import:?}");
+    // The sample's astute is about 87 KB, more than a pipe holds: the
+    // writer is still writing when the reader goes, as with `| head -1`.
+    for format in ["json", "yaml", "plain"] {
+        let mut child = hierad(&[
+            "config",
+            "get",
+            "--env",
+            "1",
+            "--resource",
+            "astute",
+            "--format",
+            format,
+            "--db",
+            db,
+        ])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+        let mut first = String::new();
+        BufReader::new(child.stdout.take().unwrap())
+            .read_line(&mut first)
+            .unwrap();
+        assert!(!first.is_empty(), "{format}");
+        // The read end is closed here (the reader was dropped).
+        let status = wait_bounded(&mut child, Duration::from_secs(30));
+        let mut stderr = String::new();
+        child
+            .stderr
+            .take()
+            .unwrap()
+            .read_to_string(&mut stderr)
+            .unwrap();
+        assert_eq!((status.code(), stderr.as_str()), (Some(0), ""), "{format}");
+    }
+}
