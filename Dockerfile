@@ -1,20 +1,31 @@
 # hierad: the ConfigDB and Hiera lookup server.
 #   docker build -t hierad .
-#   docker run -p 8750:8750 -v hierad-data:/var/lib/hierad hierad
+#   docker run -d -p 8750:8750 -v /srv/hierad:/var/lib/hierad hierad
+# The server runs as the unprivileged user hierad. A volume the host
+# created root-owned is handed to hierad by the entrypoint (which starts
+# as root only for that) before it drops to hierad; started with --user,
+# the entrypoint changes nothing and says so if the folder is not
+# writable. tests/it/docker.rs runs the build stage's commands in a clean
+# folder (Docker itself cannot run there).
 FROM rust:1-bookworm AS build
 WORKDIR /src
 COPY Cargo.toml Cargo.lock ./
 COPY src ./src
+# The sample environment is built into the binary (src/sample.rs).
+COPY data ./data
 RUN cargo build --release --locked --bin hierad
 
 FROM debian:bookworm-slim
-RUN useradd --system --home-dir /var/lib/hierad --create-home hierad
+RUN useradd --system --home-dir /var/lib/hierad --create-home --user-group hierad
 COPY --from=build /src/target/release/hierad /usr/local/bin/hierad
-COPY data /usr/share/hierad/sample
-USER hierad
+COPY docker/entrypoint.sh /usr/local/bin/hierad-entrypoint
 VOLUME /var/lib/hierad
+WORKDIR /var/lib/hierad
 EXPOSE 8750
 ENV HIERAD_LISTEN=0.0.0.0:8750 \
     HIERAD_DB=/var/lib/hierad/hierad.db
-ENTRYPOINT ["hierad"]
-CMD ["serve", "--sample", "/usr/share/hierad/sample"]
+# /healthz over bash's /dev/tcp: the slim image has no curl.
+HEALTHCHECK --interval=30s --timeout=5s --start-period=10s --retries=3 \
+    CMD ["bash", "-c", "exec 3<>/dev/tcp/127.0.0.1/8750 && printf 'GET /healthz HTTP/1.0\\r\\n\\r\\n' >&3 && head -1 <&3 | grep -q ' 200 '"]
+ENTRYPOINT ["hierad-entrypoint"]
+CMD ["serve"]

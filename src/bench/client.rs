@@ -220,11 +220,14 @@ async fn worker(id: usize, shared: Arc<Shared>) -> Worker {
         }
         let start = Instant::now();
         let measuring = start >= shared.measure_from;
-        if measuring
-            && let Limit::Requests(n) = shared.limit
-            && shared.issued.fetch_add(1, Ordering::Relaxed) >= n
-        {
-            break;
+        // Nested, not a let chain: those need Rust 1.88, and the crate
+        // builds with its rust-version, 1.85.
+        if measuring {
+            if let Limit::Requests(n) = shared.limit {
+                if shared.issued.fetch_add(1, Ordering::Relaxed) >= n {
+                    break;
+                }
+            }
         }
         if conn.is_none() {
             match Conn::open(shared.addr).await {

@@ -15,6 +15,7 @@ mod cli_config;
 mod conn;
 mod crash;
 mod depth;
+mod docker;
 mod http;
 mod import_export;
 mod import_export_fs;
