@@ -14,3 +14,4 @@ mod oracle;
 mod puppet;
 mod ruby;
 mod tls;
+mod upload;

@@ -1,0 +1,101 @@
+# seeds/004's deployment task: "fetch all yaml files from /etc/hiera and
+# upload them into corresponding data sources". Each file under the data
+# folder becomes the datasource of its path without `.yaml`
+# (`override/plugins.yaml` -> `override/plugins`), all of them written at
+# one level of one environment in one all-or-nothing import. Used by the
+# Bolt task `hierad::upload` and by the type `hierad_upload` (the class
+# `hierad::upload`, for sites without Bolt).
+require 'digest'
+require 'json'
+require 'yaml'
+require_relative 'client'
+require_relative 'wire'
+
+module PuppetX
+  module Hierad
+    module Upload
+      module_function
+
+      API = '/api/v1/config'.freeze
+
+      # The data files: { datasource name => path }, sorted by name. Links
+      # are not followed out of the folder (a link named like data is
+      # refused, as `hierad import` does).
+      def files(datadir)
+        raise Error, "hierad upload: #{datadir} is not a directory" unless File.directory?(datadir)
+
+        found = Dir.glob('**/*.yaml', base: datadir).sort.map do |rel|
+          path = File.join(datadir, rel)
+          raise Error, "hierad upload: #{path} is a link; upload copies, not links" if File.symlink?(path)
+          next unless File.file?(path)
+
+          [rel.delete_suffix('.yaml'), path]
+        end
+        found.compact.to_h
+      end
+
+      # A digest of the files' names and bytes: what was uploaded.
+      def digest(datadir)
+        sha = Digest::SHA256.new
+        files(datadir).each do |name, path|
+          sha << name << "\0" << File.binread(path) << "\0"
+        end
+        sha.hexdigest
+      end
+
+      # The documents as the yaml backend reads them (YAML.load; an empty
+      # file is an empty Hash).
+      def documents(datadir)
+        files(datadir).to_h do |name, path|
+          data = begin
+            YAML.respond_to?(:unsafe_load) ? YAML.unsafe_load(File.read(path)) : YAML.load(File.read(path))
+          rescue Psych::SyntaxError => e
+            raise Error, "hierad upload: #{path}: #{e.message}"
+          end
+          data = {} if data.nil? || data == false
+          raise Error, "hierad upload: #{path}: the top level is #{data.class}, not a Hash" unless data.is_a?(Hash)
+
+          [name, data]
+        end
+      end
+
+      # Uploads `datadir` (options: url, environment, level, replace,
+      # register, datadir, token, user, password, ca_file, timeouts).
+      # Creates the environment (levels [nodes], component fuel) when it is
+      # missing, as seeds/004's upload task does. Returns the server's
+      # summary: written, unchanged, deleted, defined.
+      def run(options)
+        options = options.to_h { |k, v| [k.to_sym, v] }
+        env = Integer(options.fetch(:environment) { raise Error, 'hierad upload: environment is required' })
+        datadir = options[:datadir] || '/etc/hiera'
+        documents = documents(datadir)
+        client = Client.new(options)
+        ensure_environment(client, env)
+        body = {
+          'level' => options[:level].to_s,
+          'replace' => options.fetch(:replace, true) ? true : false,
+          'register' => options[:register] ? true : false,
+          'documents' => documents
+        }
+        response = client.post("#{API}/environments/#{env}/import", Wire.dump(body))
+        raise client.refused("uploading #{datadir} to environment #{env}", response) unless response.status == 200
+
+        JSON.parse(response.body).merge('files' => documents.size)
+      end
+
+      def ensure_environment(client, env)
+        response = client.get("#{API}/environments/#{env}")
+        return if response.status == 200
+        raise client.refused("reading environment #{env}", response) unless response.status == 404
+
+        component = { 'name' => 'fuel', 'resource_definitions' => [] }
+        response = client.post("#{API}/components", JSON.generate(component))
+        raise client.refused('creating component fuel', response) unless [201, 409].include?(response.status)
+
+        environment = { 'id' => env, 'components' => ['fuel'], 'hierarchy_levels' => ['nodes'] }
+        response = client.post("#{API}/environments", JSON.generate(environment))
+        raise client.refused("creating environment #{env}", response) unless [201, 409].include?(response.status)
+      end
+    end
+  end
+end
