@@ -11,6 +11,7 @@
 //!   paths, versions, the effective-value fold, the in-memory snapshot.
 //! - [`store`]: persistence of the ConfigDB (SQLite); the only SQL.
 //! - [`tree`]: a Hiera data tree on disk, read as resources.
+//! - [`sample`]: the sample environment (data/) built into the binary.
 //! - [`datafiles`]: Hiera data files on disk, for `hierad lookup`.
 //! - [`lookup`]: the one lookup path over the ConfigDB snapshot.
 //! - [`cache`]: the server's caches (lookup answers, loaded configurations)

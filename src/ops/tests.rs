@@ -179,7 +179,36 @@ fn script(ops: &dyn ConfigOps) -> Vec<String> {
     ] {
         note(what, format!("{}", failed.unwrap_err()));
     }
+    registers(ops, &mut note);
     seen
+}
+
+/// The register operations, and what a register refuses.
+fn registers(ops: &dyn ConfigOps, note: &mut dyn FnMut(&str, String)) {
+    let names = |list: &[&str]| list.iter().map(|s| (*s).to_owned()).collect::<Vec<_>>();
+    let other = LevelPath::parse_cli("nodes=n2").unwrap();
+    note("no register", format!("{:?}", ops.register(7, "nodes")));
+    let added = ops.add_to_register(7, "nodes", &names(&["n1", "n3"]));
+    note("added", format!("{added:?}"));
+    note("register", format!("{:?}", ops.register(7, "nodes")));
+    let refused = ops.effective(7, &other, "astute").map(|_| ());
+    note("unregistered", format!("{}", refused.unwrap_err()));
+    let at = DocAddress::new(7, other.clone(), "astute", DocKind::Values);
+    let refused = ops.put(&at, &rhash! {"x" => 1});
+    note("unregistered write", format!("{}", refused.unwrap_err()));
+    let import = vec![(other.clone(), vec![file("astute", rhash! {"n" => 2})])];
+    let refused = ops.import(7, &import, DocKind::Values, false, false);
+    note("unregistered import", format!("{}", refused.unwrap_err()));
+    let imported = ops.import(7, &import, DocKind::Values, false, true);
+    note("import --register", format!("{imported:?}"));
+    let removed = ops.remove_from_register(7, "nodes", &names(&["n3", "n9"]));
+    note("removed", format!("{removed:?}"));
+    ops.set_register(7, "nodes", Some(&names(&["n5"]))).unwrap();
+    note("set", format!("{:?}", ops.register(7, "nodes")));
+    ops.set_register(7, "nodes", None).unwrap();
+    note("cleared", format!("{:?}", ops.register(7, "nodes")));
+    let bad = ops.add_to_register(7, "racks", &names(&["r"]));
+    note("bad level", format!("{}", bad.unwrap_err()));
 }
 
 #[test]
@@ -197,6 +226,13 @@ fn local_and_remote_operations_agree() {
         "levels: [\"nodes\"]",
         "names: [\"astute\", \"globals\"]",
         "restored: (3, false)",
+        "no register: Ok(None)",
+        "added: Ok(2)",
+        "register: Ok(Some([\"n1\", \"n3\"]))",
+        "import --register: Ok(ImportSummary { written: 1, unchanged: 0, deleted: 0, defined: [] })",
+        "removed: Ok(1)",
+        "set: Ok(Some([\"n5\"]))",
+        "cleared: Ok(None)",
     ];
     for line in expect {
         assert!(local.iter().any(|l| l == line), "{line}\n{local:#?}");
@@ -207,4 +243,14 @@ fn local_and_remote_operations_agree() {
             .any(|l| l.starts_with("unknown env: environment 9")),
         "{local:#?}"
     );
+    for refused in [
+        "unregistered: Cannot find a node",
+        "unregistered write: Cannot find a node",
+        "unregistered import: Cannot find a node",
+    ] {
+        assert!(
+            local.iter().any(|l| l.starts_with(refused)),
+            "{refused}\n{local:#?}"
+        );
+    }
 }
