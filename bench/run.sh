@@ -13,12 +13,15 @@
 #   4. writes under read load: p99 while a new version is published every
 #      100 ms, against the p99 of the same load without writes;
 #   5. `hierad lookup` per call against `hiera` per call
-#      (bench/lookup-cli.sh).
+#      (bench/lookup-cli.sh);
+#   6. write to visible: VISIBLE_WRITES key writes through one server, each
+#      read back through a second server on the same SQLite file until it
+#      shows (p50/p99), against the same rounds on one server.
 #
 # Runs 1, 2 and 4 are repeated in ROUNDS interleaved rounds; ratios are
 # taken within a round, then the median across rounds is printed.
 # Environment: DURATION (seconds per run, 10), ROUNDS (3), CONNS (32),
-# NODES (1000), SMALL (10), CLI_RUNS (10; 0 skips figure 5),
+# NODES (1000), SMALL (10), CLI_RUNS (10; 0 skips figure 5), VISIBLE_WRITES (1000),
 # OUT (target/bench-results). All traffic stays on 127.0.0.1.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -28,6 +31,7 @@ CONNS=${CONNS:-32}
 NODES=${NODES:-1000}
 SMALL=${SMALL:-10}
 CLI_RUNS=${CLI_RUNS:-10}
+VISIBLE_WRITES=${VISIBLE_WRITES:-1000}
 OUT=${OUT:-target/bench-results}
 
 cargo build --release --quiet
@@ -116,6 +120,15 @@ done
 grep -E 'VmRSS|VmHWM' "/proc/$big_pid/status" |
   ruby -e 'h = STDIN.read.scan(/(\w+):\s+(\d+) kB/).to_h { |k, v| [k, v.to_i * 1024] }
     puts %({"rss_bytes": #{h["VmRSS"]}, "peak_rss_bytes": #{h["VmHWM"]}})' >"$OUT/memory.json"
+
+echo "== write to visible: another server on the same SQLite file" >&2
+# The same rounds through one server (write and read on it) are the
+# baseline: what an acknowledged write costs before anyone else can see it.
+start replica "$bin" serve --listen 127.0.0.1:0 --db "$work/big.db" --no-sample
+replica_url=$URL
+"$bin" bench visible --write "$big_url" --read "$big_url" -n "$VISIBLE_WRITES" --json >"$OUT/visible-same.json"
+"$bin" bench visible --write "$big_url" --read "$replica_url" -n "$VISIBLE_WRITES" --json >"$OUT/visible.json"
+stop "$PID"
 
 if [ "$CLI_RUNS" -gt 0 ]; then
   echo "== hierad lookup against hiera, per call" >&2

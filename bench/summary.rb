@@ -64,6 +64,14 @@ w = per_round.('writes', 'idle', &p99_of)
 writes = median(rounds.map { |r| run.('writes', r).dig('writes', 'count') })
 row.('4. p99 while writing', "#{fmt(median(p99.('writes')))} ms (#{fmt(writes)} writes, cache #{format('%.0f', 100 * (cache.('writes') || 0))}% hits)",
      "idle #{fmt(median(p99.('idle')))} ms", "#{fmt(median(w))} #{spread.(w)}", '<= 1.5', median(w) <= 1.5)
+vis = File.join(dir, 'visible.json')
+if File.exist?(vis)
+  v = load(vis)
+  same = load(File.join(dir, 'visible-same.json'))
+  ms = ->(us) { fmt(us / 1000.0) }
+  row.("6. write to visible on another server (#{v['writes']} writes)", "p50 #{ms.(v['visible_p50_us'])} ms, p99 #{ms.(v['visible_p99_us'])} ms",
+       "same server p99 #{ms.(same['visible_p99_us'])} ms", fmt(v['visible_p99_us'].to_f / same['visible_p99_us']), 'p99 < 50 ms', v['visible_p99_us'] < 50_000)
+end
 cli = File.join(dir, 'cli.txt')
 if File.exist?(cli)
   File.readlines(cli).drop(1).each do |line|

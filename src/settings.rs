@@ -14,6 +14,10 @@ pub const DEFAULT_PORT: u16 = 8750;
 /// default: `hierad.db` in the working directory.
 pub const DEFAULT_DB: &str = "hierad.db";
 
+/// How often a server looks for other processes' writes: well within the
+/// 100 ms in which issue 11 wants them seen, at one cheap read each.
+pub const DEFAULT_SYNC_EVERY: Duration = Duration::from_millis(20);
+
 /// The server's settings.
 #[derive(Clone, Debug)]
 pub struct Settings {
@@ -51,6 +55,12 @@ pub struct Settings {
     pub retention: Retention,
     /// How often old versions are pruned and the database size measured.
     pub prune_every: Duration,
+    /// How often the server reads the store's generation to publish what
+    /// other processes wrote (see `server::sync`).
+    pub sync_every: Duration,
+    /// How long a request naming a minimum generation waits for this
+    /// replica to reach it (503 after).
+    pub min_generation_wait: Duration,
 }
 
 /// Which sample `hierad serve` loads into an empty database.
@@ -83,6 +93,8 @@ impl Default for Settings {
             lookup_workers: default_lookup_workers(),
             retention: Retention::KEEP_ALL,
             prune_every: Duration::from_secs(60),
+            sync_every: DEFAULT_SYNC_EVERY,
+            min_generation_wait: Duration::from_secs(5),
         }
     }
 }

@@ -6,7 +6,8 @@
 //! - [`client`]: the load loop over N keep-alive connections;
 //! - [`stats`]: HDR percentiles, the timeline, the report;
 //! - [`chart`]: the SVG latency chart;
-//! - [`baseline`]: the bare hyper server hierad is compared with.
+//! - [`baseline`]: the bare hyper server hierad is compared with;
+//! - [`visible`]: write-to-visible latency across two servers.
 
 pub mod baseline;
 pub mod chart;
@@ -16,6 +17,7 @@ pub mod load;
 pub mod plan;
 pub mod rng;
 pub mod stats;
+pub mod visible;
 
 use crate::api;
 use crate::hiera::{Hash, Value};

@@ -66,6 +66,27 @@ pub enum Sub {
         #[arg(required = true)]
         reports: Vec<PathBuf>,
     },
+    /// Write-to-visible latency across servers: write a key through
+    /// --write, read it through --read until it shows, N times; prints
+    /// p50/p99 in ms (or JSON).
+    Visible {
+        /// The server written to, `http://host:port`.
+        #[arg(long)]
+        write: String,
+        /// The server read from (another replica on the same database).
+        #[arg(long)]
+        read: String,
+        #[arg(long, default_value_t = 1)]
+        env: i64,
+        /// A resource of the environment; its key `bench_visible` is written.
+        #[arg(long, default_value = "globals")]
+        resource: String,
+        #[arg(long, short = 'n', default_value_t = 1000)]
+        writes: u64,
+        /// Print the figures as JSON.
+        #[arg(long)]
+        json: bool,
+    },
     /// A bare hyper server answering every request with a fixed body, on
     /// the same runtime as `hierad serve`: the benchmark's baseline.
     #[command(hide = true)]
@@ -214,6 +235,41 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
                 println!("{}", serde_json::to_string(&loaded)?);
             } else {
                 print!("{}", loaded.text());
+            }
+            Ok(ExitCode::SUCCESS)
+        }
+        Some(Sub::Visible {
+            write,
+            read,
+            env,
+            resource,
+            writes,
+            json,
+        }) => {
+            let options = crate::bench::visible::Options {
+                write: write.trim_end_matches('/').to_owned(),
+                read: read.trim_end_matches('/').to_owned(),
+                env,
+                resource,
+                writes,
+                patience: Duration::from_secs(10),
+            };
+            let figures = crate::bench::visible::run(&options).map_err(anyhow::Error::msg)?;
+            if json {
+                println!("{}", serde_json::to_string(&figures)?);
+            } else {
+                let ms = |us: u64| us as f64 / 1000.0;
+                println!(
+                    "{} writes: visible on the other server after p50 {:.2} ms, p99 {:.2} ms, max {:.2} ms \
+                     (write acknowledged p50 {:.2} ms, p99 {:.2} ms; {:.1} reads per write)",
+                    figures.writes,
+                    ms(figures.visible_p50_us),
+                    ms(figures.visible_p99_us),
+                    ms(figures.visible_max_us),
+                    ms(figures.ack_p50_us),
+                    ms(figures.ack_p99_us),
+                    figures.reads_per_write
+                );
             }
             Ok(ExitCode::SUCCESS)
         }

@@ -90,6 +90,15 @@ pub struct Args {
     /// keeps; also when hierad_database_bytes is measured).
     #[arg(long, value_parser = positive_duration, default_value = "60s")]
     pub prune_every: Duration,
+    /// How often to look for writes by other processes on the same
+    /// database (the CLI with `--db`, other servers) and publish them.
+    #[arg(long, env = "HIERAD_SYNC_EVERY", value_parser = positive_duration, default_value = "20ms")]
+    pub sync_every: Duration,
+    /// How long a request naming a minimum generation (header
+    /// X-Hierad-Min-Generation or ?min_generation=N) waits for this server
+    /// to reach it; then 503.
+    #[arg(long, value_parser = positive_duration, default_value = "5s")]
+    pub min_generation_wait: Duration,
 }
 
 /// A duration above zero: a zero timeout would refuse everything.
@@ -138,6 +147,8 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             keep_days: Some(args.keep_days),
         },
         prune_every: args.prune_every,
+        sync_every: args.sync_every,
+        min_generation_wait: args.min_generation_wait,
     };
     let store: Arc<dyn Store> = Arc::new(
         SqliteStore::open(&settings.db)
@@ -158,6 +169,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         eprintln!("listening on http://{addr}");
         tracing::info!(%addr, db = %settings.db.display(), "serving");
         server::retention::spawn(state.clone());
+        server::sync::spawn(state.clone());
         server::serve(listener, state, server::signal::shutdown_signal()).await?;
         tracing::info!("stopped");
         Ok(ExitCode::SUCCESS)

@@ -1,8 +1,8 @@
 //! The ConfigDB's typed errors: what was not found, what conflicts, what is
 //! malformed, each with a message that tells the user what to change.
 //!
-//! The three families map onto HTTP statuses one to one (NotFound → 404,
-//! Conflict → 409, Invalid → 400); [`ConfigError::kind`] gives the family
+//! The families map onto HTTP statuses one to one (NotFound → 404,
+//! Conflict → 409, Invalid → 400, Stale → 412); [`ConfigError::kind`] gives the family
 //! without matching every variant.
 
 use super::keypath::KeyPathError;
@@ -22,6 +22,9 @@ pub enum ConfigError {
     /// The request is malformed.
     #[error(transparent)]
     Invalid(#[from] Invalid),
+    /// A conditional write whose condition no longer holds (412).
+    #[error(transparent)]
+    Stale(#[from] Stale),
     /// The request needs a stored document that cannot be read (a server
     /// failure, not the request's: 500).
     #[error(
@@ -36,6 +39,7 @@ pub enum ErrorKind {
     NotFound,
     Conflict,
     Invalid,
+    Stale,
     Unreadable,
 }
 
@@ -45,6 +49,7 @@ impl ConfigError {
             ConfigError::NotFound(_) => ErrorKind::NotFound,
             ConfigError::Conflict(_) => ErrorKind::Conflict,
             ConfigError::Invalid(_) => ErrorKind::Invalid,
+            ConfigError::Stale(_) => ErrorKind::Stale,
             ConfigError::Unreadable(_) => ErrorKind::Unreadable,
         }
     }
@@ -131,6 +136,19 @@ pub enum NotFound {
     /// A level the environment keeps no register of.
     #[error("environment {env} keeps no register of level \"{level}\"")]
     Register { env: i64, level: String },
+}
+
+/// A conditional write (`If-Match`) of a document that another writer
+/// changed since the version the request names.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error(
+    "the {doc} is at version {latest}, not {expected} as the request's If-Match says: another writer changed it since; read it again (its version is in the X-Hierad-Version header) and retry"
+)]
+pub struct Stale {
+    pub doc: DocAddress,
+    pub expected: u64,
+    /// Its latest version (0: never written).
+    pub latest: u64,
 }
 
 /// A request that would break a uniqueness rule.

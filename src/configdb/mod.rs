@@ -14,7 +14,7 @@ pub mod model;
 pub mod retention;
 pub mod snapshot;
 
-pub use error::{ConfigError, Conflict, ErrorKind, Invalid, NotFound};
+pub use error::{ConfigError, Conflict, ErrorKind, Invalid, NotFound, Stale};
 pub use keypath::{KeyPath, KeyPathError};
 pub use level::{LevelPath, LevelPathError, LevelValue};
 pub use model::{

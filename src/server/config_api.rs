@@ -3,17 +3,18 @@
 //! versioned `values`/`overrides` documents at any level path.
 
 use super::body::{Body, LimitedBytes, document};
+use super::consistency;
 use super::datasource::{self, NamedBy};
 use super::error::ApiError;
 use super::registers;
-use super::state::{AppState, Publish};
+use super::state::AppState;
 use crate::api;
 use crate::configdb::{
     ComponentRef, DocAddress, DocKind, KeyPath, LevelPath, NewComponent, NewEnvironment, Retention,
-    StoredDoc, keypath,
+    Version, keypath,
 };
 use crate::hiera::{Hash, Value};
-use crate::store::{ImportBatch, ImportDoc, ImportReport};
+use crate::store::{DocWrite, ImportBatch, ImportDoc};
 use crate::wire;
 use axum::Json;
 use axum::Router;
@@ -88,10 +89,7 @@ async fn create_component(
 ) -> Result<Response, ApiError> {
     let new: NewComponent = parse::<api::NewComponent>(&bytes, "component")?.into();
     let created = state
-        .write(
-            move |store| Ok(store.create_component(&new)?),
-            Publish::Rebuild,
-        )
+        .write(move |store| Ok(store.create_component(&new)?))
         .await?;
     Ok((StatusCode::CREATED, Json(api::Component::from(&created))).into_response())
 }
@@ -113,10 +111,7 @@ async fn delete_component(
 ) -> Result<StatusCode, ApiError> {
     let which = component_ref(&id);
     state
-        .write(
-            move |store| Ok(store.delete_component(&which)?),
-            Publish::Rebuild,
-        )
+        .write(move |store| Ok(store.delete_component(&which)?))
         .await?;
     Ok(StatusCode::NO_CONTENT)
 }
@@ -197,16 +192,13 @@ async fn create_environment(
     let retention = body.retention.map(Retention::from);
     let new: NewEnvironment = body.into();
     let created = state
-        .write(
-            move |store| {
-                let created = store.create_environment(&new)?;
-                if let Some(retention) = &retention {
-                    store.set_retention(created.id, retention)?;
-                }
-                Ok(created)
-            },
-            Publish::Rebuild,
-        )
+        .write(move |store| {
+            let created = store.create_environment(&new)?;
+            if let Some(retention) = &retention {
+                store.set_retention(created.id, retention)?;
+            }
+            Ok(created)
+        })
         .await?;
     Ok((StatusCode::CREATED, Json(api::Environment::from(&created))).into_response())
 }
@@ -241,16 +233,13 @@ async fn delete_environment(
     let env = env_id(&env)?;
     let purge = flag(&query, "purge")?;
     state
-        .write(
-            move |store| {
-                if purge {
-                    Ok(store.purge_environment(env)?)
-                } else {
-                    Ok(store.delete_environment(env)?)
-                }
-            },
-            Publish::Rebuild,
-        )
+        .write(move |store| {
+            if purge {
+                Ok(store.purge_environment(env)?)
+            } else {
+                Ok(store.delete_environment(env)?)
+            }
+        })
         .await?;
     Ok(StatusCode::NO_CONTENT)
 }
@@ -261,10 +250,7 @@ async fn restore_environment(
 ) -> Result<Json<api::Environment>, ApiError> {
     let env = env_id(&env)?;
     let restored = state
-        .write(
-            move |store| Ok(store.restore_environment(env)?),
-            Publish::Rebuild,
-        )
+        .write(move |store| Ok(store.restore_environment(env)?))
         .await?;
     Ok(Json(api::Environment::from(&restored)))
 }
@@ -357,19 +343,15 @@ async fn import(
         },
         define_missing_in: component,
     };
-    let (report, _) = state
-        .write_then(
-            move |store| {
-                // Registered first: an import refused after this leaves
-                // the values registered, which a retry needs anyway.
-                for (level, value) in &register {
-                    store.add_to_register(batch.env, level, std::slice::from_ref(value))?;
-                }
-                let report = store.import(&batch)?;
-                Ok((report, batch))
-            },
-            |(report, batch)| import_publish(report, batch),
-        )
+    let report = state
+        .write(move |store| {
+            // Registered first: an import refused after this leaves
+            // the values registered, which a retry needs anyway.
+            for (level, value) in &register {
+                store.add_to_register(batch.env, level, std::slice::from_ref(value))?;
+            }
+            Ok(store.import(&batch)?)
+        })
         .await?;
     Ok(Json(api::ImportSummary {
         written: report.written.len(),
@@ -377,31 +359,6 @@ async fn import(
         deleted: report.deleted.len(),
         defined: report.defined,
     }))
-}
-
-/// How an import publishes: one that only wrote documents of resources
-/// the snapshot knows derives the new snapshot from the last one (a node's
-/// import then costs its own documents, not a reload of every node's);
-/// one that defined resources, or wrote many documents, rebuilds it.
-fn import_publish(report: &ImportReport, batch: &ImportBatch) -> Publish {
-    const DERIVE_AT_MOST: usize = 64;
-    if !report.defined.is_empty() || report.written.len() + report.deleted.len() > DERIVE_AT_MOST {
-        return Publish::Rebuild;
-    }
-    let mut docs = Vec::with_capacity(report.written.len() + report.deleted.len());
-    for (at, version) in &report.written {
-        let Some(doc) = batch
-            .documents
-            .iter()
-            .find(|d| d.path == at.path && d.resource == at.resource && d.kind == at.kind)
-        else {
-            return Publish::Rebuild;
-        };
-        let stored = StoredDoc::new(*version, std::sync::Arc::new(doc.content.clone()));
-        docs.push((at.clone(), Some(stored)));
-    }
-    docs.extend(report.deleted.iter().map(|(at, _)| (at.clone(), None)));
-    Publish::Documents(docs)
 }
 
 /// What a document URL names.
@@ -511,6 +468,9 @@ async fn get_document(
             let key = query.get("key").map(|k| key_path(k)).transpose()?;
             let effective = flag(&query, "effective")?;
             let version = query.get("version").map(|v| version_param(v)).transpose()?;
+            // The latest live version of a stored document, for a
+            // conditional write.
+            let mut latest = None;
             let doc: std::sync::Arc<Hash> = match (version, effective) {
                 (Some(version), true) => {
                     std::sync::Arc::new(datasource::effective_at(&state, at, version).await?)
@@ -534,15 +494,21 @@ async fn get_document(
                     }
                     snapshot.try_effective(env, &at.path, &at.resource)?
                 }
-                (None, false) => snapshot
-                    .stored(env, &at.path, &at.resource, at.kind)?
-                    .map(|d| d.content.clone())
-                    .unwrap_or_default(),
+                (None, false) => {
+                    let stored = snapshot.stored(env, &at.path, &at.resource, at.kind)?;
+                    latest = stored.map(|d| d.version);
+                    stored.map(|d| d.content.clone()).unwrap_or_default()
+                }
             };
-            match key {
-                Some(key) => Ok(wire_response(StatusCode::OK, &nested(&doc, &key)?)),
-                None => Ok(wire_response(StatusCode::OK, &Value::Hash((*doc).clone()))),
-            }
+            let response = match key {
+                Some(key) => wire_response(StatusCode::OK, &nested(&doc, &key)?),
+                None => wire_response(StatusCode::OK, &Value::Hash((*doc).clone())),
+            };
+            // The latest live version, for a conditional write.
+            Ok(match latest {
+                Some(version) => with_version(response, &version),
+                None => response,
+            })
         }
     }
 }
@@ -575,42 +541,56 @@ async fn put_document(
             ));
         }
     }
-    let publish = Publish::document(&at);
-    match target {
+    let expected = consistency::if_match(&headers)?;
+    let written = match target {
         Target::Document => {
             let doc = document(body)?;
             state
-                .write(move |store| Ok(store.put(&at, &doc)?), publish)
-                .await?;
+                .write(move |store| Ok(store.write_document(&at, DocWrite::Put(&doc), expected)?))
+                .await?
         }
         Target::Key(key) => {
+            // Read, edit and written in one transaction: a concurrent
+            // writer's change to another key is kept.
             let key = key_path(&key)?;
             state
-                .write(
-                    move |store| {
-                        let mut value = Some(body);
-                        Ok(store.update(&at, &mut |doc| {
-                            keypath::set(doc, &key, value.take().unwrap_or(Value::Nil))?;
-                            Ok(())
-                        })?)
-                    },
-                    publish,
-                )
-                .await?;
+                .write(move |store| {
+                    let mut value = Some(body);
+                    let mut edit = |doc: &mut Hash| {
+                        keypath::set(doc, &key, value.take().unwrap_or(Value::Nil))?;
+                        Ok(())
+                    };
+                    Ok(store.write_document(&at, DocWrite::Update(&mut edit), expected)?)
+                })
+                .await?
         }
         Target::History | Target::Restore => {
             return Err(ApiError::BadRequest(
                 "history and restore are not written with PUT".to_owned(),
             ));
         }
-    }
-    Ok(StatusCode::NO_CONTENT.into_response())
+    };
+    Ok(with_version(
+        StatusCode::NO_CONTENT.into_response(),
+        &written,
+    ))
+}
+
+/// `response` with the version a write made (or a read found) in
+/// `X-Hierad-Version`, for a later `If-Match`.
+fn with_version(mut response: Response, version: &Version) -> Response {
+    response.headers_mut().insert(
+        consistency::VERSION,
+        header::HeaderValue::from(version.number),
+    );
+    response
 }
 
 async fn delete_document(
     State(state): State<AppState>,
     Path((env, rest)): Path<(String, String)>,
-) -> Result<StatusCode, ApiError> {
+    headers: HeaderMap,
+) -> Result<Response, ApiError> {
     let env = env_id(&env)?;
     let (mut at, target) = parse_document_url(env, &rest)?;
     registers::check_path(&state, env, &at.path).await?;
@@ -620,17 +600,21 @@ async fn delete_document(
             "only a whole document can be deleted".to_owned(),
         ));
     }
-    let publish = Publish::document(&at);
-    state
-        .write(move |store| Ok(store.delete(&at)?), publish)
+    let expected = consistency::if_match(&headers)?;
+    let marker = state
+        .write(move |store| Ok(store.write_document(&at, DocWrite::Delete, expected)?))
         .await?;
-    Ok(StatusCode::NO_CONTENT)
+    Ok(with_version(
+        StatusCode::NO_CONTENT.into_response(),
+        &marker,
+    ))
 }
 
 async fn post_document(
     State(state): State<AppState>,
     Path((env, rest)): Path<(String, String)>,
     Query(query): Query<HashMap<String, String>>,
+    headers: HeaderMap,
 ) -> Result<Response, ApiError> {
     let env = env_id(&env)?;
     let (mut at, target) = parse_document_url(env, &rest)?;
@@ -646,75 +630,17 @@ async fn post_document(
         .ok_or_else(|| ApiError::BadRequest("restore needs ?version=N".to_owned()))?
         .parse()
         .map_err(|_| ApiError::BadRequest("version must be a number".to_owned()))?;
-    let publish = Publish::document(&at);
+    let expected = consistency::if_match(&headers)?;
     let restored = state
-        .write(move |store| Ok(store.restore(&at, version)?), publish)
+        .write(move |store| Ok(store.write_document(&at, DocWrite::Restore(version), expected)?))
         .await?;
-    Ok((StatusCode::CREATED, Json(api::Version::from(&restored))).into_response())
+    let response = (StatusCode::CREATED, Json(api::Version::from(&restored))).into_response();
+    Ok(with_version(response, &restored))
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::configdb::Version;
-
-    #[test]
-    fn imports_derive_the_snapshot_unless_they_define_or_are_large() {
-        let node = LevelPath::parse_cli("nodes=n1").unwrap();
-        let at = |resource: &str| DocAddress::new(1, node.clone(), resource, DocKind::Values);
-        let version = Version {
-            number: 2,
-            created_at: 0,
-            size: 0,
-            deleted: false,
-        };
-        let batch = ImportBatch {
-            env: 1,
-            documents: vec![ImportDoc {
-                path: node.clone(),
-                resource: "astute".into(),
-                kind: DocKind::Values,
-                content: crate::rhash! {"uid" => "1"},
-            }],
-            ..ImportBatch::default()
-        };
-        let report = |written: Vec<&str>, deleted: Vec<&str>, defined: Vec<&str>| ImportReport {
-            written: written.into_iter().map(|r| (at(r), version)).collect(),
-            unchanged: Vec::new(),
-            deleted: deleted.into_iter().map(|r| (at(r), version)).collect(),
-            defined: defined.into_iter().map(str::to_owned).collect(),
-        };
-        let many: Vec<&str> = vec!["astute"; 65];
-        // (report, derived documents: (resource, has content), or None: rebuild)
-        type Derived<'a> = Option<Vec<(&'a str, bool)>>;
-        let cases: Vec<(ImportReport, Derived<'_>)> = vec![
-            (
-                report(vec!["astute"], vec![], vec![]),
-                Some(vec![("astute", true)]),
-            ),
-            (
-                report(vec!["astute"], vec!["old"], vec![]),
-                Some(vec![("astute", true), ("old", false)]),
-            ),
-            (report(vec![], vec![], vec![]), Some(vec![])),
-            (report(vec!["astute"], vec![], vec!["astute"]), None),
-            (report(vec!["other"], vec![], vec![]), None),
-            (report(many, vec![], vec![]), None),
-        ];
-        for (report, want) in cases {
-            let got = match import_publish(&report, &batch) {
-                Publish::Documents(docs) => Some(
-                    docs.iter()
-                        .map(|(at, doc)| (at.resource.clone(), doc.is_some()))
-                        .collect::<Vec<_>>(),
-                ),
-                Publish::Rebuild => None,
-                Publish::Document(_) => panic!("an import publishes documents or rebuilds"),
-            };
-            let want = want.map(|w| w.into_iter().map(|(r, d)| (r.to_owned(), d)).collect());
-            assert_eq!(got, want, "{report:?}");
-        }
-    }
 
     #[test]
     fn document_urls() {

@@ -35,6 +35,17 @@ pub enum ApiError {
         value: u64,
         error: HieraError,
     },
+    /// 412: a conditional write (`If-Match`) whose version is no longer
+    /// the latest.
+    PreconditionFailed(String),
+    /// 503: the request named a minimum generation this replica did not
+    /// reach within `--min-generation-wait`.
+    Behind {
+        /// The generation it has published.
+        at: u64,
+        wanted: u64,
+        waited: std::time::Duration,
+    },
     /// 500: the store failed.
     Internal(String),
     /// 500: a handler panicked (the server goes on).
@@ -47,6 +58,7 @@ impl From<ConfigError> for ApiError {
             ErrorKind::NotFound => ApiError::NotFound(e.to_string()),
             ErrorKind::Conflict => ApiError::Conflict(e.to_string()),
             ErrorKind::Invalid => ApiError::BadRequest(e.to_string()),
+            ErrorKind::Stale => ApiError::PreconditionFailed(e.to_string()),
             // The server's fault, logged; it names the document, never
             // its content.
             ErrorKind::Unreadable => ApiError::Internal(e.to_string()),
@@ -127,6 +139,22 @@ impl IntoResponse for ApiError {
                 };
                 return (StatusCode::UNPROCESSABLE_ENTITY, Json(body)).into_response();
             }
+            ApiError::PreconditionFailed(m) => {
+                (StatusCode::PRECONDITION_FAILED, "precondition_failed", m)
+            }
+            ApiError::Behind { at, wanted, waited } => {
+                let message = format!(
+                    "this replica has generation {at}, and the request asked for at least {wanted}; \
+                     it did not catch up within {} ms (hierad serve --min-generation-wait): \
+                     retry, or ask a replica that has it",
+                    waited.as_millis()
+                );
+                let mut answer = error_response(StatusCode::SERVICE_UNAVAILABLE, "behind", message);
+                answer
+                    .headers_mut()
+                    .insert(header::RETRY_AFTER, header::HeaderValue::from_static("1"));
+                return answer;
+            }
             ApiError::Internal(m) => {
                 tracing::error!(error = %m, "request failed");
                 (
@@ -163,6 +191,7 @@ fn kind_of(status: StatusCode) -> &'static str {
         StatusCode::METHOD_NOT_ALLOWED => "method_not_allowed",
         StatusCode::REQUEST_TIMEOUT => "request_timeout",
         StatusCode::PAYLOAD_TOO_LARGE => "payload_too_large",
+        StatusCode::PRECONDITION_FAILED => "precondition_failed",
         StatusCode::URI_TOO_LONG => "uri_too_long",
         StatusCode::UNSUPPORTED_MEDIA_TYPE => "unsupported_media_type",
         StatusCode::REQUEST_HEADER_FIELDS_TOO_LARGE => "header_fields_too_large",

@@ -154,7 +154,7 @@ impl Metrics {
         );
         registry.register(
             "data_generation",
-            "Data generation: bumped by every write",
+            "The database generation this server serves: every write that changes what it serves takes the next one, in every process",
             generation.clone(),
         );
         let costly = Counter::default();

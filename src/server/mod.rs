@@ -5,6 +5,7 @@
 mod body;
 mod config_api;
 mod conn;
+pub mod consistency;
 mod datasource;
 mod error;
 mod lookup_api;
@@ -15,6 +16,7 @@ mod registers;
 pub mod retention;
 pub mod signal;
 pub mod state;
+pub mod sync;
 
 pub use error::ApiError;
 pub use state::AppState;
@@ -52,7 +54,11 @@ pub fn app(state: AppState) -> Router {
         .route("/healthz", get(health))
         .route("/metrics", get(metrics_text))
         .nest("/api/v1/config", config_api::routes())
-        .nest("/api/v1", lookup_api::routes());
+        .nest("/api/v1", lookup_api::routes())
+        .layer(axum::middleware::from_fn_with_state(
+            state.clone(),
+            consistency::generations,
+        ));
     harden(routes, &state).with_state(state)
 }
 

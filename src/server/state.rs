@@ -5,9 +5,9 @@
 use super::error::ApiError;
 use super::metrics::Metrics;
 use crate::cache::{AnswerCache, Configs};
-use crate::configdb::{DocAddress, Snapshot, StoredDoc};
+use crate::configdb::Snapshot;
 use crate::settings::Settings;
-use crate::store::Store;
+use crate::store::{Changes, Store};
 use arc_swap::ArcSwap;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -22,16 +22,20 @@ struct Inner {
     store: Arc<dyn Store>,
     /// What lookups read: swapped whole by writers, never locked by readers.
     snapshot: ArcSwap<Snapshot>,
-    /// Bumped after every published write; part of every cache key, so a
-    /// write invalidates all cached answers at once.
+    /// The store generation the snapshot holds (see `store::changes`),
+    /// set after every publish; part of every cache key, so a write
+    /// invalidates all cached answers at once.
     generation: AtomicU64,
+    /// The same generation for requests that wait for one (see
+    /// [`AppState::wait_for`]).
+    published: tokio::sync::watch::Sender<u64>,
     cache: AnswerCache,
     /// Keyed by generation too: a write may change an environment's
     /// `hiera` resource.
     configs: Configs,
     metrics: Arc<Metrics>,
-    /// Serializes writers, so each derives its snapshot from the last one
-    /// published (readers never take it).
+    /// Serializes writers and catch-ups, so each derives its snapshot from
+    /// the last one published (readers never take it).
     writes: tokio::sync::Mutex<()>,
     /// Turns to run a costly lookup off the async workers (see
     /// `Settings::lookup_workers`).
@@ -46,20 +50,29 @@ impl AppState {
     ///
     /// The store cannot be read.
     pub fn new(store: Arc<dyn Store>, settings: Settings) -> Result<AppState, ApiError> {
-        let snapshot = Snapshot::build(store.load_all()?);
+        let (snapshot, generation) = match store.changes_since(0)? {
+            Changes::Everything { generation, data } => (Snapshot::build(data), generation),
+            _ => {
+                return Err(ApiError::Internal(
+                    "the store did not answer its whole content to a first load".to_owned(),
+                ));
+            }
+        };
         // Served all the same: requests that need one answer 500.
         for doc in snapshot.unreadable() {
             tracing::error!(document = %doc, "a stored document is unreadable; serving everything else (`hierad doctor` lists and repairs)");
         }
         let metrics = Arc::new(Metrics::new());
         metrics.set_unreadable(snapshot.unreadable().len());
+        metrics.set_generation(generation);
         let cache = AnswerCache::new(settings.cache_bytes);
         let lookup_turns = Arc::new(tokio::sync::Semaphore::new(settings.lookup_workers.max(1)));
         Ok(AppState {
             inner: Arc::new(Inner {
                 store,
                 snapshot: ArcSwap::from_pointee(snapshot),
-                generation: AtomicU64::new(1),
+                generation: AtomicU64::new(generation),
+                published: tokio::sync::watch::Sender::new(generation),
                 cache,
                 configs: Configs::new(),
                 metrics,
@@ -135,8 +148,11 @@ impl AppState {
     }
 
     /// Runs a write against the store off the async runtime, then publishes
-    /// the snapshot `publish` derives from the last one. Writers queue;
-    /// readers keep answering from the previous snapshot meanwhile.
+    /// what changed since the last published generation (this write, and
+    /// any other process's before it) through the same path as
+    /// [`AppState::catch_up`]. Writers queue; readers keep answering from
+    /// the previous snapshot meanwhile. Once it returns, the snapshot holds
+    /// the write and [`AppState::generation`] is at or past the write's.
     ///
     /// # Errors
     ///
@@ -144,28 +160,14 @@ impl AppState {
     pub async fn write<T: Send + 'static>(
         &self,
         f: impl FnOnce(&dyn Store) -> Result<T, ApiError> + Send + 'static,
-        publish: Publish,
-    ) -> Result<T, ApiError> {
-        self.write_then(f, move |_| publish).await
-    }
-
-    /// [`AppState::write`], choosing how to publish from what the write
-    /// returned (an import knows which documents it changed only after).
-    ///
-    /// # Errors
-    ///
-    /// What the write returns; nothing is published then.
-    pub async fn write_then<T: Send + 'static>(
-        &self,
-        f: impl FnOnce(&dyn Store) -> Result<T, ApiError> + Send + 'static,
-        publish: impl FnOnce(&T) -> Publish + Send + 'static,
     ) -> Result<T, ApiError> {
         // The commit and its publish run in a task of their own: hyper drops
         // a handler whose client hung up (and the time limit drops one that
         // took too long), and a write committed but never published would
-        // stay invisible until a restart. Once started, the task finishes.
+        // stay invisible until the next catch-up. Once started, the task
+        // finishes.
         let state = self.clone();
-        tokio::spawn(async move { state.commit_and_publish(f, publish).await })
+        tokio::spawn(async move { state.commit_and_publish(f).await })
             .await
             .map_err(|e| ApiError::Internal(format!("write task failed: {e}")))?
     }
@@ -173,59 +175,110 @@ impl AppState {
     async fn commit_and_publish<T: Send + 'static>(
         &self,
         f: impl FnOnce(&dyn Store) -> Result<T, ApiError> + Send + 'static,
-        publish: impl FnOnce(&T) -> Publish + Send + 'static,
     ) -> Result<T, ApiError> {
         let _turn = self.inner.writes.lock().await;
         let store = Arc::clone(&self.inner.store);
-        let base = self.snapshot();
-        let (result, snapshot) = tokio::task::spawn_blocking(move || {
+        let (since, base) = (self.generation(), self.snapshot());
+        let (result, update) = tokio::task::spawn_blocking(move || {
             let result = f(store.as_ref())?;
-            let snapshot = match publish(&result) {
-                Publish::Rebuild => Snapshot::build(store.load_all()?),
-                Publish::Document(at) => {
-                    let doc = store
-                        .get(&at, None)?
-                        .filter(|(version, _)| !version.deleted)
-                        .map(|(version, content)| StoredDoc::new(version, Arc::new(content)));
-                    base.with_document(at.env, &at.path, &at.resource, at.kind, doc)?
-                }
-                Publish::Documents(docs) => {
-                    let mut snapshot = (*base).clone();
-                    for (at, doc) in docs {
-                        snapshot =
-                            snapshot.with_document(at.env, &at.path, &at.resource, at.kind, doc)?;
-                    }
-                    snapshot
-                }
-            };
-            Ok::<_, ApiError>((result, snapshot))
+            let update = derive(store.as_ref(), &base, since)?;
+            Ok::<_, ApiError>((result, update))
         })
         .await
         .map_err(|e| ApiError::Internal(format!("store task failed: {e}")))??;
+        self.install(update);
+        Ok(result)
+    }
+
+    /// Publishes what other processes (the CLI with `--db`, other
+    /// servers) committed past the published generation, if anything;
+    /// returns the generation published. Cheap when nothing changed: one
+    /// read of the store's generation.
+    ///
+    /// # Errors
+    ///
+    /// The store cannot be read; the published snapshot stays.
+    pub async fn catch_up(&self) -> Result<u64, ApiError> {
+        let newest = self.read(|store| Ok(store.generation()?)).await?;
+        if newest == self.generation() {
+            return Ok(newest);
+        }
+        let _turn = self.inner.writes.lock().await;
+        let store = Arc::clone(&self.inner.store);
+        let (since, base) = (self.generation(), self.snapshot());
+        let update = tokio::task::spawn_blocking(move || derive(store.as_ref(), &base, since))
+            .await
+            .map_err(|e| ApiError::Internal(format!("store task failed: {e}")))??;
+        self.install(update);
+        Ok(self.generation())
+    }
+
+    /// Returns once this replica has published generation `wanted` (at
+    /// once if it has): it catches up first, then waits for the catch-up
+    /// task, at most `--min-generation-wait` in all.
+    ///
+    /// # Errors
+    ///
+    /// `Behind` when the wait ran out.
+    pub async fn wait_for(&self, wanted: u64) -> Result<(), ApiError> {
+        if self.generation() >= wanted {
+            return Ok(());
+        }
+        let limit = self.inner.settings.min_generation_wait;
+        let mut published = self.inner.published.subscribe();
+        let wait = async {
+            // A failure is the catch-up task's to log; keep waiting.
+            let _ = self.catch_up().await;
+            let _ = published.wait_for(|g| *g >= wanted).await;
+        };
+        match tokio::time::timeout(limit, wait).await {
+            Ok(()) if self.generation() >= wanted => Ok(()),
+            _ => Err(ApiError::Behind {
+                at: self.generation(),
+                wanted,
+                waited: limit,
+            }),
+        }
+    }
+
+    /// Publishes a derived snapshot and its generation (hold `writes`).
+    fn install(&self, update: Option<(Snapshot, u64)>) {
+        let Some((snapshot, generation)) = update else {
+            return;
+        };
         self.inner
             .metrics
             .set_unreadable(snapshot.unreadable().len());
+        // Snapshot first: a lookup reads the generation, then the snapshot
+        // (see lookup_api), so it never files a new answer under an old
+        // generation that later lookups read.
         self.inner.snapshot.store(Arc::new(snapshot));
-        let generation = self.inner.generation.fetch_add(1, Ordering::AcqRel) + 1;
+        self.inner.generation.store(generation, Ordering::Release);
+        self.inner.published.send_replace(generation);
         self.inner.cache.clear();
         self.inner.metrics.set_generation(generation);
-        Ok(result)
     }
 }
 
-/// How a write changes the published snapshot.
-pub enum Publish {
-    /// One document changed: derive the new snapshot, sharing the rest.
-    Document(DocAddress),
-    /// Structure changed (components, environments, imports): rebuild.
-    Rebuild,
-    /// These documents now hold this content (`None`: deleted), in
-    /// resources the snapshot already has: derive, sharing the rest.
-    Documents(Vec<(DocAddress, Option<StoredDoc>)>),
-}
-
-impl Publish {
-    pub fn document(at: &DocAddress) -> Publish {
-        Publish::Document(at.clone())
-    }
+/// The snapshot after what the store committed past `since`, derived from
+/// `base` (`None`: nothing changed). Runs on a blocking thread.
+fn derive(
+    store: &dyn Store,
+    base: &Snapshot,
+    since: u64,
+) -> Result<Option<(Snapshot, u64)>, ApiError> {
+    Ok(match store.changes_since(since)? {
+        Changes::None { .. } => None,
+        Changes::Everything { generation, data } => Some((Snapshot::build(data), generation)),
+        Changes::Documents {
+            generation,
+            documents,
+        } => {
+            let mut snapshot = base.clone();
+            for (at, doc) in documents {
+                snapshot = snapshot.with_document(at.env, &at.path, &at.resource, at.kind, doc)?;
+            }
+            Some((snapshot, generation))
+        }
+    })
 }

@@ -15,15 +15,22 @@
 //!   the latest); a pruned version reads as one that never existed.
 //! - Documents are stored in the wire JSON form ([`crate::wire`]), which
 //!   keeps every Ruby type apart.
+//! - Every committed write that changes what a snapshot holds (documents,
+//!   components, environments, definitions) takes the next global
+//!   generation and records what it changed in a change log, in its own
+//!   transaction ([`changes`]): generations commit in order, so any process
+//!   on the database learns of every write by reading past its generation.
 //! - Every write of a document (put, update, import, restore) refuses one
 //!   nesting deeper than [`crate::wire::MAX_DEPTH`] with
 //!   [`Invalid::TooDeep`] before writing anything, so whatever is stored
 //!   reads back.
 
+mod changes;
 mod migrations;
 mod packing;
 mod sqlite;
 
+pub use changes::Changes;
 pub use sqlite::SqliteStore;
 
 use crate::configdb::{
@@ -122,6 +129,18 @@ pub struct ImportReport {
     pub defined: Vec<String>,
 }
 
+/// One write of one document ([`Store::write_document`]).
+pub enum DocWrite<'a> {
+    /// As [`Store::put`].
+    Put(&'a Hash),
+    /// As [`Store::update`].
+    Update(&'a mut dyn FnMut(&mut Hash) -> Result<(), ConfigError>),
+    /// As [`Store::restore`] of this version.
+    Restore(u64),
+    /// As [`Store::delete`].
+    Delete,
+}
+
 /// What one [`Store::prune`] call did.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct PruneReport {
@@ -212,10 +231,25 @@ pub trait Store: Send + Sync {
     /// The size of the database.
     fn database_size(&self) -> Result<DatabaseSize>;
 
+    /// Writes one document as `write` says (see the methods below for
+    /// each write's errors). With `expected`, first checks inside the
+    /// write's transaction that the document's latest version is that
+    /// number (0: never written; a deletion marker counts): Stale
+    /// otherwise, and nothing is written. The conditional write (HTTP
+    /// `If-Match`) of writers that must not overwrite each other.
+    fn write_document(
+        &self,
+        at: &DocAddress,
+        write: DocWrite<'_>,
+        expected: Option<u64>,
+    ) -> Result<Version>;
+
     /// Writes a new version of a document. NotFound: the environment, a
     /// level, or the resource (not defined in the environment). Invalid:
     /// the path does not fit the environment's levels.
-    fn put(&self, at: &DocAddress, doc: &Hash) -> Result<Version>;
+    fn put(&self, at: &DocAddress, doc: &Hash) -> Result<Version> {
+        self.write_document(at, DocWrite::Put(doc), None)
+    }
 
     /// Edits the latest live content (an empty Hash if there is none) and
     /// writes the result as a new version, all in one transaction, so a
@@ -226,7 +260,9 @@ pub trait Store: Send + Sync {
         &self,
         at: &DocAddress,
         edit: &mut dyn FnMut(&mut Hash) -> Result<(), ConfigError>,
-    ) -> Result<Version>;
+    ) -> Result<Version> {
+        self.write_document(at, DocWrite::Update(edit), None)
+    }
 
     /// A version of a document (`None`: the latest); `Ok(None)` if it was
     /// never written. A deletion marker reads as an empty Hash with
@@ -238,11 +274,15 @@ pub trait Store: Send + Sync {
 
     /// Writes a new version holding the content of an old one. NotFound:
     /// no such version. Invalid: it is a deletion marker.
-    fn restore(&self, at: &DocAddress, version: u64) -> Result<Version>;
+    fn restore(&self, at: &DocAddress, version: u64) -> Result<Version> {
+        self.write_document(at, DocWrite::Restore(version), None)
+    }
 
     /// Writes a deletion marker. NotFound: the document has no live
     /// version (never written, or already deleted).
-    fn delete(&self, at: &DocAddress) -> Result<Version>;
+    fn delete(&self, at: &DocAddress) -> Result<Version> {
+        self.write_document(at, DocWrite::Delete, None)
+    }
 
     /// Writes a batch of documents in one transaction: all or nothing.
     /// Errors: those of `put` for any document; Invalid: a document listed
@@ -312,6 +352,14 @@ pub trait Store: Send + Sync {
         }
         Ok(())
     }
+
+    /// The newest committed generation (0: none since the log began).
+    /// Cheap: servers poll it to notice other processes' writes.
+    fn generation(&self) -> Result<u64>;
+
+    /// What changed past generation `since` (0: everything), read in one
+    /// consistent transaction with the generation it reaches.
+    fn changes_since(&self, since: u64) -> Result<Changes>;
 }
 
 #[cfg(test)]

@@ -9,21 +9,24 @@
 
 mod registers;
 
+use super::changes::{self, Changes, Latest, Log};
 use super::migrations::{self, MIGRATIONS};
 use super::packing::{self, Packing};
-use super::{DatabaseSize, ImportBatch, ImportReport, PruneReport, Result, Store, StoreError};
+use super::{
+    DatabaseSize, DocWrite, ImportBatch, ImportReport, PruneReport, Result, Store, StoreError,
+};
 use crate::configdb::model::{check_component_name, check_level_name, check_resource_name};
 use crate::configdb::{
     Component, ComponentRef, ConfigError, Conflict, DocAddress, DocKind, Environment, Invalid,
     LevelPath, LevelValue, NewComponent, NewEnvironment, NotFound, ResourceDefinition, Retention,
-    SnapshotData, StoredDocument, UnreadableDocument, Version, check_depth,
+    SnapshotData, Stale, StoredDoc, StoredDocument, UnreadableDocument, Version, check_depth,
 };
 use crate::hiera::{Hash, Value};
 use crate::wire;
 use rusqlite::{Connection, OptionalExtension, Transaction, TransactionBehavior, params};
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::path::Path;
-use std::sync::{Mutex, MutexGuard, PoisonError};
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 /// How long a write waits for another writer's lock before failing.
@@ -85,10 +88,14 @@ impl SqliteStore {
         self.conn.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
-    fn write<T>(&self, f: impl FnOnce(&Transaction<'_>) -> Result<T>) -> Result<T> {
+    /// Runs `f` in a write transaction; what `f` records in the [`Log`]
+    /// takes the next generation in the same transaction.
+    fn write<T>(&self, f: impl FnOnce(&Transaction<'_>, &mut Log) -> Result<T>) -> Result<T> {
         let mut conn = self.lock();
         let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
-        let out = f(&tx)?;
+        let mut log = Log::default();
+        let out = f(&tx, &mut log)?;
+        log.commit(&tx)?;
         tx.commit()?;
         Ok(out)
     }
@@ -107,7 +114,7 @@ fn now() -> i64 {
 }
 
 /// The (level, level_value) columns of a path's slot; `('', '')` is the root.
-fn slot_of(path: &LevelPath) -> (&str, &str) {
+pub(super) fn slot_of(path: &LevelPath) -> (&str, &str) {
     path.slot()
         .map_or(("", ""), |lv| (lv.level.as_str(), lv.value.as_str()))
 }
@@ -458,7 +465,13 @@ fn version_row(tx: &Connection, at: &DocAddress, n: u64) -> Result<Option<(Versi
 /// Writes the next version of a document: `content` is wire JSON, or
 /// `None` for a deletion marker; the version it replaces is packed (see
 /// [`packing`]). Must run inside an IMMEDIATE transaction.
-fn append(tx: &Connection, at: &DocAddress, content: Option<&str>) -> Result<Version> {
+fn append(
+    tx: &Connection,
+    log: &mut Log,
+    at: &DocAddress,
+    content: Option<&str>,
+) -> Result<Version> {
+    log.document(at);
     let (level, value) = slot_of(&at.path);
     let latest = head(tx, at)?;
     let number = latest.as_ref().map_or(0, |(v, _)| v.number) + 1;
@@ -617,10 +630,36 @@ fn prune_batch(
     Ok(pruned)
 }
 
+/// The stored text of version `version` of a document, to be written
+/// again by a restore: NotFound if it does not exist, Invalid if it is a
+/// deletion marker or nests past the depth limit (a version written before
+/// the limit may).
+fn restorable(tx: &Connection, at: &DocAddress, version: u64) -> Result<String> {
+    let Some((old, text)) = version_row(tx, at, version)? else {
+        return Err(NotFound::Version {
+            doc: at.clone(),
+            version,
+            latest: head(tx, at)?.map(|(v, _)| v.number),
+        }
+        .into());
+    };
+    if old.deleted {
+        return Err(Invalid::RestoreDeleted {
+            doc: at.clone(),
+            version,
+        }
+        .into());
+    }
+    let content = decode(|| format!("version {version} of the {at}"), &text)?;
+    check_depth(at, &content)?;
+    Ok(text)
+}
+
 impl Store for SqliteStore {
     fn create_component(&self, new: &NewComponent) -> Result<Component> {
         check_component_name(&new.name)?;
-        self.write(|tx| {
+        self.write(|tx, log| {
+            log.structure();
             if let Some(id) = new.id {
                 let taken = tx
                     .query_row("SELECT 1 FROM components WHERE id = ?1", [id], |_| Ok(()))
@@ -665,7 +704,8 @@ impl Store for SqliteStore {
     }
 
     fn delete_component(&self, which: &ComponentRef) -> Result<()> {
-        self.write(|tx| {
+        self.write(|tx, log| {
+            log.structure();
             let (id, name) = resolve_component(tx, which)?;
             let users: Vec<(i64, bool)> = tx
                 .prepare(
@@ -697,7 +737,8 @@ impl Store for SqliteStore {
         which: &ComponentRef,
         names: &[String],
     ) -> Result<Component> {
-        self.write(|tx| {
+        self.write(|tx, log| {
+            log.structure();
             let (id, _) = resolve_component(tx, which)?;
             define_resources(tx, id, names)?;
             load_component(tx, id)
@@ -712,7 +753,8 @@ impl Store for SqliteStore {
                 return Err(Invalid::LevelListedTwice(level.clone()).into());
             }
         }
-        self.write(|tx| {
+        self.write(|tx, log| {
+            log.structure();
             let mut components: Vec<(i64, String)> = Vec::new();
             for which in &new.components {
                 let (id, name) = resolve_component(tx, which)?;
@@ -777,7 +819,8 @@ impl Store for SqliteStore {
     }
 
     fn delete_environment(&self, id: i64) -> Result<()> {
-        self.write(|tx| {
+        self.write(|tx, log| {
+            log.structure();
             match tx.execute(
                 "UPDATE environments SET deleted_at = ?2 WHERE id = ?1 AND deleted_at IS NULL",
                 params![id, now()],
@@ -789,7 +832,8 @@ impl Store for SqliteStore {
     }
 
     fn restore_environment(&self, id: i64) -> Result<Environment> {
-        self.write(|tx| {
+        self.write(|tx, log| {
+            log.structure();
             let deleted: Option<Option<i64>> = tx
                 .query_row(
                     "SELECT deleted_at FROM environments WHERE id = ?1",
@@ -812,7 +856,8 @@ impl Store for SqliteStore {
     }
 
     fn purge_environment(&self, id: i64) -> Result<()> {
-        self.write(|tx| {
+        self.write(|tx, log| {
+            log.structure();
             // Heads first: their foreign key points at documents, and
             // SQLite cascades in no promised order.
             tx.execute("DELETE FROM heads WHERE environment_id = ?1", [id])?;
@@ -849,7 +894,7 @@ impl Store for SqliteStore {
     }
 
     fn set_retention(&self, env: i64, retention: &Retention) -> Result<Retention> {
-        self.write(|tx| {
+        self.write(|tx, _| {
             load_environment(tx, env)?;
             tx.execute(
                 "UPDATE environments SET keep_versions = ?2, keep_days = ?3 WHERE id = ?1",
@@ -864,6 +909,7 @@ impl Store for SqliteStore {
     }
 
     fn prune(&self, default: &Retention, now: i64, budget: usize) -> Result<PruneReport> {
+        self.write(|tx, _| changes::prune_log(tx))?;
         let policies: Vec<(i64, Retention)> = self.read(|tx| {
             let ids: Vec<i64> = tx
                 .prepare_cached("SELECT id FROM environments ORDER BY id")?
@@ -883,7 +929,7 @@ impl Store for SqliteStore {
                 report.more = true;
                 break;
             }
-            let pruned = self.write(|tx| prune_batch(tx, env, &retention, now, left))?;
+            let pruned = self.write(|tx, _| prune_batch(tx, env, &retention, now, left))?;
             report.pruned += pruned;
             if pruned == left {
                 report.more = true;
@@ -906,31 +952,55 @@ impl Store for SqliteStore {
         })
     }
 
-    fn put(&self, at: &DocAddress, doc: &Hash) -> Result<Version> {
-        check_depth(at, doc)?;
-        let text = encode(doc);
-        self.write(|tx| {
-            EnvContext::load(tx, at.env)?.check(at)?;
-            append(tx, at, Some(&text))
-        })
-    }
-
-    fn update(
+    fn write_document(
         &self,
         at: &DocAddress,
-        edit: &mut dyn FnMut(&mut Hash) -> Result<(), ConfigError>,
+        write: DocWrite<'_>,
+        expected: Option<u64>,
     ) -> Result<Version> {
-        self.write(|tx| {
+        let put_text = match &write {
+            DocWrite::Put(doc) => {
+                check_depth(at, doc)?;
+                Some(encode(doc))
+            }
+            _ => None,
+        };
+        self.write(|tx, log| {
             EnvContext::load(tx, at.env)?.check(at)?;
-            let mut doc = match head(tx, at)? {
-                Some((v, text)) if !v.deleted => {
-                    decode(|| format!("version {} of the {at}", v.number), &text)?
+            let latest = head(tx, at)?;
+            if let Some(expected) = expected {
+                let number = latest.as_ref().map_or(0, |(v, _)| v.number);
+                if number != expected {
+                    return Err(ConfigError::from(Stale {
+                        doc: at.clone(),
+                        expected,
+                        latest: number,
+                    })
+                    .into());
                 }
-                _ => Hash::default(),
+            }
+            let text = match write {
+                DocWrite::Put(_) => put_text.unwrap_or_default(),
+                DocWrite::Update(edit) => {
+                    let mut doc = match latest {
+                        Some((v, text)) if !v.deleted => {
+                            decode(|| format!("version {} of the {at}", v.number), &text)?
+                        }
+                        _ => Hash::default(),
+                    };
+                    edit(&mut doc)?;
+                    check_depth(at, &doc)?;
+                    encode(&doc)
+                }
+                DocWrite::Restore(version) => restorable(tx, at, version)?,
+                DocWrite::Delete => {
+                    return match latest {
+                        Some((v, _)) if !v.deleted => append(tx, log, at, None),
+                        _ => Err(NotFound::Document(at.clone()).into()),
+                    };
+                }
             };
-            edit(&mut doc)?;
-            check_depth(at, &doc)?;
-            append(tx, at, Some(&encode(&doc)))
+            append(tx, log, at, Some(&text))
         })
     }
 
@@ -977,48 +1047,13 @@ impl Store for SqliteStore {
         })
     }
 
-    fn restore(&self, at: &DocAddress, version: u64) -> Result<Version> {
-        self.write(|tx| {
-            EnvContext::load(tx, at.env)?.check(at)?;
-            let Some((old, text)) = version_row(tx, at, version)? else {
-                return Err(NotFound::Version {
-                    doc: at.clone(),
-                    version,
-                    latest: head(tx, at)?.map(|(v, _)| v.number),
-                }
-                .into());
-            };
-            if old.deleted {
-                return Err(Invalid::RestoreDeleted {
-                    doc: at.clone(),
-                    version,
-                }
-                .into());
-            }
-            // A version written before the depth limit may exceed it.
-            let content = decode(|| format!("version {version} of the {at}"), &text)?;
-            check_depth(at, &content)?;
-            append(tx, at, Some(&text))
-        })
-    }
-
-    fn delete(&self, at: &DocAddress) -> Result<Version> {
-        self.write(|tx| {
-            EnvContext::load(tx, at.env)?.check(at)?;
-            match head(tx, at)? {
-                Some((v, _)) if !v.deleted => append(tx, at, None),
-                _ => Err(NotFound::Document(at.clone()).into()),
-            }
-        })
-    }
-
     fn import(&self, batch: &ImportBatch) -> Result<ImportReport> {
         for doc in &batch.documents {
             let at = DocAddress::new(batch.env, doc.path.clone(), &doc.resource, doc.kind);
             check_depth(&at, &doc.content)?;
         }
         let texts: Vec<String> = batch.documents.iter().map(|d| encode(&d.content)).collect();
-        self.write(|tx| {
+        self.write(|tx, log| {
             let mut ctx = EnvContext::load(tx, batch.env)?;
             let mut report = ImportReport::default();
             if let Some(which) = &batch.define_missing_in {
@@ -1038,7 +1073,10 @@ impl Store for SqliteStore {
                         missing.push(doc.resource.clone());
                     }
                 }
-                define_resources(tx, component, &missing)?;
+                if !missing.is_empty() {
+                    define_resources(tx, component, &missing)?;
+                    log.structure();
+                }
                 for resource in &missing {
                     ctx.resources.insert(resource.clone(), name.clone());
                 }
@@ -1055,7 +1093,7 @@ impl Store for SqliteStore {
                 match head(tx, &at)? {
                     Some((v, old)) if !v.deleted && old == *text => report.unchanged.push(at),
                     _ => {
-                        let v = append(tx, &at, Some(text))?;
+                        let v = append(tx, log, &at, Some(text))?;
                         report.written.push((at, v));
                     }
                 }
@@ -1077,7 +1115,7 @@ impl Store for SqliteStore {
                 for resource in live {
                     if !seen.contains(&(path.slot(), resource.as_str(), *kind)) {
                         let at = DocAddress::new(batch.env, path.clone(), resource, *kind);
-                        let v = append(tx, &at, None)?;
+                        let v = append(tx, log, &at, None)?;
                         report.deleted.push((at, v));
                     }
                 }
@@ -1091,15 +1129,15 @@ impl Store for SqliteStore {
     }
 
     fn set_register(&self, env: i64, level: &str, values: Option<&[String]>) -> Result<()> {
-        self.write(|tx| registers::set(tx, env, level, values))
+        self.write(|tx, _| registers::set(tx, env, level, values))
     }
 
     fn add_to_register(&self, env: i64, level: &str, values: &[String]) -> Result<usize> {
-        self.write(|tx| registers::add(tx, env, level, values))
+        self.write(|tx, _| registers::add(tx, env, level, values))
     }
 
     fn remove_from_register(&self, env: i64, level: &str, values: &[String]) -> Result<usize> {
-        self.write(|tx| registers::remove(tx, env, level, values))
+        self.write(|tx, _| registers::remove(tx, env, level, values))
     }
 
     fn in_register(&self, env: i64, level: &str, value: &str) -> Result<Option<bool>> {
@@ -1111,39 +1149,63 @@ impl Store for SqliteStore {
     }
 
     fn load_all(&self) -> Result<SnapshotData> {
-        self.read(|tx| {
-            let components = load_components(tx, None)?;
-            let environments = load_environments(tx, None)?;
-            let mut stmt = tx.prepare(
-                "SELECT d.environment_id, d.level, d.level_value, d.resource, d.kind,
-                        d.version, d.created_at, d.size, d.content
-                 FROM heads h JOIN documents d USING
-                     (environment_id, level, level_value, resource, kind, version)
-                 JOIN environments e ON e.id = d.environment_id
-                 WHERE d.deleted = 0 AND e.deleted_at IS NULL",
-            )?;
-            let raw = stmt
-                .query_map([], |r| {
-                    Ok(RawDoc {
-                        env: r.get(0)?,
-                        level: r.get(1)?,
-                        value: r.get(2)?,
-                        resource: r.get(3)?,
-                        kind: r.get(4)?,
-                        version: version_from(r.get(5)?, r.get(6)?, r.get(7)?, false),
-                        text: r.get(8)?,
-                    })
-                })?
-                .collect::<rusqlite::Result<Vec<_>>>()?;
-            let (documents, unreadable) = decode_all(raw)?;
-            Ok(SnapshotData {
-                components,
-                environments,
-                documents,
-                unreadable,
-            })
-        })
+        self.read(|tx| load_all(tx))
     }
+
+    fn generation(&self) -> Result<u64> {
+        self.read(|tx| changes::generation(tx))
+    }
+
+    fn changes_since(&self, since: u64) -> Result<Changes> {
+        self.read(|tx| changes::since(tx, since, || load_all(tx), |at| latest(tx, at)))
+    }
+}
+
+/// A changed document's latest state, for the change log's readers.
+fn latest(tx: &Connection, at: &DocAddress) -> Result<Latest> {
+    match head(tx, at)? {
+        None => Ok(Latest::Gone),
+        Some((v, _)) if v.deleted => Ok(Latest::Gone),
+        Some((v, text)) => match decode(|| format!("version {} of the {at}", v.number), &text) {
+            Ok(content) => Ok(Latest::Live(StoredDoc::new(v, Arc::new(content)))),
+            Err(StoreError::Corrupt { .. }) => Ok(Latest::Unreadable),
+            Err(e) => Err(e),
+        },
+    }
+}
+
+/// Everything a snapshot needs, read inside `tx`.
+fn load_all(tx: &Connection) -> Result<SnapshotData> {
+    let components = load_components(tx, None)?;
+    let environments = load_environments(tx, None)?;
+    let mut stmt = tx.prepare(
+        "SELECT d.environment_id, d.level, d.level_value, d.resource, d.kind,
+                d.version, d.created_at, d.size, d.content
+         FROM heads h JOIN documents d USING
+             (environment_id, level, level_value, resource, kind, version)
+         JOIN environments e ON e.id = d.environment_id
+         WHERE d.deleted = 0 AND e.deleted_at IS NULL",
+    )?;
+    let raw = stmt
+        .query_map([], |r| {
+            Ok(RawDoc {
+                env: r.get(0)?,
+                level: r.get(1)?,
+                value: r.get(2)?,
+                resource: r.get(3)?,
+                kind: r.get(4)?,
+                version: version_from(r.get(5)?, r.get(6)?, r.get(7)?, false),
+                text: r.get(8)?,
+            })
+        })?
+        .collect::<rusqlite::Result<Vec<_>>>()?;
+    let (documents, unreadable) = decode_all(raw)?;
+    Ok(SnapshotData {
+        components,
+        environments,
+        documents,
+        unreadable,
+    })
 }
 
 /// A stored document row before decoding.

@@ -99,6 +99,9 @@ pub struct Reply {
     pub body: String,
     pub x_cache: Option<String>,
     pub etag: Option<String>,
+    /// `X-Hierad-Generation` and `X-Hierad-Version`, as numbers.
+    pub generation: Option<u64>,
+    pub version: Option<u64>,
 }
 
 impl Reply {
@@ -127,10 +130,14 @@ pub fn call(method: &str, url: &str, body: Option<&str>, headers: &[(&str, &str)
             .map(str::to_owned)
     };
     let (x_cache, etag) = (header("x-cache"), header("etag"));
+    let number = |name: &str| header(name).map(|v| v.parse().expect("a number"));
+    let (generation, version) = (number("x-hierad-generation"), number("x-hierad-version"));
     Reply {
         status: response.status().as_u16(),
         x_cache,
         etag,
+        generation,
+        version,
         body: response.body_mut().read_to_string().unwrap_or_default(),
     }
 }

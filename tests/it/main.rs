@@ -19,5 +19,6 @@ mod docker;
 mod http;
 mod import_export;
 mod import_export_fs;
+mod replicas;
 mod seeds_api;
 mod seeds_cli;

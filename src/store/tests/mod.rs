@@ -8,6 +8,8 @@ use crate::hiera::Value;
 use crate::rhash;
 use std::sync::Arc;
 
+mod changes;
+
 fn store() -> SqliteStore {
     SqliteStore::open_in_memory().unwrap()
 }

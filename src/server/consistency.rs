@@ -1,0 +1,161 @@
+//! Consistency a client can ask for (issue 11): every answer says which
+//! generation it reflects (`X-Hierad-Generation`), and a request may name
+//! the least generation it accepts (`X-Hierad-Min-Generation: N` or
+//! `?min_generation=N`): it then waits, bounded, until this replica has
+//! published it. A client that wrote through one replica reads its write
+//! on any other by passing on the generation the write answered.
+
+use super::error::ApiError;
+use super::state::AppState;
+use axum::extract::{Request, State};
+use axum::http::{HeaderMap, HeaderValue, Method};
+use axum::middleware::Next;
+use axum::response::{IntoResponse, Response};
+
+/// The generation an answer reflects: for a read, at least the data it
+/// was answered from; for a write, at or past the write's own.
+pub const GENERATION: &str = "x-hierad-generation";
+/// The least generation a request accepts.
+pub const MIN_GENERATION: &str = "x-hierad-min-generation";
+/// The version a document write made, or a document read holds; what a
+/// conditional write names in `If-Match`.
+pub const VERSION: &str = "x-hierad-version";
+
+/// Middleware: waits for the generation a request names, and stamps the
+/// generation on the answer.
+pub async fn generations(State(state): State<AppState>, request: Request, next: Next) -> Response {
+    let wanted = match min_generation(request.headers(), request.uri().query()) {
+        Ok(wanted) => wanted,
+        Err(e) => return e.into_response(),
+    };
+    if let Some(wanted) = wanted {
+        if let Err(e) = state.wait_for(wanted).await {
+            return e.into_response();
+        }
+    }
+    let read = matches!(*request.method(), Method::GET | Method::HEAD)
+        || request.uri().path().starts_with("/api/v1/lookup");
+    // A read answers from a snapshot taken after this; a write publishes
+    // before it answers.
+    let before = state.generation();
+    let mut response = next.run(request).await;
+    let generation = if read { before } else { state.generation() };
+    response
+        .headers_mut()
+        .insert(GENERATION, HeaderValue::from(generation));
+    response
+}
+
+/// The minimum generation from the header or the query (both: the larger).
+fn min_generation(headers: &HeaderMap, query: Option<&str>) -> Result<Option<u64>, ApiError> {
+    let parse = |text: &str, from: &str| {
+        text.trim().parse::<u64>().map_err(|_| {
+            ApiError::BadRequest(format!(
+                "{from} must be a generation number (what X-Hierad-Generation answered), not {:?}",
+                truncate(text)
+            ))
+        })
+    };
+    let mut wanted = None;
+    if let Some(value) = headers.get(MIN_GENERATION) {
+        let text = value
+            .to_str()
+            .map_err(|_| ApiError::BadRequest(format!("{MIN_GENERATION} must be a number")))?;
+        wanted = Some(parse(text, MIN_GENERATION)?);
+    }
+    for pair in query.unwrap_or_default().split('&') {
+        if let Some(text) = pair.strip_prefix("min_generation=") {
+            let n = parse(text, "min_generation")?;
+            wanted = Some(wanted.map_or(n, |w: u64| w.max(n)));
+        }
+    }
+    Ok(wanted)
+}
+
+/// The version an `If-Match` header names (`3` or `"3"`), if any.
+///
+/// # Errors
+///
+/// The header is not one version number.
+pub fn if_match(headers: &HeaderMap) -> Result<Option<u64>, ApiError> {
+    let Some(value) = headers.get(axum::http::header::IF_MATCH) else {
+        return Ok(None);
+    };
+    let text = value.to_str().unwrap_or_default().trim();
+    let number = text
+        .strip_prefix('"')
+        .and_then(|t| t.strip_suffix('"'))
+        .unwrap_or(text);
+    number.parse().map(Some).map_err(|_| {
+        ApiError::BadRequest(format!(
+            "If-Match must name one document version (a number, as X-Hierad-Version answers; 0: not written yet), not {:?}",
+            truncate(text)
+        ))
+    })
+}
+
+fn truncate(text: &str) -> String {
+    text.chars().take(40).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn headers(pairs: &[(&'static str, &'static str)]) -> HeaderMap {
+        let mut map = HeaderMap::new();
+        for (k, v) in pairs {
+            map.insert(*k, HeaderValue::from_static(v));
+        }
+        map
+    }
+
+    #[test]
+    fn minimum_generations_from_the_header_and_the_query() {
+        let none = headers(&[]);
+        assert_eq!(min_generation(&none, None).unwrap(), None);
+        assert_eq!(min_generation(&none, Some("level=x")).unwrap(), None);
+        assert_eq!(
+            min_generation(&none, Some("a=1&min_generation=7")).unwrap(),
+            Some(7)
+        );
+        let h = headers(&[(MIN_GENERATION, " 9 ")]);
+        assert_eq!(min_generation(&h, None).unwrap(), Some(9));
+        assert_eq!(
+            min_generation(&h, Some("min_generation=12")).unwrap(),
+            Some(12)
+        );
+        assert_eq!(
+            min_generation(&h, Some("min_generation=3")).unwrap(),
+            Some(9)
+        );
+        for (h, q) in [
+            (headers(&[(MIN_GENERATION, "soon")]), None),
+            (none.clone(), Some("min_generation=-1")),
+            (none.clone(), Some("min_generation=")),
+        ] {
+            match min_generation(&h, q) {
+                Err(ApiError::BadRequest(m)) => assert!(m.contains("generation number"), "{m}"),
+                other => panic!("{other:?}"),
+            }
+        }
+    }
+
+    #[test]
+    fn if_match_takes_one_version_quoted_or_not() {
+        assert_eq!(if_match(&headers(&[])).unwrap(), None);
+        assert_eq!(if_match(&headers(&[("if-match", "3")])).unwrap(), Some(3));
+        assert_eq!(
+            if_match(&headers(&[("if-match", "\"0\"")])).unwrap(),
+            Some(0)
+        );
+        for bad in ["*", "W/\"3\"", "\"3\", \"4\"", ""] {
+            let mut h = HeaderMap::new();
+            h.insert("if-match", HeaderValue::from_str(bad).unwrap());
+            match if_match(&h) {
+                Err(ApiError::BadRequest(m)) => assert!(m.contains("one document version"), "{m}"),
+                other => panic!("{bad:?}: {other:?}"),
+            }
+        }
+    }
+}

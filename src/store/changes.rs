@@ -1,0 +1,260 @@
+//! The change log (issue 11): every committed write takes the next
+//! global generation and records what it changed, in its own transaction,
+//! so any process on the same database learns of every write by reading
+//! the log past the generation it has.
+//!
+//! The generation is one row (`generation`), incremented by the writing
+//! transaction: the row is written under the transaction's write lock, so
+//! generations commit in their order and a reader that has seen
+//! generation N has seen every write numbered up to N (a sequence would
+//! hand out numbers that commit out of order).
+
+use super::{Result, StoreError};
+use crate::configdb::{DocAddress, DocKind, LevelPath, LevelValue, SnapshotData, StoredDoc};
+use rusqlite::{Connection, OptionalExtension, params};
+use std::collections::BTreeSet;
+
+/// Past this many changed documents a reader reloads everything: deriving
+/// a snapshot document by document costs more than one rebuild then.
+pub const DERIVE_AT_MOST: usize = 64;
+
+/// Change-log entries kept behind the newest generation by
+/// [`prune_log`]; a reader further behind reloads everything.
+pub const KEEP_GENERATIONS: u64 = 100_000;
+
+/// What changed past a generation, read in one transaction.
+#[derive(Debug)]
+pub enum Changes {
+    /// Nothing: the store is at this generation (never below the one asked
+    /// about, unless the database was replaced: then `Everything`).
+    None { generation: u64 },
+    /// Only documents changed, in resources that existed before: each
+    /// one's latest live content now (`None`: deleted).
+    Documents {
+        generation: u64,
+        documents: Vec<ChangedDoc>,
+    },
+    /// The structure changed (components, environments, definitions),
+    /// many documents changed, or the log no longer reaches back: the
+    /// whole content at `generation`.
+    Everything { generation: u64, data: SnapshotData },
+}
+
+impl Changes {
+    /// The generation the store was at when this was read.
+    pub fn generation(&self) -> u64 {
+        match self {
+            Changes::None { generation }
+            | Changes::Documents { generation, .. }
+            | Changes::Everything { generation, .. } => *generation,
+        }
+    }
+}
+
+/// What one write transaction changed, written to the log at its commit.
+#[derive(Debug, Default)]
+pub struct Log {
+    documents: BTreeSet<(i64, String, String, String, &'static str)>,
+    structure: bool,
+}
+
+impl Log {
+    /// A document got a new version.
+    pub fn document(&mut self, at: &DocAddress) {
+        let (level, value) = super::sqlite::slot_of(&at.path);
+        self.documents.insert((
+            at.env,
+            level.to_owned(),
+            value.to_owned(),
+            at.resource.clone(),
+            at.kind.as_str(),
+        ));
+    }
+
+    /// Components, environments or definitions changed: readers reload.
+    pub fn structure(&mut self) {
+        self.structure = true;
+    }
+
+    /// Takes the next generation and records the changes, inside the
+    /// writing transaction; a transaction that changed nothing takes none.
+    /// Returns the generation taken.
+    pub fn commit(&self, tx: &Connection) -> Result<Option<u64>> {
+        if self.documents.is_empty() && !self.structure {
+            return Ok(None);
+        }
+        let generation: i64 = tx
+            .prepare_cached("UPDATE generation SET value = value + 1 WHERE id = 1 RETURNING value")?
+            .query_row([], |r| r.get(0))?;
+        let mut insert = tx.prepare_cached(
+            "INSERT INTO changes (generation, environment_id, level, level_value, resource, kind)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+        )?;
+        if self.structure {
+            let none: Option<String> = None;
+            insert.execute(params![generation, None::<i64>, none, none, none, none])?;
+        }
+        for (env, level, value, resource, kind) in &self.documents {
+            insert.execute(params![generation, env, level, value, resource, kind])?;
+        }
+        Ok(Some(u64::try_from(generation).unwrap_or_default()))
+    }
+}
+
+/// The newest committed generation (0: nothing written since the log began).
+pub fn generation(tx: &Connection) -> Result<u64> {
+    let n: i64 = tx
+        .prepare_cached("SELECT value FROM generation WHERE id = 1")?
+        .query_row([], |r| r.get(0))?;
+    Ok(u64::try_from(n).unwrap_or_default())
+}
+
+/// One logged change: a document, or (all `None`) the structure.
+type Row = (
+    i64,
+    Option<i64>,
+    Option<String>,
+    Option<String>,
+    Option<String>,
+    Option<String>,
+);
+
+/// A changed document and its latest live content (`None`: deleted).
+pub type ChangedDoc = (DocAddress, Option<StoredDoc>);
+
+/// A changed document's state now, as [`since`]'s caller reads it.
+pub enum Latest {
+    Live(StoredDoc),
+    /// Deleted (a deletion marker, or never written).
+    Gone,
+    /// Its content does not decode: the rebuild records it as unreadable.
+    Unreadable,
+}
+
+/// What changed past `since`, read inside one transaction. `load_all` and
+/// `latest` read the store's content in that same transaction.
+///
+/// # Errors
+///
+/// The database fails, or a log entry names no document.
+pub fn since(
+    tx: &Connection,
+    since: u64,
+    load_all: impl FnOnce() -> Result<SnapshotData>,
+    latest: impl FnMut(&DocAddress) -> Result<Latest>,
+) -> Result<Changes> {
+    let generation = generation(tx)?;
+    if generation == since && since > 0 {
+        return Ok(Changes::None { generation });
+    }
+    if since > 0 && since < generation {
+        if let Some(documents) = documents_since(tx, since, latest)? {
+            return Ok(Changes::Documents {
+                generation,
+                documents,
+            });
+        }
+    }
+    Ok(Changes::Everything {
+        generation,
+        data: load_all()?,
+    })
+}
+
+/// The documents changed past `since` with their state now, or `None` when
+/// the reader must reload everything: the structure changed, too many
+/// documents changed, one is unreadable, or the log no longer reaches back.
+fn documents_since(
+    tx: &Connection,
+    since: u64,
+    mut latest: impl FnMut(&DocAddress) -> Result<Latest>,
+) -> Result<Option<Vec<ChangedDoc>>> {
+    let rows: Vec<Row> = tx
+        .prepare_cached(
+            "SELECT generation, environment_id, level, level_value, resource, kind
+             FROM changes WHERE generation > ?1 ORDER BY generation",
+        )?
+        .query_map([i64::try_from(since).unwrap_or(i64::MAX)], |r| {
+            Ok((
+                r.get(0)?,
+                r.get(1)?,
+                r.get(2)?,
+                r.get(3)?,
+                r.get(4)?,
+                r.get(5)?,
+            ))
+        })?
+        .collect::<rusqlite::Result<_>>()?;
+    // The log reaches back to `since` only if its first entry past it is
+    // the next generation (pruning removes the oldest first).
+    let reaches = rows
+        .first()
+        .is_some_and(|(g, ..)| u64::try_from(*g).ok() == since.checked_add(1));
+    if !reaches {
+        return Ok(None);
+    }
+    let mut addresses = BTreeSet::new();
+    for (_, env, level, value, resource, kind) in &rows {
+        let (Some(env), Some(level), Some(value), Some(resource), Some(kind)) =
+            (env, level, value, resource, kind)
+        else {
+            return Ok(None);
+        };
+        addresses.insert((*env, level, value, resource, kind));
+    }
+    if addresses.len() > DERIVE_AT_MOST {
+        return Ok(None);
+    }
+    let mut documents = Vec::with_capacity(addresses.len());
+    for (env, level, value, resource, kind) in addresses {
+        let at = address(env, level, value, resource, kind)?;
+        match latest(&at)? {
+            Latest::Live(doc) => documents.push((at, Some(doc))),
+            Latest::Gone => documents.push((at, None)),
+            Latest::Unreadable => return Ok(None),
+        }
+    }
+    Ok(Some(documents))
+}
+
+/// The address a log row names (its path is the document's slot alone).
+fn address(env: i64, level: &str, value: &str, resource: &str, kind: &str) -> Result<DocAddress> {
+    let corrupt = |reason: String| StoreError::Corrupt {
+        what: format!("change log entry for {resource} ({kind}) at {level}={value}"),
+        reason,
+    };
+    let kind = kind
+        .parse::<DocKind>()
+        .map_err(|e| corrupt(e.to_string()))?;
+    let slot = if level.is_empty() {
+        None
+    } else {
+        Some(LevelValue::new(level, value).map_err(|e| corrupt(e.to_string()))?)
+    };
+    Ok(DocAddress::new(
+        env,
+        LevelPath::new(slot.into_iter().collect()),
+        resource,
+        kind,
+    ))
+}
+
+/// Removes log entries more than [`KEEP_GENERATIONS`] behind the newest;
+/// returns how many went.
+pub fn prune_log(tx: &Connection) -> Result<usize> {
+    let newest = generation(tx)?;
+    let Some(below) = newest.checked_sub(KEEP_GENERATIONS) else {
+        return Ok(0);
+    };
+    let oldest: Option<i64> = tx
+        .query_row("SELECT min(generation) FROM changes", [], |r| r.get(0))
+        .optional()?
+        .flatten();
+    if oldest.is_none_or(|o| u64::try_from(o).unwrap_or_default() > below) {
+        return Ok(0);
+    }
+    Ok(tx.execute(
+        "DELETE FROM changes WHERE generation <= ?1",
+        [i64::try_from(below).unwrap_or(i64::MAX)],
+    )?)
+}

@@ -1,0 +1,204 @@
+//! The change log: every committed write takes the next generation and
+//! says what it changed; readers get documents, or everything when they
+//! must reload (issue 11).
+
+use super::*;
+use crate::store::changes::DERIVE_AT_MOST;
+
+/// The documents a `Changes` names, with whether each is live, or `None`
+/// for "everything" (and its generation).
+fn summary(changes: &Changes) -> (u64, Option<Vec<(String, bool)>>) {
+    let documents = match changes {
+        Changes::None { .. } => Some(Vec::new()),
+        Changes::Documents { documents, .. } => Some(
+            documents
+                .iter()
+                .map(|(at, doc)| (at.resource.clone(), doc.is_some()))
+                .collect(),
+        ),
+        Changes::Everything { .. } => None,
+    };
+    (changes.generation(), documents)
+}
+
+fn docs(list: &[(&str, bool)]) -> Option<Vec<(String, bool)>> {
+    Some(
+        list.iter()
+            .map(|(r, live)| ((*r).to_owned(), *live))
+            .collect(),
+    )
+}
+
+#[test]
+fn every_write_takes_the_next_generation_and_names_what_it_changed() {
+    let s = store();
+    assert_eq!(s.generation().unwrap(), 0);
+    assert_eq!(summary(&s.changes_since(0).unwrap()), (0, None));
+    seed(&s);
+    // A component and an environment: two structural writes.
+    assert_eq!(s.generation().unwrap(), 2);
+    assert_eq!(summary(&s.changes_since(2).unwrap()), (2, docs(&[])));
+    let a = at(1, "nodes=n1", "astute", DocKind::Values);
+    let g = at(1, "", "globals", DocKind::Overrides);
+    s.put(&a, &rhash! {"v" => 1}).unwrap();
+    assert_eq!(
+        summary(&s.changes_since(2).unwrap()),
+        (3, docs(&[("astute", true)]))
+    );
+    s.update(&g, &mut |doc| {
+        doc.insert(Value::from("k"), Value::from("x"));
+        Ok(())
+    })
+    .unwrap();
+    s.delete(&a).unwrap();
+    // Both documents once each, as they are now.
+    let changes = s.changes_since(3).unwrap();
+    assert_eq!(
+        summary(&changes),
+        (5, docs(&[("globals", true), ("astute", false)]))
+    );
+    let Changes::Documents { documents, .. } = changes else {
+        unreachable!()
+    };
+    let (at_g, doc) = &documents[0];
+    assert_eq!(at_g.path, path(""));
+    assert_eq!(*doc.as_ref().unwrap().content, rhash! {"k" => "x"});
+    s.restore(&a, 1).unwrap();
+    assert_eq!(
+        summary(&s.changes_since(5).unwrap()),
+        (6, docs(&[("astute", true)]))
+    );
+    // Reaching back past a structural change: everything, as it is now.
+    let changes = s.changes_since(1).unwrap();
+    let Changes::Everything { generation, data } = changes else {
+        panic!("expected everything, got {:?}", summary(&changes));
+    };
+    assert_eq!(generation, 6);
+    assert_eq!(data.documents.len(), 2);
+}
+
+#[test]
+fn writes_that_change_nothing_a_snapshot_holds_take_no_generation() {
+    let s = fuel();
+    let before = s.generation().unwrap();
+    let a = at(1, "nodes=n1", "astute", DocKind::Values);
+    // Refused writes.
+    assert!(
+        s.put(&at(1, "", "nope", DocKind::Values), &rhash! {})
+            .is_err()
+    );
+    assert!(s.delete(&a).is_err());
+    assert!(
+        s.update(&a, &mut |_| Err(
+            Invalid::LevelListedTwice("x".into()).into()
+        ))
+        .is_err()
+    );
+    // Settings outside the snapshot, and a re-import of the same content.
+    s.set_retention(1, &Retention::KEEP_ALL).unwrap();
+    s.prune(&Retention::KEEP_ALL, 0, 10).unwrap();
+    let batch = ImportBatch {
+        env: 1,
+        documents: vec![import_doc(
+            "nodes=n1",
+            "astute",
+            DocKind::Values,
+            rhash! {"v" => 1},
+        )],
+        ..ImportBatch::default()
+    };
+    s.import(&batch).unwrap();
+    assert_eq!(s.generation().unwrap(), before + 1);
+    s.import(&batch).unwrap();
+    assert_eq!(
+        s.generation().unwrap(),
+        before + 1,
+        "an unchanged re-import"
+    );
+}
+
+#[test]
+fn readers_reload_everything_when_documents_will_not_do() {
+    let s = fuel();
+    let start = s.generation().unwrap();
+    // An import that defines resources changes the structure.
+    let batch = ImportBatch {
+        env: 1,
+        documents: vec![import_doc("", "newres", DocKind::Values, rhash! {"v" => 1})],
+        define_missing_in: Some(ComponentRef::Name("fuel".into())),
+        ..ImportBatch::default()
+    };
+    s.import(&batch).unwrap();
+    assert_eq!(summary(&s.changes_since(start).unwrap()), (start + 1, None));
+    // Many documents at once.
+    let nodes: Vec<String> = (0..=DERIVE_AT_MOST)
+        .map(|i| format!("nodes=n{i}"))
+        .collect();
+    let batch = ImportBatch {
+        env: 1,
+        documents: nodes
+            .iter()
+            .map(|n| import_doc(n, "astute", DocKind::Values, rhash! {"v" => 1}))
+            .collect(),
+        ..ImportBatch::default()
+    };
+    s.import(&batch).unwrap();
+    assert_eq!(
+        summary(&s.changes_since(start + 1).unwrap()),
+        (start + 2, None)
+    );
+    // A log that no longer reaches back (pruned), and a reader ahead of
+    // the store (the database was replaced).
+    let a = at(1, "nodes=n1", "astute", DocKind::Values);
+    s.put(&a, &rhash! {"v" => 2}).unwrap();
+    s.put(&a, &rhash! {"v" => 3}).unwrap();
+    let now = start + 4;
+    assert_eq!(
+        summary(&s.changes_since(now - 1).unwrap()),
+        (now, docs(&[("astute", true)]))
+    );
+    s.raw(|conn| conn.execute("DELETE FROM changes WHERE generation < ?1", [now as i64]))
+        .unwrap();
+    assert_eq!(summary(&s.changes_since(now - 2).unwrap()), (now, None));
+    assert_eq!(
+        summary(&s.changes_since(now - 1).unwrap()),
+        (now, docs(&[("astute", true)]))
+    );
+    assert_eq!(summary(&s.changes_since(now + 5).unwrap()), (now, None));
+}
+
+#[test]
+fn an_unreadable_changed_document_makes_readers_reload() {
+    let s = fuel();
+    let a = at(1, "nodes=n1", "astute", DocKind::Values);
+    s.put(&a, &rhash! {"v" => 1}).unwrap();
+    let since = s.generation().unwrap();
+    s.put(&a, &rhash! {"v" => 2}).unwrap();
+    s.raw(|conn| conn.execute("UPDATE documents SET content = '[1]' WHERE version = 2", []))
+        .unwrap();
+    let changes = s.changes_since(since).unwrap();
+    let Changes::Everything { data, .. } = changes else {
+        panic!("expected everything, got {:?}", summary(&changes));
+    };
+    assert_eq!(data.unreadable.len(), 1);
+}
+
+#[test]
+fn a_second_connection_sees_every_generation_in_order() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("db.sqlite");
+    let writer = SqliteStore::open(&file).unwrap();
+    seed(&writer);
+    let reader = SqliteStore::open(&file).unwrap();
+    let a = at(1, "nodes=n1", "astute", DocKind::Values);
+    let start = reader.generation().unwrap();
+    for (seen, v) in (start..).zip(0..20_i64) {
+        writer.put(&a, &rhash! {"v" => v}).unwrap();
+        let changes = reader.changes_since(seen).unwrap();
+        assert_eq!(changes.generation(), seen + 1);
+        let Changes::Documents { documents, .. } = changes else {
+            panic!("one document changed");
+        };
+        assert_eq!(*documents[0].1.as_ref().unwrap().content, rhash! {"v" => v});
+    }
+}

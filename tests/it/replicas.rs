@@ -1,0 +1,334 @@
+//! Several processes on one SQLite file (issue 11): a server publishes
+//! what the CLI with `--db` and other servers write, by the change log's
+//! generation, without a restart. The waits are bounded; how long each
+//! took is printed (the 100 ms goal is measured by the benchmark, not
+//! asserted here).
+
+use crate::server::{TestServer, call};
+use serde_json::{Value, json};
+use std::path::Path;
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+const BIN: &str = env!("CARGO_BIN_EXE_hierad");
+/// How long a wait may take before the test fails: far past the 20 ms
+/// poll, to leave room for a loaded CI machine.
+const PATIENCE: Duration = Duration::from_secs(10);
+
+fn hierad(args: &[&str], db: &Path) {
+    let out = Command::new(BIN)
+        .args(args)
+        .arg("--db")
+        .arg(db)
+        .env_remove("HIERAD_SERVER")
+        .output()
+        .expect("run hierad");
+    assert!(
+        out.status.success(),
+        "hierad {args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+fn lookup(url: &str, key: &str, hierarchy: &[&str]) -> Value {
+    let body = json!({"environment": 1, "key": key, "hierarchy": hierarchy}).to_string();
+    let reply = call("POST", &format!("{url}/api/v1/lookup"), Some(&body), &[]);
+    assert!(
+        reply.status == 200 || reply.status == 404,
+        "{}: {}",
+        reply.status,
+        reply.body
+    );
+    reply.json()
+}
+
+/// Polls `probe` until it answers `want`; returns how long that took.
+fn until(what: &str, want: &Value, mut probe: impl FnMut() -> Value) -> Duration {
+    let start = Instant::now();
+    loop {
+        let got = probe();
+        if got == *want {
+            return start.elapsed();
+        }
+        assert!(
+            start.elapsed() < PATIENCE,
+            "{what}: still {got} after {PATIENCE:?}, want {want}"
+        );
+        std::thread::sleep(Duration::from_millis(2));
+    }
+}
+
+#[test]
+fn the_cli_writing_the_servers_file_is_seen_without_a_restart() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("hierad.db");
+    let server = TestServer::start_on(&db, &[]);
+    let url = &server.url;
+    // Warm the cache with the old answer: a write must invalidate it.
+    for _ in 0..2 {
+        assert_eq!(
+            lookup(url, "deployment_id", &["astute"])["value"],
+            json!(15)
+        );
+    }
+    hierad(
+        &[
+            "config",
+            "override",
+            "--env",
+            "1",
+            "--resource",
+            "astute",
+            "--key",
+            "deployment_id",
+            "--type",
+            "int",
+            "--value",
+            "77",
+        ],
+        &db,
+    );
+    let took = until(
+        "a key override with --db",
+        &json!({"found": true, "value": 77}),
+        || lookup(url, "deployment_id", &["astute"]),
+    );
+    eprintln!("override visible after {took:?}");
+    // The issue's case: an import defining a new resource.
+    let tree = dir.path().join("tree");
+    std::fs::create_dir(&tree).unwrap();
+    std::fs::write(tree.join("brand_new.yaml"), "fresh_key: fresh\n").unwrap();
+    hierad(&["import", tree.to_str().unwrap(), "--env", "1"], &db);
+    let took = until(
+        "an import of a new resource with --db",
+        &json!({"found": true, "value": "fresh"}),
+        || lookup(url, "fresh_key", &["brand_new"]),
+    );
+    eprintln!("new resource visible after {took:?}");
+    let metrics = call("GET", &format!("{url}/metrics"), None, &[]).body;
+    assert!(
+        metrics
+            .lines()
+            .any(|l| l.starts_with("hierad_data_generation ") && l != "hierad_data_generation 0"),
+        "{metrics}"
+    );
+}
+
+#[test]
+fn two_servers_on_one_file_agree() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("hierad.db");
+    let a = TestServer::start_on(&db, &[]);
+    let b = TestServer::start_on(&db, &["--no-sample"]);
+    let doc = "/api/v1/config/environments/1/resources/globals/values";
+    let history = "/api/v1/config/environments/1/resources/globals/values/history";
+    for (round, (writer, reader)) in [(&a, &b), (&b, &a), (&a, &b)].into_iter().enumerate() {
+        let content = json!({"round": round, "by": writer.url});
+        let put = call(
+            "PUT",
+            &format!("{}{doc}", writer.url),
+            Some(&content.to_string()),
+            &[("content-type", "application/json")],
+        );
+        assert_eq!(put.status, 204, "{}", put.body);
+        let took = until("the other server's GET", &content, || {
+            call("GET", &format!("{}{doc}", reader.url), None, &[]).json()
+        });
+        eprintln!("round {round}: visible on the other server after {took:?}");
+        assert_eq!(
+            lookup(&reader.url, "round", &["globals"]),
+            json!({"found": true, "value": round})
+        );
+        // Both list the same history, and it ends with this write.
+        let lists: Vec<Value> = [&a, &b]
+            .iter()
+            .map(|s| call("GET", &format!("{}{history}", s.url), None, &[]).json())
+            .collect();
+        assert_eq!(lists[0], lists[1]);
+    }
+}
+
+const GLOBALS: &str = "/api/v1/config/environments/1/resources/globals/values";
+
+fn put(url: &str, path: &str, body: &Value, headers: &[(&str, &str)]) -> crate::server::Reply {
+    let mut all = vec![("content-type", "application/json")];
+    all.extend_from_slice(headers);
+    call(
+        "PUT",
+        &format!("{url}{path}"),
+        Some(&body.to_string()),
+        &all,
+    )
+}
+
+#[test]
+fn a_reader_naming_the_writes_generation_reads_it_on_another_server() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("hierad.db");
+    let a = TestServer::start_on(&db, &[]);
+    // B looks for other processes' writes only once an hour: only the
+    // generation a request names makes it catch up.
+    let b = TestServer::start_on(
+        &db,
+        &[
+            "--no-sample",
+            "--sync-every",
+            "3600s",
+            "--min-generation-wait",
+            "300ms",
+        ],
+    );
+    let before = call("GET", &format!("{}{GLOBALS}", b.url), None, &[]).json();
+    let written = put(&a.url, GLOBALS, &json!({"fresh": 1}), &[]);
+    assert_eq!(written.status, 204, "{}", written.body);
+    let generation = written.generation.expect("a write answers its generation");
+    assert!(written.version.is_some(), "a write answers its version");
+    // Without asking: B's snapshot is the old one.
+    let stale = call("GET", &format!("{}{GLOBALS}", b.url), None, &[]);
+    assert_eq!(stale.json(), before);
+    assert!(stale.generation.unwrap() < generation);
+    // Asking, by header and by query, for a document and a lookup.
+    let g = generation.to_string();
+    let fresh = call(
+        "GET",
+        &format!("{}{GLOBALS}", b.url),
+        None,
+        &[("x-hierad-min-generation", &g)],
+    );
+    assert_eq!(fresh.json(), json!({"fresh": 1}));
+    assert!(fresh.generation.unwrap() >= generation);
+    let body = json!({"environment": 1, "key": "fresh", "hierarchy": ["globals"]}).to_string();
+    let answer = call(
+        "POST",
+        &format!("{}/api/v1/lookup?min_generation={g}", b.url),
+        Some(&body),
+        &[],
+    );
+    assert_eq!(answer.json(), json!({"found": true, "value": 1}));
+    // A generation nobody has: 503 after the bounded wait, saying so.
+    let ahead = (generation + 1000).to_string();
+    let behind = call(
+        "GET",
+        &format!("{}{GLOBALS}", b.url),
+        None,
+        &[("x-hierad-min-generation", &ahead)],
+    );
+    assert_eq!(behind.status, 503, "{}", behind.body);
+    assert_eq!(behind.json()["error"], "behind");
+    let message = behind.json()["message"].as_str().unwrap().to_owned();
+    assert!(
+        message.contains(&ahead) && message.contains("300 ms"),
+        "{message}"
+    );
+    let bad = call(
+        "GET",
+        &format!("{}{GLOBALS}?min_generation=soon", b.url),
+        None,
+        &[],
+    );
+    assert_eq!(bad.status, 400, "{}", bad.body);
+}
+
+#[test]
+fn conditional_writes_from_two_servers_exactly_one_wins() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("hierad.db");
+    let a = TestServer::start_on(&db, &[]);
+    let b = TestServer::start_on(&db, &["--no-sample"]);
+    for round in 0..5 {
+        // Both read the same version...
+        let read = call("GET", &format!("{}{GLOBALS}", a.url), None, &[]);
+        let version = read.version.expect("a stored document answers its version");
+        let v = version.to_string();
+        // ...both write naming it: one wins, the other gets 412.
+        let first = put(
+            &a.url,
+            GLOBALS,
+            &json!({"by": "a", "round": round}),
+            &[("if-match", &v)],
+        );
+        let second = put(
+            &b.url,
+            GLOBALS,
+            &json!({"by": "b", "round": round}),
+            &[("if-match", &v)],
+        );
+        assert_eq!(first.status, 204, "{}", first.body);
+        assert_eq!(first.version, Some(version + 1));
+        assert_eq!(second.status, 412, "{}", second.body);
+        let refusal = second.json();
+        assert_eq!(refusal["error"], "precondition_failed");
+        let message = refusal["message"].as_str().unwrap();
+        assert!(
+            message.contains(&format!("at version {}, not {version}", version + 1)),
+            "{message}"
+        );
+        // The winner's content stands, on both.
+        let g = first.generation.unwrap().to_string();
+        for server in [&a, &b] {
+            let now = call(
+                "GET",
+                &format!("{}{GLOBALS}", server.url),
+                None,
+                &[("x-hierad-min-generation", &g)],
+            );
+            assert_eq!(now.json(), json!({"by": "a", "round": round}));
+        }
+    }
+    // Deletes and key writes take If-Match too; a bad one is a 400.
+    let key = format!("{GLOBALS}/keys/extra");
+    let stale = put(&b.url, &key, &json!(1), &[("if-match", "1")]);
+    assert_eq!(stale.status, 412, "{}", stale.body);
+    let bad = put(&b.url, &key, &json!(1), &[("if-match", "*")]);
+    assert_eq!(bad.status, 400, "{}", bad.body);
+    let latest = call(
+        "GET",
+        &format!("{}{GLOBALS}", b.url),
+        None,
+        &[("x-hierad-min-generation", "1")],
+    );
+    let v = latest.version.unwrap().to_string();
+    let gone = call(
+        "DELETE",
+        &format!("{}{GLOBALS}", b.url),
+        None,
+        &[("if-match", &v)],
+    );
+    assert_eq!(gone.status, 204, "{}", gone.body);
+}
+
+#[test]
+fn key_writes_through_two_servers_keep_each_others_keys() {
+    const EACH: usize = 40;
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("hierad.db");
+    let a = TestServer::start_on(&db, &[]);
+    let b = TestServer::start_on(&db, &["--no-sample"]);
+    std::thread::scope(|scope| {
+        for (name, server) in [("a", &a), ("b", &b)] {
+            scope.spawn(move || {
+                for i in 0..EACH {
+                    let key = format!("{GLOBALS}/keys/{name}{i}");
+                    let reply = put(&server.url, &key, &json!(i), &[]);
+                    assert_eq!(reply.status, 204, "{}", reply.body);
+                }
+            });
+        }
+    });
+    let last = put(&a.url, &format!("{GLOBALS}/keys/done"), &json!(true), &[]);
+    let g = last.generation.unwrap().to_string();
+    for server in [&a, &b] {
+        let doc = call(
+            "GET",
+            &format!("{}{GLOBALS}", server.url),
+            None,
+            &[("x-hierad-min-generation", &g)],
+        )
+        .json();
+        for name in ["a", "b"] {
+            for i in 0..EACH {
+                assert_eq!(doc[format!("{name}{i}")], json!(i), "{name}{i} lost");
+            }
+        }
+    }
+}
