@@ -16,6 +16,7 @@ mod differential;
 mod export_hiera;
 mod json_ruby;
 mod merge_ruby;
+mod overrides;
 mod render_ruby;
 mod round_trip;
 mod server_differential;

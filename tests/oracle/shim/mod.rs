@@ -7,10 +7,10 @@
 use crate::server;
 
 mod cases;
-mod env;
+pub mod env;
 mod fuel;
 mod hiera_cli;
-mod oracle;
+pub mod oracle;
 mod puppet;
 mod ruby;
 mod tls;
