@@ -61,6 +61,9 @@ pub struct Settings {
     /// How long a request naming a minimum generation waits for this
     /// replica to reach it (503 after).
     pub min_generation_wait: Duration,
+    /// A server that has not confirmed for this long that it serves the
+    /// database's newest generation is stale: /readyz answers 503.
+    pub max_lag: Duration,
 }
 
 /// Which sample `hierad serve` loads into an empty database.
@@ -95,6 +98,7 @@ impl Default for Settings {
             prune_every: Duration::from_secs(60),
             sync_every: DEFAULT_SYNC_EVERY,
             min_generation_wait: Duration::from_secs(5),
+            max_lag: Duration::from_secs(5),
         }
     }
 }

@@ -99,6 +99,12 @@ pub struct Args {
     /// to reach it; then 503.
     #[arg(long, value_parser = positive_duration, default_value = "5s")]
     pub min_generation_wait: Duration,
+    /// A server that has not confirmed for this long that it serves the
+    /// database's newest generation (the database unreadable, catching up
+    /// failing) is stale: /readyz answers 503 and /healthz says so, while
+    /// lookups go on from the last snapshot.
+    #[arg(long, env = "HIERAD_MAX_LAG", value_parser = positive_duration, default_value = "5s")]
+    pub max_lag: Duration,
 }
 
 /// A duration above zero: a zero timeout would refuse everything.
@@ -149,6 +155,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         prune_every: args.prune_every,
         sync_every: args.sync_every,
         min_generation_wait: args.min_generation_wait,
+        max_lag: args.max_lag,
     };
     let store: Arc<dyn Store> = Arc::new(
         SqliteStore::open(&settings.db)

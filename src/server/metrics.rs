@@ -106,6 +106,8 @@ pub struct Metrics {
     database_bytes: Gauge,
     database_free_bytes: Gauge,
     versions_pruned: Counter,
+    sync_age: Gauge<f64, std::sync::atomic::AtomicU64>,
+    stale: Gauge,
 }
 
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
@@ -193,8 +195,22 @@ impl Metrics {
             "Old document versions removed by the retention policy",
             versions_pruned.clone(),
         );
+        let sync_age = Gauge::<f64, std::sync::atomic::AtomicU64>::default();
+        registry.register(
+            "sync_age_seconds",
+            "Seconds since this server last confirmed it serves the database's newest generation",
+            sync_age.clone(),
+        );
+        let stale = Gauge::default();
+        registry.register(
+            "stale",
+            "1 while this server is stale (sync age past --max-lag; /readyz answers 503)",
+            stale.clone(),
+        );
         Metrics {
             registry,
+            sync_age,
+            stale,
             requests,
             latency,
             cache,
@@ -242,6 +258,13 @@ impl Metrics {
     pub fn set_generation(&self, generation: u64) {
         self.generation
             .set(i64::try_from(generation).unwrap_or(i64::MAX));
+    }
+
+    /// How long since the server last caught up, and whether that is past
+    /// `--max-lag` (set at each scrape).
+    pub fn set_sync_age(&self, age: std::time::Duration, stale: bool) {
+        self.sync_age.set(age.as_secs_f64());
+        self.stale.set(i64::from(stale));
     }
 
     pub fn set_database_size(&self, size: &crate::store::DatabaseSize) {

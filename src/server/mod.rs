@@ -35,23 +35,41 @@ use tokio::net::TcpListener;
 /// content). Still 200: the replicas share one database, so a balancer
 /// that pulled one for a bad document would pull them all, while every
 /// other document is served.
+/// A stale server (see /readyz) says so too, still 200: it answers
+/// lookups from its last snapshot.
 async fn health(axum::extract::State(state): axum::extract::State<AppState>) -> String {
     let snapshot = state.snapshot();
     let bad = snapshot.unreadable();
-    if bad.is_empty() {
-        return "ok\n".to_owned();
-    }
-    let mut text = format!("degraded: {} unreadable document(s)\n", bad.len());
+    let mut text = if bad.is_empty() {
+        "ok\n".to_owned()
+    } else {
+        format!("degraded: {} unreadable document(s)\n", bad.len())
+    };
     for doc in bad {
         text.push_str(&format!("unreadable: {doc}\n"));
     }
+    if let Some(stale) = state.stale() {
+        text.push_str(&stale);
+        text.push('\n');
+    }
     text
+}
+
+/// For a balancer: 200 `ready` while this server serves the database's
+/// newest generation (confirmed within `--max-lag`), 503 `not_ready`
+/// with the reason otherwise.
+async fn ready(axum::extract::State(state): axum::extract::State<AppState>) -> Response {
+    match state.stale() {
+        None => "ready\n".into_response(),
+        Some(reason) => error::error_response(StatusCode::SERVICE_UNAVAILABLE, "not_ready", reason),
+    }
 }
 
 /// The whole application over `state`.
 pub fn app(state: AppState) -> Router {
     let routes = Router::new()
         .route("/healthz", get(health))
+        .route("/readyz", get(ready))
         .route("/metrics", get(metrics_text))
         .nest("/api/v1/config", config_api::routes())
         .nest("/api/v1", lookup_api::routes())
@@ -172,6 +190,9 @@ async fn time_limit(State(limit): State<Duration>, request: Request, next: Next)
 }
 
 async fn metrics_text(State(state): State<AppState>) -> impl IntoResponse {
+    state
+        .metrics()
+        .set_sync_age(state.sync_age(), state.stale().is_some());
     (
         [(header::CONTENT_TYPE, "text/plain; version=0.0.4")],
         state.metrics().render(),

@@ -11,6 +11,7 @@ use crate::store::{Changes, Store};
 use arc_swap::ArcSwap;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::{Duration, Instant};
 
 /// A handle on the server's state; clones share it.
 #[derive(Clone)]
@@ -29,6 +30,10 @@ struct Inner {
     /// The same generation for requests that wait for one (see
     /// [`AppState::wait_for`]).
     published: tokio::sync::watch::Sender<u64>,
+    /// When this server last confirmed that it serves the database's
+    /// newest generation (milliseconds since `started`).
+    synced_ms: AtomicU64,
+    started: Instant,
     cache: AnswerCache,
     /// Keyed by generation too: a write may change an environment's
     /// `hiera` resource.
@@ -73,6 +78,8 @@ impl AppState {
                 snapshot: ArcSwap::from_pointee(snapshot),
                 generation: AtomicU64::new(generation),
                 published: tokio::sync::watch::Sender::new(generation),
+                synced_ms: AtomicU64::new(0),
+                started: Instant::now(),
                 cache,
                 configs: Configs::new(),
                 metrics,
@@ -199,8 +206,10 @@ impl AppState {
     ///
     /// The store cannot be read; the published snapshot stays.
     pub async fn catch_up(&self) -> Result<u64, ApiError> {
+        let asked = Instant::now();
         let newest = self.read(|store| Ok(store.generation()?)).await?;
         if newest == self.generation() {
+            self.synced(asked);
             return Ok(newest);
         }
         let _turn = self.inner.writes.lock().await;
@@ -210,7 +219,38 @@ impl AppState {
             .await
             .map_err(|e| ApiError::Internal(format!("store task failed: {e}")))??;
         self.install(update);
+        self.synced(asked);
         Ok(self.generation())
+    }
+
+    /// Records that at `at` this server served the newest generation.
+    fn synced(&self, at: Instant) {
+        let ms =
+            u64::try_from(at.duration_since(self.inner.started).as_millis()).unwrap_or(u64::MAX);
+        self.inner.synced_ms.fetch_max(ms, Ordering::AcqRel);
+    }
+
+    /// How long ago this server last confirmed that it serves the
+    /// database's newest generation.
+    pub fn sync_age(&self) -> Duration {
+        let synced = Duration::from_millis(self.inner.synced_ms.load(Ordering::Acquire));
+        self.inner.started.elapsed().saturating_sub(synced)
+    }
+
+    /// Why this server should not get requests from a balancer, if it
+    /// should not: it has not confirmed for longer than `--max-lag` that
+    /// it serves the database's newest generation.
+    pub fn stale(&self) -> Option<String> {
+        let age = self.sync_age();
+        let limit = self.inner.settings.max_lag;
+        (age > limit).then(|| {
+            format!(
+                "stale: serving generation {} from its last snapshot; it last caught up with the database {:.1} s ago (hierad serve --max-lag {} ms); see its log",
+                self.generation(),
+                age.as_secs_f64(),
+                limit.as_millis()
+            )
+        })
     }
 
     /// Returns once this replica has published generation `wanted` (at

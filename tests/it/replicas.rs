@@ -332,3 +332,45 @@ fn key_writes_through_two_servers_keep_each_others_keys() {
         }
     }
 }
+
+#[test]
+fn a_server_that_cannot_catch_up_says_stale_and_unready_and_recovers() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("hierad.db");
+    let server = TestServer::start_on(&db, &["--max-lag", "300ms"]);
+    let url = &server.url;
+    let get = |path: &str| call("GET", &format!("{url}{path}"), None, &[]);
+    assert_eq!(get("/readyz").status, 200);
+    assert_eq!(get("/readyz").body, "ready\n");
+    // The change log's generation row gone behind the server's back: it
+    // can no longer tell whether it serves the newest data.
+    let conn = rusqlite::Connection::open(&db).unwrap();
+    conn.busy_timeout(Duration::from_secs(10)).unwrap();
+    conn.execute_batch("ALTER TABLE generation RENAME TO generation_away")
+        .unwrap();
+    let took = until("/readyz after the fault", &json!(503), || {
+        json!(get("/readyz").status)
+    });
+    eprintln!("unready after {took:?}");
+    let ready = get("/readyz").json();
+    assert_eq!(ready["error"], "not_ready");
+    let reason = ready["message"].as_str().unwrap();
+    assert!(reason.starts_with("stale: serving generation"), "{reason}");
+    assert!(reason.contains("--max-lag 300 ms"), "{reason}");
+    let health = get("/healthz");
+    assert_eq!(health.status, 200);
+    assert!(health.body.starts_with("ok\nstale: "), "{}", health.body);
+    assert!(get("/metrics").body.lines().any(|l| l == "hierad_stale 1"));
+    // Lookups go on from the last snapshot.
+    assert_eq!(
+        lookup(url, "deployment_id", &["astute"]),
+        json!({"found": true, "value": 15})
+    );
+    conn.execute_batch("ALTER TABLE generation_away RENAME TO generation")
+        .unwrap();
+    until("/readyz after the repair", &json!(200), || {
+        json!(get("/readyz").status)
+    });
+    assert_eq!(get("/healthz").body, "ok\n");
+    assert!(get("/metrics").body.lines().any(|l| l == "hierad_stale 0"));
+}
