@@ -18,7 +18,7 @@ use serde_json::Value as Json;
 
 /// A value in the wire form: every Ruby type kept.
 #[derive(Clone, Debug, PartialEq)]
-pub struct WireValue(pub Value);
+pub(crate) struct WireValue(pub(crate) Value);
 
 impl Serialize for WireValue {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
@@ -43,44 +43,44 @@ impl<'de> Deserialize<'de> for WireValue {
 /// Every error answer: `{"error": kind, "message": text}`, and the Ruby
 /// exception class of a `hiera_error`.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-pub struct ErrorBody {
+pub(crate) struct ErrorBody {
     /// `not_found`, `bad_request`, `hiera_error`, …
-    pub error: String,
+    pub(crate) error: String,
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub class: Option<String>,
-    pub message: String,
+    pub(crate) class: Option<String>,
+    pub(crate) message: String,
 }
 
 /// A 422 `budget_exceeded`: a lookup refused for spending more than its
 /// budget (docs/operations.md, "Lookup budgets"); the fields of an
 /// [`ErrorBody`], and which budget, its value and the flag that sets it.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-pub struct BudgetErrorBody {
+pub(crate) struct BudgetErrorBody {
     /// `budget_exceeded`.
-    pub error: String,
+    pub(crate) error: String,
     /// `Hierad::StepBudgetExceeded` or `Hierad::ByteBudgetExceeded`.
-    pub class: String,
+    pub(crate) class: String,
     /// `steps` or `bytes`.
-    pub budget: String,
-    pub limit: u64,
+    pub(crate) budget: String,
+    pub(crate) limit: u64,
     /// The `hierad serve` flag that raises it.
-    pub flag: String,
-    pub message: String,
+    pub(crate) flag: String,
+    pub(crate) message: String,
 }
 
 /// `GET /components…`: a component and its resource definitions.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Component {
-    pub id: i64,
-    pub name: String,
-    pub resource_definitions: Vec<ResourceDefinition>,
+pub(crate) struct Component {
+    pub(crate) id: i64,
+    pub(crate) name: String,
+    pub(crate) resource_definitions: Vec<ResourceDefinition>,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-pub struct ResourceDefinition {
-    pub id: i64,
-    pub name: String,
-    pub component_id: i64,
+pub(crate) struct ResourceDefinition {
+    pub(crate) id: i64,
+    pub(crate) name: String,
+    pub(crate) component_id: i64,
 }
 
 impl From<&configdb::Component> for Component {
@@ -104,17 +104,17 @@ impl From<&configdb::Component> for Component {
 /// `POST /components`.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct NewComponent {
+pub(crate) struct NewComponent {
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub id: Option<i64>,
-    pub name: String,
+    pub(crate) id: Option<i64>,
+    pub(crate) name: String,
     #[serde(default)]
-    pub resource_definitions: Vec<NewResourceDefinition>,
+    pub(crate) resource_definitions: Vec<NewResourceDefinition>,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-pub struct NewResourceDefinition {
-    pub name: String,
+pub(crate) struct NewResourceDefinition {
+    pub(crate) name: String,
 }
 
 impl From<NewComponent> for configdb::NewComponent {
@@ -129,10 +129,10 @@ impl From<NewComponent> for configdb::NewComponent {
 
 /// `GET /environments…`: components by id.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Environment {
-    pub id: i64,
-    pub components: Vec<i64>,
-    pub hierarchy_levels: Vec<String>,
+pub(crate) struct Environment {
+    pub(crate) id: i64,
+    pub(crate) components: Vec<i64>,
+    pub(crate) hierarchy_levels: Vec<String>,
 }
 
 impl From<&configdb::Environment> for Environment {
@@ -158,36 +158,36 @@ impl From<Environment> for configdb::Environment {
 /// `POST /environments`: components by id or by name.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct NewEnvironment {
+pub(crate) struct NewEnvironment {
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub id: Option<i64>,
+    pub(crate) id: Option<i64>,
     #[serde(default)]
-    pub components: Vec<ComponentKey>,
+    pub(crate) components: Vec<ComponentKey>,
     #[serde(default)]
-    pub hierarchy_levels: Vec<String>,
+    pub(crate) hierarchy_levels: Vec<String>,
     /// The environment's own retention (`…/retention` changes it).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub retention: Option<Retention>,
+    pub(crate) retention: Option<Retention>,
 }
 
 /// `GET /environments?deleted=true`: a deleted (restorable) environment.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-pub struct DeletedEnvironment {
+pub(crate) struct DeletedEnvironment {
     #[serde(flatten)]
-    pub environment: Environment,
+    pub(crate) environment: Environment,
     /// When it was deleted, Unix seconds.
-    pub deleted_at: i64,
+    pub(crate) deleted_at: i64,
 }
 
 /// `PUT /environments/{env}/retention`: each limit `null` (the server's
 /// default) or a number, 0 for no limit.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct Retention {
+pub(crate) struct Retention {
     #[serde(default)]
-    pub keep_versions: Option<u64>,
+    pub(crate) keep_versions: Option<u64>,
     #[serde(default)]
-    pub keep_days: Option<u64>,
+    pub(crate) keep_days: Option<u64>,
 }
 
 impl From<Retention> for configdb::Retention {
@@ -211,20 +211,20 @@ impl From<configdb::Retention> for Retention {
 /// `GET|PUT /environments/{env}/retention`: the environment's own limits
 /// and those in force (its own over the server's; 0: no limit).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-pub struct RetentionAnswer {
+pub(crate) struct RetentionAnswer {
     #[serde(flatten)]
-    pub own: Retention,
-    pub effective: EffectiveRetention,
+    pub(crate) own: Retention,
+    pub(crate) effective: EffectiveRetention,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-pub struct EffectiveRetention {
-    pub keep_versions: u64,
-    pub keep_days: u64,
+pub(crate) struct EffectiveRetention {
+    pub(crate) keep_versions: u64,
+    pub(crate) keep_days: u64,
 }
 
 impl RetentionAnswer {
-    pub fn new(own: configdb::Retention, default: configdb::Retention) -> RetentionAnswer {
+    pub(crate) fn new(own: configdb::Retention, default: configdb::Retention) -> RetentionAnswer {
         let effective = own.over(default);
         RetentionAnswer {
             own: own.into(),
@@ -248,7 +248,7 @@ impl From<NewEnvironment> for configdb::NewEnvironment {
 
 /// A component named by its id (a JSON number) or its name (a string).
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct ComponentKey(pub configdb::ComponentRef);
+pub(crate) struct ComponentKey(pub(crate) configdb::ComponentRef);
 
 impl Serialize for ComponentKey {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
@@ -278,50 +278,50 @@ impl<'de> Deserialize<'de> for ComponentKey {
 /// `GET /environments/{env}/hierarchy_levels`: one level and the one
 /// before it.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-pub struct HierarchyLevel {
-    pub name: String,
-    pub parent: Option<String>,
+pub(crate) struct HierarchyLevel {
+    pub(crate) name: String,
+    pub(crate) parent: Option<String>,
 }
 
 /// `POST /environments/{env}/import`. Documents are wire JSON, decoded
 /// one by one so that an error names its resource.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct ImportRequest {
+pub(crate) struct ImportRequest {
     /// `nodes=node-1`; absent or empty: the root.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub level: Option<String>,
+    pub(crate) level: Option<String>,
     #[serde(default)]
-    pub replace: bool,
+    pub(crate) replace: bool,
     /// `values` (the default) or `overrides`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub kind: Option<String>,
+    pub(crate) kind: Option<String>,
     /// Adds each value of `level` to its level's register (created if
     /// missing) in the same request (issue 14); without it, a level value
     /// a register does not list is refused (404).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
-    pub register: bool,
-    pub documents: WireDocuments,
+    pub(crate) register: bool,
+    pub(crate) documents: WireDocuments,
 }
 
 /// `GET|PUT /environments/{env}/hierarchy_levels/{level}/register`: the
 /// values a level of the environment takes (its nodes).
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct Register {
-    pub level: String,
+pub(crate) struct Register {
+    pub(crate) level: String,
     /// Sorted.
-    pub values: Vec<String>,
+    pub(crate) values: Vec<String>,
 }
 
 /// The answer to `POST` (add) and `DELETE …/register/{value}` (remove):
 /// the register after the change, and how many values it changed.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct RegisterChange {
-    pub level: String,
-    pub values: Vec<String>,
-    pub changed: usize,
+pub(crate) struct RegisterChange {
+    pub(crate) level: String,
+    pub(crate) values: Vec<String>,
+    pub(crate) changed: usize,
 }
 
 /// An import's documents by resource name, each decoded from the wire form
@@ -330,7 +330,7 @@ pub struct RegisterChange {
 /// take a `"$serde_json::private::Number"` key for a number. A name given
 /// twice: the last wins, as in JSON objects.
 #[derive(Clone, Debug, Default, PartialEq)]
-pub struct WireDocuments(pub indexmap::IndexMap<String, Value>);
+pub(crate) struct WireDocuments(pub(crate) indexmap::IndexMap<String, Value>);
 
 impl Serialize for WireDocuments {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
@@ -375,17 +375,17 @@ impl<'de> Deserialize<'de> for WireDocuments {
 
 /// What an import did, in counts (the answer of `POST …/import`).
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
-pub struct ImportSummary {
-    pub written: usize,
-    pub unchanged: usize,
-    pub deleted: usize,
+pub(crate) struct ImportSummary {
+    pub(crate) written: usize,
+    pub(crate) unchanged: usize,
+    pub(crate) deleted: usize,
     /// Resource names newly defined in the environment's first component.
-    pub defined: Vec<String>,
+    pub(crate) defined: Vec<String>,
 }
 
 impl ImportSummary {
     /// Adds another import's counts (a remote import of several levels).
-    pub fn add(&mut self, other: ImportSummary) {
+    pub(crate) fn add(&mut self, other: ImportSummary) {
         self.written += other.written;
         self.unchanged += other.unchanged;
         self.deleted += other.deleted;
@@ -395,11 +395,11 @@ impl ImportSummary {
 
 /// One version of a document (`…/history`, `…/restore`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Version {
-    pub version: u64,
-    pub created_at: i64,
-    pub size: usize,
-    pub deleted: bool,
+pub(crate) struct Version {
+    pub(crate) version: u64,
+    pub(crate) created_at: i64,
+    pub(crate) size: usize,
+    pub(crate) deleted: bool,
 }
 
 impl From<&configdb::Version> for Version {
@@ -427,84 +427,84 @@ impl From<Version> for configdb::Version {
 /// `POST /api/v1/lookup` as a client sends it (the server decodes it by
 /// hand: see the module's note).
 #[derive(Clone, Debug, Default, PartialEq, Serialize)]
-pub struct LookupRequest {
-    pub environment: i64,
-    pub key: String,
+pub(crate) struct LookupRequest {
+    pub(crate) environment: i64,
+    pub(crate) key: String,
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub resolution: Option<String>,
+    pub(crate) resolution: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub level: Option<String>,
+    pub(crate) level: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub hierarchy: Option<Vec<String>>,
+    pub(crate) hierarchy: Option<Vec<String>>,
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub scope: Option<WireValue>,
+    pub(crate) scope: Option<WireValue>,
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub default: Option<WireValue>,
+    pub(crate) default: Option<WireValue>,
     #[serde(skip_serializing_if = "std::ops::Not::not")]
-    pub explain: bool,
+    pub(crate) explain: bool,
 }
 
 /// The answer of one lookup. `found` false with `default` true: the
 /// default applied; with neither, `value` is absent.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct LookupAnswer {
-    pub found: bool,
+pub(crate) struct LookupAnswer {
+    pub(crate) found: bool,
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
-    pub default: bool,
+    pub(crate) default: bool,
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub value: Option<WireValue>,
+    pub(crate) value: Option<WireValue>,
     /// With `explain`: every step of the lookup, in order.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub explain: Option<Vec<ExplainStep>>,
+    pub(crate) explain: Option<Vec<ExplainStep>>,
 }
 
 /// One step of an `explain`ed lookup.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct ExplainStep {
+pub(crate) struct ExplainStep {
     /// Nesting: 0 for the key asked, 1 for a lookup inside its
     /// interpolation, …
-    pub depth: usize,
-    pub key: String,
-    pub source: String,
+    pub(crate) depth: usize,
+    pub(crate) key: String,
+    pub(crate) source: String,
     /// `found`, `no_key`, `no_data` or `bad_definition`.
-    pub outcome: String,
+    pub(crate) outcome: String,
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub value: Option<WireValue>,
+    pub(crate) value: Option<WireValue>,
 }
 
 /// The answer of a lookup of several `keys`: one entry per key, in order.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct KeysAnswer {
-    pub answers: Vec<KeyAnswer>,
+pub(crate) struct KeysAnswer {
+    pub(crate) answers: Vec<KeyAnswer>,
 }
 
 /// One key's answer, or the Hiera error of its lookup.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct KeyAnswer {
+pub(crate) struct KeyAnswer {
     #[serde(flatten)]
-    pub outcome: KeyOutcome,
-    pub key: String,
+    pub(crate) outcome: KeyOutcome,
+    pub(crate) key: String,
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(untagged)]
-pub enum KeyOutcome {
+pub(crate) enum KeyOutcome {
     Failed { error: HieraFailure },
     Answered(LookupAnswer),
 }
 
 /// A lookup Hiera itself fails: the Ruby exception class and message.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-pub struct HieraFailure {
-    pub class: String,
-    pub message: String,
+pub(crate) struct HieraFailure {
+    pub(crate) class: String,
+    pub(crate) message: String,
 }
 
 /// `GET /api/v1/environments/{env}/scope`: the scope variables the
 /// environment's data interpolates.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-pub struct ScopeVariables {
-    pub variables: Vec<String>,
+pub(crate) struct ScopeVariables {
+    pub(crate) variables: Vec<String>,
 }
 
 #[cfg(test)]

@@ -16,14 +16,14 @@ use std::sync::Arc;
 
 /// Data files under each backend's datadir, cached by path.
 #[derive(Default)]
-pub struct DataFiles {
+pub(crate) struct DataFiles {
     // A RefCell because `DataSource::read` takes `&self`; the CLI is
     // single-threaded.
     cache: RefCell<HashMap<String, Arc<Hash>>>,
 }
 
 impl DataFiles {
-    pub fn new() -> DataFiles {
+    pub(crate) fn new() -> DataFiles {
         DataFiles::default()
     }
 }
@@ -76,7 +76,7 @@ impl DataFiles {
 }
 
 /// Ruby's `Errno` exception for a file that exists but cannot be read.
-pub fn io_error(path: &str, e: &std::io::Error) -> HieraError {
+pub(crate) fn io_error(path: &str, e: &std::io::Error) -> HieraError {
     if Path::new(path).is_dir() {
         // Ruby reads through a buffered IO on the first free descriptor.
         HieraError::new(

@@ -29,18 +29,18 @@
 //!   load loop, statistics and charts.
 //! - [`cli`]: one module per subcommand; the only place that parses flags.
 
-pub mod api;
-pub mod bench;
-pub mod cache;
+pub(crate) mod api;
+pub(crate) mod bench;
+pub(crate) mod cache;
 pub mod cli;
-pub mod configdb;
-pub mod datafiles;
+pub(crate) mod configdb;
+pub(crate) mod datafiles;
 pub mod hiera;
-pub mod lookup;
-pub mod ops;
-pub mod sample;
+pub(crate) mod lookup;
+pub(crate) mod ops;
+pub(crate) mod sample;
 pub mod server;
 pub mod settings;
-pub mod store;
+pub(crate) mod store;
 pub mod tree;
 pub mod wire;

@@ -12,44 +12,44 @@ use crate::hiera::{Hash, HieraError, Result, Value};
 
 /// The resource whose root `values` are an environment's Hiera
 /// configuration (what `hierad import` makes of a tree's `hiera.yaml`).
-pub const HIERA_RESOURCE: &str = "hiera";
+pub(crate) const HIERA_RESOURCE: &str = "hiera";
 
 /// One lookup, as a client states it.
 #[derive(Clone, Debug)]
-pub struct Request {
-    pub env: i64,
-    pub level: LevelPath,
-    pub key: String,
-    pub resolution: Resolution,
+pub(crate) struct Request {
+    pub(crate) env: i64,
+    pub(crate) level: LevelPath,
+    pub(crate) key: String,
+    pub(crate) resolution: Resolution,
     /// Datasource names, already interpolated (what a Hiera 3 backend gets
     /// from `Backend.datasources`); `None`: the environment's hierarchy.
-    pub hierarchy: Option<Vec<String>>,
+    pub(crate) hierarchy: Option<Vec<String>>,
     /// Overrides the configuration's `:merge_behavior:`.
-    pub merge_behavior: Option<Value>,
+    pub(crate) merge_behavior: Option<Value>,
     /// Overrides the configuration's `:deep_merge_options:` (Symbol keys).
-    pub deep_merge_options: Option<Value>,
-    pub scope: Hash,
-    pub order_override: Option<Value>,
-    pub default: Option<Value>,
-    pub explain: bool,
+    pub(crate) deep_merge_options: Option<Value>,
+    pub(crate) scope: Hash,
+    pub(crate) order_override: Option<Value>,
+    pub(crate) default: Option<Value>,
+    pub(crate) explain: bool,
 }
 
 /// An answer, with the walk that produced it when asked.
 #[derive(Clone, Debug)]
-pub struct Outcome<'s> {
-    pub answer: Answer<'s>,
-    pub steps: Vec<Step>,
+pub(crate) struct Outcome<'s> {
+    pub(crate) answer: Answer<'s>,
+    pub(crate) steps: Vec<Step>,
 }
 
 /// The datasources of one environment at one level path: each is the
 /// effective document of the resource of that name, folded key by key.
 /// An environment or path that cannot be reached has no data.
-pub struct SnapshotSource<'s, 'r> {
+pub(crate) struct SnapshotSource<'s, 'r> {
     reader: Option<PathReader<'s, 'r>>,
 }
 
 impl<'s, 'r> SnapshotSource<'s, 'r> {
-    pub fn new(snapshot: &'s Snapshot, env: i64, level: &'r LevelPath) -> Self {
+    pub(crate) fn new(snapshot: &'s Snapshot, env: i64, level: &'r LevelPath) -> Self {
         SnapshotSource {
             reader: snapshot.at(env, level),
         }
@@ -74,23 +74,13 @@ fn sym(name: &str) -> Value {
     Value::Symbol(name.to_owned())
 }
 
-/// The Hiera configuration a request runs under: the environment's own
+/// The Hiera configuration a request runs under: environment `env`'s own
 /// (`hiera` resource), with the request's hierarchy and merge settings
 /// over it, and always exactly one backend reading the store.
 ///
 /// # Errors
 ///
 /// What Hiera would raise loading such a configuration.
-pub fn config_for(snapshot: &Snapshot, request: &Request) -> Result<Config> {
-    load_config(
-        snapshot,
-        request.env,
-        request.hierarchy.as_deref(),
-        request.merge_behavior.as_ref(),
-        request.deep_merge_options.as_ref(),
-    )
-}
-
 pub(crate) fn load_config(
     snapshot: &Snapshot,
     env: i64,
@@ -125,7 +115,7 @@ pub(crate) fn hierarchy_value(levels: &[String]) -> Value {
 }
 
 /// JSON objects only have String keys; Hiera's option Hashes want Symbols.
-pub fn symbol_keys(v: &Value) -> Value {
+pub(crate) fn symbol_keys(v: &Value) -> Value {
     match v {
         Value::Hash(h) => Value::Hash(
             h.iter()
@@ -144,7 +134,7 @@ pub fn symbol_keys(v: &Value) -> Value {
 /// # Errors
 ///
 /// As [`MergeSpec::from_resolution_hash`].
-pub fn hash_resolution(options: &Value) -> Result<Resolution> {
+pub(crate) fn hash_resolution(options: &Value) -> Result<Resolution> {
     let Value::Hash(h) = symbol_keys(options) else {
         return Ok(Resolution::Hash);
     };
@@ -160,7 +150,7 @@ pub fn hash_resolution(options: &Value) -> Result<Resolution> {
 ///
 /// Every error Hiera 3.10 raises for the same lookup over YAML files, and
 /// the `*BudgetExceeded` refusal of a lookup that would overspend.
-pub fn lookup<'s>(
+pub(crate) fn lookup<'s>(
     snapshot: &'s Snapshot,
     config: &Config,
     request: &Request,
@@ -188,7 +178,7 @@ pub fn lookup<'s>(
 
 /// The scope variables an environment's hierarchy and data refer to
 /// (`%{name}`, `%{scope('name')}`), sorted: what a client must send.
-pub fn scope_variables(snapshot: &Snapshot, env: i64) -> Vec<String> {
+pub(crate) fn scope_variables(snapshot: &Snapshot, env: i64) -> Vec<String> {
     let mut names = std::collections::BTreeSet::new();
     let mut visit = |v: &Value| collect_variables(v, &mut names);
     if let Some(resources) = snapshot.resource_names(env) {
@@ -250,6 +240,17 @@ mod tests {
     use crate::rhash;
     use crate::store::{SqliteStore, Store};
     use std::sync::Arc;
+
+    /// The configuration `request` runs under, loaded afresh.
+    fn config_for(snapshot: &Snapshot, request: &Request) -> Result<Config> {
+        load_config(
+            snapshot,
+            request.env,
+            request.hierarchy.as_deref(),
+            request.merge_behavior.as_ref(),
+            request.deep_merge_options.as_ref(),
+        )
+    }
 
     /// Environment 1 (no levels) with resources hiera, a, b and c; `n` is a
     /// nested Hash, so merge behaviours answer differently.

@@ -11,7 +11,7 @@ use crate::tree::{TreeError, TreeFile, read_texts};
 use std::path::Path;
 
 /// The sample's files: (path under `data/`, text).
-pub const FILES: &[(&str, &str)] = &[
+pub(crate) const FILES: &[(&str, &str)] = &[
     ("astute.yaml", include_str!("../data/astute.yaml")),
     ("globals.yaml", include_str!("../data/globals.yaml")),
     ("hiera.yaml", include_str!("../data/hiera.yaml")),
@@ -42,14 +42,14 @@ pub const FILES: &[(&str, &str)] = &[
 ];
 
 /// How logs and errors name the built-in sample.
-pub const NAME: &str = "the built-in sample (data/ of the hierad source)";
+pub(crate) const NAME: &str = "the built-in sample (data/ of the hierad source)";
 
 /// The built-in sample's documents, as `read_tree` would read `data/`.
 ///
 /// # Errors
 ///
 /// None in a released binary (the test below reads every file).
-pub fn files() -> Result<Vec<TreeFile>, TreeError> {
+pub(crate) fn files() -> Result<Vec<TreeFile>, TreeError> {
     read_texts(Path::new("(built-in sample)"), FILES)
 }
 

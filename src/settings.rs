@@ -8,67 +8,67 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 /// The port `hierad serve` listens on by default.
-pub const DEFAULT_PORT: u16 = 8750;
+pub(crate) const DEFAULT_PORT: u16 = 8750;
 
 /// The database `hierad serve` and local `hierad config`/`import` use by
 /// default: `hierad.db` in the working directory.
-pub const DEFAULT_DB: &str = "hierad.db";
+pub(crate) const DEFAULT_DB: &str = "hierad.db";
 
 /// How often a server looks for other processes' writes: well within the
 /// 100 ms in which issue 11 wants them seen, at one cheap read each.
-pub const DEFAULT_SYNC_EVERY: Duration = Duration::from_millis(20);
+pub(crate) const DEFAULT_SYNC_EVERY: Duration = Duration::from_millis(20);
 
 /// The server's settings.
 #[derive(Clone, Debug)]
 pub struct Settings {
-    pub listen: SocketAddr,
-    pub db: PathBuf,
+    pub(crate) listen: SocketAddr,
+    pub(crate) db: PathBuf,
     /// The largest request body accepted (413 beyond).
-    pub body_limit: usize,
+    pub(crate) body_limit: usize,
     /// Every request is answered or abandoned within this time.
-    pub request_timeout: Duration,
+    pub(crate) request_timeout: Duration,
     /// The sample tree loaded into an empty database on first start.
-    pub sample: Sample,
+    pub(crate) sample: Sample,
     /// The lookup-answer cache's budget, in bytes of cached answers.
-    pub cache_bytes: u64,
+    pub(crate) cache_bytes: u64,
     /// Connections served at once; at the limit a new one closes an idle
     /// one, or waits while every connection is busy.
-    pub max_connections: usize,
+    pub(crate) max_connections: usize,
     /// A request head must arrive whole within this time once it starts
     /// (or once a new connection is accepted).
-    pub header_timeout: Duration,
+    pub(crate) header_timeout: Duration,
     /// A connection with no request for this long is closed.
-    pub idle_timeout: Duration,
+    pub(crate) idle_timeout: Duration,
     /// The largest request head (request line and headers) answered; one
     /// over twice this is refused by the HTTP layer before routing.
-    pub max_header_bytes: usize,
+    pub(crate) max_header_bytes: usize,
     /// After a shutdown signal, connections still open after this long are
     /// closed.
-    pub shutdown_timeout: Duration,
+    pub(crate) shutdown_timeout: Duration,
     /// What one lookup request may spend on interpolation (422 beyond).
-    pub lookup_budget: Budget,
+    pub(crate) lookup_budget: Budget,
     /// Lookups too costly to answer on the async workers run on the
     /// blocking pool, at most this many at once, so they neither starve
     /// `/healthz` nor take every core.
-    pub lookup_workers: usize,
+    pub(crate) lookup_workers: usize,
     /// The retention of environments that set none of their own.
-    pub retention: Retention,
+    pub(crate) retention: Retention,
     /// How often old versions are pruned and the database size measured.
-    pub prune_every: Duration,
+    pub(crate) prune_every: Duration,
     /// How often the server reads the store's generation to publish what
     /// other processes wrote (see `server::sync`).
-    pub sync_every: Duration,
+    pub(crate) sync_every: Duration,
     /// How long a request naming a minimum generation waits for this
     /// replica to reach it (503 after).
-    pub min_generation_wait: Duration,
+    pub(crate) min_generation_wait: Duration,
     /// A server that has not confirmed for this long that it serves the
     /// database's newest generation is stale: /readyz answers 503.
-    pub max_lag: Duration,
+    pub(crate) max_lag: Duration,
 }
 
 /// Which sample `hierad serve` loads into an empty database.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub enum Sample {
+pub(crate) enum Sample {
     /// None (`--no-sample`).
     Off,
     /// The one built into the binary ([`crate::sample`]).
@@ -105,6 +105,6 @@ impl Default for Settings {
 
 /// One costly lookup per core: they are CPU-bound, more at once would
 /// only share the cores more finely.
-pub fn default_lookup_workers() -> usize {
+pub(crate) fn default_lookup_workers() -> usize {
     std::thread::available_parallelism().map_or(2, std::num::NonZero::get)
 }

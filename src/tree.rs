@@ -22,7 +22,7 @@ use std::path::{Path, PathBuf};
 /// and the problem.
 #[derive(Debug, thiserror::Error)]
 #[error("{0}")]
-pub struct TreeError(pub String);
+pub struct TreeError(pub(crate) String);
 
 macro_rules! tree_error {
     ($($arg:tt)*) => { TreeError(format!($($arg)*)) };
@@ -30,12 +30,12 @@ macro_rules! tree_error {
 
 /// The largest data file `hierad import` reads unless `--max-file-mib`:
 /// the server's default body limit, and far above a Fuel `astute.yaml`.
-pub const DEFAULT_FILE_MIB: u64 = 16;
+pub(crate) const DEFAULT_FILE_MIB: u64 = 16;
 
 /// The most data a tree may hold unless `--max-total-mib`. Reading and
 /// storing YAML takes 20 to 40 times its size in memory (measured), so
 /// this keeps an import's peak near 2 GiB at worst.
-pub const DEFAULT_TOTAL_MIB: u64 = 64;
+pub(crate) const DEFAULT_TOTAL_MIB: u64 = 64;
 
 const MIB: u64 = 1024 * 1024;
 
@@ -48,14 +48,14 @@ const MAX_DEPTH: usize = 64;
 /// again while reading (at most one byte past a limit is ever read), so
 /// memory stays bounded whatever the tree holds.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Limits {
-    pub file_bytes: u64,
-    pub total_bytes: u64,
+pub(crate) struct Limits {
+    pub(crate) file_bytes: u64,
+    pub(crate) total_bytes: u64,
 }
 
 impl Limits {
     /// Limits given in MiB, as the flags give them.
-    pub fn mib(file: u64, total: u64) -> Limits {
+    pub(crate) fn mib(file: u64, total: u64) -> Limits {
         Limits {
             file_bytes: file.saturating_mul(MIB),
             total_bytes: total.saturating_mul(MIB),
@@ -71,11 +71,11 @@ impl Default for Limits {
 
 /// One data file of a tree.
 #[derive(Clone, Debug, PartialEq)]
-pub struct TreeFile {
+pub(crate) struct TreeFile {
     /// The resource name: `override/node/node-1.domain.tld`.
-    pub resource: String,
-    pub path: PathBuf,
-    pub content: Hash,
+    pub(crate) resource: String,
+    pub(crate) path: PathBuf,
+    pub(crate) content: Hash,
 }
 
 /// [`read_tree_with`] the default [`Limits`].
@@ -83,7 +83,7 @@ pub struct TreeFile {
 /// # Errors
 ///
 /// As [`read_tree_with`].
-pub fn read_tree(root: &Path) -> Result<Vec<TreeFile>, TreeError> {
+pub(crate) fn read_tree(root: &Path) -> Result<Vec<TreeFile>, TreeError> {
     read_tree_with(root, &Limits::default(), &mut |_, _| {})
 }
 
@@ -105,7 +105,7 @@ pub fn read_tree(root: &Path) -> Result<Vec<TreeFile>, TreeError> {
 /// limit, or is not Hiera data (the error names it); a file name that is
 /// not a valid resource name; or two files (`a.yaml`, `a.json`) that
 /// would be the same resource.
-pub fn read_tree_with(
+pub(crate) fn read_tree_with(
     root: &Path,
     limits: &Limits,
     on_file: &mut dyn FnMut(usize, usize),
@@ -440,7 +440,7 @@ pub fn read_file(path: &Path) -> Result<Hash, TreeError> {
 ///
 /// As [`read_tree`]: a bad resource name, two files of one resource,
 /// text that is not Hiera data.
-pub fn read_texts(root: &Path, files: &[(&str, &str)]) -> Result<Vec<TreeFile>, TreeError> {
+pub(crate) fn read_texts(root: &Path, files: &[(&str, &str)]) -> Result<Vec<TreeFile>, TreeError> {
     let mut docs: Vec<TreeFile> = Vec::with_capacity(files.len());
     for (rel, text) in files {
         let rel = Path::new(rel);

@@ -34,19 +34,19 @@ use std::fmt;
 use std::sync::OnceLock;
 
 /// The tag key; an object holding it is a tagged value.
-pub const TAG: &str = "__hierad__";
+pub(crate) const TAG: &str = "__hierad__";
 
 /// How many levels of Hashes and Arrays a stored value may nest, a
 /// document's own Hash being the first (keys count as the values do).
 /// 64 leaves every accepted document's answer within the 100 levels of
 /// Ruby's `JSON.parse` (the shim's reader) while it uses plain Hashes, and
 /// is far beyond what Hiera data needs (Fuel's deepest astute: 9).
-pub const MAX_DEPTH: usize = 64;
+pub(crate) const MAX_DEPTH: usize = 64;
 
 /// The deepest JSON the stored form of a value within [`MAX_DEPTH`] can
 /// be: three JSON levels per level (tagged Hashes), plus a tagged Symbol
 /// or Float at the bottom. The reader refuses anything deeper.
-pub const MAX_JSON_DEPTH: usize = 3 * MAX_DEPTH + 1;
+pub(crate) const MAX_JSON_DEPTH: usize = 3 * MAX_DEPTH + 1;
 
 /// Stack kept free below each JSON level the reader descends (serde_json's
 /// frames and ours for one level take a few kilobytes unoptimised); when
@@ -113,7 +113,7 @@ pub fn to_json(v: &Value) -> Json {
 }
 
 /// Encodes a value as wire JSON text.
-pub fn to_string(v: &Value) -> String {
+pub(crate) fn to_string(v: &Value) -> String {
     let mut out = Vec::new();
     write_to(&mut out, v);
     // Whole UTF-8 strings and ASCII are all that is written.
@@ -123,7 +123,7 @@ pub fn to_string(v: &Value) -> String {
 /// Appends a value's wire JSON text to `out`, as [`to_json`] encodes it,
 /// but written straight from the value: answers of tens of kilobytes
 /// build no JSON tree, and land in the buffer that becomes the response.
-pub fn write_to(out: &mut Vec<u8>, v: &Value) {
+pub(crate) fn write_to(out: &mut Vec<u8>, v: &Value) {
     match v {
         Value::Nil => out.extend_from_slice(b"null"),
         Value::Bool(true) => out.extend_from_slice(b"true"),
@@ -229,7 +229,7 @@ pub fn from_str(text: &str) -> Result<Value, WireError> {
 ///
 /// Text that is not a `T`, or nests past [`MAX_JSON_DEPTH`] plus a few
 /// levels of envelope.
-pub fn from_envelope<T: serde::de::DeserializeOwned>(text: &str) -> Result<T, WireError> {
+pub(crate) fn from_envelope<T: serde::de::DeserializeOwned>(text: &str) -> Result<T, WireError> {
     // Envelopes (an answer, an explanation) add a few levels.
     const ENVELOPE: usize = 8;
     if json_nesting(text.as_bytes()) > MAX_JSON_DEPTH + ENVELOPE {
@@ -277,7 +277,7 @@ fn json_nesting(text: &[u8]) -> usize {
 /// once, into their final values). One per document; [`Decoding::seed`]
 /// decodes a value of it.
 #[derive(Default)]
-pub struct Decoding {
+pub(crate) struct Decoding {
     /// Why the parse stopped at a malformed tagged value: serde's errors
     /// carry only text (and serde_json adds the position to it).
     tag_error: Cell<Option<WireError>>,
@@ -292,7 +292,7 @@ pub struct Decoding {
 }
 
 impl Decoding {
-    pub fn seed(&self) -> Decode<'_> {
+    pub(crate) fn seed(&self) -> Decode<'_> {
         Decode(self)
     }
 
@@ -311,21 +311,21 @@ impl Decoding {
     }
 
     /// What stopped a parse: the tagged value's error, or serde's.
-    pub fn error(&self, e: &impl fmt::Display) -> WireError {
+    pub(crate) fn error(&self, e: &impl fmt::Display) -> WireError {
         self.tag_error
             .take()
             .unwrap_or_else(|| WireError::Json(e.to_string()))
     }
 
     /// Whether the parse stopped at a malformed tagged value.
-    pub fn take_tag_error(&self) -> Option<WireError> {
+    pub(crate) fn take_tag_error(&self) -> Option<WireError> {
         self.tag_error.take()
     }
 }
 
 /// A [`DeserializeSeed`] of one wire value, from [`Decoding::seed`].
 #[derive(Clone, Copy)]
-pub struct Decode<'d>(&'d Decoding);
+pub(crate) struct Decode<'d>(&'d Decoding);
 
 /// Whether serde_json presents a number with the map type `A`: with
 /// `arbitrary_precision`, a number that is not a 64-bit integer comes as a

@@ -16,7 +16,7 @@ use tokio::net::TcpListener;
 
 /// What every request gets: a short found answer, as a lookup of a
 /// node's fqdn gives.
-pub const FIXED: &[u8] = br#"{"found":true,"value":"node-1.test.domain.local"}"#;
+pub(crate) const FIXED: &[u8] = br#"{"found":true,"value":"node-1.test.domain.local"}"#;
 
 async fn answer(request: Request<Incoming>) -> Result<Response<Full<Bytes>>, Infallible> {
     // Read the body, as a real server must.
@@ -33,7 +33,7 @@ async fn answer(request: Request<Incoming>) -> Result<Response<Full<Bytes>>, Inf
 /// # Errors
 ///
 /// The listener fails.
-pub async fn serve(
+pub(crate) async fn serve(
     listener: TcpListener,
     nodelay: bool,
     shutdown: impl Future<Output = ()>,

@@ -136,7 +136,7 @@ impl Panel {
 }
 
 /// The chart of `reports` (one line each, in the legend by label).
-pub fn svg(reports: &[Report]) -> String {
+pub(crate) fn svg(reports: &[Report]) -> String {
     let height = TOP + 3.0 * (PANEL + GAP) + 20.0;
     let mut out = format!(
         r##"<svg xmlns="http://www.w3.org/2000/svg" width="{WIDTH}" height="{height}" font-family="sans-serif" font-size="12"><rect width="100%" height="100%" fill="white"/>"##

@@ -22,8 +22,8 @@ use tokio::net::TcpStream;
 
 /// Where the server is: `http://host:port` (a path after it is ignored).
 #[derive(Clone, Debug, PartialEq)]
-pub struct Target {
-    pub authority: String,
+pub(crate) struct Target {
+    pub(crate) authority: String,
 }
 
 impl std::str::FromStr for Target {
@@ -44,7 +44,7 @@ impl std::str::FromStr for Target {
 }
 
 impl Target {
-    pub fn url(&self) -> String {
+    pub(crate) fn url(&self) -> String {
         format!("http://{}", self.authority)
     }
 
@@ -58,26 +58,26 @@ impl Target {
 
 /// When the measurement stops.
 #[derive(Clone, Copy, Debug, PartialEq)]
-pub enum Limit {
+pub(crate) enum Limit {
     Duration(Duration),
     Requests(u64),
 }
 
 /// How to run.
 #[derive(Clone, Debug)]
-pub struct Options {
-    pub target: Target,
-    pub label: String,
-    pub connections: usize,
-    pub limit: Limit,
-    pub warmup: Duration,
+pub(crate) struct Options {
+    pub(crate) target: Target,
+    pub(crate) label: String,
+    pub(crate) connections: usize,
+    pub(crate) limit: Limit,
+    pub(crate) warmup: Duration,
     /// Every request distinct (a scope variable no data reads), so no
     /// answer comes from the server's cache.
-    pub unique: bool,
-    pub seed: u64,
+    pub(crate) unique: bool,
+    pub(crate) seed: u64,
     /// Publish a new version of the plan's write resource this often.
-    pub write_every: Option<Duration>,
-    pub progress: bool,
+    pub(crate) write_every: Option<Duration>,
+    pub(crate) progress: bool,
 }
 
 /// One keep-alive connection.
@@ -126,32 +126,15 @@ impl Conn {
 /// # Errors
 ///
 /// The server cannot be reached.
-pub async fn get(target: &Target, path: &str) -> std::io::Result<(StatusCode, Bytes)> {
+pub(crate) async fn get(target: &Target, path: &str) -> std::io::Result<(StatusCode, Bytes)> {
     let mut conn = Conn::open(target.addr().await?).await?;
     conn.send(Method::GET, &target.authority, path, Vec::new())
         .await
         .map_err(std::io::Error::other)
 }
 
-/// One request with a body on a fresh connection.
-///
-/// # Errors
-///
-/// The server cannot be reached.
-pub async fn send(
-    target: &Target,
-    method: Method,
-    path: &str,
-    body: Vec<u8>,
-) -> std::io::Result<(StatusCode, Bytes)> {
-    let mut conn = Conn::open(target.addr().await?).await?;
-    conn.send(method, &target.authority, path, body)
-        .await
-        .map_err(std::io::Error::other)
-}
-
 /// The server's cache counters (hits, misses), if it exports them.
-pub async fn cache_counters(target: &Target) -> Option<(u64, u64)> {
+pub(crate) async fn cache_counters(target: &Target) -> Option<(u64, u64)> {
     let (status, body) = get(target, "/metrics").await.ok()?;
     if !status.is_success() {
         return None;
@@ -160,7 +143,7 @@ pub async fn cache_counters(target: &Target) -> Option<(u64, u64)> {
 }
 
 /// `hierad_lookup_cache_total{result="hit"|"miss"}` from Prometheus text.
-pub fn parse_cache_counters(text: &str) -> Option<(u64, u64)> {
+pub(crate) fn parse_cache_counters(text: &str) -> Option<(u64, u64)> {
     let mut hits = None;
     let mut misses = None;
     for line in text.lines() {
@@ -361,7 +344,7 @@ async fn writer(
 /// # Errors
 ///
 /// The server cannot be resolved, or the plan has no key for the mix.
-pub async fn run(
+pub(crate) async fn run(
     plan: Arc<Plan>,
     sampler: Sampler,
     options: Options,

@@ -29,14 +29,14 @@ use std::path::Path;
 /// (`tests/fixtures/fuel/`) and the sample's globals and override layers
 /// (`data/`).
 #[derive(Clone, Debug)]
-pub struct Sources {
-    pub primary_controller: String,
-    pub compute: String,
-    pub ceph_osd: String,
-    pub globals: String,
-    pub plugins: String,
-    pub role: String,
-    pub cluster: String,
+pub(crate) struct Sources {
+    pub(crate) primary_controller: String,
+    pub(crate) compute: String,
+    pub(crate) ceph_osd: String,
+    pub(crate) globals: String,
+    pub(crate) plugins: String,
+    pub(crate) role: String,
+    pub(crate) cluster: String,
 }
 
 impl Sources {
@@ -46,7 +46,7 @@ impl Sources {
     /// # Errors
     ///
     /// A file is missing: run from the repository, or give the folders.
-    pub fn read(fixtures: &Path, sample: &Path) -> std::io::Result<Sources> {
+    pub(crate) fn read(fixtures: &Path, sample: &Path) -> std::io::Result<Sources> {
         let read = |path: std::path::PathBuf| {
             std::fs::read_to_string(&path).map_err(|e| {
                 std::io::Error::new(e.kind(), format!("cannot read {}: {e}", path.display()))
@@ -69,7 +69,7 @@ impl Sources {
 
 /// The top-level astute keys that differ between the nodes of one
 /// environment (found by comparing the three fixtures).
-pub const NODE_KEYS: [&str; 7] = [
+pub(crate) const NODE_KEYS: [&str; 7] = [
     "fqdn",
     "uid",
     "user_node_name",
@@ -80,12 +80,12 @@ pub const NODE_KEYS: [&str; 7] = [
 ];
 
 /// How many nodes the shared `nodes` and `network_metadata` describe.
-pub const LISTED_NODES: usize = 45;
+pub(crate) const LISTED_NODES: usize = 45;
 
-pub const DOMAIN: &str = "test.domain.local";
+pub(crate) const DOMAIN: &str = "test.domain.local";
 
 /// Fuel's hierarchy (MOS 9.x `hiera.yaml`) with two plugins' levels: 17.
-pub const HIERARCHY: [&str; 17] = [
+pub(crate) const HIERARCHY: [&str; 17] = [
     "override/node/%{::fqdn}",
     "override/class/%{calling_class}",
     "override/module/%{calling_module}",
@@ -107,19 +107,19 @@ pub const HIERARCHY: [&str; 17] = [
 
 /// A generated environment, in memory.
 #[derive(Debug)]
-pub struct Generated {
+pub(crate) struct Generated {
     /// Root documents by resource name (`hiera` is the Hiera
     /// configuration, Symbol keys as in `hiera.yaml`).
-    pub root: Vec<(String, Hash)>,
-    pub nodes: Vec<Node>,
-    pub plan: Plan,
+    pub(crate) root: Vec<(String, Hash)>,
+    pub(crate) nodes: Vec<Node>,
+    pub(crate) plan: Plan,
 }
 
 /// One node's own documents, imported at `nodes=<fqdn>`.
 #[derive(Debug)]
-pub struct Node {
-    pub fqdn: String,
-    pub docs: Vec<(String, Hash)>,
+pub(crate) struct Node {
+    pub(crate) fqdn: String,
+    pub(crate) docs: Vec<(String, Hash)>,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -325,7 +325,7 @@ fn template_of(templates: &[Template; 3], role: Role) -> &Template {
 /// # Errors
 ///
 /// A source does not parse, or lacks what a Fuel node's data has.
-pub fn generate(sources: &Sources, nodes: usize, seed: u64) -> Result<Generated, String> {
+pub(crate) fn generate(sources: &Sources, nodes: usize, seed: u64) -> Result<Generated, String> {
     let templates = [
         Template::parse(&sources.primary_controller, "primary-controller fixture")?,
         Template::parse(&sources.compute, "compute fixture")?,
@@ -592,9 +592,9 @@ fn plan_for(root: &[(String, Hash)], nodes: &[Node]) -> Plan {
 
 /// What [`write`] wrote.
 #[derive(Debug, Default, PartialEq)]
-pub struct Written {
-    pub files: usize,
-    pub bytes: u64,
+pub(crate) struct Written {
+    pub(crate) files: usize,
+    pub(crate) bytes: u64,
 }
 
 /// Writes `generated` under `dir`: `root/` (the tree for the
@@ -605,7 +605,7 @@ pub struct Written {
 /// # Errors
 ///
 /// The files cannot be written.
-pub fn write(generated: &Generated, dir: &Path) -> std::io::Result<Written> {
+pub(crate) fn write(generated: &Generated, dir: &Path) -> std::io::Result<Written> {
     let mut written = Written::default();
     let mut put = |path: &Path, text: &str| -> std::io::Result<()> {
         if let Some(parent) = path.parent() {

@@ -17,19 +17,19 @@ use std::sync::Arc;
 use std::time::Instant;
 
 /// The component generated resources are defined in.
-pub const COMPONENT: &str = "fuel";
+pub(crate) const COMPONENT: &str = "fuel";
 
 /// What a load did, and how fast.
 #[derive(Clone, Debug, Default, PartialEq, Serialize)]
-pub struct Loaded {
-    pub levels: usize,
-    pub documents: usize,
+pub(crate) struct Loaded {
+    pub(crate) levels: usize,
+    pub(crate) documents: usize,
     /// Size of the documents as wire JSON.
-    pub bytes: u64,
-    pub seconds: f64,
-    pub documents_per_s: f64,
-    pub levels_per_s: f64,
-    pub mb_per_s: f64,
+    pub(crate) bytes: u64,
+    pub(crate) seconds: f64,
+    pub(crate) documents_per_s: f64,
+    pub(crate) levels_per_s: f64,
+    pub(crate) mb_per_s: f64,
 }
 
 impl Loaded {
@@ -49,7 +49,7 @@ impl Loaded {
         self
     }
 
-    pub fn text(&self) -> String {
+    pub(crate) fn text(&self) -> String {
         format!(
             "imported {} documents at {} levels ({:.1} MB) in {:.2} s: {:.0} documents/s, {:.1} levels/s, {:.1} MB/s\n",
             self.documents,
@@ -102,7 +102,7 @@ fn read(path: &Path) -> Result<Vec<TreeFile>, BenchError> {
 /// # Errors
 ///
 /// A file cannot be read, or the server refuses.
-pub fn via_server(target: &Target, dir: &Path, env: i64) -> Result<Loaded, BenchError> {
+pub(crate) fn via_server(target: &Target, dir: &Path, env: i64) -> Result<Loaded, BenchError> {
     let started = Instant::now();
     let trees = read_levels(dir)?;
     let remote = Remote::new(&target.url()).map_err(ops::OpsError::from)?;
@@ -115,7 +115,7 @@ pub fn via_server(target: &Target, dir: &Path, env: i64) -> Result<Loaded, Bench
 /// # Errors
 ///
 /// A file cannot be read, or the store refuses.
-pub fn into_db(db: &Path, dir: &Path, env: i64) -> Result<Loaded, BenchError> {
+pub(crate) fn into_db(db: &Path, dir: &Path, env: i64) -> Result<Loaded, BenchError> {
     let started = Instant::now();
     let trees = read_levels(dir)?;
     let local = Local::new(Arc::new(SqliteStore::open(db)?));

@@ -9,15 +9,15 @@
 //! - [`baseline`]: the bare hyper server hierad is compared with;
 //! - [`visible`]: write-to-visible latency across two servers.
 
-pub mod baseline;
-pub mod chart;
-pub mod client;
-pub mod generate;
-pub mod load;
-pub mod plan;
-pub mod rng;
-pub mod stats;
-pub mod visible;
+pub(crate) mod baseline;
+pub(crate) mod chart;
+pub(crate) mod client;
+pub(crate) mod generate;
+pub(crate) mod load;
+pub(crate) mod plan;
+pub(crate) mod rng;
+pub(crate) mod stats;
+pub(crate) mod visible;
 
 use crate::api;
 use crate::hiera::{Hash, Value};
@@ -27,7 +27,7 @@ use plan::Plan;
 /// What can go wrong in a bench run; the message names what was being
 /// done.
 #[derive(Debug, thiserror::Error)]
-pub enum BenchError {
+pub(crate) enum BenchError {
     /// The server cannot be reached, or a file cannot be read or written.
     #[error("{context}: {source}")]
     Io {
@@ -60,12 +60,16 @@ pub enum BenchError {
 }
 
 impl BenchError {
-    pub fn io(context: impl Into<String>) -> impl FnOnce(std::io::Error) -> BenchError {
+    pub(crate) fn io(context: impl Into<String>) -> impl FnOnce(std::io::Error) -> BenchError {
         let context = context.into();
         move |source| BenchError::Io { context, source }
     }
 
-    pub fn refused(what: impl Into<String>, status: hyper::StatusCode, body: &[u8]) -> BenchError {
+    pub(crate) fn refused(
+        what: impl Into<String>,
+        status: hyper::StatusCode,
+        body: &[u8],
+    ) -> BenchError {
         BenchError::Refused {
             what: what.into(),
             status: status.as_u16(),
@@ -108,7 +112,7 @@ async fn get_value(target: &Target, path: &str) -> Result<Option<Value>, BenchEr
 /// # Errors
 ///
 /// The server cannot be reached, or the environment has no hierarchy.
-pub async fn discover(target: &Target, env: i64) -> Result<Plan, BenchError> {
+pub(crate) async fn discover(target: &Target, env: i64) -> Result<Plan, BenchError> {
     let path = format!("/api/v1/config/environments/{env}");
     let Some(text) = get_body(target, &path).await? else {
         return Err(BenchError::Invalid(format!(

@@ -10,43 +10,43 @@ use serde::{Deserialize, Serialize};
 use std::fmt::Write as _;
 
 /// Answers at least this large (as wire JSON) form the `large` class.
-pub const LARGE_BYTES: usize = 10_000;
+pub(crate) const LARGE_BYTES: usize = 10_000;
 
 /// The file `hierad bench generate` writes its plan to.
-pub const PLAN_FILE: &str = "bench-plan.json";
+pub(crate) const PLAN_FILE: &str = "bench-plan.json";
 
 /// Everything the load generator needs to build realistic requests.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct Plan {
-    pub environment: i64,
+pub(crate) struct Plan {
+    pub(crate) environment: i64,
     /// The hierarchy level node data lives at (`nodes`): requests carry
     /// `level: "nodes=<fqdn>"`. Empty: requests stay at the root.
-    pub level: String,
+    pub(crate) level: String,
     /// The nodes' fqdns; the scope's `::fqdn` of each request.
-    pub nodes: Vec<String>,
+    pub(crate) nodes: Vec<String>,
     /// The Hiera hierarchy, uninterpolated (`override/node/%{::fqdn}`);
     /// each request carries it interpolated, as the shim sends it.
-    pub hierarchy: Vec<String>,
+    pub(crate) hierarchy: Vec<String>,
     /// The Puppet classes doing lookups (`calling_class`; the module is
     /// its first segment).
-    pub calling_classes: Vec<String>,
-    pub classes: Vec<KeyClass>,
+    pub(crate) calling_classes: Vec<String>,
+    pub(crate) classes: Vec<KeyClass>,
     /// A small root resource that `--write-every` publishes new versions
     /// of while the bench runs.
-    pub write_resource: String,
+    pub(crate) write_resource: String,
 }
 
 /// Keys looked up the same way.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct KeyClass {
-    pub name: String,
+pub(crate) struct KeyClass {
+    pub(crate) name: String,
     /// `priority`, `array` or `hash`.
-    pub resolution: String,
-    pub keys: Vec<String>,
+    pub(crate) resolution: String,
+    pub(crate) keys: Vec<String>,
 }
 
 /// The classes, in the order the default mix names them.
-pub const CLASSES: [&str; 6] = [
+pub(crate) const CLASSES: [&str; 6] = [
     "priority",
     "interpolated",
     "hash",
@@ -58,11 +58,12 @@ pub const CLASSES: [&str; 6] = [
 /// The default weights: mostly priority lookups and misses (Puppet's
 /// automatic parameter lookup asks for every `class::param`, most of
 /// which no data sets), some merges, and the occasional huge hash.
-pub const DEFAULT_MIX: &str = "priority=45,interpolated=15,hash=10,array=5,large=2,missing=23";
+pub(crate) const DEFAULT_MIX: &str =
+    "priority=45,interpolated=15,hash=10,array=5,large=2,missing=23";
 
 /// Class weights, parsed from `name=weight,…`.
 #[derive(Clone, Debug, PartialEq)]
-pub struct Mix(pub Vec<(String, u32)>);
+pub(crate) struct Mix(pub(crate) Vec<(String, u32)>);
 
 impl std::str::FromStr for Mix {
     type Err = String;
@@ -93,18 +94,18 @@ impl std::str::FromStr for Mix {
 
 /// One lookup to send.
 #[derive(Clone, Debug, PartialEq)]
-pub struct Pick<'p> {
+pub(crate) struct Pick<'p> {
     /// Index into the plan's classes.
-    pub class: usize,
-    pub key: &'p str,
-    pub node: usize,
-    pub calling_class: usize,
+    pub(crate) class: usize,
+    pub(crate) key: &'p str,
+    pub(crate) node: usize,
+    pub(crate) calling_class: usize,
 }
 
 /// Draws lookups from a plan by a mix; classes the plan lacks (or
 /// without keys) are dropped from the mix.
 #[derive(Clone, Debug)]
-pub struct Sampler {
+pub(crate) struct Sampler {
     /// (class index, cumulative weight).
     table: Vec<(usize, u64)>,
     total: u64,
@@ -114,7 +115,7 @@ impl Sampler {
     /// # Errors
     ///
     /// No class of the mix has keys in the plan.
-    pub fn new(plan: &Plan, mix: &Mix) -> Result<Sampler, String> {
+    pub(crate) fn new(plan: &Plan, mix: &Mix) -> Result<Sampler, String> {
         let mut table = Vec::new();
         let mut total = 0u64;
         for (name, weight) in &mix.0 {
@@ -136,7 +137,7 @@ impl Sampler {
         Ok(Sampler { table, total })
     }
 
-    pub fn pick<'p>(&self, plan: &'p Plan, rng: &mut Rng) -> Pick<'p> {
+    pub(crate) fn pick<'p>(&self, plan: &'p Plan, rng: &mut Rng) -> Pick<'p> {
         let roll = rng.next_u64() % self.total;
         let class = self
             .table
@@ -174,7 +175,7 @@ fn owner(key: &str, n: usize) -> usize {
 
 /// Request bodies: the per-(node, calling class) part, with the
 /// interpolated hierarchy, is rendered once; a request adds its key.
-pub struct Bodies {
+pub(crate) struct Bodies {
     /// `{"environment":…,"level":…,"hierarchy":[…],"scope":{…` (open).
     prefixes: Vec<String>,
     classes: usize,
@@ -182,7 +183,7 @@ pub struct Bodies {
 }
 
 impl Bodies {
-    pub fn new(plan: &Plan) -> Bodies {
+    pub(crate) fn new(plan: &Plan) -> Bodies {
         let nodes: Vec<Option<&str>> = if plan.nodes.is_empty() {
             vec![None]
         } else {
@@ -212,7 +213,7 @@ impl Bodies {
 
     /// The JSON body of one lookup; `unique` adds a scope variable no data
     /// reads, so the server cannot answer from its cache.
-    pub fn body(&self, pick: &Pick<'_>, unique: Option<u64>) -> Vec<u8> {
+    pub(crate) fn body(&self, pick: &Pick<'_>, unique: Option<u64>) -> Vec<u8> {
         let prefix = &self.prefixes[pick.node * self.classes + pick.calling_class];
         let mut out = String::with_capacity(prefix.len() + pick.key.len() + 64);
         out.push_str(prefix);
@@ -275,7 +276,7 @@ fn prefix(plan: &Plan, node: Option<&str>, calling_class: &str) -> String {
 
 /// A hierarchy level with its `%{var}` tokens replaced, as
 /// `Backend.datasources` does for the shim (unknown variables are empty).
-pub fn expand(level: &str, var: &dyn Fn(&str) -> String) -> String {
+pub(crate) fn expand(level: &str, var: &dyn Fn(&str) -> String) -> String {
     let mut out = String::with_capacity(level.len());
     let mut rest = level;
     while let Some(start) = rest.find("%{") {
@@ -294,7 +295,7 @@ pub fn expand(level: &str, var: &dyn Fn(&str) -> String) -> String {
 /// `sources` are (name, document) in hierarchy order, most specific
 /// first; `node_keys` are keys only node-level data sets (looked up by
 /// priority). `missing` keys are made up from the calling classes.
-pub fn classify(
+pub(crate) fn classify(
     sources: &[(String, &Hash)],
     node_keys: &[String],
     calling_classes: &[String],
@@ -384,7 +385,7 @@ fn interpolates(v: &Value) -> bool {
 }
 
 /// The Puppet classes whose lookups the bench imitates.
-pub fn default_calling_classes() -> Vec<String> {
+pub(crate) fn default_calling_classes() -> Vec<String> {
     [
         "openstack::keystone",
         "openstack::nova::controller",

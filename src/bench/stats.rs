@@ -9,43 +9,43 @@ use std::fmt::Write as _;
 
 /// One timed request.
 #[derive(Clone, Copy, Debug, PartialEq)]
-pub struct Sample {
+pub(crate) struct Sample {
     /// When it started, in µs since the measurement began.
-    pub at_us: u32,
-    pub latency_us: u32,
+    pub(crate) at_us: u32,
+    pub(crate) latency_us: u32,
     /// Index of its key class in the plan (`u8::MAX`: none).
-    pub class: u8,
+    pub(crate) class: u8,
 }
 
 /// Latency percentiles, in µs.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
-pub struct Latency {
-    pub count: u64,
-    pub mean: f64,
-    pub p50: u64,
-    pub p90: u64,
-    pub p99: u64,
-    pub p99_9: u64,
-    pub max: u64,
+pub(crate) struct Latency {
+    pub(crate) count: u64,
+    pub(crate) mean: f64,
+    pub(crate) p50: u64,
+    pub(crate) p90: u64,
+    pub(crate) p99: u64,
+    pub(crate) p99_9: u64,
+    pub(crate) max: u64,
 }
 
 /// The percentiles the latency-by-percentile curve is drawn through.
-pub const CURVE: [f64; 14] = [
+pub(crate) const CURVE: [f64; 14] = [
     0.0, 25.0, 50.0, 75.0, 90.0, 95.0, 98.0, 99.0, 99.5, 99.8, 99.9, 99.95, 99.99, 100.0,
 ];
 
 /// A histogram of latencies in µs: 1 µs to 100 s, 3 significant digits.
-pub fn histogram() -> Histogram<u64> {
+pub(crate) fn histogram() -> Histogram<u64> {
     Histogram::new_with_bounds(1, 100_000_000, 3).expect("valid histogram bounds")
 }
 
 /// Records a latency, clamped into the histogram's range.
-pub fn record(h: &mut Histogram<u64>, latency_us: u64) {
+pub(crate) fn record(h: &mut Histogram<u64>, latency_us: u64) {
     let _ = h.record(latency_us.clamp(1, h.high()));
 }
 
 /// The summary of a histogram (all zero when it is empty).
-pub fn latency(h: &Histogram<u64>) -> Latency {
+pub(crate) fn latency(h: &Histogram<u64>) -> Latency {
     if h.is_empty() {
         return Latency::default();
     }
@@ -61,7 +61,7 @@ pub fn latency(h: &Histogram<u64>) -> Latency {
 }
 
 /// (percentile, µs) pairs through [`CURVE`].
-pub fn curve(h: &Histogram<u64>) -> Vec<(f64, u64)> {
+pub(crate) fn curve(h: &Histogram<u64>) -> Vec<(f64, u64)> {
     if h.is_empty() {
         return Vec::new();
     }
@@ -73,19 +73,19 @@ pub fn curve(h: &Histogram<u64>) -> Vec<(f64, u64)> {
 
 /// One interval of the timeline.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct Interval {
+pub(crate) struct Interval {
     /// Start of the interval, in s since the measurement began.
-    pub t_s: f64,
-    pub requests: u64,
+    pub(crate) t_s: f64,
+    pub(crate) requests: u64,
     /// Requests started in the interval, per second.
-    pub per_s: f64,
-    pub p50_us: u64,
-    pub p99_us: u64,
-    pub max_us: u64,
+    pub(crate) per_s: f64,
+    pub(crate) p50_us: u64,
+    pub(crate) p99_us: u64,
+    pub(crate) max_us: u64,
 }
 
 /// The samples cut into intervals of `interval_us` over `span_us`.
-pub fn timeline(samples: &[Sample], interval_us: u32, span_us: u32) -> Vec<Interval> {
+pub(crate) fn timeline(samples: &[Sample], interval_us: u32, span_us: u32) -> Vec<Interval> {
     let interval_us = interval_us.max(1);
     let n = span_us.div_ceil(interval_us).max(1) as usize;
     let mut buckets: Vec<Histogram<u64>> = (0..n).map(|_| histogram()).collect();
@@ -116,30 +116,30 @@ pub fn timeline(samples: &[Sample], interval_us: u32, span_us: u32) -> Vec<Inter
 /// Errors by kind: transport failures (connect, reset, timeout) and
 /// responses whose status is not 2xx, by status.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
-pub struct Errors {
-    pub total: u64,
-    pub transport: u64,
-    pub status: BTreeMap<String, u64>,
+pub(crate) struct Errors {
+    pub(crate) total: u64,
+    pub(crate) transport: u64,
+    pub(crate) status: BTreeMap<String, u64>,
 }
 
 /// How the lookups were answered (by the body's `found`).
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
-pub struct Answers {
-    pub found: u64,
-    pub not_found: u64,
-    pub other: u64,
+pub(crate) struct Answers {
+    pub(crate) found: u64,
+    pub(crate) not_found: u64,
+    pub(crate) other: u64,
 }
 
 /// The server's answer cache over the measurement, from `/metrics`.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct Cache {
-    pub hits: u64,
-    pub misses: u64,
-    pub hit_ratio: f64,
+pub(crate) struct Cache {
+    pub(crate) hits: u64,
+    pub(crate) misses: u64,
+    pub(crate) hit_ratio: f64,
 }
 
 impl Cache {
-    pub fn new(hits: u64, misses: u64) -> Cache {
+    pub(crate) fn new(hits: u64, misses: u64) -> Cache {
         let total = hits + misses;
         Cache {
             hits,
@@ -155,59 +155,59 @@ impl Cache {
 
 /// Writes published while the bench ran (`--write-every`).
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
-pub struct Writes {
-    pub count: u64,
-    pub errors: u64,
-    pub latency_us: Latency,
+pub(crate) struct Writes {
+    pub(crate) count: u64,
+    pub(crate) errors: u64,
+    pub(crate) latency_us: Latency,
     /// When each write was sent, in s since the measurement began.
-    pub at_s: Vec<f64>,
+    pub(crate) at_s: Vec<f64>,
 }
 
 /// Per key class: how many, and how fast.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
-pub struct ClassStats {
-    pub requests: u64,
-    pub p50_us: u64,
-    pub p99_us: u64,
+pub(crate) struct ClassStats {
+    pub(crate) requests: u64,
+    pub(crate) p50_us: u64,
+    pub(crate) p99_us: u64,
 }
 
 /// A bench run's report (`--json` prints it as is).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct Report {
-    pub server: String,
+pub(crate) struct Report {
+    pub(crate) server: String,
     /// A name for the run (`--label`), for tables and charts.
-    pub label: String,
-    pub connections: usize,
-    pub duration_s: f64,
-    pub requests: u64,
-    pub lookups_per_s: f64,
-    pub latency_us: Latency,
-    pub curve: Vec<(f64, u64)>,
-    pub errors: Errors,
-    pub answers: Answers,
-    pub classes: BTreeMap<String, ClassStats>,
-    pub bytes_received: u64,
-    pub cache: Option<Cache>,
-    pub writes: Option<Writes>,
-    pub timeline: Vec<Interval>,
+    pub(crate) label: String,
+    pub(crate) connections: usize,
+    pub(crate) duration_s: f64,
+    pub(crate) requests: u64,
+    pub(crate) lookups_per_s: f64,
+    pub(crate) latency_us: Latency,
+    pub(crate) curve: Vec<(f64, u64)>,
+    pub(crate) errors: Errors,
+    pub(crate) answers: Answers,
+    pub(crate) classes: BTreeMap<String, ClassStats>,
+    pub(crate) bytes_received: u64,
+    pub(crate) cache: Option<Cache>,
+    pub(crate) writes: Option<Writes>,
+    pub(crate) timeline: Vec<Interval>,
 }
 
 /// What the load loop measured, before it is summarised.
 #[derive(Debug, Default)]
-pub struct Measured {
-    pub samples: Vec<Sample>,
-    pub errors: Errors,
-    pub answers: Answers,
-    pub bytes_received: u64,
-    pub elapsed_us: u64,
+pub(crate) struct Measured {
+    pub(crate) samples: Vec<Sample>,
+    pub(crate) errors: Errors,
+    pub(crate) answers: Answers,
+    pub(crate) bytes_received: u64,
+    pub(crate) elapsed_us: u64,
 }
 
 /// Timeline resolution: fine enough to see a write's effect.
-pub const INTERVAL_US: u32 = 100_000;
+pub(crate) const INTERVAL_US: u32 = 100_000;
 
 impl Report {
     /// Summarises a measurement; `class_names` name the samples' classes.
-    pub fn new(
+    pub(crate) fn new(
         server: &str,
         label: &str,
         connections: usize,
@@ -267,7 +267,7 @@ impl Report {
     }
 
     /// The report for people.
-    pub fn text(&self) -> String {
+    pub(crate) fn text(&self) -> String {
         let ms = |us: u64| format!("{:.2} ms", us as f64 / 1000.0);
         let mut out = String::new();
         let _ = writeln!(

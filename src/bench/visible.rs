@@ -8,26 +8,26 @@ use hdrhistogram::Histogram;
 use std::time::{Duration, Instant};
 
 /// What to measure.
-pub struct Options {
-    pub write: String,
-    pub read: String,
-    pub env: i64,
-    pub resource: String,
-    pub writes: u64,
+pub(crate) struct Options {
+    pub(crate) write: String,
+    pub(crate) read: String,
+    pub(crate) env: i64,
+    pub(crate) resource: String,
+    pub(crate) writes: u64,
     /// A round whose write is not visible by then fails the run.
-    pub patience: Duration,
+    pub(crate) patience: Duration,
 }
 
 /// Percentiles of one run, in microseconds.
 #[derive(Debug, serde::Serialize)]
-pub struct Figures {
-    pub writes: u64,
-    pub visible_p50_us: u64,
-    pub visible_p99_us: u64,
-    pub visible_max_us: u64,
-    pub ack_p50_us: u64,
-    pub ack_p99_us: u64,
-    pub reads_per_write: f64,
+pub(crate) struct Figures {
+    pub(crate) writes: u64,
+    pub(crate) visible_p50_us: u64,
+    pub(crate) visible_p99_us: u64,
+    pub(crate) visible_max_us: u64,
+    pub(crate) ack_p50_us: u64,
+    pub(crate) ack_p99_us: u64,
+    pub(crate) reads_per_write: f64,
 }
 
 /// Runs the rounds.
@@ -36,7 +36,7 @@ pub struct Figures {
 ///
 /// A server refuses or cannot be reached, or a write stays invisible
 /// for `patience`.
-pub fn run(options: &Options) -> Result<Figures, String> {
+pub(crate) fn run(options: &Options) -> Result<Figures, String> {
     let agent: ureq::Agent = ureq::Agent::config_builder()
         .http_status_as_error(false)
         .build()

@@ -16,7 +16,7 @@ const DOORKEEPER_SLOTS: usize = 1 << 16;
 type Key = (u64, Bytes);
 
 /// Lookup answers for repeated requests. Disabled with a budget of 0.
-pub struct AnswerCache {
+pub(crate) struct AnswerCache {
     answers: Option<moka::sync::Cache<Key, Bytes, foldhash::fast::RandomState>>,
     doorkeeper: Doorkeeper,
     hasher: foldhash::fast::RandomState,
@@ -24,13 +24,13 @@ pub struct AnswerCache {
 
 /// A request that missed: what [`AnswerCache::admit`] needs to keep its
 /// answer.
-pub struct Miss {
+pub(crate) struct Miss {
     key: Key,
 }
 
 impl AnswerCache {
     /// A cache holding at most `budget` bytes of request and answer bodies.
-    pub fn new(budget: u64) -> AnswerCache {
+    pub(crate) fn new(budget: u64) -> AnswerCache {
         let hasher = foldhash::fast::RandomState::default();
         let answers = (budget > 0).then(|| {
             moka::sync::Cache::builder()
@@ -57,7 +57,7 @@ impl AnswerCache {
     /// # Errors
     ///
     /// The miss, when nothing is cached.
-    pub fn get(&self, generation: u64, body: &Bytes) -> Result<Bytes, Miss> {
+    pub(crate) fn get(&self, generation: u64, body: &Bytes) -> Result<Bytes, Miss> {
         let key = (generation, body.clone());
         match &self.answers {
             Some(answers) => answers.get(&key).ok_or(Miss { key }),
@@ -69,7 +69,7 @@ impl AnswerCache {
     /// (their generation is gone), and left in place they would hold the
     /// budget until evicted, and make the admission policy turn new
     /// answers away in their favour.
-    pub fn clear(&self) {
+    pub(crate) fn clear(&self) {
         if let Some(answers) = &self.answers {
             answers.invalidate_all();
         }
@@ -77,7 +77,7 @@ impl AnswerCache {
 
     /// Keeps `answer` if this request missed before (recently enough to
     /// be remembered); otherwise remembers that it was asked.
-    pub fn admit(&self, miss: Miss, answer: &Bytes) {
+    pub(crate) fn admit(&self, miss: Miss, answer: &Bytes) {
         let Some(answers) = &self.answers else {
             return;
         };

@@ -24,7 +24,7 @@ const CONFIG_SLOTS: usize = 256;
 /// [`Config::hierarchy`] depends on it. So clients that send the levels
 /// already interpolated (one hierarchy per node) pay for a copy, not a
 /// load.
-pub struct Configs {
+pub(crate) struct Configs {
     /// Readers never lock; a miss replaces the slot's configuration.
     slots: Box<[ArcSwapOption<Loaded>]>,
     /// Configurations with a hierarchy of the request's own are kept from
@@ -36,8 +36,8 @@ pub struct Configs {
 }
 
 /// A configuration, with what it was loaded for.
-pub struct Loaded {
-    pub config: Config,
+pub(crate) struct Loaded {
+    pub(crate) config: Config,
     generation: u64,
     env: i64,
     /// Whether [`Config::hierarchy`] is the request's (else the
@@ -83,7 +83,7 @@ impl Default for Configs {
 }
 
 impl Configs {
-    pub fn new() -> Configs {
+    pub(crate) fn new() -> Configs {
         Configs {
             slots: (0..CONFIG_SLOTS).map(|_| ArcSwapOption::empty()).collect(),
             doorkeeper: Doorkeeper::new(CONFIG_SLOTS),
@@ -97,7 +97,7 @@ impl Configs {
     /// # Errors
     ///
     /// As [`config_for`](crate::lookup::config_for) (errors are not kept).
-    pub fn get(
+    pub(crate) fn get(
         &self,
         generation: u64,
         snapshot: &Snapshot,

@@ -6,8 +6,8 @@
 mod answers;
 mod configs;
 
-pub use answers::{AnswerCache, Miss};
-pub use configs::{Configs, Loaded};
+pub(crate) use answers::AnswerCache;
+pub(crate) use configs::Configs;
 
 use std::sync::atomic::{AtomicU64, Ordering};
 

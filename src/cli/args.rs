@@ -12,29 +12,29 @@ use std::sync::Arc;
 use std::time::Duration;
 
 /// The database `hierad serve` uses by default.
-pub use crate::settings::DEFAULT_DB;
+pub(crate) use crate::settings::DEFAULT_DB;
 
 /// The environment variable naming the default server.
-pub const SERVER_ENV: &str = "HIERAD_SERVER";
+pub(crate) const SERVER_ENV: &str = "HIERAD_SERVER";
 
 /// Where the ConfigDB is: a server or a local database file.
 #[derive(Debug, Clone, clap::Args)]
-pub struct Conn {
+pub(crate) struct Conn {
     /// The hierad server to talk to, http://HOST:PORT (default: $HIERAD_SERVER;
     /// without either, the local database --db)
     #[arg(long, value_name = "URL")]
-    pub server: Option<String>,
+    pub(crate) server: Option<String>,
     /// Work on this local database file directly instead of a server
     /// (default: hierad.db, the file `hierad serve` uses)
     #[arg(long, value_name = "PATH", conflicts_with = "server")]
-    pub db: Option<PathBuf>,
+    pub(crate) db: Option<PathBuf>,
     /// Seconds to wait for the server's connection to open
     #[arg(long, value_name = "SECS", default_value = Timeouts::CONNECT_DEFAULT, value_parser = seconds)]
-    pub connect_timeout: Duration,
+    pub(crate) connect_timeout: Duration,
     /// Seconds the server may stay silent once connected (a large import is
     /// processed before it answers)
     #[arg(long, value_name = "SECS", default_value = Timeouts::READ_DEFAULT, value_parser = seconds)]
-    pub timeout: Duration,
+    pub(crate) timeout: Duration,
 }
 
 impl Default for Conn {
@@ -61,7 +61,7 @@ fn seconds(text: &str) -> Result<Duration, String> {
 
 /// What [`Conn`] resolves to.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Target {
+pub(crate) enum Target {
     Server(String),
     Db(PathBuf),
 }
@@ -69,7 +69,7 @@ pub enum Target {
 impl Conn {
     /// `--server`, then `--db`, then `$HIERAD_SERVER`, then the default
     /// database.
-    pub fn target(&self) -> Target {
+    pub(crate) fn target(&self) -> Target {
         self.target_with(std::env::var(SERVER_ENV).ok())
     }
 
@@ -91,7 +91,7 @@ impl Conn {
     /// # Errors
     ///
     /// A bad server URL; a missing or unopenable database file.
-    pub fn open(&self, create: bool) -> anyhow::Result<Box<dyn ConfigOps>> {
+    pub(crate) fn open(&self, create: bool) -> anyhow::Result<Box<dyn ConfigOps>> {
         match self.target() {
             Target::Server(url) => {
                 let timeouts = Timeouts {
@@ -118,10 +118,10 @@ impl Conn {
 /// `--env ID --level LEVEL=VALUE[,…]`: an environment and a level path in
 /// it (the root when `--level` is not given).
 #[derive(Debug, Clone, clap::Args)]
-pub struct EnvLevel {
+pub(crate) struct EnvLevel {
     /// The environment id
     #[arg(long, value_name = "ID")]
-    pub env: i64,
+    pub(crate) env: i64,
     /// The level path, level=value[,level=value…], e.g. nodes=node-1.domain.tld
     /// (default: the environment-wide root)
     #[arg(
@@ -131,7 +131,7 @@ pub struct EnvLevel {
         hide_default_value = true,
         value_parser = LevelPath::parse_cli
     )]
-    pub level: LevelPath,
+    pub(crate) level: LevelPath,
 }
 
 impl EnvLevel {
@@ -143,7 +143,7 @@ impl EnvLevel {
     /// # Errors
     ///
     /// Failing to ask for the environment.
-    pub fn path_in(&self, db: &dyn ConfigOps) -> anyhow::Result<LevelPath> {
+    pub(crate) fn path_in(&self, db: &dyn ConfigOps) -> anyhow::Result<LevelPath> {
         if self.level.is_root() {
             return Ok(self.level.clone());
         }
@@ -154,7 +154,7 @@ impl EnvLevel {
     }
 
     /// How reports name the level: `the root` or `nodes=node-1`.
-    pub fn shown_level(&self) -> String {
+    pub(crate) fn shown_level(&self) -> String {
         if self.level.is_root() {
             "the root".to_owned()
         } else {

@@ -18,15 +18,15 @@ use std::time::Duration;
 /// Load-test a hierad server; or generate, load and chart bench data.
 #[derive(Debug, clap::Args)]
 #[command(args_conflicts_with_subcommands = true)]
-pub struct Args {
+pub(crate) struct Args {
     #[command(subcommand)]
-    pub command: Option<Sub>,
+    pub(crate) command: Option<Sub>,
     #[command(flatten)]
-    pub run: RunArgs,
+    pub(crate) run: RunArgs,
 }
 
 #[derive(Debug, clap::Subcommand)]
-pub enum Sub {
+pub(crate) enum Sub {
     /// Write a synthetic Fuel environment of N nodes to DIR: `root/` and
     /// `nodes/<fqdn>/` trees for `hierad import`, and `bench-plan.json`.
     Generate {
@@ -100,58 +100,58 @@ pub enum Sub {
 }
 
 #[derive(Debug, clap::Args)]
-pub struct RunArgs {
+pub(crate) struct RunArgs {
     /// The server to load, `http://host:port`.
     #[arg(long)]
-    pub server: Option<String>,
+    pub(crate) server: Option<String>,
     /// The plan (`bench-plan.json` from `hierad bench generate`); without
     /// it, keys and nodes come from the environment's own data.
     #[arg(long)]
-    pub plan: Option<PathBuf>,
+    pub(crate) plan: Option<PathBuf>,
     /// The environment (default: the plan's, or 1).
     #[arg(long)]
-    pub env: Option<i64>,
+    pub(crate) env: Option<i64>,
     /// Keep-alive connections, each sending one request after another.
     #[arg(long, short = 'c', default_value_t = 32)]
-    pub connections: usize,
+    pub(crate) connections: usize,
     /// How long to measure (`10s`, `500ms`, `1m`).
     #[arg(long, short = 'd', value_parser = parse_duration, conflicts_with = "requests")]
-    pub duration: Option<Duration>,
+    pub(crate) duration: Option<Duration>,
     /// How many requests to measure, instead of a duration.
     #[arg(long, short = 'n')]
-    pub requests: Option<u64>,
+    pub(crate) requests: Option<u64>,
     /// Requests before the measurement (not counted).
     #[arg(long, value_parser = parse_duration, default_value = "1s")]
-    pub warmup: Duration,
+    pub(crate) warmup: Duration,
     /// Key classes and weights.
     #[arg(long, default_value = plan::DEFAULT_MIX)]
-    pub mix: Mix,
+    pub(crate) mix: Mix,
     /// Look up this one key only (with --resolution).
     #[arg(long)]
-    pub key: Option<String>,
+    pub(crate) key: Option<String>,
     #[arg(long, default_value = "priority", value_parser = ["priority", "array", "hash"])]
-    pub resolution: String,
+    pub(crate) resolution: String,
     /// Make every request distinct, so none is answered from the cache.
     #[arg(long)]
-    pub unique: bool,
+    pub(crate) unique: bool,
     /// Publish a new version of a small document this often while
     /// measuring (`250ms`).
     #[arg(long, value_parser = parse_duration)]
-    pub write_every: Option<Duration>,
+    pub(crate) write_every: Option<Duration>,
     #[arg(long, default_value_t = 1)]
-    pub seed: u64,
+    pub(crate) seed: u64,
     /// The client's runtime threads (default: one per CPU).
     #[arg(long)]
-    pub threads: Option<usize>,
+    pub(crate) threads: Option<usize>,
     /// A name for this run in reports and charts.
     #[arg(long, default_value = "")]
-    pub label: String,
+    pub(crate) label: String,
     /// Print the report as JSON.
     #[arg(long)]
-    pub json: bool,
+    pub(crate) json: bool,
     /// Write an SVG latency chart of the run.
     #[arg(long)]
-    pub chart: Option<PathBuf>,
+    pub(crate) chart: Option<PathBuf>,
 }
 
 /// `10s`, `250ms`, `2m`, or plain seconds.
@@ -193,7 +193,7 @@ fn runtime(threads: Option<usize>) -> anyhow::Result<tokio::runtime::Runtime> {
 /// # Errors
 ///
 /// Bad arguments, an unreachable server, unwritable files.
-pub fn run(args: Args) -> anyhow::Result<ExitCode> {
+pub(crate) fn run(args: Args) -> anyhow::Result<ExitCode> {
     match args.command {
         Some(Sub::Generate {
             nodes,

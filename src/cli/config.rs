@@ -37,7 +37,7 @@ use std::process::ExitCode;
 
 /// How `--value` or stdin is read (`--type`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
-pub enum ValueType {
+pub(crate) enum ValueType {
     Null,
     Int,
     Str,
@@ -48,7 +48,7 @@ pub enum ValueType {
 
 /// `get`'s output format (`--format`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
-pub enum Format {
+pub(crate) enum Format {
     Plain,
     Json,
     Yaml,
@@ -56,29 +56,29 @@ pub enum Format {
 
 /// How `set`/`override` read stdin (`--format`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
-pub enum InputFormat {
+pub(crate) enum InputFormat {
     Json,
     Yaml,
 }
 
 /// The document a command is about.
 #[derive(Debug, Clone, clap::Args)]
-pub struct Place {
+pub(crate) struct Place {
     #[command(flatten)]
-    pub at: EnvLevel,
+    pub(crate) at: EnvLevel,
     /// The resource (datasource), e.g. astute or override/plugins
     #[arg(long, value_name = "NAME")]
-    pub resource: String,
+    pub(crate) resource: String,
 }
 
 #[derive(Debug, clap::Args)]
-pub struct Args {
+pub(crate) struct Args {
     #[command(subcommand)]
-    pub op: Op,
+    pub(crate) op: Op,
 }
 
 #[derive(Debug, clap::Subcommand)]
-pub enum Op {
+pub(crate) enum Op {
     /// Print a resource's effective document at a level, or one key of it
     Get(GetArgs),
     /// Write a level's values: a whole document from stdin, or one --key
@@ -88,34 +88,34 @@ pub enum Op {
 }
 
 #[derive(Debug, clap::Args)]
-pub struct GetArgs {
+pub(crate) struct GetArgs {
     #[command(flatten)]
-    pub place: Place,
+    pub(crate) place: Place,
     /// One key, dotted for nested keys and Array indexes: a.b.0
     #[arg(long)]
-    pub key: Option<String>,
+    pub(crate) key: Option<String>,
     /// Output format
     #[arg(long, value_enum, default_value = "json")]
-    pub format: Format,
+    pub(crate) format: Format,
     /// The effective document: root, then each level, values then overrides (the default)
     #[arg(long, conflicts_with_all = ["stored", "version"])]
-    pub effective: bool,
+    pub(crate) effective: bool,
     /// What is stored at exactly this level instead of the effective document
     #[arg(long)]
-    pub stored: bool,
+    pub(crate) stored: bool,
     /// Version N of the stored document (implies --stored)
     #[arg(long, value_name = "N")]
-    pub version: Option<u64>,
+    pub(crate) version: Option<u64>,
     /// Which stored document --stored/--version read
     #[arg(long, value_enum, default_value = "values")]
-    pub kind: KindArg,
+    pub(crate) kind: KindArg,
     #[command(flatten)]
-    pub conn: Conn,
+    pub(crate) conn: Conn,
 }
 
 /// `--kind`: which of a level's two documents.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
-pub enum KindArg {
+pub(crate) enum KindArg {
     Values,
     Overrides,
 }
@@ -130,23 +130,23 @@ impl From<KindArg> for DocKind {
 }
 
 #[derive(Debug, clap::Args)]
-pub struct SetArgs {
+pub(crate) struct SetArgs {
     #[command(flatten)]
-    pub place: Place,
+    pub(crate) place: Place,
     /// One key to set, dotted for nested keys: a.b.0 (without it, stdin is the whole document)
     #[arg(long)]
-    pub key: Option<String>,
+    pub(crate) key: Option<String>,
     /// The key's value (without it, the value is read from stdin)
     #[arg(long, allow_hyphen_values = true)]
-    pub value: Option<String>,
+    pub(crate) value: Option<String>,
     /// How to read the value: null needs none; int and bool (true/false) must parse; json and yaml parse the text [default: str for --value, yaml for stdin]
     #[arg(long = "type", value_enum, value_name = "TYPE")]
-    pub value_type: Option<ValueType>,
+    pub(crate) value_type: Option<ValueType>,
     /// How to read stdin [default: yaml, which reads JSON too]
     #[arg(long, value_enum)]
-    pub format: Option<InputFormat>,
+    pub(crate) format: Option<InputFormat>,
     #[command(flatten)]
-    pub conn: Conn,
+    pub(crate) conn: Conn,
 }
 
 /// Runs `hierad config`.
@@ -155,7 +155,7 @@ pub struct SetArgs {
 ///
 /// Only failures to write the output; the command's own errors are one
 /// line on stderr and exit status 1.
-pub fn run(args: Args) -> anyhow::Result<ExitCode> {
+pub(crate) fn run(args: Args) -> anyhow::Result<ExitCode> {
     let mut stdout = std::io::stdout().lock();
     let outcome = match args.op {
         Op::Get(get) => run_get(&get).map(Some),
@@ -221,7 +221,7 @@ fn run_get(args: &GetArgs) -> anyhow::Result<String> {
 /// # Errors
 ///
 /// The few Strings Ruby's `to_yaml` itself cannot write.
-pub fn render_output(value: &Value, format: Format) -> anyhow::Result<String> {
+pub(crate) fn render_output(value: &Value, format: Format) -> anyhow::Result<String> {
     Ok(match format {
         Format::Plain => match value {
             Value::Array(_) | Value::Hash(_) => render::ruby::pp(value, 79),
@@ -268,7 +268,7 @@ fn run_set(args: &SetArgs, kind: DocKind) -> anyhow::Result<()> {
 
 /// Where a `set`/`override` value comes from, and how it is read.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Input {
+pub(crate) enum Input {
     /// `--value`, read as this type.
     Given(ValueType),
     /// `--type null`: no value at all.
@@ -282,7 +282,7 @@ pub enum Input {
 /// # Errors
 ///
 /// A combination that says two things or nothing sensible.
-pub fn input_plan(
+pub(crate) fn input_plan(
     has_key: bool,
     has_value: bool,
     value_type: Option<ValueType>,
@@ -324,7 +324,7 @@ pub fn input_plan(
 /// # Errors
 ///
 /// Text that is not of that type, naming the type and the text.
-pub fn parse_value(ty: ValueType, text: &str) -> anyhow::Result<Value> {
+pub(crate) fn parse_value(ty: ValueType, text: &str) -> anyhow::Result<Value> {
     let shown = || {
         let short: String = text.chars().take(60).collect();
         if short.len() < text.len() {

@@ -13,13 +13,13 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 #[derive(Debug, clap::Args)]
-pub struct Args {
+pub(crate) struct Args {
     /// The database file
     #[arg(long, env = "HIERAD_DB", default_value = DEFAULT_DB)]
-    pub db: PathBuf,
+    pub(crate) db: PathBuf,
     /// Repair each unreadable document (restore its newest readable version, else delete it)
     #[arg(long)]
-    pub repair: bool,
+    pub(crate) repair: bool,
 }
 
 /// Runs `hierad doctor`: exit 0 when nothing is (or stays) unreadable, 1
@@ -28,7 +28,7 @@ pub struct Args {
 /// # Errors
 ///
 /// The database cannot be opened or written.
-pub fn run(args: Args) -> anyhow::Result<ExitCode> {
+pub(crate) fn run(args: Args) -> anyhow::Result<ExitCode> {
     if !args.db.is_file() {
         anyhow::bail!(
             "no database at {}: give --db PATH (or set HIERAD_DB)",

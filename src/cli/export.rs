@@ -34,17 +34,17 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 #[derive(Debug, clap::Args)]
-pub struct Args {
+pub(crate) struct Args {
     /// Where to write the tree (must be empty unless --force)
     #[arg(value_name = "DIR")]
-    pub dir: PathBuf,
+    pub(crate) dir: PathBuf,
     #[command(flatten)]
-    pub at: EnvLevel,
+    pub(crate) at: EnvLevel,
     /// Write into a non-empty DIR, overwriting files of the same names
     #[arg(long)]
-    pub force: bool,
+    pub(crate) force: bool,
     #[command(flatten)]
-    pub conn: Conn,
+    pub(crate) conn: Conn,
 }
 
 /// Runs `hierad export`.
@@ -53,7 +53,7 @@ pub struct Args {
 ///
 /// Only failures to write the output; the command's own errors are one
 /// line on stderr and exit status 1.
-pub fn run(args: Args) -> anyhow::Result<ExitCode> {
+pub(crate) fn run(args: Args) -> anyhow::Result<ExitCode> {
     Ok(report(export(&args)))
 }
 
@@ -109,7 +109,7 @@ fn export(args: &Args) -> anyhow::Result<String> {
 /// # Errors
 ///
 /// It cannot be listed (or is a file).
-pub fn is_empty_dir(dir: &Path) -> anyhow::Result<bool> {
+pub(crate) fn is_empty_dir(dir: &Path) -> anyhow::Result<bool> {
     match std::fs::read_dir(dir) {
         Ok(mut entries) => Ok(entries.next().is_none()),
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(true),

@@ -37,43 +37,43 @@ use std::process::ExitCode;
 use std::time::Duration;
 
 /// The levels of an environment `import` creates, unless `--levels`.
-pub const DEFAULT_LEVELS: &str = "nodes";
+pub(crate) const DEFAULT_LEVELS: &str = "nodes";
 
 /// The component of an environment `import` creates, unless `--component`.
-pub const DEFAULT_COMPONENT: &str = "hierad";
+pub(crate) const DEFAULT_COMPONENT: &str = "hierad";
 
 #[derive(Debug, clap::Args)]
-pub struct Args {
+pub(crate) struct Args {
     /// The Hiera data tree to upload, e.g. /etc/hiera
     #[arg(value_name = "DIR")]
-    pub dir: PathBuf,
+    pub(crate) dir: PathBuf,
     #[command(flatten)]
-    pub at: EnvLevel,
+    pub(crate) at: EnvLevel,
     /// Make the level hold exactly this tree: other documents of --kind there are deleted
     #[arg(long)]
-    pub replace: bool,
+    pub(crate) replace: bool,
     /// Add each value of --level to its level's register (created if
     /// missing): with a register, the environment refuses level values it
     /// does not list (see `hierad register`)
     #[arg(long)]
-    pub register: bool,
+    pub(crate) register: bool,
     /// Which document of each resource the files become
     #[arg(long, value_enum, default_value = "values")]
-    pub kind: KindArg,
+    pub(crate) kind: KindArg,
     /// Hierarchy levels of a NEW environment, least to most specific [default: nodes]
     #[arg(long, value_name = "L1,L2,…", value_delimiter = ',')]
-    pub levels: Option<Vec<String>>,
+    pub(crate) levels: Option<Vec<String>>,
     /// Component of a NEW environment, created if missing [default: hierad]
     #[arg(long, value_name = "NAME")]
-    pub component: Option<String>,
+    pub(crate) component: Option<String>,
     /// Largest data file read, in MiB; a larger one stops the import
     #[arg(long, value_name = "MIB", default_value_t = crate::tree::DEFAULT_FILE_MIB)]
-    pub max_file_mib: u64,
+    pub(crate) max_file_mib: u64,
     /// Most data the tree's files may hold together, in MiB
     #[arg(long, value_name = "MIB", default_value_t = crate::tree::DEFAULT_TOTAL_MIB)]
-    pub max_total_mib: u64,
+    pub(crate) max_total_mib: u64,
     #[command(flatten)]
-    pub conn: Conn,
+    pub(crate) conn: Conn,
 }
 
 /// [`crate::tree::read_tree_with`], advancing `bar` file by file (the
@@ -82,7 +82,11 @@ pub struct Args {
 /// # Errors
 ///
 /// As [`crate::tree::read_tree_with`].
-pub fn read_tree(root: &Path, limits: &Limits, bar: &ProgressBar) -> anyhow::Result<Vec<TreeFile>> {
+pub(crate) fn read_tree(
+    root: &Path,
+    limits: &Limits,
+    bar: &ProgressBar,
+) -> anyhow::Result<Vec<TreeFile>> {
     let docs = crate::tree::read_tree_with(root, limits, &mut |read, total| {
         bar.set_length(total as u64);
         bar.set_position(read as u64);
@@ -103,7 +107,7 @@ fn new_levels(args: &Args) -> Vec<String> {
 ///
 /// Only failures to write the output; the command's own errors are one
 /// line on stderr and exit status 1.
-pub fn run(args: Args) -> anyhow::Result<ExitCode> {
+pub(crate) fn run(args: Args) -> anyhow::Result<ExitCode> {
     Ok(report(import(&args)))
 }
 

@@ -1,15 +1,15 @@
 //! The command line: one module per subcommand. The only place that parses
 //! flags; everything below it sees typed values.
 
-pub mod args;
-pub mod bench;
-pub mod config;
-pub mod doctor;
-pub mod export;
-pub mod import;
-pub mod lookup;
-pub mod register;
-pub mod serve;
+pub(crate) mod args;
+pub(crate) mod bench;
+pub(crate) mod config;
+pub(crate) mod doctor;
+pub(crate) mod export;
+pub(crate) mod import;
+pub(crate) mod lookup;
+pub(crate) mod register;
+pub(crate) mod serve;
 
 use crate::configdb::LevelPathError;
 use clap::{Parser, Subcommand};
@@ -22,11 +22,11 @@ use std::process::ExitCode;
 #[command(name = "hierad", version, about)]
 pub struct Cli {
     #[command(subcommand)]
-    pub command: Command,
+    pub(crate) command: Command,
 }
 
 #[derive(Debug, Subcommand)]
-pub enum Command {
+pub(crate) enum Command {
     /// Look a key up in Hiera 3 data files: a drop-in for the `hiera`
     /// command, with the same arguments and output (plus `--explain`).
     #[command(disable_help_flag = true)]
@@ -94,7 +94,7 @@ fn level_error(err: &clap::Error) -> Option<String> {
 }
 
 /// A command's report on stdout and exit 0, or its error as [`fail`].
-pub fn report(outcome: anyhow::Result<String>) -> ExitCode {
+pub(crate) fn report(outcome: anyhow::Result<String>) -> ExitCode {
     match outcome {
         Ok(text) => {
             let written = writeln!(std::io::stdout().lock(), "{text}");
@@ -121,7 +121,7 @@ pub fn closed_pipe(err: &anyhow::Error) -> bool {
 }
 
 /// Prints `hierad: message` (causes joined on one line) and gives exit 1.
-pub fn fail(err: &anyhow::Error) -> ExitCode {
+pub(crate) fn fail(err: &anyhow::Error) -> ExitCode {
     eprintln!("hierad: {}", one_line(&format!("{err:#}")));
     ExitCode::from(1)
 }

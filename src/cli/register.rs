@@ -12,26 +12,26 @@ use anyhow::bail;
 use std::process::ExitCode;
 
 #[derive(Debug, clap::Args)]
-pub struct Args {
+pub(crate) struct Args {
     #[command(subcommand)]
-    pub op: Op,
+    pub(crate) op: Op,
 }
 
 /// Which register.
 #[derive(Debug, clap::Args)]
-pub struct Which {
+pub(crate) struct Which {
     /// The environment id
     #[arg(long, value_name = "ID")]
-    pub env: i64,
+    pub(crate) env: i64,
     /// The level's name, e.g. nodes
     #[arg(long, value_name = "LEVEL")]
-    pub level: String,
+    pub(crate) level: String,
     #[command(flatten)]
-    pub conn: Conn,
+    pub(crate) conn: Conn,
 }
 
 #[derive(Debug, clap::Subcommand)]
-pub enum Op {
+pub(crate) enum Op {
     /// Print the registered values, one a line
     List(Which),
     /// Add values (the register is created if missing)
@@ -46,12 +46,12 @@ pub enum Op {
 }
 
 #[derive(Debug, clap::Args)]
-pub struct Values {
+pub(crate) struct Values {
     #[command(flatten)]
-    pub which: Which,
+    pub(crate) which: Which,
     /// The level values, e.g. node-1.domain.tld
     #[arg(value_name = "VALUE")]
-    pub values: Vec<String>,
+    pub(crate) values: Vec<String>,
 }
 
 /// Runs `hierad register`.
@@ -59,7 +59,7 @@ pub struct Values {
 /// # Errors
 ///
 /// None of its own: errors are one line on stderr and exit status 1.
-pub fn run(args: Args) -> anyhow::Result<ExitCode> {
+pub(crate) fn run(args: Args) -> anyhow::Result<ExitCode> {
     Ok(report(register(&args.op)))
 }
 

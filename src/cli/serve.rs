@@ -17,94 +17,94 @@ use std::time::Duration;
 
 /// Serve the ConfigDB REST API and Hiera lookups over HTTP.
 #[derive(Debug, clap::Args)]
-pub struct Args {
+pub(crate) struct Args {
     /// Address to listen on (port 0: any free port; the bound address is
     /// printed as `listening on http://ADDR`).
     #[arg(long, env = "HIERAD_LISTEN", default_value_t = SocketAddr::from(([127, 0, 0, 1], DEFAULT_PORT)))]
-    pub listen: SocketAddr,
+    pub(crate) listen: SocketAddr,
     /// The SQLite database (created if missing).
     #[arg(long, env = "HIERAD_DB", default_value = DEFAULT_DB)]
-    pub db: PathBuf,
+    pub(crate) db: PathBuf,
     /// A Hiera data tree loaded as environment 1 when the database is
     /// empty, instead of the sample built into the binary (the Fuel tree
     /// of the repository's data/).
     #[arg(long, value_name = "DIR", conflicts_with = "no_sample")]
-    pub sample: Option<PathBuf>,
+    pub(crate) sample: Option<PathBuf>,
     /// Do not load any sample into an empty database.
     #[arg(long)]
-    pub no_sample: bool,
+    pub(crate) no_sample: bool,
     /// Largest request body accepted, in bytes.
     #[arg(long, default_value_t = 16 * 1024 * 1024)]
-    pub body_limit: usize,
+    pub(crate) body_limit: usize,
     /// The lookup-answer cache's budget in MiB of request and answer
     /// bodies (0: no cache). Answers are cached from their second request.
     #[arg(long, env = "HIERAD_CACHE_MIB", default_value_t = 256)]
-    pub cache_mib: u64,
+    pub(crate) cache_mib: u64,
     /// Every request is answered within this time, or gets 408 (`30s`,
     /// `500ms`, `1m`).
     #[arg(long, value_parser = positive_duration, default_value = "30s")]
-    pub request_timeout: Duration,
+    pub(crate) request_timeout: Duration,
     /// Connections served at once. At the limit a new connection closes
     /// the longest-open idle one (between requests, or still sending its
     /// head); while every connection is busy with a request, new ones wait.
     #[arg(long, value_parser = clap::value_parser!(u32).range(1..=1_000_000), default_value_t = 1024)]
-    pub max_connections: u32,
+    pub(crate) max_connections: u32,
     /// A request head must arrive whole within this time of its first byte
     /// (or of the connection being accepted); then the connection closes.
     #[arg(long, value_parser = positive_duration, default_value = "10s")]
-    pub header_timeout: Duration,
+    pub(crate) header_timeout: Duration,
     /// A connection with no request in progress for this long is closed.
     #[arg(long, value_parser = positive_duration, default_value = "60s")]
-    pub idle_timeout: Duration,
+    pub(crate) idle_timeout: Duration,
     /// Largest request head (request line and headers) answered, in bytes:
     /// 414 or 431 beyond it.
     #[arg(long, value_parser = clap::value_parser!(u32).range(4096..=1_048_576), default_value_t = 32 * 1024)]
-    pub max_header_bytes: u32,
+    pub(crate) max_header_bytes: u32,
     /// After SIGTERM or Ctrl-C, connections still open after this long are
     /// closed and the server exits.
     #[arg(long, value_parser = super::bench::parse_duration, default_value = "10s")]
-    pub shutdown_timeout: Duration,
+    pub(crate) shutdown_timeout: Duration,
     /// Interpolation steps one lookup request may take: each %{} token
     /// evaluated, hiera() and alias() lookups included. Beyond: 422.
     #[arg(long, env = "HIERAD_BUDGET_STEPS", default_value_t = Budget::DEFAULT.steps)]
-    pub budget_steps: u64,
+    pub(crate) budget_steps: u64,
     /// Bytes of values interpolation may build for one lookup request
     /// (Strings it makes, values alias() copies). Beyond: 422.
     #[arg(long, env = "HIERAD_BUDGET_BYTES", default_value_t = Budget::DEFAULT.bytes)]
-    pub budget_bytes: u64,
+    pub(crate) budget_bytes: u64,
     /// Lookups too costly to answer inline that run at once, off the
     /// async workers (default: one per CPU).
     #[arg(long, env = "HIERAD_LOOKUP_WORKERS")]
-    pub lookup_workers: Option<NonZeroUsize>,
+    pub(crate) lookup_workers: Option<NonZeroUsize>,
     /// Keep at most this many versions of each document, the latest
     /// included (0: no limit), in environments that set no retention of
     /// their own.
     #[arg(long, env = "HIERAD_KEEP_VERSIONS", default_value_t = 0)]
-    pub keep_versions: u64,
+    pub(crate) keep_versions: u64,
     /// Keep versions written less than this many days ago (0: no limit),
     /// in environments that set no retention of their own. The latest
     /// version of a document is always kept.
     #[arg(long, env = "HIERAD_KEEP_DAYS", default_value_t = 0)]
-    pub keep_days: u64,
+    pub(crate) keep_days: u64,
     /// Time between pruning rounds (old versions the retention no longer
     /// keeps; also when hierad_database_bytes is measured).
     #[arg(long, value_parser = positive_duration, default_value = "60s")]
-    pub prune_every: Duration,
+    pub(crate) prune_every: Duration,
     /// How often to look for writes by other processes on the same
     /// database (the CLI with `--db`, other servers) and publish them.
     #[arg(long, env = "HIERAD_SYNC_EVERY", value_parser = positive_duration, default_value = "20ms")]
-    pub sync_every: Duration,
+    pub(crate) sync_every: Duration,
     /// How long a request naming a minimum generation (header
     /// X-Hierad-Min-Generation or ?min_generation=N) waits for this server
     /// to reach it; then 503.
     #[arg(long, value_parser = positive_duration, default_value = "5s")]
-    pub min_generation_wait: Duration,
+    pub(crate) min_generation_wait: Duration,
     /// A server that has not confirmed for this long that it serves the
     /// database's newest generation (the database unreadable, catching up
     /// failing) is stale: /readyz answers 503 and /healthz says so, while
     /// lookups go on from the last snapshot.
     #[arg(long, env = "HIERAD_MAX_LAG", value_parser = positive_duration, default_value = "5s")]
-    pub max_lag: Duration,
+    pub(crate) max_lag: Duration,
 }
 
 /// A duration above zero: a zero timeout would refuse everything.
@@ -123,7 +123,7 @@ fn positive_duration(text: &str) -> Result<Duration, String> {
 /// # Errors
 ///
 /// The database cannot be opened or the address cannot be bound.
-pub fn run(args: Args) -> anyhow::Result<ExitCode> {
+pub(crate) fn run(args: Args) -> anyhow::Result<ExitCode> {
     init_logging();
     let settings = Settings {
         listen: args.listen,

@@ -12,7 +12,7 @@ use crate::wire::MAX_DEPTH;
 
 /// Any rule of the data model that a request broke.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub enum ConfigError {
+pub(crate) enum ConfigError {
     /// Something the request names does not exist.
     #[error(transparent)]
     NotFound(#[from] NotFound),
@@ -35,7 +35,7 @@ pub enum ConfigError {
 
 /// The family of a [`ConfigError`], for mapping onto a status code.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum ErrorKind {
+pub(crate) enum ErrorKind {
     NotFound,
     Conflict,
     Invalid,
@@ -44,7 +44,7 @@ pub enum ErrorKind {
 }
 
 impl ConfigError {
-    pub fn kind(&self) -> ErrorKind {
+    pub(crate) fn kind(&self) -> ErrorKind {
         match self {
             ConfigError::NotFound(_) => ErrorKind::NotFound,
             ConfigError::Conflict(_) => ErrorKind::Conflict,
@@ -69,7 +69,7 @@ impl From<KeyPathError> for ConfigError {
 
 /// Something named by a request that does not exist.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub enum NotFound {
+pub(crate) enum NotFound {
     #[error("environment {0} does not exist")]
     Environment(i64),
     #[error("component {0} does not exist")]
@@ -144,16 +144,16 @@ pub enum NotFound {
 #[error(
     "the {doc} is at version {latest}, not {expected} as the request's If-Match says: another writer changed it since; read it again (its version is in the X-Hierad-Version header) and retry"
 )]
-pub struct Stale {
-    pub doc: DocAddress,
-    pub expected: u64,
+pub(crate) struct Stale {
+    pub(crate) doc: DocAddress,
+    pub(crate) expected: u64,
     /// Its latest version (0: never written).
-    pub latest: u64,
+    pub(crate) latest: u64,
 }
 
 /// A request that would break a uniqueness rule.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub enum Conflict {
+pub(crate) enum Conflict {
     #[error("a component named \"{name}\" already exists (id {id})")]
     ComponentName { name: String, id: i64 },
     #[error("component id {0} is already taken")]
@@ -194,7 +194,7 @@ pub enum Conflict {
 
 /// A malformed request.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub enum Invalid {
+pub(crate) enum Invalid {
     #[error(transparent)]
     LevelPath(#[from] LevelPathError),
     #[error(transparent)]

@@ -30,7 +30,7 @@ use crate::hiera::{Hash, Value};
 use std::sync::Arc;
 
 /// Merges `layer` into `base`, `layer` winning (the rules above).
-pub fn deep_merge(base: &mut Hash, layer: &Hash) {
+pub(crate) fn deep_merge(base: &mut Hash, layer: &Hash) {
     for (key, value) in layer {
         match (base.get_mut(key), value) {
             (Some(Value::Hash(lower)), Value::Hash(upper)) => deep_merge(lower, upper),
@@ -45,7 +45,7 @@ pub fn deep_merge(base: &mut Hash, layer: &Hash) {
 /// `layer` merged over `base`, sharing rather than copying when one side
 /// is empty: most nodes add nothing to most resources, and then every one
 /// of them holds the same `Arc` as the level below.
-pub fn merge_shared(base: &Arc<Hash>, layer: &Arc<Hash>) -> Arc<Hash> {
+pub(crate) fn merge_shared(base: &Arc<Hash>, layer: &Arc<Hash>) -> Arc<Hash> {
     if layer.is_empty() {
         Arc::clone(base)
     } else if base.is_empty() {
@@ -59,7 +59,7 @@ pub fn merge_shared(base: &Arc<Hash>, layer: &Arc<Hash>) -> Arc<Hash> {
 
 /// Folds layers given from least to most specific (for each slot: values,
 /// then overrides).
-pub fn fold<'a>(layers: impl IntoIterator<Item = &'a Hash>) -> Hash {
+pub(crate) fn fold<'a>(layers: impl IntoIterator<Item = &'a Hash>) -> Hash {
     let mut out = Hash::default();
     for layer in layers {
         deep_merge(&mut out, layer);

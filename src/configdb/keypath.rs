@@ -20,7 +20,7 @@ use std::fmt;
 
 /// A key path that cannot be used on a document.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub enum KeyPathError {
+pub(crate) enum KeyPathError {
     #[error("empty key path: name a key such as a.b.0")]
     Empty,
     #[error(
@@ -54,7 +54,7 @@ pub enum KeyPathError {
 
 /// A parsed key path; never empty.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct KeyPath {
+pub(crate) struct KeyPath {
     text: String,
     segments: Vec<String>,
 }
@@ -65,7 +65,7 @@ impl KeyPath {
     /// # Errors
     ///
     /// [`KeyPathError::Empty`], [`KeyPathError::Syntax`].
-    pub fn parse(text: &str) -> Result<Self, KeyPathError> {
+    pub(crate) fn parse(text: &str) -> Result<Self, KeyPathError> {
         if text.is_empty() {
             return Err(KeyPathError::Empty);
         }
@@ -78,11 +78,7 @@ impl KeyPath {
         })
     }
 
-    pub fn segments(&self) -> &[String] {
-        &self.segments
-    }
-
-    pub fn as_str(&self) -> &str {
+    pub(crate) fn as_str(&self) -> &str {
         &self.text
     }
 
@@ -149,7 +145,7 @@ impl std::str::FromStr for KeyPath {
 /// # Errors
 ///
 /// Descending into a scalar, or into an Array with a non-index segment.
-pub fn get<'v>(doc: &'v Hash, key: &KeyPath) -> Result<Option<&'v Value>, KeyPathError> {
+pub(crate) fn get<'v>(doc: &'v Hash, key: &KeyPath) -> Result<Option<&'v Value>, KeyPathError> {
     let Some(mut cur) = doc.get(&Value::str(key.segments[0].as_str())) else {
         return Ok(None);
     };
@@ -179,7 +175,7 @@ enum Container<'a> {
 ///
 /// Descending into a scalar (other than nil), a non-index segment on an
 /// Array, or an index out of range.
-pub fn set(doc: &mut Hash, key: &KeyPath, value: Value) -> Result<(), KeyPathError> {
+pub(crate) fn set(doc: &mut Hash, key: &KeyPath, value: Value) -> Result<(), KeyPathError> {
     let last = key.segments.len() - 1;
     let mut cur = Container::Hash(doc);
     for depth in 0..last {
@@ -214,36 +210,6 @@ pub fn set(doc: &mut Hash, key: &KeyPath, value: Value) -> Result<(), KeyPathErr
         }
     }
     Ok(())
-}
-
-/// Removes the value at `key` and returns it; `Ok(None)` when it was not
-/// there. Later Array elements move down by one.
-///
-/// # Errors
-///
-/// Descending into a scalar, or into an Array with a non-index segment.
-pub fn remove(doc: &mut Hash, key: &KeyPath) -> Result<Option<Value>, KeyPathError> {
-    let last = key.segments.len() - 1;
-    let mut cur = Container::Hash(doc);
-    for depth in 0..last {
-        let next = match cur {
-            Container::Hash(h) => h.get_mut(&Value::str(key.segments[depth].as_str())),
-            Container::Array(a) => a.get_mut(key.index(depth)?),
-        };
-        cur = match next {
-            None => return Ok(None),
-            Some(Value::Hash(h)) => Container::Hash(h),
-            Some(Value::Array(a)) => Container::Array(a),
-            Some(other) => return Err(key.not_a_container(depth + 1, other)),
-        };
-    }
-    Ok(match cur {
-        Container::Hash(h) => h.shift_remove(&Value::str(key.segments[last].as_str())),
-        Container::Array(a) => {
-            let index = key.index(last)?;
-            (index < a.len()).then(|| a.remove(index))
-        }
-    })
 }
 
 #[cfg(test)]
@@ -350,40 +316,5 @@ mod tests {
         assert_eq!(keys, ["b", "s", "n"]);
         let top: Vec<&str> = d.keys().filter_map(Value::as_str).collect();
         assert_eq!(top, ["a", "x.y", "top"]);
-    }
-
-    #[test]
-    fn remove_cases() {
-        let cases: &[(&str, Result<Option<Value>, &str>)] = &[
-            ("top", Ok(Some(7.into()))),
-            ("a.b.1", Ok(Some("two".into()))),
-            ("a.b.0.c", Ok(Some(1.into()))),
-            ("missing", Ok(None)),
-            ("a.missing.x", Ok(None)),
-            ("a.b.9", Ok(None)),
-            ("top.x", Err("\"top\" is Integer")),
-            ("a.b.x", Err("must be an index")),
-        ];
-        for (text, want) in cases {
-            let mut d = doc();
-            let key = KeyPath::parse(text).unwrap();
-            match (remove(&mut d, &key), want) {
-                (Ok(got), Ok(want)) => {
-                    assert_eq!(&got, want, "{text}");
-                    if got.is_some() && !text.starts_with("a.b.") {
-                        assert_eq!(get(&d, &key).unwrap(), None, "{text} is gone");
-                    }
-                }
-                (Err(e), Err(msg)) => assert!(e.to_string().contains(msg), "{text}: {e}"),
-                (got, want) => panic!("{text}: got {got:?}, want {want:?}"),
-            }
-        }
-        let mut d = doc();
-        remove(&mut d, &KeyPath::parse("a.b.0").unwrap()).unwrap();
-        assert_eq!(
-            get(&d, &KeyPath::parse("a.b.0").unwrap()).unwrap(),
-            Some(&"two".into()),
-            "later elements move down"
-        );
     }
 }

@@ -26,7 +26,7 @@ use std::fmt;
 
 /// A syntax error in a level path or in one of its names or values.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub enum LevelPathError {
+pub(crate) enum LevelPathError {
     #[error(
         "level path \"{path}\" must alternate level names and values, as /<level>/<value>[/<level>/<value>…]"
     )]
@@ -49,9 +49,9 @@ pub enum LevelPathError {
 /// One (level name, level value) pair: `nodes=node-1.domain.tld`. It is
 /// also the slot one document lives at.
 #[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub struct LevelValue {
-    pub level: String,
-    pub value: String,
+pub(crate) struct LevelValue {
+    pub(crate) level: String,
+    pub(crate) value: String,
 }
 
 impl LevelValue {
@@ -61,7 +61,10 @@ impl LevelValue {
     /// # Errors
     ///
     /// [`LevelPathError::BadText`] naming the offending part.
-    pub fn new(level: impl Into<String>, value: impl Into<String>) -> Result<Self, LevelPathError> {
+    pub(crate) fn new(
+        level: impl Into<String>,
+        value: impl Into<String>,
+    ) -> Result<Self, LevelPathError> {
         let (level, value) = (level.into(), value.into());
         check_text("name", &level)?;
         check_text("value", &value)?;
@@ -95,17 +98,17 @@ pub(crate) fn check_text(what: &'static str, text: &str) -> Result<(), LevelPath
 
 /// An ordered list of level values; empty for the root.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub struct LevelPath(Vec<LevelValue>);
+pub(crate) struct LevelPath(Vec<LevelValue>);
 
 impl LevelPath {
     /// The root: the environment-wide level under all others.
-    pub fn root() -> Self {
+    pub(crate) fn root() -> Self {
         LevelPath(Vec::new())
     }
 
     /// A path of already checked pairs (not yet checked against an
     /// environment: see [`LevelPath::check`]).
-    pub fn new(pairs: Vec<LevelValue>) -> Self {
+    pub(crate) fn new(pairs: Vec<LevelValue>) -> Self {
         LevelPath(pairs)
     }
 
@@ -116,7 +119,7 @@ impl LevelPath {
     /// # Errors
     ///
     /// An odd number of segments, an empty segment, or a bad name or value.
-    pub fn parse_url(text: &str) -> Result<Self, LevelPathError> {
+    pub(crate) fn parse_url(text: &str) -> Result<Self, LevelPathError> {
         let trimmed = text.strip_prefix('/').unwrap_or(text);
         if trimmed.is_empty() {
             return Ok(LevelPath::root());
@@ -146,7 +149,7 @@ impl LevelPath {
     /// # Errors
     ///
     /// A part without `=`, or a bad name or value.
-    pub fn parse_cli(text: &str) -> Result<Self, LevelPathError> {
+    pub(crate) fn parse_cli(text: &str) -> Result<Self, LevelPathError> {
         if text.is_empty() {
             return Ok(LevelPath::root());
         }
@@ -162,26 +165,18 @@ impl LevelPath {
             .map(LevelPath)
     }
 
-    pub fn pairs(&self) -> &[LevelValue] {
+    pub(crate) fn pairs(&self) -> &[LevelValue] {
         &self.0
     }
 
-    pub fn is_root(&self) -> bool {
+    pub(crate) fn is_root(&self) -> bool {
         self.0.is_empty()
     }
 
     /// Where a document addressed by this path lives: the last pair, or
     /// `None` for the root.
-    pub fn slot(&self) -> Option<&LevelValue> {
+    pub(crate) fn slot(&self) -> Option<&LevelValue> {
         self.0.last()
-    }
-
-    /// The URL form, `/nodes/node-1`; the empty string for the root.
-    pub fn to_url(&self) -> String {
-        self.0
-            .iter()
-            .map(|p| format!("/{}/{}", p.level, p.value))
-            .collect()
     }
 
     /// Checks the path against an environment's levels: each level must be
@@ -191,7 +186,7 @@ impl LevelPath {
     ///
     /// [`NotFound::Level`] for a level the environment lacks;
     /// [`Invalid::LevelRepeated`] and [`Invalid::LevelOrder`] otherwise.
-    pub fn check(&self, env: &Environment) -> Result<(), ConfigError> {
+    pub(crate) fn check(&self, env: &Environment) -> Result<(), ConfigError> {
         let levels = &env.hierarchy_levels;
         // Index in `levels` that the next pair may not precede.
         let mut next = 0;
@@ -234,7 +229,7 @@ impl LevelPath {
     /// for its level of the plural (`node` → `nodes`) or singular (`roles`
     /// → `role`) spelling when it has exactly that one; other names are
     /// kept, for [`LevelPath::check`] to name.
-    pub fn with_level_aliases(&self, levels: &[String]) -> LevelPath {
+    pub(crate) fn with_level_aliases(&self, levels: &[String]) -> LevelPath {
         let alias = |name: &str| -> Option<&String> {
             if levels.iter().any(|l| l == name) {
                 return None;
@@ -261,7 +256,7 @@ impl LevelPath {
 
     /// Whether [`LevelPath::check`] would pass, without building an error:
     /// for the lookup path, where a bad path is just "nothing there".
-    pub fn fits(&self, levels: &[String]) -> bool {
+    pub(crate) fn fits(&self, levels: &[String]) -> bool {
         let mut next = 0;
         for pair in &self.0 {
             match levels[next..].iter().position(|l| *l == pair.level) {
@@ -318,7 +313,6 @@ mod tests {
             assert_eq!(&LevelPath::parse_url(url).unwrap(), want, "url {url}");
             assert_eq!(&LevelPath::parse_cli(cli).unwrap(), want, "cli {cli}");
             assert_eq!(&want.to_string(), cli);
-            assert_eq!(LevelPath::parse_url(&want.to_url()).unwrap(), *want);
         }
     }
 

@@ -6,21 +6,21 @@
 //! Persistence lives in [`crate::store`]; this module only says what is
 //! valid and what a set of documents means.
 
-pub mod error;
-pub mod fold;
-pub mod keypath;
-pub mod level;
-pub mod model;
-pub mod retention;
-pub mod snapshot;
+pub(crate) mod error;
+pub(crate) mod fold;
+pub(crate) mod keypath;
+pub(crate) mod level;
+pub(crate) mod model;
+pub(crate) mod retention;
+pub(crate) mod snapshot;
 
-pub use error::{ConfigError, Conflict, ErrorKind, Invalid, NotFound, Stale};
-pub use keypath::{KeyPath, KeyPathError};
-pub use level::{LevelPath, LevelPathError, LevelValue};
-pub use model::{
+pub(crate) use error::{ConfigError, Conflict, ErrorKind, Invalid, NotFound, Stale};
+pub(crate) use keypath::KeyPath;
+pub(crate) use level::{LevelPath, LevelPathError, LevelValue};
+pub(crate) use model::{
     Component, ComponentRef, DocAddress, DocKind, Environment, NewComponent, NewEnvironment,
     ResourceDefinition, SnapshotData, StoredDocument, UnreadableDocument, Version, check_depth,
     into_document,
 };
-pub use retention::Retention;
-pub use snapshot::{EffectiveKey, PathReader, Snapshot, StoredDoc};
+pub(crate) use retention::Retention;
+pub(crate) use snapshot::{PathReader, Snapshot, StoredDoc};

@@ -11,44 +11,44 @@ use std::str::FromStr;
 /// A resource (datasource) name a component provides, e.g. `astute` or
 /// `override/configuration/role`.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct ResourceDefinition {
-    pub id: i64,
-    pub name: String,
+pub(crate) struct ResourceDefinition {
+    pub(crate) id: i64,
+    pub(crate) name: String,
 }
 
 /// A set of resource definitions, e.g. what a plugin or Fuel itself
 /// provides. Environments use components to know which resources exist.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Component {
-    pub id: i64,
-    pub name: String,
+pub(crate) struct Component {
+    pub(crate) id: i64,
+    pub(crate) name: String,
     /// In creation order.
-    pub resource_definitions: Vec<ResourceDefinition>,
+    pub(crate) resource_definitions: Vec<ResourceDefinition>,
 }
 
 /// An isolated set of layered data (a Fuel cluster).
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Environment {
+pub(crate) struct Environment {
     /// Chosen by the caller to match the Fuel cluster id, or assigned.
-    pub id: i64,
+    pub(crate) id: i64,
     /// Component ids, in the order given at creation.
-    pub components: Vec<i64>,
+    pub(crate) components: Vec<i64>,
     /// Level names from least to most specific; the root is implicit.
-    pub hierarchy_levels: Vec<String>,
+    pub(crate) hierarchy_levels: Vec<String>,
 }
 
 /// What to create: a component.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct NewComponent {
+pub(crate) struct NewComponent {
     /// `None` to have one assigned.
-    pub id: Option<i64>,
-    pub name: String,
-    pub resource_definitions: Vec<String>,
+    pub(crate) id: Option<i64>,
+    pub(crate) name: String,
+    pub(crate) resource_definitions: Vec<String>,
 }
 
 /// A component named by id or by name.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub enum ComponentRef {
+pub(crate) enum ComponentRef {
     Id(i64),
     Name(String),
 }
@@ -76,26 +76,26 @@ impl FromStr for ComponentRef {
 
 /// What to create: an environment.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct NewEnvironment {
+pub(crate) struct NewEnvironment {
     /// `None` to have one assigned.
-    pub id: Option<i64>,
-    pub components: Vec<ComponentRef>,
+    pub(crate) id: Option<i64>,
+    pub(crate) components: Vec<ComponentRef>,
     /// From least to most specific.
-    pub hierarchy_levels: Vec<String>,
+    pub(crate) hierarchy_levels: Vec<String>,
 }
 
 /// The two documents kept at each (environment, slot, resource): the data
 /// as uploaded, and the user's overrides on top of it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub enum DocKind {
+pub(crate) enum DocKind {
     Values,
     Overrides,
 }
 
 impl DocKind {
-    pub const ALL: [DocKind; 2] = [DocKind::Values, DocKind::Overrides];
+    pub(crate) const ALL: [DocKind; 2] = [DocKind::Values, DocKind::Overrides];
 
-    pub fn as_str(self) -> &'static str {
+    pub(crate) fn as_str(self) -> &'static str {
         match self {
             DocKind::Values => "values",
             DocKind::Overrides => "overrides",
@@ -112,7 +112,7 @@ impl fmt::Display for DocKind {
 /// An unknown document kind name.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("unknown document kind \"{0}\": use values or overrides")]
-pub struct UnknownKind(pub String);
+pub(crate) struct UnknownKind(pub(crate) String);
 
 impl FromStr for DocKind {
     type Err = UnknownKind;
@@ -127,30 +127,35 @@ impl FromStr for DocKind {
 
 /// One version of one document.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Version {
+pub(crate) struct Version {
     /// 1, 2, … per document.
-    pub number: u64,
+    pub(crate) number: u64,
     /// When it was written, in Unix seconds.
-    pub created_at: i64,
+    pub(crate) created_at: i64,
     /// Bytes of its stored (wire JSON) form.
-    pub size: usize,
+    pub(crate) size: usize,
     /// A deletion marker: the document was removed at this version (its
     /// content reads as empty). Deleting by a marker keeps the history.
-    pub deleted: bool,
+    pub(crate) deleted: bool,
 }
 
 /// Which document: environment, level path, resource and kind. Two
 /// addresses whose paths share a slot name the same document.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
-pub struct DocAddress {
-    pub env: i64,
-    pub path: LevelPath,
-    pub resource: String,
-    pub kind: DocKind,
+pub(crate) struct DocAddress {
+    pub(crate) env: i64,
+    pub(crate) path: LevelPath,
+    pub(crate) resource: String,
+    pub(crate) kind: DocKind,
 }
 
 impl DocAddress {
-    pub fn new(env: i64, path: LevelPath, resource: impl Into<String>, kind: DocKind) -> Self {
+    pub(crate) fn new(
+        env: i64,
+        path: LevelPath,
+        resource: impl Into<String>,
+        kind: DocKind,
+    ) -> Self {
         DocAddress {
             env,
             path,
@@ -178,7 +183,7 @@ impl fmt::Display for DocAddress {
 /// # Errors
 ///
 /// [`Invalid::TooDeep`], naming the document.
-pub fn check_depth(at: &DocAddress, doc: &Hash) -> Result<(), Invalid> {
+pub(crate) fn check_depth(at: &DocAddress, doc: &Hash) -> Result<(), Invalid> {
     let limit = crate::wire::MAX_DEPTH;
     let inside = doc
         .iter()
@@ -196,37 +201,37 @@ pub fn check_depth(at: &DocAddress, doc: &Hash) -> Result<(), Invalid> {
 ///
 /// [`Snapshot`]: super::snapshot::Snapshot
 #[derive(Clone, Debug, PartialEq)]
-pub struct StoredDocument {
-    pub env: i64,
+pub(crate) struct StoredDocument {
+    pub(crate) env: i64,
     /// `None` for the root.
-    pub slot: Option<LevelValue>,
-    pub resource: String,
-    pub kind: DocKind,
-    pub version: Version,
-    pub content: Hash,
+    pub(crate) slot: Option<LevelValue>,
+    pub(crate) resource: String,
+    pub(crate) kind: DocKind,
+    pub(crate) version: Version,
+    pub(crate) content: Hash,
 }
 
 /// Everything an in-memory snapshot is built from, read in one go.
 #[derive(Clone, Debug, Default, PartialEq)]
-pub struct SnapshotData {
-    pub components: Vec<Component>,
-    pub environments: Vec<Environment>,
+pub(crate) struct SnapshotData {
+    pub(crate) components: Vec<Component>,
+    pub(crate) environments: Vec<Environment>,
     /// The latest version of every document that is not deleted.
-    pub documents: Vec<StoredDocument>,
+    pub(crate) documents: Vec<StoredDocument>,
     /// Latest versions that could not be read (changed behind hierad's
     /// back, or written by a hierad without the depth limit): left out of
     /// `documents`, so the rest can be served.
-    pub unreadable: Vec<UnreadableDocument>,
+    pub(crate) unreadable: Vec<UnreadableDocument>,
 }
 
 /// The latest version of a document that does not decode. Names the
 /// document, never its content.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct UnreadableDocument {
-    pub at: DocAddress,
-    pub version: u64,
+pub(crate) struct UnreadableDocument {
+    pub(crate) at: DocAddress,
+    pub(crate) version: u64,
     /// Why, in words that carry nothing of the content.
-    pub reason: &'static str,
+    pub(crate) reason: &'static str,
 }
 
 impl fmt::Display for UnreadableDocument {
@@ -244,7 +249,7 @@ impl fmt::Display for UnreadableDocument {
 /// # Errors
 ///
 /// [`Invalid::NotAHash`] naming the class it is instead.
-pub fn into_document(value: Value) -> Result<Hash, ConfigError> {
+pub(crate) fn into_document(value: Value) -> Result<Hash, ConfigError> {
     match value {
         Value::Hash(h) => Ok(h),
         other => Err(Invalid::NotAHash {
@@ -260,7 +265,7 @@ pub fn into_document(value: Value) -> Result<Hash, ConfigError> {
 /// # Errors
 ///
 /// [`Invalid::Name`].
-pub fn check_component_name(name: &str) -> Result<(), ConfigError> {
+pub(crate) fn check_component_name(name: &str) -> Result<(), ConfigError> {
     let reason = if name.is_empty() {
         "it is empty"
     } else if name.bytes().all(|b| b.is_ascii_digit()) {
@@ -279,7 +284,7 @@ pub fn check_component_name(name: &str) -> Result<(), ConfigError> {
 /// # Errors
 ///
 /// [`Invalid::Name`].
-pub fn check_resource_name(name: &str) -> Result<(), ConfigError> {
+pub(crate) fn check_resource_name(name: &str) -> Result<(), ConfigError> {
     let reason = if name.is_empty() {
         "it is empty"
     } else if name.split('/').any(str::is_empty) {
@@ -299,7 +304,7 @@ pub fn check_resource_name(name: &str) -> Result<(), ConfigError> {
 /// # Errors
 ///
 /// [`Invalid::LevelPath`] naming the problem.
-pub fn check_level_name(name: &str) -> Result<(), ConfigError> {
+pub(crate) fn check_level_name(name: &str) -> Result<(), ConfigError> {
     super::level::check_text("name", name).map_err(ConfigError::from)
 }
 

@@ -12,25 +12,25 @@ use std::fmt;
 /// A retention policy. Each limit is `None` (not set: the server's
 /// default applies) or a number, where 0 means "no limit".
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct Retention {
+pub(crate) struct Retention {
     /// Keep at most this many versions of each document (latest included).
-    pub keep_versions: Option<u64>,
+    pub(crate) keep_versions: Option<u64>,
     /// Keep versions written less than this many days ago.
-    pub keep_days: Option<u64>,
+    pub(crate) keep_days: Option<u64>,
 }
 
 /// Seconds in a retention day.
-pub const DAY: i64 = 24 * 60 * 60;
+pub(crate) const DAY: i64 = 24 * 60 * 60;
 
 impl Retention {
     /// No limit at all: every version is kept.
-    pub const KEEP_ALL: Retention = Retention {
+    pub(crate) const KEEP_ALL: Retention = Retention {
         keep_versions: Some(0),
         keep_days: Some(0),
     };
 
     /// This policy with each unset limit taken from `default`.
-    pub fn over(self, default: Retention) -> Retention {
+    pub(crate) fn over(self, default: Retention) -> Retention {
         Retention {
             keep_versions: self.keep_versions.or(default.keep_versions),
             keep_days: self.keep_days.or(default.keep_days),
@@ -38,12 +38,12 @@ impl Retention {
     }
 
     /// The versions limit in force (`None`: no limit).
-    pub fn versions_limit(&self) -> Option<u64> {
+    pub(crate) fn versions_limit(&self) -> Option<u64> {
         self.keep_versions.filter(|&n| n > 0)
     }
 
     /// The oldest `created_at` kept at time `now` (`None`: no limit).
-    pub fn cutoff(&self, now: i64) -> Option<i64> {
+    pub(crate) fn cutoff(&self, now: i64) -> Option<i64> {
         let days = i64::try_from(self.keep_days.filter(|&d| d > 0)?).ok()?;
         Some(now.saturating_sub(days.saturating_mul(DAY)))
     }
@@ -56,7 +56,7 @@ impl Retention {
     /// under a deletion marker, or within both limits; the oldest kept
     /// one decides, so what stays is always an unbroken run up to the
     /// latest.
-    pub fn oldest_kept(&self, versions: &[(u64, i64, bool)], now: i64) -> Option<u64> {
+    pub(crate) fn oldest_kept(&self, versions: &[(u64, i64, bool)], now: i64) -> Option<u64> {
         let &(latest, _, latest_deleted) = versions.last()?;
         let cutoff = self.cutoff(now);
         let limit = self.versions_limit();
@@ -77,7 +77,7 @@ impl Retention {
     }
 
     /// Whether this policy prunes anything at all.
-    pub fn prunes(&self) -> bool {
+    pub(crate) fn prunes(&self) -> bool {
         self.versions_limit().is_some() || self.keep_days.is_some_and(|d| d > 0)
     }
 }

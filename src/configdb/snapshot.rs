@@ -11,9 +11,9 @@
 //! entry, so the cache grows with the stored data, never with the paths
 //! clients happen to ask about.
 //!
-//! Lookups should read [`Snapshot::effective_key`]: Hiera asks a
-//! datasource for one key, and folding only that key costs microseconds
-//! and no memory, where a whole effective document is a deep copy as soon
+//! Lookups should read [`PathReader::effective_key`] (from
+//! [`Snapshot::at`]): Hiera asks a datasource for one key, and folding
+//! only that key costs microseconds and no memory, where a whole effective document is a deep copy as soon
 //! as two layers both hold data (a node's own astute over a root astute:
 //! about a millisecond and the size of the root document, per node).
 //! [`Snapshot::effective`] is for whole-document reads (`?effective`,
@@ -41,9 +41,9 @@ use std::sync::{Arc, PoisonError, RwLock};
 
 /// One stored document as the snapshot holds it.
 #[derive(Clone, Debug, PartialEq)]
-pub struct StoredDoc {
-    pub version: Version,
-    pub content: Arc<Hash>,
+pub(crate) struct StoredDoc {
+    pub(crate) version: Version,
+    pub(crate) content: Arc<Hash>,
     /// For each top-level entry of `content`, by position: whether Hiera
     /// hands its value out unchanged (see [`is_final`]). Worked out once
     /// per write, so lookups do not rescan a 55 KB value on every answer.
@@ -51,7 +51,7 @@ pub struct StoredDoc {
 }
 
 impl StoredDoc {
-    pub fn new(version: Version, content: Arc<Hash>) -> StoredDoc {
+    pub(crate) fn new(version: Version, content: Arc<Hash>) -> StoredDoc {
         let finals = content.values().map(is_final).collect();
         StoredDoc {
             version,
@@ -69,18 +69,23 @@ impl StoredDoc {
 
 /// One top-level key of an effective document: its value, and whether
 /// Hiera hands it out unchanged.
-pub type EffectiveKey<'s> = (Cow<'s, Value>, bool);
+pub(crate) type EffectiveKey<'s> = (Cow<'s, Value>, bool);
 
 /// One environment's documents at one (checked) level path: what a
 /// lookup reads from on every level of its hierarchy.
-pub struct PathReader<'s, 'p> {
+pub(crate) struct PathReader<'s, 'p> {
     env: &'s EnvData,
     pairs: &'p [LevelValue],
 }
 
 impl<'s> PathReader<'s, '_> {
-    /// As [`Snapshot::effective_key`].
-    pub fn effective_key(&self, resource: &str, key: &Value) -> Option<EffectiveKey<'s>> {
+    /// One top-level key of the effective document, folding only that
+    /// key's layers: what a Hiera lookup needs (it asks a datasource for
+    /// one key). `None` when the key is absent or, as for
+    /// [`Snapshot::effective`], the resource cannot be reached. Borrowed
+    /// when one layer decides the answer; nothing is cached, and no whole
+    /// document is merged.
+    pub(crate) fn effective_key(&self, resource: &str, key: &Value) -> Option<EffectiveKey<'s>> {
         self.env
             .resources
             .get(resource)?
@@ -91,7 +96,7 @@ impl<'s> PathReader<'s, '_> {
 /// An immutable view of the ConfigDB; cheap to clone, safe to share
 /// between threads.
 #[derive(Clone, Debug, Default)]
-pub struct Snapshot {
+pub(crate) struct Snapshot {
     components: Arc<Vec<Component>>,
     envs: Arc<BTreeMap<i64, Arc<EnvData>>>,
     /// Stored documents that could not be read: requests that need one
@@ -295,7 +300,7 @@ impl Snapshot {
     /// Builds a snapshot from everything the store holds. Documents whose
     /// environment, resource or level is not (or no longer) defined are
     /// left out: no path can reach them.
-    pub fn build(data: SnapshotData) -> Snapshot {
+    pub(crate) fn build(data: SnapshotData) -> Snapshot {
         let SnapshotData {
             components,
             environments,
@@ -357,7 +362,7 @@ impl Snapshot {
     }
 
     /// The stored documents that could not be read.
-    pub fn unreadable(&self) -> &[UnreadableDocument] {
+    pub(crate) fn unreadable(&self) -> &[UnreadableDocument] {
         &self.unreadable
     }
 
@@ -388,7 +393,7 @@ impl Snapshot {
 
     /// Whether environment `env` has an unreadable document of one of
     /// `resources` (`None`: of any resource).
-    pub fn unreadable_in(
+    pub(crate) fn unreadable_in(
         &self,
         env: i64,
         resources: Option<&[String]>,
@@ -399,26 +404,26 @@ impl Snapshot {
     }
 
     /// All components, as loaded.
-    pub fn components(&self) -> &[Component] {
+    pub(crate) fn components(&self) -> &[Component] {
         &self.components
     }
 
     /// All environments, by id.
-    pub fn environments(&self) -> impl Iterator<Item = &Environment> {
+    pub(crate) fn environments(&self) -> impl Iterator<Item = &Environment> {
         self.envs.values().map(|e| &e.env)
     }
 
-    pub fn environment(&self, env: i64) -> Option<&Environment> {
+    pub(crate) fn environment(&self, env: i64) -> Option<&Environment> {
         self.envs.get(&env).map(|e| &e.env)
     }
 
     /// The environment's level names, least to most specific.
-    pub fn levels(&self, env: i64) -> Option<&[String]> {
+    pub(crate) fn levels(&self, env: i64) -> Option<&[String]> {
         self.environment(env).map(|e| e.hierarchy_levels.as_slice())
     }
 
     /// The resource names the environment defines, sorted.
-    pub fn resource_names(&self, env: i64) -> Option<impl Iterator<Item = &str>> {
+    pub(crate) fn resource_names(&self, env: i64) -> Option<impl Iterator<Item = &str>> {
         self.envs
             .get(&env)
             .map(|e| e.resources.keys().map(String::as_str))
@@ -426,7 +431,7 @@ impl Snapshot {
 
     /// Calls `f` with every stored document (values and overrides, at the
     /// root and at every slot) of `resource` in environment `env`.
-    pub fn for_each_document(&self, env: i64, resource: &str, f: &mut dyn FnMut(&Value)) {
+    pub(crate) fn for_each_document(&self, env: i64, resource: &str, f: &mut dyn FnMut(&Value)) {
         let Some(data) = self.envs.get(&env).and_then(|e| e.resources.get(resource)) else {
             return;
         };
@@ -444,7 +449,12 @@ impl Snapshot {
     /// environment does not exist, the path does not fit its levels, or it
     /// does not define the resource. A defined resource with no data is an
     /// empty Hash. This is the lookup path: it builds no error.
-    pub fn effective(&self, env: i64, path: &LevelPath, resource: &str) -> Option<Arc<Hash>> {
+    pub(crate) fn effective(
+        &self,
+        env: i64,
+        path: &LevelPath,
+        resource: &str,
+    ) -> Option<Arc<Hash>> {
         let env = self.envs.get(&env)?;
         if !path.fits(&env.env.hierarchy_levels) {
             return None;
@@ -453,26 +463,14 @@ impl Snapshot {
         Some(data.effective(path.pairs()))
     }
 
-    /// One top-level key of the effective document, folding only that
-    /// key's layers: what a Hiera lookup needs (it asks a datasource for
-    /// one key). `None` when the key is absent or, as for
-    /// [`Snapshot::effective`], the resource cannot be reached. Borrowed
-    /// when one layer decides the answer; nothing is cached, and no whole
-    /// document is merged.
-    pub fn effective_key(
-        &self,
-        env: i64,
-        path: &LevelPath,
-        resource: &str,
-        key: &Value,
-    ) -> Option<EffectiveKey<'_>> {
-        self.at(env, path)?.effective_key(resource, key)
-    }
-
     /// The documents of environment `env` at `path`, for reading key after
-    /// key ([`Snapshot::effective_key`] with the environment found and the
-    /// path checked once): `None` when either cannot be reached.
-    pub fn at<'s, 'p>(&'s self, env: i64, path: &'p LevelPath) -> Option<PathReader<'s, 'p>> {
+    /// key ([`PathReader::effective_key`], with the environment found and
+    /// the path checked once): `None` when either cannot be reached.
+    pub(crate) fn at<'s, 'p>(
+        &'s self,
+        env: i64,
+        path: &'p LevelPath,
+    ) -> Option<PathReader<'s, 'p>> {
         let env = self.envs.get(&env)?;
         path.fits(&env.env.hierarchy_levels).then_some(PathReader {
             env,
@@ -486,7 +484,7 @@ impl Snapshot {
     ///
     /// NotFound for the environment, a level or the resource; Invalid for
     /// a path out of the environment's order.
-    pub fn try_effective(
+    pub(crate) fn try_effective(
         &self,
         env: i64,
         path: &LevelPath,
@@ -504,7 +502,7 @@ impl Snapshot {
     ///
     /// As [`Snapshot::try_effective`]; a document never written is
     /// `Ok(None)`.
-    pub fn stored(
+    pub(crate) fn stored(
         &self,
         env: i64,
         path: &LevelPath,
@@ -522,7 +520,7 @@ impl Snapshot {
     /// # Errors
     ///
     /// As [`Snapshot::try_effective`].
-    pub fn with_document(
+    pub(crate) fn with_document(
         &self,
         env: i64,
         path: &LevelPath,
@@ -635,6 +633,16 @@ mod tests {
             documents,
             unreadable: Vec::new(),
         }
+    }
+
+    /// One key at a level path of environment 1, as a lookup reads it.
+    fn effective_key<'s>(
+        snap: &'s Snapshot,
+        p: &str,
+        resource: &str,
+        key: &Value,
+    ) -> Option<EffectiveKey<'s>> {
+        snap.at(1, &path(p))?.effective_key(resource, key)
     }
 
     fn sample() -> Snapshot {
@@ -754,9 +762,7 @@ mod tests {
             ("", "token_key", false),
         ];
         for (p, key, want) in cases {
-            let (_, is_final) = snap
-                .effective_key(1, &path(p), "astute", &Value::str(key))
-                .unwrap();
+            let (_, is_final) = effective_key(&snap, p, "astute", &Value::str(key)).unwrap();
             assert_eq!(is_final, want, "{p} {key}");
         }
     }
@@ -825,7 +831,7 @@ mod tests {
             let whole = snap.effective(1, &path(p), "astute").unwrap();
             for key in keys {
                 let key = Value::str(key);
-                let got = snap.effective_key(1, &path(p), "astute", &key);
+                let got = effective_key(&snap, p, "astute", &key);
                 assert_eq!(
                     got.map(|(v, _)| v).as_deref(),
                     whole.get(&key),
@@ -834,12 +840,10 @@ mod tests {
             }
         }
         // One deciding layer: borrowed, not copied.
-        let (got, _) = snap
-            .effective_key(1, &path("nodes=n"), "astute", &Value::str("only_root"))
-            .unwrap();
+        let (got, _) = effective_key(&snap, "nodes=n", "astute", &Value::str("only_root")).unwrap();
         assert!(matches!(got, Cow::Borrowed(_)));
         assert_eq!(
-            snap.effective_key(1, &path("nodes=n"), "nope", &Value::str("deep")),
+            effective_key(&snap, "nodes=n", "nope", &Value::str("deep")),
             None
         );
     }

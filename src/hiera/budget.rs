@@ -10,32 +10,32 @@ use super::value::Value;
 /// `%{hiera('e3')}` in `e4` … build answers exponentially larger than the
 /// data: a budget turns that into a refusal instead of a stalled server.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Budget {
+pub(crate) struct Budget {
     /// `%{…}` tokens evaluated (each `hiera()`/`alias()` nested lookup is
     /// one, and so is each token its answer re-interpolates).
-    pub steps: u64,
+    pub(crate) steps: u64,
     /// Bytes of Strings interpolation builds, and of the values `alias()`
     /// hands out, summed over the lookup and the lookups nested in it.
-    pub bytes: u64,
+    pub(crate) bytes: u64,
 }
 
 impl Budget {
     /// The defaults of `hierad serve` and `hierad lookup`: far above what
     /// real data needs (Fuel's deployment data has no token at all; a
     /// lookup rarely evaluates more than a few dozen), far below a stall.
-    pub const DEFAULT: Budget = Budget {
+    pub(crate) const DEFAULT: Budget = Budget {
         steps: 10_000,
         bytes: 32 * 1024 * 1024,
     };
 
     /// No limit (what Hiera itself does).
-    pub const UNLIMITED: Budget = Budget {
+    pub(crate) const UNLIMITED: Budget = Budget {
         steps: u64::MAX,
         bytes: u64::MAX,
     };
 
     /// The smaller of each limit.
-    pub fn min(self, other: Budget) -> Budget {
+    pub(crate) fn min(self, other: Budget) -> Budget {
         Budget {
             steps: self.steps.min(other.steps),
             bytes: self.bytes.min(other.bytes),
@@ -43,7 +43,7 @@ impl Budget {
     }
 
     /// Whether `self` allows no more than `other` in both limits.
-    pub fn within(self, other: Budget) -> bool {
+    pub(crate) fn within(self, other: Budget) -> bool {
         self.steps <= other.steps && self.bytes <= other.bytes
     }
 }
@@ -56,14 +56,14 @@ impl Default for Budget {
 
 /// Which limit of a [`Budget`] a lookup ran out of.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Limit {
+pub(crate) enum Limit {
     Steps,
     Bytes,
 }
 
 impl Limit {
     /// How the API and the metrics name this limit.
-    pub fn name(self) -> &'static str {
+    pub(crate) fn name(self) -> &'static str {
         match self {
             Limit::Steps => "steps",
             Limit::Bytes => "bytes",
@@ -71,7 +71,7 @@ impl Limit {
     }
 
     /// The error class a refusal carries.
-    pub fn class(self) -> ErrorClass {
+    pub(crate) fn class(self) -> ErrorClass {
         match self {
             Limit::Steps => ErrorClass::StepBudgetExceeded,
             Limit::Bytes => ErrorClass::ByteBudgetExceeded,
@@ -79,7 +79,7 @@ impl Limit {
     }
 
     /// Which limit an error is the refusal of, if it is one.
-    pub fn of(error: &HieraError) -> Option<Limit> {
+    pub(crate) fn of(error: &HieraError) -> Option<Limit> {
         match error.class {
             ErrorClass::StepBudgetExceeded => Some(Limit::Steps),
             ErrorClass::ByteBudgetExceeded => Some(Limit::Bytes),
@@ -88,7 +88,7 @@ impl Limit {
     }
 
     /// This limit's value in `budget`.
-    pub fn of_budget(self, budget: Budget) -> u64 {
+    pub(crate) fn of_budget(self, budget: Budget) -> u64 {
         match self {
             Limit::Steps => budget.steps,
             Limit::Bytes => budget.bytes,
@@ -99,30 +99,18 @@ impl Limit {
 /// A [`Budget`] and what has been spent of it. Shared by every lookup
 /// nested in one (and, for a request of several keys, by all of them).
 #[derive(Clone, Copy, Debug)]
-pub struct Meter {
+pub(crate) struct Meter {
     budget: Budget,
     steps: u64,
     bytes: u64,
 }
 
 impl Meter {
-    pub fn new(budget: Budget) -> Meter {
+    pub(crate) fn new(budget: Budget) -> Meter {
         Meter {
             budget,
             steps: 0,
             bytes: 0,
-        }
-    }
-
-    pub fn budget(&self) -> Budget {
-        self.budget
-    }
-
-    /// What has been spent so far.
-    pub fn spent(&self) -> Budget {
-        Budget {
-            steps: self.steps,
-            bytes: self.bytes,
         }
     }
 
@@ -131,7 +119,7 @@ impl Meter {
     /// # Errors
     ///
     /// The step budget is spent.
-    pub fn step(&mut self) -> Result<()> {
+    pub(crate) fn step(&mut self) -> Result<()> {
         self.steps = self.steps.saturating_add(1);
         if self.steps > self.budget.steps {
             return Err(exceeded(Limit::Steps, self.budget.steps));
@@ -145,7 +133,7 @@ impl Meter {
     /// # Errors
     ///
     /// The byte budget is spent.
-    pub fn bytes(&mut self, bytes: usize) -> Result<()> {
+    pub(crate) fn bytes(&mut self, bytes: usize) -> Result<()> {
         let bytes = u64::try_from(bytes).unwrap_or(u64::MAX);
         self.bytes = self.bytes.saturating_add(bytes);
         if self.bytes > self.budget.bytes {
@@ -160,7 +148,7 @@ impl Meter {
     /// # Errors
     ///
     /// The byte budget is spent.
-    pub fn value(&mut self, value: &Value) -> Result<()> {
+    pub(crate) fn value(&mut self, value: &Value) -> Result<()> {
         let left = self.budget.bytes.saturating_sub(self.bytes);
         let size = value_bytes(value, left);
         self.bytes(usize::try_from(size).unwrap_or(usize::MAX))

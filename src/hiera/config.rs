@@ -10,14 +10,14 @@ use super::value::{Hash, Value};
 
 /// The data backends Hiera 3.10 ships.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum BackendKind {
+pub(crate) enum BackendKind {
     Yaml,
     Json,
 }
 
 impl BackendKind {
     /// The data file extension, also the backend's config section name.
-    pub fn name(self) -> &'static str {
+    pub(crate) fn name(self) -> &'static str {
         match self {
             BackendKind::Yaml => "yaml",
             BackendKind::Json => "json",
@@ -25,7 +25,7 @@ impl BackendKind {
     }
 
     /// The name Hiera's debug messages use (`Looking up k in YAML backend`).
-    pub fn display(self) -> &'static str {
+    pub(crate) fn display(self) -> &'static str {
         match self {
             BackendKind::Yaml => "YAML",
             BackendKind::Json => "JSON",
@@ -35,22 +35,22 @@ impl BackendKind {
 
 /// Where the console logger's messages go: nowhere, or stderr.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum LoggerKind {
+pub(crate) enum LoggerKind {
     Console,
     Noop,
 }
 
 /// A loaded Hiera 3 configuration.
 #[derive(Clone, Debug)]
-pub struct Config {
+pub(crate) struct Config {
     /// `:backends:` in order, with the name as configured: Hiera keeps one
     /// backend instance per name, so `[yaml, YAML]` consults YAML twice.
-    pub backends: Vec<(String, BackendKind)>,
+    pub(crate) backends: Vec<(String, BackendKind)>,
     /// `:hierarchy:` as written (String, nested Array, nil, …).
-    pub hierarchy: Value,
+    pub(crate) hierarchy: Value,
     /// `:merge_behavior:` and `:deep_merge_options:`.
-    pub merge: MergeSpec,
-    pub logger: LoggerKind,
+    pub(crate) merge: MergeSpec,
+    pub(crate) logger: LoggerKind,
     /// The whole merged configuration, for the per-backend sections.
     raw: Hash,
 }
@@ -68,7 +68,7 @@ impl Config {
     ///
     /// What `Hiera.new` raises, which the `hiera` command reports as
     /// `Failed to start Hiera: <Class>: <message>`.
-    pub fn load(loaded: Value) -> Result<(Config, Vec<String>)> {
+    pub(crate) fn load(loaded: Value) -> Result<(Config, Vec<String>)> {
         let mut raw = Hash::default();
         raw.insert(sym("backends"), Value::Array(vec![Value::str("yaml")]));
         raw.insert(
@@ -120,7 +120,7 @@ impl Config {
     ///
     /// The `TypeError` Ruby raises when the backend section is a String or
     /// an Array (indexed with a Symbol).
-    pub fn datadir(&self, backend: BackendKind) -> Result<Option<&Value>> {
+    pub(crate) fn datadir(&self, backend: BackendKind) -> Result<Option<&Value>> {
         // Asked on every lookup: a key borrowed from the configuration, not
         // a Symbol built each time.
         let section = self

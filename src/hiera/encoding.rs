@@ -14,7 +14,7 @@ use std::borrow::Cow;
 ///
 /// `Psych::SyntaxError "(<unknown>): <reader problem> at line 1 column 1"`
 /// (reader errors carry no position in Psych's message).
-pub fn yaml_text(bytes: &[u8]) -> Result<Cow<'_, str>> {
+pub(crate) fn yaml_text(bytes: &[u8]) -> Result<Cow<'_, str>> {
     let bytes = bytes.strip_prefix(b"\xef\xbb\xbf").unwrap_or(bytes);
     match std::str::from_utf8(bytes) {
         Ok(text) => Ok(Cow::Borrowed(text)),

@@ -84,36 +84,7 @@ impl ErrorClass {
             ErrorClass::ByteBudgetExceeded => "Hierad::ByteBudgetExceeded",
         }
     }
-
-    /// The class for a Ruby class name, for errors that cross the wire.
-    pub fn from_ruby_name(name: &str) -> Option<ErrorClass> {
-        ALL.iter().copied().find(|c| c.ruby_name() == name)
-    }
 }
-
-const ALL: [ErrorClass; 21] = [
-    ErrorClass::Exception,
-    ErrorClass::ArgumentError,
-    ErrorClass::NoMethodError,
-    ErrorClass::TypeError,
-    ErrorClass::RuntimeError,
-    ErrorClass::HieraError,
-    ErrorClass::InterpolationLoop,
-    ErrorClass::InterpolationInvalidValue,
-    ErrorClass::InvalidConfigurationError,
-    ErrorClass::PsychSyntaxError,
-    ErrorClass::PsychBadAlias,
-    ErrorClass::PsychDisallowedClass,
-    ErrorClass::JsonParserError,
-    ErrorClass::JsonNestingError,
-    ErrorClass::SystemStackError,
-    ErrorClass::NameError,
-    ErrorClass::DeepMergeInvalidParameter,
-    ErrorClass::ErrnoEisdir,
-    ErrorClass::ErrnoEacces,
-    ErrorClass::StepBudgetExceeded,
-    ErrorClass::ByteBudgetExceeded,
-];
 
 /// An error Hiera 3.10 would raise: its class and its exact message.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -123,7 +94,7 @@ pub struct HieraError {
 }
 
 impl HieraError {
-    pub fn new(class: ErrorClass, message: impl Into<String>) -> HieraError {
+    pub(crate) fn new(class: ErrorClass, message: impl Into<String>) -> HieraError {
         HieraError {
             class,
             message: message.into(),
@@ -142,16 +113,3 @@ impl std::error::Error for HieraError {}
 
 /// Results of the Hiera core.
 pub type Result<T, E = HieraError> = std::result::Result<T, E>;
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn class_names_round_trip() {
-        for class in ALL {
-            assert_eq!(ErrorClass::from_ruby_name(class.ruby_name()), Some(class));
-        }
-        assert_eq!(ErrorClass::from_ruby_name("NoSuchClass"), None);
-    }
-}

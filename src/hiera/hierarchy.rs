@@ -6,7 +6,10 @@ use super::value::Value;
 /// The level templates of a lookup, highest priority first: the order
 /// override (if any) before the configured `:hierarchy:`, nested Arrays
 /// flattened, as `Backend.datasources` does.
-pub fn levels<'v>(hierarchy: &'v Value, order_override: Option<&'v Value>) -> Vec<&'v Value> {
+pub(crate) fn levels<'v>(
+    hierarchy: &'v Value,
+    order_override: Option<&'v Value>,
+) -> Vec<&'v Value> {
     let mut out = Vec::new();
     if let Some(o) = order_override {
         flatten_into(o, &mut out);
@@ -24,7 +27,7 @@ fn flatten_into<'v>(v: &'v Value, out: &mut Vec<&'v Value>) {
 
 /// `source == "" or source =~ /(^\/|\/\/|\/$)/`: an interpolated level that
 /// Hiera skips. `^`/`$` are Ruby line anchors; non-Strings never match.
-pub fn is_bad_level(source: &Value) -> bool {
+pub(crate) fn is_bad_level(source: &Value) -> bool {
     let Value::String(s) = source else {
         return false;
     };
@@ -41,7 +44,7 @@ pub fn is_bad_level(source: &Value) -> bool {
 }
 
 /// `File.join(datadir, "#{source}.#{extension}")`.
-pub fn datafile_path(datadir: &str, source: &str, extension: &str) -> String {
+pub(crate) fn datafile_path(datadir: &str, source: &str, extension: &str) -> String {
     let sep = if datadir.ends_with('/') { "" } else { "/" };
     format!("{datadir}{sep}{source}.{extension}")
 }

@@ -17,24 +17,24 @@ use std::rc::Rc;
 /// Hiera's `RecursiveGuard`: the stack of token contents being evaluated.
 /// Shared by reference, like the Ruby object, between a context and the
 /// clones made for nested lookups.
-pub type Guard = Rc<RefCell<Vec<String>>>;
+pub(crate) type Guard = Rc<RefCell<Vec<String>>>;
 
 /// The `context` Hash Hiera threads through lookups and interpolation.
 #[derive(Clone, Debug, Default)]
-pub struct Context {
+pub(crate) struct Context {
     /// The order override of the lookup that started it all; nested
     /// `hiera()`/`alias()` lookups inherit it.
-    pub order_override: Option<Value>,
+    pub(crate) order_override: Option<Value>,
     /// Absent at the start of a lookup; each interpolated string then gets
     /// a fresh one, which the lookups nested inside it share.
-    pub guard: Option<Guard>,
+    pub(crate) guard: Option<Guard>,
     /// Set while hierarchy levels and datadirs are interpolated: method
     /// calls there log a deprecation warning.
-    pub is_interpolate_config: bool,
+    pub(crate) is_interpolate_config: bool,
 }
 
 /// What interpolation needs from the lookup engine.
-pub trait Resolver {
+pub(crate) trait Resolver {
     /// A nested priority lookup (`hiera('k')`, `alias('k')`): Hiera's
     /// `Backend.lookup(key, nil, scope, order_override, :priority, context)`,
     /// returning nil when nothing is found.
@@ -66,7 +66,7 @@ enum Method {
 /// # Errors
 ///
 /// The `Hiera::Interpolation*` errors, and errors of nested lookups.
-pub fn interpolate(
+pub(crate) fn interpolate(
     data: &Value,
     scope: &Hash,
     context: &Context,
@@ -83,7 +83,7 @@ pub fn interpolate(
 /// # Errors
 ///
 /// As [`interpolate`].
-pub fn interpolate_str(
+pub(crate) fn interpolate_str(
     data: &str,
     scope: &Hash,
     context: &Context,
@@ -139,7 +139,7 @@ pub fn interpolate_str(
 
 /// True when a String contains a `%{…}` token, i.e. interpolation could
 /// change it.
-pub fn has_token(data: &str) -> bool {
+pub(crate) fn has_token(data: &str) -> bool {
     next_token(data, 0).is_some()
 }
 

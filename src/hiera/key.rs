@@ -13,7 +13,7 @@ use super::value::Value;
 ///
 /// `None` on a syntax error; each caller builds its own message, as Hiera
 /// does (`Syntax error in key: …` vs `… in interpolation expression`).
-pub fn split_key(key: &str) -> Option<Vec<&str>> {
+pub(crate) fn split_key(key: &str) -> Option<Vec<&str>> {
     let mut segments = Vec::new();
     if key.is_empty() {
         return Some(segments);
@@ -53,7 +53,7 @@ pub fn split_key(key: &str) -> Option<Vec<&str>> {
 }
 
 /// The error a lookup raises for a key that does not parse.
-pub fn key_syntax_error(key: &str) -> HieraError {
+pub(crate) fn key_syntax_error(key: &str) -> HieraError {
     HieraError::new(
         ErrorClass::ArgumentError,
         format!("Syntax error in key: {key}"),
@@ -62,7 +62,7 @@ pub fn key_syntax_error(key: &str) -> HieraError {
 
 /// The top-level key a backend is asked for: the first segment, or `nil`
 /// for the empty key (Ruby's `''[0]`), which only a `~:` key can match.
-pub fn lookup_key(segments: &[&str]) -> Value {
+pub(crate) fn lookup_key(segments: &[&str]) -> Value {
     segments.first().map_or(Value::Nil, |s| Value::str(*s))
 }
 
@@ -73,7 +73,7 @@ pub fn lookup_key(segments: &[&str]) -> Value {
 ///
 /// Hiera's type-mismatch `Exception`s, and the `NoMethodError` an Integer
 /// raises when asked for a named sub-key.
-pub fn qualified_lookup<'v>(
+pub(crate) fn qualified_lookup<'v>(
     segments: &[&str],
     mut value: &'v Value,
     full_key: Option<&str>,
@@ -132,7 +132,7 @@ pub fn qualified_lookup<'v>(
 
 /// Ruby's `segment =~ /^[0-9]+$/`: `^` and `$` are line anchors, so any
 /// line of digits makes an index.
-pub fn is_index(segment: &str) -> bool {
+pub(crate) fn is_index(segment: &str) -> bool {
     segment
         .split('\n')
         .any(|line| !line.is_empty() && line.bytes().all(|b| b.is_ascii_digit()))

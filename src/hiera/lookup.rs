@@ -15,7 +15,7 @@ use std::borrow::Cow;
 
 /// What one hierarchy level holds for the key asked.
 #[derive(Debug)]
-pub enum Fetched<'s> {
+pub(crate) enum Fetched<'s> {
     /// No data for this level (Hiera: `Cannot find datafile …`).
     NoData,
     /// Data, but not this key (or empty data, which Hiera skips).
@@ -31,7 +31,7 @@ pub enum Fetched<'s> {
 /// Where the data of each hierarchy level comes from. Asked one key at a
 /// time, so a store can fold just that key of a layered document. Values
 /// may be borrowed for `'d` (a store's snapshot outlives the lookup).
-pub trait DataSource<'d> {
+pub(crate) trait DataSource<'d> {
     /// The value of top-level `key` at level `source` of `backend`, whose
     /// interpolated datadir is `datadir` (stores that are not files may
     /// ignore it).
@@ -51,7 +51,7 @@ pub trait DataSource<'d> {
 }
 
 /// Receives Hiera's log messages (the console logger's `debug`/`warn`).
-pub trait Log {
+pub(crate) trait Log {
     fn debug(&self, message: &str);
     fn warn(&self, message: &str);
     /// Whether debug messages are wanted at all: when not, lookups skip
@@ -62,7 +62,7 @@ pub trait Log {
 }
 
 /// A [`Log`] that drops everything (Hiera's noop logger).
-pub struct NoLog;
+pub(crate) struct NoLog;
 
 impl Log for NoLog {
     fn debug(&self, _: &str) {}
@@ -74,7 +74,7 @@ impl Log for NoLog {
 
 /// The resolution type of a lookup (§2.1).
 #[derive(Clone, Debug)]
-pub enum Resolution {
+pub(crate) enum Resolution {
     /// `:priority` (or nil): the first level with the key wins.
     Priority,
     /// `:array` (`-a`, hiera_array).
@@ -106,7 +106,7 @@ impl Resolution {
 /// back the stored value unchanged (nothing to interpolate, one level
 /// decides), so a large answer is not copied on its way to the client.
 #[derive(Clone, Debug, PartialEq)]
-pub enum Answer<'d> {
+pub(crate) enum Answer<'d> {
     /// Some backend found the key (the value may be nil).
     Found(Cow<'d, Value>),
     /// Nothing found; this is the default (interpolated if a String).
@@ -117,7 +117,7 @@ pub enum Answer<'d> {
 
 impl Answer<'_> {
     /// What `Hiera#lookup` returns.
-    pub fn into_value(self) -> Value {
+    pub(crate) fn into_value(self) -> Value {
         match self {
             Answer::Found(v) => v.into_owned(),
             Answer::Default(v) => v,
@@ -128,7 +128,7 @@ impl Answer<'_> {
 
 /// What one hierarchy level contributed, for `--explain`.
 #[derive(Clone, Debug, PartialEq)]
-pub enum Outcome {
+pub(crate) enum Outcome {
     /// Skipped: empty, or a leading/trailing/double `/` after interpolation.
     BadDefinition,
     /// No data for this level.
@@ -141,16 +141,16 @@ pub enum Outcome {
 
 /// One step of a lookup, for `--explain`.
 #[derive(Clone, Debug, PartialEq)]
-pub struct Step {
+pub(crate) struct Step {
     /// 0 for the lookup asked for; 1+ for `hiera()`/`alias()` lookups
     /// nested inside it.
-    pub depth: usize,
-    pub key: String,
-    pub backend: BackendKind,
-    pub source: String,
+    pub(crate) depth: usize,
+    pub(crate) key: String,
+    pub(crate) backend: BackendKind,
+    pub(crate) source: String,
     /// The data file for file backends.
-    pub path: String,
-    pub outcome: Outcome,
+    pub(crate) path: String,
+    pub(crate) outcome: Outcome,
 }
 
 /// The top level of a data file as the backend accepts it: `YAML.load(text)
@@ -159,7 +159,7 @@ pub struct Step {
 /// # Errors
 ///
 /// `TypeError "Data retrieved from <path> is <Class> not Hash"`.
-pub fn data_from_loaded(loaded: Value, path: &str) -> Result<Hash> {
+pub(crate) fn data_from_loaded(loaded: Value, path: &str) -> Result<Hash> {
     match loaded {
         Value::Hash(h) => Ok(h),
         Value::Nil | Value::Bool(false) => Ok(Hash::default()),
@@ -176,7 +176,7 @@ pub fn data_from_loaded(loaded: Value, path: &str) -> Result<Hash> {
 /// One Hiera instance's lookup machinery over a configuration and a data
 /// source. Cheap to create; create one per lookup (it holds the per-call
 /// state Hiera keeps in module variables).
-pub struct Hiera<'a, 'd> {
+pub(crate) struct Hiera<'a, 'd> {
     config: &'a Config,
     data: &'a dyn DataSource<'d>,
     log: &'a dyn Log,
@@ -194,7 +194,7 @@ pub struct Hiera<'a, 'd> {
 }
 
 impl<'a, 'd> Hiera<'a, 'd> {
-    pub fn new(
+    pub(crate) fn new(
         config: &'a Config,
         data: &'a dyn DataSource<'d>,
         log: &'a dyn Log,
@@ -215,30 +215,30 @@ impl<'a, 'd> Hiera<'a, 'd> {
     /// Meters the following lookups against `meter` (unlimited without):
     /// a lookup that would spend more is refused with a
     /// `*BudgetExceeded` error instead of answered.
-    pub fn budget(mut self, meter: Meter) -> Hiera<'a, 'd> {
+    pub(crate) fn budget(mut self, meter: Meter) -> Hiera<'a, 'd> {
         self.meter = meter;
         self
     }
 
     /// The meter, with what the lookups so far have spent.
-    pub fn meter(&self) -> &Meter {
+    pub(crate) fn meter(&self) -> &Meter {
         &self.meter
     }
 
     /// Records the steps of the following lookups, for [`Hiera::steps`].
-    pub fn explain(mut self) -> Hiera<'a, 'd> {
+    pub(crate) fn explain(mut self) -> Hiera<'a, 'd> {
         self.trace = Some(Vec::new());
         self
     }
 
     /// The steps recorded since [`Hiera::explain`].
-    pub fn steps(&self) -> &[Step] {
+    pub(crate) fn steps(&self) -> &[Step] {
         self.trace.as_deref().unwrap_or_default()
     }
 
     /// What deep_merge's `merge_debug` option printed during the lookups so
     /// far (Ruby writes it to stdout as it merges).
-    pub fn merge_debug_output(&self) -> &str {
+    pub(crate) fn merge_debug_output(&self) -> &str {
         &self.merge_debug
     }
 
@@ -248,7 +248,7 @@ impl<'a, 'd> Hiera<'a, 'd> {
     ///
     /// Every error Hiera 3.10 raises during a lookup, with its class and
     /// message.
-    pub fn lookup(
+    pub(crate) fn lookup(
         &mut self,
         key: &str,
         default: Option<&Value>,
@@ -621,7 +621,7 @@ fn parse_answer<'d>(
 /// Whether Hiera hands `data` out as stored (`Backend.parse_answer` would
 /// return it unchanged): no String (nor String Hash key) holds a `%{…}`
 /// token, and no Symbol is to become nil.
-pub fn is_final(data: &Value) -> bool {
+pub(crate) fn is_final(data: &Value) -> bool {
     match data {
         Value::String(s) => !has_token(s),
         Value::Symbol(_) => false,

@@ -5,18 +5,18 @@
 //! [`lookup::DataSource`] trait, so the CLI, the server and the bench share
 //! one lookup path.
 
-pub mod budget;
-pub mod config;
-pub mod encoding;
-pub mod error;
-pub mod hierarchy;
-pub mod interpolate;
+pub(crate) mod budget;
+pub(crate) mod config;
+pub(crate) mod encoding;
+pub(crate) mod error;
+pub(crate) mod hierarchy;
+pub(crate) mod interpolate;
 pub mod json;
-pub mod key;
-pub mod lookup;
+pub(crate) mod key;
+pub(crate) mod lookup;
 pub mod merge;
 pub mod render;
-pub mod value;
+pub(crate) mod value;
 pub mod yaml;
 
 #[cfg(test)]

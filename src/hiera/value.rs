@@ -21,7 +21,7 @@ use std::sync::Arc;
 pub type Hash = IndexMap<Value, Value, foldhash::fast::RandomState>;
 
 /// An ordered set of values (`uniq`, `|`), hashed as [`Hash`] is.
-pub type ValueSet = indexmap::IndexSet<Value, foldhash::fast::RandomState>;
+pub(crate) type ValueSet = indexmap::IndexSet<Value, foldhash::fast::RandomState>;
 
 /// A Ruby object as Hiera sees it.
 #[derive(Clone, Debug)]
@@ -57,7 +57,7 @@ impl Value {
     }
 
     /// The Ruby class name, as it appears in Hiera's error messages.
-    pub fn class_name(&self) -> &'static str {
+    pub(crate) fn class_name(&self) -> &'static str {
         match self {
             Value::Nil => "NilClass",
             Value::Bool(true) => "TrueClass",
@@ -72,11 +72,11 @@ impl Value {
     }
 
     /// Ruby truthiness: everything but nil and false.
-    pub fn is_truthy(&self) -> bool {
+    pub(crate) fn is_truthy(&self) -> bool {
         !matches!(self, Value::Nil | Value::Bool(false))
     }
 
-    pub fn is_nil(&self) -> bool {
+    pub(crate) fn is_nil(&self) -> bool {
         matches!(self, Value::Nil)
     }
 
@@ -94,7 +94,7 @@ impl Value {
         }
     }
 
-    pub fn as_array(&self) -> Option<&Vec<Value>> {
+    pub(crate) fn as_array(&self) -> Option<&Vec<Value>> {
         match self {
             Value::Array(a) => Some(a),
             _ => None,
@@ -105,7 +105,7 @@ impl Value {
     /// included (a scalar: 0; `{"a" => [1]}`: 2), but at most `cap + 1`:
     /// checking a value against a limit recurses no deeper than the limit,
     /// however deep the value.
-    pub fn depth_upto(&self, cap: usize) -> usize {
+    pub(crate) fn depth_upto(&self, cap: usize) -> usize {
         if !matches!(self, Value::Array(_) | Value::Hash(_)) {
             return 0;
         }

@@ -13,12 +13,12 @@ use std::sync::Arc;
 
 /// The operations on a store this process holds.
 #[derive(Clone)]
-pub struct Local {
+pub(crate) struct Local {
     store: Arc<dyn Store>,
 }
 
 impl Local {
-    pub fn new(store: Arc<dyn Store>) -> Local {
+    pub(crate) fn new(store: Arc<dyn Store>) -> Local {
         Local { store }
     }
 }

@@ -30,7 +30,7 @@ const EXPECT_CONTINUE_FROM: usize = 1024 * 1024;
 
 /// What went wrong talking to the server.
 #[derive(Debug, thiserror::Error)]
-pub enum RemoteError {
+pub(crate) enum RemoteError {
     /// No HTTP answer at all: refused, unknown host, timed out, …
     #[error("cannot reach the hierad server at {url}: {reason}")]
     Unreachable { url: String, reason: String },
@@ -70,20 +70,20 @@ pub enum RemoteError {
 
 /// How long the client waits for a server.
 #[derive(Clone, Copy, Debug, PartialEq)]
-pub struct Timeouts {
+pub(crate) struct Timeouts {
     /// To resolve the host name and open the TCP connection.
-    pub connect: Duration,
+    pub(crate) connect: Duration,
     /// For each read or write once connected: the longest the server may
     /// stay silent (processing a request included).
-    pub read: Duration,
+    pub(crate) read: Duration,
 }
 
 impl Timeouts {
     /// `--connect-timeout`'s default, in seconds.
-    pub const CONNECT_DEFAULT: &str = "10";
+    pub(crate) const CONNECT_DEFAULT: &str = "10";
     /// `--timeout`'s default, in seconds: a large import is processed
     /// before the server answers.
-    pub const READ_DEFAULT: &str = "120";
+    pub(crate) const READ_DEFAULT: &str = "120";
 }
 
 impl Default for Timeouts {
@@ -105,7 +105,7 @@ fn api_text(message: &str, class: Option<&str>) -> String {
 
 impl RemoteError {
     /// The HTTP status of an API error.
-    pub fn status(&self) -> Option<u16> {
+    pub(crate) fn status(&self) -> Option<u16> {
         match self {
             RemoteError::Api { status, .. } => Some(*status),
             _ => None,
@@ -113,7 +113,7 @@ impl RemoteError {
     }
 }
 
-pub type Result<T, E = RemoteError> = std::result::Result<T, E>;
+pub(crate) type Result<T, E = RemoteError> = std::result::Result<T, E>;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Method {
@@ -124,7 +124,7 @@ enum Method {
 }
 
 /// A connection to one hierad server.
-pub struct Remote {
+pub(crate) struct Remote {
     agent: Agent,
     base: String,
     timeouts: Timeouts,
@@ -138,7 +138,7 @@ impl Remote {
     ///
     /// [`RemoteError::BadUrl`] for an empty URL or another scheme (this
     /// build speaks plain HTTP only).
-    pub fn new(server: &str) -> Result<Remote> {
+    pub(crate) fn new(server: &str) -> Result<Remote> {
         Remote::with_timeouts(server, Timeouts::default())
     }
 
@@ -147,7 +147,7 @@ impl Remote {
     /// # Errors
     ///
     /// As [`Remote::new`].
-    pub fn with_timeouts(server: &str, timeouts: Timeouts) -> Result<Remote> {
+    pub(crate) fn with_timeouts(server: &str, timeouts: Timeouts) -> Result<Remote> {
         let base = normalize_base(server).ok_or_else(|| RemoteError::BadUrl(server.to_owned()))?;
         let config = Agent::config_builder()
             .http_status_as_error(false)
@@ -161,11 +161,6 @@ impl Remote {
             base,
             timeouts,
         })
-    }
-
-    /// The server's base URL, as used in messages.
-    pub fn base(&self) -> &str {
-        &self.base
     }
 
     /// Sends one request; the answer's body (empty for none).
@@ -243,7 +238,7 @@ impl Remote {
     /// # Errors
     ///
     /// Transport and API errors other than 404.
-    pub fn environment(&self, env: i64) -> Result<Option<api::Environment>> {
+    pub(crate) fn environment(&self, env: i64) -> Result<Option<api::Environment>> {
         let path = format!("{CONFIG_API}/environments/{env}");
         match self.typed(Method::Get, &path, None::<&()>) {
             Ok(environment) => Ok(Some(environment)),
@@ -258,7 +253,7 @@ impl Remote {
     /// # Errors
     ///
     /// As the calls: unknown environment (404), transport.
-    pub fn resource_names(&self, env: i64) -> Result<Vec<String>> {
+    pub(crate) fn resource_names(&self, env: i64) -> Result<Vec<String>> {
         let Some(environment) = self.environment(env)? else {
             return Err(RemoteError::Api {
                 status: 404,
@@ -287,7 +282,7 @@ impl Remote {
     /// # Errors
     ///
     /// Other API and transport errors.
-    pub fn ensure_component(&self, name: &str, resources: &[String]) -> Result<()> {
+    pub(crate) fn ensure_component(&self, name: &str, resources: &[String]) -> Result<()> {
         let body = api::NewComponent {
             id: None,
             name: name.to_owned(),
@@ -313,7 +308,7 @@ impl Remote {
     /// # Errors
     ///
     /// API and transport errors.
-    pub fn create_environment(
+    pub(crate) fn create_environment(
         &self,
         env: i64,
         component: &str,
@@ -337,7 +332,7 @@ impl Remote {
     /// # Errors
     ///
     /// Unknown environment, level or resource; transport.
-    pub fn effective(&self, env: i64, path: &LevelPath, resource: &str) -> Result<Hash> {
+    pub(crate) fn effective(&self, env: i64, path: &LevelPath, resource: &str) -> Result<Hash> {
         let url = doc_url(env, path, resource, DocKind::Values);
         self.get_document(&format!("{url}?effective"))
     }
@@ -348,7 +343,7 @@ impl Remote {
     /// # Errors
     ///
     /// As [`Remote::effective`]; an unknown version.
-    pub fn stored(&self, at: &DocAddress, version: Option<u64>) -> Result<Hash> {
+    pub(crate) fn stored(&self, at: &DocAddress, version: Option<u64>) -> Result<Hash> {
         let mut url = doc_url(at.env, &at.path, &at.resource, at.kind);
         if let Some(n) = version {
             url.push_str(&format!("?version={n}"));
@@ -361,7 +356,7 @@ impl Remote {
     /// # Errors
     ///
     /// As [`Remote::effective`].
-    pub fn put(&self, at: &DocAddress, doc: &Hash) -> Result<()> {
+    pub(crate) fn put(&self, at: &DocAddress, doc: &Hash) -> Result<()> {
         let body = wire::to_string(&Value::Hash(doc.clone()));
         self.call(Method::Put, &address_url(at), Some(body))?;
         Ok(())
@@ -373,7 +368,7 @@ impl Remote {
     /// # Errors
     ///
     /// As [`Remote::effective`]; a key path that does not fit the document.
-    pub fn put_key(&self, at: &DocAddress, key: &str, value: &Value) -> Result<()> {
+    pub(crate) fn put_key(&self, at: &DocAddress, key: &str, value: &Value) -> Result<()> {
         let url = format!("{}/keys/{}", address_url(at), encode(key, false));
         self.call(Method::Put, &url, Some(wire::to_string(value)))?;
         Ok(())
@@ -384,7 +379,7 @@ impl Remote {
     /// # Errors
     ///
     /// As [`Remote::effective`].
-    pub fn history(&self, at: &DocAddress) -> Result<Vec<Version>> {
+    pub(crate) fn history(&self, at: &DocAddress) -> Result<Vec<Version>> {
         let url = format!("{}/history", address_url(at));
         let versions: Vec<api::Version> = self.typed(Method::Get, &url, None::<&()>)?;
         Ok(versions.into_iter().map(Version::from).collect())
@@ -395,7 +390,7 @@ impl Remote {
     /// # Errors
     ///
     /// As [`Remote::effective`]; no such version; a deletion marker.
-    pub fn restore(&self, at: &DocAddress, version: u64) -> Result<Version> {
+    pub(crate) fn restore(&self, at: &DocAddress, version: u64) -> Result<Version> {
         let url = format!("{}/restore?version={version}", address_url(at));
         let restored: api::Version = self.typed(Method::Post, &url, None::<&()>)?;
         Ok(restored.into())
@@ -406,7 +401,7 @@ impl Remote {
     /// # Errors
     ///
     /// As [`Remote::effective`]; nothing live to delete.
-    pub fn delete(&self, at: &DocAddress) -> Result<()> {
+    pub(crate) fn delete(&self, at: &DocAddress) -> Result<()> {
         self.call(Method::Delete, &address_url(at), None)?;
         Ok(())
     }
@@ -416,7 +411,7 @@ impl Remote {
     /// # Errors
     ///
     /// API and transport errors; nothing is written on any of them.
-    pub fn import(
+    pub(crate) fn import(
         &self,
         env: i64,
         level: &LevelPath,
@@ -464,7 +459,7 @@ impl Remote {
     ///
     /// A Hiera error is [`RemoteError::Api`] with `class` set (422); others
     /// as usual.
-    pub fn lookup(&self, request: &api::LookupRequest) -> Result<api::LookupAnswer> {
+    pub(crate) fn lookup(&self, request: &api::LookupRequest) -> Result<api::LookupAnswer> {
         self.typed(Method::Post, "/api/v1/lookup", Some(request))
     }
 }
@@ -673,7 +668,7 @@ fn address_url(at: &DocAddress) -> String {
 }
 
 /// The URL path of one document: `/api/v1/config/environments/1/nodes/n1/resources/astute/values`.
-pub fn doc_url(env: i64, path: &LevelPath, resource: &str, kind: DocKind) -> String {
+pub(crate) fn doc_url(env: i64, path: &LevelPath, resource: &str, kind: DocKind) -> String {
     let mut url = format!("{CONFIG_API}/environments/{env}");
     for pair in path.pairs() {
         url.push('/');
@@ -690,7 +685,7 @@ pub fn doc_url(env: i64, path: &LevelPath, resource: &str, kind: DocKind) -> Str
 
 /// Percent-encodes a path segment: everything but RFC 3986's unreserved
 /// characters (and `/` in resource names, which the API takes raw).
-pub fn encode(text: &str, keep_slash: bool) -> String {
+pub(crate) fn encode(text: &str, keep_slash: bool) -> String {
     let mut out = String::with_capacity(text.len());
     for byte in text.bytes() {
         let keep = byte.is_ascii_alphanumeric()

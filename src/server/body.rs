@@ -10,7 +10,7 @@ use axum::extract::{FromRequest, Request};
 use axum::http::header::{CONTENT_LENGTH, CONTENT_TYPE, EXPECT};
 
 /// A request body read within the size limit, as raw bytes.
-pub struct LimitedBytes(pub Bytes);
+pub(crate) struct LimitedBytes(pub(crate) Bytes);
 
 impl FromRequest<AppState> for LimitedBytes {
     type Rejection = ApiError;
@@ -53,7 +53,7 @@ impl FromRequest<AppState> for LimitedBytes {
 
 /// A request body parsed into a value: YAML for `application/yaml` (or
 /// `text/yaml`), wire JSON otherwise.
-pub struct Body(pub Value);
+pub(crate) struct Body(pub(crate) Value);
 
 impl FromRequest<AppState> for Body {
     type Rejection = ApiError;
@@ -80,7 +80,7 @@ impl FromRequest<AppState> for Body {
 }
 
 /// The body as a document: it must be a Hash (a JSON object).
-pub fn document(value: Value) -> Result<crate::hiera::Hash, ApiError> {
+pub(crate) fn document(value: Value) -> Result<crate::hiera::Hash, ApiError> {
     match value {
         Value::Hash(h) => Ok(h),
         other => Err(ApiError::BadRequest(format!(
@@ -91,7 +91,7 @@ pub fn document(value: Value) -> Result<crate::hiera::Hash, ApiError> {
 }
 
 /// How a value is named in messages about the request.
-pub fn describe(v: &Value) -> &'static str {
+pub(crate) fn describe(v: &Value) -> &'static str {
     match v {
         Value::Nil => "null",
         Value::Bool(_) => "a boolean",

@@ -26,7 +26,7 @@ use serde::Deserialize;
 use std::collections::HashMap;
 
 /// The ConfigDB routes, to be nested under `/api/v1/config`.
-pub fn routes() -> Router<AppState> {
+pub(crate) fn routes() -> Router<AppState> {
     Router::new()
         .route("/components", get(list_components).post(create_component))
         .route(

@@ -127,7 +127,7 @@ enum Stop {
 ///
 /// None yet: accept errors (out of file descriptors…) are logged and
 /// retried, so the server outlives them.
-pub async fn serve(
+pub(crate) async fn serve(
     listener: TcpListener,
     app: Router,
     settings: &Settings,

@@ -14,16 +14,20 @@ use axum::response::{IntoResponse, Response};
 
 /// The generation an answer reflects: for a read, at least the data it
 /// was answered from; for a write, at or past the write's own.
-pub const GENERATION: &str = "x-hierad-generation";
+pub(crate) const GENERATION: &str = "x-hierad-generation";
 /// The least generation a request accepts.
-pub const MIN_GENERATION: &str = "x-hierad-min-generation";
+pub(crate) const MIN_GENERATION: &str = "x-hierad-min-generation";
 /// The version a document write made, or a document read holds; what a
 /// conditional write names in `If-Match`.
-pub const VERSION: &str = "x-hierad-version";
+pub(crate) const VERSION: &str = "x-hierad-version";
 
 /// Middleware: waits for the generation a request names, and stamps the
 /// generation on the answer.
-pub async fn generations(State(state): State<AppState>, request: Request, next: Next) -> Response {
+pub(crate) async fn generations(
+    State(state): State<AppState>,
+    request: Request,
+    next: Next,
+) -> Response {
     let wanted = match min_generation(request.headers(), request.uri().query()) {
         Ok(wanted) => wanted,
         Err(e) => return e.into_response(),
@@ -77,7 +81,7 @@ fn min_generation(headers: &HeaderMap, query: Option<&str>) -> Result<Option<u64
 /// # Errors
 ///
 /// The header is not one version number.
-pub fn if_match(headers: &HeaderMap) -> Result<Option<u64>, ApiError> {
+pub(crate) fn if_match(headers: &HeaderMap) -> Result<Option<u64>, ApiError> {
     let Some(value) = headers.get(axum::http::header::IF_MATCH) else {
         return Ok(None);
     };

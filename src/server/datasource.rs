@@ -15,11 +15,11 @@ use axum::response::{IntoResponse, Response};
 /// by datasource name to the id-based URL. Without it a write by name is
 /// answered as any write (204): clients that do not follow redirects, as
 /// hierad's CLI and the Hiera shim, keep working unchanged.
-pub const PREFER_REDIRECT: &str = "redirect-to-id";
+pub(crate) const PREFER_REDIRECT: &str = "redirect-to-id";
 
 /// How the URL named the datasource.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum NamedBy {
+pub(crate) enum NamedBy {
     Name,
     /// The id of the resource definition.
     Id(i64),
@@ -29,7 +29,7 @@ pub enum NamedBy {
 /// environment defines stays as it is (a name wins, even one made of
 /// digits); otherwise text that is the id of a resource definition of one
 /// of the environment's components becomes that definition's name.
-pub fn resolve(snapshot: &Snapshot, at: &mut DocAddress) -> NamedBy {
+pub(crate) fn resolve(snapshot: &Snapshot, at: &mut DocAddress) -> NamedBy {
     if defines(snapshot, at.env, &at.resource) {
         return NamedBy::Name;
     }
@@ -70,12 +70,12 @@ fn definitions(snapshot: &Snapshot, env: i64) -> impl Iterator<Item = (i64, &str
 
 /// The id of the definition of `name` in the environment (its first
 /// component's, when several define the name).
-pub fn id_of(snapshot: &Snapshot, env: i64, name: &str) -> Option<i64> {
+pub(crate) fn id_of(snapshot: &Snapshot, env: i64, name: &str) -> Option<i64> {
     definitions(snapshot, env).find_map(|(id, n)| (n == name).then_some(id))
 }
 
 /// Whether the request asks for [`PREFER_REDIRECT`] (RFC 7240 `Prefer`).
-pub fn prefers_redirect(headers: &HeaderMap) -> bool {
+pub(crate) fn prefers_redirect(headers: &HeaderMap) -> bool {
     headers
         .get_all("prefer")
         .iter()
@@ -89,7 +89,13 @@ pub fn prefers_redirect(headers: &HeaderMap) -> bool {
 /// `tail` how many segments follow the datasource name (`values`: 1,
 /// `values/keys/K`: 3), `levels` how many level/value pairs precede
 /// `resources`.
-pub fn redirect(path: &str, query: Option<&str>, tail: usize, id: i64, levels: usize) -> Response {
+pub(crate) fn redirect(
+    path: &str,
+    query: Option<&str>,
+    tail: usize,
+    id: i64,
+    levels: usize,
+) -> Response {
     let segments: Vec<&str> = path.split('/').collect();
     // "", api, v1, config, environments, {env}, then two per level.
     let resources_at = 6 + 2 * levels;
@@ -135,7 +141,7 @@ pub fn redirect(path: &str, query: Option<&str>, tail: usize, id: i64, levels: u
 /// 404 "Cannot find a given version…" when the level's values never had
 /// that version; 400 for overrides (effective reads values); the
 /// snapshot's errors (environment, level, resource).
-pub async fn effective_at(
+pub(crate) async fn effective_at(
     state: &AppState,
     at: DocAddress,
     version: u64,
@@ -166,7 +172,7 @@ pub async fn effective_at(
 
 /// Folds the layers of `path` from the root, taking the values of the
 /// last slot from `values` instead of the snapshot.
-pub fn fold_with(
+pub(crate) fn fold_with(
     snapshot: &Snapshot,
     env: i64,
     path: &LevelPath,

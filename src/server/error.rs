@@ -15,7 +15,7 @@ use axum::response::{IntoResponse, Response};
 
 /// An error answer.
 #[derive(Debug)]
-pub enum ApiError {
+pub(crate) enum ApiError {
     /// 400: the request is malformed.
     BadRequest(String),
     /// 404: something it names does not exist.
@@ -82,8 +82,8 @@ impl From<HieraError> for ApiError {
 }
 
 /// The `hierad serve` flags that set the lookup budget, named in refusals.
-pub const BUDGET_STEPS_FLAG: &str = "--budget-steps";
-pub const BUDGET_BYTES_FLAG: &str = "--budget-bytes";
+pub(crate) const BUDGET_STEPS_FLAG: &str = "--budget-steps";
+pub(crate) const BUDGET_BYTES_FLAG: &str = "--budget-bytes";
 
 impl IntoResponse for ApiError {
     fn into_response(self) -> Response {
@@ -174,7 +174,7 @@ impl IntoResponse for ApiError {
 }
 
 /// The one form of every error answer (docs/api.md).
-pub fn error_response(status: StatusCode, kind: &str, message: String) -> Response {
+pub(crate) fn error_response(status: StatusCode, kind: &str, message: String) -> Response {
     let body = ErrorBody {
         error: kind.to_owned(),
         class: None,
@@ -203,7 +203,7 @@ fn kind_of(status: StatusCode) -> &'static str {
 /// Middleware: an error answer made outside our handlers (axum's
 /// extractor rejections, the router's 405) gets the JSON body our own
 /// errors have, keeping its status and headers (`Allow`…).
-pub async fn json_bodies(request: Request, next: Next) -> Response {
+pub(crate) async fn json_bodies(request: Request, next: Next) -> Response {
     let response = next.run(request).await;
     let status = response.status();
     let is_json = response
@@ -237,7 +237,7 @@ pub async fn json_bodies(request: Request, next: Next) -> Response {
 
 /// The answer to a handler's panic: logged (without its payload, which
 /// may quote data), answered 500.
-pub fn panicked(_payload: Box<dyn std::any::Any + Send + 'static>) -> Response {
+pub(crate) fn panicked(_payload: Box<dyn std::any::Any + Send + 'static>) -> Response {
     tracing::error!("a request handler panicked; the server goes on");
     ApiError::Panicked.into_response()
 }

@@ -28,7 +28,7 @@ use std::fmt;
 use std::hash::{Hash as _, Hasher};
 
 /// The lookup routes, to be nested under `/api/v1`.
-pub fn routes() -> Router<AppState> {
+pub(crate) fn routes() -> Router<AppState> {
     Router::new()
         .route("/lookup", post(lookup_handler))
         .route("/data/{env}/{*resource}", get(datasource))

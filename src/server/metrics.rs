@@ -93,7 +93,7 @@ struct CacheLabels {
 }
 
 /// The server's metrics, registered once; cheap to share behind an `Arc`.
-pub struct Metrics {
+pub(crate) struct Metrics {
     registry: Registry,
     requests: Family<RequestLabels, Counter>,
     latency: Family<RouteLabels, Histogram>,
@@ -122,7 +122,7 @@ impl Default for Metrics {
 }
 
 impl Metrics {
-    pub fn new() -> Metrics {
+    pub(crate) fn new() -> Metrics {
         let mut registry = Registry::with_prefix("hierad");
         let requests = Family::<RequestLabels, Counter>::default();
         // 50 µs to ~1.6 s: lookups are sub-millisecond, imports take longer.
@@ -225,60 +225,60 @@ impl Metrics {
         }
     }
 
-    pub fn set_unreadable(&self, count: usize) {
+    pub(crate) fn set_unreadable(&self, count: usize) {
         self.unreadable
             .set(i64::try_from(count).unwrap_or(i64::MAX));
     }
 
     /// A costly lookup starts on the blocking pool; it is counted as
     /// running until the guard returned is dropped.
-    pub fn costly_lookup(self: &Arc<Self>) -> CostlyRunning {
+    pub(crate) fn costly_lookup(self: &Arc<Self>) -> CostlyRunning {
         self.costly.inc();
         self.costly_running.inc();
         CostlyRunning(Arc::clone(self))
     }
 
     /// A lookup refused for exceeding its `budget` (`steps`, `bytes`).
-    pub fn budget_refusal(&self, budget: &'static str) {
+    pub(crate) fn budget_refusal(&self, budget: &'static str) {
         self.refusals.get_or_create(&BudgetLabels { budget }).inc();
     }
 
-    pub fn cache_hit(&self) {
+    pub(crate) fn cache_hit(&self) {
         self.cache
             .get_or_create(&CacheLabels { result: "hit" })
             .inc();
     }
 
-    pub fn cache_miss(&self) {
+    pub(crate) fn cache_miss(&self) {
         self.cache
             .get_or_create(&CacheLabels { result: "miss" })
             .inc();
     }
 
-    pub fn set_generation(&self, generation: u64) {
+    pub(crate) fn set_generation(&self, generation: u64) {
         self.generation
             .set(i64::try_from(generation).unwrap_or(i64::MAX));
     }
 
     /// How long since the server last caught up, and whether that is past
     /// `--max-lag` (set at each scrape).
-    pub fn set_sync_age(&self, age: std::time::Duration, stale: bool) {
+    pub(crate) fn set_sync_age(&self, age: std::time::Duration, stale: bool) {
         self.sync_age.set(age.as_secs_f64());
         self.stale.set(i64::from(stale));
     }
 
-    pub fn set_database_size(&self, size: &crate::store::DatabaseSize) {
+    pub(crate) fn set_database_size(&self, size: &crate::store::DatabaseSize) {
         let gauge = |n: u64| i64::try_from(n).unwrap_or(i64::MAX);
         self.database_bytes.set(gauge(size.bytes));
         self.database_free_bytes.set(gauge(size.free_bytes));
     }
 
-    pub fn versions_pruned(&self, n: usize) {
+    pub(crate) fn versions_pruned(&self, n: usize) {
         self.versions_pruned.inc_by(n as u64);
     }
 
     /// The Prometheus text exposition.
-    pub fn render(&self) -> String {
+    pub(crate) fn render(&self) -> String {
         let mut out = String::new();
         // Writing to a String cannot fail.
         let _ = prometheus_client::encoding::text::encode(&mut out, &self.registry);
@@ -287,7 +287,7 @@ impl Metrics {
 }
 
 /// A costly lookup running (see [`Metrics::costly_lookup`]).
-pub struct CostlyRunning(Arc<Metrics>);
+pub(crate) struct CostlyRunning(Arc<Metrics>);
 
 impl Drop for CostlyRunning {
     fn drop(&mut self) {
@@ -297,7 +297,11 @@ impl Drop for CostlyRunning {
 
 /// Middleware: counts and times every request under its route template
 /// (`/api/v1/config/environments/{env}`…), never its concrete path.
-pub async fn track(State(metrics): State<Arc<Metrics>>, request: Request, next: Next) -> Response {
+pub(crate) async fn track(
+    State(metrics): State<Arc<Metrics>>,
+    request: Request,
+    next: Next,
+) -> Response {
     let route = request
         .extensions()
         .get::<MatchedPath>()

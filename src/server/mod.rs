@@ -5,20 +5,20 @@
 mod body;
 mod config_api;
 mod conn;
-pub mod consistency;
+pub(crate) mod consistency;
 mod datasource;
 mod error;
 mod lookup_api;
-pub mod metrics;
+pub(crate) mod metrics;
 #[cfg(test)]
 mod props;
 mod registers;
-pub mod retention;
-pub mod signal;
-pub mod state;
-pub mod sync;
+pub(crate) mod retention;
+pub(crate) mod signal;
+pub(crate) mod state;
+pub(crate) mod sync;
 
-pub use error::ApiError;
+pub(crate) use error::ApiError;
 pub use state::AppState;
 
 use axum::Router;
@@ -206,7 +206,7 @@ async fn metrics_text(State(state): State<AppState>) -> impl IntoResponse {
 /// # Errors
 ///
 /// The listener fails.
-pub async fn serve(
+pub(crate) async fn serve(
     listener: TcpListener,
     state: AppState,
     shutdown: impl Future<Output = ()> + Send + 'static,

@@ -19,7 +19,7 @@ use axum::http::StatusCode;
 use axum::routing::{delete, get};
 
 /// The register routes, nested under `/api/v1/config` with the others.
-pub fn routes() -> Router<AppState> {
+pub(crate) fn routes() -> Router<AppState> {
     Router::new()
         .route(
             "/environments/{env}/hierarchy_levels/{level}/register",
@@ -40,7 +40,11 @@ pub fn routes() -> Router<AppState> {
 /// # Errors
 ///
 /// [`NotFound::Unregistered`] or [`NotFound::NotAssigned`]; store failures.
-pub async fn check_path(state: &AppState, env: i64, path: &LevelPath) -> Result<(), ApiError> {
+pub(crate) async fn check_path(
+    state: &AppState,
+    env: i64,
+    path: &LevelPath,
+) -> Result<(), ApiError> {
     if path.is_root() {
         return Ok(());
     }

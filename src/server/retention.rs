@@ -13,7 +13,7 @@ const BATCH: usize = 500;
 const BETWEEN_BATCHES: Duration = Duration::from_millis(20);
 
 /// Runs the pruning task on the current runtime until the runtime stops.
-pub fn spawn(state: AppState) {
+pub(crate) fn spawn(state: AppState) {
     tokio::spawn(async move {
         let every = state.settings().prune_every;
         loop {
@@ -25,7 +25,7 @@ pub fn spawn(state: AppState) {
 
 /// One round: prune until nothing is due, then measure. Failures are
 /// logged and retried next round; they never stop the server.
-pub async fn round(state: &AppState) {
+pub(crate) async fn round(state: &AppState) {
     let default = state.settings().retention;
     loop {
         let now = SystemTime::now()

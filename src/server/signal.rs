@@ -1,7 +1,7 @@
 //! The shutdown signal: Ctrl-C or SIGTERM, whichever comes first.
 
 /// Resolves when the process is asked to stop.
-pub async fn shutdown_signal() {
+pub(crate) async fn shutdown_signal() {
     let ctrl_c = async {
         // If the handler cannot be installed, only SIGTERM stops us.
         if tokio::signal::ctrl_c().await.is_err() {

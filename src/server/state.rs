@@ -19,6 +19,14 @@ pub struct AppState {
     inner: Arc<Inner>,
 }
 
+impl std::fmt::Debug for AppState {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("AppState")
+            .field("generation", &self.generation())
+            .finish_non_exhaustive()
+    }
+}
+
 struct Inner {
     store: Arc<dyn Store>,
     /// What lookups read: swapped whole by writers, never locked by readers.
@@ -54,7 +62,7 @@ impl AppState {
     /// # Errors
     ///
     /// The store cannot be read.
-    pub fn new(store: Arc<dyn Store>, settings: Settings) -> Result<AppState, ApiError> {
+    pub(crate) fn new(store: Arc<dyn Store>, settings: Settings) -> Result<AppState, ApiError> {
         let (snapshot, generation) = match store.changes_since(0)? {
             Changes::Everything { generation, data } => (Snapshot::build(data), generation),
             _ => {
@@ -90,27 +98,38 @@ impl AppState {
         })
     }
 
-    pub fn snapshot(&self) -> Arc<Snapshot> {
+    /// State over a fresh in-memory SQLite store: what the in-process API
+    /// tests (tests/it/api.rs) drive, without naming the store's types.
+    ///
+    /// # Errors
+    ///
+    /// The store cannot be opened or read.
+    pub fn in_memory(settings: Settings) -> anyhow::Result<AppState> {
+        let store = crate::store::SqliteStore::open_in_memory()?;
+        AppState::new(Arc::new(store), settings).map_err(|e| anyhow::anyhow!("{e:?}"))
+    }
+
+    pub(crate) fn snapshot(&self) -> Arc<Snapshot> {
         self.inner.snapshot.load_full()
     }
 
-    pub fn generation(&self) -> u64 {
+    pub(crate) fn generation(&self) -> u64 {
         self.inner.generation.load(Ordering::Acquire)
     }
 
-    pub fn cache(&self) -> &AnswerCache {
+    pub(crate) fn cache(&self) -> &AnswerCache {
         &self.inner.cache
     }
 
-    pub fn configs(&self) -> &Configs {
+    pub(crate) fn configs(&self) -> &Configs {
         &self.inner.configs
     }
 
-    pub fn metrics(&self) -> &Arc<Metrics> {
+    pub(crate) fn metrics(&self) -> &Arc<Metrics> {
         &self.inner.metrics
     }
 
-    pub fn settings(&self) -> &Settings {
+    pub(crate) fn settings(&self) -> &Settings {
         &self.inner.settings
     }
 
@@ -122,7 +141,7 @@ impl AppState {
     /// # Errors
     ///
     /// What `f` returns; `Internal` if it panicked.
-    pub async fn costly_lookup<T: Send + 'static>(
+    pub(crate) async fn costly_lookup<T: Send + 'static>(
         &self,
         f: impl FnOnce() -> Result<T, ApiError> + Send + 'static,
     ) -> Result<T, ApiError> {
@@ -144,7 +163,7 @@ impl AppState {
     /// # Errors
     ///
     /// What `f` returns.
-    pub async fn read<T: Send + 'static>(
+    pub(crate) async fn read<T: Send + 'static>(
         &self,
         f: impl FnOnce(&dyn Store) -> Result<T, ApiError> + Send + 'static,
     ) -> Result<T, ApiError> {
@@ -164,7 +183,7 @@ impl AppState {
     /// # Errors
     ///
     /// What the write returns; nothing is published then.
-    pub async fn write<T: Send + 'static>(
+    pub(crate) async fn write<T: Send + 'static>(
         &self,
         f: impl FnOnce(&dyn Store) -> Result<T, ApiError> + Send + 'static,
     ) -> Result<T, ApiError> {
@@ -205,7 +224,7 @@ impl AppState {
     /// # Errors
     ///
     /// The store cannot be read; the published snapshot stays.
-    pub async fn catch_up(&self) -> Result<u64, ApiError> {
+    pub(crate) async fn catch_up(&self) -> Result<u64, ApiError> {
         let asked = Instant::now();
         let newest = self.read(|store| Ok(store.generation()?)).await?;
         if newest == self.generation() {
@@ -232,7 +251,7 @@ impl AppState {
 
     /// How long ago this server last confirmed that it serves the
     /// database's newest generation.
-    pub fn sync_age(&self) -> Duration {
+    pub(crate) fn sync_age(&self) -> Duration {
         let synced = Duration::from_millis(self.inner.synced_ms.load(Ordering::Acquire));
         self.inner.started.elapsed().saturating_sub(synced)
     }
@@ -240,7 +259,7 @@ impl AppState {
     /// Why this server should not get requests from a balancer, if it
     /// should not: it has not confirmed for longer than `--max-lag` that
     /// it serves the database's newest generation.
-    pub fn stale(&self) -> Option<String> {
+    pub(crate) fn stale(&self) -> Option<String> {
         let age = self.sync_age();
         let limit = self.inner.settings.max_lag;
         (age > limit).then(|| {
@@ -260,7 +279,7 @@ impl AppState {
     /// # Errors
     ///
     /// `Behind` when the wait ran out.
-    pub async fn wait_for(&self, wanted: u64) -> Result<(), ApiError> {
+    pub(crate) async fn wait_for(&self, wanted: u64) -> Result<(), ApiError> {
         if self.generation() >= wanted {
             return Ok(());
         }

@@ -12,7 +12,7 @@
 use super::state::AppState;
 
 /// Runs the catch-up task on the current runtime until the runtime stops.
-pub fn spawn(state: AppState) {
+pub(crate) fn spawn(state: AppState) {
     tokio::spawn(async move {
         let mut ticks = tokio::time::interval(state.settings().sync_every);
         ticks.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);

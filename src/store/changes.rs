@@ -16,15 +16,15 @@ use std::collections::BTreeSet;
 
 /// Past this many changed documents a reader reloads everything: deriving
 /// a snapshot document by document costs more than one rebuild then.
-pub const DERIVE_AT_MOST: usize = 64;
+pub(crate) const DERIVE_AT_MOST: usize = 64;
 
 /// Change-log entries kept behind the newest generation by
 /// [`prune_log`]; a reader further behind reloads everything.
-pub const KEEP_GENERATIONS: u64 = 100_000;
+pub(crate) const KEEP_GENERATIONS: u64 = 100_000;
 
 /// What changed past a generation, read in one transaction.
 #[derive(Debug)]
-pub enum Changes {
+pub(crate) enum Changes {
     /// Nothing: the store is at this generation (never below the one asked
     /// about, unless the database was replaced: then `Everything`).
     None { generation: u64 },
@@ -42,7 +42,11 @@ pub enum Changes {
 
 impl Changes {
     /// The generation the store was at when this was read.
-    pub fn generation(&self) -> u64 {
+    #[cfg_attr(
+        not(test),
+        expect(dead_code, reason = "only the store's tests read it so far")
+    )]
+    pub(crate) fn generation(&self) -> u64 {
         match self {
             Changes::None { generation }
             | Changes::Documents { generation, .. }
@@ -53,14 +57,14 @@ impl Changes {
 
 /// What one write transaction changed, written to the log at its commit.
 #[derive(Debug, Default)]
-pub struct Log {
+pub(crate) struct Log {
     documents: BTreeSet<(i64, String, String, String, &'static str)>,
     structure: bool,
 }
 
 impl Log {
     /// A document got a new version.
-    pub fn document(&mut self, at: &DocAddress) {
+    pub(crate) fn document(&mut self, at: &DocAddress) {
         let (level, value) = super::sqlite::slot_of(&at.path);
         self.documents.insert((
             at.env,
@@ -72,14 +76,14 @@ impl Log {
     }
 
     /// Components, environments or definitions changed: readers reload.
-    pub fn structure(&mut self) {
+    pub(crate) fn structure(&mut self) {
         self.structure = true;
     }
 
     /// Takes the next generation and records the changes, inside the
     /// writing transaction; a transaction that changed nothing takes none.
     /// Returns the generation taken.
-    pub fn commit(&self, tx: &Connection) -> Result<Option<u64>> {
+    pub(crate) fn commit(&self, tx: &Connection) -> Result<Option<u64>> {
         if self.documents.is_empty() && !self.structure {
             return Ok(None);
         }
@@ -102,7 +106,7 @@ impl Log {
 }
 
 /// The newest committed generation (0: nothing written since the log began).
-pub fn generation(tx: &Connection) -> Result<u64> {
+pub(crate) fn generation(tx: &Connection) -> Result<u64> {
     let n: i64 = tx
         .prepare_cached("SELECT value FROM generation WHERE id = 1")?
         .query_row([], |r| r.get(0))?;
@@ -120,10 +124,10 @@ type Row = (
 );
 
 /// A changed document and its latest live content (`None`: deleted).
-pub type ChangedDoc = (DocAddress, Option<StoredDoc>);
+pub(crate) type ChangedDoc = (DocAddress, Option<StoredDoc>);
 
 /// A changed document's state now, as [`since`]'s caller reads it.
-pub enum Latest {
+pub(crate) enum Latest {
     Live(StoredDoc),
     /// Deleted (a deletion marker, or never written).
     Gone,
@@ -137,7 +141,7 @@ pub enum Latest {
 /// # Errors
 ///
 /// The database fails, or a log entry names no document.
-pub fn since(
+pub(crate) fn since(
     tx: &Connection,
     since: u64,
     load_all: impl FnOnce() -> Result<SnapshotData>,
@@ -241,7 +245,7 @@ fn address(env: i64, level: &str, value: &str, resource: &str, kind: &str) -> Re
 
 /// Removes log entries more than [`KEEP_GENERATIONS`] behind the newest;
 /// returns how many went.
-pub fn prune_log(tx: &Connection) -> Result<usize> {
+pub(crate) fn prune_log(tx: &Connection) -> Result<usize> {
     let newest = generation(tx)?;
     let Some(below) = newest.checked_sub(KEEP_GENERATIONS) else {
         return Ok(0);

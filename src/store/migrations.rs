@@ -9,7 +9,7 @@ use super::{Result, StoreError};
 use rusqlite::{Connection, TransactionBehavior};
 
 /// The schema, one entry per version.
-pub const MIGRATIONS: &[&str] = &[
+pub(crate) const MIGRATIONS: &[&str] = &[
     // 1: components, environments, levels, versioned documents.
     r#"
     CREATE TABLE components (
@@ -134,7 +134,7 @@ pub const MIGRATIONS: &[&str] = &[
 /// # Errors
 ///
 /// A migration that fails, or a database newer than `migrations` knows.
-pub fn migrate(conn: &mut Connection, migrations: &[&str]) -> Result<()> {
+pub(crate) fn migrate(conn: &mut Connection, migrations: &[&str]) -> Result<()> {
     let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
     let applied: i64 = tx.pragma_query_value(None, "user_version", |row| row.get(0))?;
     let applied_n = usize::try_from(applied).unwrap_or(usize::MAX);

@@ -30,8 +30,8 @@ mod migrations;
 mod packing;
 mod sqlite;
 
-pub use changes::Changes;
-pub use sqlite::SqliteStore;
+pub(crate) use changes::Changes;
+pub(crate) use sqlite::SqliteStore;
 
 use crate::configdb::{
     Component, ComponentRef, ConfigError, Conflict, DocAddress, DocKind, Environment, Invalid,
@@ -41,7 +41,7 @@ use crate::hiera::Hash;
 
 /// What can go wrong in a store.
 #[derive(Debug, thiserror::Error)]
-pub enum StoreError {
+pub(crate) enum StoreError {
     /// The request broke a rule of the data model (404/409/400 material).
     #[error(transparent)]
     Config(#[from] ConfigError),
@@ -61,7 +61,7 @@ pub enum StoreError {
 
 impl StoreError {
     /// The model error inside, if this is one (for choosing a status code).
-    pub fn config(&self) -> Option<&ConfigError> {
+    pub(crate) fn config(&self) -> Option<&ConfigError> {
         match self {
             StoreError::Config(e) => Some(e),
             _ => None,
@@ -87,50 +87,50 @@ impl From<Invalid> for StoreError {
     }
 }
 
-pub type Result<T, E = StoreError> = std::result::Result<T, E>;
+pub(crate) type Result<T, E = StoreError> = std::result::Result<T, E>;
 
 /// One document of an [`ImportBatch`].
 #[derive(Clone, Debug, PartialEq)]
-pub struct ImportDoc {
-    pub path: LevelPath,
-    pub resource: String,
-    pub kind: DocKind,
-    pub content: Hash,
+pub(crate) struct ImportDoc {
+    pub(crate) path: LevelPath,
+    pub(crate) resource: String,
+    pub(crate) kind: DocKind,
+    pub(crate) content: Hash,
 }
 
 /// Many documents of one environment, written all or nothing.
 #[derive(Clone, Debug, Default, PartialEq)]
-pub struct ImportBatch {
-    pub env: i64,
-    pub documents: Vec<ImportDoc>,
+pub(crate) struct ImportBatch {
+    pub(crate) env: i64,
+    pub(crate) documents: Vec<ImportDoc>,
     /// (path, kind) pairs whose slot must end up holding exactly the
     /// batch's documents of that kind: every other live document there
     /// gets a deletion marker. `hierad import DIR --replace` at
     /// `nodes=node-1` names (`nodes=node-1`, values), so the user's
     /// overrides survive a re-upload.
-    pub replace: Vec<(LevelPath, DocKind)>,
+    pub(crate) replace: Vec<(LevelPath, DocKind)>,
     /// Resources the environment does not define are first defined in
     /// this component (which the environment must use), in the same
     /// transaction; `None` makes them an error.
-    pub define_missing_in: Option<ComponentRef>,
+    pub(crate) define_missing_in: Option<ComponentRef>,
 }
 
 /// What an import did.
 #[derive(Clone, Debug, Default, PartialEq)]
-pub struct ImportReport {
+pub(crate) struct ImportReport {
     /// Documents that got a new version.
-    pub written: Vec<(DocAddress, Version)>,
+    pub(crate) written: Vec<(DocAddress, Version)>,
     /// Documents left alone because their latest version already holds
     /// exactly this content: a re-import adds no noise to the history.
-    pub unchanged: Vec<DocAddress>,
+    pub(crate) unchanged: Vec<DocAddress>,
     /// Documents that got a deletion marker (from `replace`).
-    pub deleted: Vec<(DocAddress, Version)>,
+    pub(crate) deleted: Vec<(DocAddress, Version)>,
     /// Resource names newly defined (from `define_missing_in`).
-    pub defined: Vec<String>,
+    pub(crate) defined: Vec<String>,
 }
 
 /// One write of one document ([`Store::write_document`]).
-pub enum DocWrite<'a> {
+pub(crate) enum DocWrite<'a> {
     /// As [`Store::put`].
     Put(&'a Hash),
     /// As [`Store::update`].
@@ -143,20 +143,20 @@ pub enum DocWrite<'a> {
 
 /// What one [`Store::prune`] call did.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct PruneReport {
+pub(crate) struct PruneReport {
     /// Versions removed.
-    pub pruned: usize,
+    pub(crate) pruned: usize,
     /// Whether the budget ran out before everything due was pruned.
-    pub more: bool,
+    pub(crate) more: bool,
 }
 
 /// How large the database is.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct DatabaseSize {
+pub(crate) struct DatabaseSize {
     /// The database file's pages, in bytes (the write-ahead log aside).
-    pub bytes: u64,
+    pub(crate) bytes: u64,
     /// Of which free pages, reused by later writes.
-    pub free_bytes: u64,
+    pub(crate) free_bytes: u64,
 }
 
 /// The ConfigDB's persistence. Every method is one transaction.
@@ -166,7 +166,7 @@ pub struct DatabaseSize {
 /// Every method returns [`StoreError::Config`] for what the caller got
 /// wrong (each method says which) and [`StoreError::Database`] when the
 /// database itself fails.
-pub trait Store: Send + Sync {
+pub(crate) trait Store: Send + Sync {
     /// Creates a component with its resource definitions. Conflict: the
     /// name or the explicit id is taken. Invalid: a bad or repeated name.
     fn create_component(&self, new: &NewComponent) -> Result<Component>;
@@ -174,7 +174,8 @@ pub trait Store: Send + Sync {
     /// NotFound: no such component.
     fn component(&self, which: &ComponentRef) -> Result<Component>;
 
-    /// All components, by id.
+    /// All components, by id (the snapshot has them; the store's tests read them).
+    #[cfg(test)]
     fn components(&self) -> Result<Vec<Component>>;
 
     /// Deletes a component and its definitions. Conflict: an environment
@@ -183,7 +184,8 @@ pub trait Store: Send + Sync {
 
     /// Adds resource definitions to a component. Conflict: the component
     /// already defines one, or an environment using it gets it from
-    /// another component too.
+    /// another component too. No route or command adds definitions yet.
+    #[cfg(test)]
     fn add_resource_definitions(&self, which: &ComponentRef, names: &[String])
     -> Result<Component>;
 

@@ -19,7 +19,7 @@ use zstd::zstd_safe::{self, CCtx, CParameter, DCtx, DParameter};
 
 /// How a stored version's bytes are kept (the `packing` column).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Packing {
+pub(crate) enum Packing {
     /// `content` holds the wire JSON (every head; versions written before
     /// packing existed; deletion markers, whose content is empty).
     Plain = 0,
@@ -31,7 +31,7 @@ pub enum Packing {
 }
 
 impl Packing {
-    pub fn from_column(n: i64) -> Option<Packing> {
+    pub(crate) fn from_column(n: i64) -> Option<Packing> {
         match n {
             0 => Some(Packing::Plain),
             1 => Some(Packing::Alone),
@@ -43,7 +43,7 @@ impl Packing {
 
 /// Every this-many versions (by number) one is packed alone, which bounds
 /// how many deltas a read of an old version unpacks.
-pub const KEYFRAME_EVERY: u64 = 16;
+pub(crate) const KEYFRAME_EVERY: u64 = 16;
 
 /// zstd's level: 3 (its default) packed Fuel documents within a few
 /// percent of level 9 at a fifth of the time (BENCHMARKS.md).
@@ -55,7 +55,7 @@ const LONG_DISTANCE_FROM: usize = 1 << 20;
 
 /// How `text`, version `number`, is packed when version `number + 1`
 /// with text `next` (None: a deletion marker) replaces it.
-pub fn pack(number: u64, text: &str, next: Option<&str>) -> Result<(Packing, Vec<u8>)> {
+pub(crate) fn pack(number: u64, text: &str, next: Option<&str>) -> Result<(Packing, Vec<u8>)> {
     match next {
         Some(base) if number % KEYFRAME_EVERY != 0 => {
             Ok((Packing::Delta, compress(text.as_bytes(), base.as_bytes())?))
@@ -66,7 +66,7 @@ pub fn pack(number: u64, text: &str, next: Option<&str>) -> Result<(Packing, Vec
 
 /// The text packed as `packing` (`base`: the next version's text, for a
 /// delta). `what` names the version for the error of a corrupt row.
-pub fn unpack(
+pub(crate) fn unpack(
     what: impl FnOnce() -> String,
     packing: Packing,
     bytes: &[u8],

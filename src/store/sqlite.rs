@@ -30,7 +30,7 @@ use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 /// How long a write waits for another writer's lock before failing.
-pub const BUSY_TIMEOUT: Duration = Duration::from_secs(10);
+pub(crate) const BUSY_TIMEOUT: Duration = Duration::from_secs(10);
 
 /// A ConfigDB in one SQLite database.
 ///
@@ -38,7 +38,7 @@ pub const BUSY_TIMEOUT: Duration = Duration::from_secs(10);
 /// shared (`Arc<dyn Store>`); each call holds the lock for one short
 /// transaction. Several `SqliteStore`s (or processes) may open the same
 /// file; SQLite's own locking orders their writes.
-pub struct SqliteStore {
+pub(crate) struct SqliteStore {
     conn: Mutex<Connection>,
 }
 
@@ -56,7 +56,7 @@ impl SqliteStore {
     ///
     /// The file cannot be opened, a migration fails, or the schema is
     /// newer than this build knows.
-    pub fn open(path: impl AsRef<Path>) -> Result<Self> {
+    pub(crate) fn open(path: impl AsRef<Path>) -> Result<Self> {
         Self::from_connection(Connection::open(path)?, MIGRATIONS)
     }
 
@@ -65,7 +65,7 @@ impl SqliteStore {
     /// # Errors
     ///
     /// As [`SqliteStore::open`].
-    pub fn open_in_memory() -> Result<Self> {
+    pub(crate) fn open_in_memory() -> Result<Self> {
         Self::from_connection(Connection::open_in_memory()?, MIGRATIONS)
     }
 
@@ -699,6 +699,7 @@ impl Store for SqliteStore {
         })
     }
 
+    #[cfg(test)]
     fn components(&self) -> Result<Vec<Component>> {
         self.read(|tx| load_components(tx, None))
     }
@@ -732,6 +733,7 @@ impl Store for SqliteStore {
         })
     }
 
+    #[cfg(test)]
     fn add_resource_definitions(
         &self,
         which: &ComponentRef,

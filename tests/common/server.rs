@@ -6,6 +6,7 @@ use std::path::Path;
 use std::process::{Child, Command, Stdio};
 use std::time::Duration;
 
+#[derive(Debug)]
 pub struct TestServer {
     pub url: String,
     child: Option<Child>,

@@ -7,14 +7,11 @@ use axum::body::Body;
 use axum::http::{Request, StatusCode};
 use hierad::server::{AppState, app};
 use hierad::settings::Settings;
-use hierad::store::SqliteStore;
 use serde_json::{Value, json};
-use std::sync::Arc;
 use tower::ServiceExt as _;
 
 fn state() -> AppState {
-    let store = SqliteStore::open_in_memory().expect("in-memory store");
-    AppState::new(Arc::new(store), Settings::default()).expect("state")
+    AppState::in_memory(Settings::default()).expect("state")
 }
 
 struct Answer {

@@ -3,7 +3,7 @@
 
 /// Splits a line into words the way a POSIX shell (bash for `$'..'`) does,
 /// without expansions.
-pub fn shell_split(line: &str) -> Result<Vec<String>, String> {
+pub(crate) fn shell_split(line: &str) -> Result<Vec<String>, String> {
     let mut words = Vec::new();
     let mut word = String::new();
     let mut in_word = false;

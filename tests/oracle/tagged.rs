@@ -4,7 +4,7 @@
 use hierad::hiera::{Hash, Value};
 use serde_json::{Value as Json, json};
 
-pub fn encode(v: &Value) -> Json {
+pub(crate) fn encode(v: &Value) -> Json {
     match v {
         Value::Nil => json!(["nil"]),
         Value::Bool(true) => json!(["true"]),
@@ -35,7 +35,7 @@ pub fn encode(v: &Value) -> Json {
 
 /// Decodes a tagged value; `["other", Class]` (an object Hiera's data model
 /// has no room for) comes back as `Err(Class)`.
-pub fn decode(t: &Json) -> Result<Value, String> {
+pub(crate) fn decode(t: &Json) -> Result<Value, String> {
     let tag = t[0]
         .as_str()
         .ok_or_else(|| format!("not a tagged value: {t}"))?;
@@ -74,7 +74,7 @@ pub fn decode(t: &Json) -> Result<Value, String> {
 
 /// Structural equality that also sees what `eql?` forgives: key order and
 /// the sign of zero.
-pub fn same(a: &Value, b: &Value) -> bool {
+pub(crate) fn same(a: &Value, b: &Value) -> bool {
     match (a, b) {
         (Value::Float(x), Value::Float(y)) => {
             (x.is_nan() && y.is_nan()) || x.to_bits() == y.to_bits()

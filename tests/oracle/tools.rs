@@ -9,7 +9,7 @@ use std::process::Command;
 const TOOLS: &[&str] = &["ruby", "hiera", "puppet", "openssl"];
 
 /// `Command::new(tool)`, after checking that `tool` is on PATH.
-pub fn command(tool: &str) -> Command {
+pub(crate) fn command(tool: &str) -> Command {
     if let Some(message) = missing(&[tool]) {
         panic!("{message}");
     }

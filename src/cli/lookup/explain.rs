@@ -8,7 +8,7 @@ use crate::hiera::render::ruby::inspect;
 use std::fmt::Write;
 
 /// The explanation printed before the answer.
-pub fn render(
+pub(crate) fn render(
     key: &str,
     resolution: &Resolution,
     steps: &[Step],
@@ -41,7 +41,7 @@ pub fn render(
 
 /// The explanation of a server's answer: the same lines, naming the
 /// datasource of each level (a server has no backends or files).
-pub fn render_remote(key: &str, resolution: &Resolution, answer: &LookupAnswer) -> String {
+pub(crate) fn render_remote(key: &str, resolution: &Resolution, answer: &LookupAnswer) -> String {
     let mut out = header(key, resolution);
     for step in answer.explain.iter().flatten() {
         let what = match (step.outcome.as_str(), &step.value) {

@@ -28,10 +28,10 @@ use std::process::ExitCode;
 /// The `hiera` command's arguments, taken raw: they follow Ruby
 /// OptionParser's rules (see `options`), not clap's.
 #[derive(Debug, clap::Args)]
-pub struct Args {
+pub(crate) struct Args {
     /// hiera [options] key [default value] [variable='text'...]; see `hierad lookup --help`
     #[arg(trailing_var_arg = true, allow_hyphen_values = true, num_args = 0..)]
-    pub args: Vec<String>,
+    pub(crate) args: Vec<String>,
 }
 
 /// Where Debian's Hiera looks for its configuration without `-c`.
@@ -43,7 +43,7 @@ const DEFAULT_CONFIG: &str = "/etc/puppet/hiera.yaml";
 ///
 /// Only failures to write the output; Hiera's own failures become its
 /// messages and exit status.
-pub fn run(args: Args) -> anyhow::Result<ExitCode> {
+pub(crate) fn run(args: Args) -> anyhow::Result<ExitCode> {
     let mut stdout = std::io::stdout().lock();
     let mut stderr = std::io::stderr().lock();
     let options = match options::parse(&args.args) {

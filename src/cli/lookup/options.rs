@@ -9,7 +9,7 @@ use std::path::Path;
 
 /// Where a scope comes from (`-j`, `-y`, `-m`, `-i`).
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub enum ScopeSource {
+pub(crate) enum ScopeSource {
     Json(String),
     Yaml(String),
     Mcollective(String),
@@ -18,7 +18,7 @@ pub enum ScopeSource {
 
 /// The output format (`-f`).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub enum Format {
+pub(crate) enum Format {
     #[default]
     Ruby,
     Json,
@@ -27,7 +27,7 @@ pub enum Format {
 
 /// The resolution type chosen by `-a`/`-h` (the last one wins).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub enum Kind {
+pub(crate) enum Kind {
     #[default]
     Priority,
     Array,
@@ -36,30 +36,30 @@ pub enum Kind {
 
 /// Parsed options, before the positional arguments are interpreted.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct Options {
-    pub debug: bool,
-    pub kind: Kind,
-    pub config: Option<String>,
-    pub scopes: Vec<ScopeSource>,
-    pub format: Format,
+pub(crate) struct Options {
+    pub(crate) debug: bool,
+    pub(crate) kind: Kind,
+    pub(crate) config: Option<String>,
+    pub(crate) scopes: Vec<ScopeSource>,
+    pub(crate) format: Format,
     /// hierad's own: print which levels were consulted.
-    pub explain: bool,
+    pub(crate) explain: bool,
     /// hierad's own: ask this server instead of reading data files.
-    pub server: Option<String>,
+    pub(crate) server: Option<String>,
     /// hierad's own: the environment a server lookup is about.
-    pub env: Option<String>,
+    pub(crate) env: Option<String>,
     /// hierad's own: the level path of a server lookup (`nodes=node-1`).
-    pub level: Option<String>,
+    pub(crate) level: Option<String>,
     /// hierad's own: the interpolation steps a local lookup may take.
-    pub budget_steps: Option<u64>,
+    pub(crate) budget_steps: Option<u64>,
     /// hierad's own: the bytes interpolation may build in a local lookup.
-    pub budget_bytes: Option<u64>,
-    pub positional: Vec<String>,
+    pub(crate) budget_bytes: Option<u64>,
+    pub(crate) positional: Vec<String>,
 }
 
 /// What parsing decided: go on, or stop at once with this output.
 #[derive(Debug, PartialEq, Eq)]
-pub enum Parsed {
+pub(crate) enum Parsed {
     Run(Options),
     Exit {
         stdout: String,
@@ -68,7 +68,7 @@ pub enum Parsed {
     },
 }
 
-pub const USAGE: &str = "Usage: hiera [options] key [default value] [variable='text'...]
+pub(crate) const USAGE: &str = "Usage: hiera [options] key [default value] [variable='text'...]
 
 The default value will be used if no value is found for the key. Scope variables
 will be interpolated into %{variable} placeholders in the hierarchy and in
@@ -93,7 +93,7 @@ returned values.
 ";
 
 /// The Hiera version whose behaviour `hierad lookup` reproduces.
-pub const HIERA_VERSION: &str = "3.10.0";
+pub(crate) const HIERA_VERSION: &str = "3.10.0";
 
 const LONG: [(&str, char); 17] = [
     ("version", 'V'),
@@ -140,7 +140,7 @@ fn parse_error(message: String, class: &str) -> Parsed {
 }
 
 /// Parses the arguments of `hiera` (without the program name).
-pub fn parse(args: &[String]) -> Parsed {
+pub(crate) fn parse(args: &[String]) -> Parsed {
     let mut options = Options::default();
     let mut rest = args.iter();
     while let Some(arg) = rest.next() {
@@ -273,18 +273,18 @@ fn apply(options: &mut Options, option: char, value: Option<String>) -> Option<P
 
 /// The positional arguments: `key [default] [name=value ...]`.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct Positional {
-    pub key: String,
-    pub default: Option<String>,
+pub(crate) struct Positional {
+    pub(crate) key: String,
+    pub(crate) default: Option<String>,
     /// `name=value` assignments, in order.
-    pub assignments: Vec<(String, String)>,
+    pub(crate) assignments: Vec<(String, String)>,
     /// Arguments after the default that are not assignments (ignored, with
     /// a complaint on stderr).
-    pub unparsed: Vec<String>,
+    pub(crate) unparsed: Vec<String>,
 }
 
 /// Splits positional arguments as `hiera` does; `None` when there is no key.
-pub fn positional(args: &[String]) -> Option<Positional> {
+pub(crate) fn positional(args: &[String]) -> Option<Positional> {
     let (key, rest) = args.split_first()?;
     let mut out = Positional {
         key: key.clone(),

@@ -18,9 +18,8 @@ mod additions;
 mod parser;
 
 use super::error::Result;
-use super::value::{Hash, Value};
+use super::value::Value;
 use parser::Options;
-use serde_json::Value as Json;
 
 /// `JSON.parse(text)`: NaN and Infinity refused, nesting limited to 100,
 /// no `json_class` hook.
@@ -66,27 +65,9 @@ pub fn load_scope(text: &str) -> Result<Value> {
     )
 }
 
-/// Converts parsed JSON into a [`Value`].
-pub fn from_json(json: Json) -> Value {
-    match json {
-        Json::Null => Value::Nil,
-        Json::Bool(b) => Value::Bool(b),
-        Json::Number(n) => number(n.as_str()),
-        Json::String(s) => Value::String(s),
-        Json::Array(items) => Value::Array(items.into_iter().map(from_json).collect()),
-        Json::Object(map) => {
-            let mut h = Hash::with_capacity_and_hasher(map.len(), Default::default());
-            for (k, v) in map {
-                h.insert(Value::String(k), from_json(v));
-            }
-            Value::Hash(h)
-        }
-    }
-}
-
 /// A number's text as Ruby's JSON reads it: a Float with a fraction or an
 /// exponent, else an Integer of any size.
-pub fn number(text: &str) -> Value {
+pub(crate) fn number(text: &str) -> Value {
     if text.contains(['.', 'e', 'E']) {
         Value::Float(text.parse().unwrap_or(f64::NAN))
     } else {
@@ -167,18 +148,5 @@ mod tests {
         assert!(load_scope(&deep(parser::STACK_DEPTH)).is_ok());
         let err = load_scope(&deep(parser::STACK_DEPTH + 1)).unwrap_err();
         assert_eq!(err.class, ErrorClass::SystemStackError);
-    }
-
-    #[test]
-    fn from_json_keeps_number_kinds() {
-        let j: Json = serde_json::from_str(r#"[1, 1.0, 12345678901234567890]"#).unwrap();
-        assert_eq!(
-            from_json(j),
-            Value::Array(vec![
-                Value::Int(1),
-                Value::Float(1.0),
-                Value::integer("12345678901234567890".parse().unwrap()),
-            ])
-        );
     }
 }

@@ -23,11 +23,11 @@ use crate::hiera::value::{Hash, Value};
 
 /// Parser options, as `JSON::Ext::Parser#initialize` takes them.
 pub(super) struct Options {
-    pub allow_nan: bool,
+    pub(crate) allow_nan: bool,
     /// 0 = unlimited (`max_nesting: false`).
-    pub max_nesting: usize,
+    pub(crate) max_nesting: usize,
     /// The `json_class` hook of `JSON.load`.
-    pub create_additions: bool,
+    pub(crate) create_additions: bool,
 }
 
 /// Nesting past which `JSON.load` (no `max_nesting`) gives up with Ruby's
@@ -35,7 +35,7 @@ pub(super) struct Options {
 /// levels under an 8 MB stack, varying with the stack); ours is far lower
 /// because every consumer of a [`Value`] (drop included) recurses, and
 /// must fit a 2 MB thread stack even unoptimised.
-pub const STACK_DEPTH: usize = 1_000;
+pub(crate) const STACK_DEPTH: usize = 1_000;
 
 // The parser.rl lines whose `__LINE__` Ruby's messages carry (read from the
 // compiled parser.so of Ruby 3.1.2).

@@ -29,12 +29,12 @@ use std::fmt::Write as _;
 
 /// The merge of one `deep_merge!` call tree: its options and trace sink.
 pub(super) struct Merger<'a> {
-    pub opts: &'a DeepMergeOptions,
-    pub knockout: Option<&'a Knockout>,
+    pub(crate) opts: &'a DeepMergeOptions,
+    pub(crate) knockout: Option<&'a Knockout>,
     /// `!options[:preserve_unmergeables]`.
-    pub overwrite: bool,
+    pub(crate) overwrite: bool,
     /// Where `puts`/`print` output goes when `merge_debug` is on.
-    pub trace: Option<&'a mut String>,
+    pub(crate) trace: Option<&'a mut String>,
 }
 
 /// `options[:debug_indent]` for one call: the caller's text plus two spaces
@@ -46,7 +46,7 @@ pub(super) struct Indent {
 }
 
 impl Indent {
-    pub const TOP: Indent = Indent { depth: 0 };
+    pub(crate) const TOP: Indent = Indent { depth: 0 };
 }
 
 /// Which object an array merge's `dest` is.
@@ -125,7 +125,7 @@ impl Merger<'_> {
     }
 
     /// `deep_merge!(source, dest)` for two different objects.
-    pub fn merge(&mut self, source: Value, dest: Value, di: Indent) -> Result<Value> {
+    pub(crate) fn merge(&mut self, source: Value, dest: Value, di: Indent) -> Result<Value> {
         if source.is_nil() {
             return Ok(dest);
         }

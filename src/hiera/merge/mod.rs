@@ -15,7 +15,7 @@ use prefix::Knockout;
 
 /// How two levels' Hashes combine (hiera.yaml `:merge_behavior:`).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub enum Behavior {
+pub(crate) enum Behavior {
     /// `lower.merge(higher)`: top-level keys only, higher wins.
     #[default]
     Native,
@@ -29,7 +29,7 @@ pub enum Behavior {
 impl Behavior {
     /// Hiera's `case behavior when :deeper,'deeper' ... when :deep,'deep'`:
     /// a Symbol or String; anything else (unknown names, nil) is native.
-    pub fn from_value(v: Option<&Value>) -> Behavior {
+    pub(crate) fn from_value(v: Option<&Value>) -> Behavior {
         match v {
             Some(Value::Symbol(s) | Value::String(s)) if s == "deeper" => Behavior::Deeper,
             Some(Value::Symbol(s) | Value::String(s)) if s == "deep" => Behavior::Deep,
@@ -42,30 +42,30 @@ impl Behavior {
 /// `options[:name]`, so a value counts by Ruby truthiness, and the values
 /// that are used as objects keep the object.
 #[derive(Clone, Debug, Default, PartialEq)]
-pub struct DeepMergeOptions {
+pub(crate) struct DeepMergeOptions {
     /// `:knockout_prefix`, any truthy value. Array items equal (`==`) to it
     /// clear the lower array; its `to_s` becomes the regex `/^prefix/`.
-    pub knockout_prefix: Option<Value>,
+    pub(crate) knockout_prefix: Option<Value>,
     /// `:preserve_unmergeables` as given (its truthiness); `None` leaves the
     /// behaviour's default (deep: true, deeper: false).
-    pub preserve_unmergeables: Option<bool>,
-    pub merge_hash_arrays: bool,
-    pub sort_merged_arrays: bool,
+    pub(crate) preserve_unmergeables: Option<bool>,
+    pub(crate) merge_hash_arrays: bool,
+    pub(crate) sort_merged_arrays: bool,
     /// `:unpack_arrays`, any truthy value; a non-String raises `TypeError`
     /// at the first array merge, as Ruby's `join`/`split` do.
-    pub unpack_arrays: Option<Value>,
-    pub overwrite_arrays: bool,
-    pub extend_existing_arrays: bool,
-    pub merge_debug: bool,
+    pub(crate) unpack_arrays: Option<Value>,
+    pub(crate) overwrite_arrays: bool,
+    pub(crate) extend_existing_arrays: bool,
+    pub(crate) merge_debug: bool,
     /// `:debug_indent`, deep_merge's internal option, which a user can set
     /// too: it prefixes trace lines, and a non-String fails on recursion.
-    pub debug_indent: Option<Value>,
+    pub(crate) debug_indent: Option<Value>,
 }
 
 impl DeepMergeOptions {
     /// Reads the options from a Hash by **Symbol** keys only, as deep_merge's
     /// `options[:knockout_prefix]` does: String keys are ignored.
-    pub fn from_hash(h: &Hash) -> DeepMergeOptions {
+    pub(crate) fn from_hash(h: &Hash) -> DeepMergeOptions {
         let get = |name: &str| h.get(&Value::Symbol(name.to_owned()));
         let truthy_value = |name: &str| get(name).filter(|v| v.is_truthy()).cloned();
         let flag = |name: &str| get(name).is_some_and(Value::is_truthy);
@@ -96,7 +96,7 @@ pub struct MergeSpec {
 }
 
 impl MergeSpec {
-    pub fn new(behavior: Behavior, options: DeepMergeOptions) -> MergeSpec {
+    pub(crate) fn new(behavior: Behavior, options: DeepMergeOptions) -> MergeSpec {
         let knockout = options.knockout_prefix.clone().map(Knockout::new);
         MergeSpec {
             behavior,
@@ -106,18 +106,14 @@ impl MergeSpec {
         }
     }
 
-    /// The native merge (Hiera's default `:merge_behavior`).
-    pub fn native() -> MergeSpec {
-        MergeSpec::default()
-    }
-
     /// What hiera.yaml's `:merge_behavior:` and `:deep_merge_options:` mean
     /// (`None` when the key is absent).
     ///
     /// # Errors
-    /// None today. Problems with the options are raised by [`merge_answer`],
-    /// at the merge where Ruby raises them, since a native or never-merging
-    /// lookup must not fail; the `Result` keeps room for config-time checks.
+    /// None today. Problems with the options are raised by
+    /// [`merge_answer_traced`], at the merge where Ruby raises them, since a
+    /// native or never-merging lookup must not fail; the `Result` keeps room
+    /// for config-time checks.
     pub fn from_config(
         merge_behavior: Option<&Value>,
         deep_merge_options: Option<&Value>,
@@ -150,14 +146,6 @@ impl MergeSpec {
         let behavior = Behavior::from_value(rt.get(&Value::Symbol("behavior".into())));
         Ok(MergeSpec::new(behavior, DeepMergeOptions::from_hash(rt)))
     }
-
-    pub fn behavior(&self) -> Behavior {
-        self.behavior
-    }
-
-    pub fn options(&self) -> &DeepMergeOptions {
-        &self.options
-    }
 }
 
 fn type_name_in_error(v: &Value) -> &'static str {
@@ -168,7 +156,10 @@ fn type_name_in_error(v: &Value) -> &'static str {
 }
 
 /// Hiera's `Backend.merge_answer(lower, higher, resolution_type)`: merges the
-/// accumulated, higher-priority answer into a lower level's Hash.
+/// accumulated, higher-priority answer into a lower level's Hash, and
+/// appends deep_merge's `merge_debug` trace (what Ruby writes to stdout
+/// with `puts`/`print`) to `trace`, byte for byte. On error the trace holds
+/// what Ruby printed before raising, possibly ending in an unfinished line.
 ///
 /// The lookup fold calls it once per level that has the key, visiting levels
 /// highest priority first and starting from an empty answer:
@@ -201,17 +192,6 @@ fn type_name_in_error(v: &Value) -> &'static str {
 /// `TypeError` from a non-String `unpack_arrays`, a non-String
 /// `:debug_indent`, or a knockout prefix that is a bad regex (see
 /// `prefix.rs`).
-pub fn merge_answer(lower: Hash, higher: Hash, spec: &MergeSpec) -> Result<Hash> {
-    merge(lower, higher, spec, None)
-}
-
-/// [`merge_answer`] that also appends deep_merge's `merge_debug` trace (what
-/// Ruby writes to stdout with `puts`/`print`) to `trace`, byte for byte.
-/// On error the trace holds what Ruby printed before raising, possibly
-/// ending in an unfinished line.
-///
-/// # Errors
-/// As [`merge_answer`].
 pub fn merge_answer_traced(
     lower: Hash,
     higher: Hash,

@@ -20,7 +20,7 @@ use regex::Regex;
 
 /// A `knockout_prefix` option value and the regex deep_merge makes of it.
 #[derive(Clone, Debug)]
-pub struct Knockout {
+pub(crate) struct Knockout {
     /// The option's value: bare-marker tests compare array items to it with
     /// Ruby's `==`, so a non-String prefix keeps its own class.
     value: Value,
@@ -29,13 +29,13 @@ pub struct Knockout {
 }
 
 impl Knockout {
-    pub fn new(value: Value) -> Knockout {
+    pub(crate) fn new(value: Value) -> Knockout {
         let text = ruby::to_s(&value);
         let regex = compile(&text);
         Knockout { value, regex }
     }
 
-    pub fn value(&self) -> &Value {
+    pub(crate) fn value(&self) -> &Value {
         &self.value
     }
 
@@ -47,7 +47,7 @@ impl Knockout {
     ///
     /// # Errors
     /// The pattern's error, raised (as in Ruby) only when a String is tested.
-    pub fn strip(&self, s: &str) -> Result<String> {
+    pub(crate) fn strip(&self, s: &str) -> Result<String> {
         Ok(self.regex()?.replace_all(s, "").into_owned())
     }
 
@@ -55,7 +55,7 @@ impl Knockout {
     ///
     /// # Errors
     /// As [`Knockout::strip`].
-    pub fn matches(&self, s: &str) -> Result<bool> {
+    pub(crate) fn matches(&self, s: &str) -> Result<bool> {
         Ok(self.regex()?.is_match(s))
     }
 }

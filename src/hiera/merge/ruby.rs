@@ -15,7 +15,7 @@ use std::cmp::Ordering;
 /// NaN equals NaN here: every NaN in Hiera data is Psych's single
 /// `Float::NAN` object, so Ruby's identity check makes them equal. Callers
 /// that model a direct `Float#==` call use [`float_eq_direct`].
-pub fn rb_equal(a: &Value, b: &Value) -> bool {
+pub(crate) fn rb_equal(a: &Value, b: &Value) -> bool {
     match (a, b) {
         (Value::Float(x), Value::Float(y)) if x.is_nan() && y.is_nan() => true,
         (Value::Int(_) | Value::BigInt(_) | Value::Float(_), _) => {
@@ -35,7 +35,7 @@ pub fn rb_equal(a: &Value, b: &Value) -> bool {
 
 /// `a == b` called directly on a Float, where no identity check happens:
 /// NaN is unequal to itself.
-pub fn float_eq_direct(a: &Value) -> bool {
+pub(crate) fn float_eq_direct(a: &Value) -> bool {
     !matches!(a, Value::Float(f) if f.is_nan())
 }
 
@@ -87,7 +87,7 @@ fn int_float_cmp(i: &BigInt, f: f64) -> Option<Ordering> {
 
 /// Ruby's `a <=> b` for the values Hiera data holds; `None` where Ruby
 /// answers nil.
-pub fn spaceship(a: &Value, b: &Value) -> Option<Ordering> {
+pub(crate) fn spaceship(a: &Value, b: &Value) -> Option<Ordering> {
     match (a, b) {
         (Value::Int(_) | Value::BigInt(_) | Value::Float(_), _) => numeric_cmp(a, b),
         (Value::String(x), Value::String(y)) | (Value::Symbol(x), Value::Symbol(y)) => {
@@ -145,7 +145,7 @@ fn sort_compare(a: &Value, b: &Value) -> Result<Ordering> {
 /// sort (left half `n / 2`); the order of comparisons decides which pair
 /// raises first, and the merge's stability decides where equal elements
 /// (`1` and `1.0`) land, so the same algorithm is used here.
-pub fn sort(values: Vec<Value>) -> Result<Vec<Value>> {
+pub(crate) fn sort(values: Vec<Value>) -> Result<Vec<Value>> {
     if values.len() <= 1 {
         return Ok(values);
     }
@@ -170,7 +170,7 @@ pub fn sort(values: Vec<Value>) -> Result<Vec<Value>> {
 
 /// `dest | source`: `dest`'s elements then `source`'s, each kept at its
 /// first occurrence (`eql?`).
-pub fn union(mut dest: Vec<Value>, source: Vec<Value>) -> Vec<Value> {
+pub(crate) fn union(mut dest: Vec<Value>, source: Vec<Value>) -> Vec<Value> {
     // Ruby scans linearly up to 16 elements; a hash set past that.
     if dest.len() + source.len() <= 16 {
         // Deduplicate `dest` in place (kept items slide to the front), then
@@ -200,7 +200,7 @@ pub fn union(mut dest: Vec<Value>, source: Vec<Value>) -> Vec<Value> {
 }
 
 /// `uniq` keeping first occurrences (`eql?`).
-pub fn uniq(values: Vec<Value>) -> Vec<Value> {
+pub(crate) fn uniq(values: Vec<Value>) -> Vec<Value> {
     union(values, Vec::new())
 }
 
@@ -220,7 +220,7 @@ fn type_name_in_error(v: &Value) -> &'static str {
 /// # Errors
 /// `TypeError` for a non-String separator, from `join` (non-empty array) or
 /// `split` (empty array), as Ruby raises them.
-pub fn join_split(array: &[Value], sep: &Value) -> Result<Vec<Value>> {
+pub(crate) fn join_split(array: &[Value], sep: &Value) -> Result<Vec<Value>> {
     let Value::String(sep) = sep else {
         let message = if array.is_empty() {
             format!(
@@ -257,7 +257,7 @@ fn join_into(array: &[Value], sep: &str, out: &mut String) {
 /// `String#split(sep)` with a String separator and no limit: `" "` splits on
 /// runs of ASCII whitespace ignoring leading ones, `""` splits into
 /// characters, anything else literally; trailing empty fields are dropped.
-pub fn split(s: &str, sep: &str) -> Vec<String> {
+pub(crate) fn split(s: &str, sep: &str) -> Vec<String> {
     let mut fields: Vec<String> = if s.is_empty() {
         Vec::new()
     } else if sep == " " {
@@ -277,22 +277,22 @@ pub fn split(s: &str, sep: &str) -> Vec<String> {
 }
 
 /// Ruby's `to_s`.
-pub fn to_s(v: &Value) -> String {
+pub(crate) fn to_s(v: &Value) -> String {
     render::to_s(v)
 }
 
 /// Ruby's `inspect`.
-pub fn inspect(v: &Value) -> String {
+pub(crate) fn inspect(v: &Value) -> String {
     render::inspect(v)
 }
 
 /// `inspect` of a Hash, for deep_merge's trace lines.
-pub fn inspect_hash(h: &Hash) -> String {
+pub(crate) fn inspect_hash(h: &Hash) -> String {
     render::inspect(&Value::Hash(h.clone()))
 }
 
 /// `inspect` of an Array, for deep_merge's trace lines.
-pub fn inspect_array(a: &[Value]) -> String {
+pub(crate) fn inspect_array(a: &[Value]) -> String {
     render::inspect(&Value::Array(a.to_vec()))
 }
 

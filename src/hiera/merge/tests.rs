@@ -40,6 +40,11 @@ fn same(a: &Value, b: &Value) -> bool {
     format!("{a:?}") == format!("{b:?}")
 }
 
+/// [`merge_answer_traced`] without the trace.
+fn merge_answer(lower: Hash, higher: Hash, spec: &MergeSpec) -> Result<Hash> {
+    merge(lower, higher, spec, None)
+}
+
 /// Hiera's fold: levels highest priority first, from an empty answer.
 fn fold(levels: &[&str], spec: &MergeSpec) -> Result<Hash> {
     let mut answer = Hash::default();
@@ -178,7 +183,7 @@ fn deep_outcome_table() {
 /// and a higher nil replaces.
 #[test]
 fn native_merge() {
-    let native = MergeSpec::native();
+    let native = MergeSpec::default();
     check_fold(
         &[
             r#"{"node_only":1,"nested":{"n":1}}"#,
@@ -454,10 +459,10 @@ fn config_and_resolution_hash() {
     ];
     for (mb, want) in cases {
         let s = MergeSpec::from_config(mb.as_ref(), Some(&options)).unwrap();
-        assert_eq!(s.behavior(), want, "{mb:?}");
+        assert_eq!(s.behavior, want, "{mb:?}");
         // Symbol keys are read; String keys are ignored.
-        assert_eq!(s.options().knockout_prefix, Some("--".into()));
-        assert!(!s.options().sort_merged_arrays);
+        assert_eq!(s.options.knockout_prefix, Some("--".into()));
+        assert!(!s.options.sort_merged_arrays);
     }
     // A non-Hash option value fails deep merges only.
     let s = MergeSpec::from_config(None, Some(&Value::Int(3))).unwrap();
@@ -467,12 +472,12 @@ fn config_and_resolution_hash() {
     rt.insert(sym("behavior"), "deeper".into());
     rt.insert(sym("merge_debug"), Value::Int(1));
     let s = MergeSpec::from_resolution_hash(&rt).unwrap();
-    assert_eq!(s.behavior(), Behavior::Deeper);
-    assert!(s.options().merge_debug);
+    assert_eq!(s.behavior, Behavior::Deeper);
+    assert!(s.options.merge_debug);
     let mut rt = Hash::default();
     rt.insert(sym("strategy"), "deep".into());
     assert_eq!(
-        MergeSpec::from_resolution_hash(&rt).unwrap().behavior(),
+        MergeSpec::from_resolution_hash(&rt).unwrap().behavior,
         Behavior::Native
     );
 }

@@ -23,13 +23,13 @@ pub(super) enum Node {
 /// A scalar event: `Psych::Emitter#scalar(value, nil, tag, plain, quoted,
 /// style)`.
 pub(super) struct Scalar {
-    pub value: String,
-    pub tag: Option<&'static str>,
+    pub(crate) value: String,
+    pub(crate) tag: Option<&'static str>,
     /// May be written plain without its tag.
-    pub plain_implicit: bool,
+    pub(crate) plain_implicit: bool,
     /// May be written quoted without its tag.
-    pub quoted_implicit: bool,
-    pub style: Style,
+    pub(crate) quoted_implicit: bool,
+    pub(crate) style: Style,
 }
 
 /// The style Psych asks for; libyaml may still pick another.

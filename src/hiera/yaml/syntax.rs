@@ -11,19 +11,19 @@ use saphyr_parser::{Marker, ScanError};
 /// A collection open at the point of an error.
 #[derive(Clone, Copy, Debug)]
 pub(super) struct Open {
-    pub seq: bool,
-    pub flow: bool,
+    pub(crate) seq: bool,
+    pub(crate) flow: bool,
     /// Where libyaml marks it: its first token (or its properties).
-    pub start: Marker,
+    pub(crate) start: Marker,
 }
 
 /// What the parser had read when saphyr gave up.
 pub(super) struct State<'o> {
-    pub open: &'o [Open],
+    pub(crate) open: &'o [Open],
     /// The end of the last event read.
-    pub last_end: Option<Marker>,
+    pub(crate) last_end: Option<Marker>,
     /// Whether the document's root node is complete.
-    pub root_done: bool,
+    pub(crate) root_done: bool,
 }
 
 /// A libyaml mark: 0-based line and column, as Psych adds one to each.

@@ -70,12 +70,12 @@ fn full_tag(tag: Option<&Tag>) -> Option<String> {
 /// A syntax error and the character index where it was found, to order it
 /// against libyaml's tab errors.
 pub(super) struct Located {
-    pub index: usize,
-    pub error: HieraError,
+    pub(crate) index: usize,
+    pub(crate) error: HieraError,
     /// saphyr's complaint was about a tab, which libyaml judges otherwise.
-    pub about_tabs: bool,
+    pub(crate) about_tabs: bool,
     /// saphyr wanted lines indented further than libyaml does.
-    pub indentation: bool,
+    pub(crate) indentation: bool,
 }
 
 impl Located {
@@ -97,11 +97,11 @@ fn about_tabs(info: &str) -> bool {
 /// The first document as read.
 pub(super) struct Parsed<'a> {
     /// `None` for a stream without a document (empty, or only comments).
-    pub root: Option<Node<'a>>,
+    pub(crate) root: Option<Node<'a>>,
     /// Where libyaml stops reading: the token after the root node, when the
     /// document ends there (its end is implicit, so libyaml looks no
     /// further, whatever follows); `None` when it reads to the end.
-    pub cut: Option<usize>,
+    pub(crate) cut: Option<usize>,
 }
 
 /// Parses up to the end of the first document.

@@ -1332,7 +1332,7 @@ mod synthetic {
         Value::Hash(h)
     }
 
-    pub fn astute(node: usize) -> Hash {
+    pub(crate) fn astute(node: usize) -> Hash {
         let mut doc = Hash::default();
         for s in 0..40 {
             doc.insert(Value::str(format!("section_{s}")), section(s, 12, 2));
@@ -1347,7 +1347,7 @@ mod synthetic {
     }
 
     /// The part of astute that differs per node.
-    pub fn node_part(node: usize) -> Hash {
+    pub(crate) fn node_part(node: usize) -> Hash {
         let mut doc = Hash::default();
         doc.insert(Value::str("uid"), Value::str(node.to_string()));
         doc.insert(
@@ -1358,7 +1358,7 @@ mod synthetic {
         doc
     }
 
-    pub fn globals(node: usize) -> Hash {
+    pub(crate) fn globals(node: usize) -> Hash {
         match section(node as i64, 40, 1) {
             Value::Hash(h) => h,
             _ => unreachable!(),
@@ -1512,8 +1512,9 @@ fn snapshot_scale() {
         let (section, fqdn) = (Value::str("section_1"), Value::str("fqdn"));
         for n in 1..=NODES {
             let p = path(&format!("nodes=node-{n}.domain.tld"));
-            assert!(snap.effective_key(1, &p, "astute", &section).is_some());
-            let (got, _) = snap.effective_key(1, &p, "astute", &fqdn).unwrap();
+            let at = snap.at(1, &p).unwrap();
+            assert!(at.effective_key("astute", &section).is_some());
+            let (got, _) = at.effective_key("astute", &fqdn).unwrap();
             assert_eq!(*got, Value::str(format!("node-{n}.domain.tld")));
         }
         let keyed = t.elapsed();

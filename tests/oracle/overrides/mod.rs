@@ -28,16 +28,16 @@ const LEVEL: &str = "datadir=override";
 
 /// One `puppet apply`: the manifest, and the documents hierad serves
 /// (`@D` in either stands for the case's own temporary folder).
-pub struct Case {
-    pub name: &'static str,
-    pub manifest: &'static str,
-    pub node: Json,
-    pub cluster: Json,
+pub(crate) struct Case {
+    pub(crate) name: &'static str,
+    pub(crate) manifest: &'static str,
+    pub(crate) node: Json,
+    pub(crate) cluster: Json,
 }
 
 impl Case {
     /// A case whose data is all at the node's level.
-    pub fn new(name: &'static str, manifest: &'static str, node: Json) -> Case {
+    pub(crate) fn new(name: &'static str, manifest: &'static str, node: Json) -> Case {
         Case {
             name,
             manifest,
@@ -48,22 +48,22 @@ impl Case {
 }
 
 /// What one `puppet apply` did.
-pub struct Applied {
-    pub name: &'static str,
-    pub dir: PathBuf,
-    pub outcome: Outcome,
+pub(crate) struct Applied {
+    pub(crate) name: &'static str,
+    pub(crate) dir: PathBuf,
+    pub(crate) outcome: Outcome,
     /// The resources of the run's report (`File[/tmp/x]`), or none when
     /// the run wrote no report (it failed before applying).
-    pub report: BTreeSet<String>,
+    pub(crate) report: BTreeSet<String>,
 }
 
 impl Applied {
-    pub fn stdout(&self) -> String {
+    pub(crate) fn stdout(&self) -> String {
         String::from_utf8_lossy(&self.outcome.stdout).into_owned()
     }
 
     /// Puppet's stderr without Facter's complaints about the machine.
-    pub fn stderr(&self) -> String {
+    pub(crate) fn stderr(&self) -> String {
         String::from_utf8_lossy(&self.outcome.stderr)
             .lines()
             .filter(|l| !l.contains("Facter:"))
@@ -72,12 +72,12 @@ impl Applied {
     }
 
     /// The path of `name` in the case's folder.
-    pub fn path(&self, name: &str) -> PathBuf {
+    pub(crate) fn path(&self, name: &str) -> PathBuf {
         self.dir.join("out").join(name)
     }
 
     /// `(content, mode)` of a file in the case's folder, None if absent.
-    pub fn file(&self, name: &str) -> Option<(String, u32)> {
+    pub(crate) fn file(&self, name: &str) -> Option<(String, u32)> {
         use std::os::unix::fs::PermissionsExt as _;
         let path = self.path(name);
         let content = std::fs::read_to_string(&path).ok()?;
@@ -87,7 +87,7 @@ impl Applied {
 
     /// Whether the report lists the resource `File[out/a]` (paths of
     /// files are given relative to the case's folder).
-    pub fn reported(&self, resource: &str) -> bool {
+    pub(crate) fn reported(&self, resource: &str) -> bool {
         self.report.contains(&self.resolve(resource))
     }
 
@@ -96,7 +96,7 @@ impl Applied {
     }
 
     /// The notices of `notify` resources (`Notice: <message>`).
-    pub fn notices(&self) -> Vec<String> {
+    pub(crate) fn notices(&self) -> Vec<String> {
         self.stdout()
             .lines()
             .filter_map(|l| l.strip_prefix("Notice: "))
@@ -108,7 +108,7 @@ impl Applied {
     }
 
     /// A description for assertion messages.
-    pub fn show(&self) -> String {
+    pub(crate) fn show(&self) -> String {
         format!(
             "{}: exit {}\nstdout:\n{}\nstderr:\n{}\nreport: {:?}",
             self.name,
@@ -121,7 +121,7 @@ impl Applied {
 }
 
 /// Runs every case through `puppet apply` against one hierad.
-pub fn apply(cases: Vec<Case>) -> Vec<Applied> {
+pub(crate) fn apply(cases: Vec<Case>) -> Vec<Applied> {
     let hierad = Hierad::start();
     let root = tempfile::tempdir().unwrap();
     let mut jobs = Vec::new();

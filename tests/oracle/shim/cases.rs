@@ -5,24 +5,24 @@
 use crate::shell::shell_split;
 use std::path::{Path, PathBuf};
 
-pub const FIXTURES: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/hiera");
+pub(crate) const FIXTURES: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/hiera");
 
 /// One `hiera` invocation of a case file.
 #[derive(Clone, Debug)]
-pub struct Case {
+pub(crate) struct Case {
     /// `group/cases.txt:LINE`.
-    pub id: String,
-    pub group: String,
-    pub dir: PathBuf,
-    pub args: Vec<String>,
+    pub(crate) id: String,
+    pub(crate) group: String,
+    pub(crate) dir: PathBuf,
+    pub(crate) args: Vec<String>,
     /// The first width the case asks for (`None`: COLUMNS unset).
-    pub columns: Option<String>,
+    pub(crate) columns: Option<String>,
     /// Runs with its own `-f` or `@asis` are run once, as written.
-    pub fixed_format: bool,
+    pub(crate) fixed_format: bool,
 }
 
 /// Every case of every group, in group order.
-pub fn load() -> Vec<Case> {
+pub(crate) fn load() -> Vec<Case> {
     let mut groups: Vec<String> = std::fs::read_dir(FIXTURES)
         .expect("fixtures dir")
         .map(|e| e.unwrap())
@@ -75,7 +75,7 @@ fn sets_format(args: &[String]) -> bool {
 /// Where `hiera`'s option parser would take a config file name from:
 /// `-c X`, `-cX`, `--config X`, `--config=X` and abbreviations of
 /// `--config`. Returns (index of the word, byte offset of the name in it).
-pub fn config_args(args: &[String]) -> Vec<(usize, usize)> {
+pub(crate) fn config_args(args: &[String]) -> Vec<(usize, usize)> {
     let mut found = Vec::new();
     let mut i = 0;
     while i < args.len() {
@@ -102,7 +102,7 @@ pub fn config_args(args: &[String]) -> Vec<(usize, usize)> {
 }
 
 /// The config names a case passes.
-pub fn configs(args: &[String]) -> Vec<String> {
+pub(crate) fn configs(args: &[String]) -> Vec<String> {
     config_args(args)
         .into_iter()
         .map(|(i, at)| args[i][at..].to_owned())
@@ -111,7 +111,10 @@ pub fn configs(args: &[String]) -> Vec<String> {
 
 /// The arguments with each config name mapped through `map` (names it
 /// returns `None` for stay).
-pub fn rewrite_configs(args: &[String], map: impl Fn(&str) -> Option<String>) -> Vec<String> {
+pub(crate) fn rewrite_configs(
+    args: &[String],
+    map: impl Fn(&str) -> Option<String>,
+) -> Vec<String> {
     let mut out = args.to_vec();
     for (i, at) in config_args(args) {
         if let Some(new) = map(&args[i][at..]) {

@@ -8,23 +8,23 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 /// The environment every test imports into.
-pub const ENV: i64 = 1;
+pub(crate) const ENV: i64 = 1;
 
-pub struct Hierad {
-    pub server: TestServer,
+pub(crate) struct Hierad {
+    pub(crate) server: TestServer,
 }
 
 /// A file the import left out, and why: hierad's import refuses what
 /// Hiera would only fail on when a lookup reaches it.
 #[derive(Debug)]
-pub struct Skipped {
-    pub path: PathBuf,
-    pub reason: String,
+pub(crate) struct Skipped {
+    pub(crate) path: PathBuf,
+    pub(crate) reason: String,
 }
 
 impl Hierad {
     /// An empty server with environment [`ENV`] (levels: `datadir`).
-    pub fn start() -> Hierad {
+    pub(crate) fn start() -> Hierad {
         let server = TestServer::empty();
         let hierad = Hierad { server };
         hierad.expect(
@@ -42,12 +42,12 @@ impl Hierad {
         hierad
     }
 
-    pub fn url(&self) -> &str {
+    pub(crate) fn url(&self) -> &str {
         &self.server.url
     }
 
     /// Sends a request and insists on the status; returns the body.
-    pub fn expect(&self, method: &str, path: &str, body: Json, status: u16) -> Json {
+    pub(crate) fn expect(&self, method: &str, path: &str, body: Json, status: u16) -> Json {
         let reply = call(
             method,
             &format!("{}{path}", self.server.url),
@@ -70,7 +70,7 @@ impl Hierad {
     /// --replace`. Where the command refuses the tree (a file Hiera only
     /// fails on when a lookup reaches it), the files are imported one by
     /// one instead and the refused ones returned.
-    pub fn import_dir(&self, dir: &Path, level: &str) -> Vec<Skipped> {
+    pub(crate) fn import_dir(&self, dir: &Path, level: &str) -> Vec<Skipped> {
         let out = Command::new(env!("CARGO_BIN_EXE_hierad"))
             .arg("import")
             .arg(dir)
@@ -137,7 +137,7 @@ impl Hierad {
     }
 
     /// The number of requests the server answered on one route so far.
-    pub fn requests(&self, method: &str, route: &str) -> u64 {
+    pub(crate) fn requests(&self, method: &str, route: &str) -> u64 {
         let metrics = call("GET", &format!("{}/metrics", self.server.url), None, &[]).body;
         let prefix = format!("hierad_http_requests_total{{method=\"{method}\",route=\"{route}\",");
         metrics

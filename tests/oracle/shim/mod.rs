@@ -7,10 +7,10 @@
 use crate::server;
 
 mod cases;
-pub mod env;
+pub(crate) mod env;
 mod fuel;
 mod hiera_cli;
-pub mod oracle;
+pub(crate) mod oracle;
 mod puppet;
 mod ruby;
 mod tls;

@@ -8,37 +8,37 @@ use std::io::Write as _;
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
 
-pub const ROOT: &str = env!("CARGO_MANIFEST_DIR");
+pub(crate) const ROOT: &str = env!("CARGO_MANIFEST_DIR");
 
 /// The shim's Ruby library, put on RUBYLIB so `hiera` finds the backend.
-pub fn shim_lib() -> PathBuf {
+pub(crate) fn shim_lib() -> PathBuf {
     Path::new(ROOT).join("hiera/lib")
 }
 
-pub fn support(script: &str) -> PathBuf {
+pub(crate) fn support(script: &str) -> PathBuf {
     Path::new(ROOT).join("tests/support").join(script)
 }
 
 /// One invocation of the `hiera` command.
 #[derive(Clone, Debug)]
-pub struct Job {
-    pub args: Vec<String>,
-    pub dir: PathBuf,
-    pub columns: Option<String>,
+pub(crate) struct Job {
+    pub(crate) args: Vec<String>,
+    pub(crate) dir: PathBuf,
+    pub(crate) columns: Option<String>,
 }
 
 #[derive(Clone, Debug, PartialEq)]
-pub struct Outcome {
-    pub status: i32,
-    pub stdout: Vec<u8>,
-    pub stderr: Vec<u8>,
+pub(crate) struct Outcome {
+    pub(crate) status: i32,
+    pub(crate) stdout: Vec<u8>,
+    pub(crate) stderr: Vec<u8>,
 }
 
 impl Outcome {
     /// The first line of an uncaught exception or of a startup failure,
     /// without Ruby's `file:line:in 'method': ` prefix (the shim raises
     /// from other lines than the yaml backend).
-    pub fn error_line(&self) -> Option<String> {
+    pub(crate) fn error_line(&self) -> Option<String> {
         let text = String::from_utf8_lossy(&self.stderr);
         let line = text.lines().find(|l| {
             !(l.starts_with("DEBUG: ")
@@ -52,7 +52,7 @@ impl Outcome {
 }
 
 /// Runs a Ruby script with JSON on stdin; returns its stdout as JSON.
-pub fn ruby_json(script: &Path, input: &Json, env: &[(&str, &str)]) -> Json {
+pub(crate) fn ruby_json(script: &Path, input: &Json, env: &[(&str, &str)]) -> Json {
     let mut cmd = crate::tools::command("ruby");
     cmd.arg(script)
         .env("LC_ALL", "C.UTF-8")
@@ -79,7 +79,7 @@ pub fn ruby_json(script: &Path, input: &Json, env: &[(&str, &str)]) -> Json {
 }
 
 /// Runs every job through the real `hiera`, with the shim on RUBYLIB.
-pub fn run_hiera(jobs: &[Job]) -> Vec<Outcome> {
+pub(crate) fn run_hiera(jobs: &[Job]) -> Vec<Outcome> {
     let input: Vec<Json> = jobs
         .iter()
         .map(|j| json!({"args": j.args, "dir": j.dir, "columns": j.columns}))

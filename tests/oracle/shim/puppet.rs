@@ -19,15 +19,15 @@ use serde_json::{Value as Json, json};
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
-pub const NODE: &str = "node-126.test.domain.local";
+pub(crate) const NODE: &str = "node-126.test.domain.local";
 const SHIM_LEVEL: &str = "datadir=puppet~data";
-pub const FUEL_LEVEL: &str = "datadir=fuel~nodes~node-126.test.domain.local";
+pub(crate) const FUEL_LEVEL: &str = "datadir=fuel~nodes~node-126.test.domain.local";
 
 fn shim_data() -> PathBuf {
     Path::new(ROOT).join("tests/fixtures/shim/puppet/data")
 }
 
-pub fn fuel_node() -> PathBuf {
+pub(crate) fn fuel_node() -> PathBuf {
     Path::new(FIXTURES).join("fuel/nodes").join(NODE)
 }
 
@@ -85,20 +85,20 @@ fn hiera_yaml(backend: &str, options: &Json) -> String {
 
 /// A Puppet installation in a temporary directory, its environments
 /// reading hierad at `url`.
-pub struct PuppetTree {
-    pub dir: tempfile::TempDir,
+pub(crate) struct PuppetTree {
+    pub(crate) dir: tempfile::TempDir,
     /// Each invocation gets its own conf/var/code directories: two Puppets
     /// creating the same fresh vardir at once make one of them fail.
     runs: std::sync::atomic::AtomicUsize,
 }
 
 impl PuppetTree {
-    pub fn new(url: &Json) -> PuppetTree {
+    pub(crate) fn new(url: &Json) -> PuppetTree {
         PuppetTree::with_options(&json!({ "url": url }))
     }
 
     /// Environments whose hierad functions get `options` (url, credentials).
-    pub fn with_options(options: &Json) -> PuppetTree {
+    pub(crate) fn with_options(options: &Json) -> PuppetTree {
         let dir = tempfile::tempdir().unwrap();
         let module = Path::new(ROOT).join("tests/fixtures/shim/puppet/modules/shimtest");
         for (env, backend) in [
@@ -161,7 +161,7 @@ impl PuppetTree {
     }
 
     /// `puppet lookup --render-as json` for NODE with the facts file.
-    pub fn lookup(&self, env: &str, extra: &[&str]) -> Vec<String> {
+    pub(crate) fn lookup(&self, env: &str, extra: &[&str]) -> Vec<String> {
         let mut args = self.base("lookup", env);
         let facts = self.dir.path().join("facts.json");
         args.extend(["--node".into(), NODE.into(), "--facts".into()]);
@@ -174,7 +174,7 @@ impl PuppetTree {
     /// `puppet lookup --explain` as text: the only way `puppet lookup`
     /// shows why a lookup failed (it exits 1 silently otherwise; JSON
     /// explanations leave the error out).
-    pub fn explain(&self, env: &str, extra: &[&str]) -> Vec<String> {
+    pub(crate) fn explain(&self, env: &str, extra: &[&str]) -> Vec<String> {
         let mut args = self.lookup(env, &[&["--explain"], extra].concat());
         let at = args.iter().position(|a| a == "--render-as").unwrap();
         args.drain(at..at + 2);
@@ -193,7 +193,7 @@ impl PuppetTree {
     }
 
     /// Runs Puppet commands through tests/support/puppet_oracle.rb.
-    pub fn run(&self, jobs: &[Vec<String>]) -> Vec<Outcome> {
+    pub(crate) fn run(&self, jobs: &[Vec<String>]) -> Vec<Outcome> {
         let input: Vec<Json> = jobs
             .iter()
             .map(|args| json!({"args": args, "dir": self.dir.path()}))
@@ -225,14 +225,14 @@ fn copy_tree(from: &Path, to: &Path) {
     }
 }
 
-pub fn import(hierad: &Hierad) {
+pub(crate) fn import(hierad: &Hierad) {
     for (_, dir, level, _) in entries() {
         let skipped = hierad.import_dir(&dir, level);
         assert!(skipped.is_empty(), "{skipped:?}");
     }
 }
 
-pub fn text(bytes: &[u8]) -> String {
+pub(crate) fn text(bytes: &[u8]) -> String {
     String::from_utf8_lossy(bytes).into_owned()
 }
 

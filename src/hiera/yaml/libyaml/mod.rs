@@ -24,33 +24,33 @@ use std::borrow::Cow;
 pub(super) struct Refusal {
     /// Character index (in the text handed to saphyr) of the token libyaml
     /// was reading when it stopped, to order it against saphyr's error.
-    pub index: usize,
-    pub problem: &'static str,
-    pub context: Option<&'static str>,
+    pub(crate) index: usize,
+    pub(crate) problem: &'static str,
+    pub(crate) context: Option<&'static str>,
     /// libyaml's context mark, 0-based, in the original text.
-    pub line: usize,
-    pub col: usize,
+    pub(crate) line: usize,
+    pub(crate) col: usize,
     /// A tab refused where saphyr might accept it.
-    pub tab: bool,
+    pub(crate) tab: bool,
 }
 
 /// The text saphyr should read, libyaml's first scanner error, and the
 /// spaces inserted (0-based line, count) to map saphyr's columns back.
 pub(super) struct Replay<'a> {
-    pub text: Cow<'a, str>,
-    pub refusal: Option<Refusal>,
-    pub pads: Vec<(usize, usize)>,
+    pub(crate) text: Cow<'a, str>,
+    pub(crate) refusal: Option<Refusal>,
+    pub(crate) pads: Vec<(usize, usize)>,
     /// The block scalars, as libyaml reads them.
-    pub blocks: Vec<Block>,
+    pub(crate) blocks: Vec<Block>,
 }
 
 /// A block scalar as libyaml reads it.
 pub(super) struct Block {
     /// Character indices (in `text`) of its `|` or `>`, and of where
     /// libyaml's scanner stands after it.
-    pub indicator: usize,
-    pub end: usize,
-    pub value: String,
+    pub(crate) indicator: usize,
+    pub(crate) end: usize,
+    pub(crate) value: String,
 }
 
 /// Replays libyaml's scanner over `text`; `pad` also indents the lines
