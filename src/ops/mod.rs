@@ -7,6 +7,7 @@
 
 pub(crate) mod local;
 pub(crate) mod remote;
+mod timeouts;
 
 pub(crate) use local::Local;
 pub(crate) use remote::{Remote, RemoteError};

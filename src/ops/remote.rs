@@ -14,8 +14,10 @@ use crate::hiera::{Hash, Value};
 use crate::wire;
 use serde::Serialize;
 use serde::de::DeserializeOwned;
-use std::time::Duration;
 use ureq::Agent;
+
+pub(crate) use super::timeouts::Timeouts;
+use super::timeouts::transport_error;
 
 /// Where the ConfigDB routes live under the server's base URL.
 const CONFIG_API: &str = "/api/v1/config";
@@ -66,33 +68,6 @@ pub(crate) enum RemoteError {
         /// The flag that raises the limit.
         flag: &'static str,
     },
-}
-
-/// How long the client waits for a server.
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub(crate) struct Timeouts {
-    /// To resolve the host name and open the TCP connection.
-    pub(crate) connect: Duration,
-    /// For each read or write once connected: the longest the server may
-    /// stay silent (processing a request included).
-    pub(crate) read: Duration,
-}
-
-impl Timeouts {
-    /// `--connect-timeout`'s default, in seconds.
-    pub(crate) const CONNECT_DEFAULT: &str = "10";
-    /// `--timeout`'s default, in seconds: a large import is processed
-    /// before the server answers.
-    pub(crate) const READ_DEFAULT: &str = "120";
-}
-
-impl Default for Timeouts {
-    fn default() -> Timeouts {
-        Timeouts {
-            connect: Duration::from_secs(10),
-            read: Duration::from_secs(120),
-        }
-    }
 }
 
 fn api_text(message: &str, class: Option<&str>) -> String {
@@ -618,36 +593,6 @@ fn api_error(status: u16, url: &str, text: &str) -> RemoteError {
     }
 }
 
-/// The error of a request that got no answer: a timeout names its phase
-/// and the flag that sets it.
-fn transport_error(url: &str, timeouts: Timeouts, e: ureq::Error) -> RemoteError {
-    use ureq::Timeout as T;
-    let timed_out = |phase, limit: Duration, flag| RemoteError::TimedOut {
-        url: url.to_owned(),
-        phase,
-        seconds: limit.as_secs_f64(),
-        flag,
-    };
-    match e {
-        ureq::Error::Timeout(T::Resolve | T::Connect) => {
-            timed_out("connecting to", timeouts.connect, "--connect-timeout")
-        }
-        ureq::Error::Timeout(T::PerWrite | T::SendRequest | T::SendBody) => {
-            timed_out("sending the request to", timeouts.read, "--timeout")
-        }
-        ureq::Error::Timeout(_) => {
-            timed_out("waiting for an answer from", timeouts.read, "--timeout")
-        }
-        ureq::Error::Io(io) if io.kind() == std::io::ErrorKind::TimedOut => {
-            timed_out("waiting for an answer from", timeouts.read, "--timeout")
-        }
-        e => RemoteError::Unreachable {
-            url: url.to_owned(),
-            reason: e.to_string(),
-        },
-    }
-}
-
 /// `http://host:port` without a trailing `/`; `None` if unusable.
 fn normalize_base(server: &str) -> Option<String> {
     let server = server.trim();
@@ -749,40 +694,6 @@ mod tests {
         }
         assert_eq!(encode("a.'b.c'.0", false), "a.%27b.c%27.0");
         assert_eq!(encode("é/x", false), "%C3%A9%2Fx");
-    }
-
-    #[test]
-    fn timeouts_name_the_server_the_phase_and_the_flag() {
-        let timeouts = Timeouts {
-            connect: Duration::from_millis(1500),
-            read: Duration::from_secs(3),
-        };
-        let cases = [
-            (
-                ureq::Error::Timeout(ureq::Timeout::Connect),
-                "timed out connecting to the hierad server at http://h:1 (no progress in 1.5 s; --connect-timeout sets the limit)",
-            ),
-            (
-                ureq::Error::Timeout(ureq::Timeout::Resolve),
-                "timed out connecting to",
-            ),
-            (
-                ureq::Error::Timeout(ureq::Timeout::PerRead),
-                "timed out waiting for an answer from the hierad server at http://h:1 (no progress in 3 s; --timeout sets the limit)",
-            ),
-            (
-                ureq::Error::Timeout(ureq::Timeout::SendBody),
-                "timed out sending the request to",
-            ),
-            (
-                ureq::Error::ConnectionFailed,
-                "cannot reach the hierad server at http://h:1",
-            ),
-        ];
-        for (error, want) in cases {
-            let got = transport_error("http://h:1", timeouts, error).to_string();
-            assert!(got.starts_with(want), "{got}");
-        }
     }
 
     #[test]

@@ -15,3 +15,4 @@ mod puppet;
 mod ruby;
 mod tls;
 mod upload;
+mod use_case_4;
