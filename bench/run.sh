@@ -2,7 +2,9 @@
 # The benchmark of BENCHMARKS.md: hierad's five figures, measured side by
 # side in one run, each printed with its ratio to its baseline.
 #
-#   bash bench/run.sh                 # about 6 minutes on 2 cores
+#   bash bench/run.sh                 # about 6 minutes after the release build
+#
+# 27 runs of DURATION + 1 s warm-up, plus generating, importing and figure 5.
 #
 #   1. throughput: hierad doing full Hiera lookups (Fuel's 17-level
 #      hierarchy, 1,000 nodes' data) against a bare hyper server answering
@@ -99,9 +101,7 @@ run() { # NAME URL PLAN [ARGS…]
   local name=$1 url=$2 plan=$3; shift 3
   "$bin" bench --server "$url" --plan "$plan" -c "$CONNS" -d "${DURATION}s" \
     --label "$name" --json "$@" >"$OUT/$name-r$round.json"
-  ruby -rjson -e 'r = JSON.parse(File.read(ARGV[0]))
-    printf("  %-18s %9.0f/s  p99 %6.2f ms  errors %d\n", r["label"], r["lookups_per_s"],
-      r["latency_us"]["p99"] / 1000.0, r["errors"]["total"])' "$OUT/$name-r$round.json" >&2
+  "$bin" bench summary --run "$OUT/$name-r$round.json" >&2
 }
 
 for round in $(seq "$ROUNDS"); do
@@ -117,9 +117,9 @@ for round in $(seq "$ROUNDS"); do
   run hierad-small-unique "$small_url" "$work/small/bench-plan.json" --unique
   run large-unique "$big_url" "$work/big/bench-plan.json" --key network_metadata --resolution hash --unique
 done
-grep -E 'VmRSS|VmHWM' "/proc/$big_pid/status" |
-  ruby -e 'h = STDIN.read.scan(/(\w+):\s+(\d+) kB/).to_h { |k, v| [k, v.to_i * 1024] }
-    puts %({"rss_bytes": #{h["VmRSS"]}, "peak_rss_bytes": #{h["VmHWM"]}})' >"$OUT/memory.json"
+awk '/^VmRSS:/ { rss = $2 * 1024 } /^VmHWM:/ { peak = $2 * 1024 }
+  END { printf("{\"rss_bytes\": %.0f, \"peak_rss_bytes\": %.0f}\n", rss, peak) }' \
+  "/proc/$big_pid/status" >"$OUT/memory.json"
 
 echo "== write to visible: another server on the same SQLite file" >&2
 # The same rounds through one server (write and read on it) are the
@@ -137,4 +137,4 @@ fi
 
 "$bin" bench chart -o "$OUT/latency.svg" "$OUT"/baseline-r1.json "$OUT"/hierad-big-r1.json \
   "$OUT"/hierad-small-r1.json "$OUT"/hierad-unique-r1.json "$OUT"/large-r1.json "$OUT"/writes-r1.json
-ruby bench/summary.rb "$OUT" | tee "$OUT/summary.txt"
+"$bin" bench summary "$OUT" | tee "$OUT/summary.txt"

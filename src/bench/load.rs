@@ -11,7 +11,7 @@ use crate::hiera::Value;
 use crate::ops::{self, ConfigOps, LevelDocs, Local, NewEnv, Remote, TreeImport};
 use crate::store::SqliteStore;
 use crate::tree::{TreeFile, read_tree};
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use std::path::Path;
 use std::sync::Arc;
 use std::time::Instant;
@@ -20,7 +20,7 @@ use std::time::Instant;
 pub(crate) const COMPONENT: &str = "fuel";
 
 /// What a load did, and how fast.
-#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub(crate) struct Loaded {
     pub(crate) levels: usize,
     pub(crate) documents: usize,

@@ -6,6 +6,7 @@
 //! - [`client`]: the load loop over N keep-alive connections;
 //! - [`stats`]: HDR percentiles, the timeline, the report;
 //! - [`chart`]: the SVG latency chart;
+//! - [`summary`]: the table of bench/run.sh from its saved reports;
 //! - [`baseline`]: the bare hyper server hierad is compared with;
 //! - [`visible`]: write-to-visible latency across two servers.
 
@@ -17,6 +18,7 @@ pub(crate) mod load;
 pub(crate) mod plan;
 pub(crate) mod rng;
 pub(crate) mod stats;
+pub(crate) mod summary;
 pub(crate) mod visible;
 
 use crate::api;

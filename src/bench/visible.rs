@@ -19,7 +19,7 @@ pub(crate) struct Options {
 }
 
 /// Percentiles of one run, in microseconds.
-#[derive(Debug, serde::Serialize)]
+#[derive(Debug, serde::Serialize, serde::Deserialize)]
 pub(crate) struct Figures {
     pub(crate) writes: u64,
     pub(crate) visible_p50_us: u64,

@@ -7,7 +7,7 @@
 use crate::bench::client::{self, Limit, Options, Target};
 use crate::bench::plan::{self, KeyClass, Mix, Plan, Sampler};
 use crate::bench::stats::Report;
-use crate::bench::{baseline, chart, discover, generate, load};
+use crate::bench::{baseline, chart, discover, generate, load, summary};
 use anyhow::{Context, bail};
 use std::net::SocketAddr;
 use std::path::PathBuf;
@@ -86,6 +86,16 @@ pub(crate) enum Sub {
         /// Print the figures as JSON.
         #[arg(long)]
         json: bool,
+    },
+    /// The table of bench/run.sh (each figure, its baseline, the ratio,
+    /// the target) from the reports it saved in DIR; or, with --run, the
+    /// one line it prints after a run.
+    Summary {
+        #[arg(required_unless_present = "run", conflicts_with = "run")]
+        dir: Option<PathBuf>,
+        /// A report (`hierad bench --json`) to summarise in one line.
+        #[arg(long, value_name = "REPORT")]
+        run: Option<PathBuf>,
     },
     /// A bare hyper server answering every request with a fixed body, on
     /// the same runtime as `hierad serve`: the benchmark's baseline.
@@ -286,6 +296,14 @@ pub(crate) fn run(args: Args) -> anyhow::Result<ExitCode> {
                 .with_context(|| format!("cannot write {}", output.display()))?;
             Ok(ExitCode::SUCCESS)
         }
+        Some(Sub::Summary { dir, run }) => {
+            match (run, dir) {
+                (Some(report), _) => print!("{}", summary::run_line(&report)?),
+                (None, Some(dir)) => print!("{}", summary::table(&dir)?),
+                (None, None) => bail!("give a results DIR or --run REPORT"),
+            }
+            Ok(ExitCode::SUCCESS)
+        }
         Some(Sub::BaselineServer { listen, nodelay }) => runtime(None)?.block_on(async move {
             let listener = tokio::net::TcpListener::bind(listen)
                 .await
@@ -300,7 +318,7 @@ pub(crate) fn run(args: Args) -> anyhow::Result<ExitCode> {
 
 fn load_test(args: RunArgs) -> anyhow::Result<ExitCode> {
     let Some(server) = &args.server else {
-        bail!("give --server URL (or a subcommand: generate, load, chart)");
+        bail!("give --server URL (or a subcommand: generate, load, chart, summary)");
     };
     let target: Target = server.parse().map_err(anyhow::Error::msg)?;
     if args.connections == 0 {

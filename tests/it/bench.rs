@@ -269,3 +269,30 @@ fn baseline_server_answers_a_fixed_body() {
     assert_eq!(r["answers"]["found"], 200);
     assert!(r["cache"].is_null(), "the baseline has no cache metrics");
 }
+
+/// `hierad bench summary`: bench/run.sh's table from saved reports (the
+/// figures themselves are checked against the old Ruby script's output in
+/// src/bench/summary.rs), and its one line per run.
+#[test]
+fn summary_prints_the_table_and_a_line_per_run() {
+    let dir = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/fixtures/bench-summary/two-rounds"
+    );
+    let want = std::fs::read_to_string(format!("{dir}/summary.txt")).unwrap();
+    assert_eq!(hierad(&["bench", "summary", dir]), want);
+    let line = hierad(&["bench", "summary", "--run", &format!("{dir}/large-r2.json")]);
+    assert!(
+        line.starts_with("  large ") && line.contains("errors 0"),
+        "{line}"
+    );
+    let out = Command::new(env!("CARGO_BIN_EXE_hierad"))
+        .args(["bench", "summary", env!("CARGO_MANIFEST_DIR")])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        !out.status.success() && stderr.contains("no baseline-r1.json"),
+        "{stderr}"
+    );
+}
