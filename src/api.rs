@@ -81,6 +81,9 @@ pub(crate) struct ResourceDefinition {
     pub(crate) id: i64,
     pub(crate) name: String,
     pub(crate) component_id: i64,
+    /// Metadata; its `"schema"` checks every write of the resource.
+    #[serde(default, skip_serializing_if = "serde_json::Map::is_empty")]
+    pub(crate) content: serde_json::Map<String, serde_json::Value>,
 }
 
 impl From<&configdb::Component> for Component {
@@ -95,6 +98,7 @@ impl From<&configdb::Component> for Component {
                     id: d.id,
                     name: d.name.clone(),
                     component_id: c.id,
+                    content: d.content.clone(),
                 })
                 .collect(),
         }
@@ -115,6 +119,9 @@ pub(crate) struct NewComponent {
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub(crate) struct NewResourceDefinition {
     pub(crate) name: String,
+    /// Metadata; its `"schema"` (a JSON Schema) checks every write.
+    #[serde(default, skip_serializing_if = "serde_json::Map::is_empty")]
+    pub(crate) content: serde_json::Map<String, serde_json::Value>,
 }
 
 impl From<NewComponent> for configdb::NewComponent {

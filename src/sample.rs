@@ -41,6 +41,39 @@ pub(crate) const FILES: &[(&str, &str)] = &[
     ),
 ];
 
+/// The JSON Schema of the data override_resources applies (issue 12),
+/// `schemas/override_resources.json`.
+pub(crate) const OVERRIDE_RESOURCES_SCHEMA: &str =
+    include_str!("../schemas/override_resources.json");
+
+/// The resources of the sample that hold override_resources data.
+pub(crate) fn holds_override_data(resource: &str) -> bool {
+    resource.starts_with("override/configuration/")
+}
+
+/// Sets the override_resources schema on the `override/configuration/*`
+/// resources `component` defines, so a typo there is refused on upload.
+///
+/// # Errors
+///
+/// The store's (the component does not exist; the database failed).
+pub(crate) fn define_schemas(
+    store: &dyn crate::store::Store,
+    component: &str,
+) -> crate::store::Result<()> {
+    let which = crate::configdb::ComponentRef::Name(component.to_owned());
+    let schema: serde_json::Value =
+        serde_json::from_str(OVERRIDE_RESOURCES_SCHEMA).expect("the shipped schema is JSON");
+    let mut content = serde_json::Map::new();
+    content.insert(crate::configdb::schema::SCHEMA_KEY.to_owned(), schema);
+    for definition in store.component(&which)?.resource_definitions {
+        if holds_override_data(&definition.name) {
+            store.set_resource_content(&which, &definition.name, &content)?;
+        }
+    }
+    Ok(())
+}
+
 /// How logs and errors name the built-in sample.
 pub(crate) const NAME: &str = "the built-in sample (data/ of the hierad source)";
 
@@ -71,5 +104,22 @@ mod tests {
         for (a, b) in built_in.iter().zip(&on_disk) {
             assert_eq!(a.content, b.content, "{}", a.resource);
         }
+    }
+
+    /// The sample's own override data passes the schema put on it.
+    #[test]
+    fn the_sample_matches_the_override_resources_schema() {
+        use crate::configdb::{DocAddress, DocKind, LevelPath, schema};
+        let content = serde_json::json!({"schema": serde_json::from_str::<serde_json::Value>(OVERRIDE_RESOURCES_SCHEMA).unwrap()});
+        let validator = schema::compile("r", &content).unwrap().unwrap();
+        let mut checked = 0;
+        for file in files().unwrap() {
+            if holds_override_data(&file.resource) {
+                let at = DocAddress::new(1, LevelPath::root(), &file.resource, DocKind::Values);
+                schema::check(&at, &validator, &file.content).unwrap();
+                checked += 1;
+            }
+        }
+        assert_eq!(checked, 2);
     }
 }

@@ -85,6 +85,8 @@ pub(crate) enum Op {
     Set(SetArgs),
     /// Write a level's overrides: a whole document from stdin, or one --key
     Override(SetArgs),
+    /// Show, set or remove the JSON Schema every write of a resource must match
+    Schema(super::schema::SchemaArgs),
 }
 
 #[derive(Debug, clap::Args)]
@@ -161,6 +163,7 @@ pub(crate) fn run(args: Args) -> anyhow::Result<ExitCode> {
         Op::Get(get) => run_get(&get).map(Some),
         Op::Set(set) => run_set(&set, DocKind::Values).map(|()| None),
         Op::Override(set) => run_set(&set, DocKind::Overrides).map(|()| None),
+        Op::Schema(schema) => super::schema::run(&schema).map(Some),
     };
     match outcome {
         Ok(text) => {

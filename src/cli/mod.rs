@@ -9,6 +9,7 @@ pub(crate) mod export;
 pub(crate) mod import;
 pub(crate) mod lookup;
 pub(crate) mod register;
+pub(crate) mod schema;
 pub(crate) mod serve;
 
 use crate::configdb::LevelPathError;

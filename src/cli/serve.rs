@@ -241,6 +241,8 @@ fn load_sample_if_empty(store: &Arc<dyn Store>, sample: &Sample) -> anyhow::Resu
         define_up_front: true,
     };
     let summary = ops::import_tree(&Local::new(store.clone()), &import, &|_| Ok(()))?;
+    crate::sample::define_schemas(store.as_ref(), "fuel")
+        .context("cannot set the sample's resource schemas")?;
     tracing::info!(
         documents = summary.written,
         sample = %sample,

@@ -107,6 +107,9 @@ pub(crate) enum NotFound {
     /// A document with no live version (never written, or deleted).
     #[error("there is no {0}")]
     Document(DocAddress),
+    /// A resource a component does not define.
+    #[error("component \"{component}\" does not define resource \"{resource}\"")]
+    ComponentResource { component: String, resource: String },
     /// A key path that leads nowhere in a document.
     #[error("key \"{key}\" is not in the {what}")]
     Key { key: String, what: String },
@@ -238,6 +241,18 @@ pub(crate) enum Invalid {
         "the {doc} would nest more than {MAX_DEPTH} levels of Hashes and Arrays (the document is the first level; a key path's keys count too); values nest at most {MAX_DEPTH} levels: flatten the data"
     )]
     TooDeep { doc: DocAddress },
+    /// A document its resource's schema refuses (configdb/schema.rs).
+    #[error(
+        "the {doc} do not match the resource's schema: {}; nothing was stored",
+        problems.join("; ")
+    )]
+    Schema {
+        doc: DocAddress,
+        problems: Vec<String>,
+    },
+    /// A resource definition's content that cannot be used.
+    #[error("the content of resource definition \"{resource}\" is refused: {reason}")]
+    BadContent { resource: String, reason: String },
 }
 
 fn defined_text(defined: usize) -> String {

@@ -12,6 +12,7 @@ pub(crate) mod keypath;
 pub(crate) mod level;
 pub(crate) mod model;
 pub(crate) mod retention;
+pub(crate) mod schema;
 pub(crate) mod snapshot;
 
 pub(crate) use error::{ConfigError, Conflict, ErrorKind, Invalid, NotFound, Stale};

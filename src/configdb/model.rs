@@ -14,6 +14,10 @@ use std::str::FromStr;
 pub(crate) struct ResourceDefinition {
     pub(crate) id: i64,
     pub(crate) name: String,
+    /// Metadata about the resource, a JSON object (`{}`: none); its
+    /// `"schema"` checks every document written to the resource
+    /// ([`super::schema`]).
+    pub(crate) content: serde_json::Map<String, serde_json::Value>,
 }
 
 /// A set of resource definitions, e.g. what a plugin or Fuel itself

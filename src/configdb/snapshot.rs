@@ -617,6 +617,7 @@ mod tests {
             .map(|(i, n)| ResourceDefinition {
                 id: i as i64 + 1,
                 name: (*n).into(),
+                content: Default::default(),
             })
             .collect();
         SnapshotData {

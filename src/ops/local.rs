@@ -191,4 +191,31 @@ impl ConfigOps for Local {
     fn remove_from_register(&self, env: i64, level: &str, values: &[String]) -> Result<usize> {
         Ok(self.store.remove_from_register(env, level, values)?)
     }
+
+    fn resource_content(&self, component: &str, resource: &str) -> Result<super::ResourceContent> {
+        let which = ComponentRef::Name(component.to_owned());
+        let found = self.store.component(&which)?;
+        let definition = found
+            .resource_definitions
+            .into_iter()
+            .find(|d| d.name == resource)
+            .ok_or_else(|| {
+                StoreError::from(crate::configdb::NotFound::ComponentResource {
+                    component: component.to_owned(),
+                    resource: resource.to_owned(),
+                })
+            })?;
+        Ok(definition.content)
+    }
+
+    fn set_resource_content(
+        &self,
+        component: &str,
+        resource: &str,
+        content: &super::ResourceContent,
+    ) -> Result<()> {
+        let which = ComponentRef::Name(component.to_owned());
+        self.store.set_resource_content(&which, resource, content)?;
+        Ok(())
+    }
 }

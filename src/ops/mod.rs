@@ -136,7 +136,21 @@ pub(crate) trait ConfigOps {
 
     /// Removes values from the register of `level`; how many were there.
     fn remove_from_register(&self, env: i64, level: &str, values: &[String]) -> Result<usize>;
+
+    /// The content of `resource`'s definition in `component` (`{}`: none).
+    fn resource_content(&self, component: &str, resource: &str) -> Result<ResourceContent>;
+
+    /// Replaces that content; its `"schema"` checks every later write.
+    fn set_resource_content(
+        &self,
+        component: &str,
+        resource: &str,
+        content: &ResourceContent,
+    ) -> Result<()>;
 }
+
+/// A resource definition's content: a JSON object of metadata.
+pub(crate) type ResourceContent = serde_json::Map<String, serde_json::Value>;
 
 /// The environment a tree import creates when it is missing.
 #[derive(Clone, Debug, PartialEq, Eq)]

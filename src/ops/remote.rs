@@ -263,7 +263,10 @@ impl Remote {
             name: name.to_owned(),
             resource_definitions: resources
                 .iter()
-                .map(|name| api::NewResourceDefinition { name: name.clone() })
+                .map(|name| api::NewResourceDefinition {
+                    name: name.clone(),
+                    content: Default::default(),
+                })
                 .collect(),
         };
         let sent: Result<api::Component> = self.typed(
@@ -545,6 +548,27 @@ impl ConfigOps for Remote {
         Ok(change.changed)
     }
 
+    fn resource_content(
+        &self,
+        component: &str,
+        resource: &str,
+    ) -> OpsResult<crate::ops::ResourceContent> {
+        let url = definition_url(component, resource);
+        let found = self.typed::<api::ResourceDefinition>(Method::Get, &url, None::<&()>)?;
+        Ok(found.content)
+    }
+
+    fn set_resource_content(
+        &self,
+        component: &str,
+        resource: &str,
+        content: &crate::ops::ResourceContent,
+    ) -> OpsResult<()> {
+        let url = definition_url(component, resource);
+        self.typed::<api::ResourceDefinition>(Method::Put, &url, Some(content))?;
+        Ok(())
+    }
+
     fn remove_from_register(&self, env: i64, level: &str, values: &[String]) -> OpsResult<usize> {
         let mut removed = 0;
         for value in values {
@@ -610,6 +634,15 @@ fn normalize_base(server: &str) -> Option<String> {
 
 fn address_url(at: &DocAddress) -> String {
     doc_url(at.env, &at.path, &at.resource, at.kind)
+}
+
+/// The URL path of a resource definition (its content).
+fn definition_url(component: &str, resource: &str) -> String {
+    format!(
+        "{CONFIG_API}/components/{}/resource_definitions/{}",
+        encode(component, false),
+        encode(resource, true)
+    )
 }
 
 /// The URL path of one document: `/api/v1/config/environments/1/nodes/n1/resources/astute/values`.

@@ -52,6 +52,7 @@ pub(crate) fn routes() -> Router<AppState> {
         )
         .route("/environments/{env}/import", post(import))
         .merge(registers::routes())
+        .merge(super::content_api::routes())
         .route(
             "/environments/{env}/{*rest}",
             get(get_document)
@@ -65,7 +66,7 @@ fn parse<T: for<'de> Deserialize<'de>>(bytes: &[u8], what: &str) -> Result<T, Ap
     serde_json::from_slice(bytes).map_err(|e| ApiError::BadRequest(format!("invalid {what}: {e}")))
 }
 
-fn component_ref(text: &str) -> ComponentRef {
+pub(super) fn component_ref(text: &str) -> ComponentRef {
     match text.parse() {
         Ok(r) => r,
         Err(never) => match never {},
@@ -87,9 +88,29 @@ async fn create_component(
     State(state): State<AppState>,
     LimitedBytes(bytes): LimitedBytes,
 ) -> Result<Response, ApiError> {
-    let new: NewComponent = parse::<api::NewComponent>(&bytes, "component")?.into();
+    let new = parse::<api::NewComponent>(&bytes, "component")?;
+    // Contents are checked before anything is created, so a bad schema
+    // leaves no component behind.
+    let contents: Vec<(String, serde_json::Map<String, serde_json::Value>)> = new
+        .resource_definitions
+        .iter()
+        .filter(|d| !d.content.is_empty())
+        .map(|d| (d.name.clone(), d.content.clone()))
+        .collect();
+    for (name, content) in &contents {
+        crate::configdb::schema::compile(name, &serde_json::Value::Object(content.clone()))
+            .map_err(|e| ApiError::from(crate::configdb::ConfigError::from(e)))?;
+    }
+    let new: NewComponent = new.into();
     let created = state
-        .write(move |store| Ok(store.create_component(&new)?))
+        .write(move |store| {
+            let mut created = store.create_component(&new)?;
+            let which = ComponentRef::Id(created.id);
+            for (name, content) in &contents {
+                created = store.set_resource_content(&which, name, content)?;
+            }
+            Ok(created)
+        })
         .await?;
     Ok((StatusCode::CREATED, Json(api::Component::from(&created))).into_response())
 }

@@ -6,6 +6,7 @@ mod body;
 mod config_api;
 mod conn;
 pub(crate) mod consistency;
+mod content_api;
 mod datasource;
 mod error;
 mod lookup_api;

@@ -127,6 +127,11 @@ pub(crate) const MIGRATIONS: &[&str] = &[
     );
     CREATE INDEX changes_by_generation ON changes (generation);
     "#,
+    // 5: a resource definition's content (issue 12): a JSON object of
+    // metadata, its "schema" checking every write; NULL: none.
+    r#"
+    ALTER TABLE resource_definitions ADD COLUMN content TEXT;
+    "#,
 ];
 
 /// Brings the schema up to date, running each missing migration once.

@@ -26,6 +26,7 @@
 //!   reads back.
 
 mod changes;
+mod content;
 mod migrations;
 mod packing;
 mod sqlite;
@@ -189,6 +190,18 @@ pub(crate) trait Store: Send + Sync {
     fn add_resource_definitions(&self, which: &ComponentRef, names: &[String])
     -> Result<Component>;
 
+    /// Sets the content of a resource definition (an empty object: none);
+    /// its `"schema"` then checks every later write of the resource in every
+    /// environment using the component (documents already stored are not
+    /// checked). NotFound: the component, or a resource it does not define.
+    /// Invalid: a content that is not usable ([`Invalid::BadContent`]).
+    fn set_resource_content(
+        &self,
+        which: &ComponentRef,
+        resource: &str,
+        content: &serde_json::Map<String, serde_json::Value>,
+    ) -> Result<Component>;
+
     /// Creates an environment. NotFound: a component. Conflict: the id is
     /// taken, a component is listed twice, or two components define the
     /// same resource. Invalid: a bad or repeated level name.
@@ -248,7 +261,9 @@ pub(crate) trait Store: Send + Sync {
 
     /// Writes a new version of a document. NotFound: the environment, a
     /// level, or the resource (not defined in the environment). Invalid:
-    /// the path does not fit the environment's levels.
+    /// the path does not fit the environment's levels; the document does
+    /// not match its resource's schema ([`Invalid::Schema`], as for every
+    /// document write: update, restore, import).
     fn put(&self, at: &DocAddress, doc: &Hash) -> Result<Version> {
         self.write_document(at, DocWrite::Put(doc), None)
     }

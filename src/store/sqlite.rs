@@ -10,6 +10,7 @@
 mod registers;
 
 use super::changes::{self, Changes, Latest, Log};
+use super::content::{check_schema, decode_content};
 use super::migrations::{self, MIGRATIONS};
 use super::packing::{self, Packing};
 use super::{
@@ -225,7 +226,7 @@ fn load_components(tx: &Connection, id: Option<i64>) -> Result<Vec<Component>> {
         .map(|(i, c)| (c.id, i))
         .collect();
     let mut stmt = tx.prepare_cached(
-        "SELECT id, component_id, name FROM resource_definitions
+        "SELECT id, component_id, name, content FROM resource_definitions
          WHERE ?1 IS NULL OR component_id = ?1 ORDER BY id",
     )?;
     let rows = stmt.query_map([id], |r| {
@@ -233,14 +234,18 @@ fn load_components(tx: &Connection, id: Option<i64>) -> Result<Vec<Component>> {
             r.get::<_, i64>(0)?,
             r.get::<_, i64>(1)?,
             r.get::<_, String>(2)?,
+            r.get::<_, Option<String>>(3)?,
         ))
     })?;
     for row in rows {
-        let (def_id, component_id, name) = row?;
+        let (def_id, component_id, name, content) = row?;
+        let content = decode_content(&name, content.as_deref())?;
         if let Some(&i) = at.get(&component_id) {
-            components[i]
-                .resource_definitions
-                .push(ResourceDefinition { id: def_id, name });
+            components[i].resource_definitions.push(ResourceDefinition {
+                id: def_id,
+                name,
+                content,
+            });
         }
     }
     Ok(components)
@@ -652,6 +657,7 @@ fn restorable(tx: &Connection, at: &DocAddress, version: u64) -> Result<String> 
     }
     let content = decode(|| format!("version {version} of the {at}"), &text)?;
     check_depth(at, &content)?;
+    check_schema(tx, at, &content)?;
     Ok(text)
 }
 
@@ -743,6 +749,20 @@ impl Store for SqliteStore {
             log.structure();
             let (id, _) = resolve_component(tx, which)?;
             define_resources(tx, id, names)?;
+            load_component(tx, id)
+        })
+    }
+
+    fn set_resource_content(
+        &self,
+        which: &ComponentRef,
+        resource: &str,
+        content: &serde_json::Map<String, serde_json::Value>,
+    ) -> Result<Component> {
+        self.write(|tx, log| {
+            log.structure();
+            let (id, name) = resolve_component(tx, which)?;
+            super::content::set_content(tx, (id, &name), resource, content)?;
             load_component(tx, id)
         })
     }
@@ -982,7 +1002,10 @@ impl Store for SqliteStore {
                 }
             }
             let text = match write {
-                DocWrite::Put(_) => put_text.unwrap_or_default(),
+                DocWrite::Put(doc) => {
+                    check_schema(tx, at, doc)?;
+                    put_text.unwrap_or_default()
+                }
                 DocWrite::Update(edit) => {
                     let mut doc = match latest {
                         Some((v, text)) if !v.deleted => {
@@ -992,6 +1015,7 @@ impl Store for SqliteStore {
                     };
                     edit(&mut doc)?;
                     check_depth(at, &doc)?;
+                    check_schema(tx, at, &doc)?;
                     encode(&doc)
                 }
                 DocWrite::Restore(version) => restorable(tx, at, version)?,
@@ -1092,6 +1116,7 @@ impl Store for SqliteStore {
                 if !seen.insert((doc.path.slot(), &doc.resource, doc.kind)) {
                     return Err(Invalid::ImportedTwice(at).into());
                 }
+                check_schema(tx, &at, &doc.content)?;
                 match head(tx, &at)? {
                     Some((v, old)) if !v.deleted && old == *text => report.unchanged.push(at),
                     _ => {

@@ -21,5 +21,6 @@ mod http;
 mod import_export;
 mod import_export_fs;
 mod replicas;
+mod schemas;
 mod seeds_api;
 mod seeds_cli;

@@ -1297,11 +1297,13 @@ fn resource_definitions_keep_their_order() {
         vec![
             ResourceDefinition {
                 id: 1,
-                name: "a".into()
+                name: "a".into(),
+                content: Default::default(),
             },
             ResourceDefinition {
                 id: 2,
-                name: "b/c".into()
+                name: "b/c".into(),
+                content: Default::default(),
             },
         ]
     );

@@ -1,0 +1,157 @@
+//! Resource schemas (issue 12): a resource definition's `content` may hold
+//! a JSON Schema under `"schema"`, and then every document written to that
+//! resource, at any level and of either kind, must match it. The rule is
+//! here, free of I/O (no remote `$ref` is ever fetched); the store applies
+//! it inside each write's transaction, so a refused write stores nothing.
+//!
+//! Each stored document is checked alone: documents at different levels
+//! are parts of one effective value, so a schema for them should not
+//! require keys (the override_resources schema does not).
+
+use super::error::Invalid;
+use super::model::DocAddress;
+use crate::hiera::{Hash, Value};
+use serde_json::Value as Json;
+
+/// The key of a definition's content that holds its schema.
+pub(crate) const SCHEMA_KEY: &str = "schema";
+
+/// At most this many violations are named in one refusal.
+const MAX_PROBLEMS: usize = 10;
+
+/// The schema of `content` compiled, or `None` when it has none.
+///
+/// # Errors
+///
+/// [`Invalid::BadContent`] when `content` is not an object or its schema
+/// is not a valid JSON Schema (the message says why).
+pub(crate) fn compile(
+    resource: &str,
+    content: &Json,
+) -> Result<Option<jsonschema::Validator>, Invalid> {
+    let bad = |reason: String| Invalid::BadContent {
+        resource: resource.to_owned(),
+        reason,
+    };
+    let Json::Object(map) = content else {
+        return Err(bad(format!(
+            "the content must be an object, not {}",
+            describe_json(content)
+        )));
+    };
+    let Some(schema) = map.get(SCHEMA_KEY) else {
+        return Ok(None);
+    };
+    if !matches!(schema, Json::Object(_) | Json::Bool(_)) {
+        return Err(bad(format!(
+            "its \"schema\" must be a JSON Schema (an object or a boolean), not {}",
+            describe_json(schema)
+        )));
+    }
+    jsonschema::options()
+        .should_validate_formats(true)
+        .build(schema)
+        .map(Some)
+        .map_err(|e| bad(format!("its \"schema\" is not a valid JSON Schema: {e}")))
+}
+
+/// Checks one document against its resource's schema.
+///
+/// # Errors
+///
+/// [`Invalid::Schema`] naming each offending value's path (a JSON pointer,
+/// `/configuration_options/create`) and what the schema expected there.
+pub(crate) fn check(
+    at: &DocAddress,
+    schema: &jsonschema::Validator,
+    doc: &Hash,
+) -> Result<(), Invalid> {
+    let json = crate::wire::to_json(&Value::Hash(doc.clone()));
+    let mut problems: Vec<String> = Vec::new();
+    let mut more = 0usize;
+    for error in schema.iter_errors(&json) {
+        if problems.len() == MAX_PROBLEMS {
+            more += 1;
+            continue;
+        }
+        let path = error.instance_path().as_str();
+        let path = if path.is_empty() { "/" } else { path };
+        problems.push(format!("at {path}: {error}"));
+    }
+    if problems.is_empty() {
+        return Ok(());
+    }
+    if more > 0 {
+        problems.push(format!("and {more} more"));
+    }
+    Err(Invalid::Schema {
+        doc: at.clone(),
+        problems,
+    })
+}
+
+/// How a JSON value is named in messages.
+pub(crate) fn describe_json(value: &Json) -> &'static str {
+    match value {
+        Json::Null => "null",
+        Json::Bool(_) => "a boolean",
+        Json::Number(_) => "a number",
+        Json::String(_) => "a string",
+        Json::Array(_) => "an array",
+        Json::Object(_) => "an object",
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::configdb::{DocKind, LevelPath};
+    use serde_json::json;
+
+    fn doc(value: Json) -> Hash {
+        match crate::wire::from_wire(value).unwrap() {
+            Value::Hash(h) => h,
+            other => panic!("{other:?}"),
+        }
+    }
+
+    fn at() -> DocAddress {
+        DocAddress::new(1, LevelPath::root(), "r", DocKind::Values)
+    }
+
+    #[test]
+    fn contents_without_a_schema_or_with_a_bad_one() {
+        assert!(compile("r", &json!({})).unwrap().is_none());
+        assert!(compile("r", &json!({"note": "x"})).unwrap().is_none());
+        for (content, reason) in [
+            (json!([]), "the content must be an object, not an array"),
+            (
+                json!({"schema": 3}),
+                "must be a JSON Schema (an object or a boolean), not a number",
+            ),
+            (
+                json!({"schema": {"type": "hash"}}),
+                "is not a valid JSON Schema",
+            ),
+        ] {
+            let e = compile("r", &content).unwrap_err().to_string();
+            assert!(e.contains(reason) && e.contains("\"r\""), "{content}: {e}");
+        }
+    }
+
+    #[test]
+    fn a_violation_names_the_path_and_what_was_expected() {
+        let schema = compile(
+            "r",
+            &json!({"schema": {"properties": {"a": {"properties": {"b": {"type": "boolean"}}}}}}),
+        )
+        .unwrap()
+        .unwrap();
+        assert!(check(&at(), &schema, &doc(json!({"a": {"b": true}}))).is_ok());
+        let e = check(&at(), &schema, &doc(json!({"a": {"b": "maybe"}}))).unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "the values of resource \"r\" at the root of environment 1 do not match the resource's schema: at /a/b: \"maybe\" is not of type \"boolean\"; nothing was stored"
+        );
+    }
+}
