@@ -18,13 +18,14 @@ use serde_json::{Value as Json, json};
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 
+mod operator;
 mod rules;
 
 /// The datasources of the Puppet environments' hierarchy, most specific
 /// first, all at one hierad level.
-const NODE_DATA: &str = "override/configuration/node";
-const CLUSTER_DATA: &str = "override/configuration/cluster";
-const LEVEL: &str = "datadir=override";
+pub(crate) const NODE_DATA: &str = "override/configuration/node";
+pub(crate) const CLUSTER_DATA: &str = "override/configuration/cluster";
+pub(crate) const LEVEL: &str = "datadir=override";
 
 /// One `puppet apply`: the manifest, and the documents hierad serves
 /// (`@D` in either stands for the case's own temporary folder).
@@ -122,7 +123,17 @@ impl Applied {
 
 /// Runs every case through `puppet apply` against one hierad.
 pub(crate) fn apply(cases: Vec<Case>) -> Vec<Applied> {
-    let hierad = Hierad::start();
+    apply_on(&Hierad::start(), cases, &|_, _, _| {})
+}
+
+/// Runs every case through `puppet apply` against `hierad`; `then` runs
+/// after each case's documents are imported (hierad environment, the
+/// case's folder), before Puppet runs.
+pub(crate) fn apply_on(
+    hierad: &Hierad,
+    cases: Vec<Case>,
+    then: &dyn Fn(&Hierad, i64, &Path),
+) -> Vec<Applied> {
     let root = tempfile::tempdir().unwrap();
     let mut jobs = Vec::new();
     let mut dirs = Vec::new();
@@ -150,6 +161,7 @@ pub(crate) fn apply(cases: Vec<Case>) -> Vec<Applied> {
         install_module(&puppet_env.join("modules/hierad"));
         std::fs::write(puppet_env.join("hiera.yaml"), hiera_yaml(hierad.url(), env)).unwrap();
         std::fs::write(dir.join("site.pp"), at(case.manifest)).unwrap();
+        then(hierad, env, &dir);
         jobs.push(json!({"args": args(&dir), "dir": dir}));
         dirs.push(dir);
     }
