@@ -57,7 +57,8 @@ start() {
   pids+=("$PID")
   for _ in $(seq 200); do
     URL=$(sed -n 's/^listening on //p' "$work/$name.log")
-    [ -n "$URL" ] && return 0
+    # The line may be read half written: the address must answer.
+    [ -n "$URL" ] && curl -s -o /dev/null "$URL/" && return 0
     kill -0 "$PID" 2>/dev/null || break
     sleep 0.05
   done

@@ -49,7 +49,9 @@ pub(crate) fn run(options: &Options) -> Result<Figures, String> {
         format!("{}{key}", options.write),
         format!("{}{key}", options.read),
     );
-    let new_histogram = || Histogram::<u64>::new(3).map_err(|e| e.to_string());
+    // 1 µs to 100 s; `saturating_record` clamps to these bounds.
+    let new_histogram =
+        || Histogram::<u64>::new_with_bounds(1, 100_000_000, 3).map_err(|e| e.to_string());
     let (mut visible, mut ack) = (new_histogram()?, new_histogram()?);
     let mut reads = 0_u64;
     let stamp = Instant::now().elapsed().as_nanos();

@@ -374,3 +374,42 @@ fn a_server_that_cannot_catch_up_says_stale_and_unready_and_recovers() {
     assert_eq!(get("/healthz").body, "ok\n");
     assert!(get("/metrics").body.lines().any(|l| l == "hierad_stale 0"));
 }
+
+#[test]
+fn bench_visible_measures_write_to_visible_across_two_servers() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("hierad.db");
+    let a = TestServer::start_on(&db, &[]);
+    let b = TestServer::start_on(&db, &["--no-sample"]);
+    let out = Command::new(BIN)
+        .args(["bench", "visible", "--write", &a.url, "--read", &b.url])
+        .args(["-n", "20", "--json"])
+        .output()
+        .expect("run hierad bench visible");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let figures: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(figures["writes"], 20);
+    let p50 = figures["visible_p50_us"].as_u64().unwrap();
+    let p99 = figures["visible_p99_us"].as_u64().unwrap();
+    // Each sample spans a write and at least one read: never nothing.
+    assert!(0 < p50 && p50 <= p99, "{figures}");
+    assert!(figures["reads_per_write"].as_f64().unwrap() >= 1.0);
+    // The last write is what both servers hold.
+    let key = "/api/v1/config/environments/1/resources/globals/values/keys/bench_visible";
+    let on_a = call("GET", &format!("{}{key}", a.url), None, &[]).body;
+    assert!(on_a.ends_with("-19\""), "{on_a}");
+    let g = call("GET", &format!("{}{key}", a.url), None, &[])
+        .generation
+        .unwrap();
+    let on_b = call(
+        "GET",
+        &format!("{}{key}", b.url),
+        None,
+        &[("x-hierad-min-generation", &g.to_string())],
+    );
+    assert_eq!(on_b.body, on_a);
+}
