@@ -7,6 +7,11 @@
 # the entrypoint changes nothing and says so if the folder is not
 # writable. tests/it/docker.rs runs the build stage's commands in a clean
 # folder (Docker itself cannot run there).
+# It listens on 0.0.0.0, so it refuses to start without an auth file (or
+# an explicit --insecure): docs/security.md. With TLS and auth:
+#   docker run -d -p 8750:8750 -v /srv/hierad:/var/lib/hierad -v /etc/hierad:/etc/hierad:ro hierad \
+#     serve --auth /etc/hierad/auth.toml --tls-cert /etc/hierad/server.pem --tls-key /etc/hierad/server.key
+# (HIERAD_AUTH, HIERAD_TLS_CERT and HIERAD_TLS_KEY may name them instead).
 FROM rust:1-bookworm AS build
 WORKDIR /src
 COPY Cargo.toml Cargo.lock ./

@@ -19,6 +19,9 @@
 //! - [`api`]: the REST API's request and response bodies, shared by the
 //!   server and the remote client.
 //! - [`settings`]: how the daemon runs; every limit and timeout.
+//! - [`auth`]: principals, roles, the rule of which route needs which
+//!   role; the auth file; checking passwords, tokens, client certificates
+//!   and Keystone tokens.
 //! - [`server`]: the HTTP server (axum): routes, errors, metrics, shutdown;
 //!   `server/conn.rs` owns the connections (accept loop, limits, timeouts).
 //! - [`ops`]: the ConfigDB operations (create an environment, import a
@@ -30,6 +33,7 @@
 //! - [`cli`]: one module per subcommand; the only place that parses flags.
 
 pub(crate) mod api;
+pub(crate) mod auth;
 pub(crate) mod bench;
 pub(crate) mod cache;
 pub mod cli;

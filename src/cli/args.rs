@@ -3,6 +3,7 @@
 //! and level a command is about (`--env`, `--level`).
 
 use crate::configdb::LevelPath;
+use crate::ops::remote::ClientAuth;
 use crate::ops::remote::Timeouts;
 use crate::ops::{ConfigOps, Local, Remote};
 use crate::store::SqliteStore;
@@ -35,6 +36,8 @@ pub(crate) struct Conn {
     /// processed before it answers)
     #[arg(long, value_name = "SECS", default_value = Timeouts::READ_DEFAULT, value_parser = seconds)]
     pub(crate) timeout: Duration,
+    #[command(flatten)]
+    pub(crate) client: ClientFlags,
 }
 
 impl Default for Conn {
@@ -45,6 +48,7 @@ impl Default for Conn {
             db: None,
             connect_timeout: timeouts.connect,
             timeout: timeouts.read,
+            client: ClientFlags::default(),
         }
     }
 }
@@ -56,6 +60,106 @@ fn seconds(text: &str) -> Result<Duration, String> {
         _ => Err(format!(
             "{text:?} is not a number of seconds (give a number above 0, at most 86400)"
         )),
+    }
+}
+
+/// How to authenticate to a server and which CA to trust
+/// (docs/security.md). Each has an environment variable, so
+/// `hierad lookup --server` (whose flags follow the `hiera` command's)
+/// takes them too.
+#[derive(Debug, Clone, Default, clap::Args)]
+pub(crate) struct ClientFlags {
+    /// A bearer token (default: $HIERAD_TOKEN)
+    #[arg(
+        long,
+        env = "HIERAD_TOKEN",
+        hide_env_values = true,
+        value_name = "TOKEN"
+    )]
+    pub token: Option<String>,
+    /// A user for HTTP Basic; the password from --password-file or a prompt
+    #[arg(
+        long,
+        env = "HIERAD_USER",
+        value_name = "NAME",
+        conflicts_with = "token"
+    )]
+    pub user: Option<String>,
+    /// The first line of this file is --user's password
+    #[arg(
+        long,
+        env = "HIERAD_PASSWORD_FILE",
+        value_name = "PATH",
+        requires = "user"
+    )]
+    pub password_file: Option<PathBuf>,
+    /// A Keystone token, sent as X-Auth-Token (default: $OS_TOKEN)
+    #[arg(long, env = "OS_TOKEN", hide_env_values = true, value_name = "TOKEN")]
+    pub os_token: Option<String>,
+    /// CA certificates (PEM) that sign the server's certificate
+    #[arg(long, env = "HIERAD_CACERT", value_name = "PEM")]
+    pub cacert: Option<PathBuf>,
+    /// A client certificate (PEM) for servers that map them to roles
+    /// (`--key` is taken: `hierad config`'s key path)
+    #[arg(
+        long,
+        env = "HIERAD_CLIENT_CERT",
+        value_name = "PEM",
+        requires = "client_key"
+    )]
+    pub client_cert: Option<PathBuf>,
+    /// The private key of --client-cert (PEM)
+    #[arg(
+        long,
+        env = "HIERAD_CLIENT_KEY",
+        value_name = "PEM",
+        requires = "client_cert"
+    )]
+    pub client_key: Option<PathBuf>,
+}
+
+impl ClientFlags {
+    /// The flags' values from the environment alone (for commands that
+    /// take no such flags).
+    pub(crate) fn from_env() -> ClientFlags {
+        let var = |name: &str| std::env::var(name).ok().filter(|v| !v.is_empty());
+        ClientFlags {
+            token: var("HIERAD_TOKEN"),
+            user: var("HIERAD_USER"),
+            password_file: var("HIERAD_PASSWORD_FILE").map(PathBuf::from),
+            os_token: var("OS_TOKEN"),
+            cacert: var("HIERAD_CACERT").map(PathBuf::from),
+            client_cert: var("HIERAD_CLIENT_CERT").map(PathBuf::from),
+            client_key: var("HIERAD_CLIENT_KEY").map(PathBuf::from),
+        }
+    }
+
+    /// The client's credentials; asks for --user's password on the
+    /// terminal when no --password-file gives it.
+    ///
+    /// # Errors
+    ///
+    /// The password cannot be read.
+    pub(crate) fn auth(&self) -> anyhow::Result<ClientAuth> {
+        let authorization = match (&self.token, &self.user) {
+            (Some(token), _) => Some(ClientAuth::bearer(token)),
+            (None, Some(user)) => {
+                let password = match &self.password_file {
+                    Some(path) => super::auth::read_password_file(path)?,
+                    None => rpassword::prompt_password(format!("password for {user}: ")).context(
+                        "cannot read a password from the terminal (give --password-file)",
+                    )?,
+                };
+                Some(ClientAuth::basic(user, &password))
+            }
+            (None, None) => None,
+        };
+        Ok(ClientAuth {
+            authorization,
+            keystone_token: self.os_token.clone(),
+            ca_file: self.cacert.clone(),
+            cert: self.client_cert.clone().zip(self.client_key.clone()),
+        })
     }
 }
 
@@ -98,7 +202,11 @@ impl Conn {
                     connect: self.connect_timeout,
                     read: self.timeout,
                 };
-                Ok(Box::new(Remote::with_timeouts(&url, timeouts)?))
+                Ok(Box::new(Remote::connect(
+                    &url,
+                    timeouts,
+                    self.client.auth()?,
+                )?))
             }
             Target::Db(path) => {
                 if !create && !path.exists() {

@@ -2,6 +2,7 @@
 //! flags; everything below it sees typed values.
 
 pub(crate) mod args;
+pub(crate) mod auth;
 pub(crate) mod bench;
 pub(crate) mod config;
 pub(crate) mod doctor;
@@ -53,6 +54,9 @@ pub(crate) enum Command {
     /// Load-test a server with realistic lookups; generate and load bench
     /// environments.
     Bench(Box<bench::Args>),
+    /// Manage the users and tokens of the auth file `hierad serve --auth`
+    /// reads
+    Auth(auth::Args),
 }
 
 /// Runs a parsed command line.
@@ -70,6 +74,7 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Serve(args) => serve::run(args),
         Command::Doctor(args) => doctor::run(args),
         Command::Bench(args) => bench::run(*args),
+        Command::Auth(args) => auth::run(args),
     }
 }
 

@@ -1,8 +1,10 @@
 //! `hierad serve`: the ConfigDB and lookup server.
 
+use crate::auth::{AuthFile, Authenticator};
 use crate::configdb::{DocKind, LevelPath, Retention};
 use crate::hiera::budget::Budget;
 use crate::ops::{self, Local, NewEnv, TreeImport};
+use crate::server::tls::{Tls, TlsFiles};
 use crate::server::{self, AppState};
 use crate::settings::{DEFAULT_DB, DEFAULT_PORT, Sample, Settings, default_lookup_workers};
 use crate::store::{SqliteStore, Store};
@@ -10,7 +12,7 @@ use crate::tree::read_tree;
 use anyhow::Context;
 use std::net::SocketAddr;
 use std::num::NonZeroUsize;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::sync::Arc;
 use std::time::Duration;
@@ -105,6 +107,42 @@ pub(crate) struct Args {
     /// lookups go on from the last snapshot.
     #[arg(long, env = "HIERAD_MAX_LAG", value_parser = positive_duration, default_value = "5s")]
     pub(crate) max_lag: Duration,
+    /// The auth file: users, tokens, client-certificate rules, Keystone
+    /// (docs/security.md; `hierad auth` edits it). Reloaded on SIGHUP.
+    /// Without it every client may do everything, so the server listens
+    /// on loopback only.
+    #[arg(long, env = "HIERAD_AUTH", value_name = "FILE")]
+    pub(crate) auth: Option<PathBuf>,
+    /// Serve HTTPS with this certificate chain (PEM, leaf first; reloaded
+    /// on SIGHUP)
+    #[arg(
+        long,
+        env = "HIERAD_TLS_CERT",
+        value_name = "PEM",
+        requires = "tls_key"
+    )]
+    pub(crate) tls_cert: Option<PathBuf>,
+    /// The private key of --tls-cert (PEM)
+    #[arg(
+        long,
+        env = "HIERAD_TLS_KEY",
+        value_name = "PEM",
+        requires = "tls_cert"
+    )]
+    pub(crate) tls_key: Option<PathBuf>,
+    /// Verify client certificates against these CA certificates (PEM);
+    /// the auth file's client_cert rules map them to roles
+    #[arg(
+        long,
+        env = "HIERAD_TLS_CLIENT_CA",
+        value_name = "PEM",
+        requires = "tls_cert"
+    )]
+    pub(crate) tls_client_ca: Option<PathBuf>,
+    /// Listen beyond loopback without an auth file: anyone who can connect
+    /// may read every secret and delete every environment
+    #[arg(long)]
+    pub(crate) insecure: bool,
 }
 
 /// A duration above zero: a zero timeout would refuse everything.
@@ -125,6 +163,7 @@ fn positive_duration(text: &str) -> Result<Duration, String> {
 /// The database cannot be opened or the address cannot be bound.
 pub(crate) fn run(args: Args) -> anyhow::Result<ExitCode> {
     init_logging();
+    let security = Security::from_args(&args)?;
     let settings = Settings {
         listen: args.listen,
         db: args.db,
@@ -164,6 +203,9 @@ pub(crate) fn run(args: Args) -> anyhow::Result<ExitCode> {
     load_sample_if_empty(&store, &settings.sample)?;
     let state = AppState::new(store, settings.clone())
         .map_err(|e| anyhow::anyhow!("cannot load the database: {e:?}"))?;
+    if let Some(authenticator) = &security.authenticator {
+        state.set_authenticator(Arc::clone(authenticator));
+    }
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
@@ -173,14 +215,112 @@ pub(crate) fn run(args: Args) -> anyhow::Result<ExitCode> {
             .await
             .with_context(|| format!("cannot listen on {}", settings.listen))?;
         let addr = listener.local_addr()?;
-        eprintln!("listening on http://{addr}");
-        tracing::info!(%addr, db = %settings.db.display(), "serving");
+        let scheme = if security.tls.is_some() { "https" } else { "http" };
+        eprintln!("listening on {scheme}://{addr}");
+        tracing::info!(%addr, db = %settings.db.display(), tls = security.tls.is_some(), auth = security.authenticator.is_some(), "serving");
         server::retention::spawn(state.clone());
         server::sync::spawn(state.clone());
-        server::serve(listener, state, server::signal::shutdown_signal()).await?;
+        tokio::spawn(reload_on_hangup(state.clone(), security.auth_file.clone(), security.tls.clone()));
+        server::serve(listener, state, security.tls, server::signal::shutdown_signal()).await?;
         tracing::info!("stopped");
         Ok(ExitCode::SUCCESS)
     })
+}
+
+/// What `--auth`, `--tls-*` and `--insecure` make of the server.
+struct Security {
+    auth_file: Option<PathBuf>,
+    authenticator: Option<Arc<Authenticator>>,
+    tls: Option<Arc<Tls>>,
+}
+
+impl Security {
+    /// Loads the auth file and TLS files, and refuses a server anyone on
+    /// the network could use unless told `--insecure`.
+    fn from_args(args: &Args) -> anyhow::Result<Security> {
+        let authenticator = args
+            .auth
+            .as_deref()
+            .map(load_authenticator)
+            .transpose()?
+            .map(Arc::new);
+        let tls = match (&args.tls_cert, &args.tls_key) {
+            (Some(cert), Some(key)) => Some(Arc::new(Tls::load(TlsFiles {
+                cert: cert.clone(),
+                key: key.clone(),
+                client_ca: args.tls_client_ca.clone(),
+            })?)),
+            _ => None,
+        };
+        let ip = args.listen.ip();
+        if authenticator.is_none() && !ip.is_loopback() {
+            if !args.insecure {
+                anyhow::bail!(
+                    "refusing to listen on {} without authentication: anyone who can connect could read every secret and delete every environment. \
+                     Give --auth FILE (create users and tokens with `hierad auth add-user` / `add-token`, see docs/security.md), \
+                     with --tls-cert/--tls-key, or listen on 127.0.0.1; --insecure serves everyone anyway",
+                    args.listen
+                );
+            }
+            tracing::warn!(listen = %args.listen, "--insecure: serving without authentication beyond loopback; anyone who can connect may read and change everything");
+        }
+        if authenticator.is_some() && tls.is_none() && !ip.is_loopback() {
+            tracing::warn!(listen = %args.listen, "no --tls-cert: passwords and tokens cross the network in clear text");
+        }
+        if let Some(path) = &args.auth {
+            warn_if_readable_by_others(path);
+        }
+        Ok(Security {
+            auth_file: args.auth.clone(),
+            authenticator,
+            tls,
+        })
+    }
+}
+
+fn load_authenticator(path: &Path) -> anyhow::Result<Authenticator> {
+    let file = AuthFile::load(path)?;
+    Authenticator::new(&file).map_err(|e| anyhow::anyhow!("the auth file {}: {e}", path.display()))
+}
+
+fn warn_if_readable_by_others(path: &Path) {
+    use std::os::unix::fs::PermissionsExt;
+    if std::fs::metadata(path).is_ok_and(|meta| meta.permissions().mode() & 0o077 != 0) {
+        tracing::warn!(file = %path.display(), "the auth file is readable by other users; chmod 600 it");
+    }
+}
+
+/// On SIGHUP: reads the auth file and the TLS files again. What fails to
+/// load is logged and the old one kept; connections open go on.
+async fn reload_on_hangup(state: AppState, auth: Option<PathBuf>, tls: Option<Arc<Tls>>) {
+    use tokio::signal::unix::{SignalKind, signal};
+    let Ok(mut hangups) = signal(SignalKind::hangup()) else {
+        tracing::warn!("cannot listen for SIGHUP; restart to reload the auth and TLS files");
+        return;
+    };
+    while hangups.recv().await.is_some() {
+        if let Some(path) = &auth {
+            let path = path.clone();
+            match tokio::task::spawn_blocking(move || load_authenticator(&path)).await {
+                Ok(Ok(authenticator)) => {
+                    state.set_authenticator(Arc::new(authenticator));
+                    tracing::info!("SIGHUP: reloaded the auth file");
+                }
+                Ok(Err(e)) => {
+                    tracing::error!(error = %format!("{e:#}"), "SIGHUP: the auth file was not reloaded; the old one stays")
+                }
+                Err(e) => tracing::error!(error = %e, "SIGHUP: the auth file was not reloaded"),
+            }
+        }
+        if let Some(tls) = &tls {
+            match tls.reload() {
+                Ok(()) => tracing::info!("SIGHUP: reloaded the TLS certificate and key"),
+                Err(e) => {
+                    tracing::error!(error = %e, "SIGHUP: the TLS files were not reloaded; the old ones stay")
+                }
+            }
+        }
+    }
 }
 
 fn init_logging() {
@@ -189,6 +329,9 @@ fn init_logging() {
     let _ = tracing_subscriber::fmt()
         .with_env_filter(filter)
         .with_writer(std::io::stderr)
+        // Colour codes only for a person: a log file or collector gets
+        // plain `key=value` text.
+        .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
         .try_init();
 }
 

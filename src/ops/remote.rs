@@ -16,6 +16,7 @@ use serde::Serialize;
 use serde::de::DeserializeOwned;
 use ureq::Agent;
 
+pub(crate) use super::client_auth::ClientAuth;
 pub(crate) use super::timeouts::Timeouts;
 use super::timeouts::transport_error;
 
@@ -53,8 +54,8 @@ pub(crate) enum RemoteError {
         status: u16,
         reason: String,
     },
-    /// A `--server` value that is not an http:// URL.
-    #[error("invalid server URL \"{0}\": give http://HOST:PORT")]
+    /// A `--server` value that is not an http:// or https:// URL.
+    #[error("invalid server URL \"{0}\": give http://HOST:PORT or https://HOST:PORT")]
     BadUrl(String),
     /// The server did not connect, or went silent, within its timeout.
     #[error(
@@ -68,6 +69,9 @@ pub(crate) enum RemoteError {
         /// The flag that raises the limit.
         flag: &'static str,
     },
+    /// A CA or client certificate file that cannot be used.
+    #[error("{0}")]
+    Tls(String),
 }
 
 fn api_text(message: &str, class: Option<&str>) -> String {
@@ -103,26 +107,29 @@ pub(crate) struct Remote {
     agent: Agent,
     base: String,
     timeouts: Timeouts,
+    auth: ClientAuth,
 }
 
 impl Remote {
-    /// A client for `server` (`http://host:port`, a path prefix allowed; a
-    /// bare `host:port` means http).
+    /// A client for `server` (`http://host:port` or `https://…`, a path
+    /// prefix allowed; a bare `host:port` means http), without
+    /// credentials.
     ///
     /// # Errors
     ///
-    /// [`RemoteError::BadUrl`] for an empty URL or another scheme (this
-    /// build speaks plain HTTP only).
+    /// [`RemoteError::BadUrl`] for an empty URL or another scheme.
     pub(crate) fn new(server: &str) -> Result<Remote> {
-        Remote::with_timeouts(server, Timeouts::default())
+        Remote::connect(server, Timeouts::default(), ClientAuth::default())
     }
 
-    /// [`Remote::new`] with other timeouts.
+    /// A client for `server` (`http://` or `https://`) with `timeouts`,
+    /// that authenticates with `auth`.
     ///
     /// # Errors
     ///
-    /// As [`Remote::new`].
-    pub(crate) fn with_timeouts(server: &str, timeouts: Timeouts) -> Result<Remote> {
+    /// As [`Remote::new`]; [`RemoteError::Tls`] for an unusable CA or
+    /// client certificate file.
+    pub(crate) fn connect(server: &str, timeouts: Timeouts, auth: ClientAuth) -> Result<Remote> {
         let base = normalize_base(server).ok_or_else(|| RemoteError::BadUrl(server.to_owned()))?;
         let config = Agent::config_builder()
             .http_status_as_error(false)
@@ -130,12 +137,24 @@ impl Remote {
             .timeout_connect(Some(timeouts.connect))
             .timeout_per_read(Some(timeouts.read))
             .timeout_per_write(Some(timeouts.read))
+            .tls_config(auth.tls()?)
             .build();
         Ok(Remote {
             agent: config.into(),
             base,
             timeouts,
+            auth,
         })
+    }
+
+    fn authorize<B>(&self, mut request: ureq::RequestBuilder<B>) -> ureq::RequestBuilder<B> {
+        if let Some(value) = &self.auth.authorization {
+            request = request.header("Authorization", value);
+        }
+        if let Some(token) = &self.auth.keystone_token {
+            request = request.header("X-Auth-Token", token);
+        }
+        request
     }
 
     /// Sends one request; the answer's body (empty for none).
@@ -144,7 +163,9 @@ impl Remote {
         let unreachable = |e: ureq::Error| transport_error(&self.base, self.timeouts, e);
         let body = body.unwrap_or_default();
         let send = |request: ureq::RequestBuilder<ureq::typestate::WithBody>| {
-            let request = request.header("Content-Type", "application/json");
+            let request = self
+                .authorize(request)
+                .header("Content-Type", "application/json");
             // A large body waits for the server's go-ahead: over its body
             // limit the server answers 413 at once, which reads better than
             // the broken pipe of a connection closed mid-upload.
@@ -155,8 +176,8 @@ impl Remote {
             }
         };
         let sent = match method {
-            Method::Get => self.agent.get(&url).call(),
-            Method::Delete => self.agent.delete(&url).call(),
+            Method::Get => self.authorize(self.agent.get(&url)).call(),
+            Method::Delete => self.authorize(self.agent.delete(&url)).call(),
             Method::Post => send(self.agent.post(&url)),
             Method::Put => send(self.agent.put(&url)),
         };
@@ -625,7 +646,9 @@ fn normalize_base(server: &str) -> Option<String> {
     } else {
         format!("http://{server}")
     };
-    let rest = with_scheme.strip_prefix("http://")?;
+    let rest = with_scheme
+        .strip_prefix("http://")
+        .or_else(|| with_scheme.strip_prefix("https://"))?;
     if rest.is_empty() || rest.starts_with('/') {
         return None;
     }
@@ -689,8 +712,9 @@ mod tests {
             ("http://127.0.0.1:8750/", Some("http://127.0.0.1:8750")),
             ("127.0.0.1:8750", Some("http://127.0.0.1:8750")),
             ("http://h/prefix/", Some("http://h/prefix")),
-            ("https://h", None),
+            ("https://h:8750/", Some("https://h:8750")),
             ("ftp://h", None),
+            ("https://", None),
             ("http://", None),
             ("", None),
         ];

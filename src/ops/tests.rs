@@ -38,7 +38,9 @@ impl InProcessServer {
                 let shutdown = async move {
                     let _ = stopped.await;
                 };
-                server::serve(listener, state, shutdown).await.unwrap();
+                server::serve(listener, state, None, shutdown)
+                    .await
+                    .unwrap();
             });
         });
         InProcessServer {

@@ -4,6 +4,8 @@
 //! is the router's business.
 
 use super::error::ApiError;
+use super::guard::Peer;
+use super::tls::Tls;
 use crate::settings::Settings;
 use axum::Router;
 use axum::response::{IntoResponse, Response};
@@ -131,6 +133,7 @@ pub(crate) async fn serve(
     listener: TcpListener,
     app: Router,
     settings: &Settings,
+    tls: Option<Arc<Tls>>,
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> io::Result<()> {
     let mut http = hyper::server::conn::http1::Builder::new();
@@ -148,11 +151,11 @@ pub(crate) async fn serve(
     };
     let mut shutdown = pin!(shutdown);
     for id in 0u64.. {
-        let stream = tokio::select! {
+        let (stream, addr) = tokio::select! {
             biased;
             () = &mut shutdown => break,
             accepted = listener.accept() => match accepted {
-                Ok((stream, _)) => stream,
+                Ok(accepted) => accepted,
                 Err(e) => {
                     accept_failed(&e).await;
                     continue;
@@ -168,16 +171,24 @@ pub(crate) async fn serve(
         let _ = stream.set_nodelay(true);
         let conn = Arc::new(Conn::new());
         registry.insert(id, Arc::clone(&conn));
-        let io = TokioIo::new(Watched::new(stream, Arc::clone(&conn), timeouts));
-        let service = Tracked {
+        let one = One {
+            http: http.clone(),
             app: app.clone(),
-            conn: Arc::clone(&conn),
+            conn,
+            timeouts,
+            stopping: stopping.clone(),
         };
-        let connection = http.serve_connection(io, service);
         let registry = Arc::clone(&registry);
-        let stopping = stopping.clone();
+        let acceptor = tls.as_ref().map(|tls| tls.acceptor());
         tokio::spawn(async move {
-            drive(connection, &conn, stopping).await;
+            match acceptor {
+                None => one.run(stream, Peer { addr, cert: None }).await,
+                Some(acceptor) => {
+                    if let Some((stream, peer)) = one.handshake(acceptor, stream, addr).await {
+                        one.run(stream, peer).await;
+                    }
+                }
+            }
             registry.remove(id);
             drop(slot);
         });
@@ -198,6 +209,61 @@ pub(crate) async fn serve(
         let _ = tokio::time::timeout(Duration::from_secs(1), slots.acquire_many(all)).await;
     }
     Ok(())
+}
+
+/// What serving one accepted connection takes.
+struct One {
+    http: hyper::server::conn::http1::Builder,
+    app: Router,
+    conn: Arc<Conn>,
+    timeouts: Timeouts,
+    stopping: watch::Receiver<Stop>,
+}
+
+impl One {
+    /// The TLS handshake, within the header timeout (a client that does
+    /// not finish it holds a connection slot no longer than one that does
+    /// not finish its head), given up if the connection is shed or the
+    /// server stops meanwhile.
+    async fn handshake(
+        &self,
+        acceptor: tokio_rustls::TlsAcceptor,
+        stream: TcpStream,
+        addr: std::net::SocketAddr,
+    ) -> Option<(tokio_rustls::server::TlsStream<TcpStream>, Peer)> {
+        let mut stopping = self.stopping.clone();
+        let accepted = tokio::select! {
+            accepted = tokio::time::timeout(self.timeouts.header, acceptor.accept(stream)) => accepted,
+            () = self.conn.shed.notified() => return None,
+            _ = stopping.changed() => return None,
+        };
+        // A failed handshake is the client's business (rustls has told it
+        // with an alert); nothing to log at the rate a scanner makes them.
+        let stream = accepted.ok()?.ok()?;
+        let cert = stream
+            .get_ref()
+            .1
+            .peer_certificates()
+            .and_then(|chain| chain.first())
+            .and_then(super::tls::identity)
+            .map(Arc::new);
+        Some((stream, Peer { addr, cert }))
+    }
+
+    /// Serves HTTP/1.1 on `stream` until the connection ends.
+    async fn run<S>(self, stream: S, peer: Peer)
+    where
+        S: AsyncRead + AsyncWrite + Unpin + Send + 'static,
+    {
+        let io = TokioIo::new(Watched::new(stream, Arc::clone(&self.conn), self.timeouts));
+        let service = Tracked {
+            app: self.app,
+            conn: Arc::clone(&self.conn),
+            peer,
+        };
+        let connection = self.http.serve_connection(io, service);
+        drive(connection, &self.conn, self.stopping).await;
+    }
 }
 
 /// Runs one connection until it ends, is shed, or the server stops.
@@ -272,6 +338,7 @@ async fn accept_failed(e: &io::Error) {
 struct Tracked {
     app: Router,
     conn: Arc<Conn>,
+    peer: Peer,
 }
 
 impl hyper::service::Service<hyper::Request<Incoming>> for Tracked {
@@ -279,8 +346,9 @@ impl hyper::service::Service<hyper::Request<Incoming>> for Tracked {
     type Error = Infallible;
     type Future = Pin<Box<dyn Future<Output = Result<Response, Infallible>> + Send>>;
 
-    fn call(&self, request: hyper::Request<Incoming>) -> Self::Future {
+    fn call(&self, mut request: hyper::Request<Incoming>) -> Self::Future {
         self.conn.set(Phase::Busy);
+        request.extensions_mut().insert(self.peer.clone());
         if self.conn.ambiguous.load(Ordering::Relaxed) {
             // hyper reads such a body as chunked and drops Content-Length;
             // a proxy in front may have framed it by Content-Length, so
@@ -316,8 +384,8 @@ struct Timeouts {
 /// takes longer than the header timeout or the connection idles longer
 /// than the idle timeout. The timer is armed only when a read has to
 /// wait, so a request that arrives in one piece arms nothing.
-struct Watched {
-    stream: TcpStream,
+struct Watched<S> {
+    stream: S,
     conn: Arc<Conn>,
     timeouts: Timeouts,
     timer: Pin<Box<Sleep>>,
@@ -330,8 +398,8 @@ struct Watched {
     framing: Framing,
 }
 
-impl Watched {
-    fn new(stream: TcpStream, conn: Arc<Conn>, timeouts: Timeouts) -> Watched {
+impl<S> Watched<S> {
+    fn new(stream: S, conn: Arc<Conn>, timeouts: Timeouts) -> Watched<S> {
         Watched {
             stream,
             conn,
@@ -358,7 +426,7 @@ impl Watched {
     }
 }
 
-impl AsyncRead for Watched {
+impl<S: AsyncRead + Unpin> AsyncRead for Watched<S> {
     fn poll_read(
         self: Pin<&mut Self>,
         cx: &mut Context<'_>,
@@ -387,7 +455,7 @@ impl AsyncRead for Watched {
     }
 }
 
-impl AsyncWrite for Watched {
+impl<S: AsyncWrite + Unpin> AsyncWrite for Watched<S> {
     fn poll_write(
         self: Pin<&mut Self>,
         cx: &mut Context<'_>,
@@ -423,7 +491,7 @@ impl AsyncWrite for Watched {
     }
 }
 
-impl Watched {
+impl<S> Watched<S> {
     /// Writing an answer starts (or, to a slow reader, prolongs) the idle
     /// time: the timer is armed here because hyper does not read again
     /// after answering until the socket wakes it.

@@ -279,6 +279,13 @@ fn bad(message: impl Into<String>) -> ApiError {
     ApiError::BadRequest(message.into())
 }
 
+/// The environment a lookup request names, read with the lookup's own
+/// parser (so a check of it and the lookup agree on duplicate fields and
+/// every other oddity); `None` if the request does not parse.
+pub(super) fn requested_env(bytes: &[u8]) -> Option<i64> {
+    parse_request(bytes).ok().map(|parsed| parsed.request.env)
+}
+
 fn parse_request(bytes: &[u8]) -> Result<Parsed, ApiError> {
     let Fields {
         unknown,

@@ -108,6 +108,13 @@ pub(crate) struct Metrics {
     versions_pruned: Counter,
     sync_age: Gauge<f64, std::sync::atomic::AtomicU64>,
     stale: Gauge,
+    auth_failures: Family<AuthLabels, Counter>,
+    auth_throttled: Counter,
+}
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct AuthLabels {
+    reason: &'static str,
 }
 
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
@@ -207,7 +214,21 @@ impl Metrics {
             "1 while this server is stale (sync age past --max-lag; /readyz answers 503)",
             stale.clone(),
         );
+        let auth_failures = Family::<AuthLabels, Counter>::default();
+        registry.register(
+            "auth_failures",
+            "Requests refused for failed authentication (401, or 503 with Keystone down), by reason",
+            auth_failures.clone(),
+        );
+        let auth_throttled = Counter::default();
+        registry.register(
+            "auth_throttled",
+            "Requests delayed because their client address failed to authenticate repeatedly",
+            auth_throttled.clone(),
+        );
         Metrics {
+            auth_failures,
+            auth_throttled,
             registry,
             sync_age,
             stale,
@@ -223,6 +244,19 @@ impl Metrics {
             database_free_bytes,
             versions_pruned,
         }
+    }
+
+    /// A request failed to authenticate, for `reason` (one of a fixed
+    /// set: `missing`, `malformed`, `password`, `token`, `expired`,
+    /// `cert`, `keystone`, `keystone_down`).
+    pub(crate) fn auth_failure(&self, reason: &'static str) {
+        self.auth_failures
+            .get_or_create(&AuthLabels { reason })
+            .inc();
+    }
+
+    pub(crate) fn auth_throttled(&self) {
+        self.auth_throttled.inc();
     }
 
     pub(crate) fn set_unreadable(&self, count: usize) {

@@ -9,6 +9,7 @@ pub(crate) mod consistency;
 mod content_api;
 mod datasource;
 mod error;
+pub(crate) mod guard;
 mod lookup_api;
 pub(crate) mod metrics;
 #[cfg(test)]
@@ -18,6 +19,7 @@ pub(crate) mod retention;
 pub(crate) mod signal;
 pub(crate) mod state;
 pub(crate) mod sync;
+pub(crate) mod tls;
 
 pub(crate) use error::ApiError;
 pub use state::AppState;
@@ -82,8 +84,9 @@ pub fn app(state: AppState) -> Router {
 }
 
 /// The layers every route gets, innermost first: a panic answers 500,
-/// metrics count every answer, the time limit, the head limits, and JSON
-/// bodies for the errors the router and extractors make.
+/// authentication and authorization (`guard`), metrics count every
+/// answer, the time limit, the head limits, JSON bodies for the errors
+/// the router and extractors make, and the access log.
 fn harden(routes: Router<AppState>, state: &AppState) -> Router<AppState> {
     let settings = state.settings();
     routes
@@ -91,6 +94,10 @@ fn harden(routes: Router<AppState>, state: &AppState) -> Router<AppState> {
         .method_not_allowed_fallback(method_not_allowed)
         .layer(tower_http::catch_panic::CatchPanicLayer::custom(
             error::panicked,
+        ))
+        .layer(axum::middleware::from_fn_with_state(
+            state.clone(),
+            guard::authorize,
         ))
         .layer(axum::middleware::from_fn_with_state(
             state.metrics().clone(),
@@ -105,6 +112,7 @@ fn harden(routes: Router<AppState>, state: &AppState) -> Router<AppState> {
             head_limits,
         ))
         .layer(axum::middleware::from_fn(error::json_bodies))
+        .layer(axum::middleware::from_fn(guard::access_log))
 }
 
 async fn no_route(method: Method, uri: Uri) -> ApiError {
@@ -200,9 +208,10 @@ async fn metrics_text(State(state): State<AppState>) -> impl IntoResponse {
     )
 }
 
-/// Serves `state` on `listener` until `shutdown` resolves, then stops
-/// accepting, drains the requests in flight, and closes what is still
-/// open after the shutdown deadline (see `conn`).
+/// Serves `state` on `listener` (over TLS when `tls` is given) until
+/// `shutdown` resolves, then stops accepting, drains the requests in
+/// flight, and closes what is still open after the shutdown deadline (see
+/// `conn`).
 ///
 /// # Errors
 ///
@@ -210,10 +219,11 @@ async fn metrics_text(State(state): State<AppState>) -> impl IntoResponse {
 pub(crate) async fn serve(
     listener: TcpListener,
     state: AppState,
+    tls: Option<std::sync::Arc<tls::Tls>>,
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> std::io::Result<()> {
     let settings = state.settings().clone();
-    conn::serve(listener, app(state), &settings, shutdown).await
+    conn::serve(listener, app(state), &settings, tls, shutdown).await
 }
 
 #[cfg(test)]
@@ -247,7 +257,7 @@ mod tests {
         let state = AppState::new(store, settings).unwrap();
         let listener = runtime.block_on(TcpListener::bind("127.0.0.1:0")).unwrap();
         let addr = listener.local_addr().unwrap();
-        runtime.spawn(serve(listener, state, std::future::pending()));
+        runtime.spawn(serve(listener, state, None, std::future::pending()));
         assert_eq!(
             status_of(addr, "GET /healthz HTTP/1.1\r\nhost: x\r\n\r\n"),
             "HTTP/1.1 200"
@@ -429,7 +439,7 @@ mod tests {
         let addr = listener.local_addr().unwrap();
         let settings = state.settings().clone();
         runtime.spawn(async move {
-            conn::serve(listener, router, &settings, std::future::pending()).await
+            conn::serve(listener, router, &settings, None, std::future::pending()).await
         });
         for _ in 0..3 {
             assert_eq!(

@@ -3,12 +3,14 @@
 //! to clone (an `Arc` inside).
 
 use super::error::ApiError;
+use super::guard::Throttle;
 use super::metrics::Metrics;
+use crate::auth::Authenticator;
 use crate::cache::{AnswerCache, Configs};
 use crate::configdb::Snapshot;
 use crate::settings::Settings;
 use crate::store::{Changes, Store};
-use arc_swap::ArcSwap;
+use arc_swap::{ArcSwap, ArcSwapOption};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
@@ -54,6 +56,10 @@ struct Inner {
     /// `Settings::lookup_workers`).
     lookup_turns: Arc<tokio::sync::Semaphore>,
     settings: Settings,
+    /// The loaded auth file (swapped whole on SIGHUP); none: every
+    /// request is anonymous (a loopback-only server).
+    authenticator: ArcSwapOption<Authenticator>,
+    throttle: Throttle,
 }
 
 impl AppState {
@@ -94,6 +100,8 @@ impl AppState {
                 writes: tokio::sync::Mutex::new(()),
                 lookup_turns,
                 settings,
+                authenticator: ArcSwapOption::empty(),
+                throttle: Throttle::default(),
             }),
         })
     }
@@ -131,6 +139,22 @@ impl AppState {
 
     pub(crate) fn settings(&self) -> &Settings {
         &self.inner.settings
+    }
+
+    /// The credentials requests are checked against; `None` until
+    /// [`AppState::set_authenticator`] (no auth file).
+    pub fn authenticator(&self) -> Option<Arc<Authenticator>> {
+        self.inner.authenticator.load_full()
+    }
+
+    /// Checks requests against `authenticator` from now on (a reloaded
+    /// auth file replaces the old one whole).
+    pub fn set_authenticator(&self, authenticator: Arc<Authenticator>) {
+        self.inner.authenticator.store(Some(authenticator));
+    }
+
+    pub fn throttle(&self) -> &Throttle {
+        &self.inner.throttle
     }
 
     /// Runs a costly lookup `f` on the blocking pool once one of the

@@ -22,5 +22,6 @@ mod import_export;
 mod import_export_fs;
 mod replicas;
 mod schemas;
+mod security;
 mod seeds_api;
 mod seeds_cli;

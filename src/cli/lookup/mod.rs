@@ -21,6 +21,7 @@ use crate::hiera::lookup::{Hiera, Log, Resolution};
 use crate::hiera::render;
 use crate::hiera::{Hash, HieraError, Value, encoding, json, yaml};
 use crate::ops::Remote;
+use crate::ops::remote::Timeouts;
 use options::{Format, Kind, Options, Parsed, Positional, ScopeSource};
 use std::io::{IsTerminal, Write};
 use std::process::ExitCode;
@@ -176,7 +177,8 @@ fn remote(
         }
     };
     let (server, mut body) = request;
-    let answer = match Remote::new(&server).and_then(|remote| {
+    let auth = super::args::ClientFlags::from_env().auth()?;
+    let answer = match Remote::connect(&server, Timeouts::default(), auth).and_then(|remote| {
         // seeds/004's `node=…` for the level `nodes` (LevelPath::with_level_aliases).
         if let Some(level) = &body.level {
             if let (Ok(path), Some(env)) = (

@@ -254,6 +254,7 @@ fn fan_out_server(
     runtime.spawn(crate::server::serve(
         listener,
         state,
+        None,
         std::future::pending(),
     ));
     (runtime, addr)

@@ -14,6 +14,9 @@
 #     :read_timeout: 10
 #     :token: secret                          # or :user: and :password:
 #     :ca_file: /etc/hierad/ca.pem            # for https:// URLs
+#     :cert_file: <hostcert>                  # and :key_file: <hostprivkey>: a
+#                                             # client certificate (mTLS)
+#     :keystone_token: <token>                # sent as X-Auth-Token
 #     :failure: error                         # or stale
 #
 # What is sent: the key, the resolution type, the hierarchy as written in

@@ -1,5 +1,6 @@
 # The HTTP client of the hierad shim: failover over several URLs,
-# timeouts, token or Basic credentials, TLS with a CA file, keep-alive
+# timeouts, token, Basic or Keystone credentials, TLS with a CA file and
+# a client certificate (a Puppet master's own: cert_file/key_file), keep-alive
 # connections shared safely between threads (connection.rb).
 require_relative 'connection'
 
@@ -8,7 +9,8 @@ module PuppetX
     # The client of one hierad service: one or more URLs tried in order
     # (the last one that answered first), with credentials and timeouts.
     class Client
-      OPTIONS = %i[url token user password ca_file connect_timeout read_timeout].freeze
+      OPTIONS = %i[url token user password keystone_token ca_file cert_file key_file
+                   connect_timeout read_timeout].freeze
       DEFAULTS = { connect_timeout: 2.0, read_timeout: 10.0 }.freeze
 
       @shared = {}
@@ -28,11 +30,16 @@ module PuppetX
         options = options.to_h { |k, v| [k.to_sym, v] }
         urls = Array(options[:url]).flatten.map(&:to_s).reject(&:empty?)
         raise Error, 'hierad: no server url configured (set url: to one URL or a list)' if urls.empty?
+        if options[:cert_file].nil? != options[:key_file].nil?
+          raise Error, 'hierad: cert_file and key_file go together (a Puppet master: its hostcert and hostprivkey)'
+        end
 
         settings = {
           connect_timeout: seconds(options, :connect_timeout),
           read_timeout: seconds(options, :read_timeout),
           ca_file: options[:ca_file],
+          cert_file: options[:cert_file],
+          key_file: options[:key_file],
           headers: headers(options)
         }
         @endpoints = urls.map { |u| Endpoint.new(u, settings) }
@@ -95,6 +102,7 @@ module PuppetX
         elsif options[:user]
           headers['Authorization'] = "Basic #{["#{options[:user]}:#{options[:password]}"].pack('m0')}"
         end
+        headers['X-Auth-Token'] = options[:keystone_token].to_s if options[:keystone_token]
         headers
       end
     end

@@ -269,6 +269,8 @@ module PuppetX
         @connect_timeout = options.fetch(:connect_timeout)
         @read_timeout = options.fetch(:read_timeout)
         @ca_file = options[:ca_file]
+        @cert_file = options[:cert_file]
+        @key_file = options[:key_file]
         host_header = (@port == default_port ? m[2] : "#{m[2]}:#{@port}")
         @fixed_headers = "Host: #{host_header}\r\n#{head(options[:headers])}"
         @idle = []
@@ -292,8 +294,18 @@ module PuppetX
           @ca_file ? store.add_file(@ca_file) : store.set_default_paths
           ctx = OpenSSL::SSL::SSLContext.new
           ctx.set_params(verify_mode: OpenSSL::SSL::VERIFY_PEER, cert_store: store)
+          client_cert(ctx) if @cert_file
           ctx
         end
+      end
+
+      # The client certificate and key (PEM), e.g. the Puppet master's own
+      # hostcert and hostprivkey, for a server that maps them to a role.
+      def client_cert(ctx)
+        ctx.cert = OpenSSL::X509::Certificate.new(File.read(@cert_file))
+        ctx.key = OpenSSL::PKey.read(File.read(@key_file))
+      rescue SystemCallError, OpenSSL::OpenSSLError => e
+        raise Error, "hierad: cannot use the client certificate #{@cert_file} / #{@key_file}: #{e.message}"
       end
 
       # One request (headers a Hash, body a String or nil); retried once on

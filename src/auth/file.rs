@@ -1,0 +1,481 @@
+//! The auth file (`hierad serve --auth FILE`, docs/security.md and the
+//! example docs/auth.example.toml): users with Argon2 password hashes,
+//! bearer tokens stored as SHA-256 digests, client-certificate rules and
+//! the Keystone settings. Read whole and checked on every (re)load;
+//! edited by `hierad auth …` keeping every comment, written to a
+//! temporary file and renamed over the old one, mode 0600.
+
+use super::Role;
+use serde::Deserialize;
+use std::collections::{BTreeMap, HashSet};
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+/// What went wrong with an auth file.
+#[derive(Debug, thiserror::Error)]
+pub enum AuthFileError {
+    #[error("cannot read the auth file {}: {source}", path.display())]
+    Read {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    #[error("cannot write the auth file {}: {source}", path.display())]
+    Write {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    #[error("the auth file {} is not valid: {message}", path.display())]
+    Invalid { path: PathBuf, message: String },
+    #[error("{0}")]
+    Refused(String),
+}
+
+/// A user who signs in with HTTP Basic.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct UserEntry {
+    pub name: String,
+    pub role: Role,
+    /// An Argon2 hash in the PHC form (`$argon2id$v=19$…`), made by
+    /// `hierad auth add-user`.
+    pub password_hash: String,
+    pub environments: Option<Vec<i64>>,
+}
+
+/// A bearer token: only its SHA-256 digest is kept.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TokenEntry {
+    pub name: String,
+    pub role: Role,
+    /// The token's SHA-256, 64 hex digits.
+    pub sha256: String,
+    /// RFC 3339 (`2027-01-31T00:00:00Z`); none: never expires.
+    pub expires_at: Option<String>,
+    pub environments: Option<Vec<i64>>,
+}
+
+/// A client certificate (signed by `--tls-client-ca`) mapped to a role by
+/// its subject's common name or one of its DNS subject alternative names.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CertEntry {
+    pub cn: Option<String>,
+    pub san: Option<String>,
+    pub role: Role,
+    pub environments: Option<Vec<i64>>,
+}
+
+/// How to reach Keystone v3 and what its roles mean here.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct KeystoneEntry {
+    /// Keystone's identity endpoint, e.g. `http://keystone:5000/v3`.
+    pub url: String,
+    /// The service account that validates tokens.
+    pub user: String,
+    #[serde(default = "default_domain")]
+    pub user_domain: String,
+    /// A file holding the service account's password (one line).
+    pub password_file: PathBuf,
+    pub project: String,
+    #[serde(default = "default_domain")]
+    pub project_domain: String,
+    /// Keystone role name → hierad role; a user with several gets the
+    /// highest, one with none of them is refused.
+    pub roles: BTreeMap<String, Role>,
+    /// Validated tokens remembered until their expiry, at most this many.
+    #[serde(default = "default_cache_entries")]
+    pub cache_entries: u64,
+    /// Per call to Keystone.
+    #[serde(default = "default_timeout_secs")]
+    pub timeout_secs: u64,
+}
+
+fn default_domain() -> String {
+    "Default".to_owned()
+}
+
+fn default_cache_entries() -> u64 {
+    10_000
+}
+
+fn default_timeout_secs() -> u64 {
+    5
+}
+
+/// The whole auth file.
+#[derive(Clone, Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct AuthFile {
+    #[serde(default, rename = "user")]
+    pub users: Vec<UserEntry>,
+    #[serde(default, rename = "token")]
+    pub tokens: Vec<TokenEntry>,
+    #[serde(default, rename = "client_cert")]
+    pub client_certs: Vec<CertEntry>,
+    pub keystone: Option<KeystoneEntry>,
+}
+
+impl AuthFile {
+    /// Reads and checks `path`.
+    ///
+    /// # Errors
+    ///
+    /// It cannot be read, is not TOML of this form, or breaks a rule
+    /// (a duplicate name, a malformed hash or date).
+    pub fn load(path: &Path) -> Result<AuthFile, AuthFileError> {
+        let text = std::fs::read_to_string(path).map_err(|source| AuthFileError::Read {
+            path: path.to_owned(),
+            source,
+        })?;
+        AuthFile::parse(&text).map_err(|message| AuthFileError::Invalid {
+            path: path.to_owned(),
+            message,
+        })
+    }
+
+    /// Parses and checks the text of an auth file.
+    ///
+    /// # Errors
+    ///
+    /// What is wrong, naming the entry.
+    pub fn parse(text: &str) -> Result<AuthFile, String> {
+        let file: AuthFile = toml_edit::de::from_str(text).map_err(|e| e.to_string())?;
+        file.check()?;
+        Ok(file)
+    }
+
+    fn check(&self) -> Result<(), String> {
+        let mut names = HashSet::new();
+        for user in &self.users {
+            if !names.insert(&user.name) {
+                return Err(format!("user {:?} is listed twice", user.name));
+            }
+            argon2::password_hash::PasswordHash::new(&user.password_hash).map_err(|e| {
+                format!(
+                    "user {:?}: password_hash is not a PHC hash ({e}); make one with `hierad auth add-user`",
+                    user.name
+                )
+            })?;
+        }
+        let mut names = HashSet::new();
+        for token in &self.tokens {
+            if !names.insert(&token.name) {
+                return Err(format!("token {:?} is listed twice", token.name));
+            }
+            if token.sha256.len() != 64 || !token.sha256.bytes().all(|b| b.is_ascii_hexdigit()) {
+                return Err(format!(
+                    "token {:?}: sha256 must be 64 hex digits; make one with `hierad auth add-token`",
+                    token.name
+                ));
+            }
+            if let Some(when) = &token.expires_at {
+                parse_time(when).map_err(|e| format!("token {:?}: {e}", token.name))?;
+            }
+        }
+        for (i, cert) in self.client_certs.iter().enumerate() {
+            if cert.cn.is_some() == cert.san.is_some() {
+                return Err(format!(
+                    "client_cert #{}: give exactly one of cn and san",
+                    i + 1
+                ));
+            }
+        }
+        if self.keystone.as_ref().is_some_and(|k| k.roles.is_empty()) {
+            return Err(
+                "keystone.roles maps no Keystone role to a hierad role; nobody could sign in"
+                    .to_owned(),
+            );
+        }
+        Ok(())
+    }
+}
+
+/// An RFC 3339 time (`2027-01-31T00:00:00Z`).
+///
+/// # Errors
+///
+/// Says what form is expected.
+pub(crate) fn parse_time(text: &str) -> Result<jiff::Timestamp, String> {
+    text.parse::<jiff::Timestamp>()
+        .map_err(|e| format!("{text:?} is not an RFC 3339 time such as 2027-01-31T00:00:00Z ({e})"))
+}
+
+/// A new user entry for [`add_user`].
+pub(crate) struct NewUser<'a> {
+    pub name: &'a str,
+    pub role: Role,
+    pub environments: Option<&'a [i64]>,
+    /// The Argon2 hash of the password (`verify::hash_password`).
+    pub password_hash: String,
+    /// Replace an entry of the same name rather than refuse.
+    pub replace: bool,
+}
+
+/// A new token entry for [`add_token`].
+pub(crate) struct NewToken<'a> {
+    pub name: &'a str,
+    pub role: Role,
+    pub environments: Option<&'a [i64]>,
+    pub sha256: String,
+    pub expires_at: Option<jiff::Timestamp>,
+}
+
+/// Adds (or, with `replace`, replaces) a user in the auth file at `path`,
+/// created if missing.
+///
+/// # Errors
+///
+/// The file is unreadable or invalid, the user exists, or it cannot be
+/// written.
+pub(crate) fn add_user(path: &Path, user: &NewUser<'_>) -> Result<(), AuthFileError> {
+    edit(path, |file, doc| {
+        let exists = file.users.iter().any(|u| u.name == user.name);
+        if exists && !user.replace {
+            return Err(format!(
+                "user {:?} exists; give --replace to change its password, role or environments",
+                user.name
+            ));
+        }
+        remove_entry(doc, "user", user.name);
+        let mut table = toml_edit::Table::new();
+        table.insert("name", toml_edit::value(user.name));
+        table.insert("role", toml_edit::value(user.role.as_str()));
+        if let Some(envs) = user.environments {
+            table.insert("environments", envs_value(envs));
+        }
+        table.insert("password_hash", toml_edit::value(&user.password_hash));
+        push_entry(doc, "user", table)
+    })
+}
+
+/// Adds a token entry to the auth file at `path`, created if missing.
+///
+/// # Errors
+///
+/// As [`add_user`]; a token of that name exists.
+pub(crate) fn add_token(path: &Path, token: &NewToken<'_>) -> Result<(), AuthFileError> {
+    edit(path, |file, doc| {
+        if file.tokens.iter().any(|t| t.name == token.name) {
+            return Err(format!(
+                "a token named {:?} exists; revoke it first (`hierad auth revoke-token`) or pick another name",
+                token.name
+            ));
+        }
+        let mut table = toml_edit::Table::new();
+        table.insert("name", toml_edit::value(token.name));
+        table.insert("role", toml_edit::value(token.role.as_str()));
+        if let Some(envs) = token.environments {
+            table.insert("environments", envs_value(envs));
+        }
+        if let Some(when) = token.expires_at {
+            table.insert("expires_at", toml_edit::value(when.to_string()));
+        }
+        table.insert("sha256", toml_edit::value(&token.sha256));
+        push_entry(doc, "token", table)
+    })
+}
+
+/// Removes the token named `name` from the auth file at `path`.
+///
+/// # Errors
+///
+/// As [`add_user`]; no token has that name.
+pub(crate) fn revoke_token(path: &Path, name: &str) -> Result<(), AuthFileError> {
+    edit(path, |file, doc| {
+        if !file.tokens.iter().any(|t| t.name == name) {
+            let known: Vec<&str> = file.tokens.iter().map(|t| t.name.as_str()).collect();
+            return Err(format!(
+                "no token is named {name:?} (the tokens: {})",
+                if known.is_empty() {
+                    "none".to_owned()
+                } else {
+                    known.join(", ")
+                }
+            ));
+        }
+        remove_entry(doc, "token", name);
+        Ok(())
+    })
+}
+
+fn envs_value(envs: &[i64]) -> toml_edit::Item {
+    let array: toml_edit::Array = envs.iter().copied().collect();
+    toml_edit::value(array)
+}
+
+fn remove_entry(doc: &mut toml_edit::DocumentMut, kind: &str, name: &str) {
+    if let Some(tables) = doc
+        .get_mut(kind)
+        .and_then(toml_edit::Item::as_array_of_tables_mut)
+    {
+        tables.retain(|t| t.get("name").and_then(toml_edit::Item::as_str) != Some(name));
+    }
+}
+
+fn push_entry(
+    doc: &mut toml_edit::DocumentMut,
+    kind: &str,
+    table: toml_edit::Table,
+) -> Result<(), String> {
+    let item = doc
+        .entry(kind)
+        .or_insert_with(|| toml_edit::Item::ArrayOfTables(toml_edit::ArrayOfTables::new()));
+    let tables = item
+        .as_array_of_tables_mut()
+        .ok_or_else(|| format!("`{kind}` must be written as [[{kind}]] tables"))?;
+    tables.push(table);
+    Ok(())
+}
+
+/// Reads the file at `path` (empty if missing), lets `change` edit it,
+/// checks the result and writes it back in one rename.
+fn edit(
+    path: &Path,
+    change: impl FnOnce(&AuthFile, &mut toml_edit::DocumentMut) -> Result<(), String>,
+) -> Result<(), AuthFileError> {
+    let text = match std::fs::read_to_string(path) {
+        Ok(text) => text,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => String::new(),
+        Err(source) => {
+            return Err(AuthFileError::Read {
+                path: path.to_owned(),
+                source,
+            });
+        }
+    };
+    let invalid = |message: String| AuthFileError::Invalid {
+        path: path.to_owned(),
+        message,
+    };
+    let file = AuthFile::parse(&text).map_err(invalid)?;
+    let mut doc: toml_edit::DocumentMut = text.parse().map_err(|e| invalid(format!("{e}")))?;
+    change(&file, &mut doc).map_err(AuthFileError::Refused)?;
+    let text = doc.to_string();
+    AuthFile::parse(&text).map_err(invalid)?;
+    write_private(path, text.as_bytes()).map_err(|source| AuthFileError::Write {
+        path: path.to_owned(),
+        source,
+    })
+}
+
+/// Writes `bytes` to a new file beside `path` (mode 0600), flushes it to
+/// disk and renames it over `path`: a reader sees the old file or the new
+/// one, never half of one.
+fn write_private(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    use std::os::unix::fs::OpenOptionsExt;
+    let dir = match path.parent() {
+        Some(dir) if !dir.as_os_str().is_empty() => dir,
+        _ => Path::new("."),
+    };
+    let name = path
+        .file_name()
+        .map_or_else(|| "auth".into(), |n| n.to_string_lossy().into_owned());
+    let temp = dir.join(format!(".{name}.{}.tmp", std::process::id()));
+    let written = (|| {
+        let mut file = std::fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .mode(0o600)
+            .open(&temp)?;
+        file.write_all(bytes)?;
+        file.sync_all()?;
+        std::fs::rename(&temp, path)?;
+        std::fs::File::open(dir)?.sync_all()
+    })();
+    if written.is_err() {
+        let _ = std::fs::remove_file(&temp);
+    }
+    written
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn edits_keep_comments_and_refuse_duplicates() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("auth.toml");
+        std::fs::write(&path, "# kept\n[[user]]\nname = \"a\"\nrole = \"read\"\npassword_hash = \"$argon2id$v=19$m=19456,t=2,p=1$c2FsdHNhbHQ$ZGlnZXN0ZGlnZXN0ZGlnZXN0\"\n").unwrap();
+        let token = NewToken {
+            name: "ci",
+            role: Role::Write,
+            environments: Some(&[1, 2]),
+            sha256: "ab".repeat(32),
+            expires_at: None,
+        };
+        add_token(&path, &token).unwrap();
+        let text = std::fs::read_to_string(&path).unwrap();
+        assert!(text.starts_with("# kept\n"), "{text}");
+        let file = AuthFile::load(&path).unwrap();
+        assert_eq!(file.tokens[0].environments, Some(vec![1, 2]));
+        let again = add_token(&path, &token).unwrap_err().to_string();
+        assert!(again.contains("revoke it first"), "{again}");
+        use std::os::unix::fs::PermissionsExt;
+        let mode = std::fs::metadata(&path).unwrap().permissions().mode();
+        assert_eq!(mode & 0o777, 0o600);
+        revoke_token(&path, "ci").unwrap();
+        assert!(AuthFile::load(&path).unwrap().tokens.is_empty());
+        let missing = revoke_token(&path, "ci").unwrap_err().to_string();
+        assert!(missing.contains("no token is named \"ci\""), "{missing}");
+    }
+
+    #[test]
+    fn the_documented_example_loads() {
+        let text = include_str!("../../docs/auth.example.toml");
+        let file = AuthFile::parse(text).unwrap();
+        assert_eq!(
+            (file.users.len(), file.tokens.len(), file.client_certs.len()),
+            (1, 1, 2)
+        );
+        let hash = argon2::password_hash::PasswordHash::new(&file.users[0].password_hash).unwrap();
+        use argon2::password_hash::PasswordVerifier;
+        assert!(
+            argon2::Argon2::default()
+                .verify_password(b"example-only", &hash)
+                .is_ok()
+        );
+        // Its commented-out Keystone section, switched on, loads too.
+        let keystone: String = text
+            .lines()
+            .skip_while(|l| !l.starts_with("# [keystone]"))
+            .map(|l| format!("{}\n", l.trim_start_matches("# ")))
+            .collect();
+        let file = AuthFile::parse(&keystone).unwrap();
+        assert_eq!(file.keystone.unwrap().roles.len(), 3);
+    }
+
+    #[test]
+    fn mistakes_are_named() {
+        let cases = [
+            (
+                "[[user]]\nname = \"a\"\nrole = \"boss\"\npassword_hash = \"x\"\n",
+                "boss",
+            ),
+            (
+                "[[user]]\nname = \"a\"\nrole = \"read\"\npassword_hash = \"x\"\n",
+                "not a PHC hash",
+            ),
+            (
+                "[[token]]\nname = \"t\"\nrole = \"read\"\nsha256 = \"12\"\n",
+                "64 hex digits",
+            ),
+            (
+                "[[client_cert]]\nrole = \"read\"\n",
+                "exactly one of cn and san",
+            ),
+            ("[[tokens]]\nname = \"t\"\n", "unknown field"),
+        ];
+        for (text, message) in cases {
+            let error = AuthFile::parse(text).unwrap_err();
+            assert!(error.contains(message), "{message} in {error}");
+        }
+        let expiry = format!(
+            "[[token]]\nname = \"t\"\nrole = \"read\"\nsha256 = \"{}\"\nexpires_at = \"tomorrow\"\n",
+            "0".repeat(64)
+        );
+        assert!(AuthFile::parse(&expiry).unwrap_err().contains("RFC 3339"));
+    }
+}

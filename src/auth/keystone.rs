@@ -1,0 +1,288 @@
+//! Keystone v3 tokens (`X-Auth-Token`), validated the way OpenStack
+//! services do: `GET /v3/auth/tokens` with the token in `X-Subject-Token`
+//! and the server's own service token in `X-Auth-Token`, the service token
+//! obtained with the service account's password (`POST /v3/auth/tokens`).
+//! A validated token is remembered until its `expires_at` (a bounded
+//! cache); Keystone unreachable or failing is `KeystoneDown` (503), never
+//! a pass. Blocking calls: the server runs them off its async workers.
+
+use super::file::KeystoneEntry;
+use super::verify::{AuthError, sha256};
+use super::{Principal, Role, Via};
+use std::collections::BTreeMap;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+/// A Keystone answer names a token's expiry; entries live until then.
+struct UntilExpiry;
+
+impl moka::Expiry<[u8; 32], (Principal, jiff::Timestamp)> for UntilExpiry {
+    fn expire_after_create(
+        &self,
+        _key: &[u8; 32],
+        value: &(Principal, jiff::Timestamp),
+        _now: std::time::Instant,
+    ) -> Option<Duration> {
+        let left = value.1.duration_since(jiff::Timestamp::now());
+        Some(Duration::try_from(left).unwrap_or(Duration::ZERO))
+    }
+}
+
+/// A configured Keystone.
+pub(crate) struct Keystone {
+    tokens_url: String,
+    config: KeystoneEntry,
+    password: String,
+    agent: ureq::Agent,
+    /// The service token and when it expires.
+    service: Mutex<Option<(Arc<str>, jiff::Timestamp)>>,
+    validated: moka::sync::Cache<[u8; 32], (Principal, jiff::Timestamp)>,
+}
+
+#[derive(serde::Deserialize)]
+struct TokenBody {
+    token: TokenInfo,
+}
+
+#[derive(serde::Deserialize)]
+struct TokenInfo {
+    expires_at: String,
+    user: Option<UserInfo>,
+    #[serde(default)]
+    roles: Vec<Named>,
+}
+
+#[derive(serde::Deserialize)]
+struct UserInfo {
+    name: String,
+    domain: Option<Named>,
+}
+
+#[derive(serde::Deserialize)]
+struct Named {
+    name: String,
+}
+
+impl Keystone {
+    /// Ready to validate tokens with `config` (its password file read now).
+    ///
+    /// # Errors
+    ///
+    /// The password file cannot be read.
+    pub(crate) fn new(config: &KeystoneEntry) -> Result<Keystone, String> {
+        let password = std::fs::read_to_string(&config.password_file).map_err(|e| {
+            format!(
+                "cannot read keystone.password_file {}: {e}",
+                config.password_file.display()
+            )
+        })?;
+        let agent = ureq::Agent::config_builder()
+            .http_status_as_error(false)
+            .timeout_global(Some(Duration::from_secs(config.timeout_secs.max(1))))
+            .build()
+            .into();
+        Ok(Keystone {
+            tokens_url: format!("{}/auth/tokens", config.url.trim_end_matches('/')),
+            config: config.clone(),
+            password: password.trim_end_matches(['\r', '\n']).to_owned(),
+            agent,
+            service: Mutex::new(None),
+            validated: moka::sync::Cache::builder()
+                .max_capacity(config.cache_entries)
+                .expire_after(UntilExpiry)
+                .build(),
+        })
+    }
+
+    pub(crate) fn url(&self) -> &str {
+        &self.config.url
+    }
+
+    /// Who `token` belongs to, with the highest hierad role its Keystone
+    /// roles map to.
+    ///
+    /// # Errors
+    ///
+    /// `KeystoneRefused` for a token Keystone does not know or that maps
+    /// to no role; `KeystoneDown` when Keystone cannot answer.
+    pub(crate) fn validate(&self, token: &str) -> Result<Principal, AuthError> {
+        let key = sha256(token.as_bytes());
+        if let Some((principal, expires)) = self.validated.get(&key) {
+            if jiff::Timestamp::now() < expires {
+                return Ok(principal);
+            }
+        }
+        let mut answer = self.check(token, false)?;
+        if answer.0 == 401 {
+            // Our service token may have been revoked: once more, anew.
+            answer = self.check(token, true)?;
+        }
+        let (status, body) = answer;
+        match status {
+            200 => {}
+            404 => {
+                return Err(AuthError::KeystoneRefused(
+                    "unknown or expired token".to_owned(),
+                ));
+            }
+            401 | 403 => {
+                return Err(AuthError::KeystoneDown(format!(
+                    "Keystone answered {status} to the service account {:?}: check its roles",
+                    self.config.user
+                )));
+            }
+            other => {
+                return Err(AuthError::KeystoneDown(format!(
+                    "Keystone answered HTTP {other} to a token validation"
+                )));
+            }
+        }
+        let parsed: TokenBody = serde_json::from_str(&body)
+            .map_err(|e| AuthError::KeystoneDown(format!("unreadable validation answer: {e}")))?;
+        let (principal, expires) = self.principal(parsed.token)?;
+        self.validated.insert(key, (principal.clone(), expires));
+        Ok(principal)
+    }
+
+    fn principal(&self, token: TokenInfo) -> Result<(Principal, jiff::Timestamp), AuthError> {
+        let expires: jiff::Timestamp = token
+            .expires_at
+            .parse()
+            .map_err(|e| AuthError::KeystoneDown(format!("unreadable expires_at: {e}")))?;
+        if expires <= jiff::Timestamp::now() {
+            return Err(AuthError::KeystoneRefused(
+                "the token has expired".to_owned(),
+            ));
+        }
+        let name = token.user.map_or_else(
+            || "keystone:?".to_owned(),
+            |u| match u.domain {
+                Some(d) => format!("keystone:{}@{}", u.name, d.name),
+                None => format!("keystone:{}", u.name),
+            },
+        );
+        let role = best_role(
+            &self.config.roles,
+            token.roles.iter().map(|r| r.name.as_str()),
+        )
+        .ok_or_else(|| {
+            AuthError::KeystoneRefused(format!(
+                "{name} has none of the Keystone roles keystone.roles maps"
+            ))
+        })?;
+        let principal = Principal {
+            name: Arc::from(name),
+            role,
+            environments: None,
+            via: Via::Keystone,
+        };
+        Ok((principal, expires))
+    }
+
+    /// One `GET /v3/auth/tokens`: its status and body.
+    fn check(&self, token: &str, renew: bool) -> Result<(u16, String), AuthError> {
+        let service = self.service_token(renew)?;
+        let mut response = self
+            .agent
+            .get(&self.tokens_url)
+            .header("X-Auth-Token", &*service)
+            .header("X-Subject-Token", token)
+            .call()
+            .map_err(|e| self.down(&e))?;
+        let status = response.status().as_u16();
+        let body = response
+            .body_mut()
+            .with_config()
+            .limit(1 << 20)
+            .read_to_string()
+            .map_err(|e| self.down(&e))?;
+        Ok((status, body))
+    }
+
+    fn down(&self, e: &ureq::Error) -> AuthError {
+        AuthError::KeystoneDown(format!("cannot reach Keystone at {}: {e}", self.config.url))
+    }
+
+    /// The service token, obtained anew when missing, near its expiry or
+    /// `renew`.
+    fn service_token(&self, renew: bool) -> Result<Arc<str>, AuthError> {
+        let mut held = self
+            .service
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        let soon = jiff::Timestamp::now() + jiff::SignedDuration::from_secs(60);
+        if let Some((token, expires)) = held.as_ref() {
+            if !renew && *expires > soon {
+                return Ok(token.clone());
+            }
+        }
+        let c = &self.config;
+        let body = serde_json::json!({"auth": {
+            "identity": {"methods": ["password"], "password": {"user": {
+                "name": c.user, "domain": {"name": c.user_domain}, "password": self.password}}},
+            "scope": {"project": {"name": c.project, "domain": {"name": c.project_domain}}}
+        }});
+        let mut response = self
+            .agent
+            .post(&self.tokens_url)
+            .send_json(&body)
+            .map_err(|e| self.down(&e))?;
+        let status = response.status().as_u16();
+        if status != 201 {
+            return Err(AuthError::KeystoneDown(format!(
+                "Keystone refused the service account {:?} (HTTP {status}): check keystone.user, password_file and project",
+                c.user
+            )));
+        }
+        let token = response
+            .headers()
+            .get("X-Subject-Token")
+            .and_then(|v| v.to_str().ok())
+            .map(Arc::<str>::from)
+            .ok_or_else(|| {
+                AuthError::KeystoneDown("Keystone sent no X-Subject-Token".to_owned())
+            })?;
+        let body = response
+            .body_mut()
+            .with_config()
+            .limit(1 << 20)
+            .read_to_string()
+            .map_err(|e| self.down(&e))?;
+        let info: TokenBody = serde_json::from_str(&body)
+            .map_err(|e| AuthError::KeystoneDown(format!("unreadable token answer: {e}")))?;
+        let expires = info
+            .token
+            .expires_at
+            .parse()
+            .map_err(|e| AuthError::KeystoneDown(format!("unreadable expires_at: {e}")))?;
+        *held = Some((token.clone(), expires));
+        Ok(token)
+    }
+}
+
+/// The highest hierad role that `names` map to.
+fn best_role<'a>(
+    map: &BTreeMap<String, Role>,
+    names: impl Iterator<Item = &'a str>,
+) -> Option<Role> {
+    names.filter_map(|n| map.get(n).copied()).max()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_highest_mapped_role_wins() {
+        let map: BTreeMap<String, Role> = [
+            ("reader".to_owned(), Role::Read),
+            ("member".to_owned(), Role::Write),
+        ]
+        .into();
+        assert_eq!(
+            best_role(&map, ["reader", "member", "x"].into_iter()),
+            Some(Role::Write)
+        );
+        assert_eq!(best_role(&map, ["x"].into_iter()), None);
+    }
+}

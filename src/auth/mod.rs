@@ -1,0 +1,343 @@
+//! Who may do what (docs/security.md): principals, their roles and
+//! environments, and the one rule that says which role a route needs.
+//! How a request proves who it is lives in `verify` (passwords, tokens,
+//! client certificates, Keystone) and the auth file they come from in
+//! `file`; the server applies all of it in one middleware
+//! (`server/guard.rs`).
+
+pub(crate) mod file;
+pub(crate) mod keystone;
+pub(crate) mod verify;
+
+pub(crate) use file::AuthFile;
+pub(crate) use verify::{AuthError, Authenticator};
+
+use std::fmt;
+use std::sync::Arc;
+
+/// What a principal may do; each role includes the ones below it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Role {
+    /// Lookups, datasource fetches, every GET, scope discovery, /metrics.
+    Read,
+    /// Plus writing documents: PUT/POST/DELETE of values and overrides,
+    /// their restores, imports.
+    Write,
+    /// Plus components, environments (create, delete, restore, purge) and
+    /// retention.
+    Admin,
+}
+
+impl Role {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Role::Read => "read",
+            Role::Write => "write",
+            Role::Admin => "admin",
+        }
+    }
+}
+
+impl fmt::Display for Role {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl std::str::FromStr for Role {
+    type Err = String;
+
+    fn from_str(text: &str) -> Result<Role, String> {
+        match text {
+            "read" => Ok(Role::Read),
+            "write" => Ok(Role::Write),
+            "admin" => Ok(Role::Admin),
+            other => Err(format!(
+                "unknown role {other:?}; the roles are read, write and admin"
+            )),
+        }
+    }
+}
+
+/// How a principal proved who it is (for the access log).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Via {
+    /// No auth file: the server trusts its (loopback) clients.
+    Nothing,
+    Basic,
+    Bearer,
+    Keystone,
+    ClientCert,
+}
+
+/// Who makes a request.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Principal {
+    /// The user, token, certificate or Keystone user name: what the access
+    /// log and the history show. Never a secret.
+    pub name: Arc<str>,
+    pub role: Role,
+    /// The environments it may touch; `None`: all.
+    pub environments: Option<Arc<[i64]>>,
+    pub via: Via,
+}
+
+impl Principal {
+    /// The principal of every request to a server without an auth file
+    /// (which listens on loopback only, unless told `--insecure`).
+    pub fn anonymous() -> Principal {
+        Principal {
+            name: Arc::from("anonymous"),
+            role: Role::Admin,
+            environments: None,
+            via: Via::Nothing,
+        }
+    }
+
+    /// Whether it may touch environment `env`.
+    pub fn may_use(&self, env: i64) -> bool {
+        self.environments
+            .as_deref()
+            .is_none_or(|envs| envs.contains(&env))
+    }
+}
+
+/// What a route asks of the requester.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Need {
+    /// Anyone, authenticated or not (`/healthz`, for load balancers).
+    Nobody,
+    /// A principal with at least this role.
+    Role(Role),
+}
+
+/// Routes that change the ConfigDB's shape rather than its documents:
+/// `admin` for any method but GET.
+const ADMIN_ROUTES: &[&str] = &[
+    "/api/v1/config/components",
+    "/api/v1/config/components/{id}",
+    "/api/v1/config/environments",
+    "/api/v1/config/environments/{env}",
+    "/api/v1/config/environments/{env}/restore",
+    "/api/v1/config/environments/{env}/retention",
+];
+
+/// Routes a `read` principal may POST to: a lookup reads.
+const READ_POSTS: &[&str] = &["/api/v1/lookup"];
+
+/// The one rule: what `method` on the route `template` (axum's matched
+/// path, `None` for no route) needs. Every request passes here; handlers
+/// check nothing themselves.
+pub(crate) fn needed(method: &http::Method, template: Option<&str>) -> Need {
+    let Some(template) = template else {
+        // No route: still authenticated, so a stranger learns nothing
+        // from the 404s and 405s.
+        return Need::Role(Role::Read);
+    };
+    if template == "/healthz" {
+        return Need::Nobody;
+    }
+    if matches!(*method, http::Method::GET | http::Method::HEAD) || READ_POSTS.contains(&template) {
+        return Need::Role(Role::Read);
+    }
+    if ADMIN_ROUTES.contains(&template) {
+        return Need::Role(Role::Admin);
+    }
+    Need::Role(Role::Write)
+}
+
+/// Why a principal is refused (403).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub(crate) enum Denied {
+    #[error("{name} has the role {has}; {method} {route} needs {needs}")]
+    Role {
+        name: Arc<str>,
+        has: Role,
+        needs: Role,
+        method: String,
+        route: String,
+    },
+    #[error("{name} may not use environment {env}")]
+    Environment { name: Arc<str>, env: i64 },
+    #[error("{name} is limited to some environments; {method} {route} names none (only GETs may)")]
+    NoEnvironment {
+        name: Arc<str>,
+        method: String,
+        route: String,
+    },
+}
+
+/// Whether `principal` may make the request: `need` from [`needed`], `env`
+/// the environment the request names (`None`: it names none).
+///
+/// # Errors
+///
+/// [`Denied`] saying what is missing.
+pub(crate) fn permit(
+    principal: &Principal,
+    need: Need,
+    method: &http::Method,
+    template: Option<&str>,
+    env: Option<i64>,
+) -> Result<(), Denied> {
+    let Need::Role(needs) = need else {
+        return Ok(());
+    };
+    let route = || template.unwrap_or("(no route)").to_owned();
+    if principal.role < needs {
+        return Err(Denied::Role {
+            name: principal.name.clone(),
+            has: principal.role,
+            needs,
+            method: method.to_string(),
+            route: route(),
+        });
+    }
+    match env {
+        Some(env) if !principal.may_use(env) => Err(Denied::Environment {
+            name: principal.name.clone(),
+            env,
+        }),
+        None if principal.environments.is_some() && needs > Role::Read => {
+            Err(Denied::NoEnvironment {
+                name: principal.name.clone(),
+                method: method.to_string(),
+                route: route(),
+            })
+        }
+        _ => Ok(()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use http::Method;
+
+    fn principal(role: Role, envs: Option<&[i64]>) -> Principal {
+        Principal {
+            name: Arc::from("p"),
+            role,
+            environments: envs.map(Arc::from),
+            via: Via::Basic,
+        }
+    }
+
+    #[test]
+    fn each_route_needs_its_role() {
+        let cases = [
+            (Method::GET, "/healthz", Need::Nobody),
+            (Method::GET, "/metrics", Need::Role(Role::Read)),
+            (Method::POST, "/api/v1/lookup", Need::Role(Role::Read)),
+            (
+                Method::GET,
+                "/api/v1/data/{env}/{*resource}",
+                Need::Role(Role::Read),
+            ),
+            (
+                Method::GET,
+                "/api/v1/environments/{env}/scope",
+                Need::Role(Role::Read),
+            ),
+            (
+                Method::GET,
+                "/api/v1/config/environments/{env}/{*rest}",
+                Need::Role(Role::Read),
+            ),
+            (
+                Method::PUT,
+                "/api/v1/config/environments/{env}/{*rest}",
+                Need::Role(Role::Write),
+            ),
+            (
+                Method::POST,
+                "/api/v1/config/environments/{env}/{*rest}",
+                Need::Role(Role::Write),
+            ),
+            (
+                Method::DELETE,
+                "/api/v1/config/environments/{env}/{*rest}",
+                Need::Role(Role::Write),
+            ),
+            (
+                Method::POST,
+                "/api/v1/config/environments/{env}/import",
+                Need::Role(Role::Write),
+            ),
+            (
+                Method::POST,
+                "/api/v1/config/components",
+                Need::Role(Role::Admin),
+            ),
+            (
+                Method::DELETE,
+                "/api/v1/config/components/{id}",
+                Need::Role(Role::Admin),
+            ),
+            (
+                Method::POST,
+                "/api/v1/config/environments",
+                Need::Role(Role::Admin),
+            ),
+            (
+                Method::DELETE,
+                "/api/v1/config/environments/{env}",
+                Need::Role(Role::Admin),
+            ),
+            (
+                Method::POST,
+                "/api/v1/config/environments/{env}/restore",
+                Need::Role(Role::Admin),
+            ),
+            (
+                Method::PUT,
+                "/api/v1/config/environments/{env}/retention",
+                Need::Role(Role::Admin),
+            ),
+            (
+                Method::GET,
+                "/api/v1/config/environments/{env}/retention",
+                Need::Role(Role::Read),
+            ),
+        ];
+        for (method, route, need) in cases {
+            assert_eq!(needed(&method, Some(route)), need, "{method} {route}");
+        }
+        assert_eq!(needed(&Method::PATCH, None), Need::Role(Role::Read));
+    }
+
+    #[test]
+    fn roles_include_the_ones_below_and_environments_limit() {
+        let put = Method::PUT;
+        let doc = Some("/api/v1/config/environments/{env}/{*rest}");
+        let write = Need::Role(Role::Write);
+        assert!(permit(&principal(Role::Read, None), write, &put, doc, Some(1)).is_err());
+        assert!(permit(&principal(Role::Write, None), write, &put, doc, Some(1)).is_ok());
+        assert!(permit(&principal(Role::Admin, None), write, &put, doc, Some(1)).is_ok());
+        let limited = principal(Role::Admin, Some(&[2]));
+        assert!(permit(&limited, write, &put, doc, Some(2)).is_ok());
+        let denied = permit(&limited, write, &put, doc, Some(1)).unwrap_err();
+        assert_eq!(denied.to_string(), "p may not use environment 1");
+        // Creating an environment names none: not for a limited principal.
+        let create = Some("/api/v1/config/environments");
+        let admin = Need::Role(Role::Admin);
+        assert!(permit(&limited, admin, &Method::POST, create, None).is_err());
+        // Lists may be read.
+        let read = Need::Role(Role::Read);
+        assert!(permit(&limited, read, &Method::GET, create, None).is_ok());
+        let message = permit(
+            &principal(Role::Read, None),
+            admin,
+            &Method::POST,
+            create,
+            None,
+        )
+        .unwrap_err()
+        .to_string();
+        assert_eq!(
+            message,
+            "p has the role read; POST /api/v1/config/environments needs admin"
+        );
+    }
+}

@@ -1,0 +1,505 @@
+//! Proving who a request comes from: a request's credentials checked
+//! against one loaded auth file. Passwords are Argon2 hashes (slow on
+//! purpose: a stolen file must not give the passwords back), checked off
+//! the async workers, a few at a time; a password once verified is
+//! remembered by its SHA-256 for a while, so keep-alive clients do not
+//! pay Argon2 on every request. Tokens are 256 random bits, so one
+//! SHA-256 suffices to store them: no dictionary reaches that space,
+//! and the lookup by digest is a hash-map probe.
+
+use super::file::{AuthFile, CertEntry};
+use super::keystone::Keystone;
+use super::{Principal, Role, Via};
+use argon2::password_hash::{PasswordHash, PasswordHasher, PasswordVerifier, SaltString};
+use sha2::{Digest, Sha256};
+use std::collections::HashMap;
+use std::sync::Arc;
+use std::time::Duration;
+
+/// What a request offers to prove who it is.
+#[derive(Clone, Copy, Debug)]
+pub enum Credentials<'a> {
+    None,
+    Basic {
+        user: &'a str,
+        password: &'a str,
+    },
+    Bearer(&'a str),
+    /// Keystone's `X-Auth-Token`.
+    Keystone(&'a str),
+    /// A client certificate the TLS layer verified against the client CA.
+    Cert(&'a CertIdentity),
+}
+
+/// What the server knows of a verified client certificate.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct CertIdentity {
+    /// The subject's common name.
+    pub cn: Option<String>,
+    /// The DNS names of its subject alternative names.
+    pub dns_names: Vec<String>,
+}
+
+/// Why a request is not authenticated (401, or 503 for Keystone down).
+/// The messages name the principal at most, never a secret.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum AuthError {
+    #[error(
+        "authentication required: send HTTP Basic credentials, a bearer token, a Keystone X-Auth-Token or a client certificate"
+    )]
+    Missing,
+    #[error("malformed credentials: {0}")]
+    Malformed(String),
+    #[error("unknown user or wrong password")]
+    WrongPassword,
+    #[error("unknown token (revoked, or never issued by this server)")]
+    UnknownToken,
+    #[error("the token {name:?} expired at {at}")]
+    Expired { name: String, at: String },
+    #[error("no client_cert rule of the auth file maps the certificate of {0}")]
+    UnknownCert(String),
+    #[error("{0}")]
+    NotAccepted(String),
+    #[error("Keystone refused the token: {0}")]
+    KeystoneRefused(String),
+    #[error("Keystone cannot validate tokens now: {0}")]
+    KeystoneDown(String),
+}
+
+impl AuthError {
+    /// Keystone's failure is the server's problem (503), not the client's.
+    pub fn is_unavailable(&self) -> bool {
+        matches!(self, AuthError::KeystoneDown(_))
+    }
+}
+
+/// SHA-256 of `bytes`.
+pub(crate) fn sha256(bytes: &[u8]) -> [u8; 32] {
+    Sha256::digest(bytes).into()
+}
+
+/// `bytes` as lowercase hex.
+pub(crate) fn hex(bytes: &[u8]) -> String {
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+fn unhex(text: &str) -> Option<[u8; 32]> {
+    let mut out = [0; 32];
+    if text.len() != 64 {
+        return None;
+    }
+    for (i, byte) in out.iter_mut().enumerate() {
+        *byte = u8::from_str_radix(text.get(2 * i..2 * i + 2)?, 16).ok()?;
+    }
+    Some(out)
+}
+
+/// An Argon2id hash (the crate's defaults: 19 MiB, 2 passes) of
+/// `password` with a random salt, in the PHC form.
+///
+/// # Errors
+///
+/// The system has no randomness to give.
+pub(crate) fn hash_password(password: &str) -> Result<String, String> {
+    let mut salt = [0; 16];
+    getrandom::fill(&mut salt).map_err(|e| format!("no random salt: {e}"))?;
+    let salt = SaltString::encode_b64(&salt).map_err(|e| e.to_string())?;
+    argon2::Argon2::default()
+        .hash_password(password.as_bytes(), &salt)
+        .map(|hash| hash.to_string())
+        .map_err(|e| e.to_string())
+}
+
+/// A new bearer token (`hierad_` and 256 random bits, URL-safe base64)
+/// and the hex SHA-256 the auth file keeps.
+///
+/// # Errors
+///
+/// The system has no randomness to give.
+pub(crate) fn new_token() -> Result<(String, String), String> {
+    use base64::Engine;
+    let mut bytes = [0; 32];
+    getrandom::fill(&mut bytes).map_err(|e| format!("no randomness: {e}"))?;
+    let token = format!(
+        "hierad_{}",
+        base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(bytes)
+    );
+    let digest = hex(&sha256(token.as_bytes()));
+    Ok((token, digest))
+}
+
+struct User {
+    hash: String,
+    principal: Principal,
+}
+
+struct Token {
+    principal: Principal,
+    expires: Option<jiff::Timestamp>,
+}
+
+/// A verified password is trusted again without Argon2 for this long.
+const VERIFIED_FOR: Duration = Duration::from_secs(300);
+
+/// The credentials of one auth file, ready to check requests against.
+/// Its `Debug` shows counts, never a hash.
+pub struct Authenticator {
+    users: HashMap<String, User>,
+    tokens: HashMap<[u8; 32], Token>,
+    certs: Vec<(CertEntry, Principal)>,
+    keystone: Option<Arc<Keystone>>,
+    /// SHA-256 of `user NUL password` → the principal, for passwords
+    /// verified within [`VERIFIED_FOR`].
+    verified: moka::sync::Cache<[u8; 32], Principal>,
+    /// Argon2 checks running at once (each takes 19 MiB and a core).
+    hashing: Arc<tokio::sync::Semaphore>,
+    /// Checked for unknown users, so they take as long as known ones.
+    decoy: String,
+}
+
+impl std::fmt::Debug for Authenticator {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Authenticator")
+            .field("users", &self.users.len())
+            .field("tokens", &self.tokens.len())
+            .field("client_certs", &self.certs.len())
+            .field("keystone", &self.keystone_url())
+            .finish_non_exhaustive()
+    }
+}
+
+fn principal(name: String, role: Role, envs: Option<&Vec<i64>>, via: Via) -> Principal {
+    Principal {
+        name: Arc::from(name),
+        role,
+        environments: envs.map(|e| Arc::from(e.as_slice())),
+        via,
+    }
+}
+
+impl Authenticator {
+    /// Ready to check requests against `file`.
+    ///
+    /// # Errors
+    ///
+    /// The Keystone service password file cannot be read.
+    pub fn new(file: &AuthFile) -> Result<Authenticator, String> {
+        let users = file
+            .users
+            .iter()
+            .map(|u| {
+                let user = User {
+                    hash: u.password_hash.clone(),
+                    principal: principal(
+                        u.name.clone(),
+                        u.role,
+                        u.environments.as_ref(),
+                        Via::Basic,
+                    ),
+                };
+                (u.name.clone(), user)
+            })
+            .collect();
+        let tokens = file
+            .tokens
+            .iter()
+            .filter_map(|t| {
+                let token = Token {
+                    principal: principal(
+                        format!("token:{}", t.name),
+                        t.role,
+                        t.environments.as_ref(),
+                        Via::Bearer,
+                    ),
+                    expires: t.expires_at.as_deref().and_then(|e| e.parse().ok()),
+                };
+                Some((unhex(&t.sha256)?, token))
+            })
+            .collect();
+        let certs = file
+            .client_certs
+            .iter()
+            .map(|c| {
+                let name = match (&c.cn, &c.san) {
+                    (Some(cn), _) => format!("cert:{cn}"),
+                    (None, san) => format!("cert:{}", san.as_deref().unwrap_or_default()),
+                };
+                let p = principal(name, c.role, c.environments.as_ref(), Via::ClientCert);
+                (c.clone(), p)
+            })
+            .collect();
+        let keystone = file
+            .keystone
+            .as_ref()
+            .map(|k| Keystone::new(k).map(Arc::new))
+            .transpose()?;
+        let workers = std::thread::available_parallelism().map_or(2, std::num::NonZero::get);
+        Ok(Authenticator {
+            users,
+            tokens,
+            certs,
+            keystone,
+            verified: moka::sync::Cache::builder()
+                .max_capacity(10_000)
+                .time_to_live(VERIFIED_FOR)
+                .build(),
+            hashing: Arc::new(tokio::sync::Semaphore::new(workers)),
+            decoy: hash_password("decoy").unwrap_or_default(),
+        })
+    }
+
+    /// Whether Keystone tokens are accepted (for the 401 challenge).
+    pub fn keystone_url(&self) -> Option<&str> {
+        self.keystone.as_deref().map(Keystone::url)
+    }
+
+    /// Who `credentials` prove the requester to be.
+    ///
+    /// # Errors
+    ///
+    /// [`AuthError`] saying what failed.
+    pub async fn authenticate(&self, credentials: Credentials<'_>) -> Result<Principal, AuthError> {
+        match credentials {
+            Credentials::None => Err(AuthError::Missing),
+            Credentials::Basic { user, password } => self.basic(user, password).await,
+            Credentials::Bearer(token) => self.bearer(token),
+            Credentials::Cert(identity) => self.cert(identity),
+            Credentials::Keystone(token) => {
+                let keystone = self.keystone.clone().ok_or_else(|| {
+                    AuthError::NotAccepted(
+                        "Keystone tokens are not accepted: the auth file has no [keystone] section"
+                            .to_owned(),
+                    )
+                })?;
+                let token = token.to_owned();
+                tokio::task::spawn_blocking(move || keystone.validate(&token))
+                    .await
+                    .map_err(|e| AuthError::KeystoneDown(format!("the check failed: {e}")))?
+            }
+        }
+    }
+
+    async fn basic(&self, user: &str, password: &str) -> Result<Principal, AuthError> {
+        let mut key = Vec::with_capacity(user.len() + password.len() + 1);
+        key.extend_from_slice(user.as_bytes());
+        key.push(0);
+        key.extend_from_slice(password.as_bytes());
+        let key = sha256(&key);
+        if let Some(principal) = self.verified.get(&key) {
+            return Ok(principal);
+        }
+        let found = self.users.get(user);
+        let hash = found.map_or_else(|| self.decoy.clone(), |u| u.hash.clone());
+        let password = password.to_owned();
+        let _slot = self
+            .hashing
+            .acquire()
+            .await
+            .map_err(|_| AuthError::WrongPassword)?;
+        let matches = tokio::task::spawn_blocking(move || {
+            PasswordHash::new(&hash).is_ok_and(|parsed| {
+                argon2::Argon2::default()
+                    .verify_password(password.as_bytes(), &parsed)
+                    .is_ok()
+            })
+        })
+        .await
+        .unwrap_or(false);
+        match found {
+            Some(user) if matches => {
+                self.verified.insert(key, user.principal.clone());
+                Ok(user.principal.clone())
+            }
+            _ => Err(AuthError::WrongPassword),
+        }
+    }
+
+    fn bearer(&self, token: &str) -> Result<Principal, AuthError> {
+        let found = self
+            .tokens
+            .get(&sha256(token.as_bytes()))
+            .ok_or(AuthError::UnknownToken)?;
+        if let Some(expires) = found.expires.filter(|e| jiff::Timestamp::now() >= *e) {
+            return Err(AuthError::Expired {
+                name: found.principal.name.trim_start_matches("token:").to_owned(),
+                at: expires.to_string(),
+            });
+        }
+        Ok(found.principal.clone())
+    }
+
+    fn cert(&self, identity: &CertIdentity) -> Result<Principal, AuthError> {
+        self.certs
+            .iter()
+            .find(|(rule, _)| match (&rule.cn, &rule.san) {
+                (Some(cn), _) => identity.cn.as_ref() == Some(cn),
+                (None, Some(san)) => identity.dns_names.iter().any(|n| n == san),
+                (None, None) => false,
+            })
+            .map(|(_, principal)| principal.clone())
+            .ok_or_else(|| {
+                AuthError::UnknownCert(identity.cn.clone().unwrap_or_else(|| {
+                    identity
+                        .dns_names
+                        .first()
+                        .cloned()
+                        .unwrap_or_else(|| "a subject without a name".to_owned())
+                }))
+            })
+    }
+}
+
+/// Reads the credentials of a request's `Authorization` and
+/// `X-Auth-Token` headers (`cert`: what the TLS layer verified). A header
+/// wins over the certificate: a master may act as a named user.
+///
+/// # Errors
+///
+/// A header that is present but malformed.
+pub(crate) fn credentials<'a>(
+    authorization: Option<&'a [u8]>,
+    auth_token: Option<&'a [u8]>,
+    cert: Option<&'a CertIdentity>,
+    decoded: &'a mut String,
+) -> Result<Credentials<'a>, AuthError> {
+    use base64::Engine;
+    if let Some(header) = authorization {
+        let header = std::str::from_utf8(header).map_err(|_| {
+            AuthError::Malformed("the Authorization header is not UTF-8".to_owned())
+        })?;
+        let (scheme, rest) = header.split_once(' ').unwrap_or((header, ""));
+        let rest = rest.trim();
+        if scheme.eq_ignore_ascii_case("bearer") {
+            return Ok(Credentials::Bearer(rest));
+        }
+        if scheme.eq_ignore_ascii_case("basic") {
+            let bytes = base64::engine::general_purpose::STANDARD
+                .decode(rest)
+                .map_err(|_| AuthError::Malformed("Basic credentials are not base64".to_owned()))?;
+            *decoded = String::from_utf8(bytes)
+                .map_err(|_| AuthError::Malformed("Basic credentials are not UTF-8".to_owned()))?;
+            let (user, password) = decoded.split_once(':').ok_or_else(|| {
+                AuthError::Malformed("Basic credentials must be user:password".to_owned())
+            })?;
+            return Ok(Credentials::Basic { user, password });
+        }
+        return Err(AuthError::Malformed(format!(
+            "unknown Authorization scheme {:?}; use Basic or Bearer",
+            scheme.chars().take(20).collect::<String>()
+        )));
+    }
+    if let Some(token) = auth_token {
+        let token = std::str::from_utf8(token)
+            .map_err(|_| AuthError::Malformed("X-Auth-Token is not UTF-8".to_owned()))?;
+        return Ok(Credentials::Keystone(token.trim()));
+    }
+    Ok(cert.map_or(Credentials::None, Credentials::Cert))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn authenticator(extra: &str) -> (Authenticator, String) {
+        let (token, digest) = new_token().unwrap();
+        let text = format!(
+            "[[user]]\nname = \"ann\"\nrole = \"write\"\npassword_hash = \"{}\"\n\
+             [[token]]\nname = \"ci\"\nrole = \"read\"\nenvironments = [2]\nsha256 = \"{digest}\"\n{extra}",
+            hash_password("s3cret").unwrap()
+        );
+        (
+            Authenticator::new(&AuthFile::parse(&text).unwrap()).unwrap(),
+            token,
+        )
+    }
+
+    #[tokio::test]
+    async fn passwords_tokens_and_certificates() {
+        let (auth, token) =
+            authenticator("[[client_cert]]\ncn = \"puppet.example\"\nrole = \"read\"\n");
+        let ok = |user, password| Credentials::Basic { user, password };
+        let ann = auth.authenticate(ok("ann", "s3cret")).await.unwrap();
+        assert_eq!((&*ann.name, ann.role), ("ann", Role::Write));
+        // Remembered: the second check skips Argon2 and agrees.
+        assert_eq!(auth.authenticate(ok("ann", "s3cret")).await.unwrap(), ann);
+        for (user, password) in [("ann", "wrong"), ("bob", "s3cret"), ("ann", "")] {
+            assert_eq!(
+                auth.authenticate(ok(user, password)).await,
+                Err(AuthError::WrongPassword)
+            );
+        }
+        let ci = auth
+            .authenticate(Credentials::Bearer(&token))
+            .await
+            .unwrap();
+        assert_eq!(
+            (&*ci.name, ci.may_use(2), ci.may_use(1)),
+            ("token:ci", true, false)
+        );
+        assert_eq!(
+            auth.authenticate(Credentials::Bearer("hierad_nope")).await,
+            Err(AuthError::UnknownToken)
+        );
+        let puppet = CertIdentity {
+            cn: Some("puppet.example".to_owned()),
+            dns_names: vec![],
+        };
+        let p = auth.authenticate(Credentials::Cert(&puppet)).await.unwrap();
+        assert_eq!(&*p.name, "cert:puppet.example");
+        let other = CertIdentity {
+            cn: Some("db.example".to_owned()),
+            dns_names: vec![],
+        };
+        assert!(auth.authenticate(Credentials::Cert(&other)).await.is_err());
+        assert!(matches!(
+            auth.authenticate(Credentials::Keystone("x")).await,
+            Err(AuthError::NotAccepted(_))
+        ));
+    }
+
+    #[tokio::test]
+    async fn expired_tokens_are_refused() {
+        let (token, digest) = new_token().unwrap();
+        let text = format!(
+            "[[token]]\nname = \"old\"\nrole = \"admin\"\nexpires_at = \"2020-01-01T00:00:00Z\"\nsha256 = \"{digest}\"\n"
+        );
+        let auth = Authenticator::new(&AuthFile::parse(&text).unwrap()).unwrap();
+        let refused = auth
+            .authenticate(Credentials::Bearer(&token))
+            .await
+            .unwrap_err();
+        assert_eq!(
+            refused.to_string(),
+            "the token \"old\" expired at 2020-01-01T00:00:00Z"
+        );
+    }
+
+    #[test]
+    fn headers_become_credentials() {
+        let mut buffer = String::new();
+        let basic = b"Basic YW5uOnMzY3JldDp3aXRoOmNvbG9ucw==";
+        match credentials(Some(basic), None, None, &mut buffer).unwrap() {
+            Credentials::Basic { user, password } => {
+                assert_eq!((user, password), ("ann", "s3cret:with:colons"));
+            }
+            other => panic!("{other:?}"),
+        }
+        let mut buffer = String::new();
+        assert!(matches!(
+            credentials(Some(b"Bearer abc"), None, None, &mut buffer),
+            Ok(Credentials::Bearer("abc"))
+        ));
+        assert!(matches!(
+            credentials(None, Some(b"k"), None, &mut buffer),
+            Ok(Credentials::Keystone("k"))
+        ));
+        assert!(matches!(
+            credentials(Some(b"Digest x"), None, None, &mut buffer),
+            Err(AuthError::Malformed(_))
+        ));
+        assert!(matches!(
+            credentials(None, None, None, &mut buffer),
+            Ok(Credentials::None)
+        ));
+    }
+}

@@ -1,0 +1,222 @@
+//! `hierad auth`: edit the auth file `hierad serve --auth` reads (users,
+//! tokens). Passwords come from a prompt or a file, never from the
+//! command line (which every user of the machine can read in `ps`);
+//! a new token is printed once and only its SHA-256 is kept.
+
+use crate::auth::file::{self, NewToken, NewUser};
+use crate::auth::{Role, verify};
+use anyhow::{Context, bail};
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+/// Manage the users and tokens of an auth file (docs/security.md).
+#[derive(Debug, clap::Args)]
+pub(crate) struct Args {
+    #[command(subcommand)]
+    pub command: AuthCommand,
+}
+
+#[derive(Debug, clap::Subcommand)]
+pub(crate) enum AuthCommand {
+    /// Add a user who signs in with HTTP Basic (password hashed with
+    /// Argon2); the server picks it up on SIGHUP or restart
+    AddUser(AddUser),
+    /// Create a bearer token, print it once, keep only its SHA-256
+    AddToken(AddToken),
+    /// Remove a token: requests bearing it get 401 once the server
+    /// reloads (SIGHUP) or restarts
+    RevokeToken(RevokeToken),
+}
+
+/// The file and what the entry may do.
+#[derive(Debug, clap::Args)]
+pub(crate) struct Entry {
+    /// The auth file (created, mode 0600, if missing)
+    #[arg(long, env = "HIERAD_AUTH", value_name = "FILE")]
+    pub file: PathBuf,
+    /// read, write or admin
+    #[arg(long)]
+    pub role: Role,
+    /// Limit it to this environment (repeat for several; default: all)
+    #[arg(long = "env", value_name = "ID")]
+    pub environments: Vec<i64>,
+}
+
+impl Entry {
+    fn environments(&self) -> Option<&[i64]> {
+        (!self.environments.is_empty()).then_some(self.environments.as_slice())
+    }
+}
+
+#[derive(Debug, clap::Args)]
+pub(crate) struct AddUser {
+    /// The user name
+    pub name: String,
+    #[command(flatten)]
+    pub entry: Entry,
+    /// Read the password from this file's first line instead of a prompt
+    #[arg(long, value_name = "PATH")]
+    pub password_file: Option<PathBuf>,
+    /// Replace the user's entry if it exists (a new password, role or
+    /// environments)
+    #[arg(long)]
+    pub replace: bool,
+}
+
+#[derive(Debug, clap::Args)]
+pub(crate) struct AddToken {
+    /// A name for the token (the access log and history show it; revoke
+    /// it by this name)
+    pub name: String,
+    #[command(flatten)]
+    pub entry: Entry,
+    /// When it stops working: a time (2027-01-31T00:00:00Z) or a duration
+    /// from now (90d, 12h)
+    #[arg(long, value_name = "WHEN")]
+    pub expires: Option<String>,
+}
+
+#[derive(Debug, clap::Args)]
+pub(crate) struct RevokeToken {
+    /// The token's name
+    pub name: String,
+    /// The auth file
+    #[arg(long, env = "HIERAD_AUTH", value_name = "FILE")]
+    pub file: PathBuf,
+}
+
+/// Runs `hierad auth …`.
+///
+/// # Errors
+///
+/// The file is invalid or cannot be written; a bad password source.
+pub(crate) fn run(args: Args) -> anyhow::Result<ExitCode> {
+    let report = match args.command {
+        AuthCommand::AddUser(add) => add_user(&add),
+        AuthCommand::AddToken(add) => add_token(&add),
+        AuthCommand::RevokeToken(revoke) => file::revoke_token(&revoke.file, &revoke.name)
+            .map(|()| {
+                format!(
+                    "revoked the token {:?}; reload the server (SIGHUP)",
+                    revoke.name
+                )
+            })
+            .map_err(Into::into),
+    };
+    Ok(super::report(report))
+}
+
+fn add_user(add: &AddUser) -> anyhow::Result<String> {
+    let password = match &add.password_file {
+        Some(path) => read_password_file(path)?,
+        None => prompt_new_password(&add.name)?,
+    };
+    if password.is_empty() {
+        bail!("the password is empty");
+    }
+    let hash = verify::hash_password(&password).map_err(anyhow::Error::msg)?;
+    file::add_user(
+        &add.entry.file,
+        &NewUser {
+            name: &add.name,
+            role: add.entry.role,
+            environments: add.entry.environments(),
+            password_hash: hash,
+            replace: add.replace,
+        },
+    )?;
+    Ok(format!(
+        "{} user {:?} ({}) in {}; reload the server (SIGHUP)",
+        if add.replace { "wrote" } else { "added" },
+        add.name,
+        add.entry.role,
+        add.entry.file.display()
+    ))
+}
+
+fn add_token(add: &AddToken) -> anyhow::Result<String> {
+    let expires_at = add.expires.as_deref().map(expiry).transpose()?;
+    let (token, sha256) = verify::new_token().map_err(anyhow::Error::msg)?;
+    file::add_token(
+        &add.entry.file,
+        &NewToken {
+            name: &add.name,
+            role: add.entry.role,
+            environments: add.entry.environments(),
+            sha256,
+            expires_at,
+        },
+    )?;
+    eprintln!(
+        "added the token {:?} ({}) to {}; it is shown once, below; reload the server (SIGHUP)",
+        add.name,
+        add.entry.role,
+        add.entry.file.display()
+    );
+    Ok(token)
+}
+
+/// `--expires`: an RFC 3339 time, or a duration from now.
+fn expiry(text: &str) -> anyhow::Result<jiff::Timestamp> {
+    if let Ok(when) = file::parse_time(text) {
+        return Ok(when);
+    }
+    let (number, unit) = text.split_at(text.trim_end_matches(char::is_alphabetic).len());
+    let seconds: i64 = match unit {
+        "d" => 86_400,
+        "h" => 3_600,
+        "m" => 60,
+        "s" => 1,
+        _ => 0,
+    };
+    let count: i64 = number.parse().unwrap_or(0);
+    if seconds == 0 || count <= 0 {
+        bail!(
+            "--expires {text:?}: give a time such as 2027-01-31T00:00:00Z or a duration such as 90d, 12h, 30m"
+        );
+    }
+    Ok(jiff::Timestamp::now() + jiff::SignedDuration::from_secs(count.saturating_mul(seconds)))
+}
+
+/// The first line of `path`.
+///
+/// # Errors
+///
+/// It cannot be read.
+pub(crate) fn read_password_file(path: &Path) -> anyhow::Result<String> {
+    let text = std::fs::read_to_string(path)
+        .with_context(|| format!("cannot read the password file {}", path.display()))?;
+    Ok(text.lines().next().unwrap_or_default().to_owned())
+}
+
+fn prompt_new_password(user: &str) -> anyhow::Result<String> {
+    let first = rpassword::prompt_password(format!("password for {user}: "))
+        .context("cannot read a password from the terminal (give --password-file)")?;
+    let again = rpassword::prompt_password("again: ")
+        .context("cannot read a password from the terminal (give --password-file)")?;
+    if first != again {
+        bail!("the passwords differ");
+    }
+    Ok(first)
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn expiries_are_times_or_durations() {
+        let now = jiff::Timestamp::now();
+        let in_90d = super::expiry("90d").unwrap();
+        let days = (in_90d - now).get_days() + (in_90d - now).get_hours() / 24;
+        assert!(
+            (in_90d.as_second() - now.as_second() - 90 * 86_400).abs() < 5,
+            "{days}"
+        );
+        assert_eq!(
+            super::expiry("2027-01-31T00:00:00Z").unwrap().to_string(),
+            "2027-01-31T00:00:00Z"
+        );
+        for bad in ["soon", "0d", "-3h", "12y"] {
+            assert!(super::expiry(bad).is_err(), "{bad}");
+        }
+    }
+}

@@ -1,0 +1,291 @@
+//! The one place that decides who may do what (docs/security.md): every
+//! request is authenticated against the auth file, its route template is
+//! mapped to the role it needs (`auth::needed`) and the environment it
+//! names checked, before any handler runs. Failed authentications are
+//! counted and, after a few from one client address, slowed down. And
+//! the access log: one structured line per request.
+
+use super::body::LimitedBytes;
+use super::error::error_response;
+use super::state::AppState;
+use crate::auth::{self, AuthError, Need, Principal, verify::CertIdentity};
+use axum::extract::{FromRequest, FromRequestParts, MatchedPath, RawPathParams, Request, State};
+use axum::http::{HeaderValue, StatusCode, header};
+use axum::middleware::Next;
+use axum::response::Response;
+use std::net::{IpAddr, SocketAddr};
+use std::sync::{Arc, OnceLock};
+use std::time::{Duration, Instant};
+
+/// What the connection knows of its client, put in every request's
+/// extensions by the accept loop.
+#[derive(Clone, Debug)]
+pub(crate) struct Peer {
+    pub addr: SocketAddr,
+    /// The client certificate the TLS handshake verified, if any.
+    pub cert: Option<Arc<CertIdentity>>,
+}
+
+/// Failures from one address tolerated before its requests are delayed.
+const FREE_FAILURES: u32 = 5;
+/// The longest delay.
+const MAX_DELAY: Duration = Duration::from_secs(5);
+
+/// Failed authentications per client address: bounded in entries, each
+/// forgotten after a quiet quarter of an hour.
+pub struct Throttle {
+    failures: moka::sync::Cache<IpAddr, u32>,
+}
+
+impl std::fmt::Debug for Throttle {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Throttle")
+            .field("addresses", &self.failures.entry_count())
+            .finish()
+    }
+}
+
+impl Default for Throttle {
+    fn default() -> Self {
+        Throttle {
+            failures: moka::sync::Cache::builder()
+                .max_capacity(100_000)
+                .time_to_idle(Duration::from_secs(15 * 60))
+                .build(),
+        }
+    }
+}
+
+impl Throttle {
+    /// How long a request from `ip` waits before its credentials are
+    /// checked: nothing for the first few failures, then doubling from
+    /// 100 ms up to [`MAX_DELAY`].
+    pub fn delay(&self, ip: IpAddr) -> Duration {
+        let failures = self.failures.get(&ip).unwrap_or(0);
+        if failures < FREE_FAILURES {
+            return Duration::ZERO;
+        }
+        let doublings = (failures - FREE_FAILURES).min(6);
+        (Duration::from_millis(100) * 2u32.pow(doublings)).min(MAX_DELAY)
+    }
+
+    fn failed(&self, ip: IpAddr) {
+        self.failures
+            .entry(ip)
+            .and_upsert_with(|old| old.map_or(1, |e| e.value().saturating_add(1)));
+    }
+
+    fn succeeded(&self, ip: IpAddr) {
+        if self.failures.contains_key(&ip) {
+            self.failures.invalidate(&ip);
+        }
+    }
+}
+
+/// The principal's name, filled by [`authorize`] for [`access_log`],
+/// which runs outside it (so a 408 or 431 is logged too).
+#[derive(Clone, Default)]
+struct Who(Arc<OnceLock<Arc<str>>>);
+
+/// Middleware: one log line per request (target `hierad::access`):
+/// method, route template (never the concrete path or query, which may
+/// name secrets), status, principal, latency. Never a body or a header.
+pub(crate) async fn access_log(mut request: Request, next: Next) -> Response {
+    let start = Instant::now();
+    let method = request.method().clone();
+    let route = request.extensions().get::<MatchedPath>().cloned();
+    let who = Who::default();
+    request.extensions_mut().insert(who.clone());
+    let response = next.run(request).await;
+    tracing::info!(
+        target: "hierad::access",
+        method = %method,
+        route = route.as_ref().map_or("unmatched", MatchedPath::as_str),
+        status = response.status().as_u16(),
+        principal = who.0.get().map_or("-", |n| n),
+        micros = u64::try_from(start.elapsed().as_micros()).unwrap_or(u64::MAX),
+    );
+    response
+}
+
+/// Middleware: authenticates the request, checks its role and environment,
+/// and puts its [`Principal`] in the request's extensions for the
+/// handlers (the author of a write). Without an auth file every request
+/// is [`Principal::anonymous`].
+pub(crate) async fn authorize(
+    State(state): State<AppState>,
+    request: Request,
+    next: Next,
+) -> Response {
+    let template = request.extensions().get::<MatchedPath>().cloned();
+    let template = template.as_ref().map(MatchedPath::as_str);
+    let need = auth::needed(request.method(), template);
+    let Some(authenticator) = state.authenticator() else {
+        return admit(request, Principal::anonymous(), next).await;
+    };
+    if need == Need::Nobody {
+        return next.run(request).await;
+    }
+    let unread = may_have_body(&request);
+    let peer = request.extensions().get::<Peer>().cloned();
+    let ip = peer.as_ref().map(|p| p.addr.ip());
+    if let Some(ip) = ip {
+        let delay = state.throttle().delay(ip);
+        if !delay.is_zero() {
+            state.metrics().auth_throttled();
+            tokio::time::sleep(delay).await;
+        }
+    }
+    let headers = request.headers();
+    let mut decoded = String::new();
+    let proved = match auth::verify::credentials(
+        headers
+            .get(header::AUTHORIZATION)
+            .map(HeaderValue::as_bytes),
+        headers.get("x-auth-token").map(HeaderValue::as_bytes),
+        peer.as_ref().and_then(|p| p.cert.as_deref()),
+        &mut decoded,
+    ) {
+        Ok(credentials) => authenticator.authenticate(credentials).await,
+        Err(e) => Err(e),
+    };
+    drop(decoded);
+    let principal = match proved {
+        Ok(principal) => principal,
+        Err(e) => {
+            state.metrics().auth_failure(reason(&e));
+            if let Some(ip) = ip.filter(|_| !e.is_unavailable() && e != AuthError::Missing) {
+                state.throttle().failed(ip);
+            }
+            return closing(refused(&e, authenticator.keystone_url()), unread);
+        }
+    };
+    if let Some(ip) = ip {
+        state.throttle().succeeded(ip);
+    }
+    if let Some(who) = request.extensions().get::<Who>() {
+        let _ = who.0.set(principal.name.clone());
+    }
+    let (request, env) = match environment(&state, &principal, template, request).await {
+        Ok(found) => found,
+        Err(response) => return response,
+    };
+    if let Err(denied) = auth::permit(&principal, need, request.method(), template, env) {
+        let response = error_response(StatusCode::FORBIDDEN, "forbidden", denied.to_string());
+        return closing(response, unread);
+    }
+    admit(request, principal, next).await
+}
+
+/// Whether the request announces a body (which a refusal leaves unread).
+fn may_have_body(request: &Request) -> bool {
+    let headers = request.headers();
+    headers.contains_key(header::TRANSFER_ENCODING)
+        || headers
+            .get(header::CONTENT_LENGTH)
+            .is_some_and(|v| v.as_bytes() != b"0")
+}
+
+/// A refusal that leaves a body unread ends the connection (hyper closes
+/// it), so it says so: a client that reused the connection would
+/// otherwise meet a reset on its next request.
+fn closing(mut response: Response, unread: bool) -> Response {
+    if unread {
+        response
+            .headers_mut()
+            .insert(header::CONNECTION, HeaderValue::from_static("close"));
+    }
+    response
+}
+
+async fn admit(mut request: Request, principal: Principal, next: Next) -> Response {
+    if let Some(who) = request.extensions().get::<Who>() {
+        let _ = who.0.set(principal.name.clone());
+    }
+    request.extensions_mut().insert(principal);
+    next.run(request).await
+}
+
+/// The environment `request` names: its `{env}` path parameter, or, for
+/// a lookup by a principal limited to some environments, the lookup
+/// body's `environment` (read here with the lookup's own parser, and put
+/// back for the handler). An `{env}` that is not a number names no
+/// environment the limited principal may use.
+async fn environment(
+    state: &AppState,
+    principal: &Principal,
+    template: Option<&str>,
+    request: Request,
+) -> Result<(Request, Option<i64>), Response> {
+    if principal.environments.is_none() {
+        return Ok((request, None));
+    }
+    let (mut parts, body) = request.into_parts();
+    let params = RawPathParams::from_request_parts(&mut parts, &()).await;
+    let named = params.ok().and_then(|p| {
+        p.iter()
+            .find(|(k, _)| *k == "env")
+            .map(|(_, v)| v.to_owned())
+    });
+    if let Some(text) = named {
+        let env = text.parse().unwrap_or(i64::MIN);
+        return Ok((Request::from_parts(parts, body), Some(env)));
+    }
+    if template != Some("/api/v1/lookup") {
+        return Ok((Request::from_parts(parts, body), None));
+    }
+    let whole = Request::from_parts(parts.clone(), body);
+    let bytes = match LimitedBytes::from_request(whole, state).await {
+        Ok(LimitedBytes(bytes)) => bytes,
+        Err(e) => return Err(axum::response::IntoResponse::into_response(e)),
+    };
+    // A body the lookup cannot parse names no environment; the handler
+    // answers it 400 with the same parser.
+    let env = super::lookup_api::requested_env(&bytes);
+    Ok((
+        Request::from_parts(parts, axum::body::Body::from(bytes)),
+        env,
+    ))
+}
+
+/// The metrics label of a failure.
+fn reason(e: &AuthError) -> &'static str {
+    match e {
+        AuthError::Missing => "missing",
+        AuthError::Malformed(_) | AuthError::NotAccepted(_) => "malformed",
+        AuthError::WrongPassword => "password",
+        AuthError::UnknownToken => "token",
+        AuthError::Expired { .. } => "expired",
+        AuthError::UnknownCert(_) => "cert",
+        AuthError::KeystoneRefused(_) => "keystone",
+        AuthError::KeystoneDown(_) => "keystone_down",
+    }
+}
+
+/// 401 with the challenges a client may answer (`WWW-Authenticate`), or
+/// 503 when Keystone cannot say.
+fn refused(e: &AuthError, keystone: Option<&str>) -> Response {
+    if e.is_unavailable() {
+        return error_response(
+            StatusCode::SERVICE_UNAVAILABLE,
+            "auth_unavailable",
+            e.to_string(),
+        );
+    }
+    let mut response = error_response(StatusCode::UNAUTHORIZED, "unauthorized", e.to_string());
+    let headers = response.headers_mut();
+    headers.append(
+        header::WWW_AUTHENTICATE,
+        HeaderValue::from_static("Basic realm=\"hierad\", charset=\"UTF-8\""),
+    );
+    headers.append(
+        header::WWW_AUTHENTICATE,
+        HeaderValue::from_static("Bearer realm=\"hierad\""),
+    );
+    let challenge =
+        keystone.and_then(|url| HeaderValue::from_str(&format!("Keystone uri=\"{url}\"")).ok());
+    if let Some(value) = challenge {
+        headers.append(header::WWW_AUTHENTICATE, value);
+    }
+    response
+}

@@ -1,0 +1,834 @@
+//! Issue 10, end to end: the real binary over TLS with an auth file made
+//! by `hierad auth`, every way of authenticating (Basic, bearer tokens,
+//! client certificates, Keystone tokens against a stand-in Keystone that
+//! answers as the Keystone v3 API reference documents), roles,
+//! environment limits, expiry and revocation, and a log of the whole run
+//! that holds no password, token or document value.
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::TcpListener;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+const HIERAD: &str = env!("CARGO_BIN_EXE_hierad");
+
+/// A secret value of the sample (data/astute.yaml, `aodh.db_password`).
+const SECRET: &str = "OhQJSjJm0wVaH1Zf4Cdhuc64";
+
+/// Test PKI made with rcgen: a CA, the server's certificate for
+/// 127.0.0.1, and client certificates by common name.
+struct Pki {
+    dir: PathBuf,
+    ca: rcgen::Issuer<'static, rcgen::KeyPair>,
+    ca_pem: String,
+}
+
+impl Pki {
+    fn new(dir: &Path) -> Pki {
+        let key = rcgen::KeyPair::generate().unwrap();
+        let mut params = rcgen::CertificateParams::new(Vec::<String>::new()).unwrap();
+        params.is_ca = rcgen::IsCa::Ca(rcgen::BasicConstraints::Unconstrained);
+        params
+            .distinguished_name
+            .push(rcgen::DnType::CommonName, "hierad test CA");
+        params.key_usages = vec![
+            rcgen::KeyUsagePurpose::KeyCertSign,
+            rcgen::KeyUsagePurpose::DigitalSignature,
+        ];
+        let cert = params.self_signed(&key).unwrap();
+        let ca_pem = cert.pem();
+        std::fs::write(dir.join("ca.pem"), &ca_pem).unwrap();
+        Pki {
+            dir: dir.to_owned(),
+            ca: rcgen::Issuer::new(params, key),
+            ca_pem,
+        }
+    }
+
+    /// Writes NAME.pem and NAME.key: a certificate for `cn` (and `sans`).
+    fn issue(&self, name: &str, cn: &str, sans: &[&str], client: bool) -> (PathBuf, PathBuf) {
+        let key = rcgen::KeyPair::generate().unwrap();
+        let sans: Vec<String> = sans.iter().map(|s| (*s).to_owned()).collect();
+        let mut params = rcgen::CertificateParams::new(sans).unwrap();
+        params
+            .distinguished_name
+            .push(rcgen::DnType::CommonName, cn);
+        params.extended_key_usages = vec![if client {
+            rcgen::ExtendedKeyUsagePurpose::ClientAuth
+        } else {
+            rcgen::ExtendedKeyUsagePurpose::ServerAuth
+        }];
+        let cert = params.signed_by(&key, &self.ca).unwrap();
+        let (pem, key_path) = (
+            self.dir.join(format!("{name}.pem")),
+            self.dir.join(format!("{name}.key")),
+        );
+        std::fs::write(&pem, cert.pem()).unwrap();
+        std::fs::write(&key_path, key.serialize_pem()).unwrap();
+        (pem, key_path)
+    }
+}
+
+/// A client trusting the test CA, with a client certificate if given.
+fn agent(pki: &Pki, cert: Option<&(PathBuf, PathBuf)>) -> ureq::Agent {
+    use ureq::tls::{Certificate, ClientCert, PrivateKey, RootCerts, TlsConfig};
+    let ca = Certificate::from_pem(pki.ca_pem.as_bytes())
+        .unwrap()
+        .to_owned();
+    let mut tls = TlsConfig::builder().root_certs(RootCerts::Specific(Arc::new(vec![ca])));
+    if let Some((pem, key)) = cert {
+        let chain = Certificate::from_pem(&std::fs::read(pem).unwrap())
+            .unwrap()
+            .to_owned();
+        let key = PrivateKey::from_pem(&std::fs::read(key).unwrap())
+            .unwrap()
+            .to_owned();
+        tls = tls.client_cert(Some(ClientCert::new_with_certs(&[chain], key)));
+    }
+    ureq::Agent::config_builder()
+        .http_status_as_error(false)
+        .tls_config(tls.build())
+        .build()
+        .into()
+}
+
+struct Reply {
+    status: u16,
+    challenges: Vec<String>,
+    body: String,
+}
+
+fn send(
+    agent: &ureq::Agent,
+    method: &str,
+    url: &str,
+    body: &str,
+    headers: &[(&str, &str)],
+) -> Reply {
+    let mut builder = http::Request::builder().method(method).uri(url);
+    for (k, v) in headers {
+        builder = builder.header(*k, *v);
+    }
+    let mut response = agent
+        .run(builder.body(body.to_owned()).unwrap())
+        .unwrap_or_else(|e| panic!("{method} {url}: {e}"));
+    Reply {
+        status: response.status().as_u16(),
+        challenges: response
+            .headers()
+            .get_all("www-authenticate")
+            .iter()
+            .map(|v| v.to_str().unwrap().to_owned())
+            .collect(),
+        body: response.body_mut().read_to_string().unwrap_or_default(),
+    }
+}
+
+/// `hierad serve` with its whole stderr kept.
+struct Server {
+    child: Child,
+    url: String,
+    log: Arc<Mutex<String>>,
+}
+
+impl Server {
+    fn start(args: &[&std::ffi::OsStr], env: &[(&str, &str)]) -> Server {
+        let mut command = Command::new(HIERAD);
+        command
+            .arg("serve")
+            .args(args)
+            .current_dir(env!("CARGO_MANIFEST_DIR"))
+            .env("HIERAD_LOG", "info")
+            .stderr(Stdio::piped());
+        for (k, v) in env {
+            command.env(k, v);
+        }
+        let mut child = command.spawn().unwrap();
+        let log = Arc::new(Mutex::new(String::new()));
+        let (tx, rx) = std::sync::mpsc::channel();
+        let lines = BufReader::new(child.stderr.take().unwrap()).lines();
+        let kept = Arc::clone(&log);
+        std::thread::spawn(move || {
+            for line in lines.map_while(Result::ok) {
+                if let Some(url) = line.strip_prefix("listening on ") {
+                    let _ = tx.send(url.to_owned());
+                }
+                let mut log = kept.lock().unwrap();
+                log.push_str(&line);
+                log.push('\n');
+            }
+        });
+        let url = rx
+            .recv_timeout(Duration::from_secs(60))
+            .unwrap_or_else(|_| panic!("hierad serve did not start: {}", log.lock().unwrap()));
+        Server { child, url, log }
+    }
+
+    fn stop(mut self) -> String {
+        let pid = self.child.id().to_string();
+        Command::new("kill").args(["-TERM", &pid]).status().unwrap();
+        let _ = self.child.wait();
+        std::thread::sleep(Duration::from_millis(200));
+        std::mem::take(&mut *self.log.lock().unwrap())
+    }
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// `hierad auth ARGS`: its stdout, checking it succeeded.
+fn auth(args: &[&str]) -> String {
+    let out = Command::new(HIERAD)
+        .arg("auth")
+        .args(args)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "hierad auth {args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout).unwrap().trim().to_owned()
+}
+
+/// A stand-in Keystone: `POST /v3/auth/tokens` (password method) and
+/// `GET /v3/auth/tokens` (`X-Auth-Token` + `X-Subject-Token`), answered
+/// with the statuses, headers and bodies the Keystone v3 API reference
+/// documents. Known user tokens: `ks-reader` (role `reader`), `ks-member`
+/// (role `member`), `ks-nobody` (role `other`).
+struct FakeKeystone {
+    url: String,
+    validations: Arc<AtomicUsize>,
+    down: Arc<AtomicBool>,
+}
+
+impl FakeKeystone {
+    fn start(service_password: &'static str) -> FakeKeystone {
+        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        let url = format!("http://{}/v3", listener.local_addr().unwrap());
+        let validations = Arc::new(AtomicUsize::new(0));
+        let down = Arc::new(AtomicBool::new(false));
+        let (count, stop) = (Arc::clone(&validations), Arc::clone(&down));
+        std::thread::spawn(move || {
+            for stream in listener.incoming() {
+                if stop.load(Ordering::Relaxed) {
+                    return; // the listener closes: connections are refused
+                }
+                let Ok(mut stream) = stream else { continue };
+                let _ = stream.set_read_timeout(Some(Duration::from_secs(5)));
+                let (head, body) = read_request(&mut stream);
+                let answer = keystone_answer(&head, &body, service_password, &count);
+                let _ = stream.write_all(answer.as_bytes());
+            }
+        });
+        FakeKeystone {
+            url,
+            validations,
+            down,
+        }
+    }
+
+    fn stop(&self) {
+        self.down.store(true, Ordering::Relaxed);
+        // Wake the accept loop so it sees the flag.
+        let _ = std::net::TcpStream::connect(
+            self.url
+                .trim_start_matches("http://")
+                .trim_end_matches("/v3"),
+        );
+    }
+}
+
+fn read_request(stream: &mut std::net::TcpStream) -> (String, String) {
+    let mut bytes = Vec::new();
+    let mut buf = [0; 4096];
+    while !bytes.windows(4).any(|w| w == b"\r\n\r\n") {
+        match stream.read(&mut buf) {
+            Ok(0) | Err(_) => break,
+            Ok(n) => bytes.extend_from_slice(&buf[..n]),
+        }
+    }
+    let end = bytes
+        .windows(4)
+        .position(|w| w == b"\r\n\r\n")
+        .map_or(bytes.len(), |p| p + 4);
+    let head = String::from_utf8_lossy(&bytes[..end]).into_owned();
+    let length: usize = head
+        .lines()
+        .find_map(|l| {
+            l.to_ascii_lowercase()
+                .strip_prefix("content-length:")
+                .map(|v| v.trim().parse().unwrap_or(0))
+        })
+        .unwrap_or(0);
+    let mut body = bytes[end..].to_vec();
+    while body.len() < length {
+        match stream.read(&mut buf) {
+            Ok(0) | Err(_) => break,
+            Ok(n) => body.extend_from_slice(&buf[..n]),
+        }
+    }
+    (head, String::from_utf8_lossy(&body).into_owned())
+}
+
+fn header<'h>(head: &'h str, name: &str) -> Option<&'h str> {
+    head.lines().find_map(|line| {
+        let (k, v) = line.split_once(':')?;
+        k.eq_ignore_ascii_case(name).then(|| v.trim())
+    })
+}
+
+fn keystone_answer(head: &str, body: &str, password: &str, validations: &AtomicUsize) -> String {
+    let expires = (jiff::Timestamp::now() + jiff::SignedDuration::from_hours(1)).to_string();
+    let respond = |status: &str, extra: &str, body: String| {
+        format!(
+            "HTTP/1.1 {status}\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n{extra}\r\n{body}",
+            body.len()
+        )
+    };
+    let not_found = || {
+        respond(
+            "404 Not Found",
+            "",
+            r#"{"error": {"code": 404, "message": "Could not find token.", "title": "Not Found"}}"#
+                .to_owned(),
+        )
+    };
+    let token = |user: &str, role: &str| {
+        serde_json::json!({"token": {
+            "methods": ["password"], "expires_at": expires, "issued_at": jiff::Timestamp::now().to_string(),
+            "user": {"id": format!("id-{user}"), "name": user, "domain": {"id": "default", "name": "Default"}, "password_expires_at": null},
+            "roles": [{"id": format!("r-{role}"), "name": role}],
+            "project": {"id": "p1", "name": "ops", "domain": {"id": "default", "name": "Default"}},
+            "audit_ids": ["a1"], "is_domain": false
+        }})
+        .to_string()
+    };
+    if head.starts_with("POST /v3/auth/tokens ") {
+        let request: serde_json::Value = serde_json::from_str(body).unwrap_or_default();
+        let user = &request["auth"]["identity"]["password"]["user"];
+        if user["name"] == "hierad" && user["password"] == password {
+            return respond(
+                "201 Created",
+                "X-Subject-Token: svc-token\r\n",
+                token("hierad", "service"),
+            );
+        }
+        return respond(
+            "401 Unauthorized",
+            "",
+            r#"{"error": {"code": 401, "message": "The request you have made requires authentication.", "title": "Unauthorized"}}"#.to_owned(),
+        );
+    }
+    if head.starts_with("GET /v3/auth/tokens ") {
+        validations.fetch_add(1, Ordering::Relaxed);
+        if header(head, "x-auth-token") != Some("svc-token") {
+            return respond(
+                "401 Unauthorized",
+                "",
+                r#"{"error": {"code": 401, "message": "x", "title": "Unauthorized"}}"#.to_owned(),
+            );
+        }
+        let answer = match header(head, "x-subject-token") {
+            Some("ks-reader") => token("kate", "reader"),
+            Some("ks-member") => token("mel", "member"),
+            Some("ks-nobody") => token("nobody", "other"),
+            _ => return not_found(),
+        };
+        return respond("200 OK", "X-Subject-Token: x\r\n", answer);
+    }
+    not_found()
+}
+
+/// A way of authenticating: its name, then a read principal's client and
+/// headers, then a write principal's.
+type Way<'a> = (
+    &'a str,
+    &'a ureq::Agent,
+    Vec<(&'a str, &'a str)>,
+    &'a ureq::Agent,
+    Vec<(&'a str, &'a str)>,
+);
+
+/// The checks every way of authenticating must pass.
+fn lookup(agent: &ureq::Agent, url: &str, env: i64, headers: &[(&str, &str)]) -> Reply {
+    let body = format!(r#"{{"environment": {env}, "key": "aodh"}}"#);
+    send(
+        agent,
+        "POST",
+        &format!("{url}/api/v1/lookup"),
+        &body,
+        headers,
+    )
+}
+
+fn put(agent: &ureq::Agent, url: &str, env: i64, headers: &[(&str, &str)]) -> Reply {
+    let uri = format!("{url}/api/v1/config/environments/{env}/resources/globals/values");
+    let mut all = headers.to_vec();
+    all.push(("content-type", "application/json"));
+    send(agent, "PUT", &uri, r#"{"written": "by a test"}"#, &all)
+}
+
+fn basic(user: &str, password: &str) -> String {
+    use base64::Engine;
+    format!(
+        "Basic {}",
+        base64::engine::general_purpose::STANDARD.encode(format!("{user}:{password}"))
+    )
+}
+
+#[test]
+fn every_way_of_authenticating_over_tls() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let pki = Pki::new(d);
+    let server_cert = pki.issue("server", "localhost", &["localhost", "127.0.0.1"], false);
+    let reader_cert = pki.issue("reader", "reader.test", &["reader.test"], true);
+    let writer_cert = pki.issue("writer", "writer.test", &["writer.test"], true);
+    let stranger_cert = pki.issue("stranger", "stranger.test", &[], true);
+    let file = d.join("auth.toml");
+    let f = file.to_str().unwrap();
+    // Users and tokens made by the commands, as an operator would.
+    let passwords = [
+        ("rita", "read-pw-Xq81"),
+        ("wade", "write-pw-Lm27"),
+        ("ella", "env2-pw-Zp90"),
+    ];
+    for ((user, password), (role, envs)) in
+        passwords
+            .iter()
+            .zip([("read", None), ("write", None), ("admin", Some("2"))])
+    {
+        let pw = d.join(format!("{user}.pw"));
+        std::fs::write(&pw, format!("{password}\n")).unwrap();
+        let mut args = vec![
+            "add-user",
+            "--file",
+            f,
+            "--role",
+            role,
+            "--password-file",
+            pw.to_str().unwrap(),
+        ];
+        if let Some(env) = envs {
+            args.extend(["--env", env]);
+        }
+        args.push(user);
+        auth(&args);
+    }
+    let read_token = auth(&["add-token", "--file", f, "--role", "read", "reader"]);
+    let write_token = auth(&[
+        "add-token",
+        "--file",
+        f,
+        "--role",
+        "write",
+        "--expires",
+        "30d",
+        "writer",
+    ]);
+    let env2_token = auth(&[
+        "add-token",
+        "--file",
+        f,
+        "--role",
+        "write",
+        "--env",
+        "2",
+        "env2",
+    ]);
+    let expired = auth(&[
+        "add-token",
+        "--file",
+        f,
+        "--role",
+        "admin",
+        "--expires",
+        "2020-01-01T00:00:00Z",
+        "old",
+    ]);
+    let revoked = auth(&["add-token", "--file", f, "--role", "admin", "gone"]);
+    auth(&["revoke-token", "--file", f, "gone"]);
+    let text = std::fs::read_to_string(&file).unwrap();
+    for token in [&read_token, &write_token, &env2_token, &expired, &revoked] {
+        assert!(token.starts_with("hierad_") && !text.contains(token.as_str()));
+    }
+    use std::os::unix::fs::PermissionsExt;
+    assert_eq!(
+        std::fs::metadata(&file).unwrap().permissions().mode() & 0o777,
+        0o600
+    );
+    let keystone = FakeKeystone::start("svc-pw-Kk55");
+    std::fs::write(d.join("ks.pw"), "svc-pw-Kk55\n").unwrap();
+    let mut extra = format!(
+        "[[client_cert]]\ncn = \"reader.test\"\nrole = \"read\"\n\n[[client_cert]]\nsan = \"writer.test\"\nrole = \"write\"\n\n\
+         [keystone]\nurl = \"{}\"\nuser = \"hierad\"\npassword_file = \"{}\"\nproject = \"service\"\n[keystone.roles]\nreader = \"read\"\nmember = \"write\"\n",
+        keystone.url,
+        d.join("ks.pw").display()
+    );
+    extra.insert_str(0, &text);
+    std::fs::write(&file, extra).unwrap();
+
+    let db = d.join("hierad.db");
+    let os = |p: &Path| p.as_os_str().to_owned();
+    let args = [
+        "--listen".into(),
+        "127.0.0.1:0".into(),
+        "--db".into(),
+        os(&db),
+        "--auth".into(),
+        os(&file),
+        "--tls-cert".into(),
+        os(&server_cert.0),
+        "--tls-key".into(),
+        os(&server_cert.1),
+        "--tls-client-ca".into(),
+        os(&d.join("ca.pem")),
+    ];
+    let args: Vec<&std::ffi::OsStr> = args.iter().map(std::ffi::OsString::as_os_str).collect();
+    let server = Server::start(&args, &[]);
+    let url = server.url.replace("127.0.0.1", "localhost");
+    assert!(url.starts_with("https://"), "{url}");
+    // A second environment for the environment limits.
+    let plain = agent(&pki, None);
+    let admin_token = auth(&["add-token", "--file", f, "--role", "admin", "root"]);
+    Command::new("kill")
+        .args(["-HUP", &server.child.id().to_string()])
+        .status()
+        .unwrap();
+    let bearer = |t: &str| format!("Bearer {t}");
+    let admin = bearer(&admin_token);
+    let mut reloaded = false;
+    for _ in 0..100 {
+        let created = send(
+            &plain,
+            "POST",
+            &format!("{url}/api/v1/config/environments"),
+            r#"{"id": 2, "components": ["fuel"], "hierarchy_levels": ["nodes"]}"#,
+            &[
+                ("authorization", &admin),
+                ("content-type", "application/json"),
+            ],
+        );
+        if created.status == 201 {
+            reloaded = true;
+            break;
+        }
+        assert_eq!(created.status, 401, "{}", created.body);
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    assert!(reloaded, "SIGHUP did not reload the auth file");
+
+    // No credentials: 401 with the challenges, on every route but /healthz.
+    let none = lookup(&plain, &url, 1, &[]);
+    assert_eq!(none.status, 401, "{}", none.body);
+    assert!(
+        none.challenges
+            .iter()
+            .any(|c| c.starts_with("Basic realm=\"hierad\"")),
+        "{:?}",
+        none.challenges
+    );
+    assert!(
+        none.challenges.iter().any(|c| c.starts_with("Bearer")),
+        "{:?}",
+        none.challenges
+    );
+    assert!(
+        none.challenges
+            .iter()
+            .any(|c| c.starts_with("Keystone uri=")),
+        "{:?}",
+        none.challenges
+    );
+    assert_eq!(
+        send(&plain, "GET", &format!("{url}/healthz"), "", &[]).status,
+        200
+    );
+    assert_eq!(
+        send(&plain, "GET", &format!("{url}/metrics"), "", &[]).status,
+        401
+    );
+    assert_eq!(
+        send(&plain, "GET", &format!("{url}/nowhere"), "", &[]).status,
+        401
+    );
+
+    // Each way: (agent, read headers, write headers, env-2-only headers).
+    let rita = basic("rita", passwords[0].1);
+    let wade = basic("wade", passwords[1].1);
+    let ella = basic("ella", passwords[2].1);
+    let (rt, wt, et) = (
+        bearer(&read_token),
+        bearer(&write_token),
+        bearer(&env2_token),
+    );
+    let reader_agent = agent(&pki, Some(&reader_cert));
+    let writer_agent = agent(&pki, Some(&writer_cert));
+    let ways: Vec<Way> = vec![
+        (
+            "basic",
+            &plain,
+            vec![("authorization", &rita)],
+            &plain,
+            vec![("authorization", &wade)],
+        ),
+        (
+            "bearer",
+            &plain,
+            vec![("authorization", &rt)],
+            &plain,
+            vec![("authorization", &wt)],
+        ),
+        ("client cert", &reader_agent, vec![], &writer_agent, vec![]),
+        (
+            "keystone",
+            &plain,
+            vec![("x-auth-token", "ks-reader")],
+            &plain,
+            vec![("x-auth-token", "ks-member")],
+        ),
+    ];
+    for (way, read_agent, read, write_agent, write) in &ways {
+        let found = lookup(read_agent, &url, 1, read);
+        assert_eq!(found.status, 200, "{way}: {}", found.body);
+        assert!(found.body.contains(SECRET), "{way}: {}", found.body);
+        let refused = put(read_agent, &url, 1, read);
+        assert_eq!(refused.status, 403, "{way}: {}", refused.body);
+        assert!(
+            refused.body.contains("needs write"),
+            "{way}: {}",
+            refused.body
+        );
+        assert_eq!(put(write_agent, &url, 1, write).status, 204, "{way}");
+        let admin_only = send(
+            write_agent,
+            "DELETE",
+            &format!("{url}/api/v1/config/environments/2"),
+            "",
+            write,
+        );
+        assert_eq!(admin_only.status, 403, "{way}: {}", admin_only.body);
+    }
+    // Environment-limited principals: 2 yes, 1 no (lookups and writes).
+    for limited in [&ella, &et] {
+        let h = [("authorization", limited.as_str())];
+        assert_eq!(lookup(&plain, &url, 2, &h).status, 200);
+        assert_eq!(put(&plain, &url, 2, &h).status, 204);
+        let other = lookup(&plain, &url, 1, &h);
+        assert_eq!(other.status, 403, "{}", other.body);
+        assert!(
+            other.body.contains("may not use environment 1"),
+            "{}",
+            other.body
+        );
+        assert_eq!(put(&plain, &url, 1, &h).status, 403);
+        let doc = send(
+            &plain,
+            "GET",
+            &format!("{url}/api/v1/config/environments/1/resources/astute/values"),
+            "",
+            &h,
+        );
+        assert_eq!(doc.status, 403);
+    }
+    // Expired, revoked, wrong: 401 saying so.
+    let old = lookup(&plain, &url, 1, &[("authorization", &bearer(&expired))]);
+    assert_eq!(old.status, 401);
+    assert!(
+        old.body.contains("expired at 2020-01-01T00:00:00Z"),
+        "{}",
+        old.body
+    );
+    let gone = lookup(&plain, &url, 1, &[("authorization", &bearer(&revoked))]);
+    assert_eq!(gone.status, 401);
+    assert!(gone.body.contains("revoked"), "{}", gone.body);
+    let wrong = lookup(
+        &plain,
+        &url,
+        1,
+        &[("authorization", &basic("rita", "guess"))],
+    );
+    assert_eq!(wrong.status, 401);
+    assert!(wrong.body.contains("wrong password"), "{}", wrong.body);
+    // A certificate the CA signed but no rule names; Keystone refusals.
+    let stranger = lookup(&agent(&pki, Some(&stranger_cert)), &url, 1, &[]);
+    assert_eq!(stranger.status, 401, "{}", stranger.body);
+    assert_eq!(
+        lookup(&plain, &url, 1, &[("x-auth-token", "ks-unknown")]).status,
+        401
+    );
+    let nobody = lookup(&plain, &url, 1, &[("x-auth-token", "ks-nobody")]);
+    assert_eq!(nobody.status, 401);
+    assert!(
+        nobody.body.contains("none of the Keystone roles"),
+        "{}",
+        nobody.body
+    );
+    // Validations are cached until expiry; Keystone down is 503, never a pass.
+    let before = keystone.validations.load(Ordering::Relaxed);
+    assert_eq!(
+        lookup(&plain, &url, 1, &[("x-auth-token", "ks-reader")]).status,
+        200
+    );
+    assert_eq!(keystone.validations.load(Ordering::Relaxed), before);
+    keystone.stop();
+    let down = lookup(&plain, &url, 1, &[("x-auth-token", "ks-fresh")]);
+    assert_eq!(down.status, 503, "{}", down.body);
+    assert!(down.body.contains("Keystone"), "{}", down.body);
+
+    // Authors show in the access log; failures in /metrics.
+    let metrics = send(
+        &plain,
+        "GET",
+        &format!("{url}/metrics"),
+        "",
+        &[("authorization", &rt)],
+    );
+    assert!(
+        metrics
+            .body
+            .contains("hierad_auth_failures_total{reason=\"missing\"}"),
+        "{}",
+        metrics.body
+    );
+    assert!(
+        metrics
+            .body
+            .contains("hierad_auth_failures_total{reason=\"expired\"} 1"),
+        "{}",
+        metrics.body
+    );
+
+    cli_over_tls(&url, d, &read_token);
+
+    let log = server.stop();
+    assert!(
+        log.contains("principal=\"token:writer\"") || log.contains("principal=token:writer"),
+        "{log}"
+    );
+    assert!(
+        log.contains("route=/api/v1/lookup") || log.contains("route=\"/api/v1/lookup\""),
+        "{log}"
+    );
+    let mut secrets: Vec<&str> = vec![
+        SECRET,
+        "by a test",
+        "svc-pw-Kk55",
+        "svc-token",
+        "ks-reader",
+        "ks-member",
+    ];
+    secrets.extend(passwords.iter().map(|(_, p)| *p));
+    for token in [
+        &read_token,
+        &write_token,
+        &env2_token,
+        &expired,
+        &revoked,
+        &admin_token,
+    ] {
+        secrets.push(token);
+        secrets.push(token.trim_start_matches("hierad_"));
+    }
+    for header in [&rita, &wade, &ella] {
+        secrets.push(header.trim_start_matches("Basic "));
+    }
+    for secret in secrets.iter().filter(|s| s.len() > 4) {
+        assert!(!log.contains(secret), "{secret:?} is in the log:\n{log}");
+    }
+}
+
+/// `hierad config get` over https with each kind of client credentials.
+fn cli_over_tls(url: &str, d: &Path, token: &str) {
+    let get = |extra: &[&str], env: &[(&str, &str)]| {
+        let mut command = Command::new(HIERAD);
+        command
+            .args(["config", "get", "--server", url, "--cacert"])
+            .arg(d.join("ca.pem"))
+            .args([
+                "--env",
+                "1",
+                "--resource",
+                "astute",
+                "--key",
+                "aodh.db_password",
+            ])
+            .args(extra);
+        for (k, v) in env {
+            command.env(k, v);
+        }
+        command.output().unwrap()
+    };
+    let pw = d.join("rita.pw");
+    let (cert, key) = (d.join("reader.pem"), d.join("reader.key"));
+    type Flags<'a> = (&'a [&'a str], &'a [(&'a str, &'a str)]);
+    let ways: [Flags; 3] = [
+        (&[], &[("HIERAD_TOKEN", token)]),
+        (
+            &["--user", "rita", "--password-file", pw.to_str().unwrap()],
+            &[],
+        ),
+        (
+            &[
+                "--client-cert",
+                cert.to_str().unwrap(),
+                "--client-key",
+                key.to_str().unwrap(),
+            ],
+            &[],
+        ),
+    ];
+    for (extra, env) in ways {
+        let out = get(extra, env);
+        assert!(
+            out.status.success() && String::from_utf8_lossy(&out.stdout).contains(SECRET),
+            "{extra:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+    let out = get(&[], &[]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        !out.status.success() && err.contains("authentication required"),
+        "{err}"
+    );
+}
+
+#[test]
+fn listening_beyond_loopback_needs_auth_or_insecure() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("hierad.db");
+    let out = Command::new(HIERAD)
+        .args(["serve", "--no-sample", "--listen", "0.0.0.0:0", "--db"])
+        .arg(&db)
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("refusing to listen on 0.0.0.0:0 without authentication"),
+        "{err}"
+    );
+    assert!(err.contains("--auth FILE"), "{err}");
+    let db = db.into_os_string();
+    let args: Vec<&std::ffi::OsStr> =
+        ["--no-sample", "--listen", "0.0.0.0:0", "--insecure", "--db"]
+            .iter()
+            .map(std::ffi::OsStr::new)
+            .chain([db.as_os_str()])
+            .collect();
+    let server = Server::start(&args, &[]);
+    let log = server.stop();
+    assert!(
+        log.contains("--insecure: serving without authentication"),
+        "{log}"
+    );
+}
