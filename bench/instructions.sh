@@ -3,7 +3,7 @@
 # does not move with the machine's load (requests/s on a shared 2-core
 # machine do), for telling whether a change to the lookup path helps.
 #
-#   bash bench/instructions.sh        # about 5 minutes; needs valgrind
+#   bash bench/instructions.sh        # about a minute after the release build; needs valgrind
 #
 # Each class runs against its own `hierad serve --cache-mib 0` (every
 # request a full lookup) under callgrind, which counts only while the

@@ -25,10 +25,11 @@
 //! - [`server`]: the HTTP server (axum): routes, errors, metrics, shutdown;
 //!   `server/conn.rs` owns the connections (accept loop, limits, timeouts).
 //! - [`ops`]: the ConfigDB operations (create an environment, import a
-//!   tree, export, get/set/override a key, history, restore), one trait
+//!   tree, read what an export writes, get/set/override a key, history,
+//!   restore), one trait
 //!   with a local (store) and a remote (HTTP) implementation; used by the
 //!   CLI, the sample loader and the bench.
-//! - [`bench`]: load testing (`hierad bench`): synthetic environments, the
+//! - [`bench`](mod@bench): load testing (`hierad bench`): synthetic environments, the
 //!   load loop, statistics and charts.
 //! - [`cli`]: one module per subcommand; the only place that parses flags.
 

@@ -590,7 +590,7 @@ fn plan_for(root: &[(String, Hash)], nodes: &[Node]) -> Plan {
     }
 }
 
-/// What [`write`] wrote.
+/// What [`write`](fn@write) wrote.
 #[derive(Debug, Default, PartialEq)]
 pub(crate) struct Written {
     pub(crate) files: usize,

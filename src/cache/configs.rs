@@ -97,12 +97,14 @@ impl Configs {
         }
     }
 
-    /// [`config_for`](crate::lookup::config_for) `request` over `snapshot`, the snapshot published
-    /// at `generation` (or later: read the generation first).
+    /// The configuration `request` runs under
+    /// ([`crate::lookup::load_config`]) over `snapshot`, the
+    /// snapshot published at `generation` (or later: read the generation
+    /// first).
     ///
     /// # Errors
     ///
-    /// As [`config_for`](crate::lookup::config_for) (errors are not kept).
+    /// As [`crate::lookup::load_config`] (errors are not kept).
     pub(crate) fn get(
         &self,
         generation: u64,

@@ -7,7 +7,7 @@
 //! thousand nodes with no data of their own for `globals` all hold the
 //! root's effective `globals`, and a node whose only layer is its own
 //! `astute` values holds that very document (see
-//! [`fold::merge_shared`]). Only slots with data of their own get a cache
+//! [`fold::merge_shared`](super::fold::merge_shared)). Only slots with data of their own get a cache
 //! entry, so the cache grows with the stored data, never with the paths
 //! clients happen to ask about.
 //!

@@ -20,7 +20,7 @@ use std::sync::Arc;
 /// tenth of the server's instructions.
 pub type Hash = IndexMap<Value, Value, foldhash::fast::RandomState>;
 
-/// An ordered set of values (`uniq`, `|`), hashed as [`Hash`] is.
+/// An ordered set of values (`uniq`, `|`), hashed as [`Hash`](type@Hash) is.
 pub(crate) type ValueSet = indexmap::IndexSet<Value, foldhash::fast::RandomState>;
 
 /// A Ruby object as Hiera sees it.
