@@ -16,8 +16,10 @@ FROM rust:1-bookworm AS build
 WORKDIR /src
 COPY Cargo.toml Cargo.lock ./
 COPY src ./src
-# The sample environment is built into the binary (src/sample.rs).
+# The sample environment, and the override_resources schema set on it,
+# are built into the binary (src/sample.rs).
 COPY data ./data
+COPY schemas ./schemas
 RUN cargo build --release --locked --bin hierad
 
 FROM debian:bookworm-slim
