@@ -1,6 +1,6 @@
 //! API errors: every failure becomes `{"error": kind, "message": text}`
-//! with its status; database failures are logged and answered 500 without
-//! their details.
+//! with its status; database failures are logged and answered 503 (the
+//! database is unavailable) or 500 (anything else) without their details.
 
 use crate::api::{BudgetErrorBody, ErrorBody};
 use crate::configdb::{ConfigError, ErrorKind};
@@ -46,6 +46,10 @@ pub(crate) enum ApiError {
         wanted: u64,
         waited: std::time::Duration,
     },
+    /// 503: the database failed (down, unreachable, locked past the busy
+    /// timeout): the request may succeed once it is back. The text is the
+    /// database's error, for the log only.
+    Unavailable(String),
     /// 500: the store failed.
     Internal(String),
     /// 500: a handler panicked (the server goes on).
@@ -70,6 +74,7 @@ impl From<StoreError> for ApiError {
     fn from(e: StoreError) -> ApiError {
         match e {
             StoreError::Config(e) => e.into(),
+            StoreError::Database(e) => ApiError::Unavailable(e.to_string()),
             other => ApiError::Internal(other.to_string()),
         }
     }
@@ -150,6 +155,19 @@ impl IntoResponse for ApiError {
                     waited.as_millis()
                 );
                 let mut answer = error_response(StatusCode::SERVICE_UNAVAILABLE, "behind", message);
+                answer
+                    .headers_mut()
+                    .insert(header::RETRY_AFTER, header::HeaderValue::from_static("1"));
+                return answer;
+            }
+            ApiError::Unavailable(m) => {
+                tracing::warn!(error = %m, "request refused: the database is unavailable");
+                let message = "the database is unavailable, so this request cannot be served now: \
+                     writes are refused, lookups answer from the last snapshot (see /healthz); \
+                     retry once the database is back (the server's log has the database's error)"
+                    .to_owned();
+                let mut answer =
+                    error_response(StatusCode::SERVICE_UNAVAILABLE, "unavailable", message);
                 answer
                     .headers_mut()
                     .insert(header::RETRY_AFTER, header::HeaderValue::from_static("1"));

@@ -108,6 +108,8 @@ pub(crate) struct Metrics {
     versions_pruned: Counter,
     sync_age: Gauge<f64, std::sync::atomic::AtomicU64>,
     stale: Gauge,
+    database_up: Gauge,
+    database_down_since: Gauge,
     auth_failures: Family<AuthLabels, Counter>,
     auth_throttled: Counter,
 }
@@ -214,6 +216,19 @@ impl Metrics {
             "1 while this server is stale (sync age past --max-lag; /readyz answers 503)",
             stale.clone(),
         );
+        let database_up = Gauge::default();
+        database_up.set(1);
+        registry.register(
+            "database_up",
+            "1 while this server's last catch-up with the database worked, 0 while it fails",
+            database_up.clone(),
+        );
+        let database_down_since = Gauge::default();
+        registry.register(
+            "database_down_since_timestamp_seconds",
+            "When (Unix seconds) the current run of failed catch-ups began; 0 while they work",
+            database_down_since.clone(),
+        );
         let auth_failures = Family::<AuthLabels, Counter>::default();
         registry.register(
             "auth_failures",
@@ -232,6 +247,8 @@ impl Metrics {
             registry,
             sync_age,
             stale,
+            database_up,
+            database_down_since,
             requests,
             latency,
             cache,
@@ -299,6 +316,13 @@ impl Metrics {
     pub(crate) fn set_sync_age(&self, age: std::time::Duration, stale: bool) {
         self.sync_age.set(age.as_secs_f64());
         self.stale.set(i64::from(stale));
+    }
+
+    /// Whether catching up with the database works, and if not since when.
+    pub(crate) fn set_database_down_since(&self, since: Option<jiff::Timestamp>) {
+        self.database_up.set(i64::from(since.is_none()));
+        self.database_down_since
+            .set(since.map_or(0, |t| t.as_second()));
     }
 
     pub(crate) fn set_database_size(&self, size: &crate::store::DatabaseSize) {

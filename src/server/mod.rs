@@ -39,7 +39,8 @@ use tokio::net::TcpListener;
 /// that pulled one for a bad document would pull them all, while every
 /// other document is served.
 /// A stale server (see /readyz) says so too, still 200: it answers
-/// lookups from its last snapshot.
+/// lookups from its last snapshot; while catching up with the database
+/// fails, a `database:` line says since when and the latest error.
 async fn health(axum::extract::State(state): axum::extract::State<AppState>) -> String {
     let snapshot = state.snapshot();
     let bad = snapshot.unreadable();
@@ -55,7 +56,33 @@ async fn health(axum::extract::State(state): axum::extract::State<AppState>) -> 
         text.push_str(&stale);
         text.push('\n');
     }
+    if let Some(failure) = state.failure() {
+        text.push_str(&failing_line(&failure));
+    }
     text
+}
+
+/// The `/healthz` line of a run of failed catch-ups: since when, and the
+/// database's latest error (its first line, at most 300 bytes: a
+/// database's error names what failed, never a document's content).
+fn failing_line(failure: &state::Failure) -> String {
+    let error = failure.error.lines().next().unwrap_or_default();
+    let mut cut = error.len().min(300);
+    while !error.is_char_boundary(cut) {
+        cut -= 1;
+    }
+    let seconds = jiff::Timestamp::now()
+        .duration_since(failure.since)
+        .as_secs_f64()
+        .max(0.0);
+    format!(
+        "database: catching up has failed since {} ({seconds:.1} s): {}\n",
+        failure
+            .since
+            .round(jiff::Unit::Second)
+            .unwrap_or(failure.since),
+        &error[..cut]
+    )
 }
 
 /// For a balancer: 200 `ready` while this server serves the database's

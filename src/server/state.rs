@@ -43,6 +43,9 @@ struct Inner {
     /// When this server last confirmed that it serves the database's
     /// newest generation (milliseconds since `started`).
     synced_ms: AtomicU64,
+    /// Since when catching up has failed, and its latest error (`None`
+    /// while it works).
+    failure: std::sync::Mutex<Option<Failure>>,
     started: Instant,
     cache: AnswerCache,
     /// Keyed by generation too: a write may change an environment's
@@ -93,6 +96,7 @@ impl AppState {
                 generation: AtomicU64::new(generation),
                 published: tokio::sync::watch::Sender::new(generation),
                 synced_ms: AtomicU64::new(0),
+                failure: std::sync::Mutex::new(None),
                 started: Instant::now(),
                 cache,
                 configs: Configs::new(),
@@ -249,6 +253,32 @@ impl AppState {
     ///
     /// The store cannot be read; the published snapshot stays.
     pub(crate) async fn catch_up(&self) -> Result<u64, ApiError> {
+        let outcome = self.try_catch_up().await;
+        let mut failure = self
+            .inner
+            .failure
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        match &outcome {
+            Ok(_) => *failure = None,
+            Err(e) => {
+                let error = match e {
+                    ApiError::Unavailable(m) | ApiError::Internal(m) => m.clone(),
+                    other => format!("{other:?}"),
+                };
+                let since = failure
+                    .as_ref()
+                    .map_or_else(jiff::Timestamp::now, |f| f.since);
+                *failure = Some(Failure { since, error });
+            }
+        }
+        self.inner
+            .metrics
+            .set_database_down_since(failure.as_ref().map(|f| f.since));
+        outcome
+    }
+
+    async fn try_catch_up(&self) -> Result<u64, ApiError> {
         let asked = Instant::now();
         let newest = self.read(|store| Ok(store.generation()?)).await?;
         if newest == self.generation() {
@@ -278,6 +308,16 @@ impl AppState {
     pub(crate) fn sync_age(&self) -> Duration {
         let synced = Duration::from_millis(self.inner.synced_ms.load(Ordering::Acquire));
         self.inner.started.elapsed().saturating_sub(synced)
+    }
+
+    /// Since when catching up with the database has failed, and its latest
+    /// error; `None` while it works.
+    pub(crate) fn failure(&self) -> Option<Failure> {
+        self.inner
+            .failure
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .clone()
     }
 
     /// Why this server should not get requests from a balancer, if it
@@ -341,6 +381,16 @@ impl AppState {
         self.inner.cache.clear();
         self.inner.metrics.set_generation(generation);
     }
+}
+
+/// A run of failed catch-ups.
+#[derive(Clone, Debug)]
+pub(crate) struct Failure {
+    /// When the first one failed.
+    pub(crate) since: jiff::Timestamp,
+    /// What the latest one said (the database's error: no document
+    /// content, which never reaches the store's errors).
+    pub(crate) error: String,
 }
 
 /// The snapshot after what the store committed past `since`, derived from

@@ -9,29 +9,67 @@
 //! changes only for writes a snapshot can see (pruning and retention
 //! settings leave it alone).
 
+//!
+//! While catching up fails (the database down), the pause between tries
+//! doubles from `--sync-every` up to [`MAX_BACKOFF`], so a replica does not
+//! hammer a database that is restarting, and recovers within that bound of
+//! its return. One log line when it breaks, one when it recovers.
+
 use super::state::AppState;
+use std::time::Duration;
+
+/// The longest pause between two tries while catching up fails.
+pub(crate) const MAX_BACKOFF: Duration = Duration::from_secs(1);
 
 /// Runs the catch-up task on the current runtime until the runtime stops.
 pub(crate) fn spawn(state: AppState) {
     tokio::spawn(async move {
-        let mut ticks = tokio::time::interval(state.settings().sync_every);
-        ticks.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
-        // Logged once per run of failures, not on every tick.
+        let every = state.settings().sync_every;
+        let mut pause = every;
+        // Logged once per run of failures, not on every try.
         let mut failing = false;
         loop {
-            ticks.tick().await;
+            tokio::time::sleep(pause).await;
             match state.catch_up().await {
-                Ok(_) if failing => {
-                    failing = false;
-                    tracing::info!("catching up with the database works again");
+                Ok(_) => {
+                    if failing {
+                        failing = false;
+                        tracing::info!("catching up with the database works again");
+                    }
+                    pause = every;
                 }
-                Ok(_) => {}
-                Err(e) if !failing => {
-                    failing = true;
-                    tracing::error!(error = ?e, "cannot catch up with the database; serving the last snapshot");
+                Err(e) => {
+                    if !failing {
+                        failing = true;
+                        tracing::error!(error = ?e, "cannot catch up with the database; serving the last snapshot, retrying with backoff");
+                    }
+                    pause = next_pause(pause, every);
                 }
-                Err(_) => {}
             }
         }
     });
+}
+
+/// The pause after a failed try that followed a pause of `last`.
+fn next_pause(last: Duration, every: Duration) -> Duration {
+    last.saturating_mul(2).min(MAX_BACKOFF.max(every))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_pause_doubles_up_to_the_bound_and_never_below_sync_every() {
+        let every = Duration::from_millis(20);
+        let mut pause = every;
+        let mut seen = Vec::new();
+        for _ in 0..10 {
+            pause = next_pause(pause, every);
+            seen.push(pause.as_millis());
+        }
+        assert_eq!(seen, [40, 80, 160, 320, 640, 1000, 1000, 1000, 1000, 1000]);
+        let slow = Duration::from_secs(3600);
+        assert_eq!(next_pause(slow, slow), slow);
+    }
 }

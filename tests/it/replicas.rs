@@ -360,19 +360,65 @@ fn a_server_that_cannot_catch_up_says_stale_and_unready_and_recovers() {
     let health = get("/healthz");
     assert_eq!(health.status, 200);
     assert!(health.body.starts_with("ok\nstale: "), "{}", health.body);
-    assert!(get("/metrics").body.lines().any(|l| l == "hierad_stale 1"));
+    assert!(
+        health
+            .body
+            .contains("\ndatabase: catching up has failed since 20"),
+        "{}",
+        health.body
+    );
+    assert!(
+        health.body.contains("no such table: generation"),
+        "{}",
+        health.body
+    );
+    let metrics = get("/metrics").body;
+    assert!(metrics.lines().any(|l| l == "hierad_stale 1"), "{metrics}");
+    assert!(
+        metrics.lines().any(|l| l == "hierad_database_up 0"),
+        "{metrics}"
+    );
+    assert!(
+        metrics.lines().any(
+            |l| l.starts_with("hierad_database_down_since_timestamp_seconds 1") && l.len() > 50
+        ),
+        "{metrics}"
+    );
     // Lookups go on from the last snapshot.
     assert_eq!(
         lookup(url, "deployment_id", &["astute"]),
         json!({"found": true, "value": 15})
     );
+    // Writes are refused with 503, saying why, and store nothing.
+    let before = get(GLOBALS).json();
+    let refused = put(url, GLOBALS, &json!({"during": "the fault"}), &[]);
+    assert_eq!(refused.status, 503, "{}", refused.body);
+    assert_eq!(refused.json()["error"], "unavailable");
+    let message = refused.json()["message"].as_str().unwrap().to_owned();
+    assert!(
+        message.starts_with("the database is unavailable") && message.contains("retry"),
+        "{message}"
+    );
+    assert!(!message.contains("no such table"), "{message}");
     conn.execute_batch("ALTER TABLE generation_away RENAME TO generation")
         .unwrap();
     until("/readyz after the repair", &json!(200), || {
         json!(get("/readyz").status)
     });
     assert_eq!(get("/healthz").body, "ok\n");
-    assert!(get("/metrics").body.lines().any(|l| l == "hierad_stale 0"));
+    let metrics = get("/metrics").body;
+    assert!(metrics.lines().any(|l| l == "hierad_stale 0"), "{metrics}");
+    assert!(
+        metrics.lines().any(|l| l == "hierad_database_up 1"),
+        "{metrics}"
+    );
+    assert_eq!(
+        get(GLOBALS).json(),
+        before,
+        "the refused write left nothing"
+    );
+    let written = put(url, GLOBALS, &json!({"after": "the fault"}), &[]);
+    assert_eq!(written.status, 204, "{}", written.body);
 }
 
 #[test]
