@@ -401,12 +401,16 @@ impl ImportSummary {
 }
 
 /// One version of a document (`…/history`, `…/restore`).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub(crate) struct Version {
     pub(crate) version: u64,
     pub(crate) created_at: i64,
     pub(crate) size: usize,
     pub(crate) deleted: bool,
+    /// Who wrote it (`null`: written before hierad recorded authors; a
+    /// server that predates them sends none).
+    #[serde(default)]
+    pub(crate) author: Option<String>,
 }
 
 impl From<&configdb::Version> for Version {
@@ -416,6 +420,7 @@ impl From<&configdb::Version> for Version {
             created_at: v.created_at,
             size: v.size,
             deleted: v.deleted,
+            author: v.author.clone(),
         }
     }
 }
@@ -427,6 +432,7 @@ impl From<Version> for configdb::Version {
             created_at: v.created_at,
             size: v.size,
             deleted: v.deleted,
+            author: v.author,
         }
     }
 }
@@ -628,9 +634,10 @@ mod tests {
                     created_at: 5,
                     size: 9,
                     deleted: false,
+                    author: Some("alice".into()),
                 })
                 .unwrap(),
-                r#"{"version":2,"created_at":5,"size":9,"deleted":false}"#,
+                r#"{"version":2,"created_at":5,"size":9,"deleted":false,"author":"alice"}"#,
             ),
         ];
         for (got, want) in cases {

@@ -6,8 +6,9 @@
 //! the repaired documents).
 
 use crate::configdb::UnreadableDocument;
+use crate::ops::local::local_author;
 use crate::settings::DEFAULT_DB;
-use crate::store::{SqliteStore, Store};
+use crate::store::{DocWrite, SqliteStore, Store, WriteCtx};
 use anyhow::Context;
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -62,6 +63,8 @@ pub(crate) fn run(args: Args) -> anyhow::Result<ExitCode> {
 /// Mends one document; says what was done.
 fn repair(store: &SqliteStore, doc: &UnreadableDocument) -> anyhow::Result<String> {
     let at = &doc.at;
+    let author = local_author();
+    let by = WriteCtx::by(&author);
     let mut older: Vec<_> = store
         .history(at)?
         .into_iter()
@@ -74,14 +77,14 @@ fn repair(store: &SqliteStore, doc: &UnreadableDocument) -> anyhow::Result<Strin
         if store.get(at, Some(version.number)).is_err() {
             continue;
         }
-        if let Ok(new) = store.restore(at, version.number) {
+        if let Ok(new) = store.write_document(at, DocWrite::Restore(version.number), by) {
             return Ok(format!(
                 "repaired: the {at}: version {} restored as version {} (version {} was unreadable: {})",
                 version.number, new.number, doc.version, doc.reason
             ));
         }
     }
-    let marker = store.delete(at)?;
+    let marker = store.write_document(at, DocWrite::Delete, by)?;
     Ok(format!(
         "repaired: the {at}: deleted as version {} (no readable version; version {} was unreadable: {})",
         marker.number, doc.version, doc.reason

@@ -130,7 +130,7 @@ impl FromStr for DocKind {
 }
 
 /// One version of one document.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub(crate) struct Version {
     /// 1, 2, … per document.
     pub(crate) number: u64,
@@ -141,6 +141,10 @@ pub(crate) struct Version {
     /// A deletion marker: the document was removed at this version (its
     /// content reads as empty). Deleting by a marker keeps the history.
     pub(crate) deleted: bool,
+    /// Who wrote it: the principal's name (docs/security.md), or
+    /// `local:<user>` for a process writing the database file itself;
+    /// `None` for versions written before hierad recorded authors.
+    pub(crate) author: Option<String>,
 }
 
 /// Which document: environment, level path, resource and kind. Two

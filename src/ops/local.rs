@@ -8,18 +8,44 @@ use crate::configdb::{
     NewComponent, NewEnvironment, NotFound, Version, fold::fold, keypath,
 };
 use crate::hiera::{Hash, Value};
-use crate::store::{ImportBatch, ImportDoc, Store, StoreError};
+use crate::store::{DocWrite, ImportBatch, ImportDoc, Store, StoreError, WriteCtx};
 use std::sync::Arc;
 
 /// The operations on a store this process holds.
 #[derive(Clone)]
 pub(crate) struct Local {
     store: Arc<dyn Store>,
+    /// The author of every version written ([`local_author`]).
+    author: String,
 }
 
 impl Local {
+    /// The operations on `store`, written by [`local_author`].
     pub(crate) fn new(store: Arc<dyn Store>) -> Local {
-        Local { store }
+        Local {
+            store,
+            author: local_author(),
+        }
+    }
+
+    fn ctx(&self) -> WriteCtx<'_> {
+        WriteCtx::by(&self.author)
+    }
+}
+
+/// Who writes when a process writes the database file itself (`hierad
+/// config --db`, `doctor --repair`, `serve --import`): `local:` and the
+/// Unix user (`$USER`, else `$LOGNAME`, else `uid=N`). Such a process
+/// bypasses the server's authentication, so this says where a version
+/// came from rather than proving who.
+pub(crate) fn local_author() -> String {
+    let named = ["USER", "LOGNAME"]
+        .iter()
+        .filter_map(|var| std::env::var(var).ok())
+        .find(|name| !name.is_empty() && !name.chars().any(char::is_control));
+    match named {
+        Some(name) => format!("local:{name}"),
+        None => format!("local:uid={}", rustix::process::getuid().as_raw()),
     }
 }
 
@@ -88,6 +114,7 @@ impl ConfigOps for Local {
             documents: Vec::new(),
             replace: Vec::new(),
             define_missing_in: Some(ComponentRef::Id(*first)),
+            author: Some(self.author.clone()),
         };
         for (path, files) in levels {
             batch.documents.extend(files.iter().map(|f| ImportDoc {
@@ -148,15 +175,17 @@ impl ConfigOps for Local {
 
     fn put(&self, at: &DocAddress, doc: &Hash) -> Result<()> {
         self.store.check_registered(at.env, &at.path)?;
-        self.store.put(at, doc)?;
+        self.store
+            .write_document(at, DocWrite::Put(doc), self.ctx())?;
         Ok(())
     }
 
     fn set_key(&self, at: &DocAddress, key: &KeyPath, value: &Value) -> Result<()> {
         self.store.check_registered(at.env, &at.path)?;
-        self.store.update(at, &mut |doc| {
-            keypath::set(doc, key, value.clone()).map_err(ConfigError::from)
-        })?;
+        let mut edit =
+            |doc: &mut Hash| keypath::set(doc, key, value.clone()).map_err(ConfigError::from);
+        self.store
+            .write_document(at, DocWrite::Update(&mut edit), self.ctx())?;
         Ok(())
     }
 
@@ -167,12 +196,15 @@ impl ConfigOps for Local {
 
     fn restore(&self, at: &DocAddress, version: u64) -> Result<Version> {
         self.store.check_registered(at.env, &at.path)?;
-        Ok(self.store.restore(at, version)?)
+        Ok(self
+            .store
+            .write_document(at, DocWrite::Restore(version), self.ctx())?)
     }
 
     fn delete(&self, at: &DocAddress) -> Result<()> {
         self.store.check_registered(at.env, &at.path)?;
-        self.store.delete(at)?;
+        self.store
+            .write_document(at, DocWrite::Delete, self.ctx())?;
         Ok(())
     }
 

@@ -9,19 +9,19 @@ use super::error::ApiError;
 use super::registers;
 use super::state::AppState;
 use crate::api;
+use crate::auth::Principal;
 use crate::configdb::{
     ComponentRef, DocAddress, DocKind, KeyPath, LevelPath, NewComponent, NewEnvironment, Retention,
     Version, keypath,
 };
 use crate::hiera::{Hash, Value};
-use crate::store::{DocWrite, ImportBatch, ImportDoc};
+use crate::store::{DocWrite, ImportBatch, ImportDoc, WriteCtx};
 use crate::wire;
-use axum::Json;
-use axum::Router;
 use axum::extract::{OriginalUri, Path, Query, State};
 use axum::http::{HeaderMap, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
+use axum::{Extension, Json, Router};
 use serde::Deserialize;
 use std::collections::HashMap;
 
@@ -298,6 +298,7 @@ async fn hierarchy_levels(
 
 async fn import(
     State(state): State<AppState>,
+    Extension(who): Extension<Principal>,
     Path(env): Path<String>,
     LimitedBytes(bytes): LimitedBytes,
 ) -> Result<Json<api::ImportSummary>, ApiError> {
@@ -363,6 +364,7 @@ async fn import(
             Vec::new()
         },
         define_missing_in: component,
+        author: Some(who.name.to_string()),
     };
     let report = state
         .write(move |store| {
@@ -517,7 +519,7 @@ async fn get_document(
                 }
                 (None, false) => {
                     let stored = snapshot.stored(env, &at.path, &at.resource, at.kind)?;
-                    latest = stored.map(|d| d.version);
+                    latest = stored.map(|d| d.version.clone());
                     stored.map(|d| d.content.clone()).unwrap_or_default()
                 }
             };
@@ -536,6 +538,7 @@ async fn get_document(
 
 async fn put_document(
     State(state): State<AppState>,
+    Extension(who): Extension<Principal>,
     Path((env, rest)): Path<(String, String)>,
     headers: HeaderMap,
     OriginalUri(uri): OriginalUri,
@@ -567,7 +570,9 @@ async fn put_document(
         Target::Document => {
             let doc = document(body)?;
             state
-                .write(move |store| Ok(store.write_document(&at, DocWrite::Put(&doc), expected)?))
+                .write(move |store| {
+                    Ok(store.write_document(&at, DocWrite::Put(&doc), by(&who, expected))?)
+                })
                 .await?
         }
         Target::Key(key) => {
@@ -581,7 +586,11 @@ async fn put_document(
                         keypath::set(doc, &key, value.take().unwrap_or(Value::Nil))?;
                         Ok(())
                     };
-                    Ok(store.write_document(&at, DocWrite::Update(&mut edit), expected)?)
+                    Ok(store.write_document(
+                        &at,
+                        DocWrite::Update(&mut edit),
+                        by(&who, expected),
+                    )?)
                 })
                 .await?
         }
@@ -597,6 +606,15 @@ async fn put_document(
     ))
 }
 
+/// A write by the request's principal (the version's author) on the
+/// request's `If-Match`.
+fn by(who: &Principal, expected: Option<u64>) -> WriteCtx<'_> {
+    WriteCtx {
+        author: Some(&who.name),
+        expected,
+    }
+}
+
 /// `response` with the version a write made (or a read found) in
 /// `X-Hierad-Version`, for a later `If-Match`.
 fn with_version(mut response: Response, version: &Version) -> Response {
@@ -609,6 +627,7 @@ fn with_version(mut response: Response, version: &Version) -> Response {
 
 async fn delete_document(
     State(state): State<AppState>,
+    Extension(who): Extension<Principal>,
     Path((env, rest)): Path<(String, String)>,
     headers: HeaderMap,
 ) -> Result<Response, ApiError> {
@@ -623,7 +642,7 @@ async fn delete_document(
     }
     let expected = consistency::if_match(&headers)?;
     let marker = state
-        .write(move |store| Ok(store.write_document(&at, DocWrite::Delete, expected)?))
+        .write(move |store| Ok(store.write_document(&at, DocWrite::Delete, by(&who, expected))?))
         .await?;
     Ok(with_version(
         StatusCode::NO_CONTENT.into_response(),
@@ -633,6 +652,7 @@ async fn delete_document(
 
 async fn post_document(
     State(state): State<AppState>,
+    Extension(who): Extension<Principal>,
     Path((env, rest)): Path<(String, String)>,
     Query(query): Query<HashMap<String, String>>,
     headers: HeaderMap,
@@ -653,7 +673,9 @@ async fn post_document(
         .map_err(|_| ApiError::BadRequest("version must be a number".to_owned()))?;
     let expected = consistency::if_match(&headers)?;
     let restored = state
-        .write(move |store| Ok(store.write_document(&at, DocWrite::Restore(version), expected)?))
+        .write(move |store| {
+            Ok(store.write_document(&at, DocWrite::Restore(version), by(&who, expected))?)
+        })
         .await?;
     let response = (StatusCode::CREATED, Json(api::Version::from(&restored))).into_response();
     Ok(with_version(response, &restored))

@@ -132,6 +132,12 @@ pub(crate) const MIGRATIONS: &[&str] = &[
     r#"
     ALTER TABLE resource_definitions ADD COLUMN content TEXT;
     "#,
+    // 6: who wrote each version (issue 10): the principal's name, or
+    // `local:<user>` for a process on the database file (`hierad config
+    // --db`, `doctor`, `serve --import`); NULL for versions written before.
+    r#"
+    ALTER TABLE documents ADD COLUMN author TEXT;
+    "#,
 ];
 
 /// Brings the schema up to date, running each missing migration once.

@@ -104,6 +104,9 @@ pub(crate) struct ImportDoc {
 pub(crate) struct ImportBatch {
     pub(crate) env: i64,
     pub(crate) documents: Vec<ImportDoc>,
+    /// Who writes: recorded with every version the import makes (see
+    /// [`WriteCtx::author`]).
+    pub(crate) author: Option<String>,
     /// (path, kind) pairs whose slot must end up holding exactly the
     /// batch's documents of that kind: every other live document there
     /// gets a deletion marker. `hierad import DIR --replace` at
@@ -128,6 +131,30 @@ pub(crate) struct ImportReport {
     pub(crate) deleted: Vec<(DocAddress, Version)>,
     /// Resource names newly defined (from `define_missing_in`).
     pub(crate) defined: Vec<String>,
+}
+
+/// Who writes, and on what condition: what every document write takes
+/// besides the document itself ([`Store::write_document`]; an
+/// [`ImportBatch`] names its own `author`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub(crate) struct WriteCtx<'a> {
+    /// Recorded with every version the write makes ([`Version::author`]):
+    /// the principal's name, or `local:<user>` for a process on the
+    /// database file ([`crate::ops::local_author`]). `None`: unknown.
+    pub(crate) author: Option<&'a str>,
+    /// The latest version number the document must have (0: never
+    /// written; a deletion marker counts): HTTP `If-Match`.
+    pub(crate) expected: Option<u64>,
+}
+
+impl<'a> WriteCtx<'a> {
+    /// An unconditional write by `author`.
+    pub(crate) fn by(author: &'a str) -> Self {
+        WriteCtx {
+            author: Some(author),
+            expected: None,
+        }
+    }
 }
 
 /// One write of one document ([`Store::write_document`]).
@@ -247,25 +274,31 @@ pub(crate) trait Store: Send + Sync {
     fn database_size(&self) -> Result<DatabaseSize>;
 
     /// Writes one document as `write` says (see the methods below for
-    /// each write's errors). With `expected`, first checks inside the
-    /// write's transaction that the document's latest version is that
-    /// number (0: never written; a deletion marker counts): Stale
-    /// otherwise, and nothing is written. The conditional write (HTTP
-    /// `If-Match`) of writers that must not overwrite each other.
+    /// each write's errors), recording `ctx.author` with the new version.
+    /// With `ctx.expected`, first checks inside the write's transaction
+    /// that the document's latest version is that number (0: never
+    /// written; a deletion marker counts): Stale otherwise, and nothing is
+    /// written. The conditional write (HTTP `If-Match`) of writers that
+    /// must not overwrite each other.
     fn write_document(
         &self,
         at: &DocAddress,
         write: DocWrite<'_>,
-        expected: Option<u64>,
+        ctx: WriteCtx<'_>,
     ) -> Result<Version>;
+
+    // The shorthands below write with no author (`WriteCtx::default()`):
+    // the tests' writes. Everything else says who writes, through
+    // `write_document` or `ImportBatch::author`.
 
     /// Writes a new version of a document. NotFound: the environment, a
     /// level, or the resource (not defined in the environment). Invalid:
     /// the path does not fit the environment's levels; the document does
     /// not match its resource's schema ([`Invalid::Schema`], as for every
     /// document write: update, restore, import).
+    #[cfg(test)]
     fn put(&self, at: &DocAddress, doc: &Hash) -> Result<Version> {
-        self.write_document(at, DocWrite::Put(doc), None)
+        self.write_document(at, DocWrite::Put(doc), WriteCtx::default())
     }
 
     /// Edits the latest live content (an empty Hash if there is none) and
@@ -273,12 +306,13 @@ pub(crate) trait Store: Send + Sync {
     /// key-level change (`config override --key a.b`) cannot lose a
     /// concurrent writer's change. An error from `edit` writes nothing and
     /// is returned. Errors otherwise as `put`.
+    #[cfg(test)]
     fn update(
         &self,
         at: &DocAddress,
         edit: &mut dyn FnMut(&mut Hash) -> Result<(), ConfigError>,
     ) -> Result<Version> {
-        self.write_document(at, DocWrite::Update(edit), None)
+        self.write_document(at, DocWrite::Update(edit), WriteCtx::default())
     }
 
     /// A version of a document (`None`: the latest); `Ok(None)` if it was
@@ -291,14 +325,16 @@ pub(crate) trait Store: Send + Sync {
 
     /// Writes a new version holding the content of an old one. NotFound:
     /// no such version. Invalid: it is a deletion marker.
+    #[cfg(test)]
     fn restore(&self, at: &DocAddress, version: u64) -> Result<Version> {
-        self.write_document(at, DocWrite::Restore(version), None)
+        self.write_document(at, DocWrite::Restore(version), WriteCtx::default())
     }
 
     /// Writes a deletion marker. NotFound: the document has no live
     /// version (never written, or already deleted).
+    #[cfg(test)]
     fn delete(&self, at: &DocAddress) -> Result<Version> {
-        self.write_document(at, DocWrite::Delete, None)
+        self.write_document(at, DocWrite::Delete, WriteCtx::default())
     }
 
     /// Writes a batch of documents in one transaction: all or nothing.

@@ -15,6 +15,7 @@ use super::migrations::{self, MIGRATIONS};
 use super::packing::{self, Packing};
 use super::{
     DatabaseSize, DocWrite, ImportBatch, ImportReport, PruneReport, Result, Store, StoreError,
+    WriteCtx,
 };
 use crate::configdb::model::{check_component_name, check_level_name, check_resource_name};
 use crate::configdb::{
@@ -141,12 +142,19 @@ fn decode(what: impl FnOnce() -> String, text: &str) -> Result<Hash> {
     }
 }
 
-fn version_from(number: i64, created_at: i64, size: i64, deleted: bool) -> Version {
+fn version_from(
+    number: i64,
+    created_at: i64,
+    size: i64,
+    deleted: bool,
+    author: Option<String>,
+) -> Version {
     Version {
         number: u64::try_from(number).unwrap_or_default(),
         created_at,
         size: usize::try_from(size).unwrap_or_default(),
         deleted,
+        author,
     }
 }
 
@@ -385,7 +393,7 @@ fn define_resources(tx: &Connection, component: i64, names: &[String]) -> Result
 fn head(tx: &Connection, at: &DocAddress) -> Result<Option<(Version, String)>> {
     let (level, value) = slot_of(&at.path);
     tx.prepare_cached(
-        "SELECT d.version, d.created_at, d.size, d.deleted, d.content
+        "SELECT d.version, d.created_at, d.size, d.deleted, d.content, d.author
          FROM heads h JOIN documents d USING
              (environment_id, level, level_value, resource, kind, version)
          WHERE h.environment_id = ?1 AND h.level = ?2 AND h.level_value = ?3
@@ -395,7 +403,7 @@ fn head(tx: &Connection, at: &DocAddress) -> Result<Option<(Version, String)>> {
         params![at.env, level, value, at.resource, at.kind.as_str()],
         |r| {
             Ok((
-                version_from(r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?),
+                version_from(r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?, r.get(5)?),
                 r.get(4)?,
             ))
         },
@@ -410,7 +418,8 @@ fn head(tx: &Connection, at: &DocAddress) -> Result<Option<(Version, String)>> {
 fn version_row(tx: &Connection, at: &DocAddress, n: u64) -> Result<Option<(Version, String)>> {
     let (level, value) = slot_of(&at.path);
     let mut stmt = tx.prepare_cached(
-        "SELECT version, created_at, size, deleted, packing, content, packed FROM documents
+        "SELECT version, created_at, size, deleted, packing, content, packed, author
+         FROM documents
          WHERE environment_id = ?1 AND level = ?2 AND level_value = ?3
            AND resource = ?4 AND kind = ?5 AND version >= ?6 ORDER BY version",
     )?;
@@ -435,7 +444,13 @@ fn version_row(tx: &Connection, at: &DocAddress, n: u64) -> Result<Option<(Versi
                 }),
             };
         };
-        let version = version_from(row.get(0)?, row.get(1)?, row.get(2)?, row.get(3)?);
+        let version = version_from(
+            row.get(0)?,
+            row.get(1)?,
+            row.get(2)?,
+            row.get(3)?,
+            row.get(7)?,
+        );
         let expected = n + deltas.len() as u64;
         if version.number != expected {
             if deltas.is_empty() {
@@ -475,6 +490,7 @@ fn append(
     log: &mut Log,
     at: &DocAddress,
     content: Option<&str>,
+    author: Option<&str>,
 ) -> Result<Version> {
     log.document(at);
     let (level, value) = slot_of(&at.path);
@@ -486,11 +502,12 @@ fn append(
         now(),
         text.len() as i64,
         content.is_none(),
+        author.map(str::to_owned),
     );
     tx.prepare_cached(
         "INSERT INTO documents (environment_id, level, level_value, resource, kind,
-                                version, created_at, deleted, size, content)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
+                                version, created_at, deleted, size, content, author)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)",
     )?
     .execute(params![
         at.env,
@@ -502,7 +519,8 @@ fn append(
         version.created_at,
         version.deleted,
         text.len() as i64,
-        text
+        text,
+        author
     ])?;
     tx.prepare_cached(
         "INSERT INTO heads (environment_id, level, level_value, resource, kind, version)
@@ -978,7 +996,7 @@ impl Store for SqliteStore {
         &self,
         at: &DocAddress,
         write: DocWrite<'_>,
-        expected: Option<u64>,
+        ctx: WriteCtx<'_>,
     ) -> Result<Version> {
         let put_text = match &write {
             DocWrite::Put(doc) => {
@@ -990,7 +1008,7 @@ impl Store for SqliteStore {
         self.write(|tx, log| {
             EnvContext::load(tx, at.env)?.check(at)?;
             let latest = head(tx, at)?;
-            if let Some(expected) = expected {
+            if let Some(expected) = ctx.expected {
                 let number = latest.as_ref().map_or(0, |(v, _)| v.number);
                 if number != expected {
                     return Err(ConfigError::from(Stale {
@@ -1021,12 +1039,12 @@ impl Store for SqliteStore {
                 DocWrite::Restore(version) => restorable(tx, at, version)?,
                 DocWrite::Delete => {
                     return match latest {
-                        Some((v, _)) if !v.deleted => append(tx, log, at, None),
+                        Some((v, _)) if !v.deleted => append(tx, log, at, None, ctx.author),
                         _ => Err(NotFound::Document(at.clone()).into()),
                     };
                 }
             };
-            append(tx, log, at, Some(&text))
+            append(tx, log, at, Some(&text), ctx.author)
         })
     }
 
@@ -1060,13 +1078,21 @@ impl Store for SqliteStore {
             EnvContext::load(tx, at.env)?.check(at)?;
             let (level, value) = slot_of(&at.path);
             tx.prepare_cached(
-                "SELECT version, created_at, size, deleted FROM documents
+                "SELECT version, created_at, size, deleted, author FROM documents
                  WHERE environment_id = ?1 AND level = ?2 AND level_value = ?3
                    AND resource = ?4 AND kind = ?5 ORDER BY version",
             )?
             .query_map(
                 params![at.env, level, value, at.resource, at.kind.as_str()],
-                |r| Ok(version_from(r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)),
+                |r| {
+                    Ok(version_from(
+                        r.get(0)?,
+                        r.get(1)?,
+                        r.get(2)?,
+                        r.get(3)?,
+                        r.get(4)?,
+                    ))
+                },
             )?
             .collect::<rusqlite::Result<_>>()
             .map_err(Into::into)
@@ -1079,6 +1105,7 @@ impl Store for SqliteStore {
             check_depth(&at, &doc.content)?;
         }
         let texts: Vec<String> = batch.documents.iter().map(|d| encode(&d.content)).collect();
+        let author = batch.author.as_deref();
         self.write(|tx, log| {
             let mut ctx = EnvContext::load(tx, batch.env)?;
             let mut report = ImportReport::default();
@@ -1120,7 +1147,7 @@ impl Store for SqliteStore {
                 match head(tx, &at)? {
                     Some((v, old)) if !v.deleted && old == *text => report.unchanged.push(at),
                     _ => {
-                        let v = append(tx, log, &at, Some(text))?;
+                        let v = append(tx, log, &at, Some(text), author)?;
                         report.written.push((at, v));
                     }
                 }
@@ -1142,7 +1169,7 @@ impl Store for SqliteStore {
                 for resource in live {
                     if !seen.contains(&(path.slot(), resource.as_str(), *kind)) {
                         let at = DocAddress::new(batch.env, path.clone(), resource, *kind);
-                        let v = append(tx, log, &at, None)?;
+                        let v = append(tx, log, &at, None, author)?;
                         report.deleted.push((at, v));
                     }
                 }
@@ -1207,7 +1234,7 @@ fn load_all(tx: &Connection) -> Result<SnapshotData> {
     let environments = load_environments(tx, None)?;
     let mut stmt = tx.prepare(
         "SELECT d.environment_id, d.level, d.level_value, d.resource, d.kind,
-                d.version, d.created_at, d.size, d.content
+                d.version, d.created_at, d.size, d.content, d.author
          FROM heads h JOIN documents d USING
              (environment_id, level, level_value, resource, kind, version)
          JOIN environments e ON e.id = d.environment_id
@@ -1221,7 +1248,7 @@ fn load_all(tx: &Connection) -> Result<SnapshotData> {
                 value: r.get(2)?,
                 resource: r.get(3)?,
                 kind: r.get(4)?,
-                version: version_from(r.get(5)?, r.get(6)?, r.get(7)?, false),
+                version: version_from(r.get(5)?, r.get(6)?, r.get(7)?, false, r.get(9)?),
                 text: r.get(8)?,
             })
         })?

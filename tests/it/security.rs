@@ -617,6 +617,33 @@ fn every_way_of_authenticating_over_tls() {
         );
         assert_eq!(admin_only.status, 403, "{way}: {}", admin_only.body);
     }
+    // Each write's version names its author, whichever way it proved who.
+    let history = send(
+        &plain,
+        "GET",
+        &format!("{url}/api/v1/config/environments/1/resources/globals/values/history"),
+        "",
+        &[("authorization", &rt)],
+    );
+    assert_eq!(history.status, 200, "{}", history.body);
+    let versions: Vec<serde_json::Value> = serde_json::from_str(&history.body).unwrap();
+    let authors: Vec<&str> = versions
+        .iter()
+        .filter_map(|v| v["author"].as_str())
+        .collect();
+    // The sample, loaded by `serve` itself: the server's Unix user.
+    assert!(authors[0].starts_with("local:"), "{}", history.body);
+    assert_eq!(
+        authors[1..],
+        [
+            "wade",
+            "token:writer",
+            "cert:writer.test",
+            "keystone:mel@Default"
+        ],
+        "{}",
+        history.body
+    );
     // Environment-limited principals: 2 yes, 1 no (lookups and writes).
     for limited in [&ella, &et] {
         let h = [("authorization", limited.as_str())];

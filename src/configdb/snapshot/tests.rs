@@ -11,6 +11,7 @@ fn version(n: u64) -> Version {
         created_at: 0,
         size: 0,
         deleted: false,
+        author: None,
     }
 }
 

@@ -8,6 +8,7 @@ use crate::hiera::Value;
 use crate::rhash;
 use std::sync::Arc;
 
+mod authors;
 mod changes;
 
 fn store() -> SqliteStore {
@@ -872,6 +873,9 @@ fn a_database_of_the_first_schema_opens_and_reads_back() {
         assert_eq!(&s.get(&a, Some(n as u64 + 1)).unwrap().unwrap().1, d);
     }
     assert_eq!(s.load_all().unwrap().documents.len(), 1);
+    // Versions written before authors were recorded have none.
+    let old = s.history(&a).unwrap();
+    assert!(old.len() == 4 && old.iter().all(|v| v.author.is_none()));
     assert_eq!(s.put(&a, &rhash! {"v" => 9}).unwrap().number, 5);
     for (n, d) in docs.iter().enumerate() {
         assert_eq!(&s.get(&a, Some(n as u64 + 1)).unwrap().unwrap().1, d);
@@ -1004,6 +1008,7 @@ fn import_writes_all_skips_unchanged_and_replaces() {
         ],
         replace: vec![],
         define_missing_in: None,
+        author: None,
     };
     let report = s.import(&batch).unwrap();
     assert_eq!(report.written.len(), 4);
@@ -1025,6 +1030,7 @@ fn import_writes_all_skips_unchanged_and_replaces() {
         ],
         replace: vec![(path("nodes=n1"), DocKind::Values)],
         define_missing_in: Some(ComponentRef::Name("fuel".into())),
+        author: None,
     };
     let report = s.import(&batch).unwrap();
     let written: Vec<(&str, u64)> = report
@@ -1102,6 +1108,7 @@ fn a_failed_import_leaves_nothing() {
                 env: 1,
                 documents: vec![good("astute"), good("new/one"), good("bad//name")],
                 define_missing_in: Some(ComponentRef::Name("fuel".into())),
+                author: None,
                 ..ImportBatch::default()
             },
             ErrorKind::Invalid,
@@ -1112,6 +1119,7 @@ fn a_failed_import_leaves_nothing() {
                 env: 1,
                 documents: vec![good("astute"), good("new/one")],
                 define_missing_in: Some(ComponentRef::Name("plugin".into())),
+                author: None,
                 ..ImportBatch::default()
             },
             ErrorKind::Invalid,
