@@ -9,6 +9,7 @@ pub(crate) mod doctor;
 pub(crate) mod export;
 pub(crate) mod import;
 pub(crate) mod lookup;
+pub(crate) mod migrate;
 pub(crate) mod register;
 pub(crate) mod schema;
 pub(crate) mod serve;
@@ -57,6 +58,9 @@ pub(crate) enum Command {
     /// Manage the users and tokens of the auth file `hierad serve --auth`
     /// reads
     Auth(auth::Args),
+    /// Copy a whole ConfigDB, history included, into an empty database;
+    /// prints the counts and a checksum of both sides
+    Migrate(migrate::Args),
 }
 
 /// Runs a parsed command line.
@@ -75,6 +79,7 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Doctor(args) => doctor::run(args),
         Command::Bench(args) => bench::run(*args),
         Command::Auth(args) => auth::run(args),
+        Command::Migrate(args) => migrate::run(args),
     }
 }
 

@@ -193,6 +193,10 @@ pub(crate) enum Conflict {
         /// Those of `environments` that are deleted (still restorable).
         deleted: Vec<i64>,
     },
+    #[error(
+        "the database already holds components or environments; a whole copy goes only into an empty one"
+    )]
+    NotEmpty,
 }
 
 /// A malformed request.

@@ -27,6 +27,7 @@
 
 mod changes;
 mod content;
+pub(crate) mod dump;
 mod migrations;
 mod packing;
 mod sqlite;
@@ -413,6 +414,29 @@ pub(crate) trait Store: Send + Sync {
     /// What changed past generation `since` (0: everything), read in one
     /// consistent transaction with the generation it reaches.
     fn changes_since(&self, since: u64) -> Result<Changes>;
+
+    /// Every row of the ConfigDB, read in one consistent transaction and
+    /// given to `out` one by one (`hierad migrate`, [`dump`]): all
+    /// components with their definitions, then all environments (deleted
+    /// ones too) with their own retention, then all registers, then every
+    /// stored version of every document, the versions of each document
+    /// together and newest first. An error from `out` stops the dump and
+    /// is returned. Corrupt: a version that does not decode.
+    fn dump(&self, out: &mut dyn FnMut(dump::Dumped) -> Result<()>) -> Result<()>;
+
+    /// Writes what another store's [`Store::dump`] yielded, in that order,
+    /// in one transaction: every id, version number and date as it was, so
+    /// the copy dumps the same (its [`dump::Tally`] checksum is equal).
+    /// Takes one generation, a structure change, so servers on this store
+    /// reload. An error item stops the replay and is returned, and nothing
+    /// is written. Conflict ([`Conflict::NotEmpty`]): the store holds a
+    /// component or an environment, unless `replace`, which removes
+    /// everything first in the same transaction.
+    fn replay(
+        &self,
+        items: &mut dyn Iterator<Item = Result<dump::Dumped>>,
+        replace: bool,
+    ) -> Result<()>;
 }
 
 #[cfg(test)]

@@ -7,6 +7,7 @@
 //! second writer (another thread or another process on the same file)
 //! waits for the lock (up to [`BUSY_TIMEOUT`]) instead of failing.
 
+mod dump;
 mod registers;
 
 use super::changes::{self, Changes, Latest, Log};
@@ -1208,6 +1209,18 @@ impl Store for SqliteStore {
 
     fn generation(&self) -> Result<u64> {
         self.read(|tx| changes::generation(tx))
+    }
+
+    fn dump(&self, out: &mut dyn FnMut(super::dump::Dumped) -> Result<()>) -> Result<()> {
+        self.read(|tx| dump::dump(tx, out))
+    }
+
+    fn replay(
+        &self,
+        items: &mut dyn Iterator<Item = Result<super::dump::Dumped>>,
+        replace: bool,
+    ) -> Result<()> {
+        self.write(|tx, log| dump::replay(tx, log, items, replace))
     }
 
     fn changes_since(&self, since: u64) -> Result<Changes> {

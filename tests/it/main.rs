@@ -20,6 +20,7 @@ mod docker;
 mod http;
 mod import_export;
 mod import_export_fs;
+mod migrate;
 mod replicas;
 mod schemas;
 mod security;

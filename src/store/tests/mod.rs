@@ -10,6 +10,7 @@ use std::sync::Arc;
 
 mod authors;
 mod changes;
+mod dump;
 
 fn store() -> SqliteStore {
     SqliteStore::open_in_memory().unwrap()
