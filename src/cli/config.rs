@@ -1,4 +1,5 @@
-//! `hierad config get|set|override` (seeds/004's "Fuel Client"), on a
+//! `hierad config get|set|override` (seeds/004's "Fuel Client"; `history`,
+//! `restore` and `delete` are in [`super::history`]), on a
 //! hierad server over HTTP (`--server URL`, or `HIERAD_SERVER`) or a local
 //! database (`--db PATH`), through [`crate::ops`].
 //!
@@ -87,6 +88,12 @@ pub(crate) enum Op {
     Override(SetArgs),
     /// Show, set or remove the JSON Schema every write of a resource must match
     Schema(super::schema::SchemaArgs),
+    /// List every version of a level's stored document, oldest first
+    History(super::history::HistoryArgs),
+    /// Write a new version holding an old version's content
+    Restore(super::history::RestoreArgs),
+    /// Delete a level's stored document (a deletion marker: restorable)
+    Delete(super::history::Doc),
 }
 
 #[derive(Debug, clap::Args)]
@@ -164,6 +171,9 @@ pub(crate) fn run(args: Args) -> anyhow::Result<ExitCode> {
         Op::Set(set) => run_set(&set, DocKind::Values).map(|()| None),
         Op::Override(set) => run_set(&set, DocKind::Overrides).map(|()| None),
         Op::Schema(schema) => super::schema::run(&schema).map(Some),
+        Op::History(history) => super::history::history(&history).map(Some),
+        Op::Restore(restore) => super::history::restore(&restore).map(Some),
+        Op::Delete(doc) => super::history::delete(&doc).map(Some),
     };
     match outcome {
         Ok(text) => {

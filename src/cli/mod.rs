@@ -7,6 +7,7 @@ pub(crate) mod bench;
 pub(crate) mod config;
 pub(crate) mod doctor;
 pub(crate) mod export;
+pub(crate) mod history;
 pub(crate) mod import;
 pub(crate) mod lookup;
 pub(crate) mod migrate;

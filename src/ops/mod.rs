@@ -95,33 +95,12 @@ pub(crate) trait ConfigOps {
     fn set_key(&self, at: &DocAddress, key: &KeyPath, value: &Value) -> Result<()>;
 
     /// Every version of the document at `at`, oldest first.
-    #[cfg_attr(
-        not(test),
-        expect(
-            dead_code,
-            reason = "issue 13's operations layer; no CLI command uses it yet (ops/tests.rs checks Local and Remote agree)"
-        )
-    )]
     fn history(&self, at: &DocAddress) -> Result<Vec<Version>>;
 
     /// Writes a new version holding the content of version `version`.
-    #[cfg_attr(
-        not(test),
-        expect(
-            dead_code,
-            reason = "issue 13's operations layer; no CLI command uses it yet (ops/tests.rs checks Local and Remote agree)"
-        )
-    )]
     fn restore(&self, at: &DocAddress, version: u64) -> Result<Version>;
 
     /// Writes a deletion marker for the document at `at`.
-    #[cfg_attr(
-        not(test),
-        expect(
-            dead_code,
-            reason = "issue 13's operations layer; no CLI command uses it yet (ops/tests.rs checks Local and Remote agree)"
-        )
-    )]
     fn delete(&self, at: &DocAddress) -> Result<()>;
 
     /// The register of `level` (its values, sorted); `None` if the

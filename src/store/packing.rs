@@ -146,6 +146,8 @@ fn decompress(bytes: &[u8], base: &[u8]) -> Result<Vec<u8>, String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::hiera::{Hash, Value};
+    use std::time::Instant;
 
     fn doc(keys: usize, changed: usize) -> String {
         let mut s = String::from("{");
@@ -200,22 +202,10 @@ mod tests {
         }
     }
 
-    /// The figures of BENCHMARKS.md's "History storage": bytes kept for
-    /// 20 one-key writes under each way of storing old versions.
-    /// `cargo test --lib store::packing::tests::measure -- --ignored --nocapture`
-    #[test]
-    #[ignore = "a measurement, not a check"]
-    fn measure_history_options() {
-        use crate::hiera::{Hash, Value};
-        use std::time::Instant;
-        let astute =
-            std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/data/astute.yaml"))
-                .unwrap();
-        let Value::Hash(fuel) = crate::hiera::yaml::load(&astute).unwrap() else {
-            panic!()
-        };
+    /// A generator of `n` base64 characters, the same every run.
+    fn random_strings() -> impl FnMut(usize) -> String {
         let mut seed: u64 = 42;
-        let mut random = |n: usize| -> String {
+        move |n| {
             (0..n)
                 .map(|_| {
                     seed = seed
@@ -227,6 +217,17 @@ mod tests {
                     )
                 })
                 .collect()
+        }
+    }
+
+    /// The documents measured: a Fuel astute, 16 MiB of its copies, 16 MiB
+    /// of random strings.
+    fn measured_documents(random: &mut dyn FnMut(usize) -> String) -> Vec<(&'static str, Hash)> {
+        let astute =
+            std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/data/astute.yaml"))
+                .unwrap();
+        let Value::Hash(fuel) = crate::hiera::yaml::load(&astute).unwrap() else {
+            panic!()
         };
         let mut random_doc = Hash::default();
         let mut copies = Hash::default();
@@ -246,11 +247,82 @@ mod tests {
             );
             copies.insert(Value::str(format!("node-{node}")), Value::Hash(doc));
         }
-        for (name, base) in [
+        vec![
             ("Fuel astute (data/astute.yaml)", fuel),
             ("16 MiB, Fuel copies", copies),
             ("16 MiB, random strings", random_doc),
-        ] {
+        ]
+    }
+
+    /// One row of the table: what, bytes kept, ms to pack and to unpack
+    /// one version.
+    type Row = (String, usize, f64, f64);
+
+    /// Each old version compressed alone at zstd `level`.
+    fn zstd_alone(old: &[String], level: i32) -> Row {
+        let started = Instant::now();
+        let mut total = 0;
+        let mut packed_all = Vec::new();
+        for text in old {
+            let mut c = CCtx::create();
+            c.set_parameter(CParameter::CompressionLevel(level))
+                .unwrap();
+            let mut out = Vec::with_capacity(zstd_safe::compress_bound(text.len()));
+            c.compress2(&mut out, text.as_bytes()).unwrap();
+            total += out.len();
+            packed_all.push(out);
+        }
+        let pack_ms = per_version_ms(started, old);
+        let started = Instant::now();
+        for p in &packed_all {
+            decompress(p, &[]).unwrap();
+        }
+        let read_ms = per_version_ms(started, old);
+        let what = format!("zstd -{level}, each version alone");
+        (what, total, pack_ms, read_ms)
+    }
+
+    /// The chosen packing: each old version a delta against the next.
+    fn delta_against_next(versions: &[String]) -> Row {
+        let old = &versions[..versions.len() - 1];
+        let started = Instant::now();
+        let mut total = 0;
+        let mut packed_all = Vec::new();
+        for (n, text) in old.iter().enumerate() {
+            let (_, bytes) = pack(n as u64 + 1, text, Some(&versions[n + 1])).unwrap();
+            total += bytes.len();
+            packed_all.push(bytes);
+        }
+        let pack_ms = per_version_ms(started, old);
+        let started = Instant::now();
+        for (n, p) in packed_all.iter().enumerate() {
+            let packing = if (n as u64 + 1) % KEYFRAME_EVERY == 0 {
+                Packing::Alone
+            } else {
+                Packing::Delta
+            };
+            assert_eq!(
+                unpack(String::new, packing, p, Some(&versions[n + 1])).unwrap(),
+                old[n]
+            );
+        }
+        let read_ms = per_version_ms(started, old);
+        let what = format!("zstd -{LEVEL} delta vs next, alone every {KEYFRAME_EVERY} (chosen)");
+        (what, total, pack_ms, read_ms)
+    }
+
+    fn per_version_ms(started: Instant, old: &[String]) -> f64 {
+        started.elapsed().as_secs_f64() * 1000.0 / old.len() as f64
+    }
+
+    /// The figures of BENCHMARKS.md's "History storage": bytes kept for
+    /// 20 one-key writes under each way of storing old versions.
+    /// `cargo test --lib store::packing::tests::measure -- --ignored --nocapture`
+    #[test]
+    #[ignore = "a measurement, not a check"]
+    fn measure_history_options() {
+        let mut random = random_strings();
+        for (name, base) in measured_documents(&mut random) {
             // Version 1 and 20 one-key writes.
             let mut versions = vec![crate::wire::to_string(&Value::Hash(base.clone()))];
             let mut doc = base;
@@ -260,62 +332,9 @@ mod tests {
             }
             let old = &versions[..versions.len() - 1];
             let full: usize = old.iter().map(String::len).sum();
-            let mut rows: Vec<(String, usize, f64, f64)> =
-                vec![("full copies (before)".into(), full, 0.0, 0.0)];
-            for level in [1, 3, 9] {
-                let started = Instant::now();
-                let mut total = 0;
-                let mut packed_all = Vec::new();
-                for text in old {
-                    let mut c = CCtx::create();
-                    c.set_parameter(CParameter::CompressionLevel(level))
-                        .unwrap();
-                    let mut out = Vec::with_capacity(zstd_safe::compress_bound(text.len()));
-                    c.compress2(&mut out, text.as_bytes()).unwrap();
-                    total += out.len();
-                    packed_all.push(out);
-                }
-                let pack_ms = started.elapsed().as_secs_f64() * 1000.0 / old.len() as f64;
-                let started = Instant::now();
-                for p in &packed_all {
-                    decompress(p, &[]).unwrap();
-                }
-                let read_ms = started.elapsed().as_secs_f64() * 1000.0 / old.len() as f64;
-                rows.push((
-                    format!("zstd -{level}, each version alone"),
-                    total,
-                    pack_ms,
-                    read_ms,
-                ));
-            }
-            let started = Instant::now();
-            let mut total = 0;
-            let mut packed_all = Vec::new();
-            for (n, text) in old.iter().enumerate() {
-                let (_, bytes) = pack(n as u64 + 1, text, Some(&versions[n + 1])).unwrap();
-                total += bytes.len();
-                packed_all.push(bytes);
-            }
-            let pack_ms = started.elapsed().as_secs_f64() * 1000.0 / old.len() as f64;
-            let started = Instant::now();
-            for (n, p) in packed_all.iter().enumerate() {
-                let packing = if (n as u64 + 1) % KEYFRAME_EVERY == 0 {
-                    Packing::Alone
-                } else {
-                    Packing::Delta
-                };
-                assert_eq!(
-                    unpack(String::new, packing, p, Some(&versions[n + 1])).unwrap(),
-                    old[n]
-                );
-            }
-            let read_ms = started.elapsed().as_secs_f64() * 1000.0 / old.len() as f64;
-            rows.push((
-                format!("zstd -{LEVEL} delta vs next, alone every {KEYFRAME_EVERY} (chosen)"),
-                total,
-                pack_ms,
-                read_ms,
-            ));
+            let mut rows: Vec<Row> = vec![("full copies (before)".into(), full, 0.0, 0.0)];
+            rows.extend([1, 3, 9].map(|level| zstd_alone(old, level)));
+            rows.push(delta_against_next(&versions));
             println!("\n{name}: {} bytes per version", versions[0].len());
             println!(
                 "| storage of the 20 old versions | bytes | vs full | pack ms/version | unpack ms/version (one step) |"

@@ -3,23 +3,11 @@
 //! through the import API with writes while it runs, the chart, and the
 //! baseline server. No assertion on speed.
 
+use crate::binary::ok as hierad;
 use crate::server::TestServer;
 use serde_json::Value;
 use std::io::{BufRead, BufReader};
 use std::process::{Command, Stdio};
-
-fn hierad(args: &[&str]) -> String {
-    let out = Command::new(env!("CARGO_BIN_EXE_hierad"))
-        .args(args)
-        .output()
-        .expect("run hierad");
-    assert!(
-        out.status.success(),
-        "hierad {args:?}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8(out.stdout).unwrap()
-}
 
 fn report(args: &[&str]) -> Value {
     let mut all = vec!["bench", "--json"];

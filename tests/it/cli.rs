@@ -2,11 +2,9 @@
 //! hierad's additions (`--explain`, `-y` without Puppet) and the README's
 //! first command on the sample data.
 
+use crate::binary::{BIN, ROOT, text};
 use std::path::Path;
 use std::process::{Command, Output};
-
-const BIN: &str = env!("CARGO_BIN_EXE_hierad");
-const ROOT: &str = env!("CARGO_MANIFEST_DIR");
 
 fn lookup(dir: &Path, args: &[&str]) -> Output {
     Command::new(BIN)
@@ -16,10 +14,6 @@ fn lookup(dir: &Path, args: &[&str]) -> Output {
         .env_remove("COLUMNS")
         .output()
         .expect("run hierad")
-}
-
-fn text(bytes: &[u8]) -> String {
-    String::from_utf8_lossy(bytes).into_owned()
 }
 
 #[test]

@@ -10,17 +10,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
-const BIN: &str = env!("CARGO_BIN_EXE_hierad");
-const ROOT: &str = env!("CARGO_MANIFEST_DIR");
-
-fn hierad(args: &[&str]) -> Command {
-    let mut command = Command::new(BIN);
-    command
-        .args(args)
-        .env_remove("HIERAD_SERVER")
-        .current_dir(ROOT);
-    command
-}
+use crate::binary::command as hierad;
 
 /// Waits at most `limit` for the child, killing it past that.
 fn wait_bounded(child: &mut Child, limit: Duration) -> ExitStatus {

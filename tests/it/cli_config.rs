@@ -8,39 +8,20 @@
 //! lookup` over the tree `hierad export` writes; the real `hiera` judges
 //! that tree in tests/oracle/export_hiera.rs.
 
+use crate::binary::{self, BIN, ROOT, text};
 use crate::server::TestServer;
 use hierad::hiera::{Value, yaml};
-use std::io::Write;
 use std::path::Path;
-use std::process::{Command, Output, Stdio};
+use std::process::{Command, Output};
 
-const BIN: &str = env!("CARGO_BIN_EXE_hierad");
-const ROOT: &str = env!("CARGO_MANIFEST_DIR");
 const NODE: &str = "nodes=node-126.test.domain.local";
 const FQDN_SCOPE: &str = "::fqdn=node-126.test.domain.local";
 
 /// Runs hierad with `args`, then `conn` (`--db X` or `--server URL`).
 fn run(conn: &[String], args: &[&str], stdin: Option<&str>) -> Output {
-    let mut child = Command::new(BIN)
-        .args(args)
-        .args(conn)
-        .env_remove("HIERAD_SERVER")
-        .env_remove("COLUMNS")
-        .current_dir(ROOT)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("run hierad");
-    let mut pipe = child.stdin.take().unwrap();
-    pipe.write_all(stdin.unwrap_or_default().as_bytes())
-        .unwrap();
-    drop(pipe);
-    child.wait_with_output().unwrap()
-}
-
-fn text(bytes: &[u8]) -> String {
-    String::from_utf8_lossy(bytes).into_owned()
+    let mut command = binary::command(args);
+    command.args(conn);
+    binary::output(command, stdin)
 }
 
 fn ok(conn: &[String], args: &[&str]) -> String {
@@ -48,28 +29,12 @@ fn ok(conn: &[String], args: &[&str]) -> String {
 }
 
 fn ok_in(conn: &[String], args: &[&str], stdin: Option<&str>) -> String {
-    let out = run(conn, args, stdin);
-    assert!(
-        out.status.success(),
-        "hierad {args:?} {conn:?}: {}",
-        text(&out.stderr)
-    );
-    text(&out.stdout)
+    binary::succeeded(&(args, conn), run(conn, args, stdin))
 }
 
 /// The one line a failing command prints; it must exit 1.
 fn error(conn: &[String], args: &[&str]) -> String {
-    let out = run(conn, args, None);
-    let stderr = text(&out.stderr);
-    assert_eq!(out.status.code(), Some(1), "{args:?}: {stderr}");
-    assert_eq!(stderr.lines().count(), 1, "{args:?}: {stderr}");
-    assert!(stderr.starts_with("hierad: "), "{stderr}");
-    assert!(out.stdout.is_empty(), "{args:?}");
-    stderr
-        .trim_end()
-        .strip_prefix("hierad: ")
-        .unwrap()
-        .to_owned()
+    binary::refusal(&(args, conn), run(conn, args, None))
 }
 
 fn astute() -> Value {
@@ -360,6 +325,75 @@ fn user_errors(conn: &[String]) {
     );
 }
 
+/// `config history|restore|delete` on the node's overrides of globals,
+/// which nothing else writes: each write is a version, a restore and a delete
+/// are versions too, and the refusals name the problem and write nothing.
+fn versions(conn: &[String]) {
+    let doc = ["--env", "1", "--level", NODE, "--resource", "globals"];
+    let cmd = |verb: &'static str, extra: &[&'static str]| -> Vec<&'static str> {
+        [&["config", verb][..], &doc, extra].concat()
+    };
+    let history = || ok(conn, &cmd("history", &["--kind", "overrides"]));
+    let stored = || ok(conn, &cmd("get", &["--stored", "--kind", "overrides"]));
+    assert!(history().ends_with(": never written\n"), "{}", history());
+    for value in ["1", "2"] {
+        ok(conn, &cmd("override", &["--key", "a", "--value", value]));
+    }
+    let lines: Vec<String> = history().lines().map(str::to_owned).collect();
+    assert_eq!(lines.len(), 3, "{lines:?}");
+    assert!(lines[0].starts_with("version  written (UTC)"), "{lines:?}");
+    assert!(lines[1].starts_with("      1  ") && !lines[1].ends_with("latest"));
+    assert!(lines[2].starts_with("      2  ") && lines[2].ends_with("latest"));
+
+    let restored = ok(
+        conn,
+        &cmd("restore", &["--kind", "overrides", "--version", "1"]),
+    );
+    assert!(
+        restored.ends_with("version 1 restored as version 3\n"),
+        "{restored}"
+    );
+    assert_eq!(stored(), "{\n  \"a\": \"1\"\n}\n");
+    let deleted = ok(conn, &cmd("delete", &["--kind", "overrides"]));
+    assert!(deleted.contains("deleted (version 4;"), "{deleted}");
+    assert_eq!(stored(), "{}\n");
+    let json: serde_json::Value = serde_json::from_str(&ok(
+        conn,
+        &cmd("history", &["--kind", "overrides", "--json"]),
+    ))
+    .unwrap();
+    assert_eq!(json[3]["version"], 4);
+    assert_eq!(json[3]["deleted"], true);
+
+    // Refusals: one line each, and the history stays at 4 versions.
+    let err = error(conn, &cmd("delete", &["--kind", "overrides"]));
+    assert!(err.contains("globals"), "{err}");
+    let err = error(
+        conn,
+        &cmd("restore", &["--kind", "overrides", "--version", "9"]),
+    );
+    assert!(
+        err.contains("version 9 of the overrides of resource \"globals\""),
+        "{err}"
+    );
+    assert!(err.ends_with("does not exist (the latest is 4)"), "{err}");
+    let err = error(
+        conn,
+        &cmd("restore", &["--kind", "overrides", "--version", "4"]),
+    );
+    assert!(
+        err.ends_with("to version 4: it is a deletion marker"),
+        "{err}"
+    );
+    assert_eq!(history().lines().count(), 5, "{}", history());
+
+    ok(
+        conn,
+        &cmd("restore", &["--kind", "overrides", "--version", "3"]),
+    );
+    assert_eq!(stored(), "{\n  \"a\": \"1\"\n}\n");
+}
+
 fn conn_db(db: &Path) -> Vec<String> {
     vec!["--db".into(), db.to_str().unwrap().into()]
 }
@@ -370,6 +404,7 @@ fn use_cases_on_a_local_database() {
     let conn = conn_db(&dir.path().join("hierad.db"));
     use_cases(&conn, dir.path());
     user_errors(&conn);
+    versions(&conn);
     // A database that does not exist is not created by a read.
     let missing = dir.path().join("missing.db");
     let err = error(
@@ -387,6 +422,7 @@ fn use_cases_over_http() {
     let conn = vec!["--server".to_owned(), server.url.clone()];
     use_cases(&conn, dir.path());
     user_errors(&conn);
+    versions(&conn);
 
     // Use case 4 through the server: `hierad lookup --server` answers as
     // `hierad lookup` over the exported tree, in every format and

@@ -5,38 +5,8 @@
 //! tests/oracle/round_trip.rs.
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
 
-const BIN: &str = env!("CARGO_BIN_EXE_hierad");
-const ROOT: &str = env!("CARGO_MANIFEST_DIR");
-
-fn hierad(args: &[&str]) -> Output {
-    Command::new(BIN)
-        .args(args)
-        .env_remove("HIERAD_SERVER")
-        .current_dir(ROOT)
-        .output()
-        .expect("run hierad")
-}
-
-fn ok(args: &[&str]) -> String {
-    let out = hierad(args);
-    assert!(
-        out.status.success(),
-        "hierad {args:?}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8_lossy(&out.stdout).into_owned()
-}
-
-fn failing(args: &[&str]) -> String {
-    let out = hierad(args);
-    assert_eq!(out.status.code(), Some(1), "hierad {args:?} should fail");
-    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
-    assert_eq!(stderr.lines().count(), 1, "one line: {stderr}");
-    assert!(stderr.starts_with("hierad: "), "{stderr}");
-    stderr
-}
+use crate::binary::{ROOT, ok, refused as failing, run as hierad};
 
 fn s(p: &Path) -> &str {
     p.to_str().unwrap()
@@ -104,7 +74,7 @@ fn a_broken_file_writes_nothing() {
         "--db",
         s(&db),
     ]);
-    assert_eq!(err, "hierad: environment 3 does not exist\n");
+    assert_eq!(err, "environment 3 does not exist");
 
     // An existing environment with data: --replace of a broken tree
     // changes nothing either.
@@ -275,7 +245,7 @@ fn export_refuses_a_non_empty_folder() {
     // Unknown environment or level: one line, exit 1.
     let empty = dir.path().join("empty");
     let err = failing(&["export", "--env", "2", s(&empty), "--db", s(&db)]);
-    assert_eq!(err, "hierad: environment 2 does not exist\n");
+    assert_eq!(err, "environment 2 does not exist");
     let err = failing(&[
         "export",
         "--env",

@@ -7,63 +7,9 @@
 use crate::server::TestServer;
 use std::os::unix::fs::{PermissionsExt, symlink};
 use std::path::Path;
-use std::process::{Command, Output, Stdio};
-use std::sync::mpsc;
-use std::time::Duration;
+use std::process::{Command, Stdio};
 
-const BIN: &str = env!("CARGO_BIN_EXE_hierad");
-const ROOT: &str = env!("CARGO_MANIFEST_DIR");
-
-/// Runs hierad, killed after a minute: a regression that blocks on a FIFO
-/// or reads `/dev/zero` forever fails the test instead of hanging it.
-fn hierad(args: &[&str]) -> Output {
-    let child = Command::new(BIN)
-        .args(args)
-        .env_remove("HIERAD_SERVER")
-        .current_dir(ROOT)
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("run hierad");
-    let pid = child.id().to_string();
-    let (tx, rx) = mpsc::channel();
-    std::thread::spawn(move || {
-        let _ = tx.send(child.wait_with_output());
-    });
-    match rx.recv_timeout(Duration::from_secs(60)) {
-        Ok(out) => out.expect("wait for hierad"),
-        Err(_) => {
-            Command::new("kill").args(["-KILL", &pid]).status().unwrap();
-            panic!(
-                "hierad {args:?} did not finish within a minute: it blocked or read without end"
-            );
-        }
-    }
-}
-
-fn ok(args: &[&str]) -> String {
-    let out = hierad(args);
-    assert!(
-        out.status.success(),
-        "hierad {args:?}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8_lossy(&out.stdout).into_owned()
-}
-
-/// The one-line error of a refused command.
-fn failing(args: &[&str]) -> String {
-    let out = hierad(args);
-    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
-    assert_eq!(
-        out.status.code(),
-        Some(1),
-        "hierad {args:?} should fail: {stderr}"
-    );
-    assert_eq!(stderr.lines().count(), 1, "one line: {stderr}");
-    stderr
-}
+use crate::binary::{ok, refused as failing};
 
 fn s(p: &Path) -> &str {
     p.to_str().unwrap()
@@ -104,7 +50,7 @@ impl Target {
         let mut get = vec!["config", "get", "--env", "7", "--resource", "good"];
         get.extend_from_slice(&self.flags());
         let err = failing(&get);
-        assert_eq!(err, "hierad: environment 7 does not exist\n");
+        assert_eq!(err, "environment 7 does not exist");
     }
 }
 

@@ -4,6 +4,8 @@
 //! Hiera, Puppet and Ruby are the oracle suite, tests/oracle.
 
 // Public, as in the oracle suite, which uses a part of it.
+#[path = "../common/binary.rs"]
+pub mod binary;
 #[path = "../common/server.rs"]
 pub mod server;
 

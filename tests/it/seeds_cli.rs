@@ -3,12 +3,10 @@
 //! so; seeds/004's acceptance use cases 1–4, word for word, against it;
 //! level registers from the command line.
 
+use crate::binary::{BIN, ROOT, text};
 use std::io::{BufRead, BufReader};
 use std::path::Path;
 use std::process::{Child, Command, Output, Stdio};
-
-const BIN: &str = env!("CARGO_BIN_EXE_hierad");
-const ROOT: &str = env!("CARGO_MANIFEST_DIR");
 
 /// A `hierad serve` started in `dir` (not the repository) with the log at
 /// info; the log lines up to "listening on" are kept.
@@ -78,10 +76,6 @@ fn plain(line: &str) -> String {
         }
     }
     out
-}
-
-fn text(bytes: &[u8]) -> String {
-    String::from_utf8_lossy(bytes).into_owned()
 }
 
 /// Runs a command line as an operator types it (split on spaces), with

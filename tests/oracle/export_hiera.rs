@@ -7,24 +7,13 @@
 use crate::server::TestServer;
 use crate::tools;
 use std::path::Path;
-use std::process::Command;
 
-const ROOT: &str = env!("CARGO_MANIFEST_DIR");
+use crate::binary::{ROOT, ok};
 const NODE: &str = "nodes=node-126.test.domain.local";
 
 fn hierad(conn: &[String], args: &[&str]) {
-    let out = Command::new(env!("CARGO_BIN_EXE_hierad"))
-        .args(args)
-        .args(conn)
-        .env_remove("HIERAD_SERVER")
-        .current_dir(ROOT)
-        .output()
-        .expect("run hierad");
-    assert!(
-        out.status.success(),
-        "hierad {args:?} {conn:?}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    let conn: Vec<&str> = conn.iter().map(String::as_str).collect();
+    ok(&[args, &conn].concat());
 }
 
 /// The sample at the root, the node's astute at its level, deployment_id

@@ -6,6 +6,8 @@
 
 // Shared with the fast suite, which uses all of it and so has the
 // compiler check it; public here, where the shim and server suites use a part.
+#[path = "../common/binary.rs"]
+pub mod binary;
 #[path = "../common/server.rs"]
 pub mod server;
 mod shell;

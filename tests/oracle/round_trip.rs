@@ -6,29 +6,8 @@
 
 use serde_json::{Value as Json, json};
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
 
-const BIN: &str = env!("CARGO_BIN_EXE_hierad");
-const ROOT: &str = env!("CARGO_MANIFEST_DIR");
-
-fn hierad(args: &[&str]) -> Output {
-    Command::new(BIN)
-        .args(args)
-        .env_remove("HIERAD_SERVER")
-        .current_dir(ROOT)
-        .output()
-        .expect("run hierad")
-}
-
-fn ok(args: &[&str]) -> String {
-    let out = hierad(args);
-    assert!(
-        out.status.success(),
-        "hierad {args:?}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8_lossy(&out.stdout).into_owned()
-}
+use crate::binary::{ROOT, ok};
 
 fn s(p: &Path) -> &str {
     p.to_str().unwrap()
@@ -339,7 +318,7 @@ fn per_node_trees_round_trip_through_levels() {
         s(&db),
     ]);
     assert_eq!(uid, "127\n");
-    let root = hierad(&[
+    let root = ok(&[
         "config",
         "get",
         "--env",
@@ -349,7 +328,7 @@ fn per_node_trees_round_trip_through_levels() {
         "--db",
         s(&db),
     ]);
-    assert_eq!(String::from_utf8_lossy(&root.stdout), "{}\n");
+    assert_eq!(root, "{}\n");
 }
 
 fn walk(dir: &Path) -> Vec<PathBuf> {

@@ -12,7 +12,7 @@ use hierad::hiera::Value;
 use serde_json::{Value as Json, json};
 use std::io::Write;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
+use std::process::Stdio;
 
 const FIXTURES: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/hiera");
 
@@ -93,16 +93,7 @@ fn environments() -> Vec<Env> {
 }
 
 fn hierad(args: &[&str], url: &str) {
-    let out = Command::new(env!("CARGO_BIN_EXE_hierad"))
-        .args(args)
-        .args(["--server", url])
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "hierad {args:?}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    crate::binary::ok(&[args, &["--server", url]].concat());
 }
 
 /// Imports an environment's trees and its configuration (as `hiera`).
