@@ -70,9 +70,19 @@ pub(crate) fn history(args: &HistoryArgs) -> anyhow::Result<String> {
     Ok(table(&versions))
 }
 
-/// The versions as aligned columns: number, date (UTC), size, state.
+/// The versions as aligned columns: number, date (UTC), size, author
+/// (`-`: written before hierad recorded authors), state.
 fn table(versions: &[Version]) -> String {
-    let mut out = String::from("version  written (UTC)         bytes  state\n");
+    let width = versions
+        .iter()
+        .map(|v| v.author.as_deref().map_or(1, str::len))
+        .max()
+        .unwrap_or(0)
+        .max("author".len());
+    let mut out = format!(
+        "version  written (UTC)         bytes  {:<width$}  state\n",
+        "author"
+    );
     let latest = versions.last().map(|v| v.number);
     for v in versions {
         let written = Timestamp::from_second(v.created_at)
@@ -83,7 +93,11 @@ fn table(versions: &[Version]) -> String {
             (false, true) => "latest",
             (false, false) => "",
         };
-        let line = format!("{:>7}  {written:<20}  {:>6}  {state}", v.number, v.size);
+        let author = v.author.as_deref().unwrap_or("-");
+        let line = format!(
+            "{:>7}  {written:<20}  {:>6}  {author:<width$}  {state}",
+            v.number, v.size
+        );
         out.push_str(line.trim_end());
         out.push('\n');
     }
@@ -126,18 +140,23 @@ mod tests {
 
     #[test]
     fn the_table_marks_the_latest_and_deletions() {
-        let v = |number, created_at, deleted| Version {
+        let v = |number, created_at, deleted, author: Option<&str>| Version {
             number,
             created_at,
             size: 120,
             deleted,
+            author: author.map(str::to_owned),
         };
         assert_eq!(
-            table(&[v(1, 0, false), v(2, 86_400, true), v(3, 90_061, false)]),
-            "version  written (UTC)         bytes  state\n\
-             \x20     1  1970-01-01 00:00:00      120\n\
-             \x20     2  1970-01-02 00:00:00      120  deleted\n\
-             \x20     3  1970-01-02 01:01:01      120  latest\n"
+            table(&[
+                v(1, 0, false, None),
+                v(2, 86_400, true, Some("local:operator")),
+                v(3, 90_061, false, Some("alice")),
+            ]),
+            "version  written (UTC)         bytes  author          state\n\
+             \x20     1  1970-01-01 00:00:00      120  -\n\
+             \x20     2  1970-01-02 00:00:00      120  local:operator  deleted\n\
+             \x20     3  1970-01-02 01:01:01      120  alice           latest\n"
         );
     }
 }

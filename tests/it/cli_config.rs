@@ -344,6 +344,13 @@ fn versions(conn: &[String]) {
     assert!(lines[0].starts_with("version  written (UTC)"), "{lines:?}");
     assert!(lines[1].starts_with("      1  ") && !lines[1].ends_with("latest"));
     assert!(lines[2].starts_with("      2  ") && lines[2].ends_with("latest"));
+    // The author: the local user on a database, the principal over HTTP.
+    let author = if conn[0] == "--db" {
+        "  local:"
+    } else {
+        "  anonymous  "
+    };
+    assert!(lines[2].contains(author), "{lines:?}");
 
     let restored = ok(
         conn,
