@@ -113,15 +113,13 @@ fn same_file(a: &Path, b: &Path) -> bool {
     }
 }
 
-/// One message from the reading thread to the writing one.
-enum Message {
-    Row(Result<Dumped, StoreError>),
-    /// The dump ended without an error: the rows before are all of it.
-    End,
-}
+/// One message from the reading thread to the writing one: a row (or
+/// the dump's error), or `None`: the dump ended without an error, the rows
+/// before are all of it.
+type Message = Option<Result<Dumped, StoreError>>;
 
 /// The rows the reader sends, as the writer's iterator: a channel that
-/// closes without [`Message::End`] (the reader failed or panicked) ends
+/// closes without the final `None` (the reader failed or panicked) ends
 /// in an error, so the writer never commits a partial copy.
 struct Rows {
     channel: mpsc::Receiver<Message>,
@@ -136,8 +134,8 @@ impl Iterator for Rows {
             return None;
         }
         match self.channel.recv() {
-            Ok(Message::Row(row)) => Some(row),
-            Ok(Message::End) => {
+            Ok(Some(row)) => Some(row),
+            Ok(None) => {
                 self.ended = true;
                 None
             }
@@ -164,12 +162,12 @@ pub(crate) fn copy(from: &dyn Store, to: &dyn Store, replace: bool) -> Result<Ta
             let closed = || StoreError::Database("the copy stopped".into());
             let outcome = from.dump(&mut |row| {
                 tally.add(&row);
-                send.send(Message::Row(Ok(row))).map_err(|_| closed())
+                send.send(Some(Ok(row))).map_err(|_| closed())
             });
             // The writer may have stopped already: then it has its error.
             let _ = send.send(match outcome {
-                Ok(()) => Message::End,
-                Err(e) => Message::Row(Err(e)),
+                Ok(()) => None,
+                Err(e) => Some(Err(e)),
             });
             tally
         });

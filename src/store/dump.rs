@@ -8,7 +8,8 @@
 //! item's canonical form, so it depends on the content and not on the
 //! order an engine yields it in. A document's content enters as its wire
 //! JSON (whose Hash order matters and is kept); a definition's content,
-//! a JSON object of metadata, with its keys sorted.
+//! a JSON object of metadata, with its keys sorted; a version's number,
+//! date, author and whether it is a deletion marker.
 
 use super::Result;
 use crate::configdb::{Component, DocKind, Environment, Retention, Version};
@@ -97,6 +98,7 @@ impl Dumped {
                 version.number,
                 version.created_at,
                 version.deleted,
+                version.author,
                 content.as_ref().map(wire_text)
             ]),
         };
@@ -244,6 +246,7 @@ mod tests {
                 created_at: 1_700_000_000,
                 size: 0,
                 deleted: content.is_none(),
+                author: Some("local:ops".to_owned()),
             },
             content,
         }

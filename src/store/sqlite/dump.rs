@@ -72,7 +72,7 @@ type DocKey = (i64, String, String, String, String);
 fn dump_versions(tx: &Connection, out: &mut dyn FnMut(Dumped) -> Result<()>) -> Result<()> {
     let mut stmt = tx.prepare(
         "SELECT environment_id, level, level_value, resource, kind, version, created_at,
-                size, deleted, packing, content, packed
+                size, deleted, packing, content, packed, author
          FROM documents
          ORDER BY environment_id, level, level_value, resource, kind, version DESC",
     )?;
@@ -87,7 +87,13 @@ fn dump_versions(tx: &Connection, out: &mut dyn FnMut(Dumped) -> Result<()>) -> 
             row.get(3)?,
             row.get(4)?,
         );
-        let version = super::version_from(row.get(5)?, row.get(6)?, row.get(7)?, row.get(8)?);
+        let version = super::version_from(
+            row.get(5)?,
+            row.get(6)?,
+            row.get(7)?,
+            row.get(8)?,
+            row.get(12)?,
+        );
         let what = || {
             format!(
                 "version {} of the {} of resource \"{}\" at {}={} in environment {}",
@@ -115,6 +121,7 @@ fn dump_versions(tx: &Connection, out: &mut dyn FnMut(Dumped) -> Result<()>) -> 
             what: what(),
             reason: e.to_string(),
         })?;
+        let number = version.number;
         out(Dumped::Version {
             env: key.0,
             level: key.1.clone(),
@@ -124,7 +131,7 @@ fn dump_versions(tx: &Connection, out: &mut dyn FnMut(Dumped) -> Result<()>) -> 
             version,
             content,
         })?;
-        above = Some((key, version.number, text));
+        above = Some((key, number, text));
     }
     Ok(())
 }
@@ -286,8 +293,9 @@ fn insert_version(
     let size = text.as_ref().map_or(0, String::len) as i64;
     tx.prepare_cached(
         "INSERT INTO documents (environment_id, level, level_value, resource, kind,
-                                version, created_at, deleted, size, content, packing, packed)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)",
+                                version, created_at, deleted, size, content, packing, packed,
+                                author)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)",
     )?
     .execute(params![
         key.0,
@@ -301,7 +309,8 @@ fn insert_version(
         size,
         content,
         packing as i64,
-        packed
+        packed,
+        version.author
     ])?;
     if same.is_none() {
         tx.prepare_cached(

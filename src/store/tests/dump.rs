@@ -1,5 +1,6 @@
 //! Dump and replay (`hierad migrate`, issue 11): a replayed copy dumps
-//! the same (counts and checksum), reads the same through every method,
+//! the same (counts and checksum), reads the same through every method
+//! (authors included),
 //! is packed as the source is; a store that is not empty is refused, and a
 //! replay that fails writes nothing.
 
@@ -29,9 +30,10 @@ fn filled() -> SqliteStore {
     }
     s.delete(&g).unwrap();
     s.put(&g, &rhash! {"back" => true}).unwrap();
-    s.put(
+    s.write_document(
         &at(1, "nodes=node-1", "astute", DocKind::Overrides),
-        &rhash! {"x" => 2},
+        DocWrite::Put(&rhash! {"x" => 2}),
+        WriteCtx::by("alice"),
     )
     .unwrap();
     s.set_register(1, "nodes", Some(&names(&["node-1", "node-2"])))
@@ -132,6 +134,12 @@ fn a_replayed_copy_dumps_and_reads_the_same() {
         })
     };
     assert_eq!(packings(&copy), packings(&source));
+    // Authors come along.
+    let overrides = at(1, "nodes=node-1", "astute", DocKind::Overrides);
+    assert_eq!(
+        copy.history(&overrides).unwrap()[0].author.as_deref(),
+        Some("alice")
+    );
     // Servers on the copy reload; the restored environment comes back whole.
     assert!(copy.generation().unwrap() > 0);
     copy.restore_environment(2).unwrap();
