@@ -63,19 +63,6 @@ class Hiera5Test < Minitest::Test
     assert_match(/no server answered GET .*Connection refused/, error.message)
   end
 
-  def test_lookup_key_reads_one_key_of_the_effective_document
-    base = '/api/v1/config/environments/3/role/web/nodes/n1/resources/astute/values?effective&key='
-    @replies["#{base}plain"] = [200, {}, '{"x":{"__hierad__":"sym","name":"s"},"__hierad__x":1}']
-    @replies["#{base}%22a.b%22"] = [200, {}, 'null']
-    @replies["#{base}missing"] = [404, {}, '{"error":"not_found","message":"key missing is not in the document"}']
-    @replies["#{base}env"] = [404, {}, '{"error":"not_found","message":"environment 3 does not exist"}']
-    opts = options('level' => 'role=web,nodes=n1', 'uri' => 'astute')
-    assert_equal [true, { 'x' => :s, '__hierad__x' => 1 }], H5.lookup_key('plain', opts)
-    assert_equal [true, nil], H5.lookup_key('a.b', opts)
-    assert_equal [false, nil], H5.lookup_key('missing', opts)
-    assert_raises(LookupError) { H5.lookup_key('env', opts) }
-  end
-
   # Credentials and timeouts among the options reach the client.
   def test_credentials_and_timeouts_from_the_options
     @replies[DATA_PATH] = [200, {}, '{}']

@@ -1,6 +1,6 @@
 # What the Hiera 5 functions `hierad_data_hash` and `hierad_lookup_key`
-# do over HTTP: their options, the revalidated cache of whole datasources,
-# and their errors.
+# do over HTTP (both read whole datasources): their options, the
+# revalidated cache of whole datasources, and their errors.
 #
 # Options (the `options:` of a hierarchy entry in a version 5 hiera.yaml;
 # Puppet interpolates them, so `level: "nodes=%{facts.networking.fqdn}"`):
@@ -27,9 +27,10 @@ module PuppetX
       class << self
         # A whole effective datasource, with Symbol keys made Strings as
         # yaml_data makes them; revalidated with its ETag, so a compile costs
-        # one small request per datasource when nothing changed.
-        def data_hash(options)
-          client, resource = check(options, 'hierad_data_hash')
+        # one small request per datasource when nothing changed. `function`
+        # is named in errors about the options.
+        def data_hash(options, function = 'hierad_data_hash')
+          client, resource = check(options, function)
           path = "/api/v1/data/#{Escape.component(options['environment'])}/#{Escape.path(resource)}"
           level = options['level'].to_s
           path += "?level=#{Escape.component(level)}" unless level.empty?
@@ -52,24 +53,6 @@ module PuppetX
 
             raise lookup_error(client.refused("GET #{path}", response).message)
           end
-        end
-
-        # One key of one effective datasource: [found, value].
-        def lookup_key(key, options)
-          client, resource = check(options, 'hierad_lookup_key')
-          levels = options['level'].to_s.split(',').map do |pair|
-            name, value = pair.split('=', 2)
-            "#{Escape.component(name)}/#{Escape.component(value)}/"
-          end.join
-          path = "/api/v1/config/environments/#{Escape.component(options['environment'])}/#{levels}" \
-                 "resources/#{Escape.path(resource)}/values?effective&key=#{Escape.component(Wire.key_path(key))}"
-          response = get(client, path) { |error| raise lookup_error(error.message) }
-          return [true, Puppet::Pops::Lookup::HieraConfig.symkeys_to_string(Wire.load(response.body))] if response.status == 200
-          # A datasource nobody wrote, or a key it does not hold.
-          message = response.error_message
-          return [false, nil] if response.status == 404 && (message =~ NOT_DEFINED || message.start_with?('key '))
-
-          raise lookup_error(client.refused("GET #{path}", response).message)
         end
 
         private
