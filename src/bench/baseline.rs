@@ -1,7 +1,8 @@
 //! The bare server the benchmark compares hierad with: hyper 1 HTTP/1.1
 //! keep-alive on the same tokio runtime as `hierad serve`, reading each
-//! request's body and answering a fixed lookup answer. Its throughput is
-//! the ceiling of any server on this machine with this client.
+//! request's body and answering a fixed body (a short lookup answer, or
+//! the bytes of a whole document). Its throughput is the ceiling of any
+//! server on this machine with this client.
 
 use bytes::Bytes;
 use http_body_util::{BodyExt, Full};
@@ -18,16 +19,19 @@ use tokio::net::TcpListener;
 /// node's fqdn gives.
 pub(crate) const FIXED: &[u8] = br#"{"found":true,"value":"node-1.test.domain.local"}"#;
 
-async fn answer(request: Request<Incoming>) -> Result<Response<Full<Bytes>>, Infallible> {
+async fn answer(
+    request: Request<Incoming>,
+    body: Bytes,
+) -> Result<Response<Full<Bytes>>, Infallible> {
     // Read the body, as a real server must.
     let _ = request.into_body().collect().await;
     Ok(Response::builder()
         .header(hyper::header::CONTENT_TYPE, "application/json")
-        .body(Full::new(Bytes::from_static(FIXED)))
+        .body(Full::new(body))
         .expect("a valid response"))
 }
 
-/// Serves until `shutdown` resolves. `nodelay` as hierad's own listener
+/// Serves `body` (e.g. [`FIXED`]) until `shutdown` resolves. `nodelay` as hierad's own listener
 /// sets it, so the two differ in their handlers only.
 ///
 /// # Errors
@@ -36,6 +40,7 @@ async fn answer(request: Request<Incoming>) -> Result<Response<Full<Bytes>>, Inf
 pub(crate) async fn serve(
     listener: TcpListener,
     nodelay: bool,
+    body: Bytes,
     shutdown: impl Future<Output = ()>,
 ) -> std::io::Result<()> {
     tokio::pin!(shutdown);
@@ -47,10 +52,12 @@ pub(crate) async fn serve(
         if nodelay {
             stream.set_nodelay(true)?;
         }
+        let body = body.clone();
         tokio::spawn(async move {
+            let service = service_fn(move |request| answer(request, body.clone()));
             let _ = http1::Builder::new()
                 .keep_alive(true)
-                .serve_connection(TokioIo::new(stream), service_fn(answer))
+                .serve_connection(TokioIo::new(stream), service)
                 .await;
         });
     }

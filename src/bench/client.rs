@@ -78,6 +78,11 @@ pub(crate) struct Options {
     /// Publish a new version of the plan's write resource this often.
     pub(crate) write_every: Option<Duration>,
     pub(crate) progress: bool,
+    /// GET this path instead of sending lookups (whole documents);
+    /// `{node}` in it becomes a node of the plan, drawn at random.
+    pub(crate) get: Option<String>,
+    /// Extra request headers (`If-None-Match`, for revalidations).
+    pub(crate) headers: Vec<(String, String)>,
 }
 
 /// One keep-alive connection.
@@ -106,11 +111,27 @@ impl Conn {
         path: &str,
         body: Vec<u8>,
     ) -> Result<(StatusCode, Bytes), hyper::Error> {
-        let request = Request::builder()
+        self.send_with(method, authority, path, body, &[]).await
+    }
+
+    /// [`Conn::send`] with extra headers.
+    async fn send_with(
+        &mut self,
+        method: Method,
+        authority: &str,
+        path: &str,
+        body: Vec<u8>,
+        headers: &[(String, String)],
+    ) -> Result<(StatusCode, Bytes), hyper::Error> {
+        let mut request = Request::builder()
             .method(method)
             .uri(path)
             .header(hyper::header::HOST, authority)
-            .header(hyper::header::CONTENT_TYPE, "application/json")
+            .header(hyper::header::CONTENT_TYPE, "application/json");
+        for (name, value) in headers {
+            request = request.header(name.as_str(), value.as_str());
+        }
+        let request = request
             .body(Full::new(Bytes::from(body)))
             .expect("a valid request");
         self.sender.ready().await?;
@@ -185,6 +206,26 @@ struct Shared {
     /// Measured requests completed (for the progress bar).
     done: AtomicU64,
     limit: Limit,
+    /// `--get`: the path template, and the extra headers.
+    get: Option<Box<str>>,
+    headers: Vec<(String, String)>,
+}
+
+impl Shared {
+    /// The next request: (method, path, body).
+    fn request(&self, rng: &mut Rng, sequence: u64, id: usize) -> (Method, String, Vec<u8>, usize) {
+        if let Some(template) = &self.get {
+            let path = match self.plan.nodes.as_slice() {
+                [] => template.to_string(),
+                nodes => template.replace("{node}", rng.pick(nodes).as_str()),
+            };
+            return (Method::GET, path, Vec::new(), 0);
+        }
+        let pick = self.sampler.pick(&self.plan, rng);
+        let unique = self.unique.then_some(sequence * 1024 + id as u64);
+        let body = self.bodies.body(&pick, unique);
+        (Method::POST, "/api/v1/lookup".to_owned(), body, pick.class)
+    }
 }
 
 struct Worker {
@@ -225,15 +266,13 @@ async fn worker(id: usize, shared: Arc<Shared>) -> Worker {
                 }
             }
         }
-        let pick = shared.sampler.pick(&shared.plan, &mut rng);
         sequence += 1;
-        let unique = shared.unique.then_some(sequence * 1024 + id as u64);
-        let body = shared.bodies.body(&pick, unique);
+        let (method, path, body, class) = shared.request(&mut rng, sequence, id);
         let start = Instant::now();
         let result = conn
             .as_mut()
             .expect("connected above")
-            .send(Method::POST, &shared.authority, "/api/v1/lookup", body)
+            .send_with(method, &shared.authority, &path, body, &shared.headers)
             .await;
         let latency = start.elapsed();
         if !measuring {
@@ -249,7 +288,7 @@ async fn worker(id: usize, shared: Arc<Shared>) -> Worker {
                     at_us: u32::try_from((start - shared.measure_from).as_micros())
                         .unwrap_or(u32::MAX),
                     latency_us: u32::try_from(latency.as_micros()).unwrap_or(u32::MAX),
-                    class: u8::try_from(pick.class).unwrap_or(u8::MAX),
+                    class: u8::try_from(class).unwrap_or(u8::MAX),
                 });
                 measured.bytes_received += body.len() as u64;
                 if status.is_success() {
@@ -366,6 +405,8 @@ pub(crate) async fn run(
         issued: AtomicU64::new(0),
         done: AtomicU64::new(0),
         limit: options.limit,
+        get: options.get.as_deref().map(Into::into),
+        headers: options.headers.clone(),
     });
     // Without a warm-up, read the counters before the first request.
     let early = if options.warmup.is_zero() {

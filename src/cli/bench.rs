@@ -106,6 +106,10 @@ pub(crate) enum Sub {
         /// Set TCP_NODELAY on accepted connections.
         #[arg(long)]
         nodelay: bool,
+        /// Answer with this file's bytes instead of a short lookup answer
+        /// (the same bytes as a whole document hierad sends).
+        #[arg(long, value_name = "FILE")]
+        body: Option<PathBuf>,
     },
 }
 
@@ -156,12 +160,32 @@ pub(crate) struct RunArgs {
     /// A name for this run in reports and charts.
     #[arg(long, default_value = "")]
     pub(crate) label: String,
+    /// GET this path instead of sending lookups, e.g. a whole datasource
+    /// (`/api/v1/data/1/astute?level=nodes%3D{node}`); `{node}` becomes a
+    /// node of the plan, drawn at random.
+    #[arg(long, value_name = "PATH")]
+    pub(crate) get: Option<String>,
+    /// An extra request header, `Name: value` (repeatable), e.g. the
+    /// `If-None-Match` of a revalidation.
+    #[arg(long = "header", value_name = "HEADER", value_parser = parse_header)]
+    pub(crate) headers: Vec<(String, String)>,
     /// Print the report as JSON.
     #[arg(long)]
     pub(crate) json: bool,
     /// Write an SVG latency chart of the run.
     #[arg(long)]
     pub(crate) chart: Option<PathBuf>,
+}
+
+/// `Name: value`.
+fn parse_header(text: &str) -> Result<(String, String), String> {
+    let (name, value) = text
+        .split_once(':')
+        .ok_or_else(|| format!("a header is `Name: value`, not {text:?}"))?;
+    let name = name.trim();
+    hyper::header::HeaderName::from_bytes(name.as_bytes())
+        .map_err(|_| format!("not a header name: {name:?}"))?;
+    Ok((name.to_owned(), value.trim().to_owned()))
 }
 
 /// `10s`, `250ms`, `2m`, or plain seconds.
@@ -304,12 +328,29 @@ pub(crate) fn run(args: Args) -> anyhow::Result<ExitCode> {
             }
             Ok(ExitCode::SUCCESS)
         }
-        Some(Sub::BaselineServer { listen, nodelay }) => runtime(None)?.block_on(async move {
+        Some(Sub::BaselineServer {
+            listen,
+            nodelay,
+            body,
+        }) => runtime(None)?.block_on(async move {
+            let body = match body {
+                Some(path) => bytes::Bytes::from(
+                    std::fs::read(&path)
+                        .with_context(|| format!("cannot read {}", path.display()))?,
+                ),
+                None => bytes::Bytes::from_static(baseline::FIXED),
+            };
             let listener = tokio::net::TcpListener::bind(listen)
                 .await
                 .with_context(|| format!("cannot listen on {listen}"))?;
             eprintln!("listening on http://{}", listener.local_addr()?);
-            baseline::serve(listener, nodelay, crate::server::signal::shutdown_signal()).await?;
+            baseline::serve(
+                listener,
+                nodelay,
+                body,
+                crate::server::signal::shutdown_signal(),
+            )
+            .await?;
             Ok(ExitCode::SUCCESS)
         }),
         None => load_test(args.run),
@@ -364,6 +405,8 @@ fn load_test(args: RunArgs) -> anyhow::Result<ExitCode> {
         seed: args.seed,
         write_every: args.write_every,
         progress: !args.json,
+        get: args.get.clone(),
+        headers: args.headers.clone(),
     };
     let report = runtime.block_on(client::run(Arc::new(plan), sampler, options))?;
     if let Some(path) = &args.chart {

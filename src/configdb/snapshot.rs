@@ -16,8 +16,11 @@
 //! only that key costs microseconds and no memory, where a whole effective document is a deep copy as soon
 //! as two layers both hold data (a node's own astute over a root astute:
 //! about a millisecond and the size of the root document, per node).
-//! [`Snapshot::effective`] is for whole-document reads (`?effective`,
-//! `config get`).
+//! [`Snapshot::effective`] is for whole-document reads (`config get`);
+//! [`Snapshot::try_encoded`] is the same document as a response body
+//! (`?effective`, Hiera 5's `data_hash`): its wire JSON and ETag, encoded
+//! on first read and then kept for the snapshot's life, so the fold and
+//! the encoding are work per write, not per read.
 //!
 //! A write is applied by [`Snapshot::with_document`], which returns a new
 //! snapshot sharing every untouched environment and resource (and the
@@ -34,9 +37,11 @@ use super::level::{LevelPath, LevelValue};
 use super::model::{Component, DocKind, Environment, SnapshotData, UnreadableDocument, Version};
 use crate::hiera::lookup::is_final;
 use crate::hiera::{Hash, Value};
+use bytes::Bytes;
 use indexmap::IndexMap;
 use std::borrow::Cow;
 use std::collections::{BTreeMap, HashMap};
+use std::hash::{Hash as _, Hasher as _};
 use std::sync::{Arc, PoisonError, RwLock};
 
 /// One stored document as the snapshot holds it.
@@ -64,6 +69,30 @@ impl StoredDoc {
     fn get(&self, key: &Value) -> Option<(&Value, bool)> {
         let (at, _, value) = self.content.get_full(key)?;
         Some((value, self.finals[at]))
+    }
+}
+
+/// A whole effective document as a response sends it.
+#[derive(Debug)]
+pub(crate) struct Encoded {
+    /// Its wire JSON ([`crate::wire::to_string`]).
+    pub(crate) body: Bytes,
+    /// A strong ETag of `body` (quoted): equal bytes, equal tag, whatever
+    /// the snapshot or the process.
+    pub(crate) etag: String,
+}
+
+impl Encoded {
+    fn of(doc: &Hash) -> Encoded {
+        let text = crate::wire::to_string(&Value::Hash(doc.clone()));
+        // Fixed keys: the tag of the same bytes does not change with the
+        // process (a restarted server answers 304 too).
+        let mut hasher = std::collections::hash_map::DefaultHasher::new();
+        text.hash(&mut hasher);
+        Encoded {
+            etag: format!("\"{:016x}\"", hasher.finish()),
+            body: Bytes::from(text),
+        }
     }
 }
 
@@ -176,7 +205,16 @@ struct ResourceData {
     /// by the path's pairs. A `RwLock` because lookups read it from many
     /// threads and write it only on the first use of a path.
     cache: RwLock<HashMap<Box<[LevelValue]>, Arc<Hash>>>,
+    /// Encoded effective documents, keyed by the address of the effective
+    /// `Arc<Hash>` they encode (paths sharing a document share its bytes).
+    /// Every effective document is the root's, a stored document's content
+    /// or an entry of `cache`, all fixed for this value's life, so there
+    /// are at most as many entries as those; the entry holds its `Arc` so
+    /// that the address cannot be reused.
+    encoded: RwLock<EncodedDocs>,
 }
+
+type EncodedDocs = HashMap<usize, (Arc<Hash>, Arc<Encoded>), foldhash::fast::RandomState>;
 
 impl ResourceData {
     fn new(root: SlotDocs, slots: Slots) -> Self {
@@ -186,7 +224,26 @@ impl ResourceData {
             slots,
             root_effective,
             cache: RwLock::default(),
+            encoded: RwLock::default(),
         }
+    }
+
+    /// [`ResourceData::effective`] encoded, once per document.
+    fn encoded(&self, pairs: &[LevelValue]) -> Arc<Encoded> {
+        let doc = self.effective(pairs);
+        let at = Arc::as_ptr(&doc) as usize;
+        let cached = self
+            .encoded
+            .read()
+            .unwrap_or_else(PoisonError::into_inner)
+            .get(&at)
+            .map(|(_, e)| Arc::clone(e));
+        if let Some(hit) = cached {
+            return hit;
+        }
+        let encoded = Arc::new(Encoded::of(&doc));
+        let mut docs = self.encoded.write().unwrap_or_else(PoisonError::into_inner);
+        Arc::clone(&docs.entry(at).or_insert((doc, encoded)).1)
     }
 
     fn slot(&self, slot: Option<&LevelValue>) -> Option<&SlotDocs> {
@@ -291,6 +348,18 @@ impl ResourceData {
                 .map(|(path, doc)| (path.clone(), Arc::clone(doc)))
                 .collect();
             *out.cache.write().unwrap_or_else(PoisonError::into_inner) = kept;
+            // The encodings of the documents still reachable: those the
+            // kept entries name (the rest are encoded again on use).
+            let kept = out.cache.read().unwrap_or_else(PoisonError::into_inner);
+            let old = self.encoded.read().unwrap_or_else(PoisonError::into_inner);
+            let encoded = kept
+                .values()
+                .filter_map(|doc| {
+                    let at = Arc::as_ptr(doc) as usize;
+                    old.get(&at).map(|entry| (at, entry.clone()))
+                })
+                .collect();
+            *out.encoded.write().unwrap_or_else(PoisonError::into_inner) = encoded;
         }
         out
     }
@@ -493,6 +562,23 @@ impl Snapshot {
         let data = self.resource(env, path, resource)?;
         self.check_readable(env, path, resource, None)?;
         Ok(data.effective(path.pairs()))
+    }
+
+    /// [`Snapshot::try_effective`] as a response body, encoded on the
+    /// first read of this snapshot and shared by every later one.
+    ///
+    /// # Errors
+    ///
+    /// As [`Snapshot::try_effective`].
+    pub(crate) fn try_encoded(
+        &self,
+        env: i64,
+        path: &LevelPath,
+        resource: &str,
+    ) -> Result<Arc<Encoded>, ConfigError> {
+        let data = self.resource(env, path, resource)?;
+        self.check_readable(env, path, resource, None)?;
+        Ok(data.encoded(path.pairs()))
     }
 
     /// The latest stored (not deleted) version of one document; the path's

@@ -491,6 +491,17 @@ async fn get_document(
             let key = query.get("key").map(|k| key_path(k)).transpose()?;
             let effective = flag(&query, "effective")?;
             let version = query.get("version").map(|v| version_param(v)).transpose()?;
+            if effective && key.is_none() && version.is_none() && at.kind == DocKind::Values {
+                // The whole latest effective document: encoded once per
+                // snapshot, sent as it is.
+                let doc = snapshot.try_encoded(env, &at.path, &at.resource)?;
+                return Ok((
+                    StatusCode::OK,
+                    [(header::CONTENT_TYPE, "application/json")],
+                    doc.body.clone(),
+                )
+                    .into_response());
+            }
             // The latest live version of a stored document, for a
             // conditional write.
             let mut latest = None;

@@ -25,7 +25,6 @@ use serde::de::{Deserialize, Deserializer, IgnoredAny, MapAccess, Visitor};
 use std::cell::Cell;
 use std::collections::HashMap;
 use std::fmt;
-use std::hash::{Hash as _, Hasher};
 
 /// The lookup routes, to be nested under `/api/v1`.
 pub(crate) fn routes() -> Router<AppState> {
@@ -529,25 +528,24 @@ async fn datasource(
         _ => LevelPath::root(),
     };
     let snapshot = state.snapshot();
-    let doc = snapshot.try_effective(env, &level, &resource)?;
-    let body = wire::to_string(&Value::Hash((*doc).clone()));
-    let mut hasher = std::collections::hash_map::DefaultHasher::new();
-    body.hash(&mut hasher);
-    let etag = format!("\"{:016x}\"", hasher.finish());
+    let doc = snapshot.try_encoded(env, &level, &resource)?;
     if headers
         .get(header::IF_NONE_MATCH)
         .and_then(|v| v.to_str().ok())
-        .is_some_and(|v| v.split(',').any(|t| t.trim() == etag || t.trim() == "*"))
+        .is_some_and(|v| {
+            v.split(',')
+                .any(|t| t.trim() == doc.etag || t.trim() == "*")
+        })
     {
-        return Ok((StatusCode::NOT_MODIFIED, [(header::ETAG, etag)]).into_response());
+        return Ok((StatusCode::NOT_MODIFIED, [(header::ETAG, doc.etag.clone())]).into_response());
     }
     Ok((
         StatusCode::OK,
         [
             (header::CONTENT_TYPE, "application/json".to_owned()),
-            (header::ETAG, etag),
+            (header::ETAG, doc.etag.clone()),
         ],
-        body,
+        doc.body.clone(),
     )
         .into_response())
 }

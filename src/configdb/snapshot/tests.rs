@@ -342,6 +342,80 @@ fn shares_instead_of_copying() {
 }
 
 #[test]
+fn encoded_documents_are_made_once_per_document_and_write() {
+    let snap = sample();
+    let encoded = |s: &Snapshot, p: &str| s.try_encoded(1, &path(p), "astute").unwrap();
+    let entries = |s: &Snapshot| s.envs[&1].resources["astute"].encoded.read().unwrap().len();
+    // The bytes are the effective document's wire JSON, the tag theirs.
+    for p in ["", "nodes=n1", "role=controller,nodes=n1", "nodes=n7"] {
+        let doc = snap.effective(1, &path(p), "astute").unwrap();
+        let e = encoded(&snap, p);
+        assert_eq!(
+            e.body,
+            crate::wire::to_string(&Value::Hash((*doc).clone())),
+            "{p}"
+        );
+        assert_eq!(e.etag, Encoded::of(&doc).etag, "{p}");
+        assert!(e.etag.starts_with('"') && e.etag.ends_with('"') && e.etag.len() == 18);
+    }
+    // Asked again: the same bytes, not a new encoding.
+    assert!(Arc::ptr_eq(
+        &encoded(&snap, "nodes=n1"),
+        &encoded(&snap, "nodes=n1")
+    ));
+    // Nodes with nothing of their own share the root's encoding: a
+    // thousand unknown node names add no entry.
+    for n in 0..1000 {
+        let e = encoded(&snap, &format!("nodes=x{n}"));
+        assert!(Arc::ptr_eq(&e, &encoded(&snap, "")));
+    }
+    let before = entries(&snap);
+    assert_eq!(before, 3, "root, n1, role=controller,nodes=n1");
+    // Different documents, different tags.
+    assert_ne!(encoded(&snap, "").etag, encoded(&snap, "nodes=n1").etag);
+    // A write keeps the encodings it cannot affect and re-encodes the
+    // rest on their next read.
+    let n1 = encoded(&snap, "nodes=n1");
+    let ctl = encoded(&snap, "role=controller,nodes=n1");
+    let new_doc = StoredDoc::new(version(2), Arc::new(rhash! {"k" => "controller v2"}));
+    let next = snap
+        .with_document(
+            1,
+            &path("role=controller"),
+            "astute",
+            DocKind::Values,
+            Some(new_doc),
+        )
+        .unwrap();
+    assert_eq!(entries(&next), 1, "n1's encoding is kept");
+    assert!(Arc::ptr_eq(&encoded(&next, "nodes=n1"), &n1));
+    let ctl2 = encoded(&next, "role=controller,nodes=n1");
+    assert!(!Arc::ptr_eq(&ctl2, &ctl));
+    assert_eq!(
+        ctl2.body, ctl.body,
+        "node data masks the role's k either way"
+    );
+    let role = encoded(&next, "role=controller");
+    assert!(
+        std::str::from_utf8(&role.body)
+            .unwrap()
+            .contains("controller v2")
+    );
+    // The old snapshot still sends its own bytes.
+    assert!(Arc::ptr_eq(
+        &encoded(&snap, "role=controller,nodes=n1"),
+        &ctl
+    ));
+    // Errors as for the effective document.
+    assert_eq!(
+        snap.try_encoded(1, &path("racks=1"), "astute")
+            .unwrap_err()
+            .kind(),
+        ErrorKind::NotFound
+    );
+}
+
+#[test]
 fn with_document_replaces_one_and_shares_the_rest() {
     let snap = sample();
     let n1 = snap.effective(1, &path("nodes=n1"), "astute").unwrap();
