@@ -291,7 +291,8 @@ async fn worker(id: usize, shared: Arc<Shared>) -> Worker {
                     class: u8::try_from(class).unwrap_or(u8::MAX),
                 });
                 measured.bytes_received += body.len() as u64;
-                if status.is_success() {
+                // A 304 is a revalidation's answer (`--header If-None-Match`).
+                if status.is_success() || status == StatusCode::NOT_MODIFIED {
                     if body.starts_with(b"{\"found\":true") {
                         measured.answers.found += 1;
                     } else if body.starts_with(b"{\"found\":false") {

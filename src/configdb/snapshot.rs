@@ -205,16 +205,14 @@ struct ResourceData {
     /// by the path's pairs. A `RwLock` because lookups read it from many
     /// threads and write it only on the first use of a path.
     cache: RwLock<HashMap<Box<[LevelValue]>, Arc<Hash>>>,
-    /// Encoded effective documents, keyed by the address of the effective
-    /// `Arc<Hash>` they encode (paths sharing a document share its bytes).
-    /// Every effective document is the root's, a stored document's content
-    /// or an entry of `cache`, all fixed for this value's life, so there
-    /// are at most as many entries as those; the entry holds its `Arc` so
-    /// that the address cannot be reused.
+    /// Encoded effective documents, keyed by their path's pairs that have
+    /// a slot here (paths that fold the same slots share the bytes, and
+    /// unknown node names add nothing). Only the bytes are kept, not the
+    /// folded Hash (several times their size as a tree).
     encoded: RwLock<EncodedDocs>,
 }
 
-type EncodedDocs = HashMap<usize, (Arc<Hash>, Arc<Encoded>), foldhash::fast::RandomState>;
+type EncodedDocs = HashMap<Box<[LevelValue]>, Arc<Encoded>, foldhash::fast::RandomState>;
 
 impl ResourceData {
     fn new(root: SlotDocs, slots: Slots) -> Self {
@@ -228,22 +226,32 @@ impl ResourceData {
         }
     }
 
-    /// [`ResourceData::effective`] encoded, once per document.
+    /// [`ResourceData::effective`] encoded, once per snapshot and set of
+    /// slots; the folded Hash is not kept for it.
     fn encoded(&self, pairs: &[LevelValue]) -> Arc<Encoded> {
-        let doc = self.effective(pairs);
-        let at = Arc::as_ptr(&doc) as usize;
+        let key: Cow<'_, [LevelValue]> = if pairs.iter().all(|p| self.slots.contains_key(p)) {
+            Cow::Borrowed(pairs)
+        } else {
+            Cow::Owned(
+                pairs
+                    .iter()
+                    .filter(|p| self.slots.contains_key(*p))
+                    .cloned()
+                    .collect(),
+            )
+        };
         let cached = self
             .encoded
             .read()
             .unwrap_or_else(PoisonError::into_inner)
-            .get(&at)
-            .map(|(_, e)| Arc::clone(e));
+            .get(&*key)
+            .cloned();
         if let Some(hit) = cached {
             return hit;
         }
-        let encoded = Arc::new(Encoded::of(&doc));
+        let encoded = Arc::new(Encoded::of(&self.fold(&key, false)));
         let mut docs = self.encoded.write().unwrap_or_else(PoisonError::into_inner);
-        Arc::clone(&docs.entry(at).or_insert((doc, encoded)).1)
+        Arc::clone(docs.entry(key.into_owned().into()).or_insert(encoded))
     }
 
     fn slot(&self, slot: Option<&LevelValue>) -> Option<&SlotDocs> {
@@ -254,10 +262,16 @@ impl ResourceData {
     }
 
     fn effective(&self, pairs: &[LevelValue]) -> Arc<Hash> {
+        self.fold(pairs, true)
+    }
+
+    /// The effective document at `pairs`; a real merge is kept in `cache`
+    /// when `keep`.
+    fn fold(&self, pairs: &[LevelValue], keep: bool) -> Arc<Hash> {
         let Some((last, parent)) = pairs.split_last() else {
             return Arc::clone(&self.root_effective);
         };
-        let base = self.effective(parent);
+        let base = self.fold(parent, keep);
         let Some(slot) = self.slots.get(last) else {
             return base;
         };
@@ -274,6 +288,9 @@ impl ResourceData {
             return hit;
         }
         let merged = slot.over(&base);
+        if !keep {
+            return merged;
+        }
         // Two threads may compute the same entry; the first one stored
         // wins, so every caller ends up sharing one Arc.
         let mut cache = self.cache.write().unwrap_or_else(PoisonError::into_inner);
@@ -348,16 +365,12 @@ impl ResourceData {
                 .map(|(path, doc)| (path.clone(), Arc::clone(doc)))
                 .collect();
             *out.cache.write().unwrap_or_else(PoisonError::into_inner) = kept;
-            // The encodings of the documents still reachable: those the
-            // kept entries name (the rest are encoded again on use).
-            let kept = out.cache.read().unwrap_or_else(PoisonError::into_inner);
+            // Likewise the encodings.
             let old = self.encoded.read().unwrap_or_else(PoisonError::into_inner);
-            let encoded = kept
-                .values()
-                .filter_map(|doc| {
-                    let at = Arc::as_ptr(doc) as usize;
-                    old.get(&at).map(|entry| (at, entry.clone()))
-                })
+            let encoded = old
+                .iter()
+                .filter(|(path, _)| !path.contains(lv))
+                .map(|(path, doc)| (path.clone(), Arc::clone(doc)))
                 .collect();
             *out.encoded.write().unwrap_or_else(PoisonError::into_inner) = encoded;
         }

@@ -346,8 +346,15 @@ fn encoded_documents_are_made_once_per_document_and_write() {
     let snap = sample();
     let encoded = |s: &Snapshot, p: &str| s.try_encoded(1, &path(p), "astute").unwrap();
     let entries = |s: &Snapshot| s.envs[&1].resources["astute"].encoded.read().unwrap().len();
+    let paths = ["", "nodes=n1", "role=controller,nodes=n1", "nodes=n7"];
+    for p in paths {
+        encoded(&snap, p);
+    }
+    // Only the bytes are kept, not the folded Hashes.
+    let trees = |s: &Snapshot| s.envs[&1].resources["astute"].cache.read().unwrap().len();
+    assert_eq!(trees(&snap), 0);
     // The bytes are the effective document's wire JSON, the tag theirs.
-    for p in ["", "nodes=n1", "role=controller,nodes=n1", "nodes=n7"] {
+    for p in paths {
         let doc = snap.effective(1, &path(p), "astute").unwrap();
         let e = encoded(&snap, p);
         assert_eq!(
@@ -387,7 +394,7 @@ fn encoded_documents_are_made_once_per_document_and_write() {
             Some(new_doc),
         )
         .unwrap();
-    assert_eq!(entries(&next), 1, "n1's encoding is kept");
+    assert_eq!(entries(&next), 2, "the root's and n1's encodings are kept");
     assert!(Arc::ptr_eq(&encoded(&next, "nodes=n1"), &n1));
     let ctl2 = encoded(&next, "role=controller,nodes=n1");
     assert!(!Arc::ptr_eq(&ctl2, &ctl));
