@@ -9,11 +9,9 @@ use super::client::Target;
 use crate::configdb::{DocKind, LevelPath};
 use crate::hiera::Value;
 use crate::ops::{self, ConfigOps, LevelDocs, Local, NewEnv, Remote, TreeImport};
-use crate::store::SqliteStore;
 use crate::tree::{TreeFile, read_tree};
 use serde::{Deserialize, Serialize};
 use std::path::Path;
-use std::sync::Arc;
 use std::time::Instant;
 
 /// The component generated resources are defined in.
@@ -118,7 +116,7 @@ pub(crate) fn via_server(target: &Target, dir: &Path, env: i64) -> Result<Loaded
 pub(crate) fn into_db(db: &Path, dir: &Path, env: i64) -> Result<Loaded, BenchError> {
     let started = Instant::now();
     let trees = read_levels(dir)?;
-    let local = Local::new(Arc::new(SqliteStore::open(db)?));
+    let local = Local::new(crate::store::open(db)?);
     load(&local, trees, env, started)
 }
 

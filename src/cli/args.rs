@@ -6,10 +6,8 @@ use crate::configdb::LevelPath;
 use crate::ops::remote::ClientAuth;
 use crate::ops::remote::Timeouts;
 use crate::ops::{ConfigOps, Local, Remote};
-use crate::store::SqliteStore;
 use anyhow::{Context, bail};
 use std::path::PathBuf;
-use std::sync::Arc;
 use std::time::Duration;
 
 /// The database `hierad serve` uses by default.
@@ -25,8 +23,9 @@ pub(crate) struct Conn {
     /// without either, the local database --db)
     #[arg(long, value_name = "URL")]
     pub(crate) server: Option<String>,
-    /// Work on this local database file directly instead of a server
-    /// (default: hierad.db, the file `hierad serve` uses)
+    /// Work on this database directly instead of a server: a SQLite file
+    /// (default: hierad.db, the file `hierad serve` uses) or a PostgreSQL
+    /// URL, postgres://USER@HOST/DB
     #[arg(long, value_name = "PATH", conflicts_with = "server")]
     pub(crate) db: Option<PathBuf>,
     /// Seconds to wait for the server's connection to open
@@ -209,15 +208,16 @@ impl Conn {
                 )?))
             }
             Target::Db(path) => {
-                if !create && !path.exists() {
+                if !create && !crate::store::is_url(&path) && !path.exists() {
                     bail!(
                         "no database at {}: give --db PATH, or --server URL (or set {SERVER_ENV})",
                         path.display()
                     );
                 }
-                let store = SqliteStore::open(&path)
-                    .with_context(|| format!("cannot open the database {}", path.display()))?;
-                Ok(Box::new(Local::new(Arc::new(store))))
+                let store = crate::store::open(&path).with_context(|| {
+                    format!("cannot open the database {}", crate::store::describe(&path))
+                })?;
+                Ok(Box::new(Local::new(store)))
             }
         }
     }

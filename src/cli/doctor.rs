@@ -8,7 +8,7 @@
 use crate::configdb::UnreadableDocument;
 use crate::ops::local::local_author;
 use crate::settings::DEFAULT_DB;
-use crate::store::{DocWrite, SqliteStore, Store, WriteCtx};
+use crate::store::{DocWrite, Store, WriteCtx};
 use anyhow::Context;
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -30,22 +30,21 @@ pub(crate) struct Args {
 ///
 /// The database cannot be opened or written.
 pub(crate) fn run(args: Args) -> anyhow::Result<ExitCode> {
-    if !args.db.is_file() {
-        anyhow::bail!(
-            "no database at {}: give --db PATH (or set HIERAD_DB)",
-            args.db.display()
-        );
+    let shown = crate::store::describe(&args.db);
+    if !crate::store::is_url(&args.db) && !args.db.is_file() {
+        anyhow::bail!("no database at {shown}: give --db PATH or URL (or set HIERAD_DB)");
     }
-    let store = SqliteStore::open(&args.db)
-        .with_context(|| format!("cannot open the database {}", args.db.display()))?;
+    let store = crate::store::open(&args.db)
+        .with_context(|| format!("cannot open the database {shown}"))?;
+    let store = store.as_ref();
     let unreadable = store.load_all()?.unreadable;
     if unreadable.is_empty() {
-        println!("no unreadable documents in {}", args.db.display());
+        println!("no unreadable documents in {shown}");
         return Ok(ExitCode::SUCCESS);
     }
     for doc in &unreadable {
         if args.repair {
-            println!("{}", repair(&store, doc)?);
+            println!("{}", repair(store, doc)?);
         } else {
             println!("unreadable: {doc}");
         }
@@ -61,7 +60,7 @@ pub(crate) fn run(args: Args) -> anyhow::Result<ExitCode> {
 }
 
 /// Mends one document; says what was done.
-fn repair(store: &SqliteStore, doc: &UnreadableDocument) -> anyhow::Result<String> {
+fn repair(store: &dyn Store, doc: &UnreadableDocument) -> anyhow::Result<String> {
     let at = &doc.at;
     let author = local_author();
     let by = WriteCtx::by(&author);

@@ -7,7 +7,7 @@ use crate::ops::{self, Local, NewEnv, TreeImport};
 use crate::server::tls::{Tls, TlsFiles};
 use crate::server::{self, AppState};
 use crate::settings::{DEFAULT_DB, DEFAULT_PORT, Sample, Settings, default_lookup_workers};
-use crate::store::{SqliteStore, Store};
+use crate::store::Store;
 use crate::tree::read_tree;
 use anyhow::Context;
 use std::net::SocketAddr;
@@ -24,7 +24,9 @@ pub(crate) struct Args {
     /// printed as `listening on http://ADDR`).
     #[arg(long, env = "HIERAD_LISTEN", default_value_t = SocketAddr::from(([127, 0, 0, 1], DEFAULT_PORT)))]
     pub(crate) listen: SocketAddr,
-    /// The SQLite database (created if missing).
+    /// The database: a SQLite file (created if missing), or a PostgreSQL
+    /// URL, postgres://USER[:PASSWORD]@HOST[:PORT]/DB (the password may
+    /// come from PGPASSWORD instead; docs/deploy.md)
     #[arg(long, env = "HIERAD_DB", default_value = DEFAULT_DB)]
     pub(crate) db: PathBuf,
     /// A Hiera data tree loaded as environment 1 when the database is
@@ -196,10 +198,12 @@ pub(crate) fn run(args: Args) -> anyhow::Result<ExitCode> {
         min_generation_wait: args.min_generation_wait,
         max_lag: args.max_lag,
     };
-    let store: Arc<dyn Store> = Arc::new(
-        SqliteStore::open(&settings.db)
-            .with_context(|| format!("cannot open the database {}", settings.db.display()))?,
-    );
+    let store: Arc<dyn Store> = crate::store::open(&settings.db).with_context(|| {
+        format!(
+            "cannot open the database {}",
+            crate::store::describe(&settings.db)
+        )
+    })?;
     load_sample_if_empty(&store, &settings.sample)?;
     let state = AppState::new(store, settings.clone())
         .map_err(|e| anyhow::anyhow!("cannot load the database: {e:?}"))?;
@@ -217,7 +221,7 @@ pub(crate) fn run(args: Args) -> anyhow::Result<ExitCode> {
         let addr = listener.local_addr()?;
         let scheme = if security.tls.is_some() { "https" } else { "http" };
         eprintln!("listening on {scheme}://{addr}");
-        tracing::info!(%addr, db = %settings.db.display(), tls = security.tls.is_some(), auth = security.authenticator.is_some(), "serving");
+        tracing::info!(%addr, db = %crate::store::describe(&settings.db), tls = security.tls.is_some(), auth = security.authenticator.is_some(), "serving");
         server::retention::spawn(state.clone());
         server::sync::spawn(state.clone());
         tokio::spawn(reload_on_hangup(state.clone(), security.auth_file.clone(), security.tls.clone()));

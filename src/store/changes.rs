@@ -9,9 +9,9 @@
 //! generation N has seen every write numbered up to N (a sequence would
 //! hand out numbers that commit out of order).
 
+use super::sql::{Sql, params};
 use super::{Result, StoreError};
 use crate::configdb::{DocAddress, DocKind, LevelPath, LevelValue, SnapshotData, StoredDoc};
-use rusqlite::{Connection, OptionalExtension, params};
 use std::collections::BTreeSet;
 
 /// Past this many changed documents a reader reloads everything: deriving
@@ -65,7 +65,7 @@ pub(crate) struct Log {
 impl Log {
     /// A document got a new version.
     pub(crate) fn document(&mut self, at: &DocAddress) {
-        let (level, value) = super::sqlite::slot_of(&at.path);
+        let (level, value) = super::shared::slot_of(&at.path);
         self.documents.insert((
             at.env,
             level.to_owned(),
@@ -83,33 +83,41 @@ impl Log {
     /// Takes the next generation and records the changes, inside the
     /// writing transaction; a transaction that changed nothing takes none.
     /// Returns the generation taken.
-    pub(crate) fn commit(&self, tx: &Connection) -> Result<Option<u64>> {
+    pub(crate) fn commit(&self, tx: &dyn Sql) -> Result<Option<u64>> {
         if self.documents.is_empty() && !self.structure {
             return Ok(None);
         }
-        let generation: i64 = tx
-            .prepare_cached("UPDATE generation SET value = value + 1 WHERE id = 1 RETURNING value")?
-            .query_row([], |r| r.get(0))?;
-        let mut insert = tx.prepare_cached(
-            "INSERT INTO changes (generation, environment_id, level, level_value, resource, kind)
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
-        )?;
+        let generation = tx
+            .query_one(
+                "UPDATE generation SET value = value + 1 WHERE id = 1 RETURNING value",
+                &[],
+            )?
+            .int(0)?;
+        let insert = "INSERT INTO changes
+            (generation, environment_id, level, level_value, resource, kind)
+            VALUES (?1, ?2, ?3, ?4, ?5, ?6)";
         if self.structure {
-            let none: Option<String> = None;
-            insert.execute(params![generation, None::<i64>, none, none, none, none])?;
+            let none: Option<&str> = None;
+            tx.execute(
+                insert,
+                params![generation, None::<i64>, none, none, none, none],
+            )?;
         }
         for (env, level, value, resource, kind) in &self.documents {
-            insert.execute(params![generation, env, level, value, resource, kind])?;
+            tx.execute(
+                insert,
+                params![generation, *env, level, value, resource, *kind],
+            )?;
         }
         Ok(Some(u64::try_from(generation).unwrap_or_default()))
     }
 }
 
 /// The newest committed generation (0: nothing written since the log began).
-pub(crate) fn generation(tx: &Connection) -> Result<u64> {
-    let n: i64 = tx
-        .prepare_cached("SELECT value FROM generation WHERE id = 1")?
-        .query_row([], |r| r.get(0))?;
+pub(crate) fn generation(tx: &dyn Sql) -> Result<u64> {
+    let n = tx
+        .query_one("SELECT value FROM generation WHERE id = 1", &[])?
+        .int(0)?;
     Ok(u64::try_from(n).unwrap_or_default())
 }
 
@@ -142,7 +150,7 @@ pub(crate) enum Latest {
 ///
 /// The database fails, or a log entry names no document.
 pub(crate) fn since(
-    tx: &Connection,
+    tx: &dyn Sql,
     since: u64,
     load_all: impl FnOnce() -> Result<SnapshotData>,
     latest: impl FnMut(&DocAddress) -> Result<Latest>,
@@ -169,26 +177,28 @@ pub(crate) fn since(
 /// the reader must reload everything: the structure changed, too many
 /// documents changed, one is unreadable, or the log no longer reaches back.
 fn documents_since(
-    tx: &Connection,
+    tx: &dyn Sql,
     since: u64,
     mut latest: impl FnMut(&DocAddress) -> Result<Latest>,
 ) -> Result<Option<Vec<ChangedDoc>>> {
     let rows: Vec<Row> = tx
-        .prepare_cached(
+        .query(
             "SELECT generation, environment_id, level, level_value, resource, kind
              FROM changes WHERE generation > ?1 ORDER BY generation",
+            params![i64::try_from(since).unwrap_or(i64::MAX)],
         )?
-        .query_map([i64::try_from(since).unwrap_or(i64::MAX)], |r| {
+        .into_iter()
+        .map(|mut r| {
             Ok((
-                r.get(0)?,
-                r.get(1)?,
-                r.get(2)?,
-                r.get(3)?,
-                r.get(4)?,
-                r.get(5)?,
+                r.int(0)?,
+                r.opt_int(1)?,
+                r.opt_text(2)?,
+                r.opt_text(3)?,
+                r.opt_text(4)?,
+                r.opt_text(5)?,
             ))
-        })?
-        .collect::<rusqlite::Result<_>>()?;
+        })
+        .collect::<Result<_>>()?;
     // The log reaches back to `since` only if its first entry past it is
     // the next generation (pruning removes the oldest first).
     let reaches = rows
@@ -245,20 +255,20 @@ fn address(env: i64, level: &str, value: &str, resource: &str, kind: &str) -> Re
 
 /// Removes log entries more than [`KEEP_GENERATIONS`] behind the newest;
 /// returns how many went.
-pub(crate) fn prune_log(tx: &Connection) -> Result<usize> {
+pub(crate) fn prune_log(tx: &dyn Sql) -> Result<usize> {
     let newest = generation(tx)?;
     let Some(below) = newest.checked_sub(KEEP_GENERATIONS) else {
         return Ok(0);
     };
-    let oldest: Option<i64> = tx
-        .query_row("SELECT min(generation) FROM changes", [], |r| r.get(0))
-        .optional()?
-        .flatten();
+    let oldest: Option<i64> = match tx.query_opt("SELECT min(generation) FROM changes", &[])? {
+        Some(row) => row.opt_int(0)?,
+        None => None,
+    };
     if oldest.is_none_or(|o| u64::try_from(o).unwrap_or_default() > below) {
         return Ok(0);
     }
-    Ok(tx.execute(
+    tx.execute(
         "DELETE FROM changes WHERE generation <= ?1",
-        [i64::try_from(below).unwrap_or(i64::MAX)],
-    )?)
+        params![i64::try_from(below).unwrap_or(i64::MAX)],
+    )
 }

@@ -1,11 +1,11 @@
-//! Resource definitions' content in SQLite (issue 12): reading and
+//! Resource definitions' content in the store (issue 12): reading and
 //! writing it, and the schema check every document write makes inside its
 //! transaction (the rule itself is [`crate::configdb::schema`]).
 
+use super::sql::{Sql, params};
 use super::{Result, StoreError};
 use crate::configdb::{DocAddress, NotFound, schema};
 use crate::hiera::Hash;
-use rusqlite::{Connection, OptionalExtension, params};
 use serde_json::{Map, Value as Json};
 
 /// A definition's stored content (NULL: none).
@@ -23,24 +23,25 @@ pub(super) fn decode_content(resource: &str, text: Option<&str>) -> Result<Map<S
 /// The compiled schema of `resource` in environment `env`, if its
 /// definition has one.
 fn resource_schema(
-    tx: &Connection,
+    tx: &dyn Sql,
     env: i64,
     resource: &str,
 ) -> Result<Option<jsonschema::Validator>> {
-    let text: Option<String> = tx
-        .prepare_cached(
-            "SELECT d.content FROM environment_components ec
-             JOIN resource_definitions d ON d.component_id = ec.component_id
-             WHERE ec.environment_id = ?1 AND d.name = ?2 AND d.content IS NOT NULL",
-        )?
-        .query_row(params![env, resource], |r| r.get(0))
-        .optional()?;
+    let text: Option<String> = match tx.query_opt(
+        "SELECT d.content FROM environment_components ec
+         JOIN resource_definitions d ON d.component_id = ec.component_id
+         WHERE ec.environment_id = ?1 AND d.name = ?2 AND d.content IS NOT NULL",
+        params![env, resource],
+    )? {
+        Some(mut row) => row.opt_text(0)?,
+        None => None,
+    };
     let content = decode_content(resource, text.as_deref())?;
     Ok(schema::compile(resource, &Json::Object(content))?)
 }
 
 /// Refuses a document its resource's schema refuses ([`schema::check`]).
-pub(super) fn check_schema(tx: &Connection, at: &DocAddress, doc: &Hash) -> Result<()> {
+pub(super) fn check_schema(tx: &dyn Sql, at: &DocAddress, doc: &Hash) -> Result<()> {
     if let Some(validator) = resource_schema(tx, at.env, &at.resource)? {
         schema::check(at, &validator, doc)?;
     }
@@ -50,7 +51,7 @@ pub(super) fn check_schema(tx: &Connection, at: &DocAddress, doc: &Hash) -> Resu
 /// Sets the content of `resource` in component `component` (its id and
 /// name); an empty content is stored as none.
 pub(super) fn set_content(
-    tx: &Connection,
+    tx: &dyn Sql,
     (component, name): (i64, &str),
     resource: &str,
     content: &Map<String, Json>,
@@ -59,7 +60,7 @@ pub(super) fn set_content(
     let text = (!content.is_empty()).then(|| Json::Object(content.clone()).to_string());
     let changed = tx.execute(
         "UPDATE resource_definitions SET content = ?3 WHERE component_id = ?1 AND name = ?2",
-        params![component, resource, text],
+        params![component, resource, text.as_deref()],
     )?;
     if changed == 0 {
         return Err(NotFound::ComponentResource {

@@ -3,7 +3,7 @@
 
 use super::*;
 
-fn authors(s: &SqliteStore, a: &DocAddress) -> Vec<(u64, Option<String>)> {
+fn authors(s: &dyn Store, a: &DocAddress) -> Vec<(u64, Option<String>)> {
     s.history(a)
         .unwrap()
         .into_iter()
@@ -11,7 +11,6 @@ fn authors(s: &SqliteStore, a: &DocAddress) -> Vec<(u64, Option<String>)> {
         .collect()
 }
 
-#[test]
 fn every_write_records_its_author() {
     let s = fuel();
     let a = at(1, "nodes=n1", "astute", DocKind::Values);
@@ -38,7 +37,7 @@ fn every_write_records_its_author() {
     s.put(&a, &doc).unwrap();
     let named = |n: u64, who: Option<&str>| (n, who.map(str::to_owned));
     assert_eq!(
-        authors(&s, &a),
+        authors(s.as_ref(), &a),
         vec![
             named(1, Some("alice")),
             named(2, Some("bob")),
@@ -58,10 +57,9 @@ fn every_write_records_its_author() {
         expected: Some(1),
     };
     assert!(s.write_document(&a, DocWrite::Put(&doc), stale).is_err());
-    assert_eq!(authors(&s, &a).len(), 5);
+    assert_eq!(authors(s.as_ref(), &a).len(), 5);
 }
 
-#[test]
 fn imports_record_their_author_on_writes_and_replacements() {
     let s = fuel();
     let n1 = at(1, "nodes=n1", "globals", DocKind::Values);
@@ -87,9 +85,12 @@ fn imports_record_their_author_on_writes_and_replacements() {
     assert_eq!(report.written[0].1.author.as_deref(), Some("importer"));
     assert_eq!(report.deleted[0].1.author.as_deref(), Some("importer"));
     let a = at(1, "nodes=n1", "astute", DocKind::Values);
-    assert_eq!(authors(&s, &a), vec![(1, Some("importer".to_owned()))]);
     assert_eq!(
-        authors(&s, &n1),
+        authors(s.as_ref(), &a),
+        vec![(1, Some("importer".to_owned()))]
+    );
+    assert_eq!(
+        authors(s.as_ref(), &n1),
         vec![
             (1, Some("alice".to_owned())),
             (2, Some("importer".to_owned()))
@@ -103,3 +104,8 @@ fn imports_record_their_author_on_writes_and_replacements() {
         Some("importer")
     );
 }
+
+both![
+    every_write_records_its_author,
+    imports_record_their_author_on_writes_and_replacements,
+];

@@ -29,12 +29,11 @@ fn docs(list: &[(&str, bool)]) -> Option<Vec<(String, bool)>> {
     )
 }
 
-#[test]
 fn every_write_takes_the_next_generation_and_names_what_it_changed() {
     let s = store();
     assert_eq!(s.generation().unwrap(), 0);
     assert_eq!(summary(&s.changes_since(0).unwrap()), (0, None));
-    seed(&s);
+    seed(s.as_ref());
     // A component and an environment: two structural writes.
     assert_eq!(s.generation().unwrap(), 2);
     assert_eq!(summary(&s.changes_since(2).unwrap()), (2, docs(&[])));
@@ -77,7 +76,6 @@ fn every_write_takes_the_next_generation_and_names_what_it_changed() {
     assert_eq!(data.documents.len(), 2);
 }
 
-#[test]
 fn writes_that_change_nothing_a_snapshot_holds_take_no_generation() {
     let s = fuel();
     let before = s.generation().unwrap();
@@ -117,7 +115,6 @@ fn writes_that_change_nothing_a_snapshot_holds_take_no_generation() {
     );
 }
 
-#[test]
 fn readers_reload_everything_when_documents_will_not_do() {
     let s = fuel();
     let start = s.generation().unwrap();
@@ -157,8 +154,11 @@ fn readers_reload_everything_when_documents_will_not_do() {
         summary(&s.changes_since(now - 1).unwrap()),
         (now, docs(&[("astute", true)]))
     );
-    s.raw(|conn| conn.execute("DELETE FROM changes WHERE generation < ?1", [now as i64]))
-        .unwrap();
+    s.execute_sql(
+        "DELETE FROM changes WHERE generation < ?1",
+        crate::store::sql::params![now as i64],
+    )
+    .unwrap();
     assert_eq!(summary(&s.changes_since(now - 2).unwrap()), (now, None));
     assert_eq!(
         summary(&s.changes_since(now - 1).unwrap()),
@@ -167,15 +167,17 @@ fn readers_reload_everything_when_documents_will_not_do() {
     assert_eq!(summary(&s.changes_since(now + 5).unwrap()), (now, None));
 }
 
-#[test]
 fn an_unreadable_changed_document_makes_readers_reload() {
     let s = fuel();
     let a = at(1, "nodes=n1", "astute", DocKind::Values);
     s.put(&a, &rhash! {"v" => 1}).unwrap();
     let since = s.generation().unwrap();
     s.put(&a, &rhash! {"v" => 2}).unwrap();
-    s.raw(|conn| conn.execute("UPDATE documents SET content = '[1]' WHERE version = 2", []))
-        .unwrap();
+    s.execute_sql(
+        "UPDATE documents SET content = '[1]' WHERE version = 2",
+        &[],
+    )
+    .unwrap();
     let changes = s.changes_since(since).unwrap();
     let Changes::Everything { data, .. } = changes else {
         panic!("expected everything, got {:?}", summary(&changes));
@@ -183,13 +185,11 @@ fn an_unreadable_changed_document_makes_readers_reload() {
     assert_eq!(data.unreadable.len(), 1);
 }
 
-#[test]
 fn a_second_connection_sees_every_generation_in_order() {
-    let dir = tempfile::tempdir().unwrap();
-    let file = dir.path().join("db.sqlite");
-    let writer = SqliteStore::open(&file).unwrap();
-    seed(&writer);
-    let reader = SqliteStore::open(&file).unwrap();
+    let db = Db::new();
+    let writer = db.open();
+    seed(writer.as_ref());
+    let reader = db.open();
     let a = at(1, "nodes=n1", "astute", DocKind::Values);
     let start = reader.generation().unwrap();
     for (seen, v) in (start..).zip(0..20_i64) {
@@ -202,3 +202,11 @@ fn a_second_connection_sees_every_generation_in_order() {
         assert_eq!(*documents[0].1.as_ref().unwrap().content, rhash! {"v" => v});
     }
 }
+
+both![
+    every_write_takes_the_next_generation_and_names_what_it_changed,
+    writes_that_change_nothing_a_snapshot_holds_take_no_generation,
+    readers_reload_everything_when_documents_will_not_do,
+    an_unreadable_changed_document_makes_readers_reload,
+    a_second_connection_sees_every_generation_in_order,
+];

@@ -5,12 +5,13 @@
 //! replay that fails writes nothing.
 
 use super::*;
+use super::history::big_doc;
 use crate::store::dump::{self, Dumped};
 
 /// Every kind of row: a definition's content, retention, a register, a
 /// deleted environment, 22 versions of a large document with a deletion
 /// marker among them (packed as deltas and keyframes), overrides.
-fn filled() -> SqliteStore {
+fn filled() -> Box<dyn Store> {
     let s = fuel();
     let content: serde_json::Map<String, serde_json::Value> =
         serde_json::from_str(r#"{"schema": {"type": "object"}, "owner": "ops"}"#).unwrap();
@@ -67,13 +68,15 @@ fn replay(s: &dyn Store, rows: &[Dumped], replace: bool) -> Result<()> {
     s.replay(&mut rows.iter().cloned().map(Ok), replace)
 }
 
-#[test]
 fn a_replayed_copy_dumps_and_reads_the_same() {
     let source = filled();
     let copy = store();
-    let dumped = rows(&source);
-    replay(&copy, &dumped, false).unwrap();
-    let (a, b) = (dump::tally(&source).unwrap(), dump::tally(&copy).unwrap());
+    let dumped = rows(source.as_ref());
+    replay(copy.as_ref(), &dumped, false).unwrap();
+    let (a, b) = (
+        dump::tally(source.as_ref()).unwrap(),
+        dump::tally(copy.as_ref()).unwrap(),
+    );
     assert_eq!(a.checksum(), b.checksum());
     assert_eq!(a.counts(), b.counts());
     assert_eq!(
@@ -82,7 +85,7 @@ fn a_replayed_copy_dumps_and_reads_the_same() {
         "{:?}",
         a.counts()
     );
-    assert_eq!(rows(&copy), dumped);
+    assert_eq!(rows(copy.as_ref()), dumped);
     // Every version, as `get` and `history` read it.
     for row in &dumped {
         if let Dumped::Version {
@@ -123,17 +126,17 @@ fn a_replayed_copy_dumps_and_reads_the_same() {
     );
     assert_eq!(copy.components().unwrap(), source.components().unwrap());
     // Packed as the source: the same packing for every row.
-    let packings = |s: &SqliteStore| -> Vec<(i64, i64)> {
-        s.raw(|c| {
-            c.prepare("SELECT version, packing FROM documents WHERE resource = 'globals' AND environment_id = 1 ORDER BY version")
-                .unwrap()
-                .query_map([], |r| Ok((r.get(0)?, r.get(1)?)))
-                .unwrap()
-                .collect::<rusqlite::Result<_>>()
-                .unwrap()
-        })
+    let packings = |s: &dyn Store| -> Vec<(i64, i64)> {
+        s.query_sql(
+            "SELECT version, packing FROM documents
+             WHERE resource = 'globals' AND environment_id = 1 ORDER BY version",
+        )
+        .unwrap()
+        .iter()
+        .map(|r| (r.int(0).unwrap(), r.int(1).unwrap()))
+        .collect()
     };
-    assert_eq!(packings(&copy), packings(&source));
+    assert_eq!(packings(copy.as_ref()), packings(source.as_ref()));
     // Authors come along.
     let overrides = at(1, "nodes=node-1", "astute", DocKind::Overrides);
     assert_eq!(
@@ -155,13 +158,12 @@ fn a_replayed_copy_dumps_and_reads_the_same() {
     assert_eq!(copy.put(&g, &rhash! {"next" => 1}).unwrap().number, 23);
 }
 
-#[test]
 fn replay_refuses_a_store_that_is_not_empty_and_a_failure_writes_nothing() {
-    let dumped = rows(&filled());
+    let dumped = rows(filled().as_ref());
     let target = fuel();
-    let before = dump::tally(&target).unwrap().checksum();
+    let before = dump::tally(target.as_ref()).unwrap().checksum();
     assert_error(
-        replay(&target, &dumped, false),
+        replay(target.as_ref(), &dumped, false),
         ErrorKind::Conflict,
         "already holds components or environments",
     );
@@ -176,7 +178,7 @@ fn replay_refuses_a_store_that_is_not_empty_and_a_failure_writes_nothing() {
         target.replay(&mut broken, true),
         Err(StoreError::Database(_))
     ));
-    assert_eq!(dump::tally(&target).unwrap().checksum(), before);
+    assert_eq!(dump::tally(target.as_ref()).unwrap().checksum(), before);
     // Versions out of order are refused.
     let mut reversed = dumped.clone();
     let first = reversed
@@ -184,11 +186,16 @@ fn replay_refuses_a_store_that_is_not_empty_and_a_failure_writes_nothing() {
         .position(|r| matches!(r, Dumped::Version { .. }))
         .unwrap();
     reversed.swap(first, first + 1);
-    let (kind, text) = match replay(&store(), &reversed, false) {
+    let (kind, text) = match replay(store().as_ref(), &reversed, false) {
         Err(StoreError::Corrupt { what, reason }) => (what, reason),
         other => panic!("{other:?}"),
     };
     assert!(text.contains("newest first"), "{kind}: {text}");
-    replay(&target, &dumped, true).unwrap();
-    assert_eq!(rows(&target), dumped);
+    replay(target.as_ref(), &dumped, true).unwrap();
+    assert_eq!(rows(target.as_ref()), dumped);
 }
+
+both![
+    a_replayed_copy_dumps_and_reads_the_same,
+    replay_refuses_a_store_that_is_not_empty_and_a_failure_writes_nothing,
+];

@@ -1,27 +1,34 @@
 //! [`Store::dump`](crate::store::Store::dump) and
-//! [`Store::replay`](crate::store::Store::replay) on SQLite: every row
-//! out in one read transaction, every row in in one write transaction.
+//! [`Store::replay`](crate::store::Store::replay) on either engine: every
+//! row out in one read transaction, every row in in one write transaction.
 //! Versions are read newest first per document, so each packed delta is
 //! unpacked against the text just read above it, and written back the same
 //! way: each version is packed against the one above it, as
-//! [`super::append`] packs a version when the next one replaces it.
+//! [`super::documents::append`] packs a version when the next one
+//! replaces it. Authors are copied with their versions.
 
-use super::{
-    decode, encode, load_components, load_environments_where, read_retention, sql_version,
-};
+use super::retention::read_retention;
+use super::{decode, encode, load_components, load_environments_where, sql_version};
 use crate::configdb::{Conflict, DocKind, Environment, Version};
 use crate::store::changes::Log;
 use crate::store::dump::Dumped;
 use crate::store::packing::{self, Packing};
+use crate::store::sql::{Param, Row, Sql, params};
 use crate::store::{Result, StoreError};
-use rusqlite::{Connection, params};
 
 /// Every row of the database, in the order [`Dumped`] documents.
-pub(super) fn dump(tx: &Connection, out: &mut dyn FnMut(Dumped) -> Result<()>) -> Result<()> {
+pub(crate) fn dump(tx: &dyn Sql, out: &mut dyn FnMut(Dumped) -> Result<()>) -> Result<()> {
     for component in load_components(tx, None)? {
         out(Dumped::Component(component))?;
     }
-    let deleted_at = deleted_at(tx)?;
+    let deleted_at: Vec<(i64, i64)> = tx
+        .query(
+            "SELECT id, deleted_at FROM environments WHERE deleted_at IS NOT NULL",
+            &[],
+        )?
+        .iter()
+        .map(|r| Ok((r.int(0)?, r.int(1)?)))
+        .collect::<Result<_>>()?;
     let mut envs: Vec<Environment> = load_environments_where(tx, None, false)?;
     envs.extend(load_environments_where(tx, None, true)?);
     envs.sort_by_key(|e| e.id);
@@ -41,26 +48,25 @@ pub(super) fn dump(tx: &Connection, out: &mut dyn FnMut(Dumped) -> Result<()>) -
     dump_versions(tx, out)
 }
 
-fn deleted_at(tx: &Connection) -> Result<Vec<(i64, i64)>> {
-    let rows = tx
-        .prepare("SELECT id, deleted_at FROM environments WHERE deleted_at IS NOT NULL")?
-        .query_map([], |r| Ok((r.get(0)?, r.get(1)?)))?
-        .collect::<rusqlite::Result<_>>()?;
-    Ok(rows)
-}
-
-fn dump_registers(tx: &Connection, out: &mut dyn FnMut(Dumped) -> Result<()>) -> Result<()> {
+fn dump_registers(tx: &dyn Sql, out: &mut dyn FnMut(Dumped) -> Result<()>) -> Result<()> {
     let registers: Vec<(i64, String)> = tx
-        .prepare("SELECT environment_id, level FROM registers ORDER BY environment_id, level")?
-        .query_map([], |r| Ok((r.get(0)?, r.get(1)?)))?
-        .collect::<rusqlite::Result<_>>()?;
-    let mut values = tx.prepare(
-        "SELECT value FROM register_values WHERE environment_id = ?1 AND level = ?2 ORDER BY value",
-    )?;
+        .query(
+            "SELECT environment_id, level FROM registers ORDER BY environment_id, level",
+            &[],
+        )?
+        .into_iter()
+        .map(|mut r| Ok((r.int(0)?, r.text(1)?)))
+        .collect::<Result<_>>()?;
     for (env, level) in registers {
-        let values = values
-            .query_map(params![env, level], |r| r.get(0))?
-            .collect::<rusqlite::Result<_>>()?;
+        let values = tx
+            .query(
+                "SELECT value FROM register_values WHERE environment_id = ?1 AND level = ?2
+                 ORDER BY value",
+                params![env, &level],
+            )?
+            .into_iter()
+            .map(|mut r| r.text(0))
+            .collect::<Result<_>>()?;
         out(Dumped::Register { env, level, values })?;
     }
     Ok(())
@@ -69,97 +75,111 @@ fn dump_registers(tx: &Connection, out: &mut dyn FnMut(Dumped) -> Result<()>) ->
 /// A document: (environment, level, level value, resource, kind).
 type DocKey = (i64, String, String, String, String);
 
-fn dump_versions(tx: &Connection, out: &mut dyn FnMut(Dumped) -> Result<()>) -> Result<()> {
-    let mut stmt = tx.prepare(
+fn dump_versions(tx: &dyn Sql, out: &mut dyn FnMut(Dumped) -> Result<()>) -> Result<()> {
+    // The version read just before, of the same document: its number and text.
+    let mut above: Option<(DocKey, u64, String)> = None;
+    tx.for_each(
         "SELECT environment_id, level, level_value, resource, kind, version, created_at,
                 size, deleted, packing, content, packed, author
          FROM documents
          ORDER BY environment_id, level, level_value, resource, kind, version DESC",
-    )?;
-    let mut rows = stmt.query([])?;
-    // The version read just before, of the same document: its number and text.
-    let mut above: Option<(DocKey, u64, String)> = None;
-    while let Some(row) = rows.next()? {
-        let key: DocKey = (
-            row.get(0)?,
-            row.get(1)?,
-            row.get(2)?,
-            row.get(3)?,
-            row.get(4)?,
-        );
-        let version = super::version_from(
-            row.get(5)?,
-            row.get(6)?,
-            row.get(7)?,
-            row.get(8)?,
-            row.get(12)?,
-        );
-        let what = || {
-            format!(
-                "version {} of the {} of resource \"{}\" at {}={} in environment {}",
-                version.number, key.4, key.3, key.1, key.2, key.0
-            )
-        };
-        let packing = Packing::from_column(row.get(9)?).ok_or_else(|| StoreError::Corrupt {
-            what: what(),
-            reason: "an unknown packing".to_owned(),
-        })?;
-        let base = above
-            .as_ref()
-            .filter(|(k, n, _)| *k == key && *n == version.number + 1)
-            .map(|(_, _, text)| text.as_str());
-        let text = match packing {
-            Packing::Plain => row.get::<_, String>(10)?,
-            _ => packing::unpack(what, packing, &row.get::<_, Vec<u8>>(11)?, base)?,
-        };
-        let content = if version.deleted {
-            None
-        } else {
-            Some(decode(what, &text)?)
-        };
-        let kind = key.4.parse::<DocKind>().map_err(|e| StoreError::Corrupt {
-            what: what(),
-            reason: e.to_string(),
-        })?;
-        let number = version.number;
-        out(Dumped::Version {
-            env: key.0,
-            level: key.1.clone(),
-            value: key.2.clone(),
-            resource: key.3.clone(),
-            kind,
-            version,
-            content,
-        })?;
-        above = Some((key, number, text));
-    }
-    Ok(())
+        &[],
+        &mut |row: Row| {
+            let (key, version, text) = read_version(row, above.as_ref())?;
+            let what = || describe(&key, version.number);
+            let content = if version.deleted {
+                None
+            } else {
+                Some(decode(what, &text)?)
+            };
+            let kind = key.4.parse::<DocKind>().map_err(|e| StoreError::Corrupt {
+                what: what(),
+                reason: e.to_string(),
+            })?;
+            let number = version.number;
+            out(Dumped::Version {
+                env: key.0,
+                level: key.1.clone(),
+                value: key.2.clone(),
+                resource: key.3.clone(),
+                kind,
+                version,
+                content,
+            })?;
+            above = Some((key, number, text));
+            Ok(())
+        },
+    )
+}
+
+fn describe(key: &DocKey, number: u64) -> String {
+    format!(
+        "version {number} of the {} of resource \"{}\" at {}={} in environment {}",
+        key.4, key.3, key.1, key.2, key.0
+    )
+}
+
+/// One row of [`dump_versions`]: its document, version and unpacked text
+/// (`above`: the version read just before).
+fn read_version(
+    mut row: Row,
+    above: Option<&(DocKey, u64, String)>,
+) -> Result<(DocKey, Version, String)> {
+    let key: DocKey = (
+        row.int(0)?,
+        row.text(1)?,
+        row.text(2)?,
+        row.text(3)?,
+        row.text(4)?,
+    );
+    let author = row.opt_text(12)?;
+    let version = super::version_from(row.int(5)?, row.int(6)?, row.int(7)?, row.flag(8)?, author);
+    let what = || describe(&key, version.number);
+    let packing = Packing::from_column(row.int(9)?).ok_or_else(|| StoreError::Corrupt {
+        what: what(),
+        reason: "an unknown packing".to_owned(),
+    })?;
+    let base = above
+        .filter(|(k, n, _)| *k == key && *n == version.number + 1)
+        .map(|(_, _, text)| text.as_str());
+    let text = match packing {
+        Packing::Plain => row.text(10)?,
+        _ => packing::unpack(what, packing, &row.bytes(11)?, base)?,
+    };
+    Ok((key, version, text))
 }
 
 /// Whether the database holds any component or environment.
-fn is_empty(tx: &Connection) -> Result<bool> {
-    Ok(tx.query_row(
+fn is_empty(tx: &dyn Sql) -> Result<bool> {
+    tx.query_one(
         "SELECT NOT EXISTS (SELECT 1 FROM components) AND NOT EXISTS (SELECT 1 FROM environments)",
-        [],
-        |r| r.get(0),
-    )?)
+        &[],
+    )?
+    .flag(0)
 }
 
 /// Removes every component, environment and document.
-fn erase(tx: &Connection) -> Result<()> {
-    tx.execute_batch(
-        "DELETE FROM heads; DELETE FROM documents; DELETE FROM register_values;
-         DELETE FROM registers; DELETE FROM hierarchy_levels;
-         DELETE FROM environment_components; DELETE FROM environments;
-         DELETE FROM resource_definitions; DELETE FROM components;",
-    )?;
+fn erase(tx: &dyn Sql) -> Result<()> {
+    for table in [
+        "heads",
+        "documents",
+        "register_values",
+        "registers",
+        "hierarchy_levels",
+        "environment_components",
+        "environments",
+        "resource_definitions",
+        "components",
+    ] {
+        tx.execute(&format!("DELETE FROM {table}"), &[])?;
+    }
     Ok(())
 }
 
 /// Writes `items` (as [`dump`] yields them) into an empty database, or
 /// (`replace`) into one erased first, inside the caller's transaction.
-pub(super) fn replay(
-    tx: &Connection,
+pub(crate) fn replay(
+    tx: &dyn Sql,
     log: &mut Log,
     items: &mut dyn Iterator<Item = Result<Dumped>>,
     replace: bool,
@@ -176,7 +196,7 @@ pub(super) fn replay(
             Dumped::Component(c) => {
                 tx.execute(
                     "INSERT INTO components (id, name) VALUES (?1, ?2)",
-                    params![c.id, c.name],
+                    params![c.id, &c.name],
                 )?;
                 for d in &c.resource_definitions {
                     let content = (!d.content.is_empty())
@@ -184,7 +204,7 @@ pub(super) fn replay(
                     tx.execute(
                         "INSERT INTO resource_definitions (id, component_id, name, content)
                          VALUES (?1, ?2, ?3, ?4)",
-                        params![d.id, c.id, d.name, content],
+                        params![d.id, c.id, &d.name, content.as_deref()],
                     )?;
                 }
             }
@@ -208,7 +228,7 @@ pub(super) fn replay(
                     tx.execute(
                         "INSERT INTO environment_components (environment_id, component_id, position)
                          VALUES (?1, ?2, ?3)",
-                        params![env.id, component, position as i64],
+                        params![env.id, *component, position as i64],
                     )?;
                 }
                 for (position, level) in env.hierarchy_levels.iter().enumerate() {
@@ -222,13 +242,13 @@ pub(super) fn replay(
             Dumped::Register { env, level, values } => {
                 tx.execute(
                     "INSERT INTO registers (environment_id, level) VALUES (?1, ?2)",
-                    params![env, level],
+                    params![env, &level],
                 )?;
-                for value in values {
+                for value in &values {
                     tx.execute(
                         "INSERT INTO register_values (environment_id, level, value)
                          VALUES (?1, ?2, ?3)",
-                        params![env, level, value],
+                        params![env, &level, value],
                     )?;
                 }
             }
@@ -261,7 +281,7 @@ struct Above {
 /// Inserts one version; the first of its document is the head, each later
 /// one (older) is packed against the one `above` it.
 fn insert_version(
-    tx: &Connection,
+    tx: &dyn Sql,
     above: Option<Above>,
     key: DocKey,
     version: &Version,
@@ -291,40 +311,38 @@ fn insert_version(
         }
     };
     let size = text.as_ref().map_or(0, String::len) as i64;
-    tx.prepare_cached(
+    let number = sql_version(version.number);
+    let packed = match &packed {
+        Some(bytes) => Param::Bytes(bytes),
+        None => Param::Int(None),
+    };
+    tx.execute(
         "INSERT INTO documents (environment_id, level, level_value, resource, kind,
                                 version, created_at, deleted, size, content, packing, packed,
                                 author)
          VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)",
-    )?
-    .execute(params![
-        key.0,
-        key.1,
-        key.2,
-        key.3,
-        key.4,
-        sql_version(version.number),
-        version.created_at,
-        version.deleted,
-        size,
-        content,
-        packing as i64,
-        packed,
-        version.author
-    ])?;
+        &[
+            key.0.into(),
+            (&key.1).into(),
+            (&key.2).into(),
+            (&key.3).into(),
+            (&key.4).into(),
+            number.into(),
+            version.created_at.into(),
+            i64::from(version.deleted).into(),
+            size.into(),
+            content.as_str().into(),
+            (packing as i64).into(),
+            packed,
+            version.author.as_deref().into(),
+        ],
+    )?;
     if same.is_none() {
-        tx.prepare_cached(
+        tx.execute(
             "INSERT INTO heads (environment_id, level, level_value, resource, kind, version)
              VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
-        )?
-        .execute(params![
-            key.0,
-            key.1,
-            key.2,
-            key.3,
-            key.4,
-            sql_version(version.number)
-        ])?;
+            params![key.0, &key.1, &key.2, &key.3, &key.4, number],
+        )?;
     }
     Ok(Above {
         key,

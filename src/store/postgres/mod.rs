@@ -1,0 +1,374 @@
+//! [`PgStore`]: the [`Store`](crate::store::Store) on PostgreSQL, for several
+//! hierad replicas on one database (issue 11). The store's logic is
+//! [`super::shared`], the same code SQLite runs, over [`Sql`] on a
+//! PostgreSQL transaction ([`sql`]).
+//!
+//! The client: the `postgres` crate, the blocking facade of
+//! `tokio-postgres` (the async client, which the server's LISTEN task uses
+//! directly), pooled by `r2d2`. The [`Store`](crate::store::Store) trait is
+//! synchronous and always called on blocking threads (`spawn_blocking`, the
+//! CLI), so a blocking pool fits it without a runtime of its own.
+//!
+//! Transactions:
+//! - A write runs in READ COMMITTED and first locks the one row of the
+//!   `generation` table (`SELECT … FOR UPDATE`): writers then run one at a
+//!   time, as under SQLite's `BEGIN IMMEDIATE`, so a version number read
+//!   inside the transaction is still the latest at its insert, and every
+//!   statement after the lock sees all earlier writes. The write's
+//!   generation comes from that row (`value + 1`), not a sequence: a
+//!   sequence hands out numbers at call time, so generation 8 could commit
+//!   before 7 and a reader at 8 would never see 7; the row lock makes
+//!   generations commit in their order.
+//! - The write announces its generation with
+//!   `pg_notify('hierad_changes', '<generation>')` in the same
+//!   transaction; PostgreSQL delivers it at commit, never for a rollback.
+//! - A read runs in REPEATABLE READ, READ ONLY: one snapshot for all its
+//!   statements (`load_all`, `changes_since`).
+
+pub(super) mod migrations;
+mod sql;
+
+use super::changes::Log;
+use super::sql::{Engine, Sql};
+use super::{DatabaseSize, Result, StoreError};
+use postgres::{Client, IsolationLevel, NoTls, Statement};
+use sql::PgTx;
+use std::cell::RefCell;
+use std::collections::HashMap;
+use std::time::Duration;
+
+/// The channel every committed write is announced on, its payload the
+/// generation (decimal).
+pub(crate) const CHANNEL: &str = "hierad_changes";
+
+/// How long opening a connection may take, and how long a caller waits
+/// for a pooled one, before the store answers a database error.
+const CONNECT_TIMEOUT: Duration = Duration::from_secs(3);
+
+/// Connections kept open at most.
+const POOL_SIZE: u32 = 16;
+
+/// Whether `db` names a PostgreSQL database (`postgres://…` or
+/// `postgresql://…`) rather than a SQLite file.
+pub(crate) fn is_url(db: &str) -> bool {
+    db.starts_with("postgres://") || db.starts_with("postgresql://")
+}
+
+/// What a LISTEN task needs to learn of every committed write: the
+/// database's connection settings and the channel.
+#[derive(Clone, Debug)]
+pub(crate) struct ChangeFeed {
+    /// The database (its `Debug` hides the password).
+    pub(crate) config: tokio_postgres::Config,
+    /// The channel to LISTEN on ([`CHANNEL`]).
+    pub(crate) channel: &'static str,
+}
+
+/// A ConfigDB in one PostgreSQL database.
+pub(crate) struct PgStore {
+    pool: r2d2::Pool<Manager>,
+    /// The server and database, for messages (never the password).
+    server: String,
+    /// The connection settings, for LISTEN connections.
+    feed: tokio_postgres::Config,
+    last_error: std::sync::Arc<LastError>,
+}
+
+impl std::fmt::Debug for PgStore {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("PgStore")
+            .field("server", &self.server)
+            .finish()
+    }
+}
+
+/// A pooled connection and the statements prepared on it.
+struct Conn {
+    client: Client,
+    statements: HashMap<String, Statement>,
+}
+
+struct Manager {
+    config: postgres::Config,
+}
+
+impl r2d2::ManageConnection for Manager {
+    type Connection = Conn;
+    type Error = postgres::Error;
+
+    fn connect(&self) -> Result<Conn, postgres::Error> {
+        Ok(Conn {
+            client: self.config.connect(NoTls)?,
+            statements: HashMap::new(),
+        })
+    }
+
+    fn is_valid(&self, conn: &mut Conn) -> Result<(), postgres::Error> {
+        conn.client.simple_query("").map(drop)
+    }
+
+    fn has_broken(&self, conn: &mut Conn) -> bool {
+        conn.client.is_closed()
+    }
+}
+
+/// `host:port/db as user`, from the connection settings: what messages
+/// name, without the password.
+fn describe(config: &tokio_postgres::Config) -> String {
+    let hosts: Vec<String> = config
+        .get_hosts()
+        .iter()
+        .zip(config.get_ports().iter().chain(std::iter::repeat(&5432)))
+        .map(|(host, port)| match host {
+            tokio_postgres::config::Host::Tcp(name) => format!("{name}:{port}"),
+            tokio_postgres::config::Host::Unix(path) => format!("{}:{port}", path.display()),
+        })
+        .collect();
+    format!(
+        "{}/{} as {}",
+        if hosts.is_empty() {
+            "localhost:5432".to_owned()
+        } else {
+            hosts.join(",")
+        },
+        config.get_dbname().unwrap_or("(default database)"),
+        config.get_user().unwrap_or("(default user)")
+    )
+}
+
+/// The URL with its password (in the user part or a `password=`
+/// parameter) replaced by `***`, for messages and logs; anything that is
+/// not a URL comes back as it is.
+pub(crate) fn redact(db: &str) -> String {
+    let Some((scheme, rest)) = db.split_once("://") else {
+        return db.to_owned();
+    };
+    let query_at = rest.find('?').unwrap_or(rest.len());
+    let (main, query) = rest.split_at(query_at);
+    let main = match main.rfind('@') {
+        Some(at) => match main[..at].split_once(':') {
+            Some((user, _password)) => format!("{user}:***{}", &main[at..]),
+            None => main.to_owned(),
+        },
+        None => main.to_owned(),
+    };
+    let query: Vec<String> = query
+        .trim_start_matches('?')
+        .split('&')
+        .filter(|p| !p.is_empty())
+        .map(|p| match p.split_once('=') {
+            Some((key, _)) if key.eq_ignore_ascii_case("password") => format!("{key}=***"),
+            _ => p.to_owned(),
+        })
+        .collect();
+    if query.is_empty() {
+        format!("{scheme}://{main}")
+    } else {
+        format!("{scheme}://{main}?{}", query.join("&"))
+    }
+}
+
+impl PgStore {
+    /// Connects to the database at `url` and brings its schema up to date.
+    /// Without a password in the URL, `PGPASSWORD` gives it (as for psql).
+    ///
+    /// # Errors
+    ///
+    /// A URL that does not parse, a server that does not answer (the
+    /// message names it, never the password), a migration that fails, or
+    /// a schema newer than this build knows.
+    pub(crate) fn open(url: &str) -> Result<Self> {
+        // The parse error's text never quotes the URL.
+        let mut parsed: tokio_postgres::Config = url.parse().map_err(|e| {
+            StoreError::Database(format!("{}: not a PostgreSQL URL: {e}", redact(url)).into())
+        })?;
+        if parsed.get_password().is_none() {
+            if let Some(password) = std::env::var_os("PGPASSWORD") {
+                parsed.password(password.as_encoded_bytes());
+            }
+        }
+        if parsed.get_connect_timeout().is_none() {
+            parsed.connect_timeout(CONNECT_TIMEOUT);
+        }
+        parsed.application_name("hierad");
+        let server = describe(&parsed);
+        let last_error = std::sync::Arc::new(LastError::default());
+        let pool = r2d2::Pool::builder()
+            .max_size(POOL_SIZE)
+            .min_idle(Some(1))
+            .connection_timeout(CONNECT_TIMEOUT)
+            // A connection PostgreSQL closed is dropped when it comes
+            // back (`has_broken`); no round trip per checkout.
+            .test_on_check_out(false)
+            .error_handler(Box::new(RecordError(std::sync::Arc::clone(&last_error))))
+            .build_unchecked(Manager {
+                config: postgres::Config::from(parsed.clone()),
+            });
+        let store = PgStore {
+            pool,
+            server,
+            feed: parsed,
+            last_error,
+        };
+        {
+            let mut conn = store.conn()?;
+            migrations::migrate(&mut conn.client, migrations::MIGRATIONS)
+                .map_err(|e| store.context(e))?;
+        }
+        Ok(store)
+    }
+
+    fn conn(&self) -> Result<r2d2::PooledConnection<Manager>> {
+        self.pool.get().map_err(|e| {
+            let last = self
+                .last_error
+                .0
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner)
+                .clone();
+            StoreError::Database(
+                format!(
+                    "cannot reach PostgreSQL at {}: {}",
+                    self.server,
+                    last.unwrap_or_else(|| e.to_string())
+                )
+                .into(),
+            )
+        })
+    }
+
+    /// A database error, naming the server.
+    fn context(&self, e: StoreError) -> StoreError {
+        match e {
+            StoreError::Database(source) => {
+                StoreError::Database(format!("PostgreSQL at {}: {source}", self.server).into())
+            }
+            other => other,
+        }
+    }
+
+    fn run<T>(
+        &self,
+        isolation: IsolationLevel,
+        read_only: bool,
+        f: impl FnOnce(&PgTx<'_, '_>) -> Result<T>,
+    ) -> Result<T> {
+        let mut conn = self.conn()?;
+        let Conn { client, statements } = &mut *conn;
+        let out = (|| {
+            let mut tx = client
+                .build_transaction()
+                .isolation_level(isolation)
+                .read_only(read_only)
+                .start()?;
+            let out = f(&PgTx {
+                tx: RefCell::new(&mut tx),
+                statements: RefCell::new(statements),
+            })?;
+            tx.commit()?;
+            Ok(out)
+        })();
+        out.map_err(|e| self.context(e))
+    }
+}
+
+/// An error with its causes ("db error: ERROR: relation … does not
+/// exist"): the client's own text names only the kind.
+fn chain(e: &dyn std::error::Error) -> String {
+    let mut text = e.to_string();
+    let mut cause = e.source();
+    while let Some(c) = cause {
+        text.push_str(": ");
+        text.push_str(&c.to_string());
+        cause = c.source();
+    }
+    text
+}
+
+impl From<postgres::Error> for StoreError {
+    fn from(e: postgres::Error) -> Self {
+        StoreError::Database(chain(&e).into())
+    }
+}
+
+/// Keeps the last connection error, which r2d2's timeout hides.
+#[derive(Debug, Default)]
+struct LastError(std::sync::Mutex<Option<String>>);
+
+/// The pool's error handler: records into the store's [`LastError`].
+#[derive(Debug)]
+struct RecordError(std::sync::Arc<LastError>);
+
+impl r2d2::HandleError<postgres::Error> for RecordError {
+    fn handle_error(&self, error: postgres::Error) {
+        let mut last = (self.0)
+            .0
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        *last = Some(chain(&error));
+    }
+}
+
+impl Engine for PgStore {
+    fn write<T>(&self, f: impl FnOnce(&dyn Sql, &mut Log) -> Result<T>) -> Result<T> {
+        self.run(IsolationLevel::ReadCommitted, false, |tx| {
+            tx.query_one("SELECT value FROM generation WHERE id = 1 FOR UPDATE", &[])?;
+            let mut log = Log::default();
+            let out = f(tx, &mut log)?;
+            if let Some(generation) = log.commit(tx)? {
+                let payload = generation.to_string();
+                tx.execute(
+                    "SELECT pg_notify(?1, ?2)",
+                    super::sql::params![CHANNEL, payload.as_str()],
+                )?;
+            }
+            Ok(out)
+        })
+    }
+
+    fn read<T>(&self, f: impl FnOnce(&dyn Sql) -> Result<T>) -> Result<T> {
+        self.run(IsolationLevel::RepeatableRead, true, |tx| f(tx))
+    }
+
+    fn change_feed(&self) -> Option<ChangeFeed> {
+        Some(ChangeFeed {
+            config: self.feed.clone(),
+            channel: CHANNEL,
+        })
+    }
+
+    fn database_size(&self) -> Result<DatabaseSize> {
+        self.read(|tx| {
+            let bytes = tx
+                .query_one("SELECT pg_database_size(current_database())", &[])?
+                .int(0)?;
+            Ok(DatabaseSize {
+                bytes: u64::try_from(bytes).unwrap_or_default(),
+                free_bytes: 0,
+            })
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::redact;
+
+    #[test]
+    fn passwords_are_redacted() {
+        assert_eq!(
+            redact("postgres://hierad:s3cret@db.example:5432/hierad?sslmode=disable"),
+            "postgres://hierad:***@db.example:5432/hierad?sslmode=disable"
+        );
+        assert_eq!(
+            redact("postgresql://u:p@ss:w@h/db"),
+            "postgresql://u:***@h/db"
+        );
+        assert_eq!(redact("postgres://u@h/db"), "postgres://u@h/db");
+        assert_eq!(
+            redact("postgres://u:pa/ss@h/db?password=x&sslmode=require"),
+            "postgres://u:***@h/db?password=***&sslmode=require"
+        );
+        assert_eq!(redact("/var/lib/hierad.db"), "/var/lib/hierad.db");
+    }
+}

@@ -1,0 +1,167 @@
+//! Reading everything a snapshot needs, decoded on every core.
+
+use super::{load_components, load_environments, version_from};
+use crate::configdb::{
+    DocAddress, DocKind, LevelPath, LevelValue, SnapshotData, StoredDocument, UnreadableDocument,
+    Version,
+};
+use crate::hiera::Value;
+use crate::store::sql::Sql;
+use crate::store::{Result, StoreError};
+use crate::wire;
+
+/// Everything a snapshot needs, read inside `tx`.
+pub(crate) fn load_all(tx: &dyn Sql) -> Result<SnapshotData> {
+    let components = load_components(tx, None)?;
+    let environments = load_environments(tx, None)?;
+    let raw = tx.query(
+        "SELECT d.environment_id, d.level, d.level_value, d.resource, d.kind,
+                d.version, d.created_at, d.size, d.content, d.author
+         FROM heads h JOIN documents d USING
+             (environment_id, level, level_value, resource, kind, version)
+         JOIN environments e ON e.id = d.environment_id
+         WHERE d.deleted = 0 AND e.deleted_at IS NULL",
+        &[],
+    )?;
+    let raw = raw
+        .into_iter()
+        .map(|mut r| {
+            Ok(RawDoc {
+                env: r.int(0)?,
+                level: r.text(1)?,
+                value: r.text(2)?,
+                resource: r.text(3)?,
+                kind: r.text(4)?,
+                version: version_from(r.int(5)?, r.int(6)?, r.int(7)?, false, r.opt_text(9)?),
+                text: r.text(8)?,
+            })
+        })
+        .collect::<Result<Vec<_>>>()?;
+    let (documents, unreadable) = decode_all(raw)?;
+    Ok(SnapshotData {
+        components,
+        environments,
+        documents,
+        unreadable,
+    })
+}
+
+/// A stored document row before decoding.
+struct RawDoc {
+    env: i64,
+    level: String,
+    value: String,
+    resource: String,
+    kind: String,
+    version: Version,
+    text: String,
+}
+
+/// A row's document, or why it cannot be read.
+type Decoded = std::result::Result<StoredDocument, UnreadableDocument>;
+
+impl RawDoc {
+    /// The document, or (a content that does not decode) the record of an
+    /// unreadable one; an error only for a row no address can name.
+    fn decode(self) -> Result<Decoded> {
+        let RawDoc {
+            env,
+            level,
+            value,
+            resource,
+            kind,
+            version,
+            text,
+        } = self;
+        let what = || format!("document {resource} ({kind}) at {level}={value}");
+        let corrupt = |reason: String| StoreError::Corrupt {
+            what: what(),
+            reason,
+        };
+        let kind_parsed = kind
+            .parse::<DocKind>()
+            .map_err(|e| corrupt(e.to_string()))?;
+        let slot = if level.is_empty() {
+            None
+        } else {
+            Some(LevelValue::new(&level, &value).map_err(|e| corrupt(e.to_string()))?)
+        };
+        let content = match wire::from_str(&text) {
+            Ok(Value::Hash(h)) => h,
+            // The reasons carry nothing of the content (a parse error's
+            // text may quote it).
+            other => {
+                let reason = match other {
+                    Ok(_) => "it is not a Hash",
+                    Err(wire::WireError::TooDeep) => "it nests deeper than hierad reads",
+                    Err(wire::WireError::Tag(_)) => "it holds a malformed tagged value",
+                    Err(wire::WireError::Json(_)) => "it is not valid wire JSON",
+                };
+                let path = LevelPath::new(slot.into_iter().collect());
+                return Ok(Err(UnreadableDocument {
+                    at: DocAddress::new(env, path, resource, kind_parsed),
+                    version: version.number,
+                    reason,
+                }));
+            }
+        };
+        Ok(Ok(StoredDocument {
+            env,
+            slot,
+            resource,
+            kind: kind_parsed,
+            version,
+            content,
+        }))
+    }
+}
+
+/// Decodes documents on every core: decoding, not reading, is what a
+/// large database spends its start-up on (about 60 MB/s of wire JSON per
+/// core), and the documents are independent.
+fn decode_all(raw: Vec<RawDoc>) -> Result<(Vec<StoredDocument>, Vec<UnreadableDocument>)> {
+    let threads = std::thread::available_parallelism()
+        .map_or(1, usize::from)
+        .min(8);
+    let decoded: Vec<Decoded> = if threads < 2 || raw.len() < 64 {
+        raw.into_iter().map(RawDoc::decode).collect::<Result<_>>()?
+    } else {
+        let per_thread = raw.len().div_ceil(threads);
+        let mut chunks: Vec<Vec<RawDoc>> = Vec::with_capacity(threads);
+        let mut rest = raw.into_iter();
+        loop {
+            let chunk: Vec<RawDoc> = rest.by_ref().take(per_thread).collect();
+            if chunk.is_empty() {
+                break;
+            }
+            chunks.push(chunk);
+        }
+        let parts: Vec<Result<Vec<Decoded>>> = std::thread::scope(|scope| {
+            let handles: Vec<_> = chunks
+                .into_iter()
+                .map(|chunk| scope.spawn(move || chunk.into_iter().map(RawDoc::decode).collect()))
+                .collect();
+            handles
+                .into_iter()
+                .map(|h| {
+                    h.join()
+                        .unwrap_or_else(|panic| std::panic::resume_unwind(panic))
+                })
+                .collect()
+        });
+        let mut all = Vec::new();
+        for part in parts {
+            all.extend(part?);
+        }
+        all
+    };
+    let mut documents = Vec::with_capacity(decoded.len());
+    let mut unreadable = Vec::new();
+    for doc in decoded {
+        match doc {
+            Ok(doc) => documents.push(doc),
+            Err(bad) => unreadable.push(bad),
+        }
+    }
+    Ok((documents, unreadable))
+}
