@@ -4,8 +4,8 @@
 //! is packed as the source is; a store that is not empty is refused, and a
 //! replay that fails writes nothing.
 
-use super::*;
 use super::history::big_doc;
+use super::*;
 use crate::store::dump::{self, Dumped};
 
 /// Every kind of row: a definition's content, retention, a register, a

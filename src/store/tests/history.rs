@@ -84,9 +84,6 @@ fn history_is_packed_and_every_version_reads_back() {
     }
 }
 
-/// Databases written before packing existed (schema 1) keep working:
-/// their plain rows read as they did, and new writes pack from then on.
-
 fn retention_prunes_the_oldest_versions_only() {
     let s = fuel();
     let a = at(1, "nodes=n1", "astute", DocKind::Values);

@@ -7,6 +7,8 @@ use crate::rhash;
 use crate::store::sqlite::open_with_migrations;
 use std::sync::Arc;
 
+/// Databases written before packing existed (schema 1) keep working:
+/// their plain rows read as they did, and new writes pack from then on.
 #[test]
 fn a_database_of_the_first_schema_opens_and_reads_back() {
     let dir = tempfile::tempdir().unwrap();
