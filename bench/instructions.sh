@@ -9,16 +9,22 @@
 # request a full lookup) under callgrind, which counts only while the
 # measured requests run (after start-up and a warm-up). The bare hyper
 # server of bench/run.sh answers the same requests as the baseline.
+# The last two rows are one node's whole effective `astute` (GET
+# /api/v1/data/…, Hiera 5's data_hash) from the bare server sending the
+# same bytes and from hierad.
 # Environment: NODES (1000), N (requests per class, 300; `large` gets N/5),
-# OUT (target/bench-results).
+# BIN (the hierad binary; default: the release build), OUT (target/bench-results).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 NODES=${NODES:-1000}
 N=${N:-300}
 OUT=${OUT:-target/bench-results}
 
-cargo build --release --quiet
-bin=$PWD/target/release/hierad
+if [ -z "${BIN:-}" ]; then
+  cargo build --release --quiet
+  BIN=$PWD/target/release/hierad
+fi
+bin=$BIN
 work=$(mktemp -d)
 trap 'kill $(jobs -p) 2>/dev/null || true; rm -rf "$work"' EXIT
 mkdir -p "$OUT"
@@ -76,4 +82,22 @@ base=$(count baseline "$N" bench baseline-server -- --mix priority=1)
     per=$(count "$class" "$n" serve --db "$work/env.db" --no-sample --cache-mib 0 -- --mix "$class=1")
     printf '%-14s %12d %8.2f\n' "$class" "$per" "$(echo "$per / $base" | bc -l)"
   done
+  data='/api/v1/data/1/astute?level=nodes={node}'
+  node=$(grep -A1 '"nodes"' "$work/env/bench-plan.json" | tail -1 | tr -d ' ",')
+  HIERAD_LOG=warn "$bin" serve --listen 127.0.0.1:0 --db "$work/env.db" --no-sample 2>"$work/doc.log" &
+  doc_pid=$!
+  url=""
+  for _ in $(seq 200); do
+    url=$(sed -n 's/^listening on //p' "$work/doc.log")
+    [ -n "$url" ] && curl -sf -o "$work/doc.json" "$url${data//\{node\}/$node}" && break
+    sleep 0.05
+  done
+  kill "$doc_pid"
+  wait "$doc_pid" 2>/dev/null || true
+  # One node: after the warm-up, its document is encoded and kept.
+  one=${data//\{node\}/$node}
+  bare=$(count bare-doc "$N" bench baseline-server --body "$work/doc.json" -- --get "$one")
+  per=$(count document "$N" serve --db "$work/env.db" --no-sample -- --get "$one")
+  printf '%-14s %12d %8.2f\n' bare-document "$bare" 1.00
+  printf '%-14s %12d %8.2f\n' document "$per" "$(echo "$per / $bare" | bc -l)"
 } | tee "$OUT/instructions.txt"

@@ -262,9 +262,9 @@ end
 
 exit unless options[:puppet]
 
-# The requests one `puppet lookup` of many keys makes through the Hiera 5
-# functions: with hierad_data_hash one per hierarchy location, with
-# hierad_lookup_key one per key and location.
+# The requests (and the time) of one `puppet lookup` of many keys through
+# the Hiera 5 functions: one per hierarchy location with either function
+# (hierad_lookup_key answers a location's keys from its whole datasource).
 levels = base[:hierarchy].map { |l| l.gsub('%{disable_globals_yaml}', '').gsub('%{::fqdn}', '%{trusted.certname}') }
 levels.reject! { |l| l.include?('calling_') }
 envs = File.join(tmp, 'envs')
@@ -289,14 +289,18 @@ host, domain = node.split('.', 2)
 File.write(facts, JSON.generate('fqdn' => node, 'hostname' => host, 'domain' => domain, 'clientcert' => node))
 many = Array.new(options[:keys] - 1) { |i| "missing_key_#{i}" } + ['fqdn']
 puts "HTTP requests of one puppet lookup for #{node} (#{levels.size} hierarchy levels; #{options[:keys] - 1} missing keys, then fqdn):"
-{ 'datahash' => ['/api/v1/data/{env}/{*resource}'], 'lookupkey' => ['/api/v1/config/environments/{env}/{*rest}'] }.each do |env, (route)|
+# Both routes, for shims from before lookup_key read whole datasources.
+routes = ['/api/v1/data/{env}/{*resource}', '/api/v1/config/environments/{env}/{*rest}']
+%w[datahash lookupkey].each do |env|
   [['fqdn'], many].each do |ks|
-    n0 = metric(url, route, 'GET')
+    n0 = routes.sum { |route| metric(url, route, 'GET') }
+    t0 = Process.clock_gettime(Process::CLOCK_MONOTONIC)
     out = IO.popen(['puppet', 'lookup', '--confdir', File.join(tmp, 'conf'), '--vardir', File.join(tmp, 'var'),
                     '--codedir', File.join(tmp, 'code'), '--environmentpath', envs, '--environment', env,
                     '--node', node, '--facts', facts, '--render-as', 'json', *ks], err: File::NULL, &:read)
-    n = metric(url, route, 'GET') - n0
+    took = Process.clock_gettime(Process::CLOCK_MONOTONIC) - t0
+    n = routes.sum { |route| metric(url, route, 'GET') } - n0
     fn = env == 'datahash' ? 'hierad_data_hash' : 'hierad_lookup_key'
-    puts "  #{fn.ljust(17)} #{ks.size.to_s.rjust(3)} key(s): #{n.to_s.rjust(5)} requests (answer #{out.strip[0, 40]})"
+    puts "  #{fn.ljust(17)} #{ks.size.to_s.rjust(3)} key(s): #{n.to_s.rjust(5)} requests, #{format('%.1f', took)} s (answer #{out.strip[0, 40]})"
   end
 end
