@@ -6,6 +6,9 @@
 // Public, as in the oracle suite, which uses a part of it.
 #[path = "../common/binary.rs"]
 pub mod binary;
+/// A throwaway PostgreSQL server for the `--db postgres://` tests.
+#[path = "../common/postgres.rs"]
+pub mod pg;
 #[path = "../common/server.rs"]
 pub mod server;
 
@@ -23,6 +26,7 @@ mod http;
 mod import_export;
 mod import_export_fs;
 mod migrate;
+mod pg_db;
 mod replicas;
 mod schemas;
 mod security;
