@@ -28,13 +28,18 @@ pub const USER: &str = "hierad";
 /// How long the server may take to accept connections.
 const START_TIMEOUT: Duration = Duration::from_secs(60);
 
-/// The running server of this test binary.
+/// A running server: the one this test binary shares ([`server`]), or a
+/// private one ([`private`]) a test may stop and start again (a database
+/// outage), stopped and removed when dropped.
 #[derive(Debug)]
 pub struct PgServer {
     /// 127.0.0.1's port the server listens on.
     pub port: u16,
     /// The folder holding `data/` and the unix socket.
     pub dir: PathBuf,
+    bin: PathBuf,
+    /// Whether dropping it stops it (a private server).
+    private: bool,
 }
 
 static SERVER: OnceLock<Result<PgServer, String>> = OnceLock::new();
@@ -52,7 +57,50 @@ pub fn server() -> &'static PgServer {
     }
 }
 
+/// A server of the caller's own, e.g. to stop and start again.
+///
+/// # Panics
+///
+/// As [`server`].
+pub fn private() -> PgServer {
+    let mut server = start().unwrap_or_else(|message| panic!("{message}"));
+    server.private = true;
+    server
+}
+
+impl Drop for PgServer {
+    fn drop(&mut self) {
+        if self.private {
+            self.stop();
+            let _ = std::fs::remove_dir_all(&self.dir);
+        }
+    }
+}
+
 impl PgServer {
+    /// Stops the server (fast shutdown: open connections are closed), and
+    /// waits until it is down.
+    pub fn stop(&self) {
+        let mut pg_ctl = as_server_user(&self.bin.join("pg_ctl"));
+        pg_ctl
+            .arg("-D")
+            .arg(self.dir.join("data"))
+            .args(["stop", "-m", "fast", "-w", "-t", "30"]);
+        let _ = run(pg_ctl, "pg_ctl stop");
+    }
+
+    /// Starts the stopped server again on its port, and waits until it
+    /// accepts connections.
+    ///
+    /// # Panics
+    ///
+    /// It does not come back.
+    pub fn start_again(&self) {
+        launch(&self.bin, &self.dir, self.port)
+            .and_then(|mut child| wait_ready(self, &mut child))
+            .unwrap_or_else(|message| panic!("{message}"));
+    }
+
     /// The URL of database `db` on this server.
     pub fn url(&self, db: &str) -> String {
         format!("postgres://{USER}@127.0.0.1:{}/{db}", self.port)
@@ -179,51 +227,71 @@ fn start() -> Result<PgServer, String> {
         ])
         .arg(&data);
     run(initdb, "PostgreSQL's initdb")?;
+    guard(&dir, &data)?;
     let mut last = String::new();
     // A free port may be taken between the probe and the server's bind.
     for _ in 0..3 {
         let port = free_port()?;
-        let log = std::fs::File::create(dir.join(format!("server-{port}.log")))
-            .map_err(|e| e.to_string())?;
-        let mut postgres = as_server_user(&bin.join("postgres"));
-        postgres
-            .arg("-D")
-            .arg(&data)
-            .args(["-p", &port.to_string(), "-h", "127.0.0.1", "-k"])
-            .arg(&dir)
-            // A throwaway server: durability buys nothing here.
-            .args(["-c", "fsync=off", "-c", "synchronous_commit=off"])
-            .args(["-c", "full_page_writes=off", "-c", "max_connections=300"])
-            .stdin(Stdio::null())
-            .stdout(log.try_clone().map_err(|e| e.to_string())?)
-            .stderr(log);
-        let mut child = postgres
-            .spawn()
-            .map_err(|e| format!("cannot start PostgreSQL: {e}"))?;
-        guard(&dir, &data)?;
         let server = PgServer {
             port,
             dir: dir.clone(),
+            bin: bin.clone(),
+            private: false,
         };
-        let started = Instant::now();
-        while started.elapsed() < START_TIMEOUT {
-            if let Ok(Some(status)) = child.try_wait() {
-                last = format!(
-                    "the test PostgreSQL exited ({status}): {}",
-                    std::fs::read_to_string(dir.join(format!("server-{port}.log")))
-                        .unwrap_or_default()
-                );
-                break;
-            }
-            match postgres::Client::connect(&server.url("postgres"), postgres::NoTls) {
-                Ok(_) => return Ok(server),
-                Err(e) => last = format!("the test PostgreSQL does not answer: {e}"),
-            }
-            std::thread::sleep(Duration::from_millis(50));
+        let mut child = launch(&bin, &dir, port)?;
+        match wait_ready(&server, &mut child) {
+            Ok(()) => return Ok(server),
+            Err(e) => last = e,
         }
-        let _ = child.kill();
-        let _ = child.wait();
     }
+    Err(last)
+}
+
+/// Spawns the server on `port` (its log in the folder).
+fn launch(bin: &Path, dir: &Path, port: u16) -> Result<std::process::Child, String> {
+    let log = std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(dir.join(format!("server-{port}.log")))
+        .map_err(|e| e.to_string())?;
+    let mut postgres = as_server_user(&bin.join("postgres"));
+    postgres
+        .arg("-D")
+        .arg(dir.join("data"))
+        .args(["-p", &port.to_string(), "-h", "127.0.0.1", "-k"])
+        .arg(dir)
+        // A throwaway server: durability buys nothing here.
+        .args(["-c", "fsync=off", "-c", "synchronous_commit=off"])
+        .args(["-c", "full_page_writes=off", "-c", "max_connections=300"])
+        .stdin(Stdio::null())
+        .stdout(log.try_clone().map_err(|e| e.to_string())?)
+        .stderr(log);
+    postgres
+        .spawn()
+        .map_err(|e| format!("cannot start PostgreSQL: {e}"))
+}
+
+/// Waits (bounded) until `server` accepts connections; kills `child`
+/// if it never does.
+fn wait_ready(server: &PgServer, child: &mut std::process::Child) -> Result<(), String> {
+    let mut last = String::new();
+    let started = Instant::now();
+    while started.elapsed() < START_TIMEOUT {
+        if let Ok(Some(status)) = child.try_wait() {
+            return Err(format!(
+                "the test PostgreSQL exited ({status}): {}",
+                std::fs::read_to_string(server.dir.join(format!("server-{}.log", server.port)))
+                    .unwrap_or_default()
+            ));
+        }
+        match postgres::Client::connect(&server.url("postgres"), postgres::NoTls) {
+            Ok(_) => return Ok(()),
+            Err(e) => last = format!("the test PostgreSQL does not answer: {e}"),
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let _ = child.kill();
+    let _ = child.wait();
     Err(last)
 }
 

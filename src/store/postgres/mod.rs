@@ -93,6 +93,8 @@ impl std::fmt::Debug for PgStore {
 struct Conn {
     client: Client,
     statements: HashMap<String, Statement>,
+    /// `BEGIN` failed on it: the pool drops it.
+    broken: bool,
 }
 
 struct Manager {
@@ -107,6 +109,7 @@ impl r2d2::ManageConnection for Manager {
         Ok(Conn {
             client: self.config.connect(NoTls)?,
             statements: HashMap::new(),
+            broken: false,
         })
     }
 
@@ -115,7 +118,7 @@ impl r2d2::ManageConnection for Manager {
     }
 
     fn has_broken(&self, conn: &mut Conn) -> bool {
-        conn.client.is_closed()
+        conn.broken || conn.client.is_closed()
     }
 }
 
@@ -254,28 +257,50 @@ impl PgStore {
         }
     }
 
+    /// Runs `f` in one transaction. A pooled connection the server closed
+    /// meanwhile (a restart, an idle timeout) fails at `BEGIN`, before
+    /// anything is done: it is dropped and the transaction starts on
+    /// another, so a database that came back works at the first call.
     fn run<T>(
         &self,
         isolation: IsolationLevel,
         read_only: bool,
         f: impl FnOnce(&PgTx<'_, '_>) -> Result<T>,
     ) -> Result<T> {
-        let mut conn = self.conn()?;
-        let Conn { client, statements } = &mut *conn;
-        let out = (|| {
-            let mut tx = client
+        let mut attempts = 0;
+        loop {
+            attempts += 1;
+            let mut conn = self.conn()?;
+            let Conn {
+                client,
+                statements,
+                broken,
+            } = &mut *conn;
+            let mut tx = match client
                 .build_transaction()
                 .isolation_level(isolation)
                 .read_only(read_only)
-                .start()?;
-            let out = f(&PgTx {
-                tx: RefCell::new(&mut tx),
-                statements: RefCell::new(statements),
-            })?;
-            tx.commit()?;
-            Ok(out)
-        })();
-        out.map_err(|e| self.context(e))
+                .start()
+            {
+                Ok(tx) => tx,
+                Err(e) => {
+                    *broken = true;
+                    if attempts <= POOL_SIZE {
+                        continue;
+                    }
+                    return Err(self.context(e.into()));
+                }
+            };
+            let out = (|| {
+                let out = f(&PgTx {
+                    tx: RefCell::new(&mut tx),
+                    statements: RefCell::new(statements),
+                })?;
+                tx.commit()?;
+                Ok(out)
+            })();
+            return out.map_err(|e| self.context(e));
+        }
     }
 }
 

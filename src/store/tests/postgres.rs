@@ -185,3 +185,33 @@ fn open_picks_the_engine_from_db() {
         "postgresql://u:***@h/db"
     );
 }
+
+/// A database restart: a write during the outage fails with a database
+/// error naming the server, and once it is back the store reconnects by
+/// itself (its pooled connections were closed by the restart).
+#[test]
+fn the_store_reconnects_after_a_database_restart() {
+    let server = pg::private();
+    server.admin("CREATE DATABASE outage");
+    let store = PgStore::open(&server.url("outage")).unwrap();
+    seed(&store);
+    let a = at(1, "nodes=n1", "astute", DocKind::Values);
+    store.put(&a, &rhash! {"v" => 1}).unwrap();
+    server.stop();
+    for _ in 0..2 {
+        match store.put(&a, &rhash! {"v" => 2}) {
+            Err(StoreError::Database(e)) => {
+                assert!(
+                    e.to_string()
+                        .contains(&format!("127.0.0.1:{}", server.port)),
+                    "{e}"
+                );
+            }
+            other => panic!("expected a database error, got {other:?}"),
+        }
+    }
+    server.start_again();
+    let v = store.put(&a, &rhash! {"v" => 3}).unwrap();
+    assert_eq!(v.number, 2, "the writes during the outage wrote nothing");
+    assert_eq!(store.get(&a, None).unwrap().unwrap().1, rhash! {"v" => 3});
+}
