@@ -63,6 +63,12 @@ impl TestServer {
         }
     }
 
+    /// The database file of a server made by [`TestServer::with_sample`]
+    /// or [`TestServer::empty`] (another server may open it too).
+    pub fn db(&self) -> Option<std::path::PathBuf> {
+        self._dir.as_ref().map(|d| d.path().join("hierad.db"))
+    }
+
     /// The server's process id (for /proc/PID/status).
     pub fn pid(&self) -> u32 {
         self.child.as_ref().expect("stopped").id()

@@ -5,11 +5,11 @@
 //! environment limits, expiry and revocation, and a log of the whole run
 //! that holds no password, token or document value.
 
-use std::io::{BufRead, BufReader, Read, Write};
-use std::net::TcpListener;
+use crate::keystone::FakeKeystone;
+use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::atomic::Ordering;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -196,155 +196,6 @@ fn auth(args: &[&str]) -> String {
         String::from_utf8_lossy(&out.stderr)
     );
     String::from_utf8(out.stdout).unwrap().trim().to_owned()
-}
-
-/// A stand-in Keystone: `POST /v3/auth/tokens` (password method) and
-/// `GET /v3/auth/tokens` (`X-Auth-Token` + `X-Subject-Token`), answered
-/// with the statuses, headers and bodies the Keystone v3 API reference
-/// documents. Known user tokens: `ks-reader` (role `reader`), `ks-member`
-/// (role `member`), `ks-nobody` (role `other`).
-struct FakeKeystone {
-    url: String,
-    validations: Arc<AtomicUsize>,
-    down: Arc<AtomicBool>,
-}
-
-impl FakeKeystone {
-    fn start(service_password: &'static str) -> FakeKeystone {
-        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
-        let url = format!("http://{}/v3", listener.local_addr().unwrap());
-        let validations = Arc::new(AtomicUsize::new(0));
-        let down = Arc::new(AtomicBool::new(false));
-        let (count, stop) = (Arc::clone(&validations), Arc::clone(&down));
-        std::thread::spawn(move || {
-            for stream in listener.incoming() {
-                if stop.load(Ordering::Relaxed) {
-                    return; // the listener closes: connections are refused
-                }
-                let Ok(mut stream) = stream else { continue };
-                let _ = stream.set_read_timeout(Some(Duration::from_secs(5)));
-                let (head, body) = read_request(&mut stream);
-                let answer = keystone_answer(&head, &body, service_password, &count);
-                let _ = stream.write_all(answer.as_bytes());
-            }
-        });
-        FakeKeystone {
-            url,
-            validations,
-            down,
-        }
-    }
-
-    fn stop(&self) {
-        self.down.store(true, Ordering::Relaxed);
-        // Wake the accept loop so it sees the flag.
-        let _ = std::net::TcpStream::connect(
-            self.url
-                .trim_start_matches("http://")
-                .trim_end_matches("/v3"),
-        );
-    }
-}
-
-fn read_request(stream: &mut std::net::TcpStream) -> (String, String) {
-    let mut bytes = Vec::new();
-    let mut buf = [0; 4096];
-    while !bytes.windows(4).any(|w| w == b"\r\n\r\n") {
-        match stream.read(&mut buf) {
-            Ok(0) | Err(_) => break,
-            Ok(n) => bytes.extend_from_slice(&buf[..n]),
-        }
-    }
-    let end = bytes
-        .windows(4)
-        .position(|w| w == b"\r\n\r\n")
-        .map_or(bytes.len(), |p| p + 4);
-    let head = String::from_utf8_lossy(&bytes[..end]).into_owned();
-    let length: usize = head
-        .lines()
-        .find_map(|l| {
-            l.to_ascii_lowercase()
-                .strip_prefix("content-length:")
-                .map(|v| v.trim().parse().unwrap_or(0))
-        })
-        .unwrap_or(0);
-    let mut body = bytes[end..].to_vec();
-    while body.len() < length {
-        match stream.read(&mut buf) {
-            Ok(0) | Err(_) => break,
-            Ok(n) => body.extend_from_slice(&buf[..n]),
-        }
-    }
-    (head, String::from_utf8_lossy(&body).into_owned())
-}
-
-fn header<'h>(head: &'h str, name: &str) -> Option<&'h str> {
-    head.lines().find_map(|line| {
-        let (k, v) = line.split_once(':')?;
-        k.eq_ignore_ascii_case(name).then(|| v.trim())
-    })
-}
-
-fn keystone_answer(head: &str, body: &str, password: &str, validations: &AtomicUsize) -> String {
-    let expires = (jiff::Timestamp::now() + jiff::SignedDuration::from_hours(1)).to_string();
-    let respond = |status: &str, extra: &str, body: String| {
-        format!(
-            "HTTP/1.1 {status}\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n{extra}\r\n{body}",
-            body.len()
-        )
-    };
-    let not_found = || {
-        respond(
-            "404 Not Found",
-            "",
-            r#"{"error": {"code": 404, "message": "Could not find token.", "title": "Not Found"}}"#
-                .to_owned(),
-        )
-    };
-    let token = |user: &str, role: &str| {
-        serde_json::json!({"token": {
-            "methods": ["password"], "expires_at": expires, "issued_at": jiff::Timestamp::now().to_string(),
-            "user": {"id": format!("id-{user}"), "name": user, "domain": {"id": "default", "name": "Default"}, "password_expires_at": null},
-            "roles": [{"id": format!("r-{role}"), "name": role}],
-            "project": {"id": "p1", "name": "ops", "domain": {"id": "default", "name": "Default"}},
-            "audit_ids": ["a1"], "is_domain": false
-        }})
-        .to_string()
-    };
-    if head.starts_with("POST /v3/auth/tokens ") {
-        let request: serde_json::Value = serde_json::from_str(body).unwrap_or_default();
-        let user = &request["auth"]["identity"]["password"]["user"];
-        if user["name"] == "hierad" && user["password"] == password {
-            return respond(
-                "201 Created",
-                "X-Subject-Token: svc-token\r\n",
-                token("hierad", "service"),
-            );
-        }
-        return respond(
-            "401 Unauthorized",
-            "",
-            r#"{"error": {"code": 401, "message": "The request you have made requires authentication.", "title": "Unauthorized"}}"#.to_owned(),
-        );
-    }
-    if head.starts_with("GET /v3/auth/tokens ") {
-        validations.fetch_add(1, Ordering::Relaxed);
-        if header(head, "x-auth-token") != Some("svc-token") {
-            return respond(
-                "401 Unauthorized",
-                "",
-                r#"{"error": {"code": 401, "message": "x", "title": "Unauthorized"}}"#.to_owned(),
-            );
-        }
-        let answer = match header(head, "x-subject-token") {
-            Some("ks-reader") => token("kate", "reader"),
-            Some("ks-member") => token("mel", "member"),
-            Some("ks-nobody") => token("nobody", "other"),
-            _ => return not_found(),
-        };
-        return respond("200 OK", "X-Subject-Token: x\r\n", answer);
-    }
-    not_found()
 }
 
 /// A way of authenticating: its name, then a read principal's client and

@@ -8,6 +8,8 @@
 // compiler check it; public here, where the shim and server suites use a part.
 #[path = "../common/binary.rs"]
 pub mod binary;
+#[path = "../common/keystone.rs"]
+pub mod keystone;
 #[path = "../common/server.rs"]
 pub mod server;
 mod shell;

@@ -1,30 +1,34 @@
-//! The shim over TLS with credentials: a real hierad behind a TLS
-//! terminator that demands a token or Basic credentials
-//! (tests/oracle/shim/tls_proxy.rb), its certificate from a CA made with the
-//! `openssl` command at test time.
+//! The shim end to end over hierad's own TLS and authentication (issue
+//! 10): the real `hierad serve --tls-cert … --tls-client-ca … --auth FILE`,
+//! its auth file made with `hierad auth`, its certificates (a CA, the
+//! server's, a Puppet master's client certificate) made with the `openssl`
+//! command at test time, Keystone the stand-in of tests/common/keystone.rs.
 //!
-//! - Puppet (`puppet lookup`) through both Hiera 5 functions with Basic
-//!   credentials and the CA file gives what `yaml_data` gives; with a
-//!   wrong password it fails naming the server.
-//! - The Hiera 3 backend (tests/oracle/shim/tls_check.rb): eight threads sharing
-//!   one backend give the yaml backend's answers over a few keep-alive
-//!   connections; Basic credentials; a wrong token and a missing CA file
-//!   are errors naming the server, never the default; `failure: stale`
-//!   answers through an outage what it answered before, and nothing else.
+//! - Puppet (`puppet lookup`) through both Hiera 5 functions gives what
+//!   `yaml_data` gives with each of the shim's ways of authenticating:
+//!   Basic (`user`/`password`), a bearer `token`, a `keystone_token`, and
+//!   the Puppet master's certificate (`cert_file`/`key_file`), each with
+//!   the `ca_file`; with a wrong password it fails naming the server.
+//! - The Hiera 3 backend (tests/oracle/shim/tls_check.rb): eight threads
+//!   sharing one backend give the yaml backend's answers over a few
+//!   keep-alive connections; Basic credentials; a wrong token and a missing
+//!   CA file are errors naming the server, never the default; `failure:
+//!   stale` answers through an outage (the server stopped) what it answered
+//!   before, and nothing else.
 
 use super::env::{ENV, Hierad};
 use super::oracle::{ROOT, ruby_json, shim_lib};
 use super::puppet::{FUEL_LEVEL, NODE, PuppetTree, fuel_node, import, text};
-use base64::Engine as _;
-use base64::engine::general_purpose::STANDARD as B64;
+use crate::keystone::FakeKeystone;
+use crate::server::TestServer;
 use serde_json::{Value as Json, json};
-use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
-use std::process::{Child, Stdio};
+use std::process::Command;
 
-const TOKEN: &str = "s3cret-token";
 const USER: &str = "puppet";
 const PASSWORD: &str = "pass word:1";
+/// The Puppet master's certificate name (its `certname`).
+const MASTER: &str = "puppet-master.test";
 
 fn openssl(dir: &Path, args: &[&str]) {
     let out = crate::tools::command("openssl")
@@ -97,6 +101,48 @@ fn certificates(dir: &Path) -> (PathBuf, PathBuf, PathBuf) {
             "server.pem",
         ],
     );
+    // A Puppet master's certificate, as the Puppet CA issues it: its
+    // certname as CN, for client authentication.
+    openssl(
+        dir,
+        &[
+            "req",
+            "-newkey",
+            "rsa:2048",
+            "-nodes",
+            "-subj",
+            &format!("/CN={MASTER}"),
+            "-keyout",
+            "master.key",
+            "-out",
+            "master.csr",
+        ],
+    );
+    std::fs::write(
+        dir.join("client.cnf"),
+        format!("subjectAltName = DNS:{MASTER}\nextendedKeyUsage = clientAuth\n"),
+    )
+    .unwrap();
+    openssl(
+        dir,
+        &[
+            "x509",
+            "-req",
+            "-in",
+            "master.csr",
+            "-CA",
+            "ca.pem",
+            "-CAkey",
+            "ca.key",
+            "-CAcreateserial",
+            "-days",
+            "1",
+            "-extfile",
+            "client.cnf",
+            "-out",
+            "master.pem",
+        ],
+    );
     (
         dir.join("ca.pem"),
         dir.join("server.pem"),
@@ -104,87 +150,132 @@ fn certificates(dir: &Path) -> (PathBuf, PathBuf, PathBuf) {
     )
 }
 
-/// tests/oracle/shim/tls_proxy.rb in front of `upstream`; killed when dropped.
-struct Proxy {
-    child: Child,
-    url: String,
+/// `hierad auth ARGS`: its stdout, checking it succeeded.
+fn auth(args: &[&str]) -> String {
+    let out = Command::new(env!("CARGO_BIN_EXE_hierad"))
+        .arg("auth")
+        .args(args)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "hierad auth {args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout).unwrap().trim().to_owned()
 }
 
-impl Proxy {
-    fn start(cert: &Path, key: &Path, upstream: &str, accepted: &[String]) -> Proxy {
-        let mut child = crate::tools::command("ruby")
-            .arg(Path::new(ROOT).join("tests/oracle/shim/tls_proxy.rb"))
-            .args([cert, key])
-            .arg(upstream)
-            .args(accepted)
-            .stdout(Stdio::piped())
-            .spawn()
-            .expect("start the TLS proxy");
-        let mut line = String::new();
-        BufReader::new(child.stdout.take().unwrap())
-            .read_line(&mut line)
-            .unwrap();
-        let url = line
-            .trim()
-            .strip_prefix("listening on ")
-            .unwrap_or_else(|| panic!("the TLS proxy said {line:?}"))
-            .to_owned();
-        Proxy { child, url }
-    }
-}
-
-impl Drop for Proxy {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
+/// The auth file: the user [`USER`], a read token (returned), the Puppet
+/// master's certificate by CN, Keystone's `reader` role as `read`.
+fn auth_file(dir: &Path, keystone: &FakeKeystone) -> (PathBuf, String) {
+    let file = dir.join("auth.toml");
+    let f = file.to_str().unwrap();
+    let pw = dir.join("puppet.pw");
+    std::fs::write(&pw, format!("{PASSWORD}\n")).unwrap();
+    let pw = pw.to_str().unwrap();
+    auth(&[
+        "add-user",
+        "--file",
+        f,
+        "--role",
+        "read",
+        "--password-file",
+        pw,
+        USER,
+    ]);
+    let token = auth(&["add-token", "--file", f, "--role", "read", "shim"]);
+    std::fs::write(dir.join("ks.pw"), "svc-pw-Tt31\n").unwrap();
+    let mut text = std::fs::read_to_string(&file).unwrap();
+    text.push_str(&format!(
+        "\n[[client_cert]]\ncn = \"{MASTER}\"\nrole = \"read\"\n\n\
+         [keystone]\nurl = \"{}\"\nuser = \"hierad\"\npassword_file = \"{}\"\nproject = \"service\"\n\
+         [keystone.roles]\nreader = \"read\"\n",
+        keystone.url,
+        dir.join("ks.pw").display()
+    ));
+    std::fs::write(&file, text).unwrap();
+    (file, token)
 }
 
 #[test]
-fn tls_credentials_threads_and_stale_answers_through_a_proxy() {
-    let hierad = Hierad::start();
-    import(&hierad);
+fn every_shim_option_against_hierads_own_tls_and_auth() {
+    // The data goes in through a plain server on loopback; the server
+    // under test serves the same database over TLS with authentication.
+    let plain = Hierad::start();
+    import(&plain);
     let dir = tempfile::tempdir().unwrap();
     let (ca, cert, key) = certificates(dir.path());
-    let basic = format!("Basic {}", B64.encode(format!("{USER}:{PASSWORD}")));
-    let proxy = Proxy::start(
-        &cert,
-        &key,
-        hierad.url(),
-        &[format!("Bearer {TOKEN}"), basic],
+    let keystone = FakeKeystone::start("svc-pw-Tt31");
+    let (file, token) = auth_file(dir.path(), &keystone);
+    let db = plain.server.db().unwrap();
+    let s = |p: &Path| p.to_str().unwrap().to_owned();
+    let (file, cert, key, ca_s) = (s(&file), s(&cert), s(&key), s(&ca));
+    let server = TestServer::start_on(
+        &db,
+        &[
+            "--no-sample",
+            "--auth",
+            &file,
+            "--tls-cert",
+            &cert,
+            "--tls-key",
+            &key,
+            "--tls-client-ca",
+            &ca_s,
+        ],
     );
+    let url = server.url.clone();
+    assert!(url.starts_with("https://127.0.0.1:"), "{url}");
 
-    // Puppet, both Hiera 5 functions, Basic credentials.
-    let options = |password: &str| json!({"url": proxy.url, "ca_file": ca, "user": USER, "password": password});
-    let tree = PuppetTree::with_options(&options(PASSWORD));
-    let refused = PuppetTree::with_options(&options("wrong"));
+    // Puppet, both Hiera 5 functions, each way of authenticating.
+    let with = |extra: Json| {
+        let mut options = json!({"url": url, "ca_file": ca});
+        for (k, v) in extra.as_object().unwrap() {
+            options[k] = v.clone();
+        }
+        PuppetTree::with_options(&options)
+    };
+    let ways = [
+        ("basic", json!({"user": USER, "password": PASSWORD})),
+        ("token", json!({"token": token})),
+        ("keystone", json!({"keystone_token": "ks-reader"})),
+        (
+            "client certificate",
+            json!({"cert_file": dir.path().join("master.pem"), "key_file": dir.path().join("master.key")}),
+        ),
+    ];
     let keys = ["--merge", "deep", "network_scheme", "shimtest::port"];
-    let out = tree.run(&[
-        tree.lookup("yaml", &keys),
-        tree.lookup("hierad", &keys),
-        tree.lookup("hieradkey", &keys),
-        refused.explain("hierad", &["--default", "fallback", "shimtest::port"]),
-    ]);
-    let yaml = &out[0];
+    let refused = with(json!({"user": USER, "password": "wrong"}));
+    let yaml_tree = with(json!({}));
+    let expected = yaml_tree.run(&[yaml_tree.lookup("yaml", &keys)]).remove(0);
     assert!(
-        yaml.status == 0 && text(&yaml.stdout).contains("br-mgmt"),
-        "yaml_data: {yaml:?}"
+        expected.status == 0 && text(&expected.stdout).contains("br-mgmt"),
+        "yaml_data: {expected:?}"
     );
-    for o in &out[1..3] {
-        assert_eq!(
-            (o.status, text(&o.stdout)),
-            (0, text(&yaml.stdout)),
-            "through TLS with Basic credentials: {}",
-            text(&o.stderr)
-        );
+    for (way, options) in ways {
+        let tree = with(options);
+        let out = tree.run(&[
+            tree.lookup("hierad", &keys),
+            tree.lookup("hieradkey", &keys),
+        ]);
+        for o in &out {
+            assert_eq!(
+                (o.status, text(&o.stdout)),
+                (0, text(&expected.stdout)),
+                "over TLS with {way}: {}",
+                text(&o.stderr)
+            );
+        }
     }
-    let explained = text(&out[3].stdout);
+    let out =
+        refused.run(&[refused.explain("hierad", &["--default", "fallback", "shimtest::port"])]);
+    let explained = text(&out[0].stdout);
     assert!(
-        explained.contains(&proxy.url)
+        explained.contains(&url)
             && explained.contains("HTTP 401")
             && !explained.contains("Found key"),
         "a wrong password: {:?}",
-        out[3]
+        out[0]
     );
 
     // The Hiera 3 backend.
@@ -198,16 +289,13 @@ fn tls_credentials_threads_and_stale_answers_through_a_proxy() {
     let r = ruby_json(
         &Path::new(ROOT).join("tests/oracle/shim/tls_check.rb"),
         &json!({
-            "url": proxy.url, "ca_file": ca, "token": TOKEN, "user": USER, "password": PASSWORD,
+            "url": url, "ca_file": ca, "token": token, "user": USER, "password": PASSWORD,
             "environment": ENV, "level": FUEL_LEVEL, "config": group.join("hiera.yaml"),
-            "dir": group, "scope": scope,
+            "dir": group, "scope": scope, "pid": server.pid(),
         }),
         &[("RUBYLIB", lib.to_str().unwrap())],
     );
     eprintln!("{r:#}");
-    // Puppet's requests above went through the proxy, none refused
-    // but the wrong password's.
-    assert!(r["stats_before"]["requests"].as_u64().unwrap() > 10, "{r}");
     let keys = r["keys"].as_u64().unwrap();
     assert!(keys > 60 && r["found"].as_u64().unwrap() > 60, "{r}");
     let threaded = &r["threaded"];
@@ -229,7 +317,7 @@ fn tls_credentials_threads_and_stale_answers_through_a_proxy() {
         assert!(
             o[0] == "error"
                 && message.starts_with("PuppetX::Hierad::Error: ")
-                && message.contains(&proxy.url)
+                && message.contains(&url)
                 && message.contains(needle),
             "{what}: {o}"
         );
@@ -243,7 +331,7 @@ fn tls_credentials_threads_and_stale_answers_through_a_proxy() {
     );
     let warnings = r["stale_warnings"].as_array().unwrap();
     assert!(
-        warnings.len() == 1 && warnings[0].as_str().unwrap().contains(&proxy.url),
+        warnings.len() == 1 && warnings[0].as_str().unwrap().contains(&url),
         "stale answers are announced: {warnings:?}"
     );
     error_naming_the_server("stale_other", "no server answered");

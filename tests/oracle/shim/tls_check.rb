@@ -1,18 +1,20 @@
-# For tests/oracle/shim/tls.rs: the Hiera 3 backend against a real hierad behind
-# tests/oracle/shim/tls_proxy.rb (TLS with a private CA, credentials required),
+# For tests/oracle/shim/tls.rs: the Hiera 3 backend against a real hierad
+# serving TLS with a private CA and requiring credentials (--auth),
 # compared with the yaml backend over the same files, in one process:
 #
 # - eight threads share one Hiera (one backend, one client) and look up
 #   every key, with a token; the answers must be the yaml backend's, over
 #   few keep-alive TLS connections;
 # - Basic credentials; a wrong token; no CA file;
-# - `failure: stale` across an outage (the proxy closes), and `error`.
+# - `failure: stale` across an outage (the server is stopped), and `error`.
 #
 # Input (stdin, JSON): {"url", "ca_file", "token", "user", "password",
 #   "environment", "level", "config" (a yaml-backend hiera.yaml), "dir"
-#   (where its datadir is relative to), "scope"}.
+#   (where its datadir is relative to), "scope", "pid" (the server's)}.
 # Output (stdout, JSON): what happened; tls.rs judges it.
 require 'json'
+require 'socket'
+require 'uri'
 require 'yaml'
 require 'hiera'
 require 'hiera/backend/hierad_backend'
@@ -42,9 +44,25 @@ end
 warnings = []
 Hiera.singleton_class.send(:define_method, :warn) { |message| warnings << message }
 
-proxy = PuppetX::Hierad::Client.new(url: url, ca_file: ca_file)
-stats = -> { JSON.parse(proxy.get('/__proxy/stats').body) }
-result = { 'stats_before' => stats.call }
+# Requests and connections, counted where the shim makes them.
+COUNTS = { 'requests' => 0, 'connections' => 0 }
+COUNTS_LOCK = Mutex.new
+module Counted
+  def request(*)
+    COUNTS_LOCK.synchronize { COUNTS['requests'] += 1 }
+    super
+  end
+
+  private
+
+  def open_socket(*)
+    COUNTS_LOCK.synchronize { COUNTS['connections'] += 1 }
+    super
+  end
+end
+PuppetX::Hierad::Connection.prepend(Counted)
+stats = -> { COUNTS_LOCK.synchronize { COUNTS.dup } }
+result = {}
 
 # The yaml backend's answers, one by one.
 datadir = yaml_config[:yaml][:datadir].gsub('%{::fqdn}', scope.fetch('::fqdn'))
@@ -90,7 +108,16 @@ result['no_ca_file'] = outcome { hiera.lookup(keys.first, 'the default', scope) 
 # An outage: stale answers what it answered before, and only that.
 stale = Hiera.new(config: hierad_config(yaml_config, input, token: input.fetch('token'), ca_file: ca_file, failure: 'stale'))
 result['stale_before'] = same?(outcome { stale.lookup(keys.first, 'the default', scope) }, expected[keys.first])
-proxy.post('/__proxy/close', '')
+pid = input.fetch('pid')
+Process.kill('TERM', pid)
+# Until the port refuses connections (bounded: 10 s).
+port = URI(url).port
+200.times do
+  Socket.tcp('127.0.0.1', port, connect_timeout: 1).close
+  sleep 0.05
+rescue SystemCallError
+  break
+end
 warnings.clear
 result['stale_after'] = same?(outcome { stale.lookup(keys.first, 'the default', scope) }, expected[keys.first])
 result['stale_warnings'] = warnings.dup
