@@ -108,6 +108,7 @@ pub(crate) struct Metrics {
     versions_pruned: Counter,
     sync_age: Gauge<f64, std::sync::atomic::AtomicU64>,
     stale: Gauge,
+    lag_generations: Gauge,
     database_up: Gauge,
     database_down_since: Gauge,
     auth_failures: Family<AuthLabels, Counter>,
@@ -216,6 +217,12 @@ impl Metrics {
             "1 while this server is stale (sync age past --max-lag; /readyz answers 503)",
             stale.clone(),
         );
+        let lag_generations = Gauge::default();
+        registry.register(
+            "sync_lag_generations",
+            "Generations the database has that this server does not serve yet, as far as it knows",
+            lag_generations.clone(),
+        );
         let database_up = Gauge::default();
         database_up.set(1);
         registry.register(
@@ -247,6 +254,7 @@ impl Metrics {
             registry,
             sync_age,
             stale,
+            lag_generations,
             database_up,
             database_down_since,
             requests,
@@ -313,8 +321,10 @@ impl Metrics {
 
     /// How long since the server last caught up, and whether that is past
     /// `--max-lag` (set at each scrape).
-    pub(crate) fn set_sync_age(&self, age: std::time::Duration, stale: bool) {
+    pub(crate) fn set_sync_age(&self, age: std::time::Duration, stale: bool, lag: u64) {
         self.sync_age.set(age.as_secs_f64());
+        self.lag_generations
+            .set(i64::try_from(lag).unwrap_or(i64::MAX));
         self.stale.set(i64::from(stale));
     }
 

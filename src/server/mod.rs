@@ -226,9 +226,11 @@ async fn time_limit(State(limit): State<Duration>, request: Request, next: Next)
 }
 
 async fn metrics_text(State(state): State<AppState>) -> impl IntoResponse {
-    state
-        .metrics()
-        .set_sync_age(state.sync_age(), state.stale().is_some());
+    state.metrics().set_sync_age(
+        state.sync_age(),
+        state.stale().is_some(),
+        state.lag_generations(),
+    );
     (
         [(header::CONTENT_TYPE, "text/plain; version=0.0.4")],
         state.metrics().render(),

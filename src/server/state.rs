@@ -46,6 +46,11 @@ struct Inner {
     /// Since when catching up has failed, and its latest error (`None`
     /// while it works).
     failure: std::sync::Mutex<Option<Failure>>,
+    /// The newest generation this server has heard of (a read of the
+    /// store's, or an announcement), for the lag in generations.
+    newest: AtomicU64,
+    /// Wakes the catch-up task before its next poll (a write announced).
+    wake: tokio::sync::Notify,
     started: Instant,
     cache: AnswerCache,
     /// Keyed by generation too: a write may change an environment's
@@ -97,6 +102,8 @@ impl AppState {
                 published: tokio::sync::watch::Sender::new(generation),
                 synced_ms: AtomicU64::new(0),
                 failure: std::sync::Mutex::new(None),
+                newest: AtomicU64::new(generation),
+                wake: tokio::sync::Notify::new(),
                 started: Instant::now(),
                 cache,
                 configs: Configs::new(),
@@ -281,6 +288,7 @@ impl AppState {
     async fn try_catch_up(&self) -> Result<u64, ApiError> {
         let asked = Instant::now();
         let newest = self.read(|store| Ok(store.generation()?)).await?;
+        self.announced(newest);
         if newest == self.generation() {
             self.synced(asked);
             return Ok(newest);
@@ -310,6 +318,41 @@ impl AppState {
         self.inner.started.elapsed().saturating_sub(synced)
     }
 
+    /// Records that the database has reached generation `generation`.
+    pub(crate) fn announced(&self, generation: u64) {
+        self.inner.newest.fetch_max(generation, Ordering::AcqRel);
+    }
+
+    /// How many generations the database has that this server does not
+    /// serve yet, as far as it knows.
+    pub(crate) fn lag_generations(&self) -> u64 {
+        self.inner
+            .newest
+            .load(Ordering::Acquire)
+            .saturating_sub(self.generation())
+    }
+
+    /// Makes the catch-up task catch up now rather than at its next poll.
+    #[cfg_attr(
+        not(test),
+        expect(
+            dead_code,
+            reason = "the LISTEN task calls it, once the PostgreSQL store (issue 11) lands"
+        )
+    )]
+    pub(crate) fn wake(&self) {
+        self.inner.wake.notify_one();
+    }
+
+    /// Returns after `pause`, or sooner once [`AppState::wake`] is called
+    /// (a call while nobody waits is kept for the next wait).
+    pub(crate) async fn pause_or_wake(&self, pause: std::time::Duration) {
+        tokio::select! {
+            () = tokio::time::sleep(pause) => {}
+            () = self.inner.wake.notified() => {}
+        }
+    }
+
     /// Since when catching up with the database has failed, and its latest
     /// error; `None` while it works.
     pub(crate) fn failure(&self) -> Option<Failure> {
@@ -328,8 +371,9 @@ impl AppState {
         let limit = self.inner.settings.max_lag;
         (age > limit).then(|| {
             format!(
-                "stale: serving generation {} from its last snapshot; it last caught up with the database {:.1} s ago (hierad serve --max-lag {} ms); see its log",
+                "stale: serving generation {} from its last snapshot ({} behind the newest it knows of); it last caught up with the database {:.1} s ago (hierad serve --max-lag {} ms); see its log",
                 self.generation(),
+                self.lag_generations(),
                 age.as_secs_f64(),
                 limit.as_millis()
             )

@@ -10,6 +10,9 @@
 //! settings leave it alone).
 
 //!
+//! The LISTEN task (PostgreSQL) wakes it before its pause ends when a
+//! write is announced ([`AppState::wake`]).
+//!
 //! While catching up fails (the database down), the pause between tries
 //! doubles from `--sync-every` up to [`MAX_BACKOFF`], so a replica does not
 //! hammer a database that is restarting, and recovers within that bound of
@@ -29,7 +32,7 @@ pub(crate) fn spawn(state: AppState) {
         // Logged once per run of failures, not on every try.
         let mut failing = false;
         loop {
-            tokio::time::sleep(pause).await;
+            state.pause_or_wake(pause).await;
             match state.catch_up().await {
                 Ok(_) => {
                     if failing {
@@ -71,5 +74,54 @@ mod tests {
         assert_eq!(seen, [40, 80, 160, 320, 640, 1000, 1000, 1000, 1000, 1000]);
         let slow = Duration::from_secs(3600);
         assert_eq!(next_pause(slow, slow), slow);
+    }
+
+    /// A wake (what the LISTEN task does for an announced write) makes
+    /// the catch-up task publish another process's write at once, long
+    /// before its hourly poll; the lag in generations says what is known
+    /// and not yet served.
+    #[test]
+    fn a_wake_catches_up_before_the_next_poll() {
+        use crate::configdb::{ComponentRef, NewComponent, NewEnvironment};
+        use crate::settings::Settings;
+        use crate::store::{SqliteStore, Store};
+        use std::sync::Arc;
+        let dir = tempfile::tempdir().unwrap();
+        let db = dir.path().join("hierad.db");
+        let other = SqliteStore::open(&db).unwrap();
+        let settings = Settings {
+            sync_every: Duration::from_secs(3600),
+            ..Settings::default()
+        };
+        let runtime = tokio::runtime::Runtime::new().unwrap();
+        let state = AppState::new(Arc::new(SqliteStore::open(&db).unwrap()), settings).unwrap();
+        let _guard = runtime.enter();
+        spawn(state.clone());
+        other
+            .create_component(&NewComponent {
+                id: None,
+                name: "fuel".into(),
+                resource_definitions: vec!["globals".into()],
+            })
+            .unwrap();
+        other
+            .create_environment(&NewEnvironment {
+                id: Some(1),
+                components: vec![ComponentRef::Name("fuel".into())],
+                hierarchy_levels: vec![],
+            })
+            .unwrap();
+        let newest = other.generation().unwrap();
+        assert_eq!(state.generation(), 0, "an hourly poll has not run yet");
+        state.announced(newest);
+        assert_eq!(state.lag_generations(), newest);
+        state.wake();
+        let start = std::time::Instant::now();
+        while state.generation() < newest {
+            assert!(start.elapsed() < Duration::from_secs(10), "never woke");
+            std::thread::sleep(Duration::from_millis(2));
+        }
+        assert_eq!(state.lag_generations(), 0);
+        assert_eq!(state.snapshot().environments().count(), 1);
     }
 }

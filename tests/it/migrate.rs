@@ -2,23 +2,31 @@
 //! into another database, verifiably; the copy answers every read as the
 //! source does.
 
+use crate::binary;
 use crate::server::{TestServer, call};
 use serde_json::{Value, json};
 use std::path::Path;
-use std::process::{Command, Output};
+use std::process::Output;
 
-const BIN: &str = env!("CARGO_BIN_EXE_hierad");
+fn args<'a>(from: &'a Path, to: &'a Path, extra: &[&'a str]) -> Vec<&'a str> {
+    let mut all = vec![
+        "migrate",
+        "--from",
+        from.to_str().unwrap(),
+        "--to",
+        to.to_str().unwrap(),
+    ];
+    all.extend_from_slice(extra);
+    all
+}
 
 fn migrate(from: &Path, to: &Path, extra: &[&str]) -> Output {
-    Command::new(BIN)
-        .arg("migrate")
-        .arg("--from")
-        .arg(from)
-        .arg("--to")
-        .arg(to)
-        .args(extra)
-        .output()
-        .expect("run hierad migrate")
+    binary::run(&args(from, to, extra))
+}
+
+/// The one line a refused copy prints (exit 1, nothing else).
+fn refused(from: &Path, to: &Path) -> String {
+    binary::refused(&args(from, to, &[]))
 }
 
 fn send(server: &TestServer, method: &str, path: &str, body: &Value) -> u16 {
@@ -244,14 +252,12 @@ fn a_target_that_is_not_empty_is_refused_unless_replaced() {
         })
     };
     let before = listing(&TestServer::start_on(&target, &[]));
-    let refused = migrate(&source, &target, &[]);
-    let (stdout, stderr) = text(&refused);
-    assert_eq!(refused.status.code(), Some(1), "{stdout}{stderr}");
+    let refusal = refused(&source, &target);
     assert!(
-        stderr.contains("is not empty")
-            && stderr.contains("--replace")
-            && stderr.contains("nothing was written"),
-        "{stderr}"
+        refusal.contains("is not empty")
+            && refusal.contains("--replace")
+            && refusal.contains("nothing was written"),
+        "{refusal}"
     );
     // The target still holds its sample, as it was.
     let after = listing(&TestServer::start_on(&target, &["--no-sample"]));
@@ -263,17 +269,9 @@ fn a_target_that_is_not_empty_is_refused_unless_replaced() {
     let (a, b) = checksums(&stdout);
     assert_eq!(a, b);
     // Mistakes name themselves.
-    let missing = migrate(&dir.path().join("nowhere.db"), &target, &[]);
-    assert!(
-        text(&missing).1.contains("no database at"),
-        "{:?}",
-        text(&missing)
-    );
+    let missing = refused(&dir.path().join("nowhere.db"), &target);
+    assert!(missing.contains("no database at"), "{missing}");
     assert!(!dir.path().join("nowhere.db").exists());
-    let same = migrate(&source, &source, &[]);
-    assert!(
-        text(&same).1.contains("the same database"),
-        "{:?}",
-        text(&same)
-    );
+    let same = refused(&source, &source);
+    assert!(same.contains("the same database"), "{same}");
 }

@@ -379,6 +379,12 @@ fn a_server_that_cannot_catch_up_says_stale_and_unready_and_recovers() {
         "{metrics}"
     );
     assert!(
+        metrics
+            .lines()
+            .any(|l| l.starts_with("hierad_sync_lag_generations ")),
+        "{metrics}"
+    );
+    assert!(
         metrics.lines().any(
             |l| l.starts_with("hierad_database_down_since_timestamp_seconds 1") && l.len() > 50
         ),
