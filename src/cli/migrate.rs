@@ -11,7 +11,7 @@
 //! history's size.
 
 use crate::store::dump::{self, Dumped, Tally};
-use crate::store::{SqliteStore, Store, StoreError};
+use crate::store::{self, Store, StoreError};
 use anyhow::Context;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -19,11 +19,12 @@ use std::sync::mpsc;
 
 #[derive(Debug, clap::Args)]
 pub(crate) struct Args {
-    /// The database to copy: a SQLite file
+    /// The database to copy: a SQLite file or a postgres:// URL
     #[arg(long)]
     pub(crate) from: String,
-    /// The database to copy into: a SQLite file (created if missing); it
-    /// must hold no component or environment, unless --replace
+    /// The database to copy into: a SQLite file (created if missing) or a
+    /// postgres:// URL; it must hold no component or environment, unless
+    /// --replace
     #[arg(long)]
     pub(crate) to: String,
     /// Erase everything the target holds first (in the copy's own
@@ -46,67 +47,64 @@ pub(crate) fn run(args: Args) -> anyhow::Result<ExitCode> {
 
 fn migrate(args: &Args) -> anyhow::Result<ExitCode> {
     let from_path = source_path(&args.from)?;
-    let to_path = target_path(&args.to)?;
-    if same_file(&from_path, &to_path) {
+    let to_path = PathBuf::from(&args.to);
+    if same_database(&from_path, &to_path) {
         anyhow::bail!(
             "--from and --to name the same database ({}): a copy needs another one",
             args.from
         );
     }
-    let from = SqliteStore::open(&from_path)
-        .with_context(|| format!("cannot open the source database {}", args.from))?;
-    let to = SqliteStore::open(&to_path)
-        .with_context(|| format!("cannot open the target database {}", args.to))?;
-    let read = copy(&from, &to, args.replace).map_err(|e| match e {
+    let from = store::open(&from_path).with_context(|| {
+        format!(
+            "cannot open the source database {}",
+            store::describe(&from_path)
+        )
+    })?;
+    let to = store::open(&to_path).with_context(|| {
+        format!(
+            "cannot open the target database {}",
+            store::describe(&to_path)
+        )
+    })?;
+    let (from_name, to_name) = (store::describe(&from_path), store::describe(&to_path));
+    let read = copy(from.as_ref(), to.as_ref(), args.replace).map_err(|e| match e {
         StoreError::Config(crate::configdb::ConfigError::Conflict(
             crate::configdb::Conflict::NotEmpty,
         )) => anyhow::anyhow!(
-            "the target database {} is not empty: it already holds components or environments; \
-             copy into a new one, or give --replace to erase what it holds (nothing was written)",
-            args.to
+            "the target database {to_name} is not empty: it already holds components or environments; \
+             copy into a new one, or give --replace to erase what it holds (nothing was written)"
         ),
         other => anyhow::Error::from(other).context(format!(
-            "the copy from {} to {} failed; nothing was written",
-            args.from, args.to
+            "the copy from {from_name} to {to_name} failed; nothing was written"
         )),
     })?;
-    let written =
-        dump::tally(&to).with_context(|| format!("cannot read the copy back from {}", args.to))?;
-    print!("{}", table(args, &read, &written));
+    let written = dump::tally(to.as_ref())
+        .with_context(|| format!("cannot read the copy back from {to_name}"))?;
+    print!("{}", table((&from_name, &to_name), &read, &written));
     if read.checksum() == written.checksum() && read.counts() == written.counts() {
         println!("the copy matches the source: every count and the checksum are equal");
         Ok(ExitCode::SUCCESS)
     } else {
         Err(anyhow::anyhow!(
-            "the copy in {} differs from the source {} (see the counts and checksums above)",
-            args.to,
-            args.from
+            "the copy in {to_name} differs from the source {from_name} (see the counts and checksums above)"
         ))
     }
 }
 
 /// A source must exist: opening a missing file would create an empty one.
 fn source_path(db: &str) -> anyhow::Result<PathBuf> {
-    let path = local(db, "--from")?;
-    if !path.is_file() {
+    let path = PathBuf::from(db);
+    if !store::is_url(&path) && !path.is_file() {
         anyhow::bail!("no database at {db} (--from)");
     }
     Ok(path)
 }
 
-fn target_path(db: &str) -> anyhow::Result<PathBuf> {
-    local(db, "--to")
-}
-
-/// The SQLite file `db` names.
-fn local(db: &str, flag: &str) -> anyhow::Result<PathBuf> {
-    if db.starts_with("postgres://") || db.starts_with("postgresql://") {
-        anyhow::bail!("{flag} {db}: this hierad has no PostgreSQL store yet; give a SQLite file");
+/// Whether both name one database: the same URL, or the same file.
+fn same_database(a: &Path, b: &Path) -> bool {
+    if store::is_url(a) || store::is_url(b) {
+        return a == b;
     }
-    Ok(PathBuf::from(db))
-}
-
-fn same_file(a: &Path, b: &Path) -> bool {
     match (a.canonicalize(), b.canonicalize()) {
         (Ok(a), Ok(b)) => a == b,
         _ => false,
@@ -185,8 +183,8 @@ pub(crate) fn copy(from: &dyn Store, to: &dyn Store, replace: bool) -> Result<Ta
 }
 
 /// The counts side by side, then both checksums.
-fn table(args: &Args, read: &Tally, written: &Tally) -> String {
-    let mut text = format!("copied {} to {}\n", args.from, args.to);
+fn table((from, to): (&str, &str), read: &Tally, written: &Tally) -> String {
+    let mut text = format!("copied {from} to {to}\n");
     text.push_str(&format!("{:<28} {:>12} {:>12}\n", "", "source", "copy"));
     for ((name, a), (_, b)) in read.counts().iter().zip(written.counts().iter()) {
         text.push_str(&format!("{name:<28} {a:>12} {b:>12}\n"));

@@ -224,6 +224,9 @@ pub(crate) fn run(args: Args) -> anyhow::Result<ExitCode> {
         tracing::info!(%addr, db = %crate::store::describe(&settings.db), tls = security.tls.is_some(), auth = security.authenticator.is_some(), "serving");
         server::retention::spawn(state.clone());
         server::sync::spawn(state.clone());
+        if let Some(feed) = state.change_feed() {
+            server::listen::spawn(state.clone(), feed);
+        }
         tokio::spawn(reload_on_hangup(state.clone(), security.auth_file.clone(), security.tls.clone()));
         server::serve(listener, state, security.tls, server::signal::shutdown_signal()).await?;
         tracing::info!("stopped");

@@ -10,6 +10,7 @@ mod content_api;
 mod datasource;
 mod error;
 pub(crate) mod guard;
+pub(crate) mod listen;
 mod lookup_api;
 pub(crate) mod metrics;
 #[cfg(test)]

@@ -318,6 +318,11 @@ impl AppState {
         self.inner.started.elapsed().saturating_sub(synced)
     }
 
+    /// Where the store announces its commits, if it does (PostgreSQL).
+    pub(crate) fn change_feed(&self) -> Option<crate::store::ChangeFeed> {
+        self.inner.store.change_feed()
+    }
+
     /// Records that the database has reached generation `generation`.
     pub(crate) fn announced(&self, generation: u64) {
         self.inner.newest.fetch_max(generation, Ordering::AcqRel);
@@ -333,13 +338,6 @@ impl AppState {
     }
 
     /// Makes the catch-up task catch up now rather than at its next poll.
-    #[cfg_attr(
-        not(test),
-        expect(
-            dead_code,
-            reason = "the LISTEN task calls it, once the PostgreSQL store (issue 11) lands"
-        )
-    )]
     pub(crate) fn wake(&self) {
         self.inner.wake.notify_one();
     }

@@ -470,13 +470,6 @@ pub(crate) trait Store: Send + Sync {
     /// Where committed writes are announced as they commit (PostgreSQL's
     /// NOTIFY on [`ChangeFeed::channel`], the generation as payload);
     /// `None`: nowhere (SQLite: poll [`Store::generation`]).
-    #[cfg_attr(
-        not(test),
-        expect(
-            dead_code,
-            reason = "the server's LISTEN task is being written (issue 11)"
-        )
-    )]
     fn change_feed(&self) -> Option<ChangeFeed>;
 
     /// Runs `sql` (with `?1`… parameters) in a write transaction of its

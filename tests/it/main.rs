@@ -30,6 +30,7 @@ mod import_export_fs;
 mod migrate;
 mod pg_db;
 mod replicas;
+mod replicas_pg;
 mod schemas;
 mod security;
 mod seeds_api;

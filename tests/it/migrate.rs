@@ -275,3 +275,33 @@ fn a_target_that_is_not_empty_is_refused_unless_replaced() {
     let same = refused(&source, &source);
     assert!(same.contains("the same database"), "{same}");
 }
+
+#[test]
+fn a_copy_goes_to_postgres_and_back() {
+    let dir = tempfile::tempdir().unwrap();
+    let (source, back) = (dir.path().join("source.db"), dir.path().join("back.db"));
+    fill(&source);
+    let pg = crate::pg::fresh_database();
+    let to_pg = binary::ok(&["migrate", "--from", source.to_str().unwrap(), "--to", &pg]);
+    let (a, b) = checksums(&to_pg);
+    assert_eq!(a, b, "{to_pg}");
+    let from_pg = binary::ok(&["migrate", "--from", &pg, "--to", back.to_str().unwrap()]);
+    let (c, d) = checksums(&from_pg);
+    assert_eq!(
+        (c.as_str(), d.as_str()),
+        (a.as_str(), a.as_str()),
+        "{from_pg}"
+    );
+    // A server on PostgreSQL, and one on the copy brought back, answer
+    // every read as the source does.
+    let on_source = everything(&TestServer::start_on(&source, &["--no-sample"]));
+    let on_pg = everything(&TestServer::start_on(Path::new(&pg), &["--no-sample"]));
+    let on_back = everything(&TestServer::start_on(&back, &["--no-sample"]));
+    for ((s, p), b) in on_source.iter().zip(&on_pg).zip(&on_back) {
+        assert_eq!(s, p);
+        assert_eq!(s, b);
+    }
+    // PostgreSQL refuses a second copy too.
+    let refusal = binary::refused(&["migrate", "--from", source.to_str().unwrap(), "--to", &pg]);
+    assert!(refusal.contains("is not empty"), "{refusal}");
+}

@@ -57,13 +57,6 @@ pub(crate) fn is_url(db: &str) -> bool {
 /// What a LISTEN task needs to learn of every committed write: the
 /// database's connection settings and the channel.
 #[derive(Clone, Debug)]
-#[cfg_attr(
-    not(test),
-    expect(
-        dead_code,
-        reason = "the server's LISTEN task is being written (issue 11)"
-    )
-)]
 pub(crate) struct ChangeFeed {
     /// The database (its `Debug` hides the password).
     pub(crate) config: tokio_postgres::Config,
