@@ -12,6 +12,7 @@ use super::error::Invalid;
 use super::model::DocAddress;
 use crate::hiera::{Hash, Value};
 use serde_json::Value as Json;
+use std::sync::{Arc, LazyLock};
 
 /// The key of a definition's content that holds its schema.
 pub(crate) const SCHEMA_KEY: &str = "schema";
@@ -53,6 +54,35 @@ pub(crate) fn compile(
         .build(schema)
         .map(Some)
         .map_err(|e| bad(format!("its \"schema\" is not a valid JSON Schema: {e}")))
+}
+
+/// Validators compiled from a definition's stored content, by that text:
+/// compiling costs about as much as the write it checks, and contents
+/// change rarely. Bounded; a changed content is a new key, so nothing
+/// stale is ever used.
+static COMPILED: LazyLock<moka::sync::Cache<String, Arc<jsonschema::Validator>>> =
+    LazyLock::new(|| moka::sync::Cache::new(64));
+
+/// The validator of a stored content `text` (as [`compile`] of its JSON),
+/// compiled once and then shared by every write until the text changes.
+///
+/// # Errors
+///
+/// `decode`'s error for a text it cannot read; those of [`compile`].
+pub(crate) fn compiled<E: From<Invalid>>(
+    resource: &str,
+    text: &str,
+    decode: impl FnOnce() -> Result<Json, E>,
+) -> Result<Option<Arc<jsonschema::Validator>>, E> {
+    if let Some(validator) = COMPILED.get(text) {
+        return Ok(Some(validator));
+    }
+    let Some(validator) = compile(resource, &decode()?)? else {
+        return Ok(None);
+    };
+    let validator = Arc::new(validator);
+    COMPILED.insert(text.to_owned(), Arc::clone(&validator));
+    Ok(Some(validator))
 }
 
 /// Checks one document against its resource's schema.
@@ -117,6 +147,30 @@ mod tests {
 
     fn at() -> DocAddress {
         DocAddress::new(1, LevelPath::root(), "r", DocKind::Values)
+    }
+
+    #[test]
+    fn a_stored_content_is_compiled_once() {
+        let text = r#"{"schema": {"type": "object", "maxProperties": 1}}"#;
+        let calls = std::cell::Cell::new(0);
+        let get = |text: &str| {
+            compiled::<Invalid>("r", text, || {
+                calls.set(calls.get() + 1);
+                Ok(serde_json::from_str(text).unwrap())
+            })
+            .unwrap()
+        };
+        let first = get(text).unwrap();
+        let again = get(text).unwrap();
+        assert!(Arc::ptr_eq(&first, &again));
+        assert_eq!(calls.get(), 1);
+        // Another content is another validator, and it is the one used.
+        let changed = get(r#"{"schema": {"type": "object", "maxProperties": 0}}"#).unwrap();
+        assert_eq!(calls.get(), 2);
+        let one = doc(serde_json::json!({"a": 1}));
+        assert!(check(&at(), &first, &one).is_ok());
+        assert!(check(&at(), &changed, &one).is_err());
+        assert!(get(r#"{"owner": "ops"}"#).is_none());
     }
 
     #[test]

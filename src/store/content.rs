@@ -7,6 +7,7 @@ use super::{Result, StoreError};
 use crate::configdb::{DocAddress, NotFound, schema};
 use crate::hiera::Hash;
 use serde_json::{Map, Value as Json};
+use std::sync::Arc;
 
 /// A definition's stored content (NULL: none).
 pub(super) fn decode_content(resource: &str, text: Option<&str>) -> Result<Map<String, Json>> {
@@ -21,12 +22,12 @@ pub(super) fn decode_content(resource: &str, text: Option<&str>) -> Result<Map<S
 }
 
 /// The compiled schema of `resource` in environment `env`, if its
-/// definition has one.
+/// definition has one ([`schema::compiled`]: once per content).
 fn resource_schema(
     tx: &dyn Sql,
     env: i64,
     resource: &str,
-) -> Result<Option<jsonschema::Validator>> {
+) -> Result<Option<Arc<jsonschema::Validator>>> {
     let text: Option<String> = match tx.query_opt(
         "SELECT d.content FROM environment_components ec
          JOIN resource_definitions d ON d.component_id = ec.component_id
@@ -36,8 +37,12 @@ fn resource_schema(
         Some(mut row) => row.opt_text(0)?,
         None => None,
     };
-    let content = decode_content(resource, text.as_deref())?;
-    Ok(schema::compile(resource, &Json::Object(content))?)
+    let Some(text) = text else {
+        return Ok(None);
+    };
+    schema::compiled(resource, &text, || {
+        Ok(Json::Object(decode_content(resource, Some(&text))?))
+    })
 }
 
 /// Refuses a document its resource's schema refuses ([`schema::check`]).
