@@ -2,8 +2,10 @@
 //! against one loaded auth file. Passwords are Argon2 hashes (slow on
 //! purpose: a stolen file must not give the passwords back), checked off
 //! the async workers, a few at a time; a password once verified is
-//! remembered by its SHA-256 for a while, so keep-alive clients do not
-//! pay Argon2 on every request. Tokens are 256 random bits, so one
+//! remembered for a while by a SHA-256 keyed with a random per-process
+//! key (so the table, were memory read, gives no fast hash to test
+//! guesses against), and keep-alive clients do not pay Argon2 on every
+//! request. Tokens are 256 random bits, so one
 //! SHA-256 suffices to store them: no dictionary reaches that space,
 //! and the lookup by digest is a hash-map probe.
 
@@ -148,9 +150,11 @@ pub struct Authenticator {
     tokens: HashMap<[u8; 32], Token>,
     certs: Vec<(CertEntry, Principal)>,
     keystone: Option<Arc<Keystone>>,
-    /// SHA-256 of `user NUL password` → the principal, for passwords
+    /// [`Authenticator::verified_key`] → the principal, for passwords
     /// verified within [`VERIFIED_FOR`].
     verified: moka::sync::Cache<[u8; 32], Principal>,
+    /// The random key of `verified`'s keys, new with every load.
+    cache_key: [u8; 32],
     /// Argon2 checks running at once (each takes 19 MiB and a core).
     hashing: Arc<tokio::sync::Semaphore>,
     /// Checked for unknown users, so they take as long as known ones.
@@ -234,7 +238,10 @@ impl Authenticator {
             .map(|k| Keystone::new(k).map(Arc::new))
             .transpose()?;
         let workers = std::thread::available_parallelism().map_or(2, std::num::NonZero::get);
+        let mut cache_key = [0u8; 32];
+        getrandom::fill(&mut cache_key).map_err(|e| format!("no randomness: {e}"))?;
         Ok(Authenticator {
+            cache_key,
             users,
             tokens,
             certs,
@@ -279,12 +286,20 @@ impl Authenticator {
         }
     }
 
+    /// The key of a verified (user, password) pair: SHA-256 over the
+    /// random [`Authenticator::cache_key`], the user's length, the user and
+    /// the password (unambiguous whatever bytes they hold).
+    fn verified_key(&self, user: &str, password: &str) -> [u8; 32] {
+        let mut hasher = Sha256::new();
+        hasher.update(self.cache_key);
+        hasher.update((user.len() as u64).to_le_bytes());
+        hasher.update(user.as_bytes());
+        hasher.update(password.as_bytes());
+        hasher.finalize().into()
+    }
+
     async fn basic(&self, user: &str, password: &str) -> Result<Principal, AuthError> {
-        let mut key = Vec::with_capacity(user.len() + password.len() + 1);
-        key.extend_from_slice(user.as_bytes());
-        key.push(0);
-        key.extend_from_slice(password.as_bytes());
-        let key = sha256(&key);
+        let key = self.verified_key(user, password);
         if let Some(principal) = self.verified.get(&key) {
             return Ok(principal);
         }
@@ -399,6 +414,20 @@ pub(crate) fn credentials<'a>(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn verified_passwords_are_remembered_under_a_keyed_hash() {
+        let (a, _) = authenticator("");
+        let (b, _) = authenticator("");
+        let key = a.verified_key("ann", "s3cret");
+        assert_eq!(key, a.verified_key("ann", "s3cret"));
+        // Not the plain digest a guess could be tested against, and not
+        // the same in another load.
+        assert_ne!(key, sha256(b"ann\0s3cret"));
+        assert_ne!(key, b.verified_key("ann", "s3cret"));
+        // The user's length is part of it: no two pairs collide by a shift.
+        assert_ne!(a.verified_key("an", "ns3cret"), key);
+    }
 
     fn authenticator(extra: &str) -> (Authenticator, String) {
         let (token, digest) = new_token().unwrap();
