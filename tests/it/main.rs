@@ -29,6 +29,7 @@ mod import_export;
 mod import_export_fs;
 mod migrate;
 mod pg_db;
+mod pg_faults;
 mod replicas;
 mod replicas_pg;
 mod schemas;
