@@ -10,7 +10,7 @@ use crate::bench::stats::Report;
 use crate::bench::{baseline, chart, discover, generate, load, summary};
 use anyhow::{Context, bail};
 use std::net::SocketAddr;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::sync::Arc;
 use std::time::Duration;
@@ -235,21 +235,7 @@ pub(crate) fn run(args: Args) -> anyhow::Result<ExitCode> {
             fixtures,
             sample,
             dir,
-        }) => {
-            let sources = generate::Sources::read(&fixtures, &sample)
-                .context("the generator reads the repository's Fuel fixtures and data/ (run it from the repository, or give --fixtures and --sample)")?;
-            let generated =
-                generate::generate(&sources, nodes, seed).map_err(anyhow::Error::msg)?;
-            let written = generate::write(&generated, &dir)
-                .with_context(|| format!("cannot write {}", dir.display()))?;
-            eprintln!(
-                "wrote {} files ({:.1} MB) for {nodes} nodes to {}",
-                written.files,
-                written.bytes as f64 / 1e6,
-                dir.display()
-            );
-            Ok(ExitCode::SUCCESS)
-        }
+        }) => generate_tree(nodes, seed, &fixtures, &sample, &dir),
         Some(Sub::Load {
             dir,
             server,
@@ -332,29 +318,61 @@ pub(crate) fn run(args: Args) -> anyhow::Result<ExitCode> {
             listen,
             nodelay,
             body,
-        }) => runtime(None)?.block_on(async move {
-            let body = match body {
-                Some(path) => bytes::Bytes::from(
-                    std::fs::read(&path)
-                        .with_context(|| format!("cannot read {}", path.display()))?,
-                ),
-                None => bytes::Bytes::from_static(baseline::FIXED),
-            };
-            let listener = tokio::net::TcpListener::bind(listen)
-                .await
-                .with_context(|| format!("cannot listen on {listen}"))?;
-            eprintln!("listening on http://{}", listener.local_addr()?);
-            baseline::serve(
-                listener,
-                nodelay,
-                body,
-                crate::server::signal::shutdown_signal(),
-            )
-            .await?;
-            Ok(ExitCode::SUCCESS)
-        }),
+        }) => baseline_server(listen, nodelay, body.as_deref()),
         None => load_test(args.run),
     }
+}
+
+/// `bench generate`: a synthetic Fuel tree of `nodes` nodes in `dir`.
+fn generate_tree(
+    nodes: usize,
+    seed: u64,
+    fixtures: &Path,
+    sample: &Path,
+    dir: &Path,
+) -> anyhow::Result<ExitCode> {
+    let sources = generate::Sources::read(fixtures, sample).context(
+        "the generator reads the repository's Fuel fixtures and data/ (run it from the repository, or give --fixtures and --sample)",
+    )?;
+    let generated = generate::generate(&sources, nodes, seed).map_err(anyhow::Error::msg)?;
+    let written = generate::write(&generated, dir)
+        .with_context(|| format!("cannot write {}", dir.display()))?;
+    eprintln!(
+        "wrote {} files ({:.1} MB) for {nodes} nodes to {}",
+        written.files,
+        written.bytes as f64 / 1e6,
+        dir.display()
+    );
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `bench baseline-server`: a bare hyper server answering `body` (or a
+/// fixed small answer) to every request, the yardstick of the figures.
+fn baseline_server(
+    listen: SocketAddr,
+    nodelay: bool,
+    body: Option<&Path>,
+) -> anyhow::Result<ExitCode> {
+    runtime(None)?.block_on(async move {
+        let body = match body {
+            Some(path) => bytes::Bytes::from(
+                std::fs::read(path).with_context(|| format!("cannot read {}", path.display()))?,
+            ),
+            None => bytes::Bytes::from_static(baseline::FIXED),
+        };
+        let listener = tokio::net::TcpListener::bind(listen)
+            .await
+            .with_context(|| format!("cannot listen on {listen}"))?;
+        eprintln!("listening on http://{}", listener.local_addr()?);
+        baseline::serve(
+            listener,
+            nodelay,
+            body,
+            crate::server::signal::shutdown_signal(),
+        )
+        .await?;
+        Ok(ExitCode::SUCCESS)
+    })
 }
 
 fn load_test(args: RunArgs) -> anyhow::Result<ExitCode> {

@@ -125,6 +125,25 @@ struct BudgetLabels {
     budget: &'static str,
 }
 
+/// 50 µs to ~1.6 s: lookups are sub-millisecond, imports take longer.
+fn latency_buckets() -> Histogram {
+    Histogram::new(prometheus_client::metrics::histogram::exponential_buckets(
+        0.00005, 2.0, 16,
+    ))
+}
+
+/// Registers `metric` under `name` and gives it back, for the field that
+/// updates it.
+fn registered<M: prometheus_client::registry::Metric + Clone>(
+    registry: &mut Registry,
+    name: &str,
+    help: &str,
+    metric: M,
+) -> M {
+    registry.register(name, help, metric.clone());
+    metric
+}
+
 impl Default for Metrics {
     fn default() -> Self {
         Metrics::new()
@@ -134,140 +153,120 @@ impl Default for Metrics {
 impl Metrics {
     pub(crate) fn new() -> Metrics {
         let mut registry = Registry::with_prefix("hierad");
-        let requests = Family::<RequestLabels, Counter>::default();
-        // 50 µs to ~1.6 s: lookups are sub-millisecond, imports take longer.
-        let latency = Family::<RouteLabels, Histogram>::new_with_constructor(|| {
-            Histogram::new(prometheus_client::metrics::histogram::exponential_buckets(
-                0.00005, 2.0, 16,
-            ))
-        });
-        let cache = Family::<CacheLabels, Counter>::default();
-        let generation = Gauge::default();
-        let unreadable = Gauge::default();
-        registry.register(
-            "unreadable_documents",
-            "Stored documents that could not be read (see `hierad doctor`)",
-            unreadable.clone(),
-        );
-        registry.register(
-            "http_requests",
-            "HTTP requests by route and status",
-            requests.clone(),
-        );
-        registry.register(
-            "http_request_duration_seconds",
-            "HTTP request latency by route",
-            latency.clone(),
-        );
-        registry.register(
-            "lookup_cache",
-            "Lookup answer cache hits and misses",
-            cache.clone(),
-        );
-        registry.register(
-            "data_generation",
-            "The database generation this server serves: every write that changes what it serves takes the next one, in every process",
-            generation.clone(),
-        );
-        let costly = Counter::default();
-        let costly_running = Gauge::default();
-        let refusals = Family::<BudgetLabels, Counter>::default();
-        registry.register(
-            "lookups_costly",
-            "Lookups that outgrew their inline attempt and ran on the blocking pool",
-            costly.clone(),
-        );
-        registry.register(
-            "lookups_costly_running",
-            "Costly lookups running now (each holds one of --lookup-workers)",
-            costly_running.clone(),
-        );
-        registry.register(
-            "lookup_budget_refusals",
-            "Lookups refused for exceeding their budget, by budget",
-            refusals.clone(),
-        );
-        let database_bytes = Gauge::default();
-        registry.register(
-            "database_bytes",
-            "Size of the database file in bytes (measured with each pruning round)",
-            database_bytes.clone(),
-        );
-        let database_free_bytes = Gauge::default();
-        registry.register(
-            "database_free_bytes",
-            "Of the database's bytes, those in free pages that later writes reuse",
-            database_free_bytes.clone(),
-        );
-        let versions_pruned = Counter::default();
-        registry.register(
-            "versions_pruned",
-            "Old document versions removed by the retention policy",
-            versions_pruned.clone(),
-        );
-        let sync_age = Gauge::<f64, std::sync::atomic::AtomicU64>::default();
-        registry.register(
-            "sync_age_seconds",
-            "Seconds since this server last confirmed it serves the database's newest generation",
-            sync_age.clone(),
-        );
-        let stale = Gauge::default();
-        registry.register(
-            "stale",
-            "1 while this server is stale (sync age past --max-lag; /readyz answers 503)",
-            stale.clone(),
-        );
-        let lag_generations = Gauge::default();
-        registry.register(
-            "sync_lag_generations",
-            "Generations the database has that this server does not serve yet, as far as it knows",
-            lag_generations.clone(),
-        );
+        let r = &mut registry;
+        let latency = Family::<RouteLabels, Histogram>::new_with_constructor(latency_buckets);
         let database_up = Gauge::default();
         database_up.set(1);
-        registry.register(
-            "database_up",
-            "1 while this server's last catch-up with the database worked, 0 while it fails",
-            database_up.clone(),
-        );
-        let database_down_since = Gauge::default();
-        registry.register(
-            "database_down_since_timestamp_seconds",
-            "When (Unix seconds) the current run of failed catch-ups began; 0 while they work",
-            database_down_since.clone(),
-        );
-        let auth_failures = Family::<AuthLabels, Counter>::default();
-        registry.register(
-            "auth_failures",
-            "Requests refused for failed authentication (401, or 503 with Keystone down), by reason",
-            auth_failures.clone(),
-        );
-        let auth_throttled = Counter::default();
-        registry.register(
-            "auth_throttled",
-            "Requests delayed because their client address failed to authenticate repeatedly",
-            auth_throttled.clone(),
-        );
         Metrics {
-            auth_failures,
-            auth_throttled,
+            unreadable: registered(
+                r,
+                "unreadable_documents",
+                "Stored documents that could not be read (see `hierad doctor`)",
+                Gauge::default(),
+            ),
+            requests: registered(
+                r,
+                "http_requests",
+                "HTTP requests by route and status",
+                Family::<RequestLabels, Counter>::default(),
+            ),
+            latency: registered(
+                r,
+                "http_request_duration_seconds",
+                "HTTP request latency by route",
+                latency,
+            ),
+            cache: registered(
+                r,
+                "lookup_cache",
+                "Lookup answer cache hits and misses",
+                Family::<CacheLabels, Counter>::default(),
+            ),
+            generation: registered(
+                r,
+                "data_generation",
+                "The database generation this server serves: every write that changes what it serves takes the next one, in every process",
+                Gauge::default(),
+            ),
+            costly: registered(
+                r,
+                "lookups_costly",
+                "Lookups that outgrew their inline attempt and ran on the blocking pool",
+                Counter::default(),
+            ),
+            costly_running: registered(
+                r,
+                "lookups_costly_running",
+                "Costly lookups running now (each holds one of --lookup-workers)",
+                Gauge::default(),
+            ),
+            refusals: registered(
+                r,
+                "lookup_budget_refusals",
+                "Lookups refused for exceeding their budget, by budget",
+                Family::<BudgetLabels, Counter>::default(),
+            ),
+            database_bytes: registered(
+                r,
+                "database_bytes",
+                "Size of the database file in bytes (measured with each pruning round)",
+                Gauge::default(),
+            ),
+            database_free_bytes: registered(
+                r,
+                "database_free_bytes",
+                "Of the database's bytes, those in free pages that later writes reuse",
+                Gauge::default(),
+            ),
+            versions_pruned: registered(
+                r,
+                "versions_pruned",
+                "Old document versions removed by the retention policy",
+                Counter::default(),
+            ),
+            sync_age: registered(
+                r,
+                "sync_age_seconds",
+                "Seconds since this server last confirmed it serves the database's newest generation",
+                Gauge::<f64, std::sync::atomic::AtomicU64>::default(),
+            ),
+            stale: registered(
+                r,
+                "stale",
+                "1 while this server is stale (sync age past --max-lag; /readyz answers 503)",
+                Gauge::default(),
+            ),
+            lag_generations: registered(
+                r,
+                "sync_lag_generations",
+                "Generations the database has that this server does not serve yet, as far as it knows",
+                Gauge::default(),
+            ),
+            database_up: registered(
+                r,
+                "database_up",
+                "1 while this server's last catch-up with the database worked, 0 while it fails",
+                database_up,
+            ),
+            database_down_since: registered(
+                r,
+                "database_down_since_timestamp_seconds",
+                "When (Unix seconds) the current run of failed catch-ups began; 0 while they work",
+                Gauge::default(),
+            ),
+            auth_failures: registered(
+                r,
+                "auth_failures",
+                "Requests refused for failed authentication (401, or 503 with Keystone down), by reason",
+                Family::<AuthLabels, Counter>::default(),
+            ),
+            auth_throttled: registered(
+                r,
+                "auth_throttled",
+                "Requests delayed because their client address failed to authenticate repeatedly",
+                Counter::default(),
+            ),
             registry,
-            sync_age,
-            stale,
-            lag_generations,
-            database_up,
-            database_down_since,
-            requests,
-            latency,
-            cache,
-            generation,
-            unreadable,
-            costly,
-            costly_running,
-            refusals,
-            database_bytes,
-            database_free_bytes,
-            versions_pruned,
         }
     }
 
