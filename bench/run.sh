@@ -18,12 +18,17 @@
 #      (bench/lookup-cli.sh);
 #   6. write to visible: VISIBLE_WRITES key writes through one server, each
 #      read back through a second server on the same SQLite file until it
-#      shows (p50/p99), against the same rounds on one server.
+#      shows (p50/p99), against the same rounds on one server;
+#   7. replicas on PostgreSQL (bench/replicas.sh, a throwaway PostgreSQL):
+#      write to visible across two replicas, lookup throughput of a replica
+#      on PostgreSQL against one on SQLite, write throughput of each store
+#      (REPLICAS=0 skips it).
 #
 # Runs 1, 2 and 4 are repeated in ROUNDS interleaved rounds; ratios are
 # taken within a round, then the median across rounds is printed.
 # Environment: DURATION (seconds per run, 10), ROUNDS (3), CONNS (32),
 # NODES (1000), SMALL (10), CLI_RUNS (10; 0 skips figure 5), VISIBLE_WRITES (1000),
+# REPLICAS (1; 0 skips figure 7),
 # OUT (target/bench-results). All traffic stays on 127.0.0.1.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -34,6 +39,7 @@ NODES=${NODES:-1000}
 SMALL=${SMALL:-10}
 CLI_RUNS=${CLI_RUNS:-10}
 VISIBLE_WRITES=${VISIBLE_WRITES:-1000}
+REPLICAS=${REPLICAS:-1}
 OUT=${OUT:-target/bench-results}
 
 cargo build --release --quiet
@@ -131,6 +137,15 @@ replica_url=$URL
 "$bin" bench visible --write "$big_url" --read "$replica_url" -n "$VISIBLE_WRITES" --json >"$OUT/visible.json"
 stop "$PID"
 
+if [ "$REPLICAS" -gt 0 ]; then
+  echo "== replicas on PostgreSQL" >&2
+  # Its own servers: stop this run's first, so they do not share the cores.
+  for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null || true; wait "$pid" 2>/dev/null || true; done
+  pids=()
+  BIN=$bin OUT=$OUT DURATION=$DURATION ROUNDS=$ROUNDS CONNS=$CONNS VISIBLE_WRITES=$VISIBLE_WRITES \
+    bash bench/replicas.sh >&2
+fi
+
 if [ "$CLI_RUNS" -gt 0 ]; then
   echo "== hierad lookup against hiera, per call" >&2
   RUNS=$CLI_RUNS bash bench/lookup-cli.sh | tee "$OUT/cli.txt" >&2
@@ -139,3 +154,4 @@ fi
 "$bin" bench chart -o "$OUT/latency.svg" "$OUT"/baseline-r1.json "$OUT"/hierad-big-r1.json \
   "$OUT"/hierad-small-r1.json "$OUT"/hierad-unique-r1.json "$OUT"/large-r1.json "$OUT"/writes-r1.json
 "$bin" bench summary "$OUT" | tee "$OUT/summary.txt"
+if [ -f "$OUT/replicas.txt" ]; then cat "$OUT/replicas.txt"; fi
