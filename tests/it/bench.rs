@@ -297,11 +297,21 @@ fn visible_between_two_replicas_on_postgres() {
     ]);
     let figures: Value = serde_json::from_str(&out).expect("JSON figures");
     assert_eq!(figures["writes"], 5, "{figures}");
-    let us = |k: &str| figures[k].as_u64().unwrap_or_else(|| panic!("{k}: {figures}"));
+    let us = |k: &str| {
+        figures[k]
+            .as_u64()
+            .unwrap_or_else(|| panic!("{k}: {figures}"))
+    };
     assert!(us("visible_p50_us") > 0, "{figures}");
     assert!(us("visible_p50_us") <= us("visible_p99_us"), "{figures}");
     assert!(us("visible_p99_us") <= us("visible_max_us"), "{figures}");
-    assert!(us("ack_p50_us") > 0 && us("ack_p50_us") <= us("ack_p99_us"), "{figures}");
+    assert!(
+        us("ack_p50_us") > 0 && us("ack_p50_us") <= us("ack_p99_us"),
+        "{figures}"
+    );
     // Each write is read back at least once on B.
-    assert!(figures["reads_per_write"].as_f64().unwrap() >= 1.0, "{figures}");
+    assert!(
+        figures["reads_per_write"].as_f64().unwrap() >= 1.0,
+        "{figures}"
+    );
 }
