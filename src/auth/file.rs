@@ -84,6 +84,10 @@ pub struct KeystoneEntry {
     /// Keystone role name → hierad role; a user with several gets the
     /// highest, one with none of them is refused.
     pub roles: BTreeMap<String, Role>,
+    /// Keystone project name → the environments its tokens may use. Unset:
+    /// every environment. Set: a token scoped to a project it does not
+    /// list (or to none) is refused.
+    pub projects: Option<BTreeMap<String, Vec<i64>>>,
     /// Validated tokens remembered until their expiry, at most this many.
     #[serde(default = "default_cache_entries")]
     pub cache_entries: u64,
@@ -151,6 +155,19 @@ impl AuthFile {
         for user in &self.users {
             if !names.insert(&user.name) {
                 return Err(format!("user {:?} is listed twice", user.name));
+            }
+            // HTTP Basic cannot carry a ':' in a user id (RFC 7617), and
+            // other principals' names are `kind:name` (token:, cert:,
+            // keystone:, local:): a user so named would pass for one in
+            // history and the access log.
+            if user.name.is_empty()
+                || user.name.contains(':')
+                || user.name.chars().any(char::is_control)
+            {
+                return Err(format!(
+                    "user {:?}: a user name must be non-empty, without ':' or control characters",
+                    user.name
+                ));
             }
             argon2::password_hash::PasswordHash::new(&user.password_hash).map_err(|e| {
                 format!(
@@ -395,6 +412,30 @@ mod tests {
     use super::*;
 
     #[test]
+    fn user_names_cannot_pass_for_other_principals() {
+        let hash = "$argon2id$v=19$m=19456,t=2,p=1$c2FsdHNhbHQ$ZGlnZXN0ZGlnZXN0ZGlnZXN0";
+        for name in ["token:ci", "local:root", ""] {
+            let text =
+                format!("[[user]]\nname = {name:?}\nrole = \"read\"\npassword_hash = \"{hash}\"\n");
+            let err = AuthFile::parse(&text).unwrap_err();
+            assert!(err.contains("without ':'"), "{name:?}: {err}");
+        }
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("auth.toml");
+        std::fs::write(&path, "").unwrap();
+        let user = NewUser {
+            name: "keystone:mel",
+            role: Role::Admin,
+            environments: None,
+            password_hash: hash.to_owned(),
+            replace: false,
+        };
+        let err = add_user(&path, &user).unwrap_err().to_string();
+        assert!(err.contains("without ':'"), "{err}");
+        assert_eq!(std::fs::read_to_string(&path).unwrap(), "");
+    }
+
+    #[test]
     fn edits_keep_comments_and_refuse_duplicates() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("auth.toml");
@@ -444,7 +485,9 @@ mod tests {
             .map(|l| format!("{}\n", l.trim_start_matches("# ")))
             .collect();
         let file = AuthFile::parse(&keystone).unwrap();
-        assert_eq!(file.keystone.unwrap().roles.len(), 3);
+        let keystone = file.keystone.unwrap();
+        assert_eq!(keystone.roles.len(), 3);
+        assert_eq!(keystone.projects.unwrap()["ops"], [1, 2]);
     }
 
     #[test]

@@ -50,6 +50,8 @@ struct TokenInfo {
     user: Option<UserInfo>,
     #[serde(default)]
     roles: Vec<Named>,
+    /// The project the token is scoped to (absent: unscoped or domain-scoped).
+    project: Option<Named>,
 }
 
 #[derive(serde::Deserialize)]
@@ -170,10 +172,24 @@ impl Keystone {
                 "{name} has none of the Keystone roles keystone.roles maps"
             ))
         })?;
+        let environments = match &self.config.projects {
+            None => None,
+            Some(projects) => {
+                let project = token.project.as_ref().map(|p| p.name.as_str());
+                let Some(envs) = project.and_then(|p| projects.get(p)) else {
+                    let scope =
+                        project.map_or("no project".to_owned(), |p| format!("project {p:?}"));
+                    return Err(AuthError::KeystoneRefused(format!(
+                        "{name}'s token is scoped to {scope}, which keystone.projects does not list"
+                    )));
+                };
+                Some(Arc::from(envs.as_slice()))
+            }
+        };
         let principal = Principal {
             name: Arc::from(name),
             role,
-            environments: None,
+            environments,
             via: Via::Keystone,
         };
         Ok((principal, expires))

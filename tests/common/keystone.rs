@@ -121,12 +121,12 @@ fn keystone_answer(head: &str, body: &str, password: &str, validations: &AtomicU
                 .to_owned(),
         )
     };
-    let token = |user: &str, role: &str| {
+    let token = |user: &str, role: &str, project: &str| {
         serde_json::json!({"token": {
             "methods": ["password"], "expires_at": expires, "issued_at": jiff::Timestamp::now().to_string(),
             "user": {"id": format!("id-{user}"), "name": user, "domain": {"id": "default", "name": "Default"}, "password_expires_at": null},
             "roles": [{"id": format!("r-{role}"), "name": role}],
-            "project": {"id": "p1", "name": "ops", "domain": {"id": "default", "name": "Default"}},
+            "project": {"id": format!("id-{project}"), "name": project, "domain": {"id": "default", "name": "Default"}},
             "audit_ids": ["a1"], "is_domain": false
         }})
         .to_string()
@@ -138,7 +138,7 @@ fn keystone_answer(head: &str, body: &str, password: &str, validations: &AtomicU
             return respond(
                 "201 Created",
                 "X-Subject-Token: svc-token\r\n",
-                token("hierad", "service"),
+                token("hierad", "service", "service"),
             );
         }
         return respond(
@@ -157,9 +157,11 @@ fn keystone_answer(head: &str, body: &str, password: &str, validations: &AtomicU
             );
         }
         let answer = match header(head, "x-subject-token") {
-            Some("ks-reader") => token("kate", "reader"),
-            Some("ks-member") => token("mel", "member"),
-            Some("ks-nobody") => token("nobody", "other"),
+            Some("ks-reader") => token("kate", "reader", "ops"),
+            Some("ks-member") => token("mel", "member", "ops"),
+            Some("ks-nobody") => token("nobody", "other", "ops"),
+            Some("ks-env2") => token("eve", "member", "env2-project"),
+            Some("ks-stray") => token("sam", "member", "elsewhere"),
             _ => return not_found(),
         };
         return respond("200 OK", "X-Subject-Token: x\r\n", answer);

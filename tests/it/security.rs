@@ -320,7 +320,8 @@ fn every_way_of_authenticating_over_tls() {
     std::fs::write(d.join("ks.pw"), "svc-pw-Kk55\n").unwrap();
     let mut extra = format!(
         "[[client_cert]]\ncn = \"reader.test\"\nrole = \"read\"\n\n[[client_cert]]\nsan = \"writer.test\"\nrole = \"write\"\n\n\
-         [keystone]\nurl = \"{}\"\nuser = \"hierad\"\npassword_file = \"{}\"\nproject = \"service\"\n[keystone.roles]\nreader = \"read\"\nmember = \"write\"\n",
+         [keystone]\nurl = \"{}\"\nuser = \"hierad\"\npassword_file = \"{}\"\nproject = \"service\"\n[keystone.roles]\nreader = \"read\"\nmember = \"write\"\n\
+         [keystone.projects]\nops = [1]\nenv2-project = [2]\n",
         keystone.url,
         d.join("ks.pw").display()
     );
@@ -495,9 +496,15 @@ fn every_way_of_authenticating_over_tls() {
         "{}",
         history.body
     );
-    // Environment-limited principals: 2 yes, 1 no (lookups and writes).
-    for limited in [&ella, &et] {
-        let h = [("authorization", limited.as_str())];
+    // Environment-limited principals: 2 yes, 1 no (lookups and writes);
+    // a Keystone token by its project (keystone.projects).
+    let limited = [
+        ("authorization", ella.as_str()),
+        ("authorization", et.as_str()),
+        ("x-auth-token", "ks-env2"),
+    ];
+    for (name, value) in limited {
+        let h = [(name, value)];
         assert_eq!(lookup(&plain, &url, 2, &h).status, 200);
         assert_eq!(put(&plain, &url, 2, &h).status, 204);
         let other = lookup(&plain, &url, 1, &h);
@@ -516,6 +523,16 @@ fn every_way_of_authenticating_over_tls() {
             &h,
         );
         assert_eq!(doc.status, 403);
+    }
+    // A Keystone project keystone.projects does not list: refused.
+    let stray = lookup(&plain, &url, 1, &[("x-auth-token", "ks-stray")]);
+    assert_eq!(stray.status, 401, "{}", stray.body);
+    for part in [
+        "keystone:sam@Default",
+        "elsewhere",
+        "which keystone.projects does not list",
+    ] {
+        assert!(stray.body.contains(part), "{part}: {}", stray.body);
     }
     // Expired, revoked, wrong: 401 saying so.
     let old = lookup(&plain, &url, 1, &[("authorization", &bearer(&expired))]);
@@ -603,6 +620,8 @@ fn every_way_of_authenticating_over_tls() {
         "svc-token",
         "ks-reader",
         "ks-member",
+        "ks-env2",
+        "ks-stray",
     ];
     secrets.extend(passwords.iter().map(|(_, p)| *p));
     for token in [
