@@ -38,22 +38,8 @@ cleanup() {
 trap cleanup EXIT
 mkdir -p "$OUT"
 
-# start NAME CMD…: runs a server until it answers; sets PID and URL.
-start() {
-  local name=$1; shift
-  HIERAD_LOG=warn "$@" 2>"$work/$name.log" &
-  PID=$!
-  pids+=("$PID")
-  for _ in $(seq 200); do
-    URL=$(sed -n 's/^listening on //p' "$work/$name.log")
-    [ -n "$URL" ] && curl -s -o /dev/null "$URL/" && return 0
-    kill -0 "$PID" 2>/dev/null || break
-    sleep 0.05
-  done
-  echo "$name did not start:" >&2
-  cat "$work/$name.log" >&2
-  exit 1
-}
+# start NAME CMD… (bench/lib.sh): sets PID and URL.
+source bench/lib.sh
 
 rss_kib() { awk '/^VmRSS:/ { print $2 }' "/proc/$1/status"; }
 

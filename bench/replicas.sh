@@ -78,22 +78,8 @@ for attempt in 1 2 3; do
 done
 db="postgres://hierad@127.0.0.1:$port/postgres"
 
-# start NAME CMD…: runs a server, waits for "listening on", sets PID, URL.
-start() {
-  local name=$1; shift
-  HIERAD_LOG=warn "$@" 2>"$work/$name.log" &
-  PID=$!
-  pids+=("$PID")
-  for _ in $(seq 200); do
-    URL=$(sed -n 's/^listening on //p' "$work/$name.log")
-    [ -n "$URL" ] && curl -s -o /dev/null "$URL/" && return 0
-    kill -0 "$PID" 2>/dev/null || break
-    sleep 0.05
-  done
-  echo "$name did not start:" >&2
-  cat "$work/$name.log" >&2
-  exit 1
-}
+# start NAME CMD… (bench/lib.sh): sets PID and URL.
+source bench/lib.sh
 
 # field FILE KEY: a number of a one-line JSON report.
 field() { grep -o "\"$2\":[0-9.eE+-]*" "$1" | head -n 1 | cut -d: -f2; }

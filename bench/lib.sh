@@ -1,0 +1,20 @@
+# Shared by the bench scripts (sourced): they set `work` (a temporary
+# folder) and `pids` (an array their cleanup kills) before calling these.
+
+# start NAME CMD…: runs a server until it answers; sets PID and URL.
+start() {
+  local name=$1; shift
+  HIERAD_LOG=warn "$@" 2>"$work/$name.log" &
+  PID=$!
+  pids+=("$PID")
+  for _ in $(seq 200); do
+    URL=$(sed -n 's/^listening on //p' "$work/$name.log")
+    # The line may be read half written: the address must answer.
+    [ -n "$URL" ] && curl -s -o /dev/null "$URL/" && return 0
+    kill -0 "$PID" 2>/dev/null || break
+    sleep 0.05
+  done
+  echo "$name did not start:" >&2
+  cat "$work/$name.log" >&2
+  exit 1
+}
