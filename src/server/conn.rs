@@ -262,37 +262,72 @@ impl One {
             peer,
         };
         let connection = self.http.serve_connection(io, service);
-        drive(connection, &self.conn, self.stopping).await;
+        if let Some(io) = drive(connection, &self.conn, self.stopping.clone()).await {
+            linger(io.into_inner().stream, &self.conn, self.stopping).await;
+        }
     }
 }
 
-/// Runs one connection until it ends, is shed, or the server stops.
+/// How long a connection hyper has finished with keeps reading what the
+/// client still sends. An answer given before the request's body was read
+/// (413, 401, 404) ends the connection; closing a socket with unread bytes
+/// makes the kernel send a reset, which destroys the answer on its way and
+/// leaves the client a broken pipe instead of the reason.
+const LINGER: Duration = Duration::from_secs(2);
+
+/// Ends a connection the way its client can read: half-closes it, then
+/// discards what arrives until the client closes too, [`LINGER`] passes,
+/// the connection is shed, or the server stops.
+async fn linger<S>(mut stream: S, conn: &Conn, mut stopping: watch::Receiver<Stop>)
+where
+    S: AsyncRead + AsyncWrite + Unpin,
+{
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let discard = async {
+        if stream.shutdown().await.is_err() {
+            return;
+        }
+        let mut sink = [0u8; 16 * 1024];
+        while matches!(stream.read(&mut sink).await, Ok(read) if read > 0) {}
+    };
+    tokio::select! {
+        () = discard => {}
+        () = tokio::time::sleep(LINGER) => {}
+        () = conn.shed.notified() => {}
+        _ = stopping.changed() => {}
+    }
+}
+
+/// Runs one connection until it ends, is shed, or the server stops; gives
+/// the socket back, not yet shut down, when hyper ended it without error.
 async fn drive<C>(
-    connection: hyper::server::conn::http1::Connection<C, Tracked>,
+    mut connection: hyper::server::conn::http1::Connection<C, Tracked>,
     conn: &Conn,
     mut stopping: watch::Receiver<Stop>,
-) where
+) -> Option<C>
+where
     C: hyper::rt::Read + hyper::rt::Write + Unpin + Send + 'static,
 {
-    let mut connection = pin!(connection);
     loop {
         tokio::select! {
             // Errors here are the client's (reset, timeout, bad framing)
             // and were answered where they could be.
-            _ = connection.as_mut() => return,
+            ended = std::future::poll_fn(|cx| connection.poll_without_shutdown(cx)) => {
+                return ended.ok().map(|()| connection.into_parts().io);
+            }
             () = conn.shed.notified() => {
                 if conn.phase() != Phase::Busy {
-                    return;
+                    return None;
                 }
                 conn.shedding.store(false, Ordering::Relaxed);
             }
             changed = stopping.changed() => {
                 let stop = *stopping.borrow_and_update();
                 if changed.is_err() || stop == Stop::Close {
-                    return;
+                    return None;
                 }
                 if stop == Stop::Drain {
-                    connection.as_mut().graceful_shutdown();
+                    Pin::new(&mut connection).graceful_shutdown();
                 }
             }
         }

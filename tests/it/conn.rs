@@ -243,6 +243,52 @@ fn bad_framing_is_refused_with_json_errors() {
     assert!(closed);
 }
 
+/// A refusal sent before the body is read (413 from Content-Length, a
+/// route that does not exist) reaches a client that writes its whole body
+/// before reading: the server reads and drops the rest instead of
+/// resetting the connection under the answer.
+#[test]
+fn refusals_before_the_body_reach_a_client_still_sending() {
+    let (server, _dir) = started(&["--body-limit", "10000"]);
+    let addr = addr(&server);
+    let body = vec![b'x'; 8 * 1024 * 1024];
+    for (path, status, error) in [
+        (
+            "/api/v1/config/environments/1/resources/a/values",
+            413,
+            "payload_too_large",
+        ),
+        ("/no/such/route", 404, "not_found"),
+    ] {
+        for round in 0..3 {
+            let mut stream = TcpStream::connect(addr).unwrap();
+            stream
+                .set_read_timeout(Some(Duration::from_secs(10)))
+                .unwrap();
+            let head = format!(
+                "PUT {path} HTTP/1.1\r\nhost: x\r\ncontent-type: application/json\r\n\
+                 connection: close\r\ncontent-length: {}\r\n\r\n",
+                body.len()
+            );
+            stream.write_all(head.as_bytes()).unwrap();
+            let sent = stream.write_all(&body);
+            let mut answer = Vec::new();
+            let read = stream.read_to_end(&mut answer);
+            let answer = String::from_utf8_lossy(&answer);
+            assert!(
+                sent.is_ok() && read.is_ok(),
+                "{path}, round {round}: sending {sent:?}, reading {read:?}, got {answer:?}"
+            );
+            assert!(
+                answer.starts_with(&format!("HTTP/1.1 {status}")),
+                "{answer}"
+            );
+            assert_eq!(raw_json(&answer)["error"], error, "{answer}");
+        }
+    }
+    healthy(addr);
+}
+
 #[test]
 fn slow_heads_and_idle_connections_are_closed() {
     let (server, _dir) = started(&["--header-timeout", "500ms", "--idle-timeout", "1s"]);
