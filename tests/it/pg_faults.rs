@@ -47,20 +47,48 @@ fn request(url: &str, method: &str, path: &str, body: &str) -> Option<(u16, Stri
     Some((status, body.to_owned(), generation))
 }
 
-/// What a writer saw: each write's key, number, status (`None`: no
-/// answer) and generation.
+/// One write a writer made.
+struct Written {
+    key: String,
+    number: usize,
+    /// `None`: no answer.
+    status: Option<u16>,
+    generation: Option<u64>,
+    /// From the request's connection to the end of its answer.
+    took: Duration,
+}
+
+/// What a writer saw.
 #[derive(Default)]
 struct Log {
-    writes: Vec<(String, usize, Option<u16>, Option<u64>)>,
+    writes: Vec<Written>,
 }
 
 impl Log {
-    fn acked(&self) -> impl Iterator<Item = &(String, usize, Option<u16>, Option<u64>)> {
-        self.writes.iter().filter(|w| w.2 == Some(204))
+    fn acked(&self) -> impl Iterator<Item = &Written> {
+        self.writes.iter().filter(|w| w.status == Some(204))
     }
 
     fn count(&self, status: u16) -> usize {
-        self.writes.iter().filter(|w| w.2 == Some(status)).count()
+        self.writes
+            .iter()
+            .filter(|w| w.status == Some(status))
+            .count()
+    }
+
+    /// The median and the longest time to an answer of `status`, in ms.
+    fn times(&self, status: u16) -> (f64, f64) {
+        let mut ms: Vec<f64> = self
+            .writes
+            .iter()
+            .filter(|w| w.status == Some(status))
+            .map(|w| w.took.as_secs_f64() * 1000.0)
+            .collect();
+        ms.sort_by(f64::total_cmp);
+        (
+            ms.get(ms.len() / 2).copied().unwrap_or(0.0),
+            ms.last().copied().unwrap_or(0.0),
+        )
     }
 }
 
@@ -73,6 +101,7 @@ fn write_until(url: &str, prefix: &str, stop: &AtomicBool, log: &Mutex<Log>) {
             break;
         }
         let key = format!("{prefix}{i}");
+        let sent = Instant::now();
         let answer = request(url, "PUT", &format!("{GLOBALS}/keys/{key}"), &i.to_string());
         let (status, generation) = match &answer {
             Some((status @ (204 | 503), _, generation)) => (Some(*status), *generation),
@@ -85,10 +114,13 @@ fn write_until(url: &str, prefix: &str, stop: &AtomicBool, log: &Mutex<Log>) {
                 "PUT {key}: 503 without the clear message: {body}"
             );
         }
-        log.lock()
-            .unwrap()
-            .writes
-            .push((key, i, status, generation));
+        log.lock().unwrap().writes.push(Written {
+            key,
+            number: i,
+            status,
+            generation,
+            took: sent.elapsed(),
+        });
         if answer.is_none() {
             break;
         }
@@ -119,8 +151,12 @@ fn globals(url: &str, generation: u64) -> Value {
 
 /// Every acknowledged write of `log` is in `doc`.
 fn assert_all_acked_present(doc: &Value, log: &Log) {
-    for (key, i, _, _) in log.acked() {
-        assert_eq!(doc[key], json!(i), "acknowledged write {key}={i} lost");
+    for Written { key, number, .. } in log.acked() {
+        assert_eq!(
+            doc[key],
+            json!(number),
+            "acknowledged write {key}={number} lost"
+        );
     }
 }
 
@@ -184,22 +220,34 @@ fn postgres_restart_during_writes_refuses_then_recovers_and_loses_nothing() {
             log.writes.len(),
             log.count(204),
             log.count(503),
-            log.writes.iter().filter(|w| w.2.is_none()).count()
+            log.writes.iter().filter(|w| w.status.is_none()).count()
         );
+        // A figure, not a check: an outage's 503 should come at once
+        // (DOWN_WAIT in store/postgres), not after the connect timeout.
+        let (median, longest) = log.times(503);
+        eprintln!("503 while PostgreSQL was down: median {median:.0} ms, longest {longest:.0} ms");
         assert!(
-            log.writes.iter().all(|w| w.2.is_some()),
+            log.writes.iter().all(|w| w.status.is_some()),
             "the replica stopped answering"
         );
         // After a 503 a later write got 204: the replica recovered by itself.
-        let first_refused = log.writes.iter().position(|w| w.2 == Some(503)).unwrap();
-        assert!(log.writes[first_refused..].iter().any(|w| w.2 == Some(204)));
-        let newest = log.acked().filter_map(|w| w.3).max().unwrap();
+        let first_refused = log
+            .writes
+            .iter()
+            .position(|w| w.status == Some(503))
+            .unwrap();
+        assert!(
+            log.writes[first_refused..]
+                .iter()
+                .any(|w| w.status == Some(204))
+        );
+        let newest = log.acked().filter_map(|w| w.generation).max().unwrap();
         assert_all_acked_present(&globals(&replica.url, newest), &log);
     });
     // Read back through a fresh replica too: from the database itself.
     let fresh = TestServer::start_on(Path::new(&db), &["--no-sample"]);
     let log = log.into_inner().unwrap();
-    let newest = log.acked().filter_map(|w| w.3).max().unwrap();
+    let newest = log.acked().filter_map(|w| w.generation).max().unwrap();
     let doc = globals(&fresh.url, newest);
     assert_all_acked_present(&doc, &log);
     assert_eq!(doc["before"], json!("snapshot"));
@@ -224,11 +272,11 @@ fn sigkill_of_a_replica_during_writes_on_postgres_loses_no_acknowledged_write() 
     });
     let log = log.into_inner().unwrap();
     assert!(
-        log.writes.last().is_some_and(|w| w.2.is_none()),
+        log.writes.last().is_some_and(|w| w.status.is_none()),
         "the writer ended before the kill"
     );
     assert_eq!(log.count(503), 0, "refused writes with PostgreSQL up");
-    let newest = log.acked().filter_map(|w| w.3).max().unwrap();
+    let newest = log.acked().filter_map(|w| w.generation).max().unwrap();
     let doc = globals(&b.url, newest);
     assert_all_acked_present(&doc, &log);
     eprintln!(

@@ -45,6 +45,12 @@ pub(crate) const CHANNEL: &str = "hierad_changes";
 /// for a pooled one, before the store answers a database error.
 const CONNECT_TIMEOUT: Duration = Duration::from_secs(3);
 
+/// How long a caller waits for a pooled connection while PostgreSQL is
+/// known to be unreachable: long enough for a connection to a server that
+/// came back, short enough that an outage answers 503 at once rather than
+/// holding every write for [`CONNECT_TIMEOUT`].
+const DOWN_WAIT: Duration = Duration::from_millis(500);
+
 /// Connections kept open at most.
 const POOL_SIZE: u32 = 16;
 
@@ -71,7 +77,7 @@ pub(crate) struct PgStore {
     server: String,
     /// The connection settings, for LISTEN connections.
     feed: tokio_postgres::Config,
-    last_error: std::sync::Arc<LastError>,
+    health: std::sync::Arc<Health>,
 }
 
 impl std::fmt::Debug for PgStore {
@@ -92,6 +98,7 @@ struct Conn {
 
 struct Manager {
     config: postgres::Config,
+    health: std::sync::Arc<Health>,
 }
 
 impl r2d2::ManageConnection for Manager {
@@ -99,8 +106,10 @@ impl r2d2::ManageConnection for Manager {
     type Error = postgres::Error;
 
     fn connect(&self) -> Result<Conn, postgres::Error> {
+        let client = self.config.connect(NoTls)?;
+        self.health.up();
         Ok(Conn {
-            client: self.config.connect(NoTls)?,
+            client,
             statements: HashMap::new(),
             broken: false,
         })
@@ -195,7 +204,7 @@ impl PgStore {
         }
         parsed.application_name("hierad");
         let server = describe(&parsed);
-        let last_error = std::sync::Arc::new(LastError::default());
+        let health = std::sync::Arc::new(Health::default());
         let pool = r2d2::Pool::builder()
             .max_size(POOL_SIZE)
             .min_idle(Some(1))
@@ -203,15 +212,16 @@ impl PgStore {
             // A connection PostgreSQL closed is dropped when it comes
             // back (`has_broken`); no round trip per checkout.
             .test_on_check_out(false)
-            .error_handler(Box::new(RecordError(std::sync::Arc::clone(&last_error))))
+            .error_handler(Box::new(RecordError(std::sync::Arc::clone(&health))))
             .build_unchecked(Manager {
                 config: postgres::Config::from(parsed.clone()),
+                health: std::sync::Arc::clone(&health),
             });
         let store = PgStore {
             pool,
             server,
             feed: parsed,
-            last_error,
+            health,
         };
         {
             let mut conn = store.conn()?;
@@ -222,13 +232,13 @@ impl PgStore {
     }
 
     fn conn(&self) -> Result<r2d2::PooledConnection<Manager>> {
-        self.pool.get().map_err(|e| {
-            let last = self
-                .last_error
-                .0
-                .lock()
-                .unwrap_or_else(std::sync::PoisonError::into_inner)
-                .clone();
+        let wait = if self.health.is_down() {
+            DOWN_WAIT
+        } else {
+            CONNECT_TIMEOUT
+        };
+        self.pool.get_timeout(wait).map_err(|e| {
+            let last = self.health.error();
             StoreError::Database(
                 format!(
                     "cannot reach PostgreSQL at {}: {}",
@@ -278,6 +288,9 @@ impl PgStore {
                 Ok(tx) => tx,
                 Err(e) => {
                     *broken = true;
+                    // Most likely closed by a restart or an outage; the
+                    // next connection made or commit clears it.
+                    self.health.failed(chain(&e));
                     if attempts <= POOL_SIZE {
                         continue;
                     }
@@ -290,6 +303,7 @@ impl PgStore {
                     statements: RefCell::new(statements),
                 })?;
                 tx.commit()?;
+                self.health.up();
                 Ok(out)
             })();
             return out.map_err(|e| self.context(e));
@@ -316,21 +330,51 @@ impl From<postgres::Error> for StoreError {
     }
 }
 
-/// Keeps the last connection error, which r2d2's timeout hides.
+/// Whether PostgreSQL is known to be unreachable, and why: set when a
+/// connection cannot be made (the pool's error handler) or a pooled one
+/// was found closed; cleared by a connection made or a transaction
+/// committed. r2d2's timeout error hides the cause; this keeps it.
 #[derive(Debug, Default)]
-struct LastError(std::sync::Mutex<Option<String>>);
+struct Health {
+    down: std::sync::atomic::AtomicBool,
+    error: std::sync::Mutex<Option<String>>,
+}
 
-/// The pool's error handler: records into the store's [`LastError`].
+impl Health {
+    fn failed(&self, error: String) {
+        *self.lock() = Some(error);
+        self.down.store(true, std::sync::atomic::Ordering::Relaxed);
+    }
+
+    fn up(&self) {
+        // Most calls find it up: no lock then.
+        if self.down.swap(false, std::sync::atomic::Ordering::Relaxed) {
+            *self.lock() = None;
+        }
+    }
+
+    fn is_down(&self) -> bool {
+        self.down.load(std::sync::atomic::Ordering::Relaxed)
+    }
+
+    fn error(&self) -> Option<String> {
+        self.lock().clone()
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, Option<String>> {
+        self.error
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+}
+
+/// The pool's error handler: records into the store's [`Health`].
 #[derive(Debug)]
-struct RecordError(std::sync::Arc<LastError>);
+struct RecordError(std::sync::Arc<Health>);
 
 impl r2d2::HandleError<postgres::Error> for RecordError {
     fn handle_error(&self, error: postgres::Error) {
-        let mut last = (self.0)
-            .0
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner);
-        *last = Some(chain(&error));
+        self.0.failed(chain(&error));
     }
 }
 
