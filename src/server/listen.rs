@@ -20,7 +20,7 @@
 use super::state::AppState;
 use crate::store::ChangeFeed;
 use std::time::Duration;
-use tokio_postgres::{AsyncMessage, NoTls};
+use tokio_postgres::AsyncMessage;
 
 /// The pause before the first reconnection.
 const FIRST_PAUSE: Duration = Duration::from_millis(50);
@@ -64,7 +64,7 @@ async fn listen(
     feed: &ChangeFeed,
     listening: impl FnOnce(),
 ) -> Result<(), tokio_postgres::Error> {
-    let (client, mut connection) = feed.config.connect(NoTls).await?;
+    let (client, mut connection) = feed.config.connect(feed.tls.clone()).await?;
     let announced = state.clone();
     // The connection delivers notifications only while it is polled; its
     // task also carries the LISTEN below.

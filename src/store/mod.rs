@@ -53,9 +53,10 @@ pub(crate) enum StoreError {
     /// The request broke a rule of the data model (404/409/400 material).
     #[error(transparent)]
     Config(#[from] ConfigError),
-    /// The database failed (I/O, locked past the busy timeout, …).
+    /// The database failed (I/O, locked past the busy timeout, …). The
+    /// cause is in the message, not a `source`: a chain would repeat it.
     #[error("database error: {0}")]
-    Database(#[source] Box<dyn std::error::Error + Send + Sync>),
+    Database(Box<dyn std::error::Error + Send + Sync>),
     /// A stored document that does not decode: the database was changed
     /// behind hierad's back.
     #[error("stored {what} is corrupt: {reason}")]

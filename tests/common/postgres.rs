@@ -101,6 +101,57 @@ impl PgServer {
             .unwrap_or_else(|message| panic!("{message}"));
     }
 
+    /// From now on, TCP connections must use TLS with `cert` and `key`
+    /// (PEM files): `ssl = on`, and pg_hba.conf allows `hostssl` only (the
+    /// unix socket stays open for [`PgServer::admin`]'s kind of set-up).
+    /// Waits (bounded) until a plain TCP connection is refused.
+    ///
+    /// # Panics
+    ///
+    /// The files cannot be installed, or the server keeps taking plain text.
+    pub fn require_tls(&self, cert: &Path, key: &Path) {
+        let data = self.dir.join("data");
+        for (from, to) in [(cert, "server.crt"), (key, "server.key")] {
+            std::fs::copy(from, data.join(to)).unwrap_or_else(|e| panic!("{to}: {e}"));
+        }
+        let mut chmod = Command::new("chmod");
+        chmod.arg("600").arg(data.join("server.key"));
+        run(chmod, "chmod of the server key").unwrap_or_else(|m| panic!("{m}"));
+        if is_root() {
+            let mut chown = Command::new("chown");
+            chown
+                .arg("nobody:")
+                .arg(data.join("server.crt"))
+                .arg(data.join("server.key"));
+            run(chown, "chown of the server certificate").unwrap_or_else(|m| panic!("{m}"));
+        }
+        let append = |file: &str, text: &str| {
+            use std::io::Write;
+            std::fs::OpenOptions::new()
+                .append(true)
+                .open(data.join(file))
+                .and_then(|mut f| f.write_all(text.as_bytes()))
+                .unwrap_or_else(|e| panic!("{file}: {e}"));
+        };
+        append("postgresql.conf", "\nssl = on\n");
+        std::fs::write(
+            data.join("pg_hba.conf"),
+            "local all all trust\nhostssl all all 127.0.0.1/32 trust\n",
+        )
+        .unwrap_or_else(|e| panic!("pg_hba.conf: {e}"));
+        let mut reload = as_server_user(&self.bin.join("pg_ctl"));
+        reload.arg("-D").arg(&data).arg("reload");
+        run(reload, "pg_ctl reload").unwrap_or_else(|m| panic!("{m}"));
+        let started = Instant::now();
+        while postgres::Client::connect(&self.url("postgres"), postgres::NoTls).is_ok() {
+            assert!(
+                started.elapsed() < START_TIMEOUT,
+                "the test PostgreSQL still takes plain TCP connections after a reload"
+            );
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+
     /// The URL of database `db` on this server.
     pub fn url(&self, db: &str) -> String {
         format!("postgres://{USER}@127.0.0.1:{}/{db}", self.port)

@@ -11,6 +11,8 @@ pub mod keystone;
 /// A throwaway PostgreSQL server for the `--db postgres://` tests.
 #[path = "../common/postgres.rs"]
 pub mod pg;
+#[path = "../common/pki.rs"]
+pub mod pki;
 #[path = "../common/server.rs"]
 pub mod server;
 
@@ -30,6 +32,7 @@ mod import_export_fs;
 mod migrate;
 mod pg_db;
 mod pg_faults;
+mod pg_tls;
 mod replicas;
 mod replicas_pg;
 mod schemas;

@@ -6,6 +6,7 @@
 //! that holds no password, token or document value.
 
 use crate::keystone::FakeKeystone;
+use crate::pki::Pki;
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
@@ -17,60 +18,6 @@ const HIERAD: &str = env!("CARGO_BIN_EXE_hierad");
 
 /// A secret value of the sample (data/astute.yaml, `aodh.db_password`).
 const SECRET: &str = "OhQJSjJm0wVaH1Zf4Cdhuc64";
-
-/// Test PKI made with rcgen: a CA, the server's certificate for
-/// 127.0.0.1, and client certificates by common name.
-struct Pki {
-    dir: PathBuf,
-    ca: rcgen::Issuer<'static, rcgen::KeyPair>,
-    ca_pem: String,
-}
-
-impl Pki {
-    fn new(dir: &Path) -> Pki {
-        let key = rcgen::KeyPair::generate().unwrap();
-        let mut params = rcgen::CertificateParams::new(Vec::<String>::new()).unwrap();
-        params.is_ca = rcgen::IsCa::Ca(rcgen::BasicConstraints::Unconstrained);
-        params
-            .distinguished_name
-            .push(rcgen::DnType::CommonName, "hierad test CA");
-        params.key_usages = vec![
-            rcgen::KeyUsagePurpose::KeyCertSign,
-            rcgen::KeyUsagePurpose::DigitalSignature,
-        ];
-        let cert = params.self_signed(&key).unwrap();
-        let ca_pem = cert.pem();
-        std::fs::write(dir.join("ca.pem"), &ca_pem).unwrap();
-        Pki {
-            dir: dir.to_owned(),
-            ca: rcgen::Issuer::new(params, key),
-            ca_pem,
-        }
-    }
-
-    /// Writes NAME.pem and NAME.key: a certificate for `cn` (and `sans`).
-    fn issue(&self, name: &str, cn: &str, sans: &[&str], client: bool) -> (PathBuf, PathBuf) {
-        let key = rcgen::KeyPair::generate().unwrap();
-        let sans: Vec<String> = sans.iter().map(|s| (*s).to_owned()).collect();
-        let mut params = rcgen::CertificateParams::new(sans).unwrap();
-        params
-            .distinguished_name
-            .push(rcgen::DnType::CommonName, cn);
-        params.extended_key_usages = vec![if client {
-            rcgen::ExtendedKeyUsagePurpose::ClientAuth
-        } else {
-            rcgen::ExtendedKeyUsagePurpose::ServerAuth
-        }];
-        let cert = params.signed_by(&key, &self.ca).unwrap();
-        let (pem, key_path) = (
-            self.dir.join(format!("{name}.pem")),
-            self.dir.join(format!("{name}.key")),
-        );
-        std::fs::write(&pem, cert.pem()).unwrap();
-        std::fs::write(&key_path, key.serialize_pem()).unwrap();
-        (pem, key_path)
-    }
-}
 
 /// A client trusting the test CA, with a client certificate if given.
 fn agent(pki: &Pki, cert: Option<&(PathBuf, PathBuf)>) -> ureq::Agent {

@@ -27,11 +27,12 @@
 
 pub(super) mod migrations;
 mod sql;
+mod tls;
 
 use super::changes::Log;
 use super::sql::{Engine, Sql};
 use super::{DatabaseSize, Result, StoreError};
-use postgres::{Client, IsolationLevel, NoTls, Statement};
+use postgres::{Client, IsolationLevel, Statement};
 use sql::PgTx;
 use std::cell::RefCell;
 use std::collections::HashMap;
@@ -62,12 +63,23 @@ pub(crate) fn is_url(db: &str) -> bool {
 
 /// What a LISTEN task needs to learn of every committed write: the
 /// database's connection settings and the channel.
-#[derive(Clone, Debug)]
+#[derive(Clone)]
 pub(crate) struct ChangeFeed {
     /// The database (its `Debug` hides the password).
     pub(crate) config: tokio_postgres::Config,
     /// The channel to LISTEN on ([`CHANNEL`]).
     pub(crate) channel: &'static str,
+    /// TLS as the URL sets it ([`tls`]); `sslmode=disable` never uses it.
+    pub(crate) tls: tokio_postgres_rustls::MakeRustlsConnect,
+}
+
+impl std::fmt::Debug for ChangeFeed {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ChangeFeed")
+            .field("config", &self.config)
+            .field("channel", &self.channel)
+            .finish_non_exhaustive()
+    }
 }
 
 /// A ConfigDB in one PostgreSQL database.
@@ -77,6 +89,7 @@ pub(crate) struct PgStore {
     server: String,
     /// The connection settings, for LISTEN connections.
     feed: tokio_postgres::Config,
+    tls: tokio_postgres_rustls::MakeRustlsConnect,
     health: std::sync::Arc<Health>,
 }
 
@@ -98,6 +111,7 @@ struct Conn {
 
 struct Manager {
     config: postgres::Config,
+    tls: tokio_postgres_rustls::MakeRustlsConnect,
     health: std::sync::Arc<Health>,
 }
 
@@ -106,7 +120,7 @@ impl r2d2::ManageConnection for Manager {
     type Error = postgres::Error;
 
     fn connect(&self) -> Result<Conn, postgres::Error> {
-        let client = self.config.connect(NoTls)?;
+        let client = self.config.connect(self.tls.clone())?;
         self.health.up();
         Ok(Conn {
             client,
@@ -190,8 +204,9 @@ impl PgStore {
     /// message names it, never the password), a migration that fails, or
     /// a schema newer than this build knows.
     pub(crate) fn open(url: &str) -> Result<Self> {
+        let (with_tls, tls) = tls::from_url(url)?;
         // The parse error's text never quotes the URL.
-        let mut parsed: tokio_postgres::Config = url.parse().map_err(|e| {
+        let mut parsed: tokio_postgres::Config = with_tls.parse().map_err(|e| {
             StoreError::Database(format!("{}: not a PostgreSQL URL: {e}", redact(url)).into())
         })?;
         if parsed.get_password().is_none() {
@@ -205,6 +220,17 @@ impl PgStore {
         parsed.application_name("hierad");
         let server = describe(&parsed);
         let health = std::sync::Arc::new(Health::default());
+        let manager = Manager {
+            config: postgres::Config::from(parsed.clone()),
+            tls: tls.clone(),
+            health: std::sync::Arc::clone(&health),
+        };
+        // The first connection is made here, not waited for from the pool:
+        // a server that is down or not trusted fails at once, saying why.
+        let mut first = r2d2::ManageConnection::connect(&manager)
+            .map_err(|e| unreachable(&server, chain(&e)))?;
+        migrations::migrate(&mut first.client, migrations::MIGRATIONS)
+            .map_err(|e| context(&server, e))?;
         let pool = r2d2::Pool::builder()
             .max_size(POOL_SIZE)
             .min_idle(Some(1))
@@ -213,22 +239,14 @@ impl PgStore {
             // back (`has_broken`); no round trip per checkout.
             .test_on_check_out(false)
             .error_handler(Box::new(RecordError(std::sync::Arc::clone(&health))))
-            .build_unchecked(Manager {
-                config: postgres::Config::from(parsed.clone()),
-                health: std::sync::Arc::clone(&health),
-            });
-        let store = PgStore {
+            .build_unchecked(manager);
+        Ok(PgStore {
             pool,
             server,
             feed: parsed,
+            tls,
             health,
-        };
-        {
-            let mut conn = store.conn()?;
-            migrations::migrate(&mut conn.client, migrations::MIGRATIONS)
-                .map_err(|e| store.context(e))?;
-        }
-        Ok(store)
+        })
     }
 
     fn conn(&self) -> Result<r2d2::PooledConnection<Manager>> {
@@ -238,26 +256,15 @@ impl PgStore {
             CONNECT_TIMEOUT
         };
         self.pool.get_timeout(wait).map_err(|e| {
-            let last = self.health.error();
-            StoreError::Database(
-                format!(
-                    "cannot reach PostgreSQL at {}: {}",
-                    self.server,
-                    last.unwrap_or_else(|| e.to_string())
-                )
-                .into(),
+            unreachable(
+                &self.server,
+                self.health.error().unwrap_or_else(|| e.to_string()),
             )
         })
     }
 
-    /// A database error, naming the server.
     fn context(&self, e: StoreError) -> StoreError {
-        match e {
-            StoreError::Database(source) => {
-                StoreError::Database(format!("PostgreSQL at {}: {source}", self.server).into())
-            }
-            other => other,
-        }
+        context(&self.server, e)
     }
 
     /// Runs `f` in one transaction. A pooled connection the server closed
@@ -308,6 +315,21 @@ impl PgStore {
             })();
             return out.map_err(|e| self.context(e));
         }
+    }
+}
+
+/// No connection to the database at `server`, and why.
+fn unreachable(server: &str, why: String) -> StoreError {
+    StoreError::Database(format!("cannot reach PostgreSQL at {server}: {why}").into())
+}
+
+/// A database error, naming the server.
+fn context(server: &str, e: StoreError) -> StoreError {
+    match e {
+        StoreError::Database(source) => {
+            StoreError::Database(format!("PostgreSQL at {server}: {source}").into())
+        }
+        other => other,
     }
 }
 
@@ -402,6 +424,7 @@ impl Engine for PgStore {
     fn change_feed(&self) -> Option<ChangeFeed> {
         Some(ChangeFeed {
             config: self.feed.clone(),
+            tls: self.tls.clone(),
             channel: CHANNEL,
         })
     }
