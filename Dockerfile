@@ -31,8 +31,9 @@ WORKDIR /var/lib/hierad
 EXPOSE 8750
 ENV HIERAD_LISTEN=0.0.0.0:8750 \
     HIERAD_DB=/var/lib/hierad/hierad.db
-# /healthz over bash's /dev/tcp: the slim image has no curl.
+# hierad health: /healthz on HIERAD_LISTEN's port, plain or TLS (the slim
+# image has no curl, and a TLS server would refuse a plain-text probe).
 HEALTHCHECK --interval=30s --timeout=5s --start-period=10s --retries=3 \
-    CMD ["bash", "-c", "exec 3<>/dev/tcp/127.0.0.1/8750 && printf 'GET /healthz HTTP/1.0\\r\\n\\r\\n' >&3 && head -1 <&3 | grep -q ' 200 '"]
+    CMD ["hierad", "health"]
 ENTRYPOINT ["hierad-entrypoint"]
 CMD ["serve"]

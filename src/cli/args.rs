@@ -53,7 +53,7 @@ impl Default for Conn {
 }
 
 /// A timeout flag: a positive number of seconds (fractions allowed).
-fn seconds(text: &str) -> Result<Duration, String> {
+pub(crate) fn seconds(text: &str) -> Result<Duration, String> {
     match text.parse::<f64>() {
         Ok(s) if s > 0.0 && s.is_finite() && s <= 86_400.0 => Ok(Duration::from_secs_f64(s)),
         _ => Err(format!(

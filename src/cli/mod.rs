@@ -7,6 +7,7 @@ pub(crate) mod bench;
 pub(crate) mod config;
 pub(crate) mod doctor;
 pub(crate) mod export;
+pub(crate) mod health;
 pub(crate) mod history;
 pub(crate) mod import;
 pub(crate) mod lookup;
@@ -62,6 +63,9 @@ pub(crate) enum Command {
     /// Copy a whole ConfigDB, history included, into an empty database;
     /// prints the counts and a checksum of both sides
     Migrate(migrate::Args),
+    /// Whether the server on this machine is up and healthy (GET /healthz,
+    /// over TLS if it speaks it): for a container's HEALTHCHECK
+    Health(health::Args),
 }
 
 /// Runs a parsed command line.
@@ -81,6 +85,7 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Bench(args) => bench::run(*args),
         Command::Auth(args) => auth::run(args),
         Command::Migrate(args) => migrate::run(args),
+        Command::Health(args) => Ok(report(health::run(&args))),
     }
 }
 

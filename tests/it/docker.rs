@@ -130,7 +130,9 @@ fn the_runtime_stage_runs_unprivileged_with_a_healthcheck() {
             .map(|(_, _, a)| a.clone())
     };
     let health = has("HEALTHCHECK").expect("a HEALTHCHECK");
-    assert!(health.contains("/healthz"), "{health}");
+    // `hierad health` finds the server on HIERAD_LISTEN's port, over TLS
+    // too (tests/it/health.rs); a plain-HTTP probe would fail on TLS.
+    assert!(health.ends_with("CMD [\"hierad\", \"health\"]"), "{health}");
     assert!(
         has("USER").is_none(),
         "the entrypoint drops root itself (a USER would keep it from fixing the volume)"

@@ -26,6 +26,7 @@ mod conn;
 mod crash;
 mod depth;
 mod docker;
+mod health;
 mod http;
 mod import_export;
 mod import_export_fs;
