@@ -7,10 +7,9 @@
 
 use super::error::ApiError;
 use super::state::AppState;
-use axum::extract::{Request, State};
+use axum::extract::Request;
 use axum::http::{HeaderMap, HeaderValue, Method};
-use axum::middleware::Next;
-use axum::response::{IntoResponse, Response};
+use axum::response::Response;
 
 /// The generation an answer reflects: for a read, at least the data it
 /// was answered from; for a write, at or past the write's own.
@@ -21,33 +20,52 @@ pub(crate) const MIN_GENERATION: &str = "x-hierad-min-generation";
 /// conditional write names in `If-Match`.
 pub(crate) const VERSION: &str = "x-hierad-version";
 
-/// Middleware: waits for the generation a request names, and stamps the
-/// generation on the answer.
-pub(crate) async fn generations(
-    State(state): State<AppState>,
-    request: Request,
-    next: Next,
-) -> Response {
-    let wanted = match min_generation(request.headers(), request.uri().query()) {
-        Ok(wanted) => wanted,
-        Err(e) => return e.into_response(),
-    };
-    if let Some(wanted) = wanted {
-        if let Err(e) = state.wait_for(wanted).await {
-            return e.into_response();
-        }
+/// What a request's answer is stamped with: the generation taken before
+/// a read's snapshot, or, for a write, the one published after it.
+pub(crate) struct Stamp {
+    /// The least generation the request accepts.
+    wanted: Option<u64>,
+    read: bool,
+    /// The generation when the request's wait ended.
+    before: u64,
+}
+
+impl Stamp {
+    /// What `request` asks for (400 for a malformed minimum generation).
+    pub(crate) fn asked(request: &Request) -> Result<Stamp, ApiError> {
+        let wanted = min_generation(request.headers(), request.uri().query())?;
+        let read = matches!(*request.method(), Method::GET | Method::HEAD)
+            || request.uri().path().starts_with("/api/v1/lookup");
+        Ok(Stamp {
+            wanted,
+            read,
+            before: 0,
+        })
     }
-    let read = matches!(*request.method(), Method::GET | Method::HEAD)
-        || request.uri().path().starts_with("/api/v1/lookup");
-    // A read answers from a snapshot taken after this; a write publishes
-    // before it answers.
-    let before = state.generation();
-    let mut response = next.run(request).await;
-    let generation = if read { before } else { state.generation() };
-    response
-        .headers_mut()
-        .insert(GENERATION, HeaderValue::from(generation));
-    response
+
+    /// Waits for the generation the request named, if any; then notes
+    /// the generation a read answers from (it takes its snapshot after
+    /// this).
+    pub(crate) async fn wait(mut self, state: &AppState) -> Result<Stamp, ApiError> {
+        if let Some(wanted) = self.wanted {
+            state.wait_for(wanted).await?;
+        }
+        self.before = state.generation();
+        Ok(self)
+    }
+
+    /// Stamps the generation on `response` (a write publishes before it
+    /// answers).
+    pub(crate) fn put(self, state: &AppState, response: &mut Response) {
+        let generation = if self.read {
+            self.before
+        } else {
+            state.generation()
+        };
+        response
+            .headers_mut()
+            .insert(GENERATION, HeaderValue::from(generation));
+    }
 }
 
 /// The minimum generation from the header or the query (both: the larger).

@@ -8,9 +8,7 @@ use crate::hiera::HieraError;
 use crate::hiera::budget::Limit;
 use crate::store::StoreError;
 use axum::Json;
-use axum::extract::Request;
 use axum::http::{StatusCode, header};
-use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 
 /// An error answer.
@@ -218,11 +216,10 @@ fn kind_of(status: StatusCode) -> &'static str {
     }
 }
 
-/// Middleware: an error answer made outside our handlers (axum's
-/// extractor rejections, the router's 405) gets the JSON body our own
-/// errors have, keeping its status and headers (`Allow`…).
-pub(crate) async fn json_bodies(request: Request, next: Next) -> Response {
-    let response = next.run(request).await;
+/// An error answer made outside our handlers (axum's extractor
+/// rejections, the router's 405) gets the JSON body our own errors have,
+/// keeping its status and headers (`Allow`…).
+pub(crate) async fn json_bodies(response: Response) -> Response {
     let status = response.status();
     let is_json = response
         .headers()

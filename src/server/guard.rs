@@ -9,13 +9,12 @@ use super::body::LimitedBytes;
 use super::error::error_response;
 use super::state::AppState;
 use crate::auth::{self, AuthError, Need, Principal, verify::CertIdentity};
-use axum::extract::{FromRequest, FromRequestParts, MatchedPath, RawPathParams, Request, State};
-use axum::http::{HeaderValue, StatusCode, header};
-use axum::middleware::Next;
+use axum::extract::{FromRequest, FromRequestParts, MatchedPath, RawPathParams, Request};
+use axum::http::{HeaderValue, Method, StatusCode, header};
 use axum::response::Response;
 use std::net::{IpAddr, SocketAddr};
 use std::sync::{Arc, OnceLock};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 /// What the connection knows of its client, put in every request's
 /// extensions by the accept loop.
@@ -82,49 +81,57 @@ impl Throttle {
     }
 }
 
-/// The principal's name, filled by [`authorize`] for [`access_log`],
-/// which runs outside it (so a 408 or 431 is logged too).
-#[derive(Clone, Default)]
-struct Who(Arc<OnceLock<Arc<str>>>);
+/// One log line per request (target `hierad::access`): method, route
+/// template (never the concrete path or query, which may name secrets),
+/// status, principal, latency. Never a body or a header. Taken from the
+/// request ([`AccessLog::of`]), written with the final answer
+/// ([`AccessLog::done`]), so a 408 or 431 is logged too.
+pub(crate) struct AccessLog(Option<(Method, Option<MatchedPath>)>);
 
-/// Middleware: one log line per request (target `hierad::access`):
-/// method, route template (never the concrete path or query, which may
-/// name secrets), status, principal, latency. Never a body or a header.
-pub(crate) async fn access_log(mut request: Request, next: Next) -> Response {
-    let start = Instant::now();
-    let method = request.method().clone();
-    let route = request.extensions().get::<MatchedPath>().cloned();
-    let who = Who::default();
-    request.extensions_mut().insert(who.clone());
-    let response = next.run(request).await;
-    tracing::info!(
-        target: "hierad::access",
-        method = %method,
-        route = route.as_ref().map_or("unmatched", MatchedPath::as_str),
-        status = response.status().as_u16(),
-        principal = who.0.get().map_or("-", |n| n),
-        micros = u64::try_from(start.elapsed().as_micros()).unwrap_or(u64::MAX),
-    );
-    response
+impl AccessLog {
+    pub(crate) fn of(request: &Request) -> AccessLog {
+        if !tracing::enabled!(target: "hierad::access", tracing::Level::INFO) {
+            return AccessLog(None);
+        }
+        let route = request.extensions().get::<MatchedPath>().cloned();
+        AccessLog(Some((request.method().clone(), route)))
+    }
+
+    /// Logs `response`, answered in `elapsed` to `principal` (`-` if the
+    /// request was refused before anyone was authenticated).
+    pub(crate) fn done(self, response: &Response, principal: Option<&Arc<str>>, elapsed: Duration) {
+        let Some((method, route)) = self.0 else {
+            return;
+        };
+        tracing::info!(
+            target: "hierad::access",
+            method = %method,
+            route = route.as_ref().map_or("unmatched", MatchedPath::as_str),
+            status = response.status().as_u16(),
+            principal = principal.map_or("-", |n| n),
+            micros = u64::try_from(elapsed.as_micros()).unwrap_or(u64::MAX),
+        );
+    }
 }
 
-/// Middleware: authenticates the request, checks its role and environment,
-/// and puts its [`Principal`] in the request's extensions for the
-/// handlers (the author of a write). Without an auth file every request
-/// is [`Principal::anonymous`].
+/// Authenticates `request`, checks its role and environment, and puts its
+/// [`Principal`] in the request's extensions for the handlers (the author
+/// of a write), and its name in `who` for the access log; or answers the
+/// refusal. Without an auth file every request is
+/// [`Principal::anonymous`].
 pub(crate) async fn authorize(
-    State(state): State<AppState>,
+    state: &AppState,
     request: Request,
-    next: Next,
-) -> Response {
+    who: &OnceLock<Arc<str>>,
+) -> Result<Request, Response> {
     let template = request.extensions().get::<MatchedPath>().cloned();
     let template = template.as_ref().map(MatchedPath::as_str);
     let need = auth::needed(request.method(), template);
     let Some(authenticator) = state.authenticator() else {
-        return admit(request, Principal::anonymous(), next).await;
+        return Ok(admit(request, Principal::anonymous(), who));
     };
     if need == Need::Nobody {
-        return next.run(request).await;
+        return Ok(request);
     }
     let unread = may_have_body(&request);
     let peer = request.extensions().get::<Peer>().cloned();
@@ -157,24 +164,19 @@ pub(crate) async fn authorize(
             if let Some(ip) = ip.filter(|_| !e.is_unavailable() && e != AuthError::Missing) {
                 state.throttle().failed(ip);
             }
-            return closing(refused(&e, authenticator.keystone_url()), unread);
+            return Err(closing(refused(&e, authenticator.keystone_url()), unread));
         }
     };
     if let Some(ip) = ip {
         state.throttle().succeeded(ip);
     }
-    if let Some(who) = request.extensions().get::<Who>() {
-        let _ = who.0.set(principal.name.clone());
-    }
-    let (request, env) = match environment(&state, &principal, template, request).await {
-        Ok(found) => found,
-        Err(response) => return response,
-    };
+    let _ = who.set(principal.name.clone());
+    let (request, env) = environment(state, &principal, template, request).await?;
     if let Err(denied) = auth::permit(&principal, need, request.method(), template, env) {
         let response = error_response(StatusCode::FORBIDDEN, "forbidden", denied.to_string());
-        return closing(response, unread);
+        return Err(closing(response, unread));
     }
-    admit(request, principal, next).await
+    Ok(admit(request, principal, who))
 }
 
 /// Whether the request announces a body (which a refusal leaves unread).
@@ -198,12 +200,10 @@ fn closing(mut response: Response, unread: bool) -> Response {
     response
 }
 
-async fn admit(mut request: Request, principal: Principal, next: Next) -> Response {
-    if let Some(who) = request.extensions().get::<Who>() {
-        let _ = who.0.set(principal.name.clone());
-    }
+fn admit(mut request: Request, principal: Principal, who: &OnceLock<Arc<str>>) -> Request {
+    let _ = who.set(principal.name.clone());
     request.extensions_mut().insert(principal);
-    next.run(request).await
+    request
 }
 
 /// The environment `request` names: its `{env}` path parameter, or, for

@@ -2,9 +2,8 @@
 //! and misses, the data generation, the database size and pruning.
 //! Labels never carry data values.
 
-use axum::extract::{MatchedPath, Request, State};
+use axum::extract::{MatchedPath, Request};
 use axum::http::Method;
-use axum::middleware::Next;
 use axum::response::Response;
 use prometheus_client::encoding::{EncodeLabelSet, EncodeLabelValue, LabelValueEncoder};
 use prometheus_client::metrics::counter::Counter;
@@ -13,7 +12,7 @@ use prometheus_client::metrics::gauge::Gauge;
 use prometheus_client::metrics::histogram::Histogram;
 use prometheus_client::registry::Registry;
 use std::sync::Arc;
-use std::time::Instant;
+use std::time::Duration;
 
 // Labels are made for every request, so they borrow or share their text
 // rather than allocating it; every one comes from a bounded set.
@@ -362,37 +361,45 @@ impl Drop for CostlyRunning {
     }
 }
 
-/// Middleware: counts and times every request under its route template
-/// (`/api/v1/config/environments/{env}`…), never its concrete path.
-pub(crate) async fn track(
-    State(metrics): State<Arc<Metrics>>,
-    request: Request,
-    next: Next,
-) -> Response {
-    let route = request
-        .extensions()
-        .get::<MatchedPath>()
-        .map_or(Route::Unmatched, |p| Route::Matched(p.clone()));
-    let method = method_label(request.method());
-    let start = Instant::now();
-    let response = next.run(request).await;
-    let elapsed = start.elapsed().as_secs_f64();
-    metrics
-        .latency
-        .get_or_create(&RouteLabels {
-            method,
-            route: route.clone(),
-        })
-        .observe(elapsed);
-    metrics
-        .requests
-        .get_or_create(&RequestLabels {
-            method,
-            route,
-            status: response.status().as_u16(),
-        })
-        .inc();
-    response
+/// Counts and times every answer under its route template
+/// (`/api/v1/config/environments/{env}`…), never its concrete path: taken
+/// from the request ([`Track::of`]), counted with the final answer
+/// ([`Track::done`]).
+pub(crate) struct Track {
+    method: &'static str,
+    route: Route,
+}
+
+impl Track {
+    pub(crate) fn of(request: &Request) -> Track {
+        Track {
+            method: method_label(request.method()),
+            route: request
+                .extensions()
+                .get::<MatchedPath>()
+                .map_or(Route::Unmatched, |p| Route::Matched(p.clone())),
+        }
+    }
+
+    /// Counts `response`, answered in `elapsed`.
+    pub(crate) fn done(self, metrics: &Metrics, response: &Response, elapsed: Duration) {
+        let Track { method, route } = self;
+        metrics
+            .latency
+            .get_or_create(&RouteLabels {
+                method,
+                route: route.clone(),
+            })
+            .observe(elapsed.as_secs_f64());
+        metrics
+            .requests
+            .get_or_create(&RequestLabels {
+                method,
+                route,
+                status: response.status().as_u16(),
+            })
+            .inc();
+    }
 }
 
 #[cfg(test)]

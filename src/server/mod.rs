@@ -10,6 +10,7 @@ mod content_api;
 mod datasource;
 mod error;
 pub(crate) mod guard;
+mod harden;
 pub(crate) mod listen;
 mod lookup_api;
 pub(crate) mod metrics;
@@ -26,13 +27,11 @@ pub(crate) use error::ApiError;
 pub use state::AppState;
 
 use axum::Router;
-use axum::extract::{Request, State};
+use axum::extract::State;
 use axum::http::{Method, StatusCode, Uri, header};
-use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
 use std::future::Future;
-use std::time::Duration;
 use tokio::net::TcpListener;
 
 /// `ok`, or `degraded` with the unreadable documents named (never their
@@ -96,51 +95,22 @@ async fn ready(axum::extract::State(state): axum::extract::State<AppState>) -> R
     }
 }
 
-/// The whole application over `state`.
+/// The whole application over `state`: the routes, then what every
+/// route gets around its handler ([`harden`]: the access log, metrics,
+/// JSON error bodies, head and time limits, authorization, generations,
+/// panics answered 500), in one layer applied after routing (each step
+/// sees the route template).
 pub fn app(state: AppState) -> Router {
-    let routes = Router::new()
+    Router::new()
         .route("/healthz", get(health))
         .route("/readyz", get(ready))
         .route("/metrics", get(metrics_text))
         .nest("/api/v1/config", config_api::routes())
         .nest("/api/v1", lookup_api::routes())
-        .layer(axum::middleware::from_fn_with_state(
-            state.clone(),
-            consistency::generations,
-        ));
-    harden(routes, &state).with_state(state)
-}
-
-/// The layers every route gets, innermost first: a panic answers 500,
-/// authentication and authorization (`guard`), metrics count every
-/// answer, the time limit, the head limits, JSON bodies for the errors
-/// the router and extractors make, and the access log.
-fn harden(routes: Router<AppState>, state: &AppState) -> Router<AppState> {
-    let settings = state.settings();
-    routes
         .fallback(no_route)
         .method_not_allowed_fallback(method_not_allowed)
-        .layer(tower_http::catch_panic::CatchPanicLayer::custom(
-            error::panicked,
-        ))
-        .layer(axum::middleware::from_fn_with_state(
-            state.clone(),
-            guard::authorize,
-        ))
-        .layer(axum::middleware::from_fn_with_state(
-            state.metrics().clone(),
-            metrics::track,
-        ))
-        .layer(axum::middleware::from_fn_with_state(
-            settings.request_timeout,
-            time_limit,
-        ))
-        .layer(axum::middleware::from_fn_with_state(
-            settings.max_header_bytes,
-            head_limits,
-        ))
-        .layer(axum::middleware::from_fn(error::json_bodies))
-        .layer(axum::middleware::from_fn(guard::access_log))
+        .layer(harden::layer(&state))
+        .with_state(state)
 }
 
 async fn no_route(method: Method, uri: Uri) -> ApiError {
@@ -176,56 +146,6 @@ fn truncated(text: &str, max: usize) -> String {
     format!("{}…", &text[..end])
 }
 
-/// The longest request target answered (414 beyond).
-const MAX_URI_BYTES: usize = 8 * 1024;
-
-/// Middleware: 414 for a target over [`MAX_URI_BYTES`], 431 for a head
-/// over the configured size, with JSON bodies (hyper's own refusals, for
-/// heads over twice the size, have none).
-async fn head_limits(State(max): State<usize>, request: Request, next: Next) -> Response {
-    let target = request
-        .uri()
-        .path_and_query()
-        .map_or(0, |p| p.as_str().len());
-    if target > MAX_URI_BYTES {
-        return error::error_response(
-            StatusCode::URI_TOO_LONG,
-            "uri_too_long",
-            format!("the request target is {target} bytes, over the limit of {MAX_URI_BYTES}"),
-        );
-    }
-    // The request line and `name: value\r\n` per header, as sent.
-    let head = request.method().as_str().len()
-        + target
-        + 12
-        + request
-            .headers()
-            .iter()
-            .map(|(name, value)| name.as_str().len() + value.len() + 4)
-            .sum::<usize>();
-    if head > max {
-        return error::error_response(
-            StatusCode::REQUEST_HEADER_FIELDS_TOO_LARGE,
-            "header_fields_too_large",
-            format!(
-                "the request head is {head} bytes, over the limit of {max} (hierad serve --max-header-bytes)"
-            ),
-        );
-    }
-    next.run(request).await
-}
-
-/// Middleware: 408 for a request not answered within `limit`. The timer
-/// is armed only once the request waits (tokio's `timeout` polls it
-/// first): most lookups are answered in their first poll, and arming one
-/// for every request (tower-http's `TimeoutLayer`) woke the timer driver
-/// with a syscall each time.
-async fn time_limit(State(limit): State<Duration>, request: Request, next: Next) -> Response {
-    tokio::time::timeout(limit, next.run(request))
-        .await
-        .unwrap_or_else(|_| ApiError::TimedOut(limit).into_response())
-}
-
 async fn metrics_text(State(state): State<AppState>) -> impl IntoResponse {
     state.metrics().set_sync_age(
         state.sync_age(),
@@ -258,11 +178,13 @@ pub(crate) async fn serve(
 
 #[cfg(test)]
 mod tests {
+    use super::harden::MAX_URI_BYTES;
     use super::*;
     use crate::settings::Settings;
     use crate::store::SqliteStore;
     use std::io::{Read, Write};
     use std::sync::Arc;
+    use std::time::Duration;
 
     /// The status line of the answer to `request`, sent as is.
     fn status_of(addr: std::net::SocketAddr, request: &str) -> String {
@@ -456,7 +378,9 @@ mod tests {
         let routes = Router::new()
             .route("/boom", get(boom))
             .route("/fine", get(|| async { "fine" }));
-        let router = harden(routes, &state).with_state(state.clone());
+        let router = routes
+            .layer(harden::layer(&state))
+            .with_state(state.clone());
         let (status, body) = answer(router.clone(), request("GET", "/boom"));
         assert_eq!(
             (status, body["error"].as_str()),
