@@ -143,8 +143,9 @@ pub(crate) fn hash_resolution(options: &Value) -> Result<Resolution> {
     )))
 }
 
-/// Runs one lookup, spending from `meter` (lookups that share one share
-/// its budget).
+/// Runs one lookup under `config`, walking `hierarchy` (the
+/// configuration's own or the request's, see [`crate::cache::Configs`]),
+/// spending from `meter` (lookups that share one share its budget).
 ///
 /// # Errors
 ///
@@ -153,11 +154,14 @@ pub(crate) fn hash_resolution(options: &Value) -> Result<Resolution> {
 pub(crate) fn lookup<'s>(
     snapshot: &'s Snapshot,
     config: &Config,
+    hierarchy: &Value,
     request: &Request,
     meter: &mut Meter,
 ) -> Result<Outcome<'s>, HieraError> {
     let source = SnapshotSource::new(snapshot, request.env, &request.level);
-    let mut hiera = Hiera::new(config, &source, &NoLog).budget(*meter);
+    let mut hiera = Hiera::new(config, &source, &NoLog)
+        .hierarchy(hierarchy)
+        .budget(*meter);
     if request.explain {
         hiera = hiera.explain();
     }
@@ -317,13 +321,13 @@ mod tests {
         }
     }
 
-    /// What a configuration decides, comparably.
-    fn decides(config: &Config) -> String {
+    /// What a configuration decides, walking `hierarchy`, comparably.
+    fn decides(config: &Config, hierarchy: &Value) -> String {
         format!(
             "{:?}",
             (
                 &config.backends,
-                &config.hierarchy,
+                hierarchy,
                 &config.merge,
                 config.logger,
                 config.datadir(BackendKind::Yaml),
@@ -331,7 +335,12 @@ mod tests {
         )
     }
 
-    fn answers(snapshot: &Snapshot, config: &Config, request: &Request) -> String {
+    fn answers(
+        snapshot: &Snapshot,
+        config: &Config,
+        hierarchy: &Value,
+        request: &Request,
+    ) -> String {
         let mut out = String::new();
         for key in ["k", "n"] {
             for resolution in [Resolution::Priority, Resolution::Hash] {
@@ -341,7 +350,8 @@ mod tests {
                     ..request.clone()
                 };
                 let mut meter = Meter::new(crate::hiera::budget::Budget::UNLIMITED);
-                let answer = lookup(snapshot, config, &request, &mut meter).map(|o| o.answer);
+                let answer =
+                    lookup(snapshot, config, hierarchy, &request, &mut meter).map(|o| o.answer);
                 out.push_str(&format!("{key}: {answer:?}\n"));
             }
         }
@@ -369,27 +379,44 @@ mod tests {
                         let kept = configs.get(1, &snapshot, &request).unwrap();
                         let loaded = config_for(&snapshot, &request).unwrap();
                         let case = format!("{hierarchy:?} {behavior:?} {knockout}");
-                        assert_eq!(decides(&kept.config), decides(&loaded), "{case}");
                         assert_eq!(
-                            answers(&snapshot, &kept.config, &request),
-                            answers(&snapshot, &loaded, &request),
+                            decides(kept.config(), kept.hierarchy()),
+                            decides(&loaded, &loaded.hierarchy),
+                            "{case}"
+                        );
+                        assert_eq!(
+                            answers(&snapshot, kept.config(), kept.hierarchy(), &request),
+                            answers(&snapshot, &loaded, &loaded.hierarchy, &request),
                             "{case}"
                         );
                     }
                 }
             }
         }
-        // The environment's own is kept at once; one of the request's own
-        // from its second miss.
-        let kept = |configs: &Configs, request: &Request| {
-            let first = configs.get(1, &snapshot, request).unwrap();
-            Arc::ptr_eq(&first, &configs.get(1, &snapshot, request).unwrap())
+        // One configuration serves every hierarchy a request brings; the
+        // environment's own is another.
+        let kept = |configs: &Configs, a: &Request, b: &Request| {
+            let first = configs.get(1, &snapshot, a).unwrap();
+            Arc::ptr_eq(
+                first.loaded(),
+                configs.get(1, &snapshot, b).unwrap().loaded(),
+            )
         };
-        assert!(kept(&configs, &request(Some(&["a"]), None, false)));
         let fresh = Configs::new();
-        assert!(kept(&fresh, &request(None, None, false)));
-        assert!(!kept(&fresh, &request(Some(&["b"]), None, false)));
-        assert!(kept(&fresh, &request(Some(&["b"]), None, false)));
+        let own = request(None, None, false);
+        let (a, b) = (
+            request(Some(&["a"]), None, false),
+            request(Some(&["b"]), None, false),
+        );
+        assert!(kept(&fresh, &own, &own));
+        assert!(kept(&fresh, &a, &b));
+        assert!(kept(&fresh, &b, &request(Some(&[]), None, false)));
+        assert!(!kept(&fresh, &own, &a));
+        assert!(!kept(
+            &fresh,
+            &a,
+            &request(Some(&["a"]), Some("deeper"), false)
+        ));
     }
 
     #[test]
@@ -400,11 +427,11 @@ mod tests {
         let request = request(None, None, false);
         let first = configs.get(1, &snapshot(&store), &request).unwrap();
         assert_eq!(
-            first.config.hierarchy,
+            *first.hierarchy(),
             Value::Array(vec!["b".into(), "a".into()])
         );
         put_hierarchy(&store, &["a"]);
         let second = configs.get(2, &snapshot(&store), &request).unwrap();
-        assert_eq!(second.config.hierarchy, Value::Array(vec!["a".into()]));
+        assert_eq!(*second.hierarchy(), Value::Array(vec!["a".into()]));
     }
 }

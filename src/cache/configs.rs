@@ -2,7 +2,6 @@
 //! settings for one data generation, so that a lookup does not load its
 //! own.
 
-use super::Doorkeeper;
 use crate::configdb::Snapshot;
 use crate::hiera::config::Config;
 use crate::hiera::{Result, Value};
@@ -19,21 +18,16 @@ const CONFIG_SLOTS: usize = 256;
 /// tenth of a lookup's CPU): a fixed table of the last configuration
 /// loaded for each slot, each for one data generation.
 ///
-/// A configuration with a hierarchy of the request's own is derived
-/// from the environment's configuration with an empty one: only
-/// [`Config::hierarchy`] depends on it. So clients that send the levels
-/// already interpolated (one hierarchy per node) pay for a copy, not a
-/// load.
+/// A request that brings its own levels (the shim sends them already
+/// interpolated: one hierarchy per node) runs under the environment's
+/// configuration loaded with an empty hierarchy, kept once per
+/// generation, with its levels beside it ([`Configured::hierarchy`]):
+/// only [`Config::hierarchy`] depends on them. Deriving and dropping a
+/// configuration per node cost about 10,000 instructions a request.
 pub(crate) struct Configs {
     /// Readers never lock; a miss replaces the slot's configuration.
     slots: Box<[ArcSwapOption<Loaded>]>,
-    /// Configurations with a hierarchy of the request's own are kept from
-    /// their second miss. Interpolated hierarchies are one per node;
-    /// keeping each replaced (and dropped, cold) a kept one, which cost
-    /// more than deriving them.
-    doorkeeper: Doorkeeper,
-    /// Random per process; fixed in tests, whose assertions about what is
-    /// kept depend on which requests share a slot.
+    /// Random per process.
     hasher: foldhash::fast::SeedableRandomState,
 }
 
@@ -42,8 +36,8 @@ pub(crate) struct Loaded {
     pub(crate) config: Config,
     generation: u64,
     env: i64,
-    /// Whether [`Config::hierarchy`] is the request's (else the
-    /// environment's).
+    /// Whether the configuration was loaded with an empty hierarchy, for
+    /// requests with levels of their own (else it has the environment's).
     given: bool,
     merge_behavior: Option<Value>,
     deep_merge_options: Option<Value>,
@@ -54,27 +48,40 @@ impl Loaded {
         &self,
         generation: u64,
         env: i64,
-        hierarchy: Option<&[String]>,
+        given: bool,
         merge_behavior: Option<&Value>,
         deep_merge_options: Option<&Value>,
     ) -> bool {
-        let same_levels = match (hierarchy, &self.config.hierarchy) {
-            (None, _) => !self.given,
-            (Some(levels), Value::Array(have)) => {
-                self.given
-                    && levels.len() == have.len()
-                    && levels
-                        .iter()
-                        .zip(have)
-                        .all(|(l, h)| h.as_str() == Some(l.as_str()))
-            }
-            (Some(_), _) => false,
-        };
         self.generation == generation
             && self.env == env
-            && same_levels
+            && self.given == given
             && self.merge_behavior.as_ref() == merge_behavior
             && self.deep_merge_options.as_ref() == deep_merge_options
+    }
+}
+
+/// What a request runs under: a kept configuration, and the levels the
+/// request brought, if any.
+pub(crate) struct Configured {
+    loaded: Arc<Loaded>,
+    levels: Option<Value>,
+}
+
+impl Configured {
+    pub(crate) fn config(&self) -> &Config {
+        &self.loaded.config
+    }
+
+    /// The levels to walk: the request's own, or the configuration's.
+    pub(crate) fn hierarchy(&self) -> &Value {
+        self.levels
+            .as_ref()
+            .unwrap_or(&self.loaded.config.hierarchy)
+    }
+
+    #[cfg(test)]
+    pub(crate) fn loaded(&self) -> &Arc<Loaded> {
+        &self.loaded
     }
 }
 
@@ -88,12 +95,7 @@ impl Configs {
     pub(crate) fn new() -> Configs {
         Configs {
             slots: (0..CONFIG_SLOTS).map(|_| ArcSwapOption::empty()).collect(),
-            doorkeeper: Doorkeeper::new(CONFIG_SLOTS),
-            hasher: if cfg!(test) {
-                foldhash::fast::SeedableRandomState::fixed()
-            } else {
-                foldhash::fast::SeedableRandomState::random()
-            },
+            hasher: foldhash::fast::SeedableRandomState::random(),
         }
     }
 
@@ -110,70 +112,49 @@ impl Configs {
         generation: u64,
         snapshot: &Snapshot,
         request: &Request,
-    ) -> Result<Arc<Loaded>> {
-        self.get_for(
-            generation,
-            snapshot,
-            request.env,
-            request.hierarchy.as_deref(),
-            request.merge_behavior.as_ref(),
-            request.deep_merge_options.as_ref(),
-        )
-    }
-
-    fn get_for(
-        &self,
-        generation: u64,
-        snapshot: &Snapshot,
-        env: i64,
-        hierarchy: Option<&[String]>,
-        merge_behavior: Option<&Value>,
-        deep_merge_options: Option<&Value>,
-    ) -> Result<Arc<Loaded>> {
+    ) -> Result<Configured> {
+        let given = request.hierarchy.is_some();
+        let merge_behavior = request.merge_behavior.as_ref();
+        let deep_merge_options = request.deep_merge_options.as_ref();
         let hash = self
             .hasher
-            .hash_one((env, hierarchy, merge_behavior, deep_merge_options));
+            .hash_one((request.env, given, merge_behavior, deep_merge_options));
         let index = usize::try_from(hash).unwrap_or_default() % CONFIG_SLOTS;
         let slot = &self.slots[index];
+        let levels = request
+            .hierarchy
+            .as_deref()
+            .filter(|levels| !levels.is_empty())
+            .map(hierarchy_value);
         if let Some(loaded) = &*slot.load() {
             if loaded.is_for(
                 generation,
-                env,
-                hierarchy,
+                request.env,
+                given,
                 merge_behavior,
                 deep_merge_options,
             ) {
-                return Ok(Arc::clone(loaded));
+                let loaded = Arc::clone(loaded);
+                return Ok(Configured { loaded, levels });
             }
         }
-        let derived = hierarchy.is_some_and(|levels| !levels.is_empty());
-        let config = match hierarchy {
-            Some(levels) if derived => {
-                let base = self.get_for(
-                    generation,
-                    snapshot,
-                    env,
-                    Some(&[]),
-                    merge_behavior,
-                    deep_merge_options,
-                )?;
-                let mut config = base.config.clone();
-                config.hierarchy = hierarchy_value(levels);
-                config
-            }
-            _ => load_config(snapshot, env, hierarchy, merge_behavior, deep_merge_options)?,
-        };
+        let levels_loaded: Option<&[String]> = given.then_some(&[]);
+        let config = load_config(
+            snapshot,
+            request.env,
+            levels_loaded,
+            merge_behavior,
+            deep_merge_options,
+        )?;
         let loaded = Arc::new(Loaded {
             config,
             generation,
-            env,
-            given: hierarchy.is_some(),
+            env: request.env,
+            given,
             merge_behavior: merge_behavior.cloned(),
             deep_merge_options: deep_merge_options.cloned(),
         });
-        if !derived || self.doorkeeper.missed_before(hash) {
-            slot.store(Some(Arc::clone(&loaded)));
-        }
-        Ok(loaded)
+        slot.store(Some(Arc::clone(&loaded)));
+        Ok(Configured { loaded, levels })
     }
 }

@@ -1,13 +1,12 @@
-//! The server's caches, and the one admission policy they share: lookup
-//! answers ([`AnswerCache`]) and loaded Hiera configurations
-//! ([`Configs`]), both valid for one data generation, both admitting what
-//! missed twice (`Doorkeeper`).
+//! The server's caches, both valid for one data generation: lookup
+//! answers ([`AnswerCache`], admitting what missed twice: `Doorkeeper`)
+//! and loaded Hiera configurations ([`Configs`]).
 
 mod answers;
 mod configs;
 
 pub(crate) use answers::AnswerCache;
-pub(crate) use configs::Configs;
+pub(crate) use configs::{Configs, Configured};
 
 use std::sync::atomic::{AtomicU64, Ordering};
 

@@ -178,6 +178,9 @@ pub(crate) fn data_from_loaded(loaded: Value, path: &str) -> Result<Hash> {
 /// state Hiera keeps in module variables).
 pub(crate) struct Hiera<'a, 'd> {
     config: &'a Config,
+    /// The levels walked: the configuration's `:hierarchy:`, or one given
+    /// beside it ([`Hiera::hierarchy`]).
+    hierarchy: &'a Value,
     data: &'a dyn DataSource<'d>,
     log: &'a dyn Log,
     /// Hiera's `@config_lookup_context`: set while a level or datadir is
@@ -201,6 +204,7 @@ impl<'a, 'd> Hiera<'a, 'd> {
     ) -> Hiera<'a, 'd> {
         Hiera {
             config,
+            hierarchy: &config.hierarchy,
             data,
             log,
             config_context: None,
@@ -210,6 +214,15 @@ impl<'a, 'd> Hiera<'a, 'd> {
             merge_debug: String::new(),
             meter: Meter::new(Budget::UNLIMITED),
         }
+    }
+
+    /// Walks `hierarchy` instead of the configuration's `:hierarchy:`
+    /// (nothing else in a configuration depends on it), so that a
+    /// configuration loaded once serves requests that each bring their
+    /// own levels.
+    pub(crate) fn hierarchy(mut self, hierarchy: &'a Value) -> Hiera<'a, 'd> {
+        self.hierarchy = hierarchy;
+        self
     }
 
     /// Meters the following lookups against `meter` (unlimited without):
@@ -360,7 +373,8 @@ impl<'a, 'd> Hiera<'a, 'd> {
         };
         let config: &'a Config = self.config;
         let mut fold = Fold::new(resolution, &config.merge);
-        for template in levels(&config.hierarchy, order_override) {
+        let hierarchy: &'a Value = self.hierarchy;
+        for template in levels(hierarchy, order_override) {
             let source = self.interpolate_config(template, scope, order_override)?;
             let bad = is_bad_level(&source);
             let source_text: Cow<'_, str> = match source {

@@ -7,9 +7,9 @@ use super::error::ApiError;
 use super::metrics::Metrics;
 use super::state::AppState;
 use crate::api::{self, WireValue};
+use crate::cache::Configured;
 use crate::configdb::{LevelPath, Snapshot};
 use crate::hiera::budget::{Budget, Limit, Meter};
-use crate::hiera::config::Config;
 use crate::hiera::lookup::{Answer, Outcome as StepOutcome, Resolution, Step};
 use crate::hiera::{Hash, HieraError, Value};
 use crate::lookup::{Request, hash_resolution, lookup, scope_variables};
@@ -93,7 +93,7 @@ async fn lookup_handler(
     if let Some(doc) = snapshot.unreadable_in(parsed.request.env, named) {
         return Err(crate::configdb::ConfigError::Unreadable(Box::new(doc.clone())).into());
     }
-    let loaded = state
+    let configured = state
         .configs()
         .get(generation, &snapshot, &parsed.request)?;
     let budget = state.settings().lookup_budget;
@@ -102,7 +102,7 @@ async fn lookup_handler(
     // async workers (and so /healthz); the work lost is that small budget.
     let inline = INLINE_BUDGET.min(budget);
     if parsed.is_small() {
-        match answer_body(&snapshot, &loaded.config, &parsed, inline) {
+        match answer_body(&snapshot, &configured, &parsed, inline) {
             Err(e) if Limit::of(&e).is_some() && !budget.within(inline) => {}
             done => {
                 let body = done.map_err(|e| refusal(e, budget, state.metrics()))?;
@@ -112,7 +112,7 @@ async fn lookup_handler(
         }
     }
     let body = state
-        .costly_lookup(move || Ok(answer_body(&snapshot, &loaded.config, &parsed, budget)))
+        .costly_lookup(move || Ok(answer_body(&snapshot, &configured, &parsed, budget)))
         .await?
         .map_err(|e| refusal(e, budget, state.metrics()))?;
     state.cache().admit(miss, &body);
@@ -139,18 +139,19 @@ const INLINE_LEVELS: usize = 64;
 /// other errors of a several-key request are listed with their keys).
 fn answer_body(
     snapshot: &Snapshot,
-    config: &Config,
+    configured: &Configured,
     parsed: &Parsed,
     budget: Budget,
 ) -> Result<Bytes, HieraError> {
+    let (config, hierarchy) = (configured.config(), configured.hierarchy());
     let mut meter = Meter::new(budget);
     let body = match &parsed.keys {
         None if !parsed.request.explain => {
-            let outcome = lookup(snapshot, config, &parsed.request, &mut meter)?;
+            let outcome = lookup(snapshot, config, hierarchy, &parsed.request, &mut meter)?;
             return Ok(answer_text(&outcome.answer));
         }
         None => {
-            let outcome = lookup(snapshot, config, &parsed.request, &mut meter)?;
+            let outcome = lookup(snapshot, config, hierarchy, &parsed.request, &mut meter)?;
             serde_json::to_string(&answer_json(&outcome.answer, Some(&outcome.steps)))
         }
         Some(keys) => {
@@ -158,7 +159,7 @@ fn answer_body(
             for key in keys {
                 let mut request = parsed.request.clone();
                 request.key.clone_from(key);
-                let outcome = match lookup(snapshot, config, &request, &mut meter) {
+                let outcome = match lookup(snapshot, config, hierarchy, &request, &mut meter) {
                     Ok(outcome) => api::KeyOutcome::Answered(answer_json(
                         &outcome.answer,
                         request.explain.then_some(&outcome.steps),
