@@ -13,11 +13,17 @@
 # /api/v1/data/…, Hiera 5's data_hash) from the bare server sending the
 # same bytes and from hierad.
 # Environment: NODES (1000), N (requests per class, 300; `large` gets N/5),
-# BIN (the hierad binary; default: the release build), OUT (target/bench-results).
+# CLASSES (the lookup classes, all six by default), DOCUMENT (0: skip the
+# document rows), BIN (the hierad binary; default: the release build),
+# OUT (target/bench-results).
 set -euo pipefail
+# A failure inside $(count …) stops the run too.
+shopt -s inherit_errexit
 cd "$(dirname "$0")/.."
 NODES=${NODES:-1000}
 N=${N:-300}
+CLASSES=${CLASSES:-priority interpolated hash array missing large}
+DOCUMENT=${DOCUMENT:-1}
 OUT=${OUT:-target/bench-results}
 
 if [ -z "${BIN:-}" ]; then
@@ -61,27 +67,58 @@ count() {
   done
   [ -n "$url" ] || { echo "$label: the server did not start" >&2; cat "$log" >&2; exit 1; }
   local plan=("--plan" "$work/env/bench-plan.json" -c 4 "${bench[@]}")
-  "$bin" bench --server "$url" "${plan[@]}" -n 100 >/dev/null 2>&1
-  callgrind_control -i on "$pid" >/dev/null 2>&1
-  "$bin" bench --server "$url" "${plan[@]}" -n "$n" --warmup 0s >/dev/null 2>&1
-  callgrind_control -i off "$pid" >/dev/null 2>&1
+  "$bin" bench --server "$url" "${plan[@]}" -n 100 >"$work/$label.warmup" 2>&1 ||
+    fail "$label: the warm-up failed" "$work/$label.warmup"
+  toggle on "$label" "$pid"
+  local ran=ok
+  "$bin" bench --server "$url" "${plan[@]}" -n "$n" --warmup 0s >"$work/$label.bench" 2>&1 || ran=failed
+  toggle off "$label" "$pid"
   kill "$pid"
   wait "$pid" 2>/dev/null || true
+  # A figure only from a run that answered every request: a failed run
+  # (timeouts under valgrind on a loaded machine) once printed 465
+  # instructions per request for `missing`, a count of almost nothing.
+  [ "$ran" = ok ] || fail "$label: the measured run failed" "$work/$label.bench"
+  grep -q "^ *errors *0 " "$work/$label.bench" ||
+    fail "$label: the measured run had errors" "$work/$label.bench"
   local total
   total=$(callgrind_annotate "$out" 2>/dev/null | sed -n 's/^ *\([0-9,]*\) .*PROGRAM TOTALS.*/\1/p' | tr -d ,)
+  [ -n "$total" ] || fail "$label: callgrind_annotate found no totals in $out" /dev/null
+  # No request costs fewer than a thousand instructions: less means the
+  # counted window missed the requests.
+  [ $((total / n)) -ge 1000 ] ||
+    fail "$label: only $total instructions counted for $n requests" "$work/$label.bench"
   echo $((total / n))
+}
+
+# fail MESSAGE FILE: stops the whole run, showing FILE.
+fail() {
+  echo "$1" >&2
+  cat "$2" >&2
+  exit 1
+}
+
+# toggle on|off LABEL PID: callgrind's counting, confirmed.
+toggle() {
+  local said
+  said=$(callgrind_control -i "$1" "$3" 2>&1) || true
+  case $said in
+    *OK*) ;;
+    *) echo "$2: callgrind_control -i $1 did not confirm" >&2; echo "$said" >&2; exit 1 ;;
+  esac
 }
 
 base=$(count baseline "$N" bench baseline-server -- --mix priority=1)
 {
   printf '%-14s %12s %8s\n' class instr/req ratio
   printf '%-14s %12d %8s\n' bare-hyper "$base" 1.00
-  for class in priority interpolated hash array missing large; do
+  for class in $CLASSES; do
     n=$N
     [ "$class" = large ] && n=$((N / 5))
     per=$(count "$class" "$n" serve --db "$work/env.db" --no-sample --cache-mib 0 -- --mix "$class=1")
     printf '%-14s %12d %8.2f\n' "$class" "$per" "$(echo "$per / $base" | bc -l)"
   done
+  [ "$DOCUMENT" = 0 ] && exit 0
   data='/api/v1/data/1/astute?level=nodes={node}'
   node=$(grep -A1 '"nodes"' "$work/env/bench-plan.json" | tail -1 | tr -d ' ",')
   HIERAD_LOG=warn "$bin" serve --listen 127.0.0.1:0 --db "$work/env.db" --no-sample 2>"$work/doc.log" &
