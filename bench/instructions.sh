@@ -20,6 +20,8 @@ set -euo pipefail
 # A failure inside $(count …) stops the run too.
 shopt -s inherit_errexit
 cd "$(dirname "$0")/.."
+# address_in LOG (bench/lib.sh): a server's URL once its line is whole.
+source bench/lib.sh
 NODES=${NODES:-1000}
 N=${N:-300}
 CLASSES=${CLASSES:-priority interpolated hash array missing large}
@@ -40,7 +42,7 @@ HIERAD_LOG=warn "$bin" serve --listen 127.0.0.1:0 --db "$work/env.db" --no-sampl
 import_pid=$!
 url=""
 for _ in $(seq 200); do
-  url=$(sed -n 's/^listening on //p' "$work/import.log")
+  url=$(address_in "$work/import.log")
   [ -n "$url" ] && break
   sleep 0.05
 done
@@ -61,7 +63,7 @@ count() {
     "$bin" "${server[@]}" --listen 127.0.0.1:0 2>"$log" &
   local pid=$! url=""
   for _ in $(seq 600); do
-    url=$(sed -n 's/^listening on //p' "$log")
+    url=$(address_in "$log")
     [ -n "$url" ] && break
     sleep 0.1
   done
@@ -75,9 +77,9 @@ count() {
   toggle off "$label" "$pid"
   kill "$pid"
   wait "$pid" 2>/dev/null || true
-  # A figure only from a run that answered every request: a failed run
-  # (timeouts under valgrind on a loaded machine) once printed 465
-  # instructions per request for `missing`, a count of almost nothing.
+  # A figure only from a run that answered every request: a run against
+  # a half-read address (`http://127.0.0.1:4`) failed silently and once
+  # printed 465 instructions per request for `missing`.
   [ "$ran" = ok ] || fail "$label: the measured run failed" "$work/$label.bench"
   grep -q "^ *errors *0 " "$work/$label.bench" ||
     fail "$label: the measured run had errors" "$work/$label.bench"
@@ -125,7 +127,7 @@ base=$(count baseline "$N" bench baseline-server -- --mix priority=1)
   doc_pid=$!
   url=""
   for _ in $(seq 200); do
-    url=$(sed -n 's/^listening on //p' "$work/doc.log")
+    url=$(address_in "$work/doc.log")
     [ -n "$url" ] && curl -sf -o "$work/doc.json" "$url${data//\{node\}/$node}" && break
     sleep 0.05
   done

@@ -1,6 +1,18 @@
 # Shared by the bench scripts (sourced): they set `work` (a temporary
 # folder) and `pids` (an array their cleanup kills) before calling these.
 
+# address_in LOG: the URL of a server's `listening on` line, once the line
+# is whole (a server writes it in pieces: a half-written line read as
+# `http://` or `http://127.0.0.1:4`); nothing before.
+address_in() {
+  local line
+  while IFS= read -r line; do
+    case $line in
+      "listening on "*) echo "${line#listening on }"; return ;;
+    esac
+  done <"$1"
+}
+
 # start NAME CMD…: runs a server until it answers; sets PID and URL.
 start() {
   local name=$1; shift
