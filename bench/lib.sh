@@ -6,6 +6,7 @@
 # `http://` or `http://127.0.0.1:4`); nothing before.
 address_in() {
   local line
+  [ -f "$1" ] || return 0
   while IFS= read -r line; do
     case $line in
       "listening on "*) echo "${line#listening on }"; return ;;
