@@ -67,10 +67,12 @@ count() {
     [ -n "$url" ] && break
     sleep 0.1
   done
-  [ -n "$url" ] || { echo "$label: the server did not start" >&2; cat "$log" >&2; exit 1; }
+  [ -n "$url" ] || { kill "$pid"; echo "$label: the server did not start" >&2; cat "$log" >&2; exit 1; }
   local plan=("--plan" "$work/env/bench-plan.json" -c 4 "${bench[@]}")
-  "$bin" bench --server "$url" "${plan[@]}" -n 100 >"$work/$label.warmup" 2>&1 ||
+  "$bin" bench --server "$url" "${plan[@]}" -n 100 >"$work/$label.warmup" 2>&1 || {
+    kill "$pid"
     fail "$label: the warm-up failed" "$work/$label.warmup"
+  }
   toggle on "$label" "$pid"
   local ran=ok
   "$bin" bench --server "$url" "${plan[@]}" -n "$n" --warmup 0s >"$work/$label.bench" 2>&1 || ran=failed
@@ -100,13 +102,14 @@ fail() {
   exit 1
 }
 
-# toggle on|off LABEL PID: callgrind's counting, confirmed.
+# toggle on|off LABEL PID: callgrind's counting, confirmed (else the
+# server is stopped and the run with it).
 toggle() {
   local said
   said=$(callgrind_control -i "$1" "$3" 2>&1) || true
   case $said in
     *OK*) ;;
-    *) echo "$2: callgrind_control -i $1 did not confirm" >&2; echo "$said" >&2; exit 1 ;;
+    *) kill "$3"; echo "$2: callgrind_control -i $1 did not confirm" >&2; echo "$said" >&2; exit 1 ;;
   esac
 }
 
