@@ -21,8 +21,7 @@ start() {
   PID=$!
   pids+=("$PID")
   for _ in $(seq 200); do
-    URL=$(sed -n 's/^listening on //p' "$work/$name.log")
-    # The line may be read half written: the address must answer.
+    URL=$(address_in "$work/$name.log")
     [ -n "$URL" ] && curl -s -o /dev/null "$URL/" && return 0
     kill -0 "$PID" 2>/dev/null || break
     sleep 0.05

@@ -1,0 +1,115 @@
+#!/usr/bin/env bash
+# Server CPU per request, by lookup class (issue 15, goal 3: small hash and
+# array lookups at <= 2.5x a bare server's CPU per request): user + system
+# time of the server process (/proc/PID/stat, all its threads) over N
+# requests, against the bare hyper server of bench/run.sh answering the
+# same requests with the same client. Every hierad request is a full
+# lookup (`--cache-mib 0`). CPU time, unlike instructions
+# (bench/instructions.sh), includes the kernel's work on the sockets,
+# which both servers pay; it moves with the machine's load, so compare
+# the ratios of one run.
+#
+#   bash bench/cpu.sh               # a minute or two after the release build
+#
+# Environment: NODES (1000), N (requests per class, 20000), CLASSES
+# (priority hash array missing), ROUNDS (3; the median ratio is printed
+# with min..max), BEFORE (another hierad binary measured in the same
+# rounds, e.g. the previous commit's), BIN (the hierad binary; default:
+# the release build), OUT (target/bench-results).
+set -euo pipefail
+shopt -s inherit_errexit
+cd "$(dirname "$0")/.."
+NODES=${NODES:-1000}
+N=${N:-20000}
+CLASSES=${CLASSES:-priority hash array missing}
+ROUNDS=${ROUNDS:-3}
+BEFORE=${BEFORE:-}
+OUT=${OUT:-target/bench-results}
+
+if [ -z "${BIN:-}" ]; then
+  cargo build --release --quiet
+  BIN=$PWD/target/release/hierad
+fi
+bin=$BIN
+work=$(mktemp -d "${TMPDIR:-/tmp}/hierad-cpu.XXXXXX")
+pids=()
+cleanup() {
+  for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null || true; done
+  for pid in "${pids[@]}"; do wait "$pid" 2>/dev/null || true; done
+  rm -rf "$work"
+}
+trap cleanup EXIT
+mkdir -p "$OUT"
+# start NAME CMD… (bench/lib.sh): sets PID and URL.
+source bench/lib.sh
+
+"$bin" bench generate --nodes "$NODES" "$work/env" >/dev/null 2>&1
+start import "$bin" serve --listen 127.0.0.1:0 --db "$work/env.db" --no-sample
+"$bin" bench load "$work/env" --server "$URL" >/dev/null 2>&1
+kill "$PID"
+wait "$PID" 2>/dev/null || true
+
+hz=$(getconf CLK_TCK)
+# The server's user + system clock ticks so far.
+ticks() { awk '{ print $14 + $15 }' "/proc/$1/stat"; }
+
+# cpu LABEL BINARY SERVER-ARGS… -- BENCH-ARGS…: microseconds of server
+# CPU per request.
+cpu() {
+  local label=$1 server_bin=$2
+  shift 2
+  local server=()
+  while [ "$1" != "--" ]; do server+=("$1"); shift; done
+  shift
+  start "$label" "$server_bin" "${server[@]}" --listen 127.0.0.1:0
+  local plan=(--server "$URL" --plan "$work/env/bench-plan.json" -c 4 "$@")
+  local before after ran=ok
+  "$bin" bench "${plan[@]}" -n 1000 >"$work/$label.bench" 2>&1 || ran=failed
+  before=$(ticks "$PID")
+  [ "$ran" = failed ] || "$bin" bench "${plan[@]}" -n "$N" --warmup 0s >"$work/$label.bench" 2>&1 || ran=failed
+  after=$(ticks "$PID")
+  # Stopped before any check: a server left running would hold $(cpu …) open.
+  kill "$PID"
+  wait "$PID" 2>/dev/null || true
+  [ "$ran" = ok ] && grep -q "^ *errors *0 " "$work/$label.bench" || {
+    echo "$label: the run failed or had errors" >&2
+    cat "$work/$label.bench" >&2
+    exit 1
+  }
+  echo "($after - $before) * 1000000 / $hz / $N" | bc -l
+}
+
+median() { sort -g | awk '{ a[NR] = $1 } END { print a[int((NR + 1) / 2)] }'; }
+
+# row LABEL RATIOS… : the median ratio and its range.
+row() {
+  local label=$1 hierad=$2 bare=$3
+  shift 3
+  printf '%-16s %14.1f %14.1f %8.2f %6.2f..%.2f\n' "$label" "$hierad" "$bare" \
+    "$(printf '%s\n' "$@" | median)" \
+    "$(printf '%s\n' "$@" | sort -g | head -1)" \
+    "$(printf '%s\n' "$@" | sort -g | tail -1)"
+}
+
+{
+  printf '%-16s %14s %14s %8s %14s\n' class 'hierad us/req' 'bare us/req' ratio 'min..max'
+  for class in $CLASSES; do
+    ratios=() hierad=() bare=() old_ratios=() old=()
+    for _ in $(seq "$ROUNDS"); do
+      b=$(cpu bare "$bin" bench baseline-server -- --mix "$class=1")
+      h=$(cpu "$class" "$bin" serve --db "$work/env.db" --no-sample --cache-mib 0 -- --mix "$class=1")
+      bare+=("$b") hierad+=("$h")
+      ratios+=("$(echo "$h / $b" | bc -l)")
+      if [ -n "$BEFORE" ]; then
+        o=$(cpu "$class" "$BEFORE" serve --db "$work/env.db" --no-sample --cache-mib 0 -- --mix "$class=1")
+        old+=("$o")
+        old_ratios+=("$(echo "$o / $b" | bc -l)")
+      fi
+    done
+    b=$(printf '%s\n' "${bare[@]}" | median)
+    row "$class" "$(printf '%s\n' "${hierad[@]}" | median)" "$b" "${ratios[@]}"
+    if [ -n "$BEFORE" ]; then
+      row "$class (before)" "$(printf '%s\n' "${old[@]}" | median)" "$b" "${old_ratios[@]}"
+    fi
+  done
+} | tee "$OUT/cpu.txt"
