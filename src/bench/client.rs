@@ -6,55 +6,17 @@
 //! document meanwhile.
 
 use super::BenchError;
+pub(crate) use super::connect::Target;
+use super::connect::{self, Conn};
 use super::plan::{Bodies, Plan, Sampler};
 use super::rng::Rng;
 use super::stats::{self, Cache, Measured, Report, Sample, Writes};
 use bytes::Bytes;
-use http_body_util::{BodyExt, Full};
-use hyper::client::conn::http1::{self, SendRequest};
-use hyper::{Method, Request, StatusCode};
-use hyper_util::rt::TokioIo;
+use hyper::{Method, StatusCode};
 use std::net::SocketAddr;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
-use tokio::net::TcpStream;
-
-/// Where the server is: `http://host:port` (a path after it is ignored).
-#[derive(Clone, Debug, PartialEq)]
-pub(crate) struct Target {
-    pub(crate) authority: String,
-}
-
-impl std::str::FromStr for Target {
-    type Err = String;
-
-    fn from_str(url: &str) -> Result<Target, String> {
-        let rest = url
-            .strip_prefix("http://")
-            .ok_or_else(|| format!("the server URL must start with http://, not {url:?}"))?;
-        let authority = rest.split('/').next().unwrap_or_default();
-        if authority.is_empty() {
-            return Err(format!("no host in {url:?}"));
-        }
-        Ok(Target {
-            authority: authority.to_owned(),
-        })
-    }
-}
-
-impl Target {
-    pub(crate) fn url(&self) -> String {
-        format!("http://{}", self.authority)
-    }
-
-    async fn addr(&self) -> std::io::Result<SocketAddr> {
-        tokio::net::lookup_host(self.authority.as_str())
-            .await?
-            .next()
-            .ok_or_else(|| std::io::Error::other(format!("{} resolves to nothing", self.authority)))
-    }
-}
 
 /// When the measurement stops.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -85,73 +47,13 @@ pub(crate) struct Options {
     pub(crate) headers: Vec<(String, String)>,
 }
 
-/// One keep-alive connection.
-struct Conn {
-    sender: SendRequest<Full<Bytes>>,
-}
-
-impl Conn {
-    async fn open(addr: SocketAddr) -> std::io::Result<Conn> {
-        let stream = TcpStream::connect(addr).await?;
-        stream.set_nodelay(true)?;
-        let (sender, connection) = http1::handshake(TokioIo::new(stream))
-            .await
-            .map_err(std::io::Error::other)?;
-        tokio::spawn(async move {
-            let _ = connection.await;
-        });
-        Ok(Conn { sender })
-    }
-
-    /// Sends a request; the status and the whole body.
-    async fn send(
-        &mut self,
-        method: Method,
-        authority: &str,
-        path: &str,
-        body: Vec<u8>,
-    ) -> Result<(StatusCode, Bytes), hyper::Error> {
-        self.send_with(method, authority, path, body, &[]).await
-    }
-
-    /// [`Conn::send`] with extra headers.
-    async fn send_with(
-        &mut self,
-        method: Method,
-        authority: &str,
-        path: &str,
-        body: Vec<u8>,
-        headers: &[(String, String)],
-    ) -> Result<(StatusCode, Bytes), hyper::Error> {
-        let mut request = Request::builder()
-            .method(method)
-            .uri(path)
-            .header(hyper::header::HOST, authority)
-            .header(hyper::header::CONTENT_TYPE, "application/json");
-        for (name, value) in headers {
-            request = request.header(name.as_str(), value.as_str());
-        }
-        let request = request
-            .body(Full::new(Bytes::from(body)))
-            .expect("a valid request");
-        self.sender.ready().await?;
-        let response = self.sender.send_request(request).await?;
-        let status = response.status();
-        let body = response.into_body().collect().await?.to_bytes();
-        Ok((status, body))
-    }
-}
-
 /// One GET on a fresh connection: (status, body).
 ///
 /// # Errors
 ///
-/// The server cannot be reached.
-pub(crate) async fn get(target: &Target, path: &str) -> std::io::Result<(StatusCode, Bytes)> {
-    let mut conn = Conn::open(target.addr().await?).await?;
-    conn.send(Method::GET, &target.authority, path, Vec::new())
-        .await
-        .map_err(std::io::Error::other)
+/// The server cannot be reached (a TLS failure says what to do).
+pub(crate) async fn get(target: &Target, path: &str) -> Result<(StatusCode, Bytes), BenchError> {
+    connect::request(target, Method::GET, path, Vec::new()).await
 }
 
 /// The server's cache counters (hits, misses), if it exports them.
@@ -192,7 +94,7 @@ pub(crate) fn parse_cache_counters(text: &str) -> Option<(u64, u64)> {
 /// the requests are made of, and the flags and counters between them.
 struct Shared {
     addr: SocketAddr,
-    authority: Box<str>,
+    target: Target,
     plan: Arc<Plan>,
     bodies: Bodies,
     sampler: Sampler,
@@ -254,7 +156,7 @@ async fn worker(id: usize, shared: Arc<Shared>) -> Worker {
             }
         }
         if conn.is_none() {
-            match Conn::open(shared.addr).await {
+            match Conn::open(&shared.target, shared.addr).await {
                 Ok(c) => conn = Some(c),
                 Err(_) => {
                     if measuring {
@@ -272,7 +174,7 @@ async fn worker(id: usize, shared: Arc<Shared>) -> Worker {
         let result = conn
             .as_mut()
             .expect("connected above")
-            .send_with(method, &shared.authority, &path, body, &shared.headers)
+            .send(method, &shared.target, &path, body, &shared.headers)
             .await;
         let latency = start.elapsed();
         if !measuring {
@@ -319,27 +221,27 @@ async fn worker(id: usize, shared: Arc<Shared>) -> Worker {
     Worker { measured }
 }
 
+/// The document the writer rewrites: `resource`'s values at the root.
+fn values_path(env: i64, resource: &str) -> String {
+    format!("/api/v1/config/environments/{env}/resources/{resource}/values")
+}
+
+/// A JSON object, the writer's document.
+type Object = serde_json::Map<String, serde_json::Value>;
+
 /// Publishes a new version of `resource` at the root every `every`,
-/// until `stop`: the original content plus a counter.
+/// until `stop`: the `original` content plus a counter.
 async fn writer(
     target: Target,
-    env: i64,
-    resource: String,
+    (env, resource): (i64, String),
+    original: Object,
     every: Duration,
     shared: Arc<Shared>,
 ) -> Writes {
-    let path = format!("/api/v1/config/environments/{env}/resources/{resource}/values");
+    let path = values_path(env, &resource);
     let mut writes = Writes::default();
     let mut latencies = stats::histogram();
-    let original: serde_json::Map<String, serde_json::Value> = match get(&target, &path).await {
-        Ok((status, body)) if status.is_success() => {
-            serde_json::from_slice(&body).unwrap_or_default()
-        }
-        _ => serde_json::Map::new(),
-    };
-    let Ok(addr) = target.addr().await else {
-        return writes;
-    };
+    let addr = shared.addr;
     let mut conn: Option<Conn> = None;
     tokio::time::sleep_until(shared.measure_from.into()).await;
     let mut tick = tokio::time::interval(every);
@@ -355,11 +257,11 @@ async fn writer(
         doc.insert("bench_write".to_owned(), n.into());
         let body = serde_json::to_vec(&doc).unwrap_or_default();
         if conn.is_none() {
-            conn = Conn::open(addr).await.ok();
+            conn = Conn::open(&target, addr).await.ok();
         }
         let start = Instant::now();
         let ok = match conn.as_mut() {
-            Some(c) => match c.send(Method::PUT, &target.authority, &path, body).await {
+            Some(c) => match c.send(Method::PUT, &target, &path, body, &[]).await {
                 Ok((status, _)) => status.is_success(),
                 Err(_) => {
                     conn = None;
@@ -379,36 +281,80 @@ async fn writer(
     writes
 }
 
+/// Before anything is measured: one request as the run sends them and,
+/// with a writer, the document it rewrites, read and written back
+/// unchanged. An unreachable server, a TLS failure, refused credentials
+/// or a principal that may not write are a clear error, not a count of
+/// failed requests. The writer's document.
+async fn preflight(shared: &Shared, written: Option<&str>) -> Result<Option<Object>, BenchError> {
+    let target = &shared.target;
+    let (method, path, body, _) = shared.request(&mut Rng::new(shared.seed), 0, 0);
+    let what = match shared.get {
+        Some(_) => format!("GET {path}"),
+        None => "a lookup".to_owned(),
+    };
+    let (status, answer) = connect::request(target, method, &path, body).await?;
+    if matches!(status.as_u16(), 401 | 403) {
+        return Err(connect::refusal(&what, status, &answer));
+    }
+    let Some(path) = written else {
+        return Ok(None);
+    };
+    let (status, answer) = get(target, path).await?;
+    let original: Object = if status.is_success() {
+        serde_json::from_slice(&answer)
+            .map_err(|e| BenchError::Invalid(format!("GET {path}: not a JSON object: {e}")))?
+    } else if status == StatusCode::NOT_FOUND {
+        Object::new()
+    } else {
+        return Err(connect::refusal(&format!("GET {path}"), status, &answer));
+    };
+    let body = serde_json::to_vec(&original).expect("JSON values serialize");
+    let (status, answer) = connect::request(target, Method::PUT, path, body).await?;
+    if !status.is_success() {
+        return Err(connect::refusal(
+            &format!("the writer's PUT {path}"),
+            status,
+            &answer,
+        ));
+    }
+    Ok(Some(original))
+}
+
 /// Runs the bench; the report of the measured part.
 ///
 /// # Errors
 ///
-/// The server cannot be resolved, or the plan has no key for the mix.
+/// The server cannot be resolved or reached, refuses the credentials or
+/// the writer's writes, or the plan has no key for the mix.
 pub(crate) async fn run(
     plan: Arc<Plan>,
     sampler: Sampler,
     options: Options,
 ) -> Result<Report, BenchError> {
-    let addr = options.target.addr().await.map_err(BenchError::io(format!(
-        "cannot resolve {}",
-        options.target.url()
-    )))?;
-    let shared = Arc::new(Shared {
+    let addr = options.target.addr().await?;
+    let mut shared = Shared {
         addr,
-        authority: options.target.authority.as_str().into(),
+        target: options.target.clone(),
         bodies: Bodies::new(&plan),
         plan: Arc::clone(&plan),
         sampler,
         unique: options.unique,
         seed: options.seed,
-        measure_from: Instant::now() + options.warmup,
+        measure_from: Instant::now(),
         stop: AtomicBool::new(false),
         issued: AtomicU64::new(0),
         done: AtomicU64::new(0),
         limit: options.limit,
         get: options.get.as_deref().map(Into::into),
         headers: options.headers.clone(),
-    });
+    };
+    let written = options
+        .write_every
+        .map(|_| values_path(plan.environment, &plan.write_resource));
+    let original = preflight(&shared, written.as_deref()).await?;
+    shared.measure_from = Instant::now() + options.warmup;
+    let shared = Arc::new(shared);
     // Without a warm-up, read the counters before the first request.
     let early = if options.warmup.is_zero() {
         Some(cache_counters(&options.target).await)
@@ -418,11 +364,11 @@ pub(crate) async fn run(
     let workers: Vec<_> = (0..options.connections)
         .map(|id| tokio::spawn(worker(id, Arc::clone(&shared))))
         .collect();
-    let writer = options.write_every.map(|every| {
+    let writer = options.write_every.zip(original).map(|(every, original)| {
         tokio::spawn(writer(
             options.target.clone(),
-            plan.environment,
-            plan.write_resource.clone(),
+            (plan.environment, plan.write_resource.clone()),
+            original,
             every,
             Arc::clone(&shared),
         ))
@@ -544,23 +490,6 @@ fn progress_bar(options: &Options) -> indicatif::ProgressBar {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn targets_parse() {
-        let cases = [
-            ("http://127.0.0.1:8750", Ok("127.0.0.1:8750")),
-            ("http://localhost:1/api/v1", Ok("localhost:1")),
-            ("https://x:1", Err("http://")),
-            ("http:///x", Err("no host")),
-        ];
-        for (url, want) in cases {
-            match (url.parse::<Target>(), want) {
-                (Ok(t), Ok(a)) => assert_eq!(t.authority, a),
-                (Err(e), Err(part)) => assert!(e.contains(part), "{url}: {e}"),
-                (got, want) => panic!("{url}: {got:?} vs {want:?}"),
-            }
-        }
-    }
 
     #[test]
     fn cache_counters_from_metrics_text() {

@@ -8,6 +8,7 @@ use super::BenchError;
 use super::client::Target;
 use crate::configdb::{DocKind, LevelPath};
 use crate::hiera::Value;
+use crate::ops::remote::{ClientAuth, Timeouts};
 use crate::ops::{self, ConfigOps, LevelDocs, Local, NewEnv, Remote, TreeImport};
 use crate::tree::{TreeFile, read_tree};
 use serde::{Deserialize, Serialize};
@@ -95,15 +96,21 @@ fn read(path: &Path) -> Result<Vec<TreeFile>, BenchError> {
 }
 
 /// Loads through a running server's API, as environment `env`: one
-/// all-or-nothing import per level.
+/// all-or-nothing import per level, authenticating with `auth`.
 ///
 /// # Errors
 ///
 /// A file cannot be read, or the server refuses.
-pub(crate) fn via_server(target: &Target, dir: &Path, env: i64) -> Result<Loaded, BenchError> {
+pub(crate) fn via_server(
+    target: &Target,
+    auth: ClientAuth,
+    dir: &Path,
+    env: i64,
+) -> Result<Loaded, BenchError> {
     let started = Instant::now();
     let trees = read_levels(dir)?;
-    let remote = Remote::new(&target.url()).map_err(ops::OpsError::from)?;
+    let remote =
+        Remote::connect(&target.url(), Timeouts::default(), auth).map_err(ops::OpsError::from)?;
     load(&remote, trees, env, started)
 }
 

@@ -4,6 +4,7 @@
 //! - [`load`]: importing it (through the API, or into a database), timed;
 //! - [`plan`]: the keys, nodes and hierarchy requests are built from;
 //! - [`client`]: the load loop over N keep-alive connections;
+//! - [`connect`]: those connections, over TCP or TLS, with credentials;
 //! - [`stats`]: HDR percentiles, the timeline, the report;
 //! - [`chart`]: the SVG latency chart;
 //! - [`summary`]: the table of bench/run.sh from its saved reports;
@@ -13,6 +14,7 @@
 pub(crate) mod baseline;
 pub(crate) mod chart;
 pub(crate) mod client;
+pub(crate) mod connect;
 pub(crate) mod generate;
 pub(crate) mod load;
 pub(crate) mod plan;
@@ -66,30 +68,16 @@ impl BenchError {
         let context = context.into();
         move |source| BenchError::Io { context, source }
     }
-
-    pub(crate) fn refused(
-        what: impl Into<String>,
-        status: hyper::StatusCode,
-        body: &[u8],
-    ) -> BenchError {
-        BenchError::Refused {
-            what: what.into(),
-            status: status.as_u16(),
-            body: String::from_utf8_lossy(body).into_owned(),
-        }
-    }
 }
 
 /// A GET's body, `None` on 404.
 async fn get_body(target: &Target, path: &str) -> Result<Option<String>, BenchError> {
-    let (status, body) = client::get(target, path)
-        .await
-        .map_err(BenchError::io(format!("cannot reach {}", target.url())))?;
+    let (status, body) = client::get(target, path).await?;
     if status.as_u16() == 404 {
         return Ok(None);
     }
     if !status.is_success() {
-        return Err(BenchError::refused(format!("GET {path}"), status, &body));
+        return Err(connect::refusal(&format!("GET {path}"), status, &body));
     }
     String::from_utf8(body.to_vec())
         .map(Some)

@@ -8,6 +8,7 @@ use crate::bench::client::{self, Limit, Options, Target};
 use crate::bench::plan::{self, KeyClass, Mix, Plan, Sampler};
 use crate::bench::stats::Report;
 use crate::bench::{baseline, chart, discover, generate, load, summary};
+use crate::cli::args::ClientFlags;
 use anyhow::{Context, bail};
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
@@ -48,8 +49,11 @@ pub(crate) enum Sub {
     /// API (one import per level), or into a database file.
     Load {
         dir: PathBuf,
+        /// The server, `http://host:port` or `https://…`.
         #[arg(long, conflicts_with = "db", required_unless_present = "db")]
         server: Option<String>,
+        #[command(flatten)]
+        client: ClientFlags,
         #[arg(long)]
         db: Option<PathBuf>,
         #[arg(long, default_value_t = 1)]
@@ -115,9 +119,13 @@ pub(crate) enum Sub {
 
 #[derive(Debug, clap::Args)]
 pub(crate) struct RunArgs {
-    /// The server to load, `http://host:port`.
+    /// The server to load, `http://host:port` or `https://host:port`.
     #[arg(long)]
     pub(crate) server: Option<String>,
+    /// The credentials and TLS settings, as the other commands'
+    /// (docs/security.md).
+    #[command(flatten)]
+    pub(crate) client: ClientFlags,
     /// The plan (`bench-plan.json` from `hierad bench generate`); without
     /// it, keys and nodes come from the environment's own data.
     #[arg(long)]
@@ -239,6 +247,7 @@ pub(crate) fn run(args: Args) -> anyhow::Result<ExitCode> {
         Some(Sub::Load {
             dir,
             server,
+            client,
             db,
             env,
             json,
@@ -247,7 +256,7 @@ pub(crate) fn run(args: Args) -> anyhow::Result<ExitCode> {
                 (_, Some(db)) => load::into_db(&db, &dir, env)?,
                 (Some(server), None) => {
                     let target: Target = server.parse().map_err(anyhow::Error::msg)?;
-                    load::via_server(&target, &dir, env)?
+                    load::via_server(&target, client.auth()?, &dir, env)?
                 }
                 (None, None) => bail!("give --server or --db"),
             };
@@ -380,6 +389,7 @@ fn load_test(args: RunArgs) -> anyhow::Result<ExitCode> {
         bail!("give --server URL (or a subcommand: generate, load, chart, summary)");
     };
     let target: Target = server.parse().map_err(anyhow::Error::msg)?;
+    let target = target.authenticate(&args.client.auth()?)?;
     if args.connections == 0 {
         bail!("--connections must be at least 1");
     }

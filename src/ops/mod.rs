@@ -5,7 +5,7 @@
 //! API. What is built from the operations (importing a tree into an
 //! environment created if missing) is written once, here, over the trait.
 
-mod client_auth;
+pub(crate) mod client_auth;
 pub(crate) mod local;
 pub(crate) mod remote;
 mod timeouts;

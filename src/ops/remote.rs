@@ -112,23 +112,13 @@ pub(crate) struct Remote {
 
 impl Remote {
     /// A client for `server` (`http://host:port` or `https://…`, a path
-    /// prefix allowed; a bare `host:port` means http), without
-    /// credentials.
-    ///
-    /// # Errors
-    ///
-    /// [`RemoteError::BadUrl`] for an empty URL or another scheme.
-    pub(crate) fn new(server: &str) -> Result<Remote> {
-        Remote::connect(server, Timeouts::default(), ClientAuth::default())
-    }
-
-    /// A client for `server` (`http://` or `https://`) with `timeouts`,
+    /// prefix allowed; a bare `host:port` means http) with `timeouts`,
     /// that authenticates with `auth`.
     ///
     /// # Errors
     ///
-    /// As [`Remote::new`]; [`RemoteError::Tls`] for an unusable CA or
-    /// client certificate file.
+    /// [`RemoteError::BadUrl`] for an empty URL or another scheme;
+    /// [`RemoteError::Tls`] for an unusable CA or client certificate file.
     pub(crate) fn connect(server: &str, timeouts: Timeouts, auth: ClientAuth) -> Result<Remote> {
         let base = normalize_base(server).ok_or_else(|| RemoteError::BadUrl(server.to_owned()))?;
         let config = Agent::config_builder()

@@ -217,7 +217,14 @@ fn registers(ops: &dyn ConfigOps, note: &mut dyn FnMut(&str, String)) {
 fn local_and_remote_operations_agree() {
     let local = script(&Local::new(memory_store()));
     let server = InProcessServer::start();
-    let remote = script(&Remote::new(&server.url).unwrap());
+    let remote = script(
+        &Remote::connect(
+            &server.url,
+            remote::Timeouts::default(),
+            remote::ClientAuth::default(),
+        )
+        .unwrap(),
+    );
     assert_eq!(local, remote);
     // The script saw what it should (not two identical failures).
     let expect = [

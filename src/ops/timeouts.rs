@@ -1,6 +1,7 @@
 //! How long [`super::Remote`] waits for a server, and the error it gives
 //! when a wait runs out: the server, the phase and the flag that sets it.
 
+use super::client_auth::{rustls_error, tls_failure};
 use super::remote::RemoteError;
 use std::time::Duration;
 
@@ -54,6 +55,14 @@ pub(super) fn transport_error(url: &str, timeouts: Timeouts, e: ureq::Error) -> 
         ureq::Error::Io(io) if io.kind() == std::io::ErrorKind::TimedOut => {
             timed_out("waiting for an answer from", timeouts.read, "--timeout")
         }
+        ureq::Error::Rustls(tls) => RemoteError::Unreachable {
+            url: url.to_owned(),
+            reason: tls_failure(&tls),
+        },
+        ureq::Error::Io(io) if rustls_error(&io).is_some() => RemoteError::Unreachable {
+            url: url.to_owned(),
+            reason: rustls_error(&io).map(tls_failure).unwrap_or_default(),
+        },
         e => RemoteError::Unreachable {
             url: url.to_owned(),
             reason: e.to_string(),

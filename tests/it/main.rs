@@ -18,6 +18,7 @@ pub mod server;
 
 mod api;
 mod bench;
+mod bench_tls;
 mod budget;
 mod cli;
 mod cli_client;
