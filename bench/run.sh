@@ -22,13 +22,16 @@
 #   7. replicas on PostgreSQL (bench/replicas.sh, a throwaway PostgreSQL):
 #      write to visible across two replicas, lookup throughput of a replica
 #      on PostgreSQL against one on SQLite, write throughput of each store
-#      (REPLICAS=0 skips it).
+#      (REPLICAS=0 skips it);
+#   8. TLS and authentication (bench/tls.sh): lookups from a TLS server
+#      with an auth file (bearer token, Basic) against a plain server on
+#      the same data, c=CONNS and c=1 (TLS=0 skips it; needs openssl).
 #
 # Runs 1, 2 and 4 are repeated in ROUNDS interleaved rounds; ratios are
 # taken within a round, then the median across rounds is printed.
 # Environment: DURATION (seconds per run, 10), ROUNDS (3), CONNS (32),
 # NODES (1000), SMALL (10), CLI_RUNS (10; 0 skips figure 5), VISIBLE_WRITES (1000),
-# REPLICAS (1; 0 skips figure 7),
+# REPLICAS (1; 0 skips figure 7), TLS (1; 0 skips figure 8),
 # OUT (target/bench-results). All traffic stays on 127.0.0.1.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -40,6 +43,7 @@ SMALL=${SMALL:-10}
 CLI_RUNS=${CLI_RUNS:-10}
 VISIBLE_WRITES=${VISIBLE_WRITES:-1000}
 REPLICAS=${REPLICAS:-1}
+TLS=${TLS:-1}
 OUT=${OUT:-target/bench-results}
 
 cargo build --release --quiet
@@ -131,6 +135,13 @@ if [ "$REPLICAS" -gt 0 ]; then
     bash bench/replicas.sh >&2
 fi
 
+if [ "$TLS" -gt 0 ]; then
+  echo "== TLS and authentication" >&2
+  for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null || true; wait "$pid" 2>/dev/null || true; done
+  pids=()
+  BIN=$bin OUT=$OUT DURATION=$DURATION ROUNDS=$ROUNDS CONNS=$CONNS bash bench/tls.sh >&2
+fi
+
 if [ "$CLI_RUNS" -gt 0 ]; then
   echo "== hierad lookup against hiera, per call" >&2
   RUNS=$CLI_RUNS bash bench/lookup-cli.sh | tee "$OUT/cli.txt" >&2
@@ -140,3 +151,4 @@ fi
   "$OUT"/hierad-small-r1.json "$OUT"/hierad-unique-r1.json "$OUT"/large-r1.json "$OUT"/writes-r1.json
 "$bin" bench summary "$OUT" | tee "$OUT/summary.txt"
 if [ -f "$OUT/replicas.txt" ]; then cat "$OUT/replicas.txt"; fi
+if [ -f "$OUT/tls.txt" ]; then cat "$OUT/tls.txt"; fi

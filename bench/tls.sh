@@ -1,0 +1,199 @@
+#!/usr/bin/env bash
+# What TLS and authentication cost (issue 10), side by side in one run:
+# the same data served twice, by a plain HTTP server without an auth file
+# and by a TLS server (rustls, an ECDSA P-256 certificate made at run time
+# by openssl) with `--auth FILE`; the TLS server loaded once with a bearer
+# token and once with HTTP Basic (argon2id hash, verified passwords
+# cached). Keep-alive connections, at c=CONNS and at c=1, ROUNDS
+# interleaved rounds (the order turned around every other round); per
+# round the ratios TLS+auth / plain of lookups/s, p50 and p99. Goal from
+# the issue: under 10 % throughput loss.
+#
+# Then, with valgrind, the same three servers' instructions per request
+# (callgrind, counting only while INSTR_N measured lookups run after a
+# warm-up): a figure the machine's load does not move, and the profile of
+# what TLS and authentication add (callgrind_annotate of the saved
+# outputs in OUT).
+#
+#   bash bench/tls.sh                 # about 5 minutes after the release build
+#
+# Environment: DURATION (seconds per run, 10), ROUNDS (3), CONNS (32),
+# TLS_NODES (100), INSTR_N (2000; 0 skips the instruction counts), OUT
+# (target/bench-results), BIN (target/release/hierad, built). All traffic stays on 127.0.0.1; the certificates, the auth file
+# and the databases live in a temporary folder removed at the end.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+DURATION=${DURATION:-10}
+ROUNDS=${ROUNDS:-3}
+CONNS=${CONNS:-32}
+TLS_NODES=${TLS_NODES:-100}
+INSTR_N=${INSTR_N:-2000}
+command -v valgrind >/dev/null || INSTR_N=0
+OUT=${OUT:-target/bench-results}
+if [ -z "${BIN:-}" ]; then
+  cargo build --release --quiet
+  BIN=$PWD/target/release/hierad
+fi
+command -v openssl >/dev/null || { echo "bench/tls.sh needs the openssl command (Debian's openssl package)" >&2; exit 1; }
+work=$(mktemp -d)
+pids=()
+cleanup() {
+  for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null || true; done
+  for pid in "${pids[@]}"; do wait "$pid" 2>/dev/null || true; done
+  rm -rf "$work"
+}
+trap cleanup EXIT
+mkdir -p "$OUT"
+
+# start NAME CMD… (bench/lib.sh): sets PID and URL.
+source bench/lib.sh
+
+# field FILE KEY: the first number of KEY in a one-line JSON report (the
+# top-level latency's p50 and p99 come before any other).
+field() { grep -o "\"$2\":[0-9.eE+-]*" "$1" | head -n 1 | cut -d: -f2; }
+
+echo "== tls: a CA and the server's certificate (openssl, ECDSA P-256)" >&2
+(
+  cd "$work"
+  openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -days 2 \
+    -subj "/CN=hierad bench CA" -keyout ca.key -out ca.pem \
+    -addext basicConstraints=critical,CA:TRUE -addext keyUsage=critical,keyCertSign 2>/dev/null
+  openssl req -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes \
+    -subj "/CN=localhost" -keyout server.key -out server.csr 2>/dev/null
+  printf 'subjectAltName=DNS:localhost,IP:127.0.0.1\nextendedKeyUsage=serverAuth\n' >server.ext
+  openssl x509 -req -in server.csr -CA ca.pem -CAkey ca.key -CAcreateserial -days 2 \
+    -extfile server.ext -out server.pem 2>/dev/null
+)
+
+echo "== tls: $TLS_NODES nodes, an auth file with a token and a user" >&2
+"$BIN" bench generate --nodes "$TLS_NODES" "$work/gen" >/dev/null 2>&1
+"$BIN" bench load "$work/gen" --db "$work/plain.db" >/dev/null
+cp "$work/plain.db" "$work/tls.db"
+umask 077
+printf 'bench-password-%s\n' "$RANDOM$RANDOM" >"$work/user.pw"
+token=$("$BIN" auth add-token --file "$work/auth.toml" --role read bench 2>/dev/null)
+"$BIN" auth add-user --file "$work/auth.toml" --role read --password-file "$work/user.pw" bench >/dev/null 2>&1
+
+start plain "$BIN" serve --listen 127.0.0.1:0 --db "$work/plain.db" --no-sample
+plain_url=$URL
+# curl (start's probe) trusts the bench CA through CURL_CA_BUNDLE.
+CURL_CA_BUNDLE=$work/ca.pem start tls "$BIN" serve --listen 127.0.0.1:0 --db "$work/tls.db" \
+  --no-sample --auth "$work/auth.toml" --tls-cert "$work/server.pem" --tls-key "$work/server.key"
+tls_url=$URL
+case $tls_url in https://*) ;; *) echo "the TLS server listens on $tls_url" >&2; exit 1 ;; esac
+
+load_before=$(cut -d' ' -f1-3 /proc/loadavg)
+plan=$work/gen/bench-plan.json
+run() { # NAME CONNS ROUND [ARGS…]
+  local name=$1 conns=$2 round=$3; shift 3
+  local report=$OUT/tls-$name-c$conns-r$round.json
+  case $name in
+    plain) "$BIN" bench --server "$plain_url" --plan "$plan" -c "$conns" -d "${DURATION}s" \
+      --label "$name c=$conns" --json >"$report" ;;
+    bearer) HIERAD_TOKEN=$token "$BIN" bench --server "$tls_url" --cacert "$work/ca.pem" \
+      --plan "$plan" -c "$conns" -d "${DURATION}s" --label "tls+bearer c=$conns" --json >"$report" ;;
+    basic) "$BIN" bench --server "$tls_url" --cacert "$work/ca.pem" --user bench \
+      --password-file "$work/user.pw" --plan "$plan" -c "$conns" -d "${DURATION}s" \
+      --label "tls+basic c=$conns" --json >"$report" ;;
+  esac
+  local errors
+  errors=$(grep -o '"errors":{"total":[0-9]*' "$report" | grep -o '[0-9]*$')
+  if [ "$errors" != 0 ]; then
+    echo "$name c=$conns round $round: $errors failed requests" >&2
+    exit 1
+  fi
+  "$BIN" bench summary --run "$report" >&2
+}
+
+ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf("%.3f", a / b) }'; }
+declare -A ratios=()
+for round in $(seq "$ROUNDS"); do
+  echo "== tls: round $round of $ROUNDS" >&2
+  order=(plain bearer basic)
+  [ $((round % 2)) = 0 ] && order=(basic bearer plain)
+  for conns in "$CONNS" 1; do
+    for name in "${order[@]}"; do run "$name" "$conns" "$round"; done
+    p=$OUT/tls-plain-c$conns-r$round.json
+    for name in bearer basic; do
+      t=$OUT/tls-$name-c$conns-r$round.json
+      ratios[$name,$conns]+="$(ratio "$(field "$t" lookups_per_s)" "$(field "$p" lookups_per_s)") "
+      ratios[$name,$conns,p50]+="$(ratio "$(field "$t" p50)" "$(field "$p" p50)") "
+      ratios[$name,$conns,p99]+="$(ratio "$(field "$t" p99)" "$(field "$p" p99)") "
+    done
+  done
+done
+
+median() { tr ' ' '\n' | grep . | sort -g | awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
+# mean FILES…: the mean of a field over the rounds' reports.
+mean() { local key=$1; shift; for f in "$@"; do field "$f" "$key"; done | awk '{ s += $1 } END { printf("%.0f", s / NR) }'; }
+{
+  echo "TLS and authentication (bench/tls.sh, $TLS_NODES nodes, ${DURATION}s x $ROUNDS rounds, load before: $load_before)"
+  printf '%-12s %5s %12s %9s %9s\n' server conns lookups/s p50_us p99_us
+  for conns in "$CONNS" 1; do
+    for name in plain bearer basic; do
+      files=("$OUT"/tls-$name-c$conns-r*.json)
+      printf '%-12s %5s %12s %9s %9s\n' "$name" "$conns" "$(mean lookups_per_s "${files[@]}")" \
+        "$(mean p50 "${files[@]}")" "$(mean p99 "${files[@]}")"
+    done
+  done
+  echo "ratios TLS+auth / plain, per round (median):"
+  for conns in "$CONNS" 1; do
+    for name in bearer basic; do
+      printf '  c=%-3s %-6s lookups/s %s(%s)  p50 %s(%s)  p99 %s(%s)\n' "$conns" "$name" \
+        "${ratios[$name,$conns]}" "$(echo "${ratios[$name,$conns]}" | median)" \
+        "${ratios[$name,$conns,p50]}" "$(echo "${ratios[$name,$conns,p50]}" | median)" \
+        "${ratios[$name,$conns,p99]}" "$(echo "${ratios[$name,$conns,p99]}" | median)"
+    done
+  done
+  echo "load after: $(cut -d' ' -f1-3 /proc/loadavg)"
+} | tee "$OUT/tls.txt"
+[ "$INSTR_N" -gt 0 ] || exit 0
+for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null || true; wait "$pid" 2>/dev/null || true; done
+pids=()
+
+# count NAME CLIENT-ARGS -- SERVER-ARGS…: sets COUNT, the server's
+# instructions per lookup, c=4, the plan's mix, after 300 lookups of
+# warm-up. (Not in a $(…) subshell: the cleanup must see the server.)
+count() {
+  local name=$1 client=() server=()
+  shift
+  while [ "$1" != "--" ]; do client+=("$1"); shift; done
+  shift
+  server=("$@")
+  local out=$OUT/tls-$name.callgrind log=$work/$name-callgrind.log url=""
+  HIERAD_LOG=warn valgrind --tool=callgrind --instr-atstart=no --callgrind-out-file="$out" \
+    "$BIN" serve --listen 127.0.0.1:0 --no-sample "${server[@]}" 2>"$log" &
+  local pid=$!
+  pids+=("$pid")
+  for _ in $(seq 600); do
+    url=$(address_in "$log")
+    [ -n "$url" ] && break
+    sleep 0.1
+  done
+  [ -n "$url" ] || { echo "$name: the server did not start under callgrind" >&2; cat "$log" >&2; exit 1; }
+  "$BIN" bench --server "$url" --plan "$plan" -c 4 -n 300 "${client[@]}" >/dev/null
+  callgrind_control -i on "$pid" >/dev/null 2>&1
+  "$BIN" bench --server "$url" --plan "$plan" -c 4 -n "$INSTR_N" --warmup 0s "${client[@]}" >/dev/null
+  callgrind_control -i off "$pid" >/dev/null 2>&1
+  kill "$pid"
+  wait "$pid" 2>/dev/null || true
+  local total
+  total=$(callgrind_annotate "$out" 2>/dev/null | sed -n 's/^ *\([0-9,]*\) .*PROGRAM TOTALS.*/\1/p' | tr -d ,)
+  COUNT=$((total / INSTR_N))
+}
+
+echo "== tls: instructions per lookup (callgrind, $INSTR_N lookups each)" >&2
+tls_server=(--auth "$work/auth.toml" --tls-cert "$work/server.pem" --tls-key "$work/server.key")
+count plain -- --db "$work/plain.db"
+plain=$COUNT
+HIERAD_TOKEN=$token count bearer --cacert "$work/ca.pem" -- --db "$work/tls.db" "${tls_server[@]}"
+bearer=$COUNT
+count basic --cacert "$work/ca.pem" --user bench --password-file "$work/user.pw" -- \
+  --db "$work/tls.db" "${tls_server[@]}"
+basic=$COUNT
+{
+  echo "server instructions per lookup (callgrind, c=4, $INSTR_N lookups after 300 of warm-up):"
+  printf '  %-8s %9d\n' plain "$plain"
+  printf '  %-8s %9d  %s x plain, +%d\n' bearer "$bearer" "$(ratio "$bearer" "$plain")" $((bearer - plain))
+  printf '  %-8s %9d  %s x plain, +%d\n' basic "$basic" "$(ratio "$basic" "$plain")" $((basic - plain))
+} | tee -a "$OUT/tls.txt"
