@@ -3,12 +3,14 @@
 //! [`Snapshot`], answered by the Hiera core exactly as Hiera 3.10 answers
 //! from YAML files. Shared by the server, the remote CLI and the bench.
 
+use crate::configdb::memo::AnswerMemo;
 use crate::configdb::{LevelPath, PathReader, Snapshot};
 use crate::hiera::budget::Meter;
 use crate::hiera::config::{BackendKind, Config};
 use crate::hiera::lookup::{Answer, DataSource, Fetched, Hiera, NoLog, Resolution, Step};
-use crate::hiera::merge::MergeSpec;
+use crate::hiera::merge::{Behavior, MergeSpec};
 use crate::hiera::{Hash, HieraError, Result, Value};
+use std::borrow::Cow;
 
 /// The resource whose root `values` are an environment's Hiera
 /// configuration (what `hierad import` makes of a tree's `hiera.yaml`).
@@ -46,12 +48,14 @@ pub(crate) struct Outcome<'s> {
 /// An environment or path that cannot be reached has no data.
 pub(crate) struct SnapshotSource<'s, 'r> {
     reader: Option<PathReader<'s, 'r>>,
+    memo: &'s AnswerMemo,
 }
 
 impl<'s, 'r> SnapshotSource<'s, 'r> {
     pub(crate) fn new(snapshot: &'s Snapshot, env: i64, level: &'r LevelPath) -> Self {
         SnapshotSource {
             reader: snapshot.at(env, level),
+            memo: snapshot.memo(),
         }
     }
 }
@@ -67,6 +71,19 @@ impl<'s> DataSource<'s> for SnapshotSource<'s, '_> {
             Some((value, false)) => Fetched::Found(value),
             None => Fetched::NoKey,
         })
+    }
+
+    fn merged(&self, behavior: Behavior, layers: &[&'s Value]) -> Option<&'s Value> {
+        self.memo.merged(behavior, layers)
+    }
+
+    fn keep_merged(
+        &self,
+        behavior: Behavior,
+        layers: &[&'s Value],
+        merged: Value,
+    ) -> Cow<'s, Value> {
+        self.memo.keep_merged(behavior, layers, merged)
     }
 }
 
@@ -417,6 +434,54 @@ mod tests {
             &a,
             &request(Some(&["a"]), Some("deeper"), false)
         ));
+    }
+
+    /// A hash lookup of final values is merged once per snapshot: the
+    /// second lookup answers the kept merge; a snapshot without a memo, or
+    /// one made by a write, merges afresh and answers the same (or the
+    /// written) data.
+    #[test]
+    fn merges_of_final_values_are_kept_per_snapshot() {
+        use crate::configdb::StoredDoc;
+        use crate::configdb::model::Version;
+        let store = store();
+        put_hierarchy(&store, &["b", "a"]);
+        let snapshot = snapshot(&store);
+        let config = config_for(&snapshot, &request(None, None, false)).unwrap();
+        let hash_n = Request {
+            key: "n".into(),
+            resolution: Resolution::Hash,
+            ..request(None, None, false)
+        };
+        let answer = |snapshot: &Snapshot| {
+            let mut meter = Meter::new(crate::hiera::budget::Budget::UNLIMITED);
+            let outcome =
+                lookup(snapshot, &config, &config.hierarchy, &hash_n, &mut meter).unwrap();
+            match outcome.answer {
+                Answer::Found(v) => (crate::wire::to_string(&v), matches!(v, Cow::Borrowed(_))),
+                other => panic!("{other:?}"),
+            }
+        };
+        let merged = r#"{"x":{"p":1,"q":2}}"#.to_owned();
+        assert_eq!(answer(&snapshot), (merged.clone(), true));
+        assert_eq!(answer(&snapshot), (merged.clone(), true));
+        assert!(snapshot.memo().used() > 0);
+        let unkept = snapshot.clone().with_memo_budget(0);
+        assert_eq!(answer(&unkept), (merged, false));
+        let version = Version {
+            number: 2,
+            created_at: 0,
+            size: 0,
+            deleted: false,
+            author: None,
+        };
+        let nested = Value::Hash(rhash! {"x" => Value::Hash(rhash! {"p" => 3})});
+        let written = StoredDoc::new(version, Arc::new(rhash! {"n" => nested}));
+        let after = snapshot
+            .with_document(1, &LevelPath::root(), "a", DocKind::Values, Some(written))
+            .unwrap();
+        assert_eq!(after.memo().used(), 0, "a write starts an empty memo");
+        assert_eq!(answer(&after), (r#"{"x":{"p":3,"q":2}}"#.to_owned(), true));
     }
 
     #[test]

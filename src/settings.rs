@@ -31,6 +31,9 @@ pub struct Settings {
     pub(crate) sample: Sample,
     /// The lookup-answer cache's budget, in bytes of cached answers.
     pub(crate) cache_bytes: u64,
+    /// Each snapshot's memo of answers made from final values
+    /// (configdb/memo.rs), in bytes (0: none).
+    pub(crate) memo_bytes: usize,
     /// Connections served at once; at the limit a new one closes an idle
     /// one, or waits while every connection is busy.
     pub(crate) max_connections: usize,
@@ -87,6 +90,7 @@ impl Default for Settings {
             request_timeout: Duration::from_secs(30),
             sample: Sample::BuiltIn,
             cache_bytes: 256 * 1024 * 1024,
+            memo_bytes: crate::configdb::memo::DEFAULT_BUDGET,
             max_connections: 1024,
             header_timeout: Duration::from_secs(10),
             idle_timeout: Duration::from_secs(60),

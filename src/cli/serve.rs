@@ -44,6 +44,12 @@ pub(crate) struct Args {
     /// bodies (0: no cache). Answers are cached from their second request.
     #[arg(long, env = "HIERAD_CACHE_MIB", default_value_t = 256)]
     pub(crate) cache_mib: u64,
+    /// The budget in MiB of each snapshot's memo of answers made from
+    /// final values, whatever the request (0: none): merged Hashes of
+    /// hash lookups keyed by the stored values merged, and the encoded
+    /// bodies of large answers. Emptied by every write.
+    #[arg(long, env = "HIERAD_MEMO_MIB", default_value_t = 64)]
+    pub(crate) memo_mib: usize,
     /// Every request is answered within this time, or gets 408 (`30s`,
     /// `500ms`, `1m`).
     #[arg(long, value_parser = positive_duration, default_value = "30s")]
@@ -171,6 +177,7 @@ pub(crate) fn run(args: Args) -> anyhow::Result<ExitCode> {
         db: args.db,
         body_limit: args.body_limit,
         cache_bytes: args.cache_mib.saturating_mul(1024 * 1024),
+        memo_bytes: args.memo_mib.saturating_mul(1024 * 1024),
         sample: match (args.no_sample, args.sample) {
             (true, _) => Sample::Off,
             (false, Some(dir)) => Sample::Dir(dir),

@@ -10,6 +10,7 @@ pub(crate) mod error;
 pub(crate) mod fold;
 pub(crate) mod keypath;
 pub(crate) mod level;
+pub(crate) mod memo;
 pub(crate) mod model;
 pub(crate) mod retention;
 pub(crate) mod schema;

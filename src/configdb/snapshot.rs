@@ -34,6 +34,7 @@
 use super::error::{ConfigError, NotFound};
 use super::fold::{deep_merge, merge_shared};
 use super::level::{LevelPath, LevelValue};
+use super::memo::AnswerMemo;
 use super::model::{Component, DocKind, Environment, SnapshotData, UnreadableDocument, Version};
 use crate::hiera::lookup::is_final;
 use crate::hiera::{Hash, Value};
@@ -132,6 +133,9 @@ pub(crate) struct Snapshot {
     /// fail (500) instead of answering as if it were empty; a write of the
     /// document replaces it.
     unreadable: Arc<Vec<UnreadableDocument>>,
+    /// Answers made from this snapshot's final values (configdb/memo.rs);
+    /// every new snapshot starts with an empty one.
+    memo: Arc<AnswerMemo>,
 }
 
 #[derive(Debug)]
@@ -440,7 +444,20 @@ impl Snapshot {
             components: Arc::new(components),
             envs: Arc::new(envs),
             unreadable: Arc::new(unreadable),
+            memo: Arc::default(),
         }
+    }
+
+    /// This snapshot with an empty answer memo of `budget` bytes (0: no
+    /// memo); the snapshots derived from it by writes get the same budget.
+    pub(crate) fn with_memo_budget(mut self, budget: usize) -> Snapshot {
+        self.memo = Arc::new(AnswerMemo::new(budget));
+        self
+    }
+
+    /// What this snapshot remembers of the answers made from it.
+    pub(crate) fn memo(&self) -> &AnswerMemo {
+        &self.memo
     }
 
     /// The stored documents that could not be read.
@@ -656,6 +673,7 @@ impl Snapshot {
             components: Arc::clone(&self.components),
             envs: Arc::new(envs),
             unreadable,
+            memo: Arc::new(AnswerMemo::new(self.memo.budget())),
         })
     }
 

@@ -8,10 +8,13 @@ use super::error::{ErrorClass, HieraError, Result};
 use super::hierarchy::{datafile_path, is_bad_level, levels};
 use super::interpolate::{Context, Resolver, has_token, interpolate, interpolate_str};
 use super::key::{key_syntax_error, lookup_key, qualified_lookup, split_key};
-use super::merge::{MergeSpec, merge_answer_traced, resolve_array};
+use super::merge::{Behavior, MergeSpec};
 use super::render::ruby::to_s;
 use super::value::{Hash, Value};
+use fold::Fold;
 use std::borrow::Cow;
+
+mod fold;
 
 /// What one hierarchy level holds for the key asked.
 #[derive(Debug)]
@@ -48,6 +51,33 @@ pub(crate) trait DataSource<'d> {
         source: &str,
         key: &Value,
     ) -> Result<Fetched<'d>>;
+
+    /// The merge of `layers` under `behavior` with deep_merge's default
+    /// options, if this source kept it (see [`DataSource::keep_merged`]).
+    /// `layers` are final Hashes this source handed out, highest priority
+    /// first.
+    fn merged(&self, behavior: Behavior, layers: &[&'d Value]) -> Option<&'d Value> {
+        let _ = (behavior, layers);
+        None
+    }
+
+    /// Offers `merged`, the merge of `layers` under `behavior`, to be kept
+    /// for as long as the values the source hands out live: a source whose
+    /// data cannot change under `'d` (a snapshot) may keep it, keyed by the
+    /// layers' identity, and answer [`DataSource::merged`] with it. The
+    /// merge of final values is a function of those values and the
+    /// behaviour alone (no scope, no interpolation), so a kept merge is
+    /// always the one the lookup would make. Returns the value to answer
+    /// with (borrowed if kept).
+    fn keep_merged(
+        &self,
+        behavior: Behavior,
+        layers: &[&'d Value],
+        merged: Value,
+    ) -> Cow<'d, Value> {
+        let _ = (behavior, layers);
+        Cow::Owned(merged)
+    }
 }
 
 /// Receives Hiera's log messages (the console logger's `debug`/`warn`).
@@ -338,7 +368,7 @@ impl<'a, 'd> Hiera<'a, 'd> {
                 break;
             }
         }
-        if let Some(answer) = fold.finish(true) {
+        if let Some(answer) = fold.finish(true, self.data, &mut self.merge_debug)? {
             return Ok(Answer::Found(answer));
         }
         Ok(match default {
@@ -431,7 +461,7 @@ impl<'a, 'd> Hiera<'a, 'd> {
                 break;
             }
         }
-        Ok(fold.finish(false))
+        fold.finish(false, self.data, &mut self.merge_debug)
     }
 
     /// A debug message, formatted only when the logger wants it.
@@ -544,79 +574,6 @@ impl Resolver for Hiera<'_, '_> {
     }
 }
 
-/// An answer accumulating over the levels of a backend, or over the
-/// backends of `Backend.lookup`: the same three-way rule at both depths.
-struct Fold<'r, 'd> {
-    resolution: &'r Resolution,
-    /// The configured merge, unless the resolution type brings its own.
-    spec: &'r MergeSpec,
-    found: bool,
-    array: Vec<Value>,
-    hash: Option<Hash>,
-    answer: Option<Cow<'d, Value>>,
-}
-
-impl<'r, 'd> Fold<'r, 'd> {
-    fn new(resolution: &'r Resolution, configured: &'r MergeSpec) -> Fold<'r, 'd> {
-        let spec = match resolution {
-            Resolution::HashWith(spec) => spec,
-            _ => configured,
-        };
-        Fold {
-            resolution,
-            spec,
-            found: false,
-            array: Vec::new(),
-            hash: None,
-            answer: None,
-        }
-    }
-
-    /// Adds a value found for `key` (type-checked as Hiera does); `true`
-    /// when the lookup is decided (priority: the first find wins).
-    fn add(&mut self, key: &str, value: Cow<'d, Value>, trace: &mut String) -> Result<bool> {
-        self.found = true;
-        match self.resolution {
-            Resolution::Array => {
-                check_array(key, &value)?;
-                self.array.push(value.into_owned());
-                Ok(false)
-            }
-            Resolution::Hash | Resolution::HashWith(_) => {
-                if !matches!(*value, Value::Hash(_)) {
-                    return Err(type_mismatch(key, "Hash", &value));
-                }
-                let Value::Hash(h) = value.into_owned() else {
-                    unreachable!("checked above")
-                };
-                let acc = self.hash.take().unwrap_or_default();
-                self.hash = Some(merge_answer_traced(h, acc, self.spec, trace)?);
-                Ok(false)
-            }
-            Resolution::Priority | Resolution::Other(_) => {
-                self.answer = Some(value);
-                Ok(true)
-            }
-        }
-    }
-
-    /// The answer, if anything was found; `resolve` applies the array
-    /// lookup's final `flatten.uniq.compact` (done once, in `Backend.lookup`).
-    fn finish(self, resolve: bool) -> Option<Cow<'d, Value>> {
-        if !self.found {
-            return None;
-        }
-        Some(match self.resolution {
-            Resolution::Array if resolve => Cow::Owned(Value::Array(resolve_array(self.array))),
-            Resolution::Array => Cow::Owned(Value::Array(self.array)),
-            Resolution::Hash | Resolution::HashWith(_) => {
-                Cow::Owned(Value::Hash(self.hash.unwrap_or_default()))
-            }
-            _ => self.answer.unwrap_or(Cow::Owned(Value::Nil)),
-        })
-    }
-}
-
 /// `Backend.parse_answer`: a found value with every String interpolated
 /// (nested Hash keys too); Symbols and anything else become nil. Most data
 /// has nothing to change: it is handed back as it came, uncopied.
@@ -673,23 +630,6 @@ fn parse_value(
         ),
         Value::Nil | Value::Symbol(_) => Value::Nil,
     })
-}
-
-fn check_array(key: &str, value: &Value) -> Result<()> {
-    match value {
-        Value::Array(_) | Value::String(_) => Ok(()),
-        other => Err(type_mismatch(key, "Array", other)),
-    }
-}
-
-fn type_mismatch(key: &str, expected: &str, got: &Value) -> HieraError {
-    HieraError::new(
-        ErrorClass::Exception,
-        format!(
-            "Hiera type mismatch for key '{key}': expected {expected} and got {}",
-            got.class_name()
-        ),
-    )
 }
 
 /// The part of a found value a dotted key's later segments address.

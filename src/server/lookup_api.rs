@@ -22,6 +22,7 @@ use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use serde::de::{Deserialize, Deserializer, IgnoredAny, MapAccess, Visitor};
+use std::borrow::Cow;
 use std::cell::Cell;
 use std::collections::HashMap;
 use std::fmt;
@@ -148,7 +149,14 @@ fn answer_body(
     let body = match &parsed.keys {
         None if !parsed.request.explain => {
             let outcome = lookup(snapshot, config, hierarchy, &parsed.request, &mut meter)?;
-            return Ok(answer_text(&outcome.answer));
+            return Ok(match &outcome.answer {
+                // Borrowed: a stored final value or a kept merge of this
+                // snapshot, whose body the snapshot keeps once made.
+                Answer::Found(Cow::Borrowed(v)) => {
+                    snapshot.memo().body(v, |v| value_answer(FOUND, v))
+                }
+                other => answer_text(other),
+            });
         }
         None => {
             let outcome = lookup(snapshot, config, hierarchy, &parsed.request, &mut meter)?;
@@ -205,11 +213,13 @@ fn refusal(error: HieraError, budget: Budget, metrics: &Metrics) -> ApiError {
 /// built, nor copied).
 fn answer_text(answer: &Answer) -> Bytes {
     match answer {
-        Answer::Found(v) => value_answer(b"{\"found\":true,\"value\":", v),
+        Answer::Found(v) => value_answer(FOUND, v),
         Answer::Default(v) => value_answer(b"{\"found\":false,\"default\":true,\"value\":", v),
         Answer::NotFound => Bytes::from_static(b"{\"found\":false}"),
     }
 }
+
+const FOUND: &[u8] = b"{\"found\":true,\"value\":";
 
 fn value_answer(open: &[u8], v: &Value) -> Bytes {
     let mut out = Vec::with_capacity(ANSWER_CAPACITY);

@@ -78,7 +78,10 @@ impl AppState {
     /// The store cannot be read.
     pub(crate) fn new(store: Arc<dyn Store>, settings: Settings) -> Result<AppState, ApiError> {
         let (snapshot, generation) = match store.changes_since(0)? {
-            Changes::Everything { generation, data } => (Snapshot::build(data), generation),
+            Changes::Everything { generation, data } => (
+                Snapshot::build(data).with_memo_budget(settings.memo_bytes),
+                generation,
+            ),
             _ => {
                 return Err(ApiError::Internal(
                     "the store did not answer its whole content to a first load".to_owned(),
@@ -411,6 +414,7 @@ impl AppState {
         let Some((snapshot, generation)) = update else {
             return;
         };
+        let snapshot = snapshot.with_memo_budget(self.inner.settings.memo_bytes);
         self.inner
             .metrics
             .set_unreadable(snapshot.unreadable().len());

@@ -14,7 +14,7 @@ use deep::{Indent, Merger};
 use prefix::Knockout;
 
 /// How two levels' Hashes combine (hiera.yaml `:merge_behavior:`).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
 pub(crate) enum Behavior {
     /// `lower.merge(higher)`: top-level keys only, higher wins.
     #[default]
@@ -96,6 +96,18 @@ pub struct MergeSpec {
 }
 
 impl MergeSpec {
+    /// The behaviour, when merging with it can neither fail nor print a
+    /// `merge_debug` trace whatever the Hashes: native (which ignores
+    /// every option), or deep/deeper with deep_merge's default options.
+    /// Such merges can be put off, kept, or skipped when one side is
+    /// empty (a Hash merged into `{}` is that Hash) without any difference
+    /// a caller could see.
+    pub(crate) fn plain(&self) -> Option<Behavior> {
+        let plain = self.behavior == Behavior::Native
+            || (self.options_error.is_none() && self.options == DeepMergeOptions::default());
+        plain.then_some(self.behavior)
+    }
+
     pub(crate) fn new(behavior: Behavior, options: DeepMergeOptions) -> MergeSpec {
         let knockout = options.knockout_prefix.clone().map(Knockout::new);
         MergeSpec {
