@@ -12,6 +12,8 @@
 # The last two rows are one node's whole effective `astute` (GET
 # /api/v1/data/…, Hiera 5's data_hash) from the bare server sending the
 # same bytes and from hierad.
+# `large-nomemo` is the large class with `--memo-mib 0`; `bare-large` the
+# bare server sending network_metadata's answer (the large class's bytes).
 # Environment: NODES (1000), N (requests per class, 300; `large` gets N/5),
 # CLASSES (the lookup classes, all six by default), DOCUMENT (0: skip the
 # document rows), BIN (the hierad binary; default: the release build),
@@ -123,6 +125,12 @@ base=$(count baseline "$N" bench baseline-server -- --mix priority=1)
     per=$(count "$class" "$n" serve --db "$work/env.db" --no-sample --cache-mib 0 -- --mix "$class=1")
     printf '%-14s %12d %8.2f\n' "$class" "$per" "$(echo "$per / $base" | bc -l)"
   done
+  # The large class without the snapshot's answer memo (configdb/memo.rs):
+  # every request merges and encodes its answer.
+  if [[ " $CLASSES " == *" large "* ]]; then
+    per=$(count large-nomemo $((N / 5)) serve --db "$work/env.db" --no-sample --cache-mib 0 --memo-mib 0 -- --mix large=1)
+    printf '%-14s %12d %8.2f\n' large-nomemo "$per" "$(echo "$per / $base" | bc -l)"
+  fi
   [ "$DOCUMENT" = 0 ] && exit 0
   data='/api/v1/data/1/astute?level=nodes={node}'
   node=$(grep -A1 '"nodes"' "$work/env/bench-plan.json" | tail -1 | tr -d ' ",')
@@ -138,6 +146,20 @@ base=$(count baseline "$N" bench baseline-server -- --mix priority=1)
   wait "$doc_pid" 2>/dev/null || true
   # One node: after the warm-up, its document is encoded and kept.
   one=${data//\{node\}/$node}
+  # The bare server sending network_metadata's answer, as the large class's
+  # baseline.
+  probe="{\"environment\":1,\"level\":\"nodes=$node\",\"key\":\"network_metadata\",\"resolution\":\"hash\",\"scope\":{\"::fqdn\":\"$node\"}}"
+  HIERAD_LOG=warn "$bin" serve --listen 127.0.0.1:0 --db "$work/env.db" --no-sample 2>"$work/large.log" &
+  large_pid=$!
+  for _ in $(seq 200); do
+    url=$(address_in "$work/large.log")
+    [ -n "$url" ] && curl -sf -X POST -d "$probe" -o "$work/large.json" "$url/api/v1/lookup" && break
+    sleep 0.05
+  done
+  kill "$large_pid"
+  wait "$large_pid" 2>/dev/null || true
+  bare=$(count bare-large $((N / 5)) bench baseline-server --body "$work/large.json" -- --mix large=1)
+  printf '%-14s %12d %8s\n' bare-large "$bare" "($(wc -c <"$work/large.json") B)"
   bare=$(count bare-doc "$N" bench baseline-server --body "$work/doc.json" -- --get "$one")
   per=$(count document "$N" serve --db "$work/env.db" --no-sample -- --get "$one")
   printf '%-14s %12d %8.2f\n' bare-document "$bare" 1.00
