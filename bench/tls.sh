@@ -17,6 +17,11 @@
 #
 #   bash bench/tls.sh                 # about 5 minutes after the release build
 #
+# PIN=1 (the default where taskset and 2 CPUs are): the servers run on CPU
+# 0 and the bench client on CPU 1, so a server's lookups/s measure its own
+# cost per lookup, not the client's TLS work on the same cores (PIN=0:
+# both anywhere, as in the runs before 26 November, 22:30).
+#
 # Environment: DURATION (seconds per run, 10), ROUNDS (3), CONNS (32),
 # TLS_NODES (100), INSTR_N (2000; 0 skips the instruction counts), OUT
 # (target/bench-results), BIN (target/release/hierad, built). All traffic stays on 127.0.0.1; the certificates, the auth file
@@ -28,6 +33,10 @@ ROUNDS=${ROUNDS:-3}
 CONNS=${CONNS:-32}
 TLS_NODES=${TLS_NODES:-100}
 INSTR_N=${INSTR_N:-2000}
+PIN=${PIN:-1}
+if [ "$(nproc)" -lt 2 ] || ! command -v taskset >/dev/null; then PIN=0; fi
+on_server=() on_client=()
+if [ "$PIN" = 1 ]; then on_server=(taskset -c 0) on_client=(taskset -c 1); fi
 command -v valgrind >/dev/null || INSTR_N=0
 OUT=${OUT:-target/bench-results}
 if [ -z "${BIN:-}" ]; then
@@ -74,10 +83,10 @@ printf 'bench-password-%s\n' "$RANDOM$RANDOM" >"$work/user.pw"
 token=$("$BIN" auth add-token --file "$work/auth.toml" --role read bench 2>/dev/null)
 "$BIN" auth add-user --file "$work/auth.toml" --role read --password-file "$work/user.pw" bench >/dev/null 2>&1
 
-start plain "$BIN" serve --listen 127.0.0.1:0 --db "$work/plain.db" --no-sample
+start plain "${on_server[@]}" "$BIN" serve --listen 127.0.0.1:0 --db "$work/plain.db" --no-sample
 plain_url=$URL
 # curl (start's probe) trusts the bench CA through CURL_CA_BUNDLE.
-CURL_CA_BUNDLE=$work/ca.pem start tls "$BIN" serve --listen 127.0.0.1:0 --db "$work/tls.db" \
+CURL_CA_BUNDLE=$work/ca.pem start tls "${on_server[@]}" "$BIN" serve --listen 127.0.0.1:0 --db "$work/tls.db" \
   --no-sample --auth "$work/auth.toml" --tls-cert "$work/server.pem" --tls-key "$work/server.key"
 tls_url=$URL
 case $tls_url in https://*) ;; *) echo "the TLS server listens on $tls_url" >&2; exit 1 ;; esac
@@ -88,11 +97,11 @@ run() { # NAME CONNS ROUND [ARGS…]
   local name=$1 conns=$2 round=$3; shift 3
   local report=$OUT/tls-$name-c$conns-r$round.json
   case $name in
-    plain) "$BIN" bench --server "$plain_url" --plan "$plan" -c "$conns" -d "${DURATION}s" \
+    plain) "${on_client[@]}" "$BIN" bench --server "$plain_url" --plan "$plan" -c "$conns" -d "${DURATION}s" \
       --label "$name c=$conns" --json >"$report" ;;
-    bearer) HIERAD_TOKEN=$token "$BIN" bench --server "$tls_url" --cacert "$work/ca.pem" \
+    bearer) HIERAD_TOKEN=$token "${on_client[@]}" "$BIN" bench --server "$tls_url" --cacert "$work/ca.pem" \
       --plan "$plan" -c "$conns" -d "${DURATION}s" --label "tls+bearer c=$conns" --json >"$report" ;;
-    basic) "$BIN" bench --server "$tls_url" --cacert "$work/ca.pem" --user bench \
+    basic) "${on_client[@]}" "$BIN" bench --server "$tls_url" --cacert "$work/ca.pem" --user bench \
       --password-file "$work/user.pw" --plan "$plan" -c "$conns" -d "${DURATION}s" \
       --label "tls+basic c=$conns" --json >"$report" ;;
   esac
@@ -127,7 +136,7 @@ median() { tr ' ' '\n' | grep . | sort -g | awk '{ v[NR] = $1 } END { print (NR 
 # mean FILES…: the mean of a field over the rounds' reports.
 mean() { local key=$1; shift; for f in "$@"; do field "$f" "$key"; done | awk '{ s += $1 } END { printf("%.0f", s / NR) }'; }
 {
-  echo "TLS and authentication (bench/tls.sh, $TLS_NODES nodes, ${DURATION}s x $ROUNDS rounds, load before: $load_before)"
+  echo "TLS and authentication (bench/tls.sh, $TLS_NODES nodes, ${DURATION}s x $ROUNDS rounds, PIN=$PIN, load before: $load_before)"
   printf '%-12s %5s %12s %9s %9s\n' server conns lookups/s p50_us p99_us
   for conns in "$CONNS" 1; do
     for name in plain bearer basic; do
