@@ -26,28 +26,11 @@ ROUNDS=${ROUNDS:-3}
 BEFORE=${BEFORE:-}
 OUT=${OUT:-target/bench-results}
 
-if [ -z "${BIN:-}" ]; then
-  cargo build --release --quiet
-  BIN=$PWD/target/release/hierad
-fi
-bin=$BIN
-work=$(mktemp -d "${TMPDIR:-/tmp}/hierad-cpu.XXXXXX")
-pids=()
-cleanup() {
-  for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null || true; done
-  for pid in "${pids[@]}"; do wait "$pid" 2>/dev/null || true; done
-  rm -rf "$work"
-}
-trap cleanup EXIT
-mkdir -p "$OUT"
-# start NAME CMD… (bench/lib.sh): sets PID and URL.
+# prepare and start (bench/lib.sh): BIN, work, pids, OUT; servers.
 source bench/lib.sh
+prepare cpu
 
-"$bin" bench generate --nodes "$NODES" "$work/env" >/dev/null 2>&1
-start import "$bin" serve --listen 127.0.0.1:0 --db "$work/env.db" --no-sample
-"$bin" bench load "$work/env" --server "$URL" >/dev/null 2>&1
-kill "$PID"
-wait "$PID" 2>/dev/null || true
+generated "$NODES"
 
 hz=$(getconf CLK_TCK)
 # The server's user + system clock ticks so far.

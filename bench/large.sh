@@ -22,31 +22,12 @@ NODES=${NODES:-1000}
 BEFORE=${BEFORE:-}
 OUT=${OUT:-target/bench-results}
 
-if [ -z "${BIN:-}" ]; then
-  cargo build --release --quiet
-  BIN=$PWD/target/release/hierad
-fi
-bin=$BIN
-work=$(mktemp -d "${TMPDIR:-/tmp}/hierad-large.XXXXXX")
-pids=()
-cleanup() {
-  for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null || true; done
-  for pid in "${pids[@]}"; do wait "$pid" 2>/dev/null || true; done
-  rm -rf "$work"
-}
-trap cleanup EXIT
-mkdir -p "$OUT"
-
-# start NAME CMD… (bench/lib.sh): sets PID and URL.
+# prepare and start (bench/lib.sh): BIN, work, pids, OUT; servers.
 source bench/lib.sh
-
-rss_kib() { awk '/^VmRSS:/ { print $2 }' "/proc/$1/status"; }
+prepare large
 
 echo "== generating and importing $NODES nodes" >&2
-"$bin" bench generate --nodes "$NODES" "$work/env" 2>/dev/null
-start import "$bin" serve --listen 127.0.0.1:0 --db "$work/env.db" --no-sample
-"$bin" bench load "$work/env" --server "$URL" >/dev/null
-kill "$PID"; wait "$PID" 2>/dev/null || true
+generated "$NODES"
 plan=$work/env/bench-plan.json
 node=$(jq -r '.nodes[0]' "$plan")
 

@@ -1,5 +1,30 @@
-# Shared by the bench scripts (sourced): they set `work` (a temporary
-# folder) and `pids` (an array their cleanup kills) before calling these.
+# Shared by the bench scripts (sourced). Most begin with `prepare NAME`;
+# the others set `work` (a temporary folder) and `pids` (the servers their
+# cleanup stops) themselves before calling `start`.
+
+# prepare NAME: BIN (the release build, made unless BIN names one; also
+# as `bin`), OUT (target/bench-results unless set, created), a temporary
+# folder `work`, and `pids`; at exit every server in `pids` is stopped
+# and `work` removed.
+prepare() {
+  if [ -z "${BIN:-}" ]; then
+    cargo build --release --quiet
+    BIN=$PWD/target/release/hierad
+  fi
+  bin=$BIN
+  OUT=${OUT:-target/bench-results}
+  work=$(mktemp -d "${TMPDIR:-/tmp}/hierad-$1.XXXXXX")
+  pids=()
+  trap stop_all EXIT
+  mkdir -p "$OUT"
+}
+
+# The exit trap of `prepare`.
+stop_all() {
+  for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null || true; done
+  for pid in "${pids[@]}"; do wait "$pid" 2>/dev/null || true; done
+  rm -rf "$work"
+}
 
 # address_in LOG: the URL of a server's `listening on` line, once the line
 # is whole (a server writes it in pieces: a half-written line read as
@@ -30,3 +55,16 @@ start() {
   cat "$work/$name.log" >&2
   exit 1
 }
+
+# generated N: N generated nodes in $work/env (the plan: $work/env/bench-plan.json),
+# imported through a server into $work/env.db, which is then stopped.
+generated() {
+  "$bin" bench generate --nodes "$1" "$work/env" >/dev/null 2>&1
+  start import "$bin" serve --listen 127.0.0.1:0 --db "$work/env.db" --no-sample
+  "$bin" bench load "$work/env" --server "$URL" >/dev/null 2>&1
+  kill "$PID"
+  wait "$PID" 2>/dev/null || true
+}
+
+# rss_kib PID: a process's resident memory in KiB.
+rss_kib() { awk '/^VmRSS:/ { print $2 }' "/proc/$1/status"; }

@@ -46,21 +46,10 @@ REPLICAS=${REPLICAS:-1}
 TLS=${TLS:-1}
 OUT=${OUT:-target/bench-results}
 
-cargo build --release --quiet
-bin=$PWD/target/release/hierad
-work=$(mktemp -d)
-pids=()
-cleanup() {
-  for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null || true; done
-  for pid in "${pids[@]}"; do wait "$pid" 2>/dev/null || true; done
-  rm -rf "$work"
-}
-trap cleanup EXIT
-mkdir -p "$OUT"
-rm -f "$OUT"/*.json "$OUT"/*.svg "$OUT"/*.txt
-
-# start NAME CMD… (bench/lib.sh): sets PID and URL.
+# prepare and start (bench/lib.sh): BIN, work, pids, OUT; servers.
 source bench/lib.sh
+prepare run
+rm -f "$OUT"/*.json "$OUT"/*.svg "$OUT"/*.txt
 
 stop() {
   kill "$1"

@@ -39,23 +39,10 @@ on_server=() on_client=()
 if [ "$PIN" = 1 ]; then on_server=(taskset -c 0) on_client=(taskset -c 1); fi
 command -v valgrind >/dev/null || INSTR_N=0
 OUT=${OUT:-target/bench-results}
-if [ -z "${BIN:-}" ]; then
-  cargo build --release --quiet
-  BIN=$PWD/target/release/hierad
-fi
 command -v openssl >/dev/null || { echo "bench/tls.sh needs the openssl command (Debian's openssl package)" >&2; exit 1; }
-work=$(mktemp -d)
-pids=()
-cleanup() {
-  for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null || true; done
-  for pid in "${pids[@]}"; do wait "$pid" 2>/dev/null || true; done
-  rm -rf "$work"
-}
-trap cleanup EXIT
-mkdir -p "$OUT"
-
-# start NAME CMD… (bench/lib.sh): sets PID and URL.
+# prepare and start (bench/lib.sh): BIN, work, pids, OUT; servers.
 source bench/lib.sh
+prepare tls
 
 # field FILE KEY: the first number of KEY in a one-line JSON report (the
 # top-level latency's p50 and p99 come before any other).
