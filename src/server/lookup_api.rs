@@ -164,8 +164,10 @@ fn answer_body(
         }
         Some(keys) => {
             let mut answers = Vec::with_capacity(keys.len());
+            // One copy of the request (its scope may be large), its key
+            // changed for each.
+            let mut request = parsed.request.clone();
             for key in keys {
-                let mut request = parsed.request.clone();
                 request.key.clone_from(key);
                 let outcome = match lookup(snapshot, config, hierarchy, &request, &mut meter) {
                     Ok(outcome) => api::KeyOutcome::Answered(answer_json(
