@@ -148,3 +148,50 @@ pub fn call(method: &str, url: &str, body: Option<&str>, headers: &[(&str, &str)
         body: response.body_mut().read_to_string().unwrap_or_default(),
     }
 }
+
+/// An answer read off the wire by [`one_shot`].
+#[derive(Debug)]
+pub struct RawAnswer {
+    pub status: u16,
+    pub head: String,
+    pub body: String,
+}
+
+impl RawAnswer {
+    /// Its `X-Hierad-Generation`.
+    pub fn generation(&self) -> Option<u64> {
+        self.head.lines().find_map(|line| {
+            let (name, value) = line.split_once(':')?;
+            name.eq_ignore_ascii_case("x-hierad-generation")
+                .then(|| value.trim().parse().ok())?
+        })
+    }
+}
+
+/// One request on a fresh connection (`connection: close`), bytes on the
+/// wire; `None` when the server is gone (refused, reset, cut off
+/// mid-answer), which a killed server is.
+pub fn one_shot(url: &str, method: &str, path: &str, body: &str) -> Option<RawAnswer> {
+    use std::io::{Read, Write};
+    let addr = url.strip_prefix("http://")?;
+    let mut stream = std::net::TcpStream::connect(addr).ok()?;
+    stream
+        .set_read_timeout(Some(Duration::from_secs(30)))
+        .ok()?;
+    let head = format!(
+        "{method} {path} HTTP/1.1\r\nhost: x\r\ncontent-type: application/json\r\n\
+         content-length: {}\r\nconnection: close\r\n\r\n",
+        body.len()
+    );
+    stream.write_all(head.as_bytes()).ok()?;
+    stream.write_all(body.as_bytes()).ok()?;
+    let mut answer = String::new();
+    stream.read_to_string(&mut answer).ok()?;
+    let status = answer.get(9..12)?.parse().ok()?;
+    let (head, body) = answer.split_once("\r\n\r\n")?;
+    Some(RawAnswer {
+        status,
+        head: head.to_owned(),
+        body: body.to_owned(),
+    })
+}

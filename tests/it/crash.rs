@@ -1,11 +1,9 @@
 //! Crash safety: a server killed with SIGKILL at random moments during
 //! acknowledged writes loses none of them, and the database stays sound.
 
-use crate::server::TestServer;
+use crate::server::{TestServer, one_shot};
 use serde_json::{Value, json};
 use std::hash::{BuildHasher, Hasher};
-use std::io::{Read, Write};
-use std::net::TcpStream;
 use std::sync::Mutex;
 use std::time::Duration;
 
@@ -14,26 +12,9 @@ const KILLS: usize = 5;
 const WRITES_PER_ROUND: u64 = 2_000;
 const ROOT: &str = "/api/v1/config/environments/5/resources";
 
-/// One request on a fresh connection; `None` when the server is gone
-/// (refused, reset, or cut off mid-answer), which a dead server is.
+/// One request on a fresh connection; `None` when the server is gone.
 fn request(url: &str, method: &str, path: &str, body: &str) -> Option<(u16, String)> {
-    let addr = url.strip_prefix("http://").unwrap();
-    let mut stream = TcpStream::connect(addr).ok()?;
-    stream
-        .set_read_timeout(Some(Duration::from_secs(30)))
-        .ok()?;
-    let head = format!(
-        "{method} {path} HTTP/1.1\r\nhost: x\r\ncontent-type: application/json\r\n\
-         content-length: {}\r\nconnection: close\r\n\r\n",
-        body.len()
-    );
-    stream.write_all(head.as_bytes()).ok()?;
-    stream.write_all(body.as_bytes()).ok()?;
-    let mut answer = String::new();
-    stream.read_to_string(&mut answer).ok()?;
-    let status = answer.get(9..12)?.parse().ok()?;
-    let body = answer.split_once("\r\n\r\n")?.1.to_owned();
-    Some((status, body))
+    one_shot(url, method, path, body).map(|answer| (answer.status, answer.body))
 }
 
 fn ok(url: &str, method: &str, path: &str, body: &str) -> String {

@@ -4,10 +4,8 @@
 //! Every loop is bounded in count and time; nothing is timed.
 
 use crate::pg;
-use crate::server::{TestServer, call};
+use crate::server::{TestServer, call, one_shot};
 use serde_json::{Value, json};
-use std::io::{Read, Write};
-use std::net::TcpStream;
 use std::path::Path;
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -20,31 +18,11 @@ const MAX_WRITES: usize = 3_000;
 const GLOBALS: &str = "/api/v1/config/environments/1/resources/globals/values";
 
 /// One request on a fresh connection: status, body and
-/// `X-Hierad-Generation`; `None` when the server is gone (refused, reset,
-/// cut off mid-answer), which a killed server is.
+/// `X-Hierad-Generation`; `None` when the server is gone.
 fn request(url: &str, method: &str, path: &str, body: &str) -> Option<(u16, String, Option<u64>)> {
-    let addr = url.strip_prefix("http://")?;
-    let mut stream = TcpStream::connect(addr).ok()?;
-    stream
-        .set_read_timeout(Some(Duration::from_secs(30)))
-        .ok()?;
-    let head = format!(
-        "{method} {path} HTTP/1.1\r\nhost: x\r\ncontent-type: application/json\r\n\
-         content-length: {}\r\nconnection: close\r\n\r\n",
-        body.len()
-    );
-    stream.write_all(head.as_bytes()).ok()?;
-    stream.write_all(body.as_bytes()).ok()?;
-    let mut answer = String::new();
-    stream.read_to_string(&mut answer).ok()?;
-    let status = answer.get(9..12)?.parse().ok()?;
-    let (head, body) = answer.split_once("\r\n\r\n")?;
-    let generation = head.lines().find_map(|line| {
-        let (name, value) = line.split_once(':')?;
-        name.eq_ignore_ascii_case("x-hierad-generation")
-            .then(|| value.trim().parse().ok())?
-    });
-    Some((status, body.to_owned(), generation))
+    let answer = one_shot(url, method, path, body)?;
+    let generation = answer.generation();
+    Some((answer.status, answer.body, generation))
 }
 
 /// One write a writer made.
