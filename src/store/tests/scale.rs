@@ -3,6 +3,7 @@
 
 use super::*;
 use crate::configdb::Snapshot;
+use crate::configdb::memo::heap_bytes;
 use crate::hiera::Value;
 use crate::rhash;
 
@@ -101,23 +102,6 @@ fn cpu_seconds() -> f64 {
     };
     // utime and stime, in clock ticks (100 per second on Linux).
     (ticks(11) + ticks(12)) / 100.0
-}
-
-/// Roughly the heap a decoded value holds (IndexMap indices included as
-/// one word per entry; allocator overhead left out).
-fn heap_bytes(v: &Value) -> usize {
-    let cell = std::mem::size_of::<Value>();
-    match v {
-        Value::String(s) | Value::Symbol(s) => s.capacity(),
-        Value::Array(a) => a.capacity() * cell + a.iter().map(heap_bytes).sum::<usize>(),
-        Value::Hash(h) => {
-            h.capacity() * (2 * cell + 2 * std::mem::size_of::<usize>())
-                + h.iter()
-                    .map(|(k, v)| heap_bytes(k) + heap_bytes(v))
-                    .sum::<usize>()
-        }
-        _ => 0,
-    }
 }
 
 /// Measures load_all + Snapshot::build for 1,000 nodes; run with
