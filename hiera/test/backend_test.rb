@@ -130,11 +130,17 @@ class BackendTest < Minitest::Test
   end
 
   def test_an_outage_is_an_error_unless_a_stale_answer_was_allowed
-    answer('{"found":true,"value":"fresh"}')
+    answer('{"found":true,"value":{"a":["fresh"]}}')
     h = hiera(hierad: { url: @server.url, environment: 1, failure: 'stale' })
-    assert_equal 'fresh', h.lookup('k', nil, SCOPE)
+    first = h.lookup('k', nil, SCOPE)
+    assert_equal({ 'a' => ['fresh'] }, first)
+    first['a'] << 'changed by a merge' # Hiera's deeper merge changes its left operand
     @server.stop
-    assert_equal 'fresh', h.lookup('k', nil, SCOPE)
+    stale = h.lookup('k', nil, SCOPE)
+    assert_equal({ 'a' => ['fresh'] }, stale)
+    # Each stale answer is objects of its own.
+    stale['a'][0] << ' changed'
+    assert_equal({ 'a' => ['fresh'] }, h.lookup('k', nil, SCOPE))
     # Never a not-found: another request has no earlier answer.
     assert_raises(PuppetX::Hierad::Error) { h.lookup('other', 'default', SCOPE) }
     error = assert_raises(PuppetX::Hierad::Error) { hiera.lookup('k', 'default', SCOPE) }

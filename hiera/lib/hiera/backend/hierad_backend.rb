@@ -237,17 +237,18 @@ class Hiera
         begin
           response = client.post(LOOKUP_PATH, body)
         rescue PuppetX::Hierad::Error => e
-          answer = prepared.failure == 'stale' && @stale[body]
-          raise unless answer
+          text = prepared.failure == 'stale' && @stale[body]
+          raise unless text
 
           Hiera.warn("#{e.message}; answering from the last answer received (failure: stale)")
-          return answer
+          # Decoded again: Hiera's deeper merge changes its left operand, so
+          # no two lookups may be given the same objects.
+          return Wire.load(text)
         end
         case response.status
         when 200
-          answer = Wire.load(response.body)
-          @stale[body] = answer if prepared.failure == 'stale'
-          answer
+          @stale[body] = response.body if prepared.failure == 'stale'
+          Wire.load(response.body)
         when 422
           error = JSON.parse(response.body)
           raise hiera_exception(error['class'], error['message'])

@@ -2,6 +2,7 @@
 # Symbols, NaN/Infinity and Hashes with non-String keys; and hierad's key
 # paths. Shared by the Hiera 3 backend and the Hiera 5 functions.
 require 'json'
+require_relative 'json_parser'
 
 module PuppetX
   module Hierad
@@ -15,11 +16,13 @@ module PuppetX
 
       module_function
 
-      # Wire JSON text -> Ruby value.
-      def load(text)
-        value = JSON.parse(text)
+      # Wire JSON text -> Ruby value. `tagged`: whether the text holds
+      # tagged values, when the server said (nil: look).
+      def load(text, tagged = nil)
+        value = JsonParser.parse(text)
         # Most answers carry no tag: skip the walk (large answers) then.
-        text.include?(TAG_JSON) ? decode(value) : value
+        tagged = text.include?(TAG_JSON) if tagged.nil?
+        tagged ? decode(value) : value
       end
 
       # Parsed wire JSON -> Ruby value.
