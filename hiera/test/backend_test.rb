@@ -129,6 +129,19 @@ class BackendTest < Minitest::Test
     assert_includes error.message, 'environment 7 does not exist'
   end
 
+  # X-Hierad-Tagged: the server says whether the answer holds tagged
+  # values (the backend then walks it) or not (it is used as parsed); a
+  # server without the header has the text searched.
+  def test_the_tagged_header_is_taken_at_its_word
+    text = '{"found":true,"value":[{"__hierad__":"sym","name":"s"}]}'
+    @answers << [200, { 'X-Hierad-Tagged' => 'true' }, text] << [200, {}, text]
+    @answers << [200, { 'X-Hierad-Tagged' => 'false' }, text]
+    h = hiera
+    assert_equal [:s], h.lookup('k', nil, SCOPE)
+    assert_equal [:s], h.lookup('k', nil, SCOPE)
+    assert_equal [{ '__hierad__' => 'sym', 'name' => 's' }], h.lookup('k', nil, SCOPE)
+  end
+
   def test_an_outage_is_an_error_unless_a_stale_answer_was_allowed
     answer('{"found":true,"value":{"a":["fresh"]}}')
     h = hiera(hierad: { url: @server.url, environment: 1, failure: 'stale' })

@@ -772,6 +772,49 @@ fn answers_are_cached_until_a_write() {
     );
 }
 
+/// `X-Hierad-Tagged` says whether an answer holds tagged values (the shim
+/// skips its search of the text), on a miss and on a cached hit alike.
+#[test]
+fn lookup_answers_say_whether_they_hold_tagged_values() {
+    let server = TestServer::empty();
+    setup(&server);
+    let symbol_key = r#"{"__hierad__":"hash","pairs":[[{"__hierad__":"sym","name":"s"},1]]}"#;
+    let put = send(
+        &server,
+        "PUT",
+        "/api/v1/config/environments/5/resources/a/values",
+        &format!(r#"{{"plain": {{"text": "x\"__hierad__\"y"}}, "symbol_key": {symbol_key}}}"#),
+    );
+    assert!(put.status < 300, "{}", put.body);
+    for (key, tagged, body) in [
+        (
+            "plain",
+            "false",
+            r#"{"found":true,"value":{"text":"x\"__hierad__\"y"}}"#.to_owned(),
+        ),
+        (
+            "symbol_key",
+            "true",
+            format!(r#"{{"found":true,"value":{symbol_key}}}"#),
+        ),
+        ("missing", "false", r#"{"found":false}"#.to_owned()),
+    ] {
+        let request = json!({"environment": 5, "key": key, "hierarchy": ["a"]}).to_string();
+        // A miss, a miss that is cached, then a hit.
+        for _ in 0..3 {
+            let answer = crate::server::one_shot(&server.url, "POST", "/api/v1/lookup", &request)
+                .expect("an answer");
+            assert_eq!(answer.body, body, "{key}");
+            let header = answer.head.lines().find_map(|line| {
+                let (name, value) = line.split_once(':')?;
+                name.eq_ignore_ascii_case("x-hierad-tagged")
+                    .then(|| value.trim().to_owned())
+            });
+            assert_eq!(header.as_deref(), Some(tagged), "{key}: {}", answer.head);
+        }
+    }
+}
+
 /// An environment's `hiera` resource (Symbol keys, in the wire form).
 fn hiera_config(levels: &[&str]) -> String {
     json!({"__hierad__": "hash", "pairs": [

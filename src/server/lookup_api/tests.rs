@@ -365,3 +365,22 @@ fn answer_text_is_the_answer_json() {
         );
     }
 }
+
+/// `X-Hierad-Tagged` looks for the tag src/wire.rs writes, as a JSON
+/// string: a String holding the name in quotes is escaped, so not a tag.
+#[test]
+fn the_tagged_header_finds_the_wire_tag() {
+    assert_eq!(TAG_STRING, format!("\"{}\"", wire::TAG).as_bytes());
+    for (body, tagged) in [
+        (
+            r#"{"found":true,"value":{"__hierad__":"sym","name":"s"}}"#,
+            "true",
+        ),
+        (r#"{"found":true,"value":"x\"__hierad__\"y"}"#, "false"),
+        (r#"{"found":true,"value":"__hierad__"}"#, "true"),
+        (r#"{"found":false}"#, "false"),
+    ] {
+        let response = json_bytes(StatusCode::OK, Bytes::from(body), "MISS");
+        assert_eq!(response.headers()[X_TAGGED], tagged, "{body}");
+    }
+}

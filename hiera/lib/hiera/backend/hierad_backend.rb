@@ -34,6 +34,10 @@ class Hiera
       SCOPE_TTL = 60.0
       SETTINGS = (PuppetX::Hierad::Client::OPTIONS + %i[environment level failure]).freeze
       Wire = PuppetX::Hierad::Wire
+      # X-Hierad-Tagged: whether the answer holds tagged values, so that a
+      # large one need not be searched for them (servers before it: nil,
+      # searched).
+      TAGGED = { 'true' => true, 'false' => false }.freeze
 
       # A `%{}` template of the :hierad: section. Expanded as Hiera expands
       # :datadir: (Backend.interpolate_config: the same guard against
@@ -248,7 +252,7 @@ class Hiera
         case response.status
         when 200
           @stale[body] = response.body if prepared.failure == 'stale'
-          Wire.load(response.body)
+          Wire.load(response.body, TAGGED[response.headers['x-hierad-tagged']])
         when 422
           error = JSON.parse(response.body)
           raise hiera_exception(error['class'], error['message'])
