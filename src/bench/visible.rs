@@ -4,13 +4,23 @@
 //! server, without a pause, until it answers the new value; the time from
 //! sending the write to the first read that shows it is one sample.
 
+use crate::configdb::{DocAddress, DocKind, LevelPath};
+use crate::hiera::Value;
+use crate::ops::client_auth::ClientAuth;
+use crate::ops::remote::{Remote, Timeouts};
+use anyhow::{Context, bail};
 use hdrhistogram::Histogram;
 use std::time::{Duration, Instant};
+
+/// The key each round writes, in the resource's root values.
+const KEY: &str = "bench_visible";
 
 /// What to measure.
 pub(crate) struct Options {
     pub(crate) write: String,
     pub(crate) read: String,
+    /// Credentials and TLS settings, the same for both servers.
+    pub(crate) auth: ClientAuth,
     pub(crate) env: i64,
     pub(crate) resource: String,
     pub(crate) writes: u64,
@@ -30,62 +40,48 @@ pub(crate) struct Figures {
     pub(crate) reads_per_write: f64,
 }
 
-/// Runs the rounds.
+/// Runs the rounds, through the CLI's own client (plain or TLS, any
+/// credentials).
 ///
 /// # Errors
 ///
 /// A server refuses or cannot be reached, or a write stays invisible
 /// for `patience`.
-pub(crate) fn run(options: &Options) -> Result<Figures, String> {
-    let agent: ureq::Agent = ureq::Agent::config_builder()
-        .http_status_as_error(false)
-        .build()
-        .into();
-    let key = format!(
-        "/api/v1/config/environments/{}/resources/{}/values/keys/bench_visible",
-        options.env, options.resource
-    );
-    let (write_url, read_url) = (
-        format!("{}{key}", options.write),
-        format!("{}{key}", options.read),
+pub(crate) fn run(options: &Options) -> anyhow::Result<Figures> {
+    let writer = Remote::connect(&options.write, Timeouts::default(), options.auth.clone())?;
+    let reader = Remote::connect(&options.read, Timeouts::default(), options.auth.clone())?;
+    let at = DocAddress::new(
+        options.env,
+        LevelPath::root(),
+        options.resource.clone(),
+        DocKind::Values,
     );
     // 1 µs to 100 s; `saturating_record` clamps to these bounds.
-    let new_histogram =
-        || Histogram::<u64>::new_with_bounds(1, 100_000_000, 3).map_err(|e| e.to_string());
+    let new_histogram = || Histogram::<u64>::new_with_bounds(1, 100_000_000, 3);
     let (mut visible, mut ack) = (new_histogram()?, new_histogram()?);
     let mut reads = 0_u64;
     let stamp = Instant::now().elapsed().as_nanos();
     for i in 0..options.writes {
-        let value = format!("{stamp}-{i}");
-        let body = serde_json::to_string(&value).map_err(|e| e.to_string())?;
+        let value = Value::String(format!("{stamp}-{i}"));
         let start = Instant::now();
-        let response = agent
-            .put(&write_url)
-            .header("content-type", "application/json")
-            .send(body.as_str())
-            .map_err(|e| format!("write {i} to {write_url}: {e}"))?;
-        if response.status() != 204 {
-            return Err(format!("write {i}: HTTP {}", response.status()));
-        }
+        writer
+            .put_key(&at, KEY, &value)
+            .with_context(|| format!("write {i} through {}", options.write))?;
         ack.saturating_record(micros(start.elapsed()));
         loop {
             reads += 1;
-            let mut response = agent
-                .get(&read_url)
-                .call()
-                .map_err(|e| format!("read of write {i} from {read_url}: {e}"))?;
-            let text = response
-                .body_mut()
-                .read_to_string()
-                .map_err(|e| e.to_string())?;
-            if response.status() == 200 && text == body {
+            let seen = reader
+                .get_key(&at, KEY)
+                .with_context(|| format!("read of write {i} through {}", options.read))?;
+            if seen.as_ref() == Some(&value) {
                 break;
             }
             if start.elapsed() > options.patience {
-                return Err(format!(
+                bail!(
                     "write {i} not visible on {} after {:?}",
-                    options.read, options.patience
-                ));
+                    options.read,
+                    options.patience
+                );
             }
         }
         visible.saturating_record(micros(start.elapsed()));

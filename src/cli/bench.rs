@@ -74,12 +74,16 @@ pub(crate) enum Sub {
     /// --write, read it through --read until it shows, N times; prints
     /// p50/p99 in ms (or JSON).
     Visible {
-        /// The server written to, `http://host:port`.
+        /// The server written to, `http://host:port` or `https://…`.
         #[arg(long)]
         write: String,
         /// The server read from (another replica on the same database).
         #[arg(long)]
         read: String,
+        /// The credentials and TLS settings for both servers, as the
+        /// other commands' (docs/security.md).
+        #[command(flatten)]
+        client: ClientFlags,
         #[arg(long, default_value_t = 1)]
         env: i64,
         /// A resource of the environment; its key `bench_visible` is written.
@@ -270,20 +274,22 @@ pub(crate) fn run(args: Args) -> anyhow::Result<ExitCode> {
         Some(Sub::Visible {
             write,
             read,
+            client,
             env,
             resource,
             writes,
             json,
         }) => {
             let options = crate::bench::visible::Options {
-                write: write.trim_end_matches('/').to_owned(),
-                read: read.trim_end_matches('/').to_owned(),
+                write,
+                read,
+                auth: client.auth()?,
                 env,
                 resource,
                 writes,
                 patience: Duration::from_secs(10),
             };
-            let figures = crate::bench::visible::run(&options).map_err(anyhow::Error::msg)?;
+            let figures = crate::bench::visible::run(&options)?;
             if json {
                 println!("{}", serde_json::to_string(&figures)?);
             } else {

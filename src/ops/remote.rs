@@ -363,6 +363,22 @@ impl Remote {
         Ok(())
     }
 
+    /// `GET …/{values|overrides}/keys/{key}`: one nested key of what is
+    /// stored at `at`; `None` when the server says 404 (no such key, or
+    /// nothing stored there).
+    ///
+    /// # Errors
+    ///
+    /// Transport and API errors other than 404.
+    pub(crate) fn get_key(&self, at: &DocAddress, key: &str) -> Result<Option<Value>> {
+        let url = format!("{}/keys/{}", address_url(at), encode(key, false));
+        match self.typed(Method::Get, &url, None::<&()>) {
+            Ok(api::WireValue(value)) => Ok(Some(value)),
+            Err(e) if e.status() == Some(404) => Ok(None),
+            Err(e) => Err(e),
+        }
+    }
+
     /// `GET …/history`.
     ///
     /// # Errors

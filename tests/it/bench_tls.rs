@@ -237,3 +237,37 @@ fn bench_refusals_are_one_clear_line() {
     let err = refused(&site, &[], true);
     assert!(err.contains("401") && err.contains("--user"), "{err}");
 }
+
+/// `hierad bench visible` speaks TLS with the CLI's credentials: a write
+/// principal's rounds are all seen; a read principal's first write is
+/// refused with the server's reason.
+#[test]
+fn bench_visible_over_tls() {
+    let site = site();
+    let ca = path(site.dir.path(), "ca.pem");
+    let visible = |token: &str| {
+        let args = [
+            "bench", "visible", "--write", &site.url, "--read", &site.url, "--cacert", &ca,
+            "--token", token, "-n", "3", "--json",
+        ];
+        let mut cmd = command(&args);
+        cmd.env_remove("HIERAD_TOKEN");
+        (args.map(str::to_owned), output(cmd, None))
+    };
+    let (args, out) = visible(&site.write_token);
+    let figures: Value = serde_json::from_str(&succeeded(&args, out)).unwrap();
+    assert_eq!(figures["writes"], 3, "{figures}");
+    assert!(
+        figures["reads_per_write"].as_f64().unwrap() >= 1.0,
+        "{figures}"
+    );
+    let (_, out) = visible(&site.read_token);
+    let stderr = text(&out.stderr);
+    assert!(!out.status.success(), "{stderr}");
+    assert!(
+        stderr.contains("write 0 through https://localhost:")
+            && stderr.contains("has the role read")
+            && stderr.contains("needs write"),
+        "{stderr}"
+    );
+}
