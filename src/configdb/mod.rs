@@ -12,6 +12,7 @@ pub(crate) mod keypath;
 pub(crate) mod level;
 pub(crate) mod memo;
 pub(crate) mod model;
+pub(crate) mod registers;
 pub(crate) mod retention;
 pub(crate) mod schema;
 pub(crate) mod snapshot;
@@ -24,5 +25,6 @@ pub(crate) use model::{
     ResourceDefinition, SnapshotData, StoredDocument, UnreadableDocument, Version, check_depth,
     into_document,
 };
+pub(crate) use registers::RegisterRow;
 pub(crate) use retention::Retention;
 pub(crate) use snapshot::{PathReader, Snapshot, StoredDoc};

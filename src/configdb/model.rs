@@ -230,6 +230,9 @@ pub(crate) struct SnapshotData {
     /// back, or written by a hierad without the depth limit): left out of
     /// `documents`, so the rest can be served.
     pub(crate) unreadable: Vec<UnreadableDocument>,
+    /// Every register, of deleted environments too (the store keeps them
+    /// until a purge).
+    pub(crate) registers: Vec<super::RegisterRow>,
 }
 
 /// The latest version of a document that does not decode. Names the

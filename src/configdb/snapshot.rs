@@ -36,6 +36,7 @@ use super::fold::{deep_merge, merge_shared};
 use super::level::{LevelPath, LevelValue};
 use super::memo::AnswerMemo;
 use super::model::{Component, DocKind, Environment, SnapshotData, UnreadableDocument, Version};
+use super::registers::Registers;
 use crate::hiera::lookup::is_final;
 use crate::hiera::{Hash, Value};
 use bytes::Bytes;
@@ -136,6 +137,9 @@ pub(crate) struct Snapshot {
     /// Answers made from this snapshot's final values (configdb/memo.rs);
     /// every new snapshot starts with an empty one.
     memo: Arc<AnswerMemo>,
+    /// Every register, so a request checks its level path from memory
+    /// ([`Snapshot::check_registered`]).
+    registers: Arc<Registers>,
 }
 
 #[derive(Debug)]
@@ -392,6 +396,7 @@ impl Snapshot {
             environments,
             documents,
             unreadable,
+            registers,
         } = data;
         let by_id: HashMap<i64, &Component> = components.iter().map(|c| (c.id, c)).collect();
         // (env, resource) → (root docs, slot docs)
@@ -445,6 +450,7 @@ impl Snapshot {
             envs: Arc::new(envs),
             unreadable: Arc::new(unreadable),
             memo: Arc::default(),
+            registers: Arc::new(Registers::from_rows(registers)),
         }
     }
 
@@ -674,7 +680,36 @@ impl Snapshot {
             envs: Arc::new(envs),
             unreadable,
             memo: Arc::new(AnswerMemo::new(self.memo.budget())),
+            registers: Arc::clone(&self.registers),
         })
+    }
+
+    /// Checks every level value of `path` against environment `env`'s
+    /// registers, from memory (the rule: [`super::registers::check`]).
+    ///
+    /// # Errors
+    ///
+    /// [`NotFound::Unregistered`] or [`NotFound::NotAssigned`].
+    pub(crate) fn check_registered(&self, env: i64, path: &LevelPath) -> Result<(), NotFound> {
+        self.registers
+            .check(env, path, |e| self.envs.contains_key(&e))
+    }
+
+    /// A new snapshot with the register of `level` in `env` replaced by
+    /// `values` (`None`: removed), sharing everything else. Documents and
+    /// their cached effective forms stay: a register decides which paths
+    /// may be asked for, not what they hold. The answer memo is kept too:
+    /// lookups do not read registers.
+    pub(crate) fn with_register(
+        &self,
+        env: i64,
+        level: &str,
+        values: Option<Vec<String>>,
+    ) -> Snapshot {
+        Snapshot {
+            registers: Arc::new(self.registers.with(env, level, values)),
+            ..self.clone()
+        }
     }
 
     fn resource(

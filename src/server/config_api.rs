@@ -318,7 +318,7 @@ async fn import(
         None => LevelPath::root(),
     };
     if !body.register {
-        registers::check_path(&state, env, &path).await?;
+        registers::check_write(&state, env, &path).await?;
     }
     let register: Vec<(String, String)> = if body.register {
         path.pairs()
@@ -471,8 +471,8 @@ async fn get_document(
 ) -> Result<Response, ApiError> {
     let env = env_id(&env)?;
     let (mut at, target) = parse_document_url(env, &rest)?;
-    registers::check_path(&state, env, &at.path).await?;
     let snapshot = state.snapshot();
+    registers::check_read(&snapshot, env, &at.path)?;
     datasource::resolve(&snapshot, &mut at);
     match target {
         Target::History => {
@@ -557,7 +557,7 @@ async fn put_document(
 ) -> Result<Response, ApiError> {
     let env = env_id(&env)?;
     let (mut at, target) = parse_document_url(env, &rest)?;
-    registers::check_path(&state, env, &at.path).await?;
+    registers::check_write(&state, env, &at.path).await?;
     let snapshot = state.snapshot();
     let named_by = datasource::resolve(&snapshot, &mut at);
     let tail = match &target {
@@ -644,7 +644,7 @@ async fn delete_document(
 ) -> Result<Response, ApiError> {
     let env = env_id(&env)?;
     let (mut at, target) = parse_document_url(env, &rest)?;
-    registers::check_path(&state, env, &at.path).await?;
+    registers::check_write(&state, env, &at.path).await?;
     datasource::resolve(&state.snapshot(), &mut at);
     if target != Target::Document {
         return Err(ApiError::BadRequest(
@@ -670,7 +670,7 @@ async fn post_document(
 ) -> Result<Response, ApiError> {
     let env = env_id(&env)?;
     let (mut at, target) = parse_document_url(env, &rest)?;
-    registers::check_path(&state, env, &at.path).await?;
+    registers::check_write(&state, env, &at.path).await?;
     datasource::resolve(&state.snapshot(), &mut at);
     if target != Target::Restore {
         return Err(ApiError::BadRequest(

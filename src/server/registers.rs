@@ -6,12 +6,16 @@
 //! `/environments/{env}/hierarchy_levels/{level}/register`: GET (404 when
 //! there is none), PUT a JSON list (replaces), POST a JSON list (adds),
 //! DELETE (removes the register); `…/register/{value}`: DELETE one value.
+//! A register write takes a generation and is published in the snapshot
+//! before it is answered, as a document write is: the next read on this
+//! server sees it, and other servers on the database once they reach its
+//! generation.
 
 use super::body::LimitedBytes;
 use super::error::ApiError;
 use super::state::AppState;
 use crate::api;
-use crate::configdb::{LevelPath, NotFound};
+use crate::configdb::{ConfigError, LevelPath, NotFound, Snapshot};
 use axum::Json;
 use axum::Router;
 use axum::extract::{Path, State};
@@ -35,12 +39,31 @@ pub(crate) fn routes() -> Router<AppState> {
 }
 
 /// Refuses a path with a level value that a register of the environment
-/// does not list (404). The root and unregistered levels pass.
+/// does not list (404), for a read: from the registers of the snapshot
+/// it answers from, with no store access. The root and unregistered levels pass. The snapshot
+/// holds every register write it holds the generation of (register
+/// writes take generations like document writes), so a read sees the
+/// registers of the same data it answers from.
+///
+/// # Errors
+///
+/// [`NotFound::Unregistered`] or [`NotFound::NotAssigned`].
+pub(crate) fn check_read(snapshot: &Snapshot, env: i64, path: &LevelPath) -> Result<(), ApiError> {
+    if path.is_root() {
+        return Ok(());
+    }
+    snapshot
+        .check_registered(env, path)
+        .map_err(|e| ConfigError::from(e).into())
+}
+
+/// [`check_read`] for a write, against the store itself (the newest
+/// registers, whatever this server has published).
 ///
 /// # Errors
 ///
 /// [`NotFound::Unregistered`] or [`NotFound::NotAssigned`]; store failures.
-pub(crate) async fn check_path(
+pub(crate) async fn check_write(
     state: &AppState,
     env: i64,
     path: &LevelPath,
@@ -103,10 +126,10 @@ async fn put_register(
     let env = env_id(&env)?;
     let new = values(&bytes)?;
     let at = level.clone();
-    // Registers are not in the snapshot: nothing to publish, so this runs
-    // like a read (a blocking task that a disconnect does not cancel).
+    // Through the write path: the register takes a generation and the
+    // snapshot this server publishes holds it before the answer goes out.
     state
-        .read(move |store| Ok(store.set_register(env, &at, Some(&new))?))
+        .write(move |store| Ok(store.set_register(env, &at, Some(&new))?))
         .await?;
     Ok(Json(listed(&state, env, level).await?))
 }
@@ -120,7 +143,7 @@ async fn add_values(
     let new = values(&bytes)?;
     let at = level.clone();
     let changed = state
-        .read(move |store| Ok(store.add_to_register(env, &at, &new)?))
+        .write(move |store| Ok(store.add_to_register(env, &at, &new)?))
         .await?;
     let register = listed(&state, env, level).await?;
     Ok(Json(api::RegisterChange {
@@ -138,7 +161,7 @@ async fn delete_register(
     // 404 when there is no register to delete.
     listed(&state, env, level.clone()).await?;
     state
-        .read(move |store| Ok(store.set_register(env, &level, None)?))
+        .write(move |store| Ok(store.set_register(env, &level, None)?))
         .await?;
     Ok(StatusCode::NO_CONTENT)
 }
@@ -150,7 +173,7 @@ async fn remove_value(
     let env = env_id(&env)?;
     let (at, gone) = (level.clone(), value.clone());
     let changed = state
-        .read(move |store| Ok(store.remove_from_register(env, &at, &[gone])?))
+        .write(move |store| Ok(store.remove_from_register(env, &at, &[gone])?))
         .await?;
     if changed == 0 {
         return Err(ApiError::NotFound(format!(
@@ -164,3 +187,6 @@ async fn remove_value(
         changed,
     }))
 }
+
+#[cfg(test)]
+mod tests;

@@ -452,10 +452,14 @@ fn derive(
         Changes::Documents {
             generation,
             documents,
+            registers,
         } => {
             let mut snapshot = base.clone();
             for (at, doc) in documents {
                 snapshot = snapshot.with_document(at.env, &at.path, &at.resource, at.kind, doc)?;
+            }
+            for (env, level, values) in registers {
+                snapshot = snapshot.with_register(env, &level, values);
             }
             Some((snapshot, generation))
         }

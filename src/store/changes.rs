@@ -28,11 +28,14 @@ pub(crate) enum Changes {
     /// Nothing: the store is at this generation (never below the one asked
     /// about, unless the database was replaced: then `Everything`).
     None { generation: u64 },
-    /// Only documents changed, in resources that existed before: each
-    /// one's latest live content now (`None`: deleted).
+    /// Only documents and registers changed, in resources and
+    /// environments that existed before: each document's latest live
+    /// content now (`None`: deleted), each register's values now (`None`:
+    /// removed).
     Documents {
         generation: u64,
         documents: Vec<ChangedDoc>,
+        registers: Vec<ChangedRegister>,
     },
     /// The structure changed (components, environments, definitions),
     /// many documents changed, or the log no longer reaches back: the
@@ -59,8 +62,14 @@ impl Changes {
 #[derive(Debug, Default)]
 pub(crate) struct Log {
     documents: BTreeSet<(i64, String, String, String, &'static str)>,
+    registers: BTreeSet<(i64, String)>,
     structure: bool,
 }
+
+/// The `kind` of a log entry that names a register (its environment and
+/// level; no level value, no resource). A reader that does not know it
+/// sees an entry without a resource and reloads everything.
+const REGISTER: &str = "register";
 
 impl Log {
     /// A document got a new version.
@@ -75,6 +84,12 @@ impl Log {
         ));
     }
 
+    /// The register of `level` in `env` changed (created, removed, or a
+    /// value added or removed).
+    pub(crate) fn register(&mut self, env: i64, level: &str) {
+        self.registers.insert((env, level.to_owned()));
+    }
+
     /// Components, environments or definitions changed: readers reload.
     pub(crate) fn structure(&mut self) {
         self.structure = true;
@@ -84,7 +99,7 @@ impl Log {
     /// writing transaction; a transaction that changed nothing takes none.
     /// Returns the generation taken.
     pub(crate) fn commit(&self, tx: &dyn Sql) -> Result<Option<u64>> {
-        if self.documents.is_empty() && !self.structure {
+        if self.documents.is_empty() && self.registers.is_empty() && !self.structure {
             return Ok(None);
         }
         let generation = tx
@@ -107,6 +122,13 @@ impl Log {
             tx.execute(
                 insert,
                 params![generation, *env, level, value, resource, *kind],
+            )?;
+        }
+        for (env, level) in &self.registers {
+            let none: Option<&str> = None;
+            tx.execute(
+                insert,
+                params![generation, *env, level, none, none, REGISTER],
             )?;
         }
         Ok(Some(u64::try_from(generation).unwrap_or_default()))
@@ -134,6 +156,16 @@ type Row = (
 /// A changed document and its latest live content (`None`: deleted).
 pub(crate) type ChangedDoc = (DocAddress, Option<StoredDoc>);
 
+/// A changed register (environment, level) and its values now (`None`:
+/// removed).
+pub(crate) type ChangedRegister = (i64, String, Option<Vec<String>>);
+
+/// What changed past a generation, before the store's content is read.
+struct Changed {
+    documents: Vec<ChangedDoc>,
+    registers: Vec<ChangedRegister>,
+}
+
 /// A changed document's state now, as [`since`]'s caller reads it.
 pub(crate) enum Latest {
     Live(StoredDoc),
@@ -143,8 +175,9 @@ pub(crate) enum Latest {
     Unreadable,
 }
 
-/// What changed past `since`, read inside one transaction. `load_all` and
-/// `latest` read the store's content in that same transaction.
+/// What changed past `since`, read inside one transaction. `load_all`,
+/// `latest` and `register` (a register's values now, `None`: none) read
+/// the store's content in that same transaction.
 ///
 /// # Errors
 ///
@@ -154,16 +187,18 @@ pub(crate) fn since(
     since: u64,
     load_all: impl FnOnce() -> Result<SnapshotData>,
     latest: impl FnMut(&DocAddress) -> Result<Latest>,
+    register: impl FnMut(i64, &str) -> Result<Option<Vec<String>>>,
 ) -> Result<Changes> {
     let generation = generation(tx)?;
     if generation == since && since > 0 {
         return Ok(Changes::None { generation });
     }
     if since > 0 && since < generation {
-        if let Some(documents) = documents_since(tx, since, latest)? {
+        if let Some(changed) = changed_since(tx, since, latest, register)? {
             return Ok(Changes::Documents {
                 generation,
-                documents,
+                documents: changed.documents,
+                registers: changed.registers,
             });
         }
     }
@@ -173,14 +208,16 @@ pub(crate) fn since(
     })
 }
 
-/// The documents changed past `since` with their state now, or `None` when
-/// the reader must reload everything: the structure changed, too many
-/// documents changed, one is unreadable, or the log no longer reaches back.
-fn documents_since(
+/// The documents and registers changed past `since` with their state now,
+/// or `None` when the reader must reload everything: the structure
+/// changed, too many documents changed, one is unreadable, or the log no
+/// longer reaches back.
+fn changed_since(
     tx: &dyn Sql,
     since: u64,
     mut latest: impl FnMut(&DocAddress) -> Result<Latest>,
-) -> Result<Option<Vec<ChangedDoc>>> {
+    mut register: impl FnMut(i64, &str) -> Result<Option<Vec<String>>>,
+) -> Result<Option<Changed>> {
     let rows: Vec<Row> = tx
         .query(
             "SELECT generation, environment_id, level, level_value, resource, kind
@@ -208,17 +245,25 @@ fn documents_since(
         return Ok(None);
     }
     let mut addresses = BTreeSet::new();
+    let mut registers = BTreeSet::new();
     for (_, env, level, value, resource, kind) in &rows {
-        let (Some(env), Some(level), Some(value), Some(resource), Some(kind)) =
-            (env, level, value, resource, kind)
-        else {
-            return Ok(None);
-        };
-        addresses.insert((*env, level, value, resource, kind));
+        match (env, level, value, resource, kind) {
+            (Some(env), Some(level), None, None, Some(kind)) if kind == REGISTER => {
+                registers.insert((*env, level));
+            }
+            (Some(env), Some(level), Some(value), Some(resource), Some(kind)) => {
+                addresses.insert((*env, level, value, resource, kind));
+            }
+            _ => return Ok(None),
+        }
     }
-    if addresses.len() > DERIVE_AT_MOST {
+    if addresses.len() + registers.len() > DERIVE_AT_MOST {
         return Ok(None);
     }
+    let registers = registers
+        .into_iter()
+        .map(|(env, level)| Ok((env, level.clone(), register(env, level)?)))
+        .collect::<Result<_>>()?;
     let mut documents = Vec::with_capacity(addresses.len());
     for (env, level, value, resource, kind) in addresses {
         let at = address(env, level, value, resource, kind)?;
@@ -228,7 +273,10 @@ fn documents_since(
             Latest::Unreadable => return Ok(None),
         }
     }
-    Ok(Some(documents))
+    Ok(Some(Changed {
+        documents,
+        registers,
+    }))
 }
 
 /// The address a log row names (its path is the document's slot alone).

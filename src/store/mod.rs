@@ -36,10 +36,14 @@ mod postgres;
 mod shared;
 mod sql;
 mod sqlite;
+#[cfg(test)]
+mod switch;
 
 pub(crate) use self::postgres::{ChangeFeed, PgStore};
 pub(crate) use changes::Changes;
 pub(crate) use sqlite::SqliteStore;
+#[cfg(test)]
+pub(crate) use switch::SwitchedStore;
 
 use crate::configdb::{
     Component, ComponentRef, ConfigError, Conflict, DocAddress, DocKind, Environment, Invalid,
@@ -382,7 +386,9 @@ pub(crate) trait Store: Send + Sync {
     // takes (its nodes); documents at other values of that level are then
     // refused (`check_registered`). A level without a register takes any
     // value. Registers go with their environment (kept by a restorable
-    // delete, removed by a purge).
+    // delete, removed by a purge). A write that changes a register takes a
+    // generation naming it (`changes::since` reads it anew), and
+    // `load_all` reads them all: servers hold them in their snapshots.
 
     /// The values registered for `level` in `env`, sorted; `None` if the
     /// environment keeps no register of it. NotFound: the environment, or a
@@ -405,7 +411,8 @@ pub(crate) trait Store: Send + Sync {
 
     /// Whether the register of `level` in `env` lists `value`; `None` if
     /// there is no such register (or no such environment or level: the
-    /// caller checks those). Cheap: asked on every document request.
+    /// caller checks those). Asked for every document write at a level
+    /// path (reads check the snapshot's copy of the registers).
     fn in_register(&self, env: i64, level: &str, value: &str) -> Result<Option<bool>>;
 
     /// The live environments whose register of `level` lists `value`.
@@ -415,26 +422,12 @@ pub(crate) trait Store: Send + Sync {
     /// NotFound: [`NotFound::Unregistered`] for a value no environment
     /// registers, [`NotFound::NotAssigned`] for one only others register.
     fn check_registered(&self, env: i64, path: &LevelPath) -> Result<()> {
-        for pair in path.pairs() {
-            if self.in_register(env, &pair.level, &pair.value)? != Some(false) {
-                continue;
-            }
-            let mut elsewhere = self.registered_in(&pair.level, &pair.value)?;
-            elsewhere.retain(|e| *e != env);
-            let (level, value) = (pair.level.clone(), pair.value.clone());
-            return Err(if elsewhere.is_empty() {
-                NotFound::Unregistered { env, level, value }
-            } else {
-                NotFound::NotAssigned {
-                    env,
-                    level,
-                    value,
-                    elsewhere,
-                }
-            }
-            .into());
-        }
-        Ok(())
+        crate::configdb::registers::check(
+            env,
+            path,
+            |level, value| self.in_register(env, level, value),
+            |level, value| self.registered_in(level, value),
+        )
     }
 
     /// The newest committed generation (0: none since the log began).

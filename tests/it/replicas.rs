@@ -465,3 +465,95 @@ fn bench_visible_measures_write_to_visible_across_two_servers() {
     );
     assert_eq!(on_b.body, on_a);
 }
+
+/// The effective `astute` of `node` in environment 1 on `server`, once it
+/// has published generation `g` (0: whatever it serves).
+fn effective_at(server: &TestServer, node: &str, g: u64) -> (u16, Value) {
+    let url = format!(
+        "{}/api/v1/config/environments/1/nodes/{node}/resources/astute/values?effective",
+        server.url
+    );
+    let g = g.to_string();
+    let reply = call("GET", &url, None, &[("x-hierad-min-generation", &g)]);
+    (reply.status, reply.json())
+}
+
+/// A register write through one server (`POST`/`PUT` a list, `DELETE`
+/// the register or one value): its answer, and the generation it took.
+fn register_write(server: &TestServer, method: &str, tail: &str, body: Option<&str>) -> u64 {
+    let url = format!(
+        "{}/api/v1/config/environments/1/hierarchy_levels/nodes/register{tail}",
+        server.url
+    );
+    let reply = call(method, &url, body, &[("content-type", "application/json")]);
+    assert!(
+        reply.status == 200 || reply.status == 204,
+        "{method} register{tail}: {} {}",
+        reply.status,
+        reply.body
+    );
+    reply
+        .generation
+        .expect("a register write answers its generation")
+}
+
+/// Register writes on two servers over one database (each polling the
+/// database hourly at most): each is seen by the writer's very next read,
+/// and by the other server's first read that names the write's
+/// generation, refusals word for word alike.
+pub(crate) fn register_writes_are_seen_on_both(a: &TestServer, b: &TestServer) {
+    for (path, body) in [
+        (
+            "/api/v1/config/components",
+            json!({"name": "fuel", "resource_definitions": [{"name": "astute"}]}),
+        ),
+        (
+            "/api/v1/config/environments",
+            json!({"id": 1, "components": ["fuel"], "hierarchy_levels": ["nodes"]}),
+        ),
+    ] {
+        let reply = call(
+            "POST",
+            &format!("{}{path}", a.url),
+            Some(&body.to_string()),
+            &[("content-type", "application/json")],
+        );
+        assert_eq!(reply.status, 201, "{path}: {}", reply.body);
+    }
+    let doc = "/api/v1/config/environments/1/resources/astute/values";
+    let written = put(&a.url, doc, &json!({"a": 1}), &[]);
+    assert_eq!(written.status, 204, "{}", written.body);
+    let g = register_write(a, "PUT", "", Some(r#"["n1"]"#));
+    let found = (200, json!({"a": 1}));
+    assert_eq!(effective_at(a, "n1", 0), found);
+    let refused = effective_at(a, "n2", 0);
+    assert_eq!(refused.0, 404, "{}", refused.1);
+    assert_eq!(effective_at(b, "n1", g), found);
+    assert_eq!(effective_at(b, "n2", g), refused);
+    // Added on A: A's next read, and B's at that generation, take n2.
+    let g = register_write(a, "POST", "", Some(r#"["n2"]"#));
+    assert_eq!(effective_at(a, "n2", 0), found);
+    assert_eq!(effective_at(b, "n2", g), found);
+    // Removed on B: refused on B at once and on A at that generation.
+    let g = register_write(b, "DELETE", "/n1", None);
+    let gone = effective_at(b, "n1", 0);
+    assert_eq!(gone.0, 404, "{}", gone.1);
+    assert_eq!(effective_at(a, "n1", g), gone);
+    assert_eq!(effective_at(a, "n2", g), found);
+    // The register removed on A: any node again, on both.
+    let g = register_write(a, "DELETE", "", None);
+    assert_eq!(effective_at(a, "n9", 0), found);
+    assert_eq!(effective_at(b, "n9", g), found);
+    assert_eq!(effective_at(b, "n1", g), found);
+}
+
+#[test]
+fn register_writes_through_either_server_are_seen_by_both() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("hierad.db");
+    // Neither polls: only the generation a read names makes it catch up.
+    let hourly = ["--no-sample", "--sync-every", "3600s"];
+    let a = TestServer::start_on(&db, &hourly);
+    let b = TestServer::start_on(&db, &hourly);
+    register_writes_are_seen_on_both(&a, &b);
+}

@@ -98,3 +98,36 @@ fn three_replicas_on_one_postgres_serve_each_others_writes() {
         assert_eq!(doc.json(), json!({"by": winner}));
     }
 }
+
+#[test]
+fn register_writes_through_either_replica_are_seen_by_both() {
+    let db = pg::fresh_database();
+    let hourly = ["--no-sample", "--sync-every", "3600s"];
+    let a = TestServer::start_on(Path::new(&db), &hourly);
+    let b = TestServer::start_on(Path::new(&db), &hourly);
+    crate::replicas::register_writes_are_seen_on_both(&a, &b);
+    // And without naming a generation: LISTEN brings B a write on A.
+    let url = |s: &TestServer, node: &str| {
+        format!(
+            "{}/api/v1/config/environments/1/nodes/{node}/resources/astute/values?effective",
+            s.url
+        )
+    };
+    let reply = call(
+        "PUT",
+        &format!(
+            "{}/api/v1/config/environments/1/hierarchy_levels/nodes/register",
+            a.url
+        ),
+        Some(r#"["n1"]"#),
+        &[("content-type", "application/json")],
+    );
+    assert_eq!(reply.status, 200, "{}", reply.body);
+    let start = Instant::now();
+    while call("GET", &url(&b, "n2"), None, &[]).status != 404 {
+        assert!(start.elapsed() < PATIENCE, "B never refused n2");
+        std::thread::sleep(Duration::from_millis(2));
+    }
+    eprintln!("register write seen on B after {:?}", start.elapsed());
+    assert_eq!(call("GET", &url(&b, "n1"), None, &[]).status, 200);
+}

@@ -53,6 +53,7 @@ fn data(documents: Vec<StoredDocument>) -> SnapshotData {
         }],
         documents,
         unreadable: Vec::new(),
+        registers: Vec::new(),
     }
 }
 
@@ -538,4 +539,44 @@ fn is_send_and_sync_and_reads_concurrently() {
             });
         }
     });
+}
+
+#[test]
+fn registers_are_checked_from_the_snapshot_and_a_change_keeps_the_documents() {
+    let mut with_registers = data(Vec::new());
+    with_registers.registers = vec![
+        (1, "nodes".into(), vec!["n1".into()]),
+        // A register of an environment the snapshot does not serve (deleted).
+        (9, "nodes".into(), vec!["n7".into()]),
+    ];
+    let snap = Snapshot::build(with_registers);
+    snap.check_registered(1, &path("role=any,nodes=n1"))
+        .unwrap();
+    snap.check_registered(1, &LevelPath::root()).unwrap();
+    snap.check_registered(2, &path("nodes=n9")).unwrap();
+    // Environment 9 is not live: it is not named.
+    assert!(matches!(
+        snap.check_registered(1, &path("nodes=n7")),
+        Err(NotFound::Unregistered { .. })
+    ));
+    // A deleted environment's own register still refuses (as the store's
+    // check does), naming the live environment that registers the value.
+    assert!(matches!(
+        snap.check_registered(9, &path("nodes=n1")),
+        Err(NotFound::NotAssigned { elsewhere, .. }) if elsewhere == vec![1]
+    ));
+    let snap = sample();
+    let before = snap.try_encoded(1, &path("nodes=n1"), "astute").unwrap();
+    let changed = snap.with_register(1, "nodes", Some(vec!["n2".into()]));
+    assert!(snap.check_registered(1, &path("nodes=n1")).is_ok());
+    assert!(matches!(
+        changed.check_registered(1, &path("nodes=n1")),
+        Err(NotFound::Unregistered { .. })
+    ));
+    changed.check_registered(1, &path("nodes=n2")).unwrap();
+    // The documents and their encodings are shared, not made again.
+    let after = changed.try_encoded(1, &path("nodes=n1"), "astute").unwrap();
+    assert!(Arc::ptr_eq(&before, &after));
+    let removed = changed.with_register(1, "nodes", None);
+    removed.check_registered(1, &path("nodes=n1")).unwrap();
 }

@@ -43,6 +43,7 @@ pub(crate) fn load_all(tx: &dyn Sql) -> Result<SnapshotData> {
         environments,
         documents,
         unreadable,
+        registers: super::registers::all(tx)?,
     })
 }
 

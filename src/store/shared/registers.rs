@@ -1,9 +1,12 @@
 //! Level registers (migration 3): the `registers` and `register_values`
-//! tables. Each function runs inside the caller's transaction.
+//! tables. Each function runs inside the caller's transaction; a write
+//! that changes a register names it in the change log, so servers read it
+//! anew into their snapshots (`changes::since`).
 
 use super::load_environment;
-use crate::configdb::{LevelValue, NotFound};
+use crate::configdb::{LevelValue, NotFound, RegisterRow};
 use crate::store::Result;
+use crate::store::changes::Log;
 use crate::store::sql::{Sql, params};
 
 /// Checks that `env` exists and has `level`.
@@ -32,6 +35,12 @@ fn exists(tx: &dyn Sql, env: i64, level: &str) -> Result<bool> {
 
 pub(crate) fn list(tx: &dyn Sql, env: i64, level: &str) -> Result<Option<Vec<String>>> {
     check_level(tx, env, level)?;
+    current(tx, env, level)
+}
+
+/// The values of the register of `level` in `env`, sorted; `None`: there
+/// is none (whether or not the environment and level exist).
+pub(crate) fn current(tx: &dyn Sql, env: i64, level: &str) -> Result<Option<Vec<String>>> {
     if !exists(tx, env, level)? {
         return Ok(None);
     }
@@ -55,8 +64,10 @@ fn check_values(level: &str, values: &[String]) -> Result<()> {
     Ok(())
 }
 
-fn insert(tx: &dyn Sql, env: i64, level: &str, values: &[String]) -> Result<usize> {
-    tx.execute(
+/// Adds `values` (creating the register); how many were new. Logs the
+/// register if it changed.
+fn insert(tx: &dyn Sql, log: &mut Log, env: i64, level: &str, values: &[String]) -> Result<usize> {
+    let created = tx.execute(
         "INSERT INTO registers (environment_id, level) VALUES (?1, ?2) ON CONFLICT DO NOTHING",
         params![env, level],
     )?;
@@ -68,29 +79,53 @@ fn insert(tx: &dyn Sql, env: i64, level: &str, values: &[String]) -> Result<usiz
             params![env, level, value],
         )?;
     }
+    if created + added > 0 {
+        log.register(env, level);
+    }
     Ok(added)
 }
 
-pub(crate) fn set(tx: &dyn Sql, env: i64, level: &str, values: Option<&[String]>) -> Result<()> {
+pub(crate) fn set(
+    tx: &dyn Sql,
+    log: &mut Log,
+    env: i64,
+    level: &str,
+    values: Option<&[String]>,
+) -> Result<()> {
     check_level(tx, env, level)?;
-    tx.execute(
+    let removed = tx.execute(
         "DELETE FROM registers WHERE environment_id = ?1 AND level = ?2",
         params![env, level],
     )?;
+    if removed > 0 {
+        log.register(env, level);
+    }
     if let Some(values) = values {
         check_values(level, values)?;
-        insert(tx, env, level, values)?;
+        insert(tx, log, env, level, values)?;
     }
     Ok(())
 }
 
-pub(crate) fn add(tx: &dyn Sql, env: i64, level: &str, values: &[String]) -> Result<usize> {
+pub(crate) fn add(
+    tx: &dyn Sql,
+    log: &mut Log,
+    env: i64,
+    level: &str,
+    values: &[String],
+) -> Result<usize> {
     check_level(tx, env, level)?;
     check_values(level, values)?;
-    insert(tx, env, level, values)
+    insert(tx, log, env, level, values)
 }
 
-pub(crate) fn remove(tx: &dyn Sql, env: i64, level: &str, values: &[String]) -> Result<usize> {
+pub(crate) fn remove(
+    tx: &dyn Sql,
+    log: &mut Log,
+    env: i64,
+    level: &str,
+    values: &[String],
+) -> Result<usize> {
     check_level(tx, env, level)?;
     if !exists(tx, env, level)? {
         return Err(NotFound::Register {
@@ -106,7 +141,48 @@ pub(crate) fn remove(tx: &dyn Sql, env: i64, level: &str, values: &[String]) -> 
             params![env, level, value],
         )?;
     }
+    if removed > 0 {
+        log.register(env, level);
+    }
     Ok(removed)
+}
+
+/// Every register of every environment (deleted ones too), each with its
+/// values sorted: what a snapshot holds.
+pub(crate) fn all(tx: &dyn Sql) -> Result<Vec<RegisterRow>> {
+    let mut out: Vec<RegisterRow> = tx
+        .query(
+            "SELECT environment_id, level FROM registers ORDER BY environment_id, level",
+            &[],
+        )?
+        .into_iter()
+        .map(|mut r| Ok((r.int(0)?, r.text(1)?, Vec::new())))
+        .collect::<Result<_>>()?;
+    let rows = tx.query(
+        "SELECT environment_id, level, value FROM register_values
+         ORDER BY environment_id, level, value",
+        &[],
+    )?;
+    let at: std::collections::HashMap<(i64, String), usize> = out
+        .iter()
+        .enumerate()
+        .map(|(i, (env, level, _))| ((*env, level.clone()), i))
+        .collect();
+    for mut row in rows {
+        let key = (row.int(0)?, row.text(1)?);
+        let value = row.text(2)?;
+        let Some(&i) = at.get(&key) else {
+            return Err(crate::store::StoreError::Corrupt {
+                what: format!(
+                    "register value of level {:?} of environment {}",
+                    key.1, key.0
+                ),
+                reason: "its register is missing".to_owned(),
+            });
+        };
+        out[i].2.push(value);
+    }
+    Ok(out)
 }
 
 pub(crate) fn contains(tx: &dyn Sql, env: i64, level: &str, value: &str) -> Result<Option<bool>> {

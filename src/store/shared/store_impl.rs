@@ -370,15 +370,15 @@ impl<E: Engine> Store for E {
     }
 
     fn set_register(&self, env: i64, level: &str, values: Option<&[String]>) -> Result<()> {
-        self.write(|tx, _| registers::set(tx, env, level, values))
+        self.write(|tx, log| registers::set(tx, log, env, level, values))
     }
 
     fn add_to_register(&self, env: i64, level: &str, values: &[String]) -> Result<usize> {
-        self.write(|tx, _| registers::add(tx, env, level, values))
+        self.write(|tx, log| registers::add(tx, log, env, level, values))
     }
 
     fn remove_from_register(&self, env: i64, level: &str, values: &[String]) -> Result<usize> {
-        self.write(|tx, _| registers::remove(tx, env, level, values))
+        self.write(|tx, log| registers::remove(tx, log, env, level, values))
     }
 
     fn in_register(&self, env: i64, level: &str, value: &str) -> Result<Option<bool>> {
@@ -424,6 +424,14 @@ impl<E: Engine> Store for E {
     }
 
     fn changes_since(&self, since: u64) -> Result<Changes> {
-        self.read(|tx| changes::since(tx, since, || load_all(tx), |at| documents::latest(tx, at)))
+        self.read(|tx| {
+            changes::since(
+                tx,
+                since,
+                || load_all(tx),
+                |at| documents::latest(tx, at),
+                |env, level| registers::current(tx, env, level),
+            )
+        })
     }
 }

@@ -203,7 +203,84 @@ fn a_second_connection_sees_every_generation_in_order() {
     }
 }
 
+/// The registers a `Changes::Documents` names, as they are now.
+fn registers(changes: Changes) -> Vec<(i64, String, Option<Vec<String>>)> {
+    match changes {
+        Changes::Documents { registers, .. } => registers,
+        other => panic!("expected documents and registers, got {other:?}"),
+    }
+}
+
+fn register_writes_take_a_generation_and_name_the_register() {
+    let s = fuel();
+    let start = s.generation().unwrap();
+    s.add_to_register(1, "nodes", &names(&["n2", "n1"]))
+        .unwrap();
+    assert_eq!(s.generation().unwrap(), start + 1);
+    assert_eq!(
+        registers(s.changes_since(start).unwrap()),
+        vec![(1, "nodes".to_owned(), Some(names(&["n1", "n2"])))]
+    );
+    // Writes that change no register take no generation.
+    s.add_to_register(1, "nodes", &names(&["n1"])).unwrap();
+    assert_eq!(
+        s.remove_from_register(1, "nodes", &names(&["n9"])).unwrap(),
+        0
+    );
+    assert!(s.add_to_register(1, "racks", &names(&["r"])).is_err());
+    assert_eq!(s.generation().unwrap(), start + 1);
+    // A document and two registers since: each once, as it is now.
+    s.remove_from_register(1, "nodes", &names(&["n2"])).unwrap();
+    s.put(
+        &at(1, "nodes=n1", "astute", DocKind::Values),
+        &rhash! {"v" => 1},
+    )
+    .unwrap();
+    s.set_register(1, "role", Some(&[])).unwrap();
+    s.add_to_register(1, "nodes", &names(&["n3"])).unwrap();
+    let changes = s.changes_since(start + 1).unwrap();
+    assert_eq!(changes.generation(), start + 5);
+    assert_eq!(summary(&changes), (start + 5, docs(&[("astute", true)])));
+    assert_eq!(
+        registers(changes),
+        vec![
+            (1, "nodes".to_owned(), Some(names(&["n1", "n3"]))),
+            (1, "role".to_owned(), Some(Vec::new())),
+        ]
+    );
+    // Removing a register; replacing one with the same values is a write.
+    s.set_register(1, "role", None).unwrap();
+    s.set_register(1, "nodes", Some(&names(&["n1", "n3"])))
+        .unwrap();
+    assert_eq!(
+        registers(s.changes_since(start + 5).unwrap()),
+        vec![
+            (1, "nodes".to_owned(), Some(names(&["n1", "n3"]))),
+            (1, "role".to_owned(), None),
+        ]
+    );
+    // A reload reads every register, of deleted environments too.
+    let Changes::Everything { data, .. } = s.changes_since(0).unwrap() else {
+        panic!("a first load is everything");
+    };
+    assert_eq!(
+        data.registers,
+        vec![(1, "nodes".to_owned(), names(&["n1", "n3"]))]
+    );
+    s.delete_environment(1).unwrap();
+    let Changes::Everything { data, .. } = s.changes_since(0).unwrap() else {
+        panic!("a first load is everything");
+    };
+    assert_eq!(data.registers.len(), 1);
+    s.purge_environment(1).unwrap();
+    let Changes::Everything { data, .. } = s.changes_since(0).unwrap() else {
+        panic!("a first load is everything");
+    };
+    assert_eq!(data.registers, Vec::new());
+}
+
 both![
+    register_writes_take_a_generation_and_name_the_register,
     every_write_takes_the_next_generation_and_names_what_it_changed,
     writes_that_change_nothing_a_snapshot_holds_take_no_generation,
     readers_reload_everything_when_documents_will_not_do,
