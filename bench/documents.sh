@@ -32,6 +32,9 @@ generated "$NODES"
 
 plan=$work/env/bench-plan.json
 node=$(jq -r '.nodes[0]' "$plan")
+# Every node registered, as Fuel registers its nodes: each config API read
+# at a node's path is checked against the register.
+jq -r '.nodes[]' "$plan" | xargs "$bin" register add --env 1 --level nodes --db "$work/env.db" >/dev/null
 effective='/api/v1/config/environments/1/nodes/{node}/resources/astute/values?effective'
 data='/api/v1/data/1/astute?level=nodes={node}'
 
