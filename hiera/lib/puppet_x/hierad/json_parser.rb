@@ -1,9 +1,11 @@
 # The JSON parser of the shim's answers: the json library, or Oj
 # (Debian's ruby-oj, the oj gem elsewhere) when it is installed and this
 # Ruby has parsed enough answers for loading it to pay off. Oj decodes a
-# large answer in about half the time (BENCHMARKS.md, "The shim's JSON
-# parser"), but loading it costs about 40 ms (it loads bigdecimal, date
-# and time): a one-shot `hiera` command would lose, a Puppet master gains.
+# large answer in three quarters of the json library's time within a
+# lookup, half on its own (BENCHMARKS.md, "The shim's JSON parser, and
+# X-Hierad-Tagged"), but loading it costs about 40 ms (it loads
+# bigdecimal, date and time): a one-shot `hiera` command would lose, a
+# Puppet master gains.
 # So the json library parses the first OJ_AFTER bytes (about as long as
 # loading Oj takes), then Oj parses the rest.
 #
