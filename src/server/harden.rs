@@ -263,6 +263,11 @@ mod tests {
             .build()
             .unwrap();
         let statuses = tracing::subscriber::with_default(subscriber, || {
+            // Other tests' threads may have registered the access log's
+            // callsites while this subscriber was being installed, with an
+            // interest computed without it ("never"): tracing keeps that
+            // until the next rebuild. Rebuild now that it is installed.
+            tracing::callsite::rebuild_interest_cache();
             runtime.block_on(async {
                 let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
                 let addr = listener.local_addr().unwrap();
