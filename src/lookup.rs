@@ -85,6 +85,14 @@ impl<'s> DataSource<'s> for SnapshotSource<'s, '_> {
     ) -> Cow<'s, Value> {
         self.memo.keep_merged(behavior, layers, merged)
     }
+
+    fn resolved(&self, layers: &[&'s Value]) -> Option<&'s Value> {
+        self.memo.resolved(layers)
+    }
+
+    fn keep_resolved(&self, layers: &[&'s Value], resolved: Value) -> Cow<'s, Value> {
+        self.memo.keep_resolved(layers, resolved)
+    }
 }
 
 fn sym(name: &str) -> Value {

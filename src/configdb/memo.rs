@@ -8,6 +8,9 @@
 //!   merge of the same values is the same Hash whatever the request, its
 //!   scope or its hierarchy. This is a memo keyed by data, not the answer
 //!   cache (which is keyed by the request's bytes).
+//! - **Array lookups' answers** over final values (`flatten.uniq.compact`
+//!   of the values found), keyed the same way: a function of those values
+//!   alone as well.
 //! - **Answer bodies** (`{"found":true,"value":…}`), keyed by the identity
 //!   of the value answered, for Hashes and Arrays whose body is at least
 //!   [`MIN_BODY`] bytes: a stored final value or a kept merge.
@@ -41,15 +44,16 @@ pub(crate) const DEFAULT_BUDGET: usize = 64 * 1024 * 1024;
 
 type Map<K, V> = HashMap<K, V, foldhash::fast::RandomState>;
 
-/// Which stored values were merged, and how.
+/// Which stored values were merged, and how: `None` is an array
+/// lookup's `flatten.uniq.compact`.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 struct MergeKey {
-    behavior: Behavior,
+    behavior: Option<Behavior>,
     layers: Vec<usize>,
 }
 
 impl MergeKey {
-    fn of(behavior: Behavior, layers: &[&Value]) -> MergeKey {
+    fn of(behavior: Option<Behavior>, layers: &[&Value]) -> MergeKey {
         MergeKey {
             behavior,
             layers: layers.iter().map(|v| address(v)).collect(),
@@ -108,6 +112,22 @@ impl AnswerMemo {
     /// The kept merge of `layers` (stored values of this memo's snapshot)
     /// under `behavior`.
     pub(crate) fn merged(&self, behavior: Behavior, layers: &[&Value]) -> Option<&Value> {
+        self.kept(Some(behavior), layers)
+    }
+
+    /// The kept answer of an array lookup that found `layers` (stored
+    /// values of this memo's snapshot).
+    pub(crate) fn resolved(&self, layers: &[&Value]) -> Option<&Value> {
+        self.kept(None, layers)
+    }
+
+    /// Keeps `resolved`, an array lookup's answer over `layers`, as
+    /// [`AnswerMemo::keep_merged`] keeps merges.
+    pub(crate) fn keep_resolved(&self, layers: &[&Value], resolved: Value) -> Cow<'_, Value> {
+        self.keep(None, layers, resolved)
+    }
+
+    fn kept(&self, behavior: Option<Behavior>, layers: &[&Value]) -> Option<&Value> {
         if self.budget == 0 {
             return None;
         }
@@ -124,6 +144,10 @@ impl AnswerMemo {
         layers: &[&Value],
         merged: Value,
     ) -> Cow<'_, Value> {
+        self.keep(Some(behavior), layers, merged)
+    }
+
+    fn keep(&self, behavior: Option<Behavior>, layers: &[&Value], merged: Value) -> Cow<'_, Value> {
         if self.budget == 0 {
             return Cow::Owned(merged);
         }

@@ -78,6 +78,22 @@ pub(crate) trait DataSource<'d> {
         let _ = (behavior, layers);
         Cow::Owned(merged)
     }
+    /// The answer of an array lookup that found `layers` (stored, final
+    /// values this source handed out, highest priority first), if this
+    /// source kept it (see [`DataSource::keep_resolved`]).
+    fn resolved(&self, layers: &[&'d Value]) -> Option<&'d Value> {
+        let _ = layers;
+        None
+    }
+
+    /// Offers `resolved`, an array lookup's answer (`flatten.uniq.compact`)
+    /// over `layers`, to be kept as [`DataSource::keep_merged`] keeps
+    /// merges: a function of those final values alone. Returns the value
+    /// to answer with (borrowed if kept).
+    fn keep_resolved(&self, layers: &[&'d Value], resolved: Value) -> Cow<'d, Value> {
+        let _ = layers;
+        Cow::Owned(resolved)
+    }
 }
 
 /// Receives Hiera's log messages (the console logger's `debug`/`warn`).

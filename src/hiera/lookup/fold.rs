@@ -22,7 +22,9 @@ pub(super) struct Fold<'r, 'd> {
     /// The configured merge, unless the resolution type brings its own.
     spec: &'r MergeSpec,
     found: bool,
-    array: Vec<Value>,
+    /// Array lookups: each level's value as found (borrowed if stored
+    /// and final), highest priority first.
+    array: Vec<Cow<'d, Value>>,
     /// Hash lookups: stored, final Hashes not merged yet, highest priority
     /// first; only while `hash` is `None`.
     layers: Vec<&'d Value>,
@@ -59,7 +61,7 @@ impl<'r, 'd> Fold<'r, 'd> {
         match self.resolution {
             Resolution::Array => {
                 check_array(key, &value)?;
-                self.array.push(value.into_owned());
+                self.array.push(value);
                 Ok(false)
             }
             Resolution::Hash | Resolution::HashWith(_) => {
@@ -107,8 +109,14 @@ impl<'r, 'd> Fold<'r, 'd> {
             return Ok(None);
         }
         Ok(Some(match self.resolution {
-            Resolution::Array if resolve => Cow::Owned(Value::Array(resolve_array(self.array))),
-            Resolution::Array => Cow::Owned(Value::Array(self.array)),
+            Resolution::Array if resolve => resolve_layers(self.array, data),
+            // One backend's levels: the lookup's `flatten` makes a single
+            // value found the same as the one-item Array Hiera returns
+            // here, so a stored value stays borrowed.
+            Resolution::Array => match <[_; 1]>::try_from(self.array) {
+                Ok([one]) => one,
+                Err(all) => Cow::Owned(Value::Array(all.into_iter().map(Cow::into_owned).collect())),
+            },
             Resolution::Hash | Resolution::HashWith(_) => {
                 match (self.spec.plain(), &*self.layers) {
                     (Some(_), [one]) if self.hash.is_none() => Cow::Borrowed(*one),
@@ -127,6 +135,29 @@ impl<'r, 'd> Fold<'r, 'd> {
             _ => self.answer.unwrap_or(Cow::Owned(Value::Nil)),
         }))
     }
+}
+
+/// An array lookup's answer: `flatten.uniq.compact` of the values found,
+/// highest priority first. When they are all stored and final, that is a
+/// function of those values alone, kept by `data` if it keeps such
+/// answers ([`DataSource::resolved`]), as merges of final Hashes are.
+fn resolve_layers<'d>(found: Vec<Cow<'d, Value>>, data: &dyn DataSource<'d>) -> Cow<'d, Value> {
+    let layers: Option<Vec<&'d Value>> = found
+        .iter()
+        .map(|v| match v {
+            Cow::Borrowed(v) => Some(*v),
+            Cow::Owned(_) => None,
+        })
+        .collect();
+    let Some(layers) = layers else {
+        let found = found.into_iter().map(Cow::into_owned).collect();
+        return Cow::Owned(Value::Array(resolve_array(found)));
+    };
+    if let Some(kept) = data.resolved(&layers) {
+        return Cow::Borrowed(kept);
+    }
+    let copies = layers.iter().map(|v| (*v).clone()).collect();
+    data.keep_resolved(&layers, Value::Array(resolve_array(copies)))
 }
 
 /// `layers` (Hashes, highest priority first) merged into `acc` one after

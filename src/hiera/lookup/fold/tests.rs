@@ -4,7 +4,7 @@
 //! Hiera 3.10.
 
 use super::super::super::config::Config;
-use super::super::super::merge::{MergeSpec, merge_answer_traced};
+use super::super::super::merge::{MergeSpec, merge_answer_traced, resolve_array};
 use super::super::super::value::{Hash, Value};
 use super::super::{Answer, DataSource, Fetched, Hiera, NoLog, Resolution};
 use crate::configdb::memo::AnswerMemo;
@@ -53,6 +53,17 @@ impl<'d> DataSource<'d> for Levels<'d> {
         match self.memo {
             Some(memo) => memo.keep_merged(behavior, layers, merged),
             None => Cow::Owned(merged),
+        }
+    }
+
+    fn resolved(&self, layers: &[&'d Value]) -> Option<&'d Value> {
+        self.memo?.resolved(layers)
+    }
+
+    fn keep_resolved(&self, layers: &[&'d Value], resolved: Value) -> Cow<'d, Value> {
+        match self.memo {
+            Some(memo) => memo.keep_resolved(layers, resolved),
+            None => Cow::Owned(resolved),
         }
     }
 }
@@ -118,16 +129,55 @@ fn eager(
     Ok(answer.map(Value::Hash))
 }
 
+/// What Hiera answers to an array lookup: each backend's Array of the
+/// values found (`Array` or `String`, else a type mismatch), then
+/// `flatten.uniq.compact` of the backends' Arrays.
+fn eager_array(docs: &[(Option<Hash>, bool)], backends: usize) -> Result<Option<Value>, String> {
+    let key = Value::str("k");
+    let mut answer: Option<Vec<Value>> = None;
+    for _ in 0..backends {
+        let mut found: Option<Vec<Value>> = None;
+        for doc in docs.iter().filter_map(|(d, _)| d.as_ref()) {
+            match doc.get(&key) {
+                None => {}
+                Some(v @ (Value::Array(_) | Value::String(_))) => {
+                    found.get_or_insert_default().push(v.clone());
+                }
+                Some(other) => {
+                    return Err(format!(
+                        "Hiera type mismatch for key 'k': expected Array and got {}",
+                        other.class_name()
+                    ));
+                }
+            }
+        }
+        if let Some(found) = found {
+            answer.get_or_insert_default().push(Value::Array(found));
+        }
+    }
+    Ok(answer.map(|a| Value::Array(resolve_array(a))))
+}
+
 fn looked_up(
     docs: &[(Option<Hash>, bool)],
     behavior: &str,
     backends: usize,
     memo: Option<&AnswerMemo>,
 ) -> Result<Option<Value>, String> {
+    looked_up_as(docs, behavior, backends, memo, &Resolution::Hash)
+}
+
+fn looked_up_as(
+    docs: &[(Option<Hash>, bool)],
+    behavior: &str,
+    backends: usize,
+    memo: Option<&AnswerMemo>,
+    resolution: &Resolution,
+) -> Result<Option<Value>, String> {
     let config = config(docs.len(), behavior, backends);
     let source = Levels { docs, memo };
     let mut hiera = Hiera::new(&config, &source, &NoLog);
-    match hiera.lookup("k", None, &Hash::default(), None, &Resolution::Hash) {
+    match hiera.lookup("k", None, &Hash::default(), None, resolution) {
         Ok(Answer::Found(v)) => Ok(Some(v.into_owned())),
         Ok(Answer::NotFound) => Ok(None),
         Ok(other) => panic!("{other:?}"),
@@ -182,6 +232,66 @@ proptest! {
         prop_assert_eq!(&looked_up(&docs, behavior, backends, Some(&memo)), &want);
         prop_assert_eq!(&looked_up(&docs, behavior, backends, Some(&memo)), &want);
     }
+
+    #[test]
+    fn array_lookups_of_final_levels_answer_as_hiera(
+        docs in prop::collection::vec((array_document(), prop::bool::weighted(0.2)), 1..5),
+        backends in 1..=2usize,
+    ) {
+        let want = eager_array(&docs, backends);
+        let array = |memo| looked_up_as(&docs, "native", backends, memo, &Resolution::Array);
+        prop_assert_eq!(&array(None), &want);
+        let memo = AnswerMemo::new(1 << 20);
+        // Twice: the first lookup keeps the answer, the second answers it.
+        prop_assert_eq!(&array(Some(&memo)), &want);
+        prop_assert_eq!(&array(Some(&memo)), &want);
+    }
+}
+
+/// A level's document for array lookups: maybe the key, usually an Array
+/// (with nested Arrays, nils and repeats for `flatten.uniq.compact`) or a
+/// String.
+fn array_document() -> impl Strategy<Value = Option<Hash>> {
+    let array = prop::collection::vec(value(), 0..5).prop_map(Value::Array);
+    let found = prop_oneof![5 => array, 2 => "[a-c]{0,2}".prop_map(Value::String), 1 => value()];
+    prop::option::weighted(0.8, prop::option::weighted(0.8, found)).prop_map(|doc| {
+        doc.map(|found| {
+            let mut h = Hash::default();
+            if let Some(v) = found {
+                h.insert(Value::str("k"), v);
+            }
+            h
+        })
+    })
+}
+
+#[test]
+fn an_array_lookup_of_final_levels_is_kept_and_answered_borrowed() {
+    let items = Value::Array(vec![
+        Value::str("a"),
+        Value::Array(vec![Value::str("b"), Value::Nil, Value::str("a")]),
+    ]);
+    let mut h = Hash::default();
+    h.insert(Value::str("k"), items);
+    let docs = [(Some(h), false)];
+    let memo = AnswerMemo::new(1 << 20);
+    let config = config(docs.len(), "native", 1);
+    let source = Levels {
+        docs: &docs,
+        memo: Some(&memo),
+    };
+    let lookup = || {
+        Hiera::new(&config, &source, &NoLog)
+            .lookup("k", None, &Hash::default(), None, &Resolution::Array)
+            .unwrap()
+    };
+    let (first, second) = (lookup(), lookup());
+    let (Answer::Found(Cow::Borrowed(a)), Answer::Found(Cow::Borrowed(b))) = (&first, &second)
+    else {
+        panic!("not kept: {first:?} {second:?}");
+    };
+    assert!(std::ptr::eq(*a, *b), "the second lookup answers the kept one");
+    assert_eq!(crate::wire::to_string(a), r#"["a","b"]"#);
 }
 
 fn answer<'d>(config: &Config, source: &Levels<'d>) -> Answer<'d> {
