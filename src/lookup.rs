@@ -24,8 +24,10 @@ pub(crate) struct Request {
     pub(crate) key: String,
     pub(crate) resolution: Resolution,
     /// Datasource names, already interpolated (what a Hiera 3 backend gets
-    /// from `Backend.datasources`); `None`: the environment's hierarchy.
-    pub(crate) hierarchy: Option<Vec<String>>,
+    /// from `Backend.datasources`), as the Array of Strings the lookup
+    /// walks (made once, by the request's parser); `None`: the
+    /// environment's hierarchy.
+    pub(crate) hierarchy: Option<Value>,
     /// Overrides the configuration's `:merge_behavior:`.
     pub(crate) merge_behavior: Option<Value>,
     /// Overrides the configuration's `:deep_merge_options:` (Symbol keys).
@@ -109,7 +111,7 @@ fn sym(name: &str) -> Value {
 pub(crate) fn load_config(
     snapshot: &Snapshot,
     env: i64,
-    hierarchy: Option<&[String]>,
+    hierarchy: Option<&Value>,
     merge_behavior: Option<&Value>,
     deep_merge_options: Option<&Value>,
 ) -> Result<Config> {
@@ -118,7 +120,7 @@ pub(crate) fn load_config(
         .map(|doc| (*doc).clone())
         .unwrap_or_default();
     if let Some(levels) = hierarchy {
-        raw.insert(sym("hierarchy"), hierarchy_value(levels));
+        raw.insert(sym("hierarchy"), levels.clone());
     }
     if let Some(behavior) = merge_behavior {
         raw.insert(sym("merge_behavior"), behavior.clone());
@@ -133,10 +135,6 @@ pub(crate) fn load_config(
     raw.insert(sym("yaml"), Value::Hash(yaml));
     raw.shift_remove(&sym("logger"));
     Ok(Config::load(Value::Hash(raw))?.0)
-}
-
-pub(crate) fn hierarchy_value(levels: &[String]) -> Value {
-    Value::Array(levels.iter().map(|l| Value::str(l.as_str())).collect())
 }
 
 /// JSON objects only have String keys; Hiera's option Hashes want Symbols.
@@ -275,7 +273,7 @@ mod tests {
         load_config(
             snapshot,
             request.env,
-            request.hierarchy.as_deref(),
+            request.hierarchy.as_ref(),
             request.merge_behavior.as_ref(),
             request.deep_merge_options.as_ref(),
         )
@@ -336,7 +334,7 @@ mod tests {
             level: LevelPath::root(),
             key: String::new(),
             resolution: Resolution::Priority,
-            hierarchy: hierarchy.map(|h| h.iter().map(|l| (*l).to_owned()).collect()),
+            hierarchy: hierarchy.map(|h| Value::Array(h.iter().map(|l| Value::str(*l)).collect())),
             merge_behavior: behavior.map(Value::str),
             deep_merge_options: knockout.then(|| Value::Hash(rhash! {"knockout_prefix" => "--"})),
             scope: Hash::default(),
@@ -405,12 +403,12 @@ mod tests {
                         let loaded = config_for(&snapshot, &request).unwrap();
                         let case = format!("{hierarchy:?} {behavior:?} {knockout}");
                         assert_eq!(
-                            decides(kept.config(), kept.hierarchy()),
+                            decides(kept.config(), kept.hierarchy(&request)),
                             decides(&loaded, &loaded.hierarchy),
                             "{case}"
                         );
                         assert_eq!(
-                            answers(&snapshot, kept.config(), kept.hierarchy(), &request),
+                            answers(&snapshot, kept.config(), kept.hierarchy(&request), &request),
                             answers(&snapshot, &loaded, &loaded.hierarchy, &request),
                             "{case}"
                         );
@@ -500,11 +498,11 @@ mod tests {
         let request = request(None, None, false);
         let first = configs.get(1, &snapshot(&store), &request).unwrap();
         assert_eq!(
-            *first.hierarchy(),
+            *first.hierarchy(&request),
             Value::Array(vec!["b".into(), "a".into()])
         );
         put_hierarchy(&store, &["a"]);
         let second = configs.get(2, &snapshot(&store), &request).unwrap();
-        assert_eq!(*second.hierarchy(), Value::Array(vec!["a".into()]));
+        assert_eq!(*second.hierarchy(&request), Value::Array(vec!["a".into()]));
     }
 }

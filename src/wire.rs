@@ -292,6 +292,17 @@ pub(crate) struct Decoding {
 }
 
 impl Decoding {
+    /// One whose work lists start with room for `items` Array items and
+    /// `entries` Hash entries (a lookup request's hierarchy and scope),
+    /// instead of growing to them.
+    pub(crate) fn with_capacity(items: usize, entries: usize) -> Decoding {
+        Decoding {
+            entries: RefCell::new(Vec::with_capacity(entries)),
+            items: RefCell::new(Vec::with_capacity(items)),
+            ..Decoding::default()
+        }
+    }
+
     pub(crate) fn seed(&self) -> Decode<'_> {
         Decode(self)
     }

@@ -5,7 +5,7 @@
 use crate::configdb::Snapshot;
 use crate::hiera::config::Config;
 use crate::hiera::{Result, Value};
-use crate::lookup::{Request, hierarchy_value, load_config};
+use crate::lookup::{Request, load_config};
 use arc_swap::ArcSwapOption;
 use std::hash::BuildHasher;
 use std::sync::Arc;
@@ -60,11 +60,10 @@ impl Loaded {
     }
 }
 
-/// What a request runs under: a kept configuration, and the levels the
-/// request brought, if any.
+/// What a request runs under: a kept configuration (and the levels the
+/// request brought, if any: [`Configured::hierarchy`]).
 pub(crate) struct Configured {
     loaded: Arc<Loaded>,
-    levels: Option<Value>,
 }
 
 impl Configured {
@@ -72,11 +71,13 @@ impl Configured {
         &self.loaded.config
     }
 
-    /// The levels to walk: the request's own, or the configuration's.
-    pub(crate) fn hierarchy(&self) -> &Value {
-        self.levels
-            .as_ref()
-            .unwrap_or(&self.loaded.config.hierarchy)
+    /// The levels to walk: `request`'s own (the request this was got
+    /// for), or the configuration's.
+    pub(crate) fn hierarchy<'a>(&'a self, request: &'a Request) -> &'a Value {
+        match &request.hierarchy {
+            Some(levels @ Value::Array(items)) if !items.is_empty() => levels,
+            _ => &self.loaded.config.hierarchy,
+        }
     }
 
     #[cfg(test)]
@@ -121,11 +122,6 @@ impl Configs {
             .hash_one((request.env, given, merge_behavior, deep_merge_options));
         let index = usize::try_from(hash).unwrap_or_default() % CONFIG_SLOTS;
         let slot = &self.slots[index];
-        let levels = request
-            .hierarchy
-            .as_deref()
-            .filter(|levels| !levels.is_empty())
-            .map(hierarchy_value);
         if let Some(loaded) = &*slot.load() {
             if loaded.is_for(
                 generation,
@@ -135,10 +131,11 @@ impl Configs {
                 deep_merge_options,
             ) {
                 let loaded = Arc::clone(loaded);
-                return Ok(Configured { loaded, levels });
+                return Ok(Configured { loaded });
             }
         }
-        let levels_loaded: Option<&[String]> = given.then_some(&[]);
+        let empty = Value::Array(Vec::new());
+        let levels_loaded = given.then_some(&empty);
         let config = load_config(
             snapshot,
             request.env,
@@ -155,6 +152,6 @@ impl Configs {
             deep_merge_options: deep_merge_options.cloned(),
         });
         slot.store(Some(Arc::clone(&loaded)));
-        Ok(Configured { loaded, levels })
+        Ok(Configured { loaded })
     }
 }

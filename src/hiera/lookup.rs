@@ -440,9 +440,9 @@ impl<'a, 'd> Hiera<'a, 'd> {
                 continue;
             }
             self.debug(|| format!("Looking for data source {source_text}"));
-            let dir = match &datadir {
-                Some(dir) => dir.clone(),
-                None => self.datadir(kind, scope)?,
+            let dir: Cow<'_, str> = match &datadir {
+                Some(dir) => Cow::Borrowed(dir),
+                None => Cow::Owned(self.datadir(kind, scope)?),
             };
             // The file's path only shows in debug messages and --explain.
             let path = if self.log.enabled() || self.trace.is_some() {

@@ -101,10 +101,12 @@ async fn lookup_handler(
     // A lookup that may read an unreadable document fails rather than
     // answer as if it were empty. Datasources named outright tell which;
     // interpolated ones, or the environment's own hierarchy, may be any.
-    let named = (parsed.request.hierarchy.as_deref())
-        .filter(|h| h.iter().all(|source| !source.contains("%{")));
-    if let Some(doc) = snapshot.unreadable_in(parsed.request.env, named) {
-        return Err(crate::configdb::ConfigError::Unreadable(Box::new(doc.clone())).into());
+    // (Most environments have none: their levels are not looked at.)
+    if snapshot.unreadable_in(parsed.request.env, None).is_some() {
+        let named = named_sources(parsed.request.hierarchy.as_ref());
+        if let Some(doc) = snapshot.unreadable_in(parsed.request.env, named.as_deref()) {
+            return Err(crate::configdb::ConfigError::Unreadable(Box::new(doc.clone())).into());
+        }
     }
     let configured = state
         .configs()
@@ -156,7 +158,7 @@ fn answer_body(
     parsed: &Parsed,
     budget: Budget,
 ) -> Result<Bytes, HieraError> {
-    let (config, hierarchy) = (configured.config(), configured.hierarchy());
+    let (config, hierarchy) = (configured.config(), configured.hierarchy(&parsed.request));
     let mut meter = Meter::new(budget);
     let body = match &parsed.keys {
         None if !parsed.request.explain => {
@@ -291,12 +293,26 @@ impl Parsed {
     /// Whether the request is worth trying inline (see [`INLINE_KEYS`]).
     fn is_small(&self) -> bool {
         self.keys.as_ref().is_none_or(|k| k.len() <= INLINE_KEYS)
-            && self
-                .request
-                .hierarchy
-                .as_ref()
-                .is_none_or(|h| h.len() <= INLINE_LEVELS)
+            && match &self.request.hierarchy {
+                Some(Value::Array(levels)) => levels.len() <= INLINE_LEVELS,
+                _ => true,
+            }
     }
+}
+
+/// A request's levels when they all name their datasource outright (no
+/// `%{` to interpolate), else `None` (they may name any).
+fn named_sources(hierarchy: Option<&Value>) -> Option<Vec<String>> {
+    let Some(Value::Array(levels)) = hierarchy else {
+        return None;
+    };
+    levels
+        .iter()
+        .map(|level| match level {
+            Value::String(s) if !s.contains("%{") => Some(s.clone()),
+            _ => None,
+        })
+        .collect()
 }
 
 fn bad(message: impl Into<String>) -> ApiError {
@@ -379,17 +395,12 @@ fn parse_request(bytes: &[u8]) -> Result<Parsed, ApiError> {
             ));
         }
     };
+    // Kept as decoded: the Array of Strings the lookup walks.
     let hierarchy = match hierarchy {
         None | Some(Value::Nil) => None,
-        Some(Value::Array(levels)) => Some(
-            levels
-                .into_iter()
-                .map(|l| match l {
-                    Value::String(s) => Ok(s),
-                    _ => Err(bad("hierarchy is a list of datasource names")),
-                })
-                .collect::<Result<_, _>>()?,
-        ),
+        Some(Value::Array(levels)) if levels.iter().all(|l| matches!(l, Value::String(_))) => {
+            Some(Value::Array(levels))
+        }
         Some(_) => return Err(bad("hierarchy is a list of datasource names")),
     };
     let scope = match scope {
@@ -523,7 +534,8 @@ fn read_fields(bytes: &[u8]) -> Result<Fields, ApiError> {
             Err(e) => bad(format!("malformed JSON: {e}")),
         });
     }
-    let decoding = wire::Decoding::default();
+    // Room for a Fuel hierarchy's levels and a node's scope.
+    let decoding = wire::Decoding::with_capacity(32, 16);
     let field = Cell::new("");
     let mut de = serde_json::Deserializer::from_slice(bytes);
     de.deserialize_map(FieldsVisitor {

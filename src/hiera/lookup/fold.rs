@@ -115,7 +115,9 @@ impl<'r, 'd> Fold<'r, 'd> {
             // here, so a stored value stays borrowed.
             Resolution::Array => match <[_; 1]>::try_from(self.array) {
                 Ok([one]) => one,
-                Err(all) => Cow::Owned(Value::Array(all.into_iter().map(Cow::into_owned).collect())),
+                Err(all) => {
+                    Cow::Owned(Value::Array(all.into_iter().map(Cow::into_owned).collect()))
+                }
             },
             Resolution::Hash | Resolution::HashWith(_) => {
                 match (self.spec.plain(), &*self.layers) {

@@ -132,8 +132,8 @@ fn good_requests_parse() {
     assert_eq!(r.level, LevelPath::parse_cli("nodes=n1").unwrap());
     assert!(matches!(r.resolution, Resolution::Hash));
     assert_eq!(
-        r.hierarchy.as_deref(),
-        Some(&["a".to_owned(), "b".to_owned()][..])
+        r.hierarchy,
+        Some(Value::Array(vec![Value::str("a"), Value::str("b")]))
     );
     assert_eq!(
         r.scope,
@@ -193,8 +193,8 @@ fn the_typed_request_is_what_the_server_reads() {
     assert!(matches!(r.resolution, Resolution::Array));
     assert_eq!(r.level, LevelPath::parse_cli("nodes=n1").unwrap());
     assert_eq!(
-        r.hierarchy.as_deref(),
-        Some(&["a".to_owned(), "b".to_owned()][..])
+        r.hierarchy,
+        Some(Value::Array(vec![Value::str("a"), Value::str("b")]))
     );
     assert_eq!(
         r.scope,

@@ -290,7 +290,10 @@ fn an_array_lookup_of_final_levels_is_kept_and_answered_borrowed() {
     else {
         panic!("not kept: {first:?} {second:?}");
     };
-    assert!(std::ptr::eq(*a, *b), "the second lookup answers the kept one");
+    assert!(
+        std::ptr::eq(*a, *b),
+        "the second lookup answers the kept one"
+    );
     assert_eq!(crate::wire::to_string(a), r#"["a","b"]"#);
 }
 
