@@ -20,6 +20,13 @@ class WireTest < Minitest::Test
     end
   end
 
+  # The json library stops at 100 levels by default; Hiera has no limit.
+  def test_deep_values_both_ways
+    deep = [1]
+    150.times { deep = { 'k' => [deep] } }
+    assert_equal deep, Wire.load(Wire.dump(deep))
+  end
+
   def test_non_finite_floats
     [Float::INFINITY, -Float::INFINITY].each { |f| assert_equal f, Wire.load(Wire.dump(f)) }
     assert Wire.load(Wire.dump(Float::NAN)).nan?

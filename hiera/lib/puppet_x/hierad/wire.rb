@@ -45,9 +45,10 @@ module PuppetX
 
       # Ruby value -> wire JSON text. One generator state per thread:
       # JSON.generate builds one per call, which costs more than a small
-      # request's encoding.
+      # request's encoding. No nesting limit (the json library's is 100):
+      # Hiera has none, and the server says what it refuses.
       def dump(value)
-        (Thread.current[:hierad_json_state] ||= JSON::State.new).generate(encode(value))
+        (Thread.current[:hierad_json_state] ||= JSON::State.new(max_nesting: 0)).generate(encode(value))
       end
 
       # Ruby value -> a structure JSON writes as wire JSON.
