@@ -46,8 +46,9 @@ pub(crate) struct Args {
     pub(crate) cache_mib: u64,
     /// The budget in MiB of each snapshot's memo of answers made from
     /// final values, whatever the request (0: none): merged Hashes of
-    /// hash lookups keyed by the stored values merged, and the encoded
-    /// bodies of large answers. Emptied by every write.
+    /// hash lookups keyed by the stored values merged, array lookups'
+    /// answers over such values, and the encoded bodies of large
+    /// answers. Emptied by every write.
     #[arg(long, env = "HIERAD_MEMO_MIB", default_value_t = 64)]
     pub(crate) memo_mib: usize,
     /// Every request is answered within this time, or gets 408 (`30s`,
