@@ -27,6 +27,28 @@ class WireTest < Minitest::Test
     assert_equal deep, Wire.load(Wire.dump(deep))
   end
 
+  # JSON carries text only: a scope String that is not UTF-8 is named by
+  # its place (never its content) in a clear error, not the json library's
+  # "partial character in source".
+  def test_strings_that_are_not_utf8_are_named_by_their_place
+    bad = "se\xFFcret".dup.force_encoding(Encoding::UTF_8)
+    [
+      [{ 'fqdn' => bad }, '["fqdn"]'],
+      [{ 'roles' => ['ok', { 'name' => bad }] }, '["roles", 1, "name"]'],
+      [{ bad => 1 }, '["(a key)"]'],
+      [bad.b, '[]']
+    ].each do |value, where|
+      error = assert_raises(PuppetX::Hierad::Error) { Wire.dump(value) }
+      assert_includes error.message, "the String at #{where} of a request"
+      assert_includes error.message, 'not valid UTF-8'
+      refute_includes error.message, 'cret'
+    end
+    # Binary Strings that hold UTF-8 text are sent as text.
+    assert_equal '{"fqdn":"héllo"}', Wire.dump({ 'fqdn' => 'héllo'.b })
+    # After a failure the thread's encoder still works.
+    assert_equal '{"a":1}', Wire.dump({ 'a' => 1 })
+  end
+
   def test_non_finite_floats
     [Float::INFINITY, -Float::INFINITY].each { |f| assert_equal f, Wire.load(Wire.dump(f)) }
     assert Wire.load(Wire.dump(Float::NAN)).nan?

@@ -49,6 +49,35 @@ module PuppetX
       # Hiera has none, and the server says what it refuses.
       def dump(value)
         (Thread.current[:hierad_json_state] ||= JSON::State.new(max_nesting: 0)).generate(encode(value))
+      rescue JSON::GeneratorError => e
+        where = unsendable(value)
+        raise e unless where
+
+        # The place, never the text: a scope may hold secrets.
+        raise Error, "hierad cannot send the String at #{where.inspect} of a request to the server: " \
+                     "it is not valid UTF-8, and the request is JSON, which carries only text (#{e.message})"
+      end
+
+      # The path (keys and indexes) to the first String in value that JSON
+      # cannot carry, or nil. Only after a failed dump, so it may be slow.
+      def unsendable(value, path = [])
+        case value
+        when String
+          begin
+            JSON.generate([value])
+            nil
+          rescue JSON::GeneratorError
+            path
+          end
+        when Array
+          value.each_with_index { |v, i| (found = unsendable(v, path + [i])) and return found }
+          nil
+        when Hash
+          value.each do |k, v|
+            (found = unsendable(k, path + ['(a key)']) || unsendable(v, path + [k])) and return found
+          end
+          nil
+        end
       end
 
       # Ruby value -> a structure JSON writes as wire JSON.
