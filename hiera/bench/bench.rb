@@ -23,6 +23,7 @@ require 'yaml'
 require 'optparse'
 require 'tmpdir'
 require 'fileutils'
+require_relative 'server'
 
 REPO = File.expand_path('../..', __dir__)
 
@@ -123,22 +124,7 @@ def ratio(a, b)
 end
 
 # The server.
-server_err = IO.pipe
-pid = spawn(options[:hierad], 'serve', '--listen', '127.0.0.1:0', '--db', File.join(tmp, 'bench.db'), '--no-sample',
-            err: server_err[1], out: File::NULL)
-server_err[1].close
-url = nil
-50.times do
-  line = server_err[0].gets or break
-  break if (url = line[/\Alistening on (\S+)/, 1])
-end
-abort 'bench: hierad serve did not start' unless url
-Thread.new { server_err[0].each_line { nil } }
-at_exit do
-  Process.kill('TERM', pid)
-  Process.wait(pid)
-  FileUtils.rm_rf(tmp)
-end
+url = BenchServer.start(options[:hierad], tmp, 'bench')
 
 post_json(url, '/api/v1/config/components', 'name' => 'bench', 'resource_definitions' => [])
 post_json(url, '/api/v1/config/environments', 'id' => ENV_ID, 'components' => ['bench'], 'hierarchy_levels' => ['datadir'])

@@ -13,6 +13,7 @@ require 'yaml'
 require 'optparse'
 require 'tmpdir'
 require 'fileutils'
+require_relative 'server'
 
 REPO = File.expand_path('../..', __dir__)
 FIXTURE = File.join(REPO, 'tests/fixtures/hiera/fuel')
@@ -32,22 +33,7 @@ rescue LoadError
 end
 
 tmp = Dir.mktmpdir('hierad-steps')
-err = IO.pipe
-pid = spawn(options[:hierad], 'serve', '--listen', '127.0.0.1:0', '--db', File.join(tmp, 'steps.db'), '--no-sample',
-            err: err[1], out: File::NULL)
-err[1].close
-url = nil
-50.times do
-  line = err[0].gets or break
-  break if (url = line[/\Alistening on (\S+)/, 1])
-end
-abort 'steps: hierad serve did not start' unless url
-Thread.new { err[0].each_line { nil } }
-at_exit do
-  Process.kill('TERM', pid)
-  Process.wait(pid)
-  FileUtils.rm_rf(tmp)
-end
+url = BenchServer.start(options[:hierad], tmp, 'steps')
 
 client = PuppetX::Hierad::Client.new(url: url)
 client.post('/api/v1/config/components', JSON.generate('name' => 'bench', 'resource_definitions' => []))
