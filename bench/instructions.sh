@@ -17,7 +17,8 @@
 # Environment: NODES (1000), N (requests per class, 300; `large` gets N/5),
 # CLASSES (the lookup classes, all six by default), DOCUMENT (0: skip the
 # document rows), BIN (the hierad binary; default: the release build),
-# OUT (target/bench-results).
+# OUT (target/bench-results; the table, and each class's callgrind output,
+# instructions-CLASS.callgrind, for callgrind_annotate).
 set -euo pipefail
 # A failure inside $(count …) stops the run too.
 shopt -s inherit_errexit
@@ -60,7 +61,7 @@ count() {
   while [ "$1" != "--" ]; do server+=("$1"); shift; done
   shift
   bench=("$@")
-  local out=$work/$label.callgrind log=$work/$label.log
+  local out=$OUT/instructions-$label.callgrind log=$work/$label.log
   HIERAD_LOG=warn valgrind --tool=callgrind --instr-atstart=no --callgrind-out-file="$out" \
     "$bin" "${server[@]}" --listen 127.0.0.1:0 2>"$log" &
   local pid=$! url=""
