@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # Server CPU per request, by lookup class (issue 15, goal 3: small hash and
 # array lookups at <= 2.5x a bare server's CPU per request): user + system
-# time of the server process (/proc/PID/stat, all its threads) over N
-# requests, against the bare hyper server of bench/run.sh answering the
-# same requests with the same client. Every hierad request is a full
+# time of the server's threads over N requests (the scheduler's count,
+# bench/lib.sh `cpu_ns`), against the bare hyper server of bench/run.sh
+# answering the same requests with the same client. Every hierad request is a full
 # lookup (`--cache-mib 0`). CPU time, unlike instructions
 # (bench/instructions.sh), includes the kernel's work on the sockets,
 # which both servers pay; it moves with the machine's load, so compare
@@ -15,7 +15,10 @@
 # (priority hash array missing), ROUNDS (3; the median ratio is printed
 # with min..max), BEFORE (another hierad binary measured in the same
 # rounds, e.g. the previous commit's), BIN (the hierad binary; default:
-# the release build), OUT (target/bench-results).
+# the release build), OUT (target/bench-results), PIN (0: server and
+# client anywhere, as in every run so far; 1, where taskset and 2 CPUs
+# are: every server on CPU 0 and the client on CPU 1, which takes the
+# cost of moving between CPUs out of both servers' figures).
 set -euo pipefail
 shopt -s inherit_errexit
 cd "$(dirname "$0")/.."
@@ -25,6 +28,10 @@ CLASSES=${CLASSES:-priority hash array missing}
 ROUNDS=${ROUNDS:-3}
 BEFORE=${BEFORE:-}
 OUT=${OUT:-target/bench-results}
+PIN=${PIN:-0}
+if [ "$(nproc)" -lt 2 ] || ! command -v taskset >/dev/null; then PIN=0; fi
+on_server=() on_client=()
+if [ "$PIN" = 1 ]; then on_server=(taskset -c 0) on_client=(taskset -c 1); fi
 
 # prepare and start (bench/lib.sh): BIN, work, pids, OUT; servers.
 source bench/lib.sh
@@ -32,9 +39,6 @@ prepare cpu
 
 generated "$NODES"
 
-hz=$(getconf CLK_TCK)
-# The server's user + system clock ticks so far.
-ticks() { awk '{ print $14 + $15 }' "/proc/$1/stat"; }
 
 # cpu LABEL BINARY SERVER-ARGS… -- BENCH-ARGS…: microseconds of server
 # CPU per request.
@@ -44,13 +48,13 @@ cpu() {
   local server=()
   while [ "$1" != "--" ]; do server+=("$1"); shift; done
   shift
-  start "$label" "$server_bin" "${server[@]}" --listen 127.0.0.1:0
+  start "$label" "${on_server[@]}" "$server_bin" "${server[@]}" --listen 127.0.0.1:0
   local plan=(--server "$URL" --plan "$work/env/bench-plan.json" -c 4 "$@")
   local before after ran=ok
-  "$bin" bench "${plan[@]}" -n 1000 >"$work/$label.bench" 2>&1 || ran=failed
-  before=$(ticks "$PID")
-  [ "$ran" = failed ] || "$bin" bench "${plan[@]}" -n "$N" --warmup 0s >"$work/$label.bench" 2>&1 || ran=failed
-  after=$(ticks "$PID")
+  "${on_client[@]}" "$bin" bench "${plan[@]}" -n 1000 >"$work/$label.bench" 2>&1 || ran=failed
+  before=$(cpu_ns "$PID")
+  [ "$ran" = failed ] || "${on_client[@]}" "$bin" bench "${plan[@]}" -n "$N" --warmup 0s >"$work/$label.bench" 2>&1 || ran=failed
+  after=$(cpu_ns "$PID")
   # Stopped before any check: a server left running would hold $(cpu …) open.
   kill "$PID"
   wait "$PID" 2>/dev/null || true
@@ -59,7 +63,7 @@ cpu() {
     cat "$work/$label.bench" >&2
     exit 1
   }
-  echo "($after - $before) * 1000000 / $hz / $N" | bc -l
+  echo "($after - $before) / 1000 / $N" | bc -l
 }
 
 median() { sort -g | awk '{ a[NR] = $1 } END { print a[int((NR + 1) / 2)] }'; }

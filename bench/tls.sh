@@ -84,9 +84,6 @@ case $tls_url in https://*) ;; *) echo "the TLS server listens on $tls_url" >&2;
 
 load_before=$(cut -d' ' -f1-3 /proc/loadavg)
 plan=$work/gen/bench-plan.json
-# ticks PID: the user + system CPU time a process has used, in clock ticks.
-ticks() { awk '{ print $14 + $15 }' "/proc/$1/stat"; }
-hz=$(getconf CLK_TCK)
 # run NAME CONNS ROUND: one bench run, its report in OUT; also the server's
 # CPU time per lookup (µs, from /proc, over the whole run: no warm-up, so
 # every request the server answered is counted) and the client's CPU use
@@ -96,7 +93,7 @@ run() {
   [ "$name" = plain ] && pid=$plain_pid
   local report=$OUT/tls-$name-c$conns-r$round.json client_time=$work/client-time
   local before after
-  before=$(ticks "$pid")
+  before=$(cpu_ns "$pid")
   case $name in
     plain) timed "${on_client[@]}" "$BIN" bench --server "$plain_url" --plan "$plan" -c "$conns" -d "${DURATION}s" \
       --warmup 0s --label "$name c=$conns" --json >"$report" ;;
@@ -106,7 +103,7 @@ run() {
       --password-file "$work/user.pw" --plan "$plan" -c "$conns" -d "${DURATION}s" \
       --warmup 0s --label "tls+basic c=$conns" --json >"$report" ;;
   esac
-  after=$(ticks "$pid")
+  after=$(cpu_ns "$pid")
   local errors
   errors=$(grep -o '"errors":{"total":[0-9]*' "$report" | grep -o '[0-9]*$')
   if [ "$errors" != 0 ]; then
@@ -117,8 +114,8 @@ run() {
   local requests client_s
   requests=$(grep -o '"requests":[0-9]*' "$report" | head -n 1 | cut -d: -f2)
   client_s=$(cat "$client_time")
-  server_us[$name,$conns,$round]=$(awk -v t=$((after - before)) -v hz="$hz" -v n="$requests" \
-    'BEGIN { printf("%.2f", t / hz / n * 1e6) }')
+  server_us[$name,$conns,$round]=$(awk -v t=$((after - before)) -v n="$requests" \
+    'BEGIN { printf("%.2f", t / n / 1e3) }')
   client_pct[$name,$conns,$round]=$(awk -v c="$client_s" -v d="$DURATION" 'BEGIN { printf("%.0f", c / d * 100) }')
   echo "$name c=$conns: server CPU ${server_us[$name,$conns,$round]} µs/lookup, client ${client_pct[$name,$conns,$round]}% of a CPU" >&2
 }

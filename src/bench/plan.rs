@@ -1,6 +1,6 @@
 //! What a bench run asks for: the environment's nodes and hierarchy, and
 //! its real keys sorted into classes (priority, interpolated, hash, array,
-//! large, missing), drawn from by a weighted mix. A plan comes from
+//! large-array, large, missing), drawn from by a weighted mix. A plan comes from
 //! `hierad bench generate` (`bench-plan.json`) or from the server's own
 //! data ([`classify`] over the root datasources).
 
@@ -9,7 +9,8 @@ use crate::hiera::{Hash, Value};
 use serde::{Deserialize, Serialize};
 use std::fmt::Write as _;
 
-/// Answers at least this large (as wire JSON) form the `large` class.
+/// Answers at least this large (as wire JSON) form the `large` and
+/// `large-array` classes (issue 15: answers of 10 KB and more are large).
 pub(crate) const LARGE_BYTES: usize = 10_000;
 
 /// The file `hierad bench generate` writes its plan to.
@@ -46,20 +47,23 @@ pub(crate) struct KeyClass {
 }
 
 /// The classes, in the order the default mix names them.
-pub(crate) const CLASSES: [&str; 6] = [
+pub(crate) const CLASSES: [&str; 7] = [
     "priority",
     "interpolated",
     "hash",
     "array",
+    "large-array",
     "large",
     "missing",
 ];
 
 /// The default weights: mostly priority lookups and misses (Puppet's
 /// automatic parameter lookup asks for every `class::param`, most of
-/// which no data sets), some merges, and the occasional huge hash.
+/// which no data sets), some merges, and the occasional huge hash or
+/// array (Fuel's `nodes`: one in five array lookups of the generated
+/// data, as when it was one class).
 pub(crate) const DEFAULT_MIX: &str =
-    "priority=45,interpolated=15,hash=10,array=5,large=2,missing=23";
+    "priority=45,interpolated=15,hash=10,array=4,large-array=1,large=2,missing=23";
 
 /// Class weights, parsed from `name=weight,…`.
 #[derive(Clone, Debug, PartialEq)]
@@ -324,6 +328,9 @@ pub(crate) fn classify(
     let (hash, array, large) = (at("hash"), at("array"), at("large"));
     classes[hash].resolution = "hash".to_owned();
     classes[array].resolution = "array".to_owned();
+    // Array lookups of large answers apart, so that `array` is what its
+    // name promises everywhere a figure is given for it: small answers.
+    classes[at("large-array")].resolution = "array".to_owned();
     // The large class holds hash lookups (Fuel reads `network_metadata`
     // with hiera_hash); a large key found in one layer only is a large
     // priority answer, and stays in `priority`.
@@ -347,7 +354,11 @@ pub(crate) fn classify(
             .all(|v| matches!(v, Value::Array(_) | Value::String(_)))
             && values.iter().any(|v| matches!(v, Value::Array(_)))
         {
-            "array"
+            if size >= LARGE_BYTES {
+                "large-array"
+            } else {
+                "array"
+            }
         } else {
             "priority"
         };
@@ -560,6 +571,7 @@ mod tests {
             "svc" => Value::Hash(rhash! { "a" => Value::Int(1) }),
             "meta" => Value::Hash(rhash! { "x" => Value::Bool(true) }),
             "dns" => Value::Array(vec![Value::str("1.1.1.1")]),
+            "hosts" => Value::Array(big.clone()),
         };
         let globals = rhash! {
             "uri" => Value::str("http://%{hiera('vip')}/"),
@@ -595,6 +607,7 @@ mod tests {
         assert_eq!(keys("hash"), ["svc"]);
         assert_eq!(keys("large"), ["meta"]);
         assert_eq!(keys("array"), ["dns"]);
+        assert_eq!(keys("large-array"), ["hosts"]);
         assert_eq!(keys("interpolated"), ["uri", "list"]);
         assert_eq!(keys("priority"), ["vip", "solo", "fqdn"]);
         assert_eq!(keys("missing").len(), 8);
