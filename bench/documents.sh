@@ -83,27 +83,14 @@ for round in $(seq "$ROUNDS"); do
   done
 done
 
-# ratio NAME C: the median over rounds of NAME's requests/s ÷ the bare
-# server's in the same round, and NAME's median p99.
-ratio() {
-  local name=$1 c=$2
-  for round in $(seq "$ROUNDS"); do
-    jq -s '.[0].lookups_per_s / .[1].lookups_per_s' \
-      "$OUT/doc-$name-c$c-r$round.json" "$OUT/doc-bare-c$c-r$round.json"
-  done | sort -g | awk '{ r[NR] = $1 } END { printf("%.2f (%.2f..%.2f)", r[int((NR + 1) / 2)], r[1], r[NR]) }'
-}
-median() { # NAME C JQ-EXPR
-  for round in $(seq "$ROUNDS"); do jq "$3" "$OUT/doc-$1-c$2-r$round.json"; done |
-    sort -g | awk '{ v[NR] = $1 } END { printf("%.0f", v[int((NR + 1) / 2)]) }'
-}
 {
   printf '%-18s %-5s %12s %10s %s\n' request conns 'req/s' 'p99 µs' '÷ bare (min..max)'
   names=(bare effective data etag)
   [ -n "$BEFORE" ] && names+=(before-effective before-data)
   for c in 32 1; do
     for name in "${names[@]}"; do
-      printf '%-18s %-5s %12s %10s %s\n' "$name" "$c" "$(median "$name" "$c" .lookups_per_s)" \
-        "$(median "$name" "$c" .latency_us.p99)" "$(ratio "$name" "$c")"
+      printf '%-18s %-5s %12s %10s %s\n' "$name" "$c" "$(round_median doc "$name" "$c" .lookups_per_s)" \
+        "$(round_median doc "$name" "$c" .latency_us.p99)" "$(round_ratio doc "$name" "$c")"
     done
   done
   echo "document $(wc -c <"$work/body.json") bytes; RSS $((before_kib / 1024)) MiB before," \

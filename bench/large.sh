@@ -71,25 +71,12 @@ for round in $(seq "$ROUNDS"); do
   done
 done
 
-# ratio NAME C: the median over rounds of NAME's requests/s ÷ the bare
-# server's in the same round, with min..max.
-ratio() {
-  local name=$1 c=$2
-  for round in $(seq "$ROUNDS"); do
-    jq -s '.[0].lookups_per_s / .[1].lookups_per_s' \
-      "$OUT/large-$name-c$c-r$round.json" "$OUT/large-bare-c$c-r$round.json"
-  done | sort -g | awk '{ r[NR] = $1 } END { printf("%.2f (%.2f..%.2f)", r[int((NR + 1) / 2)], r[1], r[NR]) }'
-}
-median() { # NAME C JQ-EXPR
-  for round in $(seq "$ROUNDS"); do jq "$3" "$OUT/large-$1-c$2-r$round.json"; done |
-    sort -g | awk '{ v[NR] = $1 } END { printf("%.0f", v[int((NR + 1) / 2)]) }'
-}
 {
   printf '%-8s %-5s %12s %10s %s\n' server conns 'req/s' 'p99 µs' '÷ bare (min..max)'
   for c in 32 1; do
     for name in "${names[@]}"; do
-      printf '%-8s %-5s %12s %10s %s\n' "$name" "$c" "$(median "$name" "$c" .lookups_per_s)" \
-        "$(median "$name" "$c" .latency_us.p99)" "$(ratio "$name" "$c")"
+      printf '%-8s %-5s %12s %10s %s\n' "$name" "$c" "$(round_median large "$name" "$c" .lookups_per_s)" \
+        "$(round_median large "$name" "$c" .latency_us.p99)" "$(round_ratio large "$name" "$c")"
     done
   done
   echo "answer $(wc -c <"$work/body.json") bytes; RSS after the runs ($NODES nodes): memo on" \

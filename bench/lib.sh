@@ -83,3 +83,22 @@ cpu_ns() {
     awk -v hz="$(getconf CLK_TCK)" '{ printf("%.0f\n", ($14 + $15) * 1e9 / hz) }' "/proc/$1/stat"
   fi
 }
+
+# Reports of per-round runs named $OUT/PREFIX-NAME-cC-rROUND.json (bench
+# --json), for ROUNDS rounds, measured against a server named `bare`:
+# round_ratio PREFIX NAME C: the median over rounds of NAME's requests/s
+# ÷ the bare server's in the same round, with min..max.
+round_ratio() {
+  local prefix=$1 name=$2 c=$3
+  for round in $(seq "$ROUNDS"); do
+    jq -s '.[0].lookups_per_s / .[1].lookups_per_s' \
+      "$OUT/$prefix-$name-c$c-r$round.json" "$OUT/$prefix-bare-c$c-r$round.json"
+  done | sort -g | awk '{ r[NR] = $1 } END { printf("%.2f (%.2f..%.2f)", r[int((NR + 1) / 2)], r[1], r[NR]) }'
+}
+
+# round_median PREFIX NAME C JQ-EXPR: the median over rounds of a figure
+# of NAME's reports.
+round_median() {
+  for round in $(seq "$ROUNDS"); do jq "$4" "$OUT/$1-$2-c$3-r$round.json"; done |
+    sort -g | awk '{ v[NR] = $1 } END { printf("%.0f", v[int((NR + 1) / 2)]) }'
+}
