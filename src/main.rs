@@ -1,4 +1,4 @@
-use hierad::cli::{closed_pipe, parse, run};
+use hierad::cli::{closed_pipe, fail, parse, run};
 use std::process::ExitCode;
 
 // glibc malloc spent a quarter of the server's CPU growing and trimming
@@ -15,9 +15,8 @@ fn main() -> ExitCode {
         Ok(code) => code,
         // `hierad config get … | head -1`: the reader has all it wanted.
         Err(err) if closed_pipe(&err) => ExitCode::SUCCESS,
-        Err(err) => {
-            eprintln!("hierad: {err:#}");
-            ExitCode::from(2)
-        }
+        // Every command's failure is one line and exit status 1; 2 is
+        // clap's, for a command line that does not parse.
+        Err(err) => fail(&err),
     }
 }

@@ -138,7 +138,7 @@ pub fn closed_pipe(err: &anyhow::Error) -> bool {
 }
 
 /// Prints `hierad: message` (causes joined on one line) and gives exit 1.
-pub(crate) fn fail(err: &anyhow::Error) -> ExitCode {
+pub fn fail(err: &anyhow::Error) -> ExitCode {
     eprintln!("hierad: {}", one_line(&format!("{err:#}")));
     ExitCode::from(1)
 }

@@ -120,7 +120,7 @@ fn bench(site: &Site, extra: &[&str], env: &[(&str, &str)], requests: u64) -> Va
     r
 }
 
-/// The one line a failed `hierad bench` prints (exit status 2), without
+/// The one line a failed `hierad bench` prints (exit status 1), without
 /// its `hierad: ` prefix.
 fn refused(site: &Site, extra: &[&str], with_ca: bool) -> String {
     let ca = path(site.dir.path(), "ca.pem");
@@ -133,7 +133,7 @@ fn refused(site: &Site, extra: &[&str], with_ca: bool) -> String {
     cmd.env_remove("HIERAD_TOKEN");
     let out = output(cmd, None);
     let stderr = text(&out.stderr);
-    assert_eq!(out.status.code(), Some(2), "{args:?}: {stderr}");
+    assert_eq!(out.status.code(), Some(1), "{args:?}: {stderr}");
     assert!(out.stdout.is_empty(), "{args:?}: {}", text(&out.stdout));
     assert_eq!(stderr.lines().count(), 1, "{args:?}: one line: {stderr}");
     stderr
