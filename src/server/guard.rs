@@ -13,8 +13,9 @@ use axum::extract::{FromRequest, FromRequestParts, MatchedPath, RawPathParams, R
 use axum::http::{HeaderValue, Method, StatusCode, header};
 use axum::response::Response;
 use std::net::{IpAddr, SocketAddr};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, OnceLock};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 /// What the connection knows of its client, put in every request's
 /// extensions by the accept loop.
@@ -31,10 +32,22 @@ const FREE_FAILURES: u32 = 5;
 const MAX_DELAY: Duration = Duration::from_secs(5);
 
 /// Failed authentications per client address: bounded in entries, each
-/// forgotten after a quiet quarter of an hour.
+/// forgotten a quarter of an hour after its last failure.
 pub struct Throttle {
     failures: moka::sync::Cache<IpAddr, u32>,
+    /// When the last failure was recorded, in milliseconds since `epoch`
+    /// (0: never). No entry outlives it by more than [`FORGET_AFTER`], so
+    /// past that nobody is throttled and a request skips the table: two
+    /// lookups in it cost every authenticated request about as much as
+    /// checking its bearer token.
+    last_failure: AtomicU64,
+    epoch: Instant,
+    /// [`FORGET_AFTER`] but in tests.
+    forget_after: Duration,
 }
+
+/// How long a client's failures are remembered after its last one.
+const FORGET_AFTER: Duration = Duration::from_secs(15 * 60);
 
 impl std::fmt::Debug for Throttle {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -46,20 +59,30 @@ impl std::fmt::Debug for Throttle {
 
 impl Default for Throttle {
     fn default() -> Self {
-        Throttle {
-            failures: moka::sync::Cache::builder()
-                .max_capacity(100_000)
-                .time_to_idle(Duration::from_secs(15 * 60))
-                .build(),
-        }
+        Throttle::forgetting_after(FORGET_AFTER)
     }
 }
 
 impl Throttle {
+    fn forgetting_after(forget_after: Duration) -> Throttle {
+        Throttle {
+            failures: moka::sync::Cache::builder()
+                .max_capacity(100_000)
+                .time_to_live(forget_after)
+                .build(),
+            last_failure: AtomicU64::new(0),
+            epoch: Instant::now(),
+            forget_after,
+        }
+    }
+
     /// How long a request from `ip` waits before its credentials are
     /// checked: nothing for the first few failures, then doubling from
     /// 100 ms up to [`MAX_DELAY`].
     pub fn delay(&self, ip: IpAddr) -> Duration {
+        if self.all_forgotten() {
+            return Duration::ZERO;
+        }
         let failures = self.failures.get(&ip).unwrap_or(0);
         if failures < FREE_FAILURES {
             return Duration::ZERO;
@@ -69,14 +92,31 @@ impl Throttle {
     }
 
     fn failed(&self, ip: IpAddr) {
+        // Recorded before the entry, so that a reader who sees the entry
+        // sees the time too (never "all forgotten" beside a live entry).
+        let now = u64::try_from(self.epoch.elapsed().as_millis()).unwrap_or(u64::MAX);
+        self.last_failure.fetch_max(now.max(1), Ordering::SeqCst);
         self.failures
             .entry(ip)
             .and_upsert_with(|old| old.map_or(1, |e| e.value().saturating_add(1)));
     }
 
     fn succeeded(&self, ip: IpAddr) {
-        if self.failures.contains_key(&ip) {
+        if !self.all_forgotten() && self.failures.contains_key(&ip) {
             self.failures.invalidate(&ip);
+        }
+    }
+
+    /// Whether every recorded failure has been forgotten (or none was
+    /// ever recorded): then the table holds nothing that matters.
+    fn all_forgotten(&self) -> bool {
+        match self.last_failure.load(Ordering::SeqCst) {
+            0 => true,
+            last => {
+                let last = self.epoch + Duration::from_millis(last);
+                // A second's margin over the table's own expiry.
+                Instant::now() > last + self.forget_after + Duration::from_secs(1)
+            }
         }
     }
 }
@@ -288,4 +328,56 @@ fn refused(e: &AuthError, keystone: Option<&str>) -> Response {
         headers.append(header::WWW_AUTHENTICATE, value);
     }
     response
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn repeated_failures_slow_one_address_down_until_it_succeeds() {
+        let throttle = Throttle::default();
+        let (a, b): (IpAddr, IpAddr) = ("192.0.2.1".parse().unwrap(), "192.0.2.2".parse().unwrap());
+        assert!(throttle.all_forgotten(), "nothing recorded yet");
+        assert_eq!(throttle.delay(a), Duration::ZERO);
+        let mut delays = Vec::new();
+        for _ in 0..12 {
+            throttle.failed(a);
+            delays.push(throttle.delay(a).as_millis());
+        }
+        assert_eq!(
+            delays,
+            [0, 0, 0, 0, 100, 200, 400, 800, 1600, 3200, 5000, 5000],
+            "free failures, then doubling up to the longest delay"
+        );
+        assert_eq!(throttle.delay(b), Duration::ZERO, "per address");
+        throttle.succeeded(a);
+        throttle.failures.run_pending_tasks();
+        assert_eq!(throttle.delay(a), Duration::ZERO, "a success forgives");
+        throttle.failed(a);
+        assert_eq!(throttle.failures.get(&a), Some(1), "and counts anew");
+    }
+
+    #[test]
+    fn failures_are_forgotten_after_a_quiet_while_and_then_cost_no_lookup() {
+        let throttle = Throttle::forgetting_after(Duration::from_millis(100));
+        let ip: IpAddr = "192.0.2.3".parse().unwrap();
+        for _ in 0..7 {
+            throttle.failed(ip);
+        }
+        assert!(!throttle.all_forgotten());
+        assert_eq!(throttle.delay(ip), Duration::from_millis(400));
+        // The table's own expiry comes first: past the margin nothing of
+        // the address is left, so skipping the table changes no answer.
+        std::thread::sleep(Duration::from_millis(1300));
+        assert!(throttle.all_forgotten());
+        assert_eq!(throttle.failures.get(&ip), None);
+        assert_eq!(throttle.delay(ip), Duration::ZERO);
+        // A new failure turns the table back on.
+        for _ in 0..5 {
+            throttle.failed(ip);
+        }
+        assert!(!throttle.all_forgotten());
+        assert_eq!(throttle.delay(ip), Duration::from_millis(100));
+    }
 }
