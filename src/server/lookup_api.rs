@@ -27,12 +27,13 @@ use std::cell::Cell;
 use std::collections::HashMap;
 use std::fmt;
 
-/// The lookup routes, to be nested under `/api/v1`.
+/// The lookup routes, with their full paths (merged into the
+/// application's router, not nested: see [`super::app`]).
 pub(crate) fn routes() -> Router<AppState> {
     Router::new()
-        .route("/lookup", post(lookup_handler))
-        .route("/data/{env}/{*resource}", get(datasource))
-        .route("/environments/{env}/scope", get(scope))
+        .route("/api/v1/lookup", post(lookup_handler))
+        .route("/api/v1/data/{env}/{*resource}", get(datasource))
+        .route("/api/v1/environments/{env}/scope", get(scope))
 }
 
 const X_CACHE: &str = "x-cache";
@@ -43,25 +44,24 @@ fn json_bytes(status: StatusCode, body: Bytes, cache: &'static str) -> Response 
     // the shim walks the decoded answer only then, and without this header
     // it searches the text itself, several times slower (issue 15, goal 5).
     let tagged = memchr::memmem::find(&body, TAG_STRING).is_some();
-    (
-        status,
-        [
-            (
-                header::CONTENT_TYPE,
-                HeaderValue::from_static("application/json"),
-            ),
-            (
-                header::HeaderName::from_static(X_CACHE),
-                HeaderValue::from_static(cache),
-            ),
-            (
-                header::HeaderName::from_static(X_TAGGED),
-                HeaderValue::from_static(if tagged { "true" } else { "false" }),
-            ),
-        ],
-        body,
-    )
-        .into_response()
+    // Built in place, its header map sized once for the three headers.
+    let mut response = Response::new(axum::body::Body::from(body));
+    *response.status_mut() = status;
+    let headers = response.headers_mut();
+    headers.reserve(3);
+    headers.insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("application/json"),
+    );
+    headers.insert(
+        header::HeaderName::from_static(X_CACHE),
+        HeaderValue::from_static(cache),
+    );
+    headers.insert(
+        header::HeaderName::from_static(X_TAGGED),
+        HeaderValue::from_static(if tagged { "true" } else { "false" }),
+    );
+    response
 }
 
 /// [`wire::TAG`] as JSON text.
@@ -537,16 +537,32 @@ fn read_fields(bytes: &[u8]) -> Result<Fields, ApiError> {
     // Room for a Fuel hierarchy's levels and a node's scope.
     let decoding = wire::Decoding::with_capacity(32, 16);
     let field = Cell::new("");
-    let mut de = serde_json::Deserializer::from_slice(bytes);
-    de.deserialize_map(FieldsVisitor {
+    let visitor = FieldsVisitor {
         decoding: &decoding,
         field: &field,
-    })
-    .and_then(|fields| de.end().map(|()| fields))
-    .map_err(|e| match decoding.take_tag_error() {
+    };
+    // A body that is UTF-8 as a whole (every well-formed one) is checked
+    // once here, not string by string as serde_json does reading bytes;
+    // any other is read as bytes, to be refused with serde_json's own
+    // message naming the place.
+    let read = match std::str::from_utf8(bytes) {
+        Ok(text) => read_object(&mut serde_json::Deserializer::from_str(text), visitor),
+        Err(_) => read_object(&mut serde_json::Deserializer::from_slice(bytes), visitor),
+    };
+    read.map_err(|e| match decoding.take_tag_error() {
         Some(tag) => bad(format!("{}: {tag}", field.get())),
         None => bad(format!("malformed JSON: {e}")),
     })
+}
+
+/// The request object from `de`, and nothing after it.
+fn read_object<'de, R: serde_json::de::Read<'de>>(
+    de: &mut serde_json::Deserializer<R>,
+    visitor: FieldsVisitor<'_>,
+) -> serde_json::Result<Fields> {
+    let fields = de.deserialize_map(visitor)?;
+    de.end()?;
+    Ok(fields)
 }
 
 /// One whole effective datasource, for Hiera 5's `data_hash`: Puppet

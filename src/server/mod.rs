@@ -106,7 +106,9 @@ pub fn app(state: AppState) -> Router {
         .route("/readyz", get(ready))
         .route("/metrics", get(metrics_text))
         .nest("/api/v1/config", config_api::routes())
-        .nest("/api/v1", lookup_api::routes())
+        // Merged with their full paths, not nested: a nested router is a
+        // second routing step (and a prefix strip) for every lookup.
+        .merge(lookup_api::routes())
         .fallback(no_route)
         .method_not_allowed_fallback(method_not_allowed)
         .layer(harden::layer(&state))

@@ -384,3 +384,74 @@ fn the_tagged_header_finds_the_wire_tag() {
         assert_eq!(response.headers()[X_TAGGED], tagged, "{body}");
     }
 }
+
+/// A UTF-8 body is read as text, any other as bytes: the strings are
+/// the same either way (escapes included), and a body that is not
+/// UTF-8 is refused with serde_json's message naming the place.
+#[test]
+fn text_and_bytes_read_alike() {
+    let parsed = parse_request(
+        r#"{"environment":1,"key":"clé\u00e9\"","hierarchy":["nœud/%{::fqdn}","a\\b"]}"#.as_bytes(),
+    )
+    .expect("a good request");
+    assert_eq!(parsed.request.key, "cléé\"");
+    assert_eq!(
+        parsed.request.hierarchy,
+        Some(Value::Array(vec![
+            Value::str("nœud/%{::fqdn}"),
+            Value::str("a\\b")
+        ]))
+    );
+    for (body, message) in [
+        (
+            &b"{\"environment\":1,\"key\":\"k\xff\"}"[..],
+            "malformed JSON: invalid unicode code point at line 1 column 26",
+        ),
+        (
+            &b"{\"environment\":1,\"key\":\"k\",\"hierarchy\":[\"\xc3\"]}"[..],
+            "malformed JSON: invalid unicode code point at line 1 column 42",
+        ),
+    ] {
+        match parse_request(body) {
+            Err(ApiError::BadRequest(m)) => assert_eq!(m, message, "{body:?}"),
+            Err(other) => panic!("{body:?}: {other:?}"),
+            Ok(_) => panic!("{body:?}: parsed"),
+        }
+    }
+}
+
+/// The lookup routes, merged with their full paths into the
+/// application's router: each answers at its path, a wrong method gets
+/// the application's 405 (naming what the route takes), and a path
+/// beside them the application's 404.
+#[test]
+fn the_lookup_routes_answer_at_their_full_paths() {
+    let (_runtime, addr) = fan_out_server(crate::settings::Settings::default());
+    let answer = exchange(addr, "POST", "/api/v1/lookup", &lookup_of("f1"));
+    assert!(answer.starts_with("HTTP/1.1 200"), "{answer}");
+    assert!(answer.contains(r#"{"found":true,"value":"y"}"#), "{answer}");
+    let answer = exchange(addr, "GET", "/api/v1/environments/1/scope", "");
+    assert!(answer.starts_with("HTTP/1.1 200"), "{answer}");
+    let answer = exchange(addr, "GET", "/api/v1/data/1/common", "");
+    assert!(answer.starts_with("HTTP/1.1 200"), "{answer}");
+    assert!(answer.contains(r#""f1":"y""#), "{answer}");
+    let answer = exchange(addr, "GET", "/api/v1/lookup", "");
+    assert!(answer.starts_with("HTTP/1.1 405"), "{answer}");
+    assert!(answer.to_lowercase().contains("allow: post"), "{answer}");
+    assert!(
+        answer.contains("/api/v1/lookup does not take GET"),
+        "{answer}"
+    );
+    let answer = exchange(addr, "POST", "/api/v1/lookups", "{}");
+    assert!(answer.starts_with("HTTP/1.1 404"), "{answer}");
+    assert!(
+        answer.contains("no route for POST /api/v1/lookups"),
+        "{answer}"
+    );
+    // The route template the metrics count under is the full path.
+    let answer = exchange(addr, "GET", "/metrics", "");
+    assert!(
+        answer.contains(r#"route="/api/v1/lookup",status="200"}"#),
+        "{answer}"
+    );
+}
