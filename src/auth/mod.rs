@@ -87,8 +87,11 @@ impl Principal {
     /// The principal of every request to a server without an auth file
     /// (which listens on loopback only, unless told `--insecure`).
     pub fn anonymous() -> Principal {
+        // One name for every request: not an allocation per request.
+        static NAME: std::sync::LazyLock<Arc<str>> =
+            std::sync::LazyLock::new(|| Arc::from("anonymous"));
         Principal {
-            name: Arc::from("anonymous"),
+            name: Arc::clone(&NAME),
             role: Role::Admin,
             environments: None,
             via: Via::Nothing,
