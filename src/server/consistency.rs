@@ -8,7 +8,7 @@
 use super::error::ApiError;
 use super::state::AppState;
 use axum::extract::Request;
-use axum::http::{HeaderMap, HeaderValue, Method};
+use axum::http::{HeaderMap, HeaderName, HeaderValue, Method};
 use axum::response::Response;
 
 /// The generation an answer reflects: for a read, at least the data it
@@ -16,6 +16,10 @@ use axum::response::Response;
 pub(crate) const GENERATION: &str = "x-hierad-generation";
 /// The least generation a request accepts.
 pub(crate) const MIN_GENERATION: &str = "x-hierad-min-generation";
+/// [`GENERATION`] and [`MIN_GENERATION`] as header names, made once: a
+/// `&str` name is parsed and checked again at every use.
+static GENERATION_NAME: HeaderName = HeaderName::from_static(GENERATION);
+static MIN_GENERATION_NAME: HeaderName = HeaderName::from_static(MIN_GENERATION);
 /// The version a document write made, or a document read holds; what a
 /// conditional write names in `If-Match`.
 pub(crate) const VERSION: &str = "x-hierad-version";
@@ -64,7 +68,7 @@ impl Stamp {
         };
         response
             .headers_mut()
-            .insert(GENERATION, HeaderValue::from(generation));
+            .insert(GENERATION_NAME.clone(), HeaderValue::from(generation));
     }
 }
 
@@ -79,7 +83,7 @@ fn min_generation(headers: &HeaderMap, query: Option<&str>) -> Result<Option<u64
         })
     };
     let mut wanted = None;
-    if let Some(value) = headers.get(MIN_GENERATION) {
+    if let Some(value) = headers.get(&MIN_GENERATION_NAME) {
         let text = value
             .to_str()
             .map_err(|_| ApiError::BadRequest(format!("{MIN_GENERATION} must be a number")))?;

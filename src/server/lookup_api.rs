@@ -36,8 +36,9 @@ pub(crate) fn routes() -> Router<AppState> {
         .route("/api/v1/environments/{env}/scope", get(scope))
 }
 
-const X_CACHE: &str = "x-cache";
-const X_TAGGED: &str = "x-hierad-tagged";
+/// Made once (a `&str` name is parsed and checked at every use).
+static X_CACHE: header::HeaderName = header::HeaderName::from_static("x-cache");
+static X_TAGGED: header::HeaderName = header::HeaderName::from_static("x-hierad-tagged");
 
 fn json_bytes(status: StatusCode, body: Bytes, cache: &'static str) -> Response {
     // Whether the text holds a tag's name as a JSON string (src/wire.rs):
@@ -53,12 +54,9 @@ fn json_bytes(status: StatusCode, body: Bytes, cache: &'static str) -> Response 
         header::CONTENT_TYPE,
         HeaderValue::from_static("application/json"),
     );
+    headers.insert(X_CACHE.clone(), HeaderValue::from_static(cache));
     headers.insert(
-        header::HeaderName::from_static(X_CACHE),
-        HeaderValue::from_static(cache),
-    );
-    headers.insert(
-        header::HeaderName::from_static(X_TAGGED),
+        X_TAGGED.clone(),
         HeaderValue::from_static(if tagged { "true" } else { "false" }),
     );
     response

@@ -381,7 +381,7 @@ fn the_tagged_header_finds_the_wire_tag() {
         (r#"{"found":false}"#, "false"),
     ] {
         let response = json_bytes(StatusCode::OK, Bytes::from(body), "MISS");
-        assert_eq!(response.headers()[X_TAGGED], tagged, "{body}");
+        assert_eq!(response.headers()[&X_TAGGED], tagged, "{body}");
     }
 }
 
