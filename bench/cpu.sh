@@ -18,7 +18,14 @@
 # the release build), OUT (target/bench-results), PIN (0: server and
 # client anywhere, as in every run so far; 1, where taskset and 2 CPUs
 # are: every server on CPU 0 and the client on CPU 1, which takes the
-# cost of moving between CPUs out of both servers' figures).
+# cost of moving between CPUs out of both servers' figures), CONNS (the
+# client's connections, 4). On loopback the server's CPU time includes
+# waking the client for each answer (the receiving side's work runs on
+# the sender's CPU): when the client has gone idle waiting, that wake-up
+# crosses CPUs and costs a few microseconds in a VM (perf: 9 % of a hash
+# lookup at c=4 on 27 November), and a slower server finds the client
+# idle more often. With more connections the client idles less, for
+# both servers.
 set -euo pipefail
 shopt -s inherit_errexit
 cd "$(dirname "$0")/.."
@@ -29,6 +36,7 @@ ROUNDS=${ROUNDS:-3}
 BEFORE=${BEFORE:-}
 OUT=${OUT:-target/bench-results}
 PIN=${PIN:-0}
+CONNS=${CONNS:-4}
 if [ "$(nproc)" -lt 2 ] || ! command -v taskset >/dev/null; then PIN=0; fi
 on_server=() on_client=()
 if [ "$PIN" = 1 ]; then on_server=(taskset -c 0) on_client=(taskset -c 1); fi
@@ -49,7 +57,7 @@ cpu() {
   while [ "$1" != "--" ]; do server+=("$1"); shift; done
   shift
   start "$label" "${on_server[@]}" "$server_bin" "${server[@]}" --listen 127.0.0.1:0
-  local plan=(--server "$URL" --plan "$work/env/bench-plan.json" -c 4 "$@")
+  local plan=(--server "$URL" --plan "$work/env/bench-plan.json" -c "$CONNS" "$@")
   local before after ran=ok
   "${on_client[@]}" "$bin" bench "${plan[@]}" -n 1000 >"$work/$label.bench" 2>&1 || ran=failed
   before=$(cpu_ns "$PID")
@@ -79,6 +87,7 @@ row() {
 }
 
 {
+  echo "server CPU per request (bench/cpu.sh: $N requests per class and round, $ROUNDS rounds, c=$CONNS, PIN=$PIN)"
   printf '%-16s %14s %14s %8s %14s\n' class 'hierad us/req' 'bare us/req' ratio 'min..max'
   for class in $CLASSES; do
     ratios=() hierad=() bare=() old_ratios=() old=()
