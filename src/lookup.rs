@@ -95,6 +95,12 @@ impl<'s> DataSource<'s> for SnapshotSource<'s, '_> {
     fn keep_resolved(&self, layers: &[&'s Value], resolved: Value) -> Cow<'s, Value> {
         self.memo.keep_resolved(layers, resolved)
     }
+
+    /// A snapshot in memory: reading any level costs a map lookup, and
+    /// cannot fail.
+    fn pure(&self) -> bool {
+        true
+    }
 }
 
 fn sym(name: &str) -> Value {

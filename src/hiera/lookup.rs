@@ -5,7 +5,7 @@
 use super::budget::{Budget, Meter};
 use super::config::{BackendKind, Config};
 use super::error::{ErrorClass, HieraError, Result};
-use super::hierarchy::{datafile_path, is_bad_level, levels};
+use super::hierarchy::{datafile_path, is_bad_level, is_bad_text, levels};
 use super::interpolate::{Context, Resolver, has_token, interpolate, interpolate_str};
 use super::key::{key_syntax_error, lookup_key, qualified_lookup, split_key};
 use super::merge::{Behavior, MergeSpec};
@@ -93,6 +93,13 @@ pub(crate) trait DataSource<'d> {
     fn keep_resolved(&self, layers: &[&'d Value], resolved: Value) -> Cow<'d, Value> {
         let _ = layers;
         Cow::Owned(resolved)
+    }
+
+    /// Whether [`DataSource::fetch`] only reads memory and never fails,
+    /// whatever the level: then asking for a level Hiera would skip
+    /// unread changes nothing, and a lookup may ask before checking it.
+    fn pure(&self) -> bool {
+        false
     }
 }
 
@@ -229,6 +236,9 @@ pub(crate) struct Hiera<'a, 'd> {
     hierarchy: &'a Value,
     data: &'a dyn DataSource<'d>,
     log: &'a dyn Log,
+    /// `log.enabled()`, asked once: a lookup that logs nothing formats no
+    /// message, builds no path and tracks no started backend.
+    debugging: bool,
     /// Hiera's `@config_lookup_context`: set while a level or datadir is
     /// interpolated, so lookups nested in it share its recursion guard.
     config_context: Option<Context>,
@@ -253,6 +263,7 @@ impl<'a, 'd> Hiera<'a, 'd> {
             hierarchy: &config.hierarchy,
             data,
             log,
+            debugging: log.enabled(),
             config_context: None,
             started: Vec::new(),
             depth: 0,
@@ -357,7 +368,7 @@ impl<'a, 'd> Hiera<'a, 'd> {
         let config: &'a Config = self.config;
         let mut fold = Fold::new(resolution, &config.merge);
         for (name, kind) in &config.backends {
-            if !self.started.contains(name) {
+            if self.debugging && !self.started.contains(name) {
                 self.started.push(name.clone());
                 self.debug(|| format!("Hiera {} backend starting", kind.display()));
             }
@@ -409,7 +420,10 @@ impl<'a, 'd> Hiera<'a, 'd> {
         resolution: &Resolution,
         context: &mut Context,
     ) -> Result<Option<Cow<'d, Value>>> {
-        let key_text = to_s(key);
+        let key_text: Cow<'_, str> = match key {
+            Value::String(s) => Cow::Borrowed(s),
+            other => Cow::Owned(to_s(other)),
+        };
         self.debug(|| format!("Looking up {key_text} in {} backend", kind.display()));
         // The yaml backend reads the datadir once, before the levels; the
         // json backend once per level, after naming it (debug order differs).
@@ -420,9 +434,22 @@ impl<'a, 'd> Hiera<'a, 'd> {
         let config: &'a Config = self.config;
         let mut fold = Fold::new(resolution, &config.merge);
         let hierarchy: &'a Value = self.hierarchy;
+        // A bad level is skipped before its data is read, as Hiera does;
+        // where nothing can tell the difference (data in memory that
+        // cannot fail to read, no datadir to interpolate per level, no one
+        // told which levels were bad), only the levels that hold the key
+        // are checked: most hold nothing.
+        let check_late =
+            datadir.is_some() && !self.debugging && self.trace.is_none() && self.data.pure();
         for template in levels(hierarchy, order_override) {
-            let source = self.interpolate_config(template, scope, order_override)?;
-            let bad = is_bad_level(&source);
+            let source = match template {
+                // Most levels are plain names (a request brings its
+                // hierarchy interpolated): nothing to set up a context for.
+                Value::String(s) if !has_token(s) => Cow::Borrowed(template),
+                _ => self.interpolate_config(template, scope, order_override)?,
+            };
+            let text = matches!(*source, Value::String(_));
+            let bad = !check_late && is_bad_level(&source);
             let source_text: Cow<'_, str> = match source {
                 Cow::Borrowed(Value::String(s)) => Cow::Borrowed(s),
                 Cow::Owned(Value::String(s)) => Cow::Owned(s),
@@ -442,10 +469,10 @@ impl<'a, 'd> Hiera<'a, 'd> {
             self.debug(|| format!("Looking for data source {source_text}"));
             let dir: Cow<'_, str> = match &datadir {
                 Some(dir) => Cow::Borrowed(dir),
-                None => Cow::Owned(self.datadir(kind, scope)?),
+                None => self.datadir(kind, scope)?,
             };
             // The file's path only shows in debug messages and --explain.
-            let path = if self.log.enabled() || self.trace.is_some() {
+            let path = if self.debugging || self.trace.is_some() {
                 datafile_path(&dir, &source_text, kind.name())
             } else {
                 String::new()
@@ -458,6 +485,11 @@ impl<'a, 'd> Hiera<'a, 'd> {
                 }
                 Fetched::NoKey => {
                     self.record(&key_text, kind, &source_text, path, Outcome::NoKey);
+                    continue;
+                }
+                Fetched::Found(_) | Fetched::Final(_)
+                    if check_late && text && is_bad_text(&source_text) =>
+                {
                     continue;
                 }
                 Fetched::Found(raw) => parse_answer(raw, scope, context, self)?,
@@ -482,12 +514,28 @@ impl<'a, 'd> Hiera<'a, 'd> {
 
     /// A debug message, formatted only when the logger wants it.
     fn debug(&self, message: impl FnOnce() -> String) {
-        if self.log.enabled() {
+        if self.debugging {
             self.log.debug(&message());
         }
     }
 
+    /// Records a step when explaining (a lookup that does not pays for
+    /// one test per level, not a call).
+    #[inline(always)]
     fn record(
+        &mut self,
+        key: &str,
+        backend: BackendKind,
+        source: &str,
+        path: String,
+        outcome: Outcome,
+    ) {
+        if self.trace.is_some() {
+            self.push_step(key, backend, source, path, outcome);
+        }
+    }
+
+    fn push_step(
         &mut self,
         key: &str,
         backend: BackendKind,
@@ -509,7 +557,7 @@ impl<'a, 'd> Hiera<'a, 'd> {
 
     /// `Backend.datadir`: the configured datadir (or Hiera's default),
     /// interpolated.
-    fn datadir(&mut self, kind: BackendKind, scope: &Hash) -> Result<String> {
+    fn datadir(&mut self, kind: BackendKind, scope: &Hash) -> Result<Cow<'a, str>> {
         let config: &'a Config = self.config;
         let dir = match config.datadir(kind)? {
             Some(dir @ Value::String(_)) => Cow::Borrowed(dir),
@@ -523,10 +571,13 @@ impl<'a, 'd> Hiera<'a, 'd> {
                 "/etc/puppet/environments/%{environment}/hieradata",
             )),
         };
-        Ok(match self.interpolate_config(&dir, scope, None)? {
-            Cow::Borrowed(Value::String(dir)) => dir.clone(),
-            Cow::Owned(Value::String(dir)) => dir,
-            other => to_s(&other),
+        Ok(match dir {
+            Cow::Borrowed(Value::String(dir)) if !has_token(dir) => Cow::Borrowed(dir),
+            dir => Cow::Owned(match self.interpolate_config(&dir, scope, None)? {
+                Cow::Borrowed(Value::String(dir)) => dir.clone(),
+                Cow::Owned(Value::String(dir)) => dir,
+                other => to_s(&other),
+            }),
         })
     }
 
@@ -661,3 +712,6 @@ fn qualified_part<'d>(
         }
     })
 }
+
+#[cfg(test)]
+mod tests;
