@@ -26,7 +26,8 @@
 # cost per lookup, not the client's TLS work on the same cores (PIN=0:
 # both anywhere, as in the runs before 26 November, 22:30).
 #
-# Environment: DURATION (seconds per run, 10), ROUNDS (3), CONNS (32),
+# Environment: DURATION (seconds per run, 10), ROUNDS (3; 0: none, only
+# the instruction counts), CONNS (32),
 # TLS_NODES (100), INSTR_N (2000; 0 skips the instruction counts), OUT
 # (target/bench-results), BIN (target/release/hierad, built). All traffic stays on 127.0.0.1; the certificates, the auth file
 # and the databases live in a temporary folder removed at the end.
@@ -147,6 +148,8 @@ done
 
 # mean FILES…: the mean of a field over the rounds' reports.
 mean() { local key=$1; shift; for f in "$@"; do field "$f" "$key"; done | awk '{ s += $1 } END { printf("%.0f", s / NR) }'; }
+# ROUNDS=0: only the instruction counts.
+if [ "$ROUNDS" -gt 0 ]; then
 {
   echo "TLS and authentication (bench/tls.sh, $TLS_NODES nodes, ${DURATION}s x $ROUNDS rounds, PIN=$PIN, load before: $load_before)"
   printf '%-12s %5s %12s %9s %9s %14s %12s\n' server conns lookups/s p50_us p99_us server_cpu_us client_cpu%
@@ -182,6 +185,7 @@ mean() { local key=$1; shift; for f in "$@"; do field "$f" "$key"; done | awk '{
   done
   echo "load after: $(cut -d' ' -f1-3 /proc/loadavg)"
 } | tee "$OUT/tls.txt"
+fi
 [ "$INSTR_N" -gt 0 ] || exit 0
 for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null || true; wait "$pid" 2>/dev/null || true; done
 pids=()
