@@ -112,7 +112,15 @@ pub(crate) struct Metrics {
     database_down_since: Gauge,
     auth_failures: Family<AuthLabels, Counter>,
     auth_throttled: Counter,
+    /// The series of a found lookup (`POST /api/v1/lookup`, 200), the
+    /// answer nearly every request gets: handles to the families' own
+    /// series, taken at the first, so that the rest skip the families'
+    /// lock and label hashing (about 1,200 instructions a lookup).
+    hot: std::sync::OnceLock<(Histogram, Counter)>,
 }
+
+/// The route whose found answers [`Metrics::hot`] counts.
+const HOT_ROUTE: &str = "/api/v1/lookup";
 
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
 struct AuthLabels {
@@ -157,6 +165,7 @@ impl Metrics {
         let database_up = Gauge::default();
         database_up.set(1);
         Metrics {
+            hot: std::sync::OnceLock::new(),
             unreadable: registered(
                 r,
                 "unreadable_documents",
@@ -384,6 +393,30 @@ impl Track {
     /// Counts `response`, answered in `elapsed`.
     pub(crate) fn done(self, metrics: &Metrics, response: &Response, elapsed: Duration) {
         let Track { method, route } = self;
+        let status = response.status().as_u16();
+        if status == 200 && method == "POST" && route.as_str() == HOT_ROUTE {
+            let (latency, requests) = metrics.hot.get_or_init(|| {
+                let latency = metrics
+                    .latency
+                    .get_or_create(&RouteLabels {
+                        method,
+                        route: route.clone(),
+                    })
+                    .clone();
+                let requests = metrics
+                    .requests
+                    .get_or_create(&RequestLabels {
+                        method,
+                        route,
+                        status,
+                    })
+                    .clone();
+                (latency, requests)
+            });
+            latency.observe(elapsed.as_secs_f64());
+            requests.inc();
+            return;
+        }
         metrics
             .latency
             .get_or_create(&RouteLabels {
@@ -396,7 +429,7 @@ impl Track {
             .get_or_create(&RequestLabels {
                 method,
                 route,
-                status: response.status().as_u16(),
+                status,
             })
             .inc();
     }

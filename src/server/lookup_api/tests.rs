@@ -455,3 +455,32 @@ fn the_lookup_routes_answer_at_their_full_paths() {
         "{answer}"
     );
 }
+
+#[test]
+fn found_lookups_are_counted_and_timed_in_their_series() {
+    // The found lookup's series is kept aside after the first (metrics
+    // `hot`): every later one must still count and time in it, and other
+    // answers in their own.
+    let (_runtime, addr) = fan_out_server(crate::settings::Settings::default());
+    for _ in 0..3 {
+        let answer = exchange(addr, "POST", "/api/v1/lookup", &lookup_of("f1"));
+        assert!(answer.starts_with("HTTP/1.1 200"), "{answer}");
+    }
+    let answer = exchange(addr, "POST", "/api/v1/lookup", "{}");
+    assert!(answer.starts_with("HTTP/1.1 400"), "{answer}");
+    let metrics = exchange(addr, "GET", "/metrics", "");
+    let line = |prefix: &str| {
+        metrics
+            .lines()
+            .find(|l| l.starts_with(prefix))
+            .unwrap_or_else(|| panic!("no {prefix} in {metrics}"))
+            .to_owned()
+    };
+    let found = r#"hierad_http_requests_total{method="POST",route="/api/v1/lookup",status="200"}"#;
+    assert_eq!(line(found), format!("{found} 3"));
+    let bad = r#"hierad_http_requests_total{method="POST",route="/api/v1/lookup",status="400"}"#;
+    assert_eq!(line(bad), format!("{bad} 1"));
+    let timed =
+        r#"hierad_http_request_duration_seconds_count{method="POST",route="/api/v1/lookup"}"#;
+    assert_eq!(line(timed), format!("{timed} 4"));
+}
