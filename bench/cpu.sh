@@ -3,8 +3,8 @@
 # array lookups at <= 2.5x a bare server's CPU per request): user + system
 # time of the server's threads over N requests (the scheduler's count,
 # bench/lib.sh `cpu_ns`), against the bare hyper server of bench/run.sh
-# answering the same requests with the same client. Every hierad request is a full
-# lookup (`--cache-mib 0`). CPU time, unlike instructions
+# answering the same requests with the same client. Every hierad request
+# is a full lookup (`--cache-mib 0`). CPU time, unlike instructions
 # (bench/instructions.sh), includes the kernel's work on the sockets,
 # which both servers pay; it moves with the machine's load, so compare
 # the ratios of one run.
@@ -46,7 +46,6 @@ source bench/lib.sh
 prepare cpu
 
 generated "$NODES"
-
 
 # cpu LABEL BINARY SERVER-ARGS… -- BENCH-ARGS…: microseconds of server
 # CPU per request.

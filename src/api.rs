@@ -437,6 +437,10 @@ impl From<Version> for configdb::Version {
     }
 }
 
+/// The lookup route: where clients send a [`LookupRequest`], and the
+/// route template the server's rules (roles, metrics) name.
+pub(crate) const LOOKUP_PATH: &str = "/api/v1/lookup";
+
 /// `POST /api/v1/lookup` as a client sends it (the server decodes it by
 /// hand: see the module's note).
 #[derive(Clone, Debug, Default, PartialEq, Serialize)]

@@ -127,7 +127,7 @@ const ADMIN_ROUTES: &[&str] = &[
 ];
 
 /// Routes a `read` principal may POST to: a lookup reads.
-const READ_POSTS: &[&str] = &["/api/v1/lookup"];
+const READ_POSTS: &[&str] = &[crate::api::LOOKUP_PATH];
 
 /// The one rule: what `method` on the route `template` (axum's matched
 /// path, `None` for no route) needs. Every request passes here; handlers

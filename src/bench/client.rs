@@ -126,7 +126,12 @@ impl Shared {
         let pick = self.sampler.pick(&self.plan, rng);
         let unique = self.unique.then_some(sequence * 1024 + id as u64);
         let body = self.bodies.body(&pick, unique);
-        (Method::POST, "/api/v1/lookup".to_owned(), body, pick.class)
+        (
+            Method::POST,
+            crate::api::LOOKUP_PATH.to_owned(),
+            body,
+            pick.class,
+        )
     }
 }
 

@@ -465,7 +465,7 @@ impl Remote {
     /// A Hiera error is [`RemoteError::Api`] with `class` set (422); others
     /// as usual.
     pub(crate) fn lookup(&self, request: &api::LookupRequest) -> Result<api::LookupAnswer> {
-        self.typed(Method::Post, "/api/v1/lookup", Some(request))
+        self.typed(Method::Post, crate::api::LOOKUP_PATH, Some(request))
     }
 }
 

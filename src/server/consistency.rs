@@ -39,7 +39,7 @@ impl Stamp {
     pub(crate) fn asked(request: &Request) -> Result<Stamp, ApiError> {
         let wanted = min_generation(request.headers(), request.uri().query())?;
         let read = matches!(*request.method(), Method::GET | Method::HEAD)
-            || request.uri().path().starts_with("/api/v1/lookup");
+            || request.uri().path().starts_with(crate::api::LOOKUP_PATH);
         Ok(Stamp {
             wanted,
             read,

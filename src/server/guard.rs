@@ -271,7 +271,7 @@ async fn environment(
         let env = text.parse().unwrap_or(i64::MIN);
         return Ok((Request::from_parts(parts, body), Some(env)));
     }
-    if template != Some("/api/v1/lookup") {
+    if template != Some(crate::api::LOOKUP_PATH) {
         return Ok((Request::from_parts(parts, body), None));
     }
     let whole = Request::from_parts(parts.clone(), body);

@@ -31,7 +31,7 @@ use std::fmt;
 /// application's router, not nested: see [`super::app`]).
 pub(crate) fn routes() -> Router<AppState> {
     Router::new()
-        .route("/api/v1/lookup", post(lookup_handler))
+        .route(api::LOOKUP_PATH, post(lookup_handler))
         .route("/api/v1/data/{env}/{*resource}", get(datasource))
         .route("/api/v1/environments/{env}/scope", get(scope))
 }

@@ -120,7 +120,7 @@ pub(crate) struct Metrics {
 }
 
 /// The route whose found answers [`Metrics::hot`] counts.
-const HOT_ROUTE: &str = "/api/v1/lookup";
+const HOT_ROUTE: &str = crate::api::LOOKUP_PATH;
 
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
 struct AuthLabels {
