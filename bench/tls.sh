@@ -13,11 +13,11 @@
 # so the capacity ratio is the server's figure; the client's CPU use is
 # printed to show which side limited the timed runs.
 #
-# Then, with valgrind, the same three servers' instructions per request
-# (callgrind, counting only while INSTR_N measured lookups run after a
-# warm-up): a figure the machine's load does not move, and the profile of
-# what TLS and authentication add (callgrind_annotate of the saved
-# outputs in OUT).
+# Then, with valgrind, the same three servers' instructions per lookup
+# once connected and per connection (callgrind, counting only while INSTR_N
+# and then 3 x INSTR_N measured lookups run after a warm-up): figures the
+# machine's load does not move, and the profile of what TLS and
+# authentication add (callgrind_annotate of the saved outputs in OUT).
 #
 #   bash bench/tls.sh                 # about 5 minutes after the release build
 #
@@ -191,8 +191,19 @@ for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null || true; wait "$pid" 2>/dev/
 pids=()
 
 # count NAME CLIENT-ARGS -- SERVER-ARGS…: sets COUNT, the server's
-# instructions per lookup, c=4, the plan's mix, after 300 lookups of
-# warm-up. (Not in a $(…) subshell: the cleanup must see the server.)
+# instructions per lookup once connected, and CONNECT, per connection
+# (accept, the TLS handshake), c=4, the plan's mix, after 300 lookups of
+# warm-up. Each measured run is a new client process, so it opens its 4
+# connections again: two runs, of N and 3N lookups, each counted on its
+# own (callgrind_control --dump zeroes the counts), tell the two apart:
+# per lookup (B - A) / 2N, per connection (A - N x per lookup) / 4.
+# Without the answer cache (--cache-mib 0, as bench/instructions.sh):
+# every lookup a full one, whatever the run's length (a longer run
+# repeats more requests, and a cache would answer more of them).
+# Counting both in one figure put 4 handshakes (x25519, ECDSA, HKDF under
+# valgrind's generic code paths: about 8,000 instructions a lookup at
+# N=1000) on the lookups. (Not in a $(…) subshell: the cleanup must see
+# the server.)
 count() {
   local name=$1 client=() server=()
   shift
@@ -200,8 +211,9 @@ count() {
   shift
   server=("$@")
   local out=$OUT/tls-$name.callgrind log=$work/$name-callgrind.log url=""
+  rm -f "$out" "$out".[0-9]*
   HIERAD_LOG=warn valgrind --tool=callgrind --instr-atstart=no --callgrind-out-file="$out" \
-    "$BIN" serve --listen 127.0.0.1:0 --no-sample "${server[@]}" 2>"$log" &
+    "$BIN" serve --listen 127.0.0.1:0 --no-sample --cache-mib 0 "${server[@]}" 2>"$log" &
   local pid=$!
   pids+=("$pid")
   for _ in $(seq 600); do
@@ -213,26 +225,43 @@ count() {
   "$BIN" bench --server "$url" --plan "$plan" -c 4 -n 300 "${client[@]}" >/dev/null
   callgrind_control -i on "$pid" >/dev/null 2>&1
   "$BIN" bench --server "$url" --plan "$plan" -c 4 -n "$INSTR_N" --warmup 0s "${client[@]}" >/dev/null
+  callgrind_control -d "$pid" >/dev/null 2>&1
+  "$BIN" bench --server "$url" --plan "$plan" -c 4 -n $((3 * INSTR_N)) --warmup 0s "${client[@]}" >/dev/null
+  callgrind_control -d "$pid" >/dev/null 2>&1
   callgrind_control -i off "$pid" >/dev/null 2>&1
   kill "$pid"
   wait "$pid" 2>/dev/null || true
-  local total
-  total=$(callgrind_annotate "$out" 2>/dev/null | sed -n 's/^ *\([0-9,]*\) .*PROGRAM TOTALS.*/\1/p' | tr -d ,)
-  COUNT=$((total / INSTR_N))
+  local a b
+  a=$(total_of "$out.1") b=$(total_of "$out.2")
+  # The 3N run's profile, mostly lookups, for callgrind_annotate.
+  mv "$out.2" "$out"
+  rm -f "$out".[0-9]*
+  COUNT=$(((b - a) / (2 * INSTR_N)))
+  CONNECT=$(((a - INSTR_N * COUNT) / 4))
 }
 
-echo "== tls: instructions per lookup (callgrind, $INSTR_N lookups each)" >&2
+# total_of FILE: the instructions a callgrind output counted.
+total_of() {
+  local total
+  total=$(callgrind_annotate "$1" 2>/dev/null | sed -n 's/^ *\([0-9,]*\) .*PROGRAM TOTALS.*/\1/p' | tr -d ,)
+  [ -n "$total" ] || { echo "no instruction count in $1" >&2; exit 1; }
+  echo "$total"
+}
+
+echo "== tls: instructions per lookup (callgrind, $INSTR_N and $((3 * INSTR_N)) lookups each)" >&2
 tls_server=(--auth "$work/auth.toml" --tls-cert "$work/server.pem" --tls-key "$work/server.key")
 count plain -- --db "$work/plain.db"
-plain=$COUNT
+plain=$COUNT plain_connect=$CONNECT
 HIERAD_TOKEN=$token count bearer --cacert "$work/ca.pem" -- --db "$work/tls.db" "${tls_server[@]}"
-bearer=$COUNT
+bearer=$COUNT bearer_connect=$CONNECT
 count basic --cacert "$work/ca.pem" --user bench --password-file "$work/user.pw" -- \
   --db "$work/tls.db" "${tls_server[@]}"
-basic=$COUNT
+basic=$COUNT basic_connect=$CONNECT
 {
-  echo "server instructions per lookup (callgrind, c=4, $INSTR_N lookups after 300 of warm-up):"
-  printf '  %-8s %9d\n' plain "$plain"
-  printf '  %-8s %9d  %s x plain, +%d\n' bearer "$bearer" "$(ratio "$bearer" "$plain")" $((bearer - plain))
-  printf '  %-8s %9d  %s x plain, +%d\n' basic "$basic" "$(ratio "$basic" "$plain")" $((basic - plain))
+  echo "server instructions per full lookup (no answer cache) once connected, and per connection"
+  echo "(callgrind, c=4, runs of $INSTR_N and $((3 * INSTR_N)) lookups after 300 of warm-up; valgrind hides SHA-NI, so"
+  echo "SHA-256 (a bearer token's hash) counts its portable code):"
+  printf '  %-8s %9d %28s %12d per connection\n' plain "$plain" "" "$plain_connect"
+  printf '  %-8s %9d  %s x plain, +%-8d %12d per connection\n' bearer "$bearer" "$(ratio "$bearer" "$plain")" $((bearer - plain)) "$bearer_connect"
+  printf '  %-8s %9d  %s x plain, +%-8d %12d per connection\n' basic "$basic" "$(ratio "$basic" "$plain")" $((basic - plain)) "$basic_connect"
 } | tee -a "$OUT/tls.txt"
