@@ -453,12 +453,29 @@ pub(crate) struct LookupRequest {
     pub(crate) level: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub(crate) hierarchy: Option<Vec<String>>,
+    /// A registered hierarchy ([`HIERARCHIES_PATH`]) in place of
+    /// `hierarchy`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) hierarchy_id: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub(crate) scope: Option<WireValue>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub(crate) default: Option<WireValue>,
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub(crate) explain: bool,
+}
+
+/// The hierarchy registration route: `{"hierarchy": ["level", …]}` in
+/// (decoded by hand, checked as a lookup's `hierarchy`: see
+/// src/server/hierarchies.rs), a [`RegisteredHierarchy`] out.
+pub(crate) const HIERARCHIES_PATH: &str = "/api/v1/hierarchies";
+
+/// A registered hierarchy's id, for a lookup's `hierarchy_id`: 32
+/// lowercase hex digits, derived from the levels alone (the same list
+/// has the same id on every server).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub(crate) struct RegisteredHierarchy {
+    pub(crate) id: String,
 }
 
 /// The answer of one lookup. `found` false with `default` true: the

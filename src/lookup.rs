@@ -11,6 +11,7 @@ use crate::hiera::lookup::{Answer, DataSource, Fetched, Hiera, NoLog, Resolution
 use crate::hiera::merge::{Behavior, MergeSpec};
 use crate::hiera::{Hash, HieraError, Result, Value};
 use std::borrow::Cow;
+use std::sync::Arc;
 
 /// The resource whose root `values` are an environment's Hiera
 /// configuration (what `hierad import` makes of a tree's `hiera.yaml`).
@@ -25,9 +26,9 @@ pub(crate) struct Request {
     pub(crate) resolution: Resolution,
     /// Datasource names, already interpolated (what a Hiera 3 backend gets
     /// from `Backend.datasources`), as the Array of Strings the lookup
-    /// walks (made once, by the request's parser); `None`: the
-    /// environment's hierarchy.
-    pub(crate) hierarchy: Option<Value>,
+    /// walks (made once, by the request's parser, or registered once and
+    /// shared: `hierarchy_id`); `None`: the environment's hierarchy.
+    pub(crate) hierarchy: Option<Arc<Value>>,
     /// Overrides the configuration's `:merge_behavior:`.
     pub(crate) merge_behavior: Option<Value>,
     /// Overrides the configuration's `:deep_merge_options:` (Symbol keys).
@@ -272,14 +273,13 @@ mod tests {
     use crate::configdb::{ComponentRef, DocAddress, DocKind, NewComponent, NewEnvironment};
     use crate::rhash;
     use crate::store::{SqliteStore, Store};
-    use std::sync::Arc;
 
     /// The configuration `request` runs under, loaded afresh.
     fn config_for(snapshot: &Snapshot, request: &Request) -> Result<Config> {
         load_config(
             snapshot,
             request.env,
-            request.hierarchy.as_ref(),
+            request.hierarchy.as_deref(),
             request.merge_behavior.as_ref(),
             request.deep_merge_options.as_ref(),
         )
@@ -340,7 +340,8 @@ mod tests {
             level: LevelPath::root(),
             key: String::new(),
             resolution: Resolution::Priority,
-            hierarchy: hierarchy.map(|h| Value::Array(h.iter().map(|l| Value::str(*l)).collect())),
+            hierarchy: hierarchy
+                .map(|h| Arc::new(Value::Array(h.iter().map(|l| Value::str(*l)).collect()))),
             merge_behavior: behavior.map(Value::str),
             deep_merge_options: knockout.then(|| Value::Hash(rhash! {"knockout_prefix" => "--"})),
             scope: Hash::default(),

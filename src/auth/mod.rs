@@ -126,8 +126,9 @@ const ADMIN_ROUTES: &[&str] = &[
     "/api/v1/config/environments/{env}/retention",
 ];
 
-/// Routes a `read` principal may POST to: a lookup reads.
-const READ_POSTS: &[&str] = &[crate::api::LOOKUP_PATH];
+/// Routes a `read` principal may POST to: a lookup reads, and whoever may
+/// look up may register the hierarchy its lookups name.
+const READ_POSTS: &[&str] = &[crate::api::LOOKUP_PATH, crate::api::HIERARCHIES_PATH];
 
 /// The one rule: what `method` on the route `template` (axum's matched
 /// path, `None` for no route) needs. Every request passes here; handlers
@@ -303,6 +304,7 @@ mod tests {
                 "/api/v1/config/environments/{env}/retention",
                 Need::Role(Role::Read),
             ),
+            (Method::POST, "/api/v1/hierarchies", Need::Role(Role::Read)),
         ];
         for (method, route, need) in cases {
             assert_eq!(needed(&method, Some(route)), need, "{method} {route}");

@@ -74,7 +74,7 @@ impl Configured {
     /// The levels to walk: `request`'s own (the request this was got
     /// for), or the configuration's.
     pub(crate) fn hierarchy<'a>(&'a self, request: &'a Request) -> &'a Value {
-        match &request.hierarchy {
+        match request.hierarchy.as_deref() {
             Some(levels @ Value::Array(items)) if !items.is_empty() => levels,
             _ => &self.loaded.config.hierarchy,
         }

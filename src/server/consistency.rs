@@ -38,8 +38,11 @@ impl Stamp {
     /// What `request` asks for (400 for a malformed minimum generation).
     pub(crate) fn asked(request: &Request) -> Result<Stamp, ApiError> {
         let wanted = min_generation(request.headers(), request.uri().query())?;
+        // A hierarchy's registration writes no data: stamped as a read.
+        let path = request.uri().path();
         let read = matches!(*request.method(), Method::GET | Method::HEAD)
-            || request.uri().path().starts_with(crate::api::LOOKUP_PATH);
+            || path.starts_with(crate::api::LOOKUP_PATH)
+            || path == crate::api::HIERARCHIES_PATH;
         Ok(Stamp {
             wanted,
             read,

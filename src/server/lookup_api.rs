@@ -4,6 +4,7 @@
 
 use super::body::LimitedBytes;
 use super::error::ApiError;
+use super::hierarchies::HierarchyId;
 use super::metrics::Metrics;
 use super::state::AppState;
 use crate::api::{self, WireValue};
@@ -26,6 +27,7 @@ use std::borrow::Cow;
 use std::cell::Cell;
 use std::collections::HashMap;
 use std::fmt;
+use std::sync::Arc;
 
 /// The lookup routes, with their full paths (merged into the
 /// application's router, not nested: see [`super::app`]).
@@ -83,7 +85,17 @@ async fn lookup_handler(
     };
     state.metrics().cache_miss();
     let snapshot = state.snapshot();
-    let parsed = parse_request(&bytes)?;
+    let mut parsed = parse_request(&bytes)?;
+    if let Some(id) = parsed.hierarchy_id {
+        // A pointer's clone: the registered list is shared.
+        let levels = state.hierarchies().get(id).ok_or_else(|| {
+            ApiError::Conflict(format!(
+                "hierarchy_id {id} is not registered on this server (it restarted, or dropped its oldest registrations, or another server registered it): register the hierarchy with POST {}, then send the lookup again",
+                api::HIERARCHIES_PATH
+            ))
+        })?;
+        parsed.request.hierarchy = Some(levels);
+    }
     if snapshot.environment(parsed.request.env).is_none() {
         return Err(ApiError::NotFound(format!(
             "environment {} does not exist",
@@ -102,7 +114,7 @@ async fn lookup_handler(
     // interpolated ones, or the environment's own hierarchy, may be any.
     // (Most environments have none: their levels are not looked at.)
     if snapshot.unreadable_in(parsed.request.env, None).is_some() {
-        let named = named_sources(parsed.request.hierarchy.as_ref());
+        let named = named_sources(parsed.request.hierarchy.as_deref());
         if let Some(doc) = snapshot.unreadable_in(parsed.request.env, named.as_deref()) {
             return Err(crate::configdb::ConfigError::Unreadable(Box::new(doc.clone())).into());
         }
@@ -286,13 +298,16 @@ fn answer_json(answer: &Answer, steps: Option<&Vec<Step>>) -> api::LookupAnswer 
 struct Parsed {
     request: Request,
     keys: Option<Vec<String>>,
+    /// A registered hierarchy named in place of `request.hierarchy` (the
+    /// handler looks it up: parsing needs no server state).
+    hierarchy_id: Option<HierarchyId>,
 }
 
 impl Parsed {
     /// Whether the request is worth trying inline (see [`INLINE_KEYS`]).
     fn is_small(&self) -> bool {
         self.keys.as_ref().is_none_or(|k| k.len() <= INLINE_KEYS)
-            && match &self.request.hierarchy {
+            && match self.request.hierarchy.as_deref() {
                 Some(Value::Array(levels)) => levels.len() <= INLINE_LEVELS,
                 _ => true,
             }
@@ -342,6 +357,7 @@ fn parse_request(bytes: &[u8]) -> Result<Parsed, ApiError> {
                 order_override,
                 default,
                 explain,
+                hierarchy_id,
             ],
     } = read_fields(bytes)?;
     if let Some(unknown) = unknown {
@@ -398,9 +414,19 @@ fn parse_request(bytes: &[u8]) -> Result<Parsed, ApiError> {
     let hierarchy = match hierarchy {
         None | Some(Value::Nil) => None,
         Some(Value::Array(levels)) if levels.iter().all(|l| matches!(l, Value::String(_))) => {
-            Some(Value::Array(levels))
+            Some(Arc::new(Value::Array(levels)))
         }
-        Some(_) => return Err(bad("hierarchy is a list of datasource names")),
+        Some(_) => return Err(bad(BAD_HIERARCHY)),
+    };
+    let hierarchy_id = match hierarchy_id {
+        None | Some(Value::Nil) => None,
+        Some(_) if hierarchy.is_some() => {
+            return Err(bad(
+                "give either hierarchy or hierarchy_id (a registered hierarchy), not both",
+            ));
+        }
+        Some(Value::String(s)) => Some(HierarchyId::parse(&s).ok_or_else(|| bad(BAD_ID))?),
+        Some(_) => return Err(bad(BAD_ID)),
     };
     let scope = match scope {
         None | Some(Value::Nil) => Hash::default(),
@@ -427,8 +453,15 @@ fn parse_request(bytes: &[u8]) -> Result<Parsed, ApiError> {
             explain,
         },
         keys,
+        hierarchy_id,
     })
 }
+
+/// What a bad `hierarchy` is told (a lookup's, or a registration's).
+pub(super) const BAD_HIERARCHY: &str = "hierarchy is a list of datasource names";
+
+const BAD_ID: &str =
+    "hierarchy_id is the id POST /api/v1/hierarchies answered: 32 lowercase hex digits";
 
 /// A lookup request's fields as sent, each decoded from the body's text
 /// straight into a [`Value`] (no JSON tree in between); [`parse_request`]
@@ -451,7 +484,7 @@ enum Field {
 
 /// What the lookup API knows; [`Fields::values`] and [`parse_request`]
 /// follow this order.
-const FIELDS: [&str; 12] = [
+const FIELDS: [&str; 13] = [
     "environment",
     "level",
     "key",
@@ -464,6 +497,7 @@ const FIELDS: [&str; 12] = [
     "order_override",
     "default",
     "explain",
+    "hierarchy_id",
 ];
 
 impl<'de> Deserialize<'de> for Field {

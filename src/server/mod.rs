@@ -11,6 +11,7 @@ mod datasource;
 mod error;
 pub(crate) mod guard;
 mod harden;
+mod hierarchies;
 pub(crate) mod listen;
 mod lookup_api;
 pub(crate) mod metrics;
@@ -109,6 +110,7 @@ pub fn app(state: AppState) -> Router {
         // Merged with their full paths, not nested: a nested router is a
         // second routing step (and a prefix strip) for every lookup.
         .merge(lookup_api::routes())
+        .merge(hierarchies::routes())
         .fallback(no_route)
         .method_not_allowed_fallback(method_not_allowed)
         .layer(harden::layer(&state))

@@ -4,6 +4,7 @@
 
 use super::error::ApiError;
 use super::guard::Throttle;
+use super::hierarchies::Hierarchies;
 use super::metrics::Metrics;
 use crate::auth::Authenticator;
 use crate::cache::{AnswerCache, Configs};
@@ -68,6 +69,8 @@ struct Inner {
     /// request is anonymous (a loopback-only server).
     authenticator: ArcSwapOption<Authenticator>,
     throttle: Throttle,
+    /// Hierarchies registered for lookups to name by id.
+    hierarchies: Hierarchies,
 }
 
 impl AppState {
@@ -116,6 +119,7 @@ impl AppState {
                 settings,
                 authenticator: ArcSwapOption::empty(),
                 throttle: Throttle::default(),
+                hierarchies: Hierarchies::default(),
             }),
         })
     }
@@ -169,6 +173,10 @@ impl AppState {
 
     pub fn throttle(&self) -> &Throttle {
         &self.inner.throttle
+    }
+
+    pub(crate) fn hierarchies(&self) -> &Hierarchies {
+        &self.inner.hierarchies
     }
 
     /// Runs a costly lookup `f` on the blocking pool once one of the

@@ -28,6 +28,7 @@ mod crash;
 mod depth;
 mod docker;
 mod health;
+mod hierarchies;
 mod http;
 mod import_export;
 mod import_export_fs;

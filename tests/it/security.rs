@@ -167,6 +167,19 @@ fn lookup(agent: &ureq::Agent, url: &str, env: i64, headers: &[(&str, &str)]) ->
     )
 }
 
+/// Registers the sample's hierarchy (`POST /api/v1/hierarchies`).
+fn register(agent: &ureq::Agent, url: &str, headers: &[(&str, &str)]) -> Reply {
+    let mut all = headers.to_vec();
+    all.push(("content-type", "application/json"));
+    send(
+        agent,
+        "POST",
+        &format!("{url}/api/v1/hierarchies"),
+        r#"{"hierarchy": ["globals", "astute"]}"#,
+        &all,
+    )
+}
+
 fn put(agent: &ureq::Agent, url: &str, env: i64, headers: &[(&str, &str)]) -> Reply {
     let uri = format!("{url}/api/v1/config/environments/{env}/resources/globals/values");
     let mut all = headers.to_vec();
@@ -359,6 +372,8 @@ fn every_way_of_authenticating_over_tls() {
         send(&plain, "GET", &format!("{url}/nowhere"), "", &[]).status,
         401
     );
+    let stranger = register(&plain, &url, &[]);
+    assert_eq!(stranger.status, 401, "{}", stranger.body);
 
     // Each way: (agent, read headers, write headers, env-2-only headers).
     let rita = basic("rita", passwords[0].1);
@@ -399,6 +414,22 @@ fn every_way_of_authenticating_over_tls() {
         let found = lookup(read_agent, &url, 1, read);
         assert_eq!(found.status, 200, "{way}: {}", found.body);
         assert!(found.body.contains(SECRET), "{way}: {}", found.body);
+        // Whoever may look up may register the hierarchy it looks up with.
+        let registered = register(read_agent, &url, read);
+        assert_eq!(registered.status, 200, "{way}: {}", registered.body);
+        let id: serde_json::Value = serde_json::from_str(&registered.body).unwrap();
+        let by_id = send(
+            read_agent,
+            "POST",
+            &format!("{url}/api/v1/lookup"),
+            &format!(
+                r#"{{"environment": 1, "key": "aodh", "hierarchy_id": {}}}"#,
+                id["id"]
+            ),
+            read,
+        );
+        assert_eq!(by_id.status, 200, "{way}: {}", by_id.body);
+        assert!(by_id.body.contains(SECRET), "{way}: {}", by_id.body);
         let refused = put(read_agent, &url, 1, read);
         assert_eq!(refused.status, 403, "{way}: {}", refused.body);
         assert!(
@@ -453,6 +484,8 @@ fn every_way_of_authenticating_over_tls() {
     for (name, value) in limited {
         let h = [(name, value)];
         assert_eq!(lookup(&plain, &url, 2, &h).status, 200);
+        // A registration names no environment: any principal may.
+        assert_eq!(register(&plain, &url, &h).status, 200);
         assert_eq!(put(&plain, &url, 2, &h).status, 204);
         let other = lookup(&plain, &url, 1, &h);
         assert_eq!(other.status, 403, "{}", other.body);

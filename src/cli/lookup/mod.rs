@@ -273,6 +273,7 @@ fn remote_request(
         ),
         level,
         hierarchy: None,
+        hierarchy_id: None,
         scope: (!scope.is_empty()).then(|| WireValue(Value::Hash(scope))),
         default: positional.default.clone().map(|d| WireValue(Value::str(d))),
         explain: options.explain,

@@ -132,8 +132,8 @@ fn good_requests_parse() {
     assert_eq!(r.level, LevelPath::parse_cli("nodes=n1").unwrap());
     assert!(matches!(r.resolution, Resolution::Hash));
     assert_eq!(
-        r.hierarchy,
-        Some(Value::Array(vec![Value::str("a"), Value::str("b")]))
+        r.hierarchy.as_deref(),
+        Some(&Value::Array(vec![Value::str("a"), Value::str("b")]))
     );
     assert_eq!(
         r.scope,
@@ -180,6 +180,7 @@ fn the_typed_request_is_what_the_server_reads() {
         resolution: Some("array".into()),
         level: Some("nodes=n1".into()),
         hierarchy: Some(vec!["a".into(), "b".into()]),
+        hierarchy_id: None,
         scope: Some(WireValue(Value::Hash(
             crate::rhash! {"::fqdn" => "n1", "s" => Value::Symbol("x".into())},
         ))),
@@ -193,8 +194,8 @@ fn the_typed_request_is_what_the_server_reads() {
     assert!(matches!(r.resolution, Resolution::Array));
     assert_eq!(r.level, LevelPath::parse_cli("nodes=n1").unwrap());
     assert_eq!(
-        r.hierarchy,
-        Some(Value::Array(vec![Value::str("a"), Value::str("b")]))
+        r.hierarchy.as_deref(),
+        Some(&Value::Array(vec![Value::str("a"), Value::str("b")]))
     );
     assert_eq!(
         r.scope,
@@ -210,6 +211,52 @@ fn the_typed_request_is_what_the_server_reads() {
         parse_request(serde_json::to_string(&bare).unwrap().as_bytes()).expect("a good request");
     assert!(parsed.request.level.is_root() && !parsed.request.explain);
     assert!(parsed.request.default.is_none());
+    let by_id = api::LookupRequest {
+        environment: 1,
+        key: "k".into(),
+        hierarchy_id: Some("00112233445566778899aabbccddeeff".into()),
+        ..api::LookupRequest::default()
+    };
+    let parsed =
+        parse_request(serde_json::to_string(&by_id).unwrap().as_bytes()).expect("a good request");
+    assert_eq!(
+        parsed.hierarchy_id.map(|id| id.to_string()).as_deref(),
+        by_id.hierarchy_id.as_deref()
+    );
+}
+
+/// `hierarchy_id` names a registered hierarchy in place of `hierarchy`:
+/// parsed here, looked up by the handler.
+#[test]
+fn a_hierarchy_id_is_parsed_in_place_of_the_hierarchy() {
+    let id = "0123456789abcdef0123456789abcdef";
+    let parsed = parse_request(
+        format!(r#"{{"environment":1,"key":"k","hierarchy_id":"{id}","hierarchy":null}}"#)
+            .as_bytes(),
+    )
+    .expect("a good request");
+    assert_eq!(parsed.hierarchy_id.unwrap().to_string(), id);
+    assert!(parsed.request.hierarchy.is_none());
+    let both = format!(r#"{{"environment":1,"key":"k","hierarchy_id":"{id}","hierarchy":["a"]}}"#);
+    let message = error_of(&both);
+    assert!(
+        message.contains("hierarchy or hierarchy_id") && message.contains("not both"),
+        "{message}"
+    );
+    for bad in [
+        r#""0123456789ABCDEF0123456789ABCDEF""#,
+        r#""0123456789abcdef""#,
+        "12",
+        r#"["0123456789abcdef0123456789abcdef"]"#,
+    ] {
+        let message = error_of(&format!(
+            r#"{{"environment":1,"key":"k","hierarchy_id":{bad}}}"#
+        ));
+        assert!(
+            message.starts_with("hierarchy_id is the id POST /api/v1/hierarchies answered"),
+            "{bad}: {message}"
+        );
+    }
 }
 
 /// A server on a runtime of ONE async worker, over environment 1
@@ -396,8 +443,8 @@ fn text_and_bytes_read_alike() {
     .expect("a good request");
     assert_eq!(parsed.request.key, "cléé\"");
     assert_eq!(
-        parsed.request.hierarchy,
-        Some(Value::Array(vec![
+        parsed.request.hierarchy.as_deref(),
+        Some(&Value::Array(vec![
             Value::str("nœud/%{::fqdn}"),
             Value::str("a\\b")
         ]))
