@@ -3,6 +3,7 @@
 require_relative 'test_helper'
 require 'hiera'
 require 'hiera/backend/hierad_backend'
+require 'digest'
 
 class BackendTest < Minitest::Test
   def setup
@@ -10,11 +11,26 @@ class BackendTest < Minitest::Test
     Hiera.logger = 'noop'
     Hiera::Backend.clear!
     @answers = []
+    # Replies to hierarchy registrations; none left: 200 with an id.
+    @registrations = []
     @server = FakeServer.new do |req|
       next [200, {}, '{"variables":["role","::fqdn"]}'] if req.path.end_with?('/scope')
+      next @registrations.shift || [200, {}, JSON.generate('id' => id_of(req.body))] if req.path == REGISTER
 
       @answers.shift || [200, {}, '{"found":false}']
     end
+  end
+
+  REGISTER = '/api/v1/hierarchies'.freeze
+  LEVELS = ['nodes/%{::fqdn}', 'role/%{role}', '42', 'common'].freeze
+
+  # The fake server's id of a registration body (any 32 hex digits do).
+  def id_of(body)
+    Digest::SHA256.hexdigest(body)[0, 32]
+  end
+
+  def registrations
+    @server.request_list.select { |r| r.path == REGISTER }
   end
 
   def teardown
@@ -30,8 +46,8 @@ class BackendTest < Minitest::Test
     Hiera.new(config: config.merge(extra))
   end
 
-  def lookups
-    @server.request_list.reject { |r| r.path.end_with?('/scope') }.map { |r| JSON.parse(r.body) }
+  def lookups(list = @server.request_list)
+    list.select { |r| r.path == '/api/v1/lookup' }.map { |r| JSON.parse(r.body) }
   end
 
   def answer(json, status = 200)
@@ -43,11 +59,14 @@ class BackendTest < Minitest::Test
   def test_one_request_with_the_whole_context
     answer('{"found":true,"value":"v"}')
     assert_equal 'v', hiera.lookup('k', nil, SCOPE)
-    sent = lookups
+    requests = @server.request_list
+    registered = requests.select { |r| r.path == REGISTER }
+    assert_equal [{ 'hierarchy' => LEVELS }], registered.map { |r| JSON.parse(r.body) }
+    sent = lookups(requests)
     assert_equal 1, sent.size
     assert_equal({
                    'environment' => '7', 'level' => 'nodes=n1.example', 'key' => 'k', 'resolution' => 'priority',
-                   'hierarchy' => ['nodes/%{::fqdn}', 'role/%{role}', '42', 'common'],
+                   'hierarchy_id' => id_of(registered.first.body),
                    'merge_behavior' => { '__hierad__' => 'sym', 'name' => 'native' },
                    'deep_merge_options' => {}, 'scope' => SCOPE
                  }, sent.first)
@@ -166,7 +185,10 @@ class BackendTest < Minitest::Test
     hiera(hierad: { url: @server.url, environment: 1, token: 'tok' }).lookup('k', nil, SCOPE)
     answer('{"found":true,"value":1}')
     hiera(hierad: { url: @server.url, environment: 1, user: 'u', password: 'p' }).lookup('k', nil, SCOPE)
-    assert_equal ['Bearer tok', "Basic #{['u:p'].pack('m0')}"], @server.request_list.map { |r| r.headers['authorization'] }
+    sent = @server.request_list.reject { |r| r.path.end_with?('/scope') }
+    # Each configuration registers its hierarchy, with its credentials.
+    assert_equal [REGISTER, '/api/v1/lookup'] * 2, sent.map(&:path)
+    assert_equal ['Bearer tok'] * 2 + ["Basic #{['u:p'].pack('m0')}"] * 2, sent.map { |r| r.headers['authorization'] }
 
     @answers << :hang
     error = assert_raises(PuppetX::Hierad::Error) do
@@ -250,7 +272,85 @@ class BackendTest < Minitest::Test
     h.lookup('k', nil, scope)
     requests = @server.request_list
     assert_equal 1, requests.count { |r| r.path == '/api/v1/environments/3/scope' }
-    sent = requests.reject { |r| r.path.end_with?('/scope') }.map { |r| JSON.parse(r.body)['scope'] }
+    sent = lookups(requests).map { |r| r['scope'] }
     assert_equal [{ 'role' => 'db', '::fqdn' => 'n1', 'calling_class' => 'c' }] * 2, sent
+  end
+
+  # The hierarchy is registered once per configuration, even by threads
+  # that start together; every lookup names it by the id answered.
+  def test_the_hierarchy_is_registered_once_and_named_by_id
+    h = hiera
+    threads = Array.new(4) { |i| Thread.new { h.lookup("k#{i}", 'd', SCOPE) } }
+    threads.each(&:join)
+    h.lookup('k', 'd', SCOPE)
+    requests = @server.request_list
+    registered = requests.select { |r| r.path == REGISTER }
+    assert_equal 1, registered.size
+    sent = lookups(requests)
+    assert_equal 5, sent.size
+    assert_equal [id_of(registered.first.body)] * 5, sent.map { |s| s['hierarchy_id'] }
+    assert(sent.none? { |s| s.key?('hierarchy') })
+    # Another configuration (another hierarchy): registered too.
+    hiera(hierarchy: ['common']).lookup('k', 'd', SCOPE)
+    assert_equal [{ 'hierarchy' => ['common'] }], registrations.map { |r| JSON.parse(r.body) }
+  end
+
+  # 409: the server does not hold the id (restarted, another replica, the
+  # list dropped). The backend registers again and retries once; a second
+  # 409 is an error naming the server.
+  def test_a_conflict_registers_again_and_retries_once
+    h = hiera
+    answer('{"found":true,"value":1}')
+    assert_equal 1, h.lookup('k', nil, SCOPE)
+    unknown = '{"error":"conflict","message":"hierarchy_id x is not registered on this server"}'
+    answer(unknown, 409)
+    answer('{"found":true,"value":2}')
+    assert_equal 2, h.lookup('k', nil, SCOPE)
+    requests = @server.request_list
+    assert_equal [REGISTER, '/api/v1/lookup', '/api/v1/lookup', REGISTER, '/api/v1/lookup'],
+                 requests.reject { |r| r.path.end_with?('/scope') }.map(&:path)
+    sent = lookups(requests)
+    assert_equal 1, sent.map { |s| s['hierarchy_id'] }.uniq.size
+    assert_equal sent[1], sent[2], 'the same request, sent again'
+
+    answer(unknown, 409)
+    answer(unknown, 409)
+    error = assert_raises(PuppetX::Hierad::Error) { h.lookup('k', 'default', SCOPE) }
+    assert_includes error.message, @server.url
+    assert_includes error.message, 'HTTP 409'
+    assert_includes error.message, 'is not registered on this server'
+    assert_equal 1, registrations.size
+    # The next lookup works again.
+    answer('{"found":true,"value":3}')
+    assert_equal 3, h.lookup('k', nil, SCOPE)
+  end
+
+  # A server older than the registration route: the hierarchy goes inline,
+  # as before, for that configuration (asked once), and no error.
+  def test_an_older_server_gets_the_hierarchy_inline
+    [404, 405].each do |status|
+      @registrations << [status, {}, '{"error":"not_found","message":"no route"}']
+      h = hiera(hierarchy: ['common', "s#{status}"])
+      answer('{"found":true,"value":"v"}')
+      assert_equal 'v', h.lookup('k', nil, SCOPE)
+      assert_equal 'd', h.lookup('k', 'd', SCOPE)
+      requests = @server.request_list
+      assert_equal 1, requests.count { |r| r.path == REGISTER }, status
+      sent = lookups(requests)
+      assert_equal [['common', "s#{status}"]] * 2, sent.map { |s| s['hierarchy'] }
+      assert(sent.none? { |s| s.key?('hierarchy_id') })
+    end
+  end
+
+  # Any other refusal of the registration is an error naming the server.
+  def test_a_refused_registration_is_an_error
+    @registrations << [403, {}, '{"error":"forbidden","message":"reader may not"}']
+    @registrations << [200, {}, '{"id":"not hex"}']
+    error = assert_raises(PuppetX::Hierad::Error) { hiera.lookup('k', 'default', SCOPE) }
+    assert_includes error.message, @server.url
+    assert_includes error.message, 'reader may not'
+    error = assert_raises(PuppetX::Hierad::Error) { hiera.lookup('k', 'default', SCOPE) }
+    assert_includes error.message, 'answered no id'
+    assert_empty lookups
   end
 end

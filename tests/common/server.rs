@@ -34,8 +34,14 @@ impl TestServer {
 
     /// A server over `db` (kept by the caller), with extra flags.
     pub fn start_on(db: &Path, extra: &[&str]) -> TestServer {
+        TestServer::start_at("127.0.0.1:0", db, extra)
+    }
+
+    /// A server listening on `listen` (a restart on the same port) over
+    /// `db`, with extra flags.
+    pub fn start_at(listen: &str, db: &Path, extra: &[&str]) -> TestServer {
         let mut child = Command::new(env!("CARGO_BIN_EXE_hierad"))
-            .args(["serve", "--listen", "127.0.0.1:0", "--db"])
+            .args(["serve", "--listen", listen, "--db"])
             .arg(db)
             .args(extra)
             .current_dir(env!("CARGO_MANIFEST_DIR"))

@@ -12,6 +12,7 @@ mod fuel;
 mod hiera_cli;
 pub(crate) mod oracle;
 mod puppet;
+mod restart;
 mod ruby;
 mod tls;
 mod upload;

@@ -304,6 +304,11 @@ fn every_shim_option_against_hierads_own_tls_and_auth() {
         threaded["requests"], threaded["lookups"],
         "one request per lookup: {r}"
     );
+    assert_eq!(
+        threaded["registrations"],
+        json!(1),
+        "the hierarchy registered once by eight threads: {r}"
+    );
     let connections = threaded["connections"].as_u64().unwrap();
     assert!(
         (1..=8).contains(&connections),

@@ -4,7 +4,7 @@
 #
 # - eight threads share one Hiera (one backend, one client) and look up
 #   every key, with a token; the answers must be the yaml backend's, over
-#   few keep-alive TLS connections;
+#   few keep-alive TLS connections, the hierarchy registered once;
 # - Basic credentials; a wrong token; no CA file;
 # - `failure: stale` across an outage (the server is stopped), and `error`.
 #
@@ -42,12 +42,14 @@ end
 warnings = []
 Hiera.singleton_class.send(:define_method, :warn) { |message| warnings << message }
 
-# Requests and connections, counted where the shim makes them.
-COUNTS = { 'requests' => 0, 'connections' => 0 }
+# Requests (lookups, and the hierarchy's registrations apart) and
+# connections, counted where the shim makes them.
+COUNTS = { 'requests' => 0, 'registrations' => 0, 'connections' => 0 }
 COUNTS_LOCK = Mutex.new
 module Counted
-  def request(*)
-    COUNTS_LOCK.synchronize { COUNTS['requests'] += 1 }
+  def request(head, body)
+    what = head.start_with?('POST /api/v1/hierarchies ') ? 'registrations' : 'requests'
+    COUNTS_LOCK.synchronize { COUNTS[what] += 1 }
     super
   end
 
@@ -89,6 +91,7 @@ result['threaded'] = {
   'lookups' => 8 * keys.size,
   'mismatches' => Array.new(mismatches.size) { mismatches.pop },
   'requests' => after['requests'] - before['requests'],
+  'registrations' => after['registrations'] - before['registrations'],
   'connections' => after['connections'] - before['connections']
 }
 

@@ -23,7 +23,14 @@
 # hiera.yaml (the server interpolates it lazily, level by level, as the
 # yaml backend does, so `%{hiera('x')}` in a level behaves the same), the
 # order override, :merge_behavior and :deep_merge_options, and the scope
-# variables interpolation needs.
+# variables interpolation needs. The hierarchy is the same for every
+# lookup of one configuration: it is registered once (POST
+# /api/v1/hierarchies, at the first lookup) and each lookup names it by
+# the id the server answered (`hierarchy_id`, derived from the levels, the
+# same on every server). A server that does not hold the id (restarted,
+# another replica, the list dropped) answers 409: the backend registers
+# again and sends that lookup once more. A server older than the
+# registration route (404, 405) gets the hierarchy inline in every lookup.
 require_relative '../../puppet_x/hierad/client'
 require_relative '../../puppet_x/hierad/cache'
 
@@ -81,9 +88,65 @@ class Hiera
         end
       end
 
+      # A configuration's hierarchy as its server knows it: registered once
+      # and named by id, or sent inline to a server older than the
+      # registration route. Shared by the threads of a process.
+      class Registration
+        PATH = '/api/v1/hierarchies'.freeze
+        ID = /\A[0-9a-f]{32}\z/.freeze
+
+        def initialize(hierarchy)
+          levels = Wire.dump(hierarchy)
+          @body = "{\"hierarchy\":#{levels}}"
+          @inline = ",\"hierarchy\":#{levels}"
+          @mutex = Mutex.new
+          @json = nil
+        end
+
+        # The request body's part naming the hierarchy: `,"hierarchy_id":…`
+        # (registered at the first call), or `,"hierarchy":[…]` inline.
+        def json(client)
+          @json || @mutex.synchronize { @json ||= register(client) }
+        end
+
+        # After a 409 to a request sent with `sent` (what #json gave):
+        # registers again, unless another thread already did.
+        def renew(client, sent)
+          @mutex.synchronize do
+            @json = register(client) if @json.equal?(sent)
+            @json
+          end
+        end
+
+        private
+
+        def register(client)
+          response = client.post(PATH, @body)
+          case response.status
+          when 200
+            id = id_of(response.body)
+            raise client.refused("POST #{PATH} answered no id", response) unless id.is_a?(String) && ID.match?(id)
+
+            ",\"hierarchy_id\":\"#{id}\""
+          when 404, 405
+            Hiera.debug("hierad: #{client.urls.join(', ')} has no #{PATH} (an older server): the hierarchy goes with every lookup")
+            @inline
+          else
+            raise client.refused("POST #{PATH}", response)
+          end
+        end
+
+        def id_of(text)
+          answer = JSON.parse(text)
+          answer['id'] if answer.is_a?(Hash)
+        rescue JSON::ParserError
+          nil
+        end
+      end
+
       # What a configuration makes of every request, worked out once per
       # configuration (Hiera's Config can be reloaded in one process).
-      Prepared = Struct.new(:key, :client, :failure, :environment, :level, :static_json, :hierarchy)
+      Prepared = Struct.new(:key, :client, :failure, :environment, :level, :static_json, :hierarchy, :registration)
 
       def initialize
         Hiera.debug('Hiera hierad backend starting')
@@ -103,8 +166,8 @@ class Hiera
         raise Hiera::InvalidConfigurationError, 'hierad: :environment: expands to nothing' if env.empty?
 
         level = prepared.level&.expand(scope, order_override)
-        body = request_body(prepared, env, level, key, scope, order_override, resolution_type)
-        answer = post(prepared, body)
+        head, tail = request_body(prepared, env, level, key, scope, order_override, resolution_type)
+        answer = post(prepared, head, tail)
         throw :no_such_key unless answer['found']
 
         Hiera.debug("Found #{key} in hierad")
@@ -139,10 +202,10 @@ class Hiera
         hierarchy = [key[1]].flatten.map { |level| hierarchy_level(level) }
         options = key[3] || {}
         options = symbol_entries(options) if options.is_a?(Hash)
-        static = ',"hierarchy":' + Wire.dump(hierarchy) +
-                 ',"merge_behavior":' + Wire.dump(key[2]) +
+        static = ',"merge_behavior":' + Wire.dump(key[2]) +
                  ',"deep_merge_options":' + Wire.dump(options)
-        Prepared.new(key, PuppetX::Hierad::Client.shared(settings), failure, environment, template(settings, :level), static, hierarchy)
+        Prepared.new(key, PuppetX::Hierad::Client.shared(settings), failure, environment, template(settings, :level), static, hierarchy,
+                     Registration.new(hierarchy))
       end
 
       def template(settings, name)
@@ -186,10 +249,12 @@ class Hiera
         # dotted-key syntax spells it (the server splits keys again).
         body << ',"key":' << Wire.dump(Wire.key_path(key))
         body << ',"resolution":' << resolution_json(resolution_type)
-        body << prepared.static_json
-        body << ',"order_override":' << Wire.dump(order_override) unless order_override.nil?
-        body << ',"scope":' << Wire.dump(scope_for(prepared, env, scope, order_override))
-        body << '}'
+        # The hierarchy's part goes between these two (see #post).
+        tail = prepared.static_json.dup
+        tail << ',"order_override":' << Wire.dump(order_override) unless order_override.nil?
+        tail << ',"scope":' << Wire.dump(scope_for(prepared, env, scope, order_override))
+        tail << '}'
+        [body, tail]
       end
 
       # A plain Hash scope (the hiera command, tests) is sent whole. A
@@ -235,13 +300,27 @@ class Hiera
         Process.clock_gettime(Process::CLOCK_MONOTONIC)
       end
 
-      # Sends the request; returns the decoded answer {"found"=>…, "value"=>…}.
-      def post(prepared, body)
+      # Sends the request (the hierarchy's part between `head` and `tail`);
+      # returns the decoded answer {"found"=>…, "value"=>…}. A 409 (the
+      # server does not hold the hierarchy's id) registers it again and
+      # sends the request once more.
+      def post(prepared, head, tail)
         client = prepared.client
+        registration = prepared.registration
+        body = nil
         begin
+          hierarchy = registration.json(client)
+          body = head + hierarchy + tail
           response = client.post(LOOKUP_PATH, body)
+          if response.status == 409
+            hierarchy = registration.renew(client, hierarchy)
+            body = head + hierarchy + tail
+            response = client.post(LOOKUP_PATH, body)
+          end
         rescue PuppetX::Hierad::Error => e
-          text = prepared.failure == 'stale' && @stale[body]
+          # The answers are kept by body, which names the hierarchy by
+          # id: derived from the levels, it stays the same across servers.
+          text = prepared.failure == 'stale' && body && @stale[body]
           raise unless text
 
           Hiera.warn("#{e.message}; answering from the last answer received (failure: stale)")
