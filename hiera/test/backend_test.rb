@@ -353,4 +353,21 @@ class BackendTest < Minitest::Test
     assert_includes error.message, 'answered no id'
     assert_empty lookups
   end
+
+  # failure: stale answers through an outage, also one met while
+  # registering again after a 409; a refused registration is no outage.
+  def test_stale_answers_survive_a_conflict_but_not_a_refusal
+    h = hiera(hierad: { url: @server.url, environment: 1, failure: 'stale' })
+    answer('{"found":true,"value":"fresh"}')
+    assert_equal 'fresh', h.lookup('k', nil, SCOPE)
+    answer('{"error":"conflict","message":"not registered"}', 409)
+    @registrations << [403, {}, '{"error":"forbidden","message":"reader may not"}']
+    error = assert_raises(PuppetX::Hierad::Error) { h.lookup('k', 'default', SCOPE) }
+    assert_includes error.message, 'reader may not'
+    answer('{"error":"conflict","message":"not registered"}', 409)
+    # Closed without an answer: on the kept connection, then on the fresh
+    # one the client retries with.
+    @registrations << :close << :close
+    assert_equal 'fresh', h.lookup('k', nil, SCOPE)
+  end
 end

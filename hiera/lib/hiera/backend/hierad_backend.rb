@@ -318,9 +318,10 @@ class Hiera
             response = client.post(LOOKUP_PATH, body)
           end
         rescue PuppetX::Hierad::Error => e
-          # The answers are kept by body, which names the hierarchy by
-          # id: derived from the levels, it stays the same across servers.
-          text = prepared.failure == 'stale' && body && @stale[body]
+          # Only when no server answered (a refused registration is no
+          # outage). The answers are kept by body, which names the
+          # hierarchy by id: derived from the levels, the same on every server.
+          text = prepared.failure == 'stale' && body && e.status.nil? && @stale[body]
           raise unless text
 
           Hiera.warn("#{e.message}; answering from the last answer received (failure: stale)")

@@ -57,7 +57,9 @@ module PuppetX
 
       # The Error for an answer the caller cannot use.
       def refused(what, response)
-        Error.new("hierad: #{urls.join(', ')}: #{what}: HTTP #{response.status}: #{response.error_message}")
+        error = Error.new("hierad: #{urls.join(', ')}: #{what}: HTTP #{response.status}: #{response.error_message}")
+        error.status = response.status
+        error
       end
 
       private

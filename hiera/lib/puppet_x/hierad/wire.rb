@@ -8,7 +8,11 @@ module PuppetX
   module Hierad
     # The server could not be reached or did not answer as a hierad server
     # does. The message always names the server(s) tried.
-    class Error < StandardError; end
+    class Error < StandardError
+      # The HTTP status of a server's refusal (Client#refused); nil when no
+      # server answered.
+      attr_accessor :status
+    end
 
     module Wire
       TAG = '__hierad__'.freeze
