@@ -137,10 +137,14 @@ async fn lookup_handler(
             }
         }
     }
-    let body = state
-        .costly_lookup(move || Ok(answer_body(&snapshot, &configured, &parsed, budget)))
-        .await?
-        .map_err(|e| refusal(e, budget, state.metrics()))?;
+    // Boxed: held inline, this rare path's future (the request, the
+    // semaphore's wait) made every lookup's future larger, and every move
+    // of it a longer copy.
+    let body = Box::pin(
+        state.costly_lookup(move || Ok(answer_body(&snapshot, &configured, &parsed, budget))),
+    )
+    .await?
+    .map_err(|e| refusal(e, budget, state.metrics()))?;
     state.cache().admit(miss, &body);
     Ok(json_bytes(StatusCode::OK, body, "MISS"))
 }
