@@ -17,6 +17,8 @@
 # Environment: NODES (1000), N (requests per class, 300; `large` gets N/5),
 # CLASSES (the lookup classes, all six by default), DOCUMENT (0: skip the
 # document rows), BIN (the hierad binary; default: the release build),
+# CLIENT (the binary whose `bench` sends the lookups and runs the bare
+# server; default: BIN),
 # OUT (target/bench-results; the table, and each class's callgrind output,
 # instructions-CLASS.callgrind, for callgrind_annotate).
 set -euo pipefail
@@ -36,6 +38,9 @@ if [ -z "${BIN:-}" ]; then
   BIN=$PWD/target/release/hierad
 fi
 bin=$BIN
+# The load generator: CLIENT, or the same binary. An older server with the
+# current client gets the requests as today's shim sends them to it.
+client=${CLIENT:-$BIN}
 work=$(mktemp -d)
 trap 'kill $(jobs -p) 2>/dev/null || true; rm -rf "$work"' EXIT
 mkdir -p "$OUT"
@@ -62,8 +67,11 @@ count() {
   shift
   bench=("$@")
   local out=$OUT/instructions-$label.callgrind log=$work/$label.log
+  # The bare server is part of the bench tools: CLIENT's.
+  local server_bin=$bin
+  [ "${server[0]}" = bench ] && server_bin=$client
   HIERAD_LOG=warn valgrind --tool=callgrind --instr-atstart=no --callgrind-out-file="$out" \
-    "$bin" "${server[@]}" --listen 127.0.0.1:0 2>"$log" &
+    "$server_bin" "${server[@]}" --listen 127.0.0.1:0 2>"$log" &
   local pid=$! url=""
   for _ in $(seq 600); do
     url=$(address_in "$log")
@@ -72,13 +80,13 @@ count() {
   done
   [ -n "$url" ] || { kill "$pid"; echo "$label: the server did not start" >&2; cat "$log" >&2; exit 1; }
   local plan=("--plan" "$work/env/bench-plan.json" -c 4 "${bench[@]}")
-  "$bin" bench --server "$url" "${plan[@]}" -n 100 >"$work/$label.warmup" 2>&1 || {
+  "$client" bench --server "$url" "${plan[@]}" -n 100 >"$work/$label.warmup" 2>&1 || {
     kill "$pid"
     fail "$label: the warm-up failed" "$work/$label.warmup"
   }
   toggle on "$label" "$pid"
   local ran=ok
-  "$bin" bench --server "$url" "${plan[@]}" -n "$n" --warmup 0s >"$work/$label.bench" 2>&1 || ran=failed
+  "$client" bench --server "$url" "${plan[@]}" -n "$n" --warmup 0s >"$work/$label.bench" 2>&1 || ran=failed
   toggle off "$label" "$pid"
   kill "$pid"
   wait "$pid" 2>/dev/null || true

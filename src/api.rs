@@ -470,6 +470,12 @@ pub(crate) struct LookupRequest {
 /// src/server/hierarchies.rs), a [`RegisteredHierarchy`] out.
 pub(crate) const HIERARCHIES_PATH: &str = "/api/v1/hierarchies";
 
+/// What a client sends to [`HIERARCHIES_PATH`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+pub(crate) struct HierarchyRegistration<'a> {
+    pub(crate) hierarchy: &'a [String],
+}
+
 /// A registered hierarchy's id, for a lookup's `hierarchy_id`: 32
 /// lowercase hex digits, derived from the levels alone (the same list
 /// has the same id on every server).

@@ -19,10 +19,19 @@ use tokio::net::TcpListener;
 /// node's fqdn gives.
 pub(crate) const FIXED: &[u8] = br#"{"found":true,"value":"node-1.test.domain.local"}"#;
 
+/// What a hierarchy registration gets, so that the bench names the
+/// hierarchy by id here too and both servers read the same requests.
+const REGISTERED: &[u8] = br#"{"id":"00000000000000000000000000000000"}"#;
+
 async fn answer(
     request: Request<Incoming>,
     body: Bytes,
 ) -> Result<Response<Full<Bytes>>, Infallible> {
+    let body = if request.uri().path() == crate::api::HIERARCHIES_PATH {
+        Bytes::from_static(REGISTERED)
+    } else {
+        body
+    };
     // Read the body, as a real server must.
     let _ = request.into_body().collect().await;
     Ok(Response::builder()

@@ -286,6 +286,26 @@ async fn writer(
     writes
 }
 
+/// The plan's hierarchy registered as the shim registers its own, for
+/// requests to name by id; `None` from a server older than the route
+/// (404, 405): requests then carry the templates, as the shim's do.
+async fn register_hierarchy(target: &Target, plan: &Plan) -> Result<Option<String>, BenchError> {
+    let what = format!("POST {}", crate::api::HIERARCHIES_PATH);
+    let body = serde_json::to_vec(&crate::api::HierarchyRegistration {
+        hierarchy: &plan.hierarchy,
+    })
+    .expect("Strings serialize");
+    let (status, answer) =
+        connect::request(target, Method::POST, crate::api::HIERARCHIES_PATH, body).await?;
+    match status.as_u16() {
+        200 => serde_json::from_slice::<crate::api::RegisteredHierarchy>(&answer)
+            .map(|registered| Some(registered.id))
+            .map_err(|e| BenchError::Invalid(format!("{what}: not a registered hierarchy: {e}"))),
+        404 | 405 => Ok(None),
+        _ => Err(connect::refusal(&what, status, &answer)),
+    }
+}
+
 /// Before anything is measured: one request as the run sends them and,
 /// with a writer, the document it rewrites, read and written back
 /// unchanged. An unreachable server, a TLS failure, refused credentials
@@ -338,10 +358,14 @@ pub(crate) async fn run(
     options: Options,
 ) -> Result<Report, BenchError> {
     let addr = options.target.addr().await?;
+    let hierarchy_id = match options.get {
+        Some(_) => None,
+        None => register_hierarchy(&options.target, &plan).await?,
+    };
     let mut shared = Shared {
         addr,
         target: options.target.clone(),
-        bodies: Bodies::new(&plan),
+        bodies: Bodies::new(&plan, hierarchy_id.as_deref()),
         plan: Arc::clone(&plan),
         sampler,
         unique: options.unique,

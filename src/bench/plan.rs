@@ -25,8 +25,10 @@ pub(crate) struct Plan {
     pub(crate) level: String,
     /// The nodes' fqdns; the scope's `::fqdn` of each request.
     pub(crate) nodes: Vec<String>,
-    /// The Hiera hierarchy, uninterpolated (`override/node/%{::fqdn}`);
-    /// each request carries it interpolated, as the shim sends it.
+    /// The Hiera hierarchy, uninterpolated (`override/node/%{::fqdn}`).
+    /// Requests name it as the shim does: by the id the server gave it
+    /// at the start (`hierarchy_id`), or inline, with the scope its
+    /// templates read; the server interpolates it.
     pub(crate) hierarchy: Vec<String>,
     /// The Puppet classes doing lookups (`calling_class`; the module is
     /// its first segment).
@@ -178,16 +180,26 @@ fn owner(key: &str, n: usize) -> usize {
 }
 
 /// Request bodies: the per-(node, calling class) part, with the
-/// interpolated hierarchy, is rendered once; a request adds its key.
+/// hierarchy and the scope, is rendered once; a request adds its key.
 pub(crate) struct Bodies {
-    /// `{"environment":…,"level":…,"hierarchy":[…],"scope":{…` (open).
+    /// `{"environment":…,"level":…,"hierarchy_id":…,"scope":{…` (open).
     prefixes: Vec<String>,
     classes: usize,
     resolutions: Vec<String>,
 }
 
 impl Bodies {
-    pub(crate) fn new(plan: &Plan) -> Bodies {
+    /// `hierarchy_id`: what the server answered to the plan's hierarchy
+    /// (`POST /api/v1/hierarchies`); `None` sends the templates inline,
+    /// as the shim does with a server older than that route.
+    pub(crate) fn new(plan: &Plan, hierarchy_id: Option<&str>) -> Bodies {
+        let hierarchy = match hierarchy_id {
+            Some(id) => format!(",\"hierarchy_id\":{}", json_str(id)),
+            None => format!(
+                ",\"hierarchy\":{}",
+                serde_json::to_string(&plan.hierarchy).expect("Strings serialize")
+            ),
+        };
         let nodes: Vec<Option<&str>> = if plan.nodes.is_empty() {
             vec![None]
         } else {
@@ -201,7 +213,7 @@ impl Bodies {
         let mut prefixes = Vec::with_capacity(nodes.len() * classes.len());
         for node in &nodes {
             for class in &classes {
-                prefixes.push(prefix(plan, *node, class));
+                prefixes.push(prefix(plan, &hierarchy, *node, class));
             }
         }
         Bodies {
@@ -237,21 +249,9 @@ fn json_str(s: &str) -> String {
     serde_json::Value::String(s.to_owned()).to_string()
 }
 
-fn prefix(plan: &Plan, node: Option<&str>, calling_class: &str) -> String {
+/// `hierarchy`: the `,"hierarchy_id":…` or `,"hierarchy":[…]` field.
+fn prefix(plan: &Plan, hierarchy: &str, node: Option<&str>, calling_class: &str) -> String {
     let module = calling_class.split("::").next().unwrap_or_default();
-    let var = |name: &str| -> String {
-        match name.trim_start_matches("::") {
-            "fqdn" => node.unwrap_or_default().to_owned(),
-            "calling_class" => calling_class.to_owned(),
-            "calling_module" => module.to_owned(),
-            _ => String::new(),
-        }
-    };
-    let hierarchy: Vec<serde_json::Value> = plan
-        .hierarchy
-        .iter()
-        .map(|level| serde_json::Value::String(expand(level, &var)))
-        .collect();
     let mut scope = serde_json::Map::new();
     if let Some(node) = node {
         scope.insert("::fqdn".to_owned(), node.into());
@@ -269,17 +269,13 @@ fn prefix(plan: &Plan, node: Option<&str>, calling_class: &str) -> String {
             json_str(&format!("{}={node}", plan.level))
         );
     }
-    let _ = write!(
-        out,
-        ",\"hierarchy\":{},\"scope\":{}",
-        serde_json::Value::Array(hierarchy),
-        &scope[..scope.len() - 1]
-    );
+    let _ = write!(out, "{hierarchy},\"scope\":{}", &scope[..scope.len() - 1]);
     out
 }
 
 /// A hierarchy level with its `%{var}` tokens replaced, as
-/// `Backend.datasources` does for the shim (unknown variables are empty).
+/// `Backend.datasources` does (unknown variables are empty): the names of
+/// the datasources a plan is discovered from.
 pub(crate) fn expand(level: &str, var: &dyn Fn(&str) -> String) -> String {
     let mut out = String::with_capacity(level.len());
     let mut rest = level;
@@ -448,9 +444,13 @@ mod tests {
     #[test]
     fn bodies_are_lookup_requests() {
         let plan = plan();
-        let bodies = Bodies::new(&plan);
-        let cases: [(Pick<'_>, Option<u64>, serde_json::Value); 2] = [
+        let id = "0123456789abcdef0123456789abcdef";
+        let by_id = Bodies::new(&plan, Some(id));
+        let inline = Bodies::new(&plan, None);
+        let templates = serde_json::json!(plan.hierarchy);
+        let cases: [(&Bodies, Pick<'_>, Option<u64>, serde_json::Value); 3] = [
             (
+                &by_id,
                 Pick {
                     class: 0,
                     key: "k\"1",
@@ -460,12 +460,13 @@ mod tests {
                 None,
                 serde_json::json!({
                     "environment": 3, "level": "nodes=n2.d",
-                    "hierarchy": ["override/node/n2.d", "class/a::b", "module/a", "globals", "astute"],
+                    "hierarchy_id": id,
                     "scope": {"::fqdn": "n2.d", "calling_class": "a::b", "calling_module": "a"},
                     "resolution": "priority", "key": "k\"1"
                 }),
             ),
             (
+                &by_id,
                 Pick {
                     class: 1,
                     key: "h",
@@ -475,13 +476,29 @@ mod tests {
                 Some(42),
                 serde_json::json!({
                     "environment": 3, "level": "nodes=n1.d",
-                    "hierarchy": ["override/node/n1.d", "class/a::b", "module/a", "globals", "astute"],
+                    "hierarchy_id": id,
                     "scope": {"::fqdn": "n1.d", "calling_class": "a::b", "calling_module": "a", "bench_request": 42},
                     "resolution": "hash", "key": "h"
                 }),
             ),
+            (
+                &inline,
+                Pick {
+                    class: 1,
+                    key: "h",
+                    node: 0,
+                    calling_class: 0,
+                },
+                None,
+                serde_json::json!({
+                    "environment": 3, "level": "nodes=n1.d",
+                    "hierarchy": templates,
+                    "scope": {"::fqdn": "n1.d", "calling_class": "a::b", "calling_module": "a"},
+                    "resolution": "hash", "key": "h"
+                }),
+            ),
         ];
-        for (pick, unique, want) in cases {
+        for (bodies, pick, unique, want) in cases {
             let got: serde_json::Value =
                 serde_json::from_slice(&bodies.body(&pick, unique)).unwrap();
             assert_eq!(got, want);
