@@ -142,6 +142,22 @@ impl Meter {
         Ok(())
     }
 
+    /// `steps` tokens and `bytes` bytes at once, if the budget has room
+    /// for both (then the meter ends where charging them one by one, in any
+    /// order, would leave it); false, charging nothing, if it has not.
+    pub(crate) fn try_spend(&mut self, steps: u64, bytes: usize) -> bool {
+        let bytes = u64::try_from(bytes).unwrap_or(u64::MAX);
+        let (steps, bytes) = (
+            self.steps.saturating_add(steps),
+            self.bytes.saturating_add(bytes),
+        );
+        if steps > self.budget.steps || bytes > self.budget.bytes {
+            return false;
+        }
+        (self.steps, self.bytes) = (steps, bytes);
+        true
+    }
+
     /// The bytes `value` takes, charged; the walk stops once over budget
     /// (a large value is not walked to its end to be refused).
     ///

@@ -14,6 +14,8 @@ use super::value::{Hash, Value};
 use std::cell::RefCell;
 use std::rc::Rc;
 
+pub(crate) mod plain;
+
 /// Hiera's `RecursiveGuard`: the stack of token contents being evaluated.
 /// Shared by reference, like the Ruby object, between a context and the
 /// clones made for nested lookups.
@@ -92,6 +94,10 @@ pub(crate) fn interpolate_str(
     let Some(first) = next_token(data, 0) else {
         return Ok(Value::str(data));
     };
+    let guard = context.guard.as_ref();
+    if let Some(out) = plain::expand(data, scope, guard, context.is_interpolate_config, resolver) {
+        return Ok(Value::String(out));
+    }
     let mut context = context.clone();
     context.guard.get_or_insert_with(Default::default);
     let mut out = String::with_capacity(data.len());

@@ -6,7 +6,7 @@ use super::budget::{Budget, Meter};
 use super::config::{BackendKind, Config};
 use super::error::{ErrorClass, HieraError, Result};
 use super::hierarchy::{datafile_path, is_bad_level, is_bad_text, levels};
-use super::interpolate::{Context, Resolver, has_token, interpolate, interpolate_str};
+use super::interpolate::{Context, Resolver, has_token, interpolate, interpolate_str, plain};
 use super::key::{key_syntax_error, lookup_key, qualified_lookup, split_key};
 use super::merge::{Behavior, MergeSpec};
 use super::render::ruby::to_s;
@@ -589,10 +589,16 @@ impl<'a, 'd> Hiera<'a, 'd> {
         scope: &Hash,
         order_override: Option<&Value>,
     ) -> Result<Cow<'e, Value>> {
-        // Most levels are plain names: nothing to set up a context for.
+        // Most levels are plain names: nothing to set up a context for;
+        // most others read plain scope variables (`%{::fqdn}`): no context
+        // either (interpolate::plain).
         if let Value::String(s) = entry {
             if !has_token(s) {
                 return Ok(Cow::Borrowed(entry));
+            }
+            let guard = self.config_context.as_ref().and_then(|c| c.guard.clone());
+            if let Some(out) = plain::expand(s, scope, guard.as_ref(), true, self) {
+                return Ok(Cow::Owned(Value::String(out)));
             }
         }
         match &self.config_context {

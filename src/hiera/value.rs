@@ -223,6 +223,24 @@ impl StdHash for Value {
     }
 }
 
+/// A `&str` that finds the [`Value::String`] key it spells in a
+/// [`Hash`](type@Hash), without building that Value (and its String).
+pub(crate) struct StrKey<'s>(pub(crate) &'s str);
+
+impl StdHash for StrKey<'_> {
+    fn hash<H: Hasher>(&self, state: &mut H) {
+        // As `Value::String(s)` hashes (String::new() allocates nothing).
+        std::mem::discriminant(&Value::String(String::new())).hash(state);
+        self.0.hash(state);
+    }
+}
+
+impl indexmap::Equivalent<Value> for StrKey<'_> {
+    fn equivalent(&self, key: &Value) -> bool {
+        matches!(key, Value::String(s) if s == self.0)
+    }
+}
+
 /// Builds an ordered Hash from key/value pairs, for tests and fixtures.
 #[macro_export]
 macro_rules! rhash {
@@ -237,6 +255,16 @@ macro_rules! rhash {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn str_keys_find_strings_only() {
+        let mut h = rhash! {"a" => 1, "::b" => 2};
+        h.insert(Value::Symbol("s".into()), Value::Int(3));
+        assert_eq!(h.get(&StrKey("a")), Some(&Value::Int(1)));
+        assert_eq!(h.get(&StrKey("::b")), Some(&Value::Int(2)));
+        assert_eq!(h.get(&StrKey("s")), None);
+        assert_eq!(h.get(&StrKey("c")), None);
+    }
 
     #[test]
     fn eql_semantics() {

@@ -97,3 +97,169 @@ fn bad_levels_never_answer() {
         }
     }
 }
+
+/// Differential tests of the interpolation fast path (interpolate::plain)
+/// at the level of whole lookups: hierarchy levels and datadirs made of
+/// every kind of token, data that looks itself up, debug logs and
+/// `--explain` steps.
+mod fast_path {
+    use super::*;
+    use crate::hiera::budget::{Budget, Meter};
+    use crate::hiera::interpolate::plain::without_fast_path;
+    use crate::hiera::lookup::Log;
+    use crate::rhash;
+    use proptest::prelude::*;
+
+    /// Answers `data[key]` at every level whose name has an odd length
+    /// (a String value prefixed with the level's name).
+    struct Odd(Hash);
+
+    impl DataSource<'static> for Odd {
+        fn fetch(
+            &self,
+            _: BackendKind,
+            datadir: &str,
+            source: &str,
+            key: &Value,
+        ) -> crate::hiera::Result<Fetched<'static>> {
+            if source.len() % 2 == 0 {
+                return Ok(Fetched::NoKey);
+            }
+            Ok(match self.0.get(key) {
+                Some(Value::String(s)) => {
+                    Fetched::Found(Cow::Owned(Value::str(format!("{datadir}:{source}:{s}"))))
+                }
+                Some(other) => Fetched::Found(Cow::Owned(other.clone())),
+                None => Fetched::NoKey,
+            })
+        }
+    }
+
+    /// Every message, in order.
+    #[derive(Default)]
+    struct Kept(RefCell<Vec<String>>);
+
+    impl Log for Kept {
+        fn debug(&self, message: &str) {
+            self.0.borrow_mut().push(format!("debug {message}"));
+        }
+        fn warn(&self, message: &str) {
+            self.0.borrow_mut().push(format!("warn {message}"));
+        }
+    }
+
+    fn piece() -> impl Strategy<Value = String> {
+        prop_oneof![
+            "[a-z/]{0,3}",
+            (0..3u8).prop_map(|k| format!("%{{v{k}}}")),
+            (0..3u8).prop_map(|k| format!("%{{::v{k}}}")),
+            (0..3u8).prop_map(|k| format!("%{{scope('v{k}')}}")),
+            (0..3u8).prop_map(|k| format!("%{{hiera('d{k}')}}")),
+            (0..3u8).prop_map(|k| format!("%{{alias('d{k}')}}")),
+            prop::sample::select(vec![
+                "%{}",
+                "%{::}",
+                "%{literal('%')}",
+                "%{v1.x}",
+                "%{",
+                "/",
+                "%{nope}",
+            ])
+            .prop_map(str::to_owned),
+        ]
+    }
+
+    fn text() -> impl Strategy<Value = String> {
+        prop::collection::vec(piece(), 0..4).prop_map(|p| p.concat())
+    }
+
+    fn value() -> impl Strategy<Value = Value> {
+        prop_oneof![
+            4 => text().prop_map(Value::String),
+            1 => Just(Value::Nil),
+            1 => any::<i64>().prop_map(Value::Int),
+            1 => Just(Value::Array(vec!["a".into(), Value::Int(1)])),
+        ]
+    }
+
+    /// (hierarchy, datadir, scope, data)
+    fn world() -> impl Strategy<Value = (Vec<String>, String, Hash, Hash)> {
+        (
+            prop::collection::vec(text(), 1..6),
+            text(),
+            prop::collection::vec((0..6u8, value()), 0..6),
+            prop::collection::vec(value(), 3),
+        )
+            .prop_map(|(levels, datadir, entries, data)| {
+                let mut scope = Hash::default();
+                for (name, v) in entries {
+                    let name = match name {
+                        0..=2 => format!("v{name}"),
+                        n => format!("::v{}", n - 3),
+                    };
+                    scope.insert(Value::str(name), v);
+                }
+                let data = data
+                    .into_iter()
+                    .enumerate()
+                    .map(|(k, v)| (Value::str(format!("d{k}")), v))
+                    .collect();
+                (levels, datadir, scope, data)
+            })
+    }
+
+    fn config(levels: &[String], datadir: &str, json: bool) -> Config {
+        let backend = if json { "json" } else { "yaml" };
+        let raw = rhash! {
+            sym("backends") => Value::Array(vec![Value::str(backend)]),
+            sym("hierarchy") => Value::Array(levels.iter().map(|l| Value::str(l.as_str())).collect()),
+            sym(backend) => Value::Hash(rhash! {sym("datadir") => Value::str(datadir)}),
+        };
+        Config::load(Value::Hash(raw)).unwrap().0
+    }
+
+    /// Everything a lookup shows: its answer or error, its steps, its log
+    /// and what it spent.
+    fn seen(
+        config: &Config,
+        (scope, data): (&Hash, &Hash),
+        (resolution, debug, explain, budget): (&Resolution, bool, bool, Budget),
+    ) -> String {
+        let source = Odd(data.clone());
+        let kept = Kept::default();
+        let log: &dyn Log = if debug { &kept } else { &NoLog };
+        let mut hiera = Hiera::new(config, &source, log).budget(Meter::new(budget));
+        if explain {
+            hiera = hiera.explain();
+        }
+        let answer = hiera.lookup("d0", None, scope, None, resolution);
+        format!(
+            "{answer:?}\n{:?}\n{:?}\n{:?}",
+            hiera.steps(),
+            kept.0.borrow(),
+            hiera.meter()
+        )
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig { cases: 500, ..ProptestConfig::default() })]
+
+        #[test]
+        fn lookups_agree_with_and_without_the_fast_path(
+            (levels, datadir, scope, data) in world(),
+            json in any::<bool>(),
+            array in any::<bool>(),
+            debug in any::<bool>(),
+            explain in any::<bool>(),
+            tight in any::<bool>(),
+        ) {
+            let config = config(&levels, &datadir, json);
+            let resolution = if array { Resolution::Array } else { Resolution::Priority };
+            let budget = if tight { Budget { steps: 6, bytes: 300 } } else { Budget::DEFAULT };
+            let how = (&resolution, debug, explain, budget);
+            let fast = seen(&config, (&scope, &data), how);
+            let general = without_fast_path(|| seen(&config, (&scope, &data), how));
+            prop_assert_eq!(fast, general);
+        }
+    }
+}
