@@ -80,6 +80,19 @@ enum Token<'t> {
 /// it is one the fast path knows: a key that `split_key` keeps whole (no
 /// `.` nor quote) and that is no Array index, on one line.
 fn plain_token(variable: &str) -> Option<Token<'_>> {
+    // The usual token first, `name` or `::name`: word characters and
+    // colons only, so no blank to strip, no method call, no quote or dot.
+    let bytes = variable.as_bytes();
+    if bytes
+        .iter()
+        .all(|&b| b.is_ascii_alphanumeric() || b == b'_' || b == b':')
+    {
+        return match variable {
+            "" | "::" => Some(Token::Empty),
+            _ if bytes.iter().all(u8::is_ascii_digit) => None,
+            key => Some(Token::Scope { key, method: false }),
+        };
+    }
     if EMPTY_INTERPOLATIONS.contains(&ruby_strip(variable)) {
         return Some(Token::Empty);
     }
