@@ -446,7 +446,7 @@ impl<'a, 'd> Hiera<'a, 'd> {
                 // Most levels are plain names (a request brings its
                 // hierarchy interpolated): nothing to set up a context for.
                 Value::String(s) if !has_token(s) => Cow::Borrowed(template),
-                _ => self.interpolate_config(template, scope, order_override)?,
+                _ => Cow::Owned(self.interpolate_config_tokens(template, scope, order_override)?),
             };
             let text = matches!(*source, Value::String(_));
             let bad = !check_late && is_bad_level(&source);
@@ -589,16 +589,28 @@ impl<'a, 'd> Hiera<'a, 'd> {
         scope: &Hash,
         order_override: Option<&Value>,
     ) -> Result<Cow<'e, Value>> {
-        // Most levels are plain names: nothing to set up a context for;
-        // most others read plain scope variables (`%{::fqdn}`): no context
-        // either (interpolate::plain).
+        // Most levels are plain names: nothing to set up a context for.
+        if matches!(entry, Value::String(s) if !has_token(s)) {
+            return Ok(Cow::Borrowed(entry));
+        }
+        self.interpolate_config_tokens(entry, scope, order_override)
+            .map(Cow::Owned)
+    }
+
+    /// [`Hiera::interpolate_config`] of an entry its caller found to be no
+    /// String without a token (so it is not scanned twice).
+    fn interpolate_config_tokens(
+        &mut self,
+        entry: &Value,
+        scope: &Hash,
+        order_override: Option<&Value>,
+    ) -> Result<Value> {
+        // Most templated levels read plain scope variables (`%{::fqdn}`):
+        // no context to set up either (interpolate::plain).
         if let Value::String(s) = entry {
-            if !has_token(s) {
-                return Ok(Cow::Borrowed(entry));
-            }
             let guard = self.config_context.as_ref().and_then(|c| c.guard.clone());
             if let Some(out) = plain::expand(s, scope, guard.as_ref(), true, self) {
-                return Ok(Cow::Owned(Value::String(out)));
+                return Ok(Value::String(out));
             }
         }
         match &self.config_context {
@@ -611,12 +623,12 @@ impl<'a, 'd> Hiera<'a, 'd> {
                 self.config_context = Some(context.clone());
                 let result = interpolate(entry, scope, &context, self);
                 self.config_context = None;
-                result.map(Cow::Owned)
+                result
             }
             Some(shared) => {
                 let mut context = shared.clone();
                 context.order_override = order_override.cloned();
-                interpolate(entry, scope, &context, self).map(Cow::Owned)
+                interpolate(entry, scope, &context, self)
             }
         }
     }

@@ -33,7 +33,9 @@ pub(crate) fn expand(
         return None;
     }
     let guard = guard.map(|g| g.borrow()).filter(|g| !g.is_empty());
-    let mut out = String::with_capacity(data.len() + 16);
+    // Room for the values too: a level that grows past its capacity pays
+    // for a second allocation and a copy.
+    let mut out = String::with_capacity(data.len() + 64);
     let (mut copied, mut steps, mut warnings) = (0, 0u64, 0usize);
     while let Some((start, end)) = next_token(data, copied) {
         out.push_str(&data[copied..start]);
