@@ -24,10 +24,11 @@ pub(crate) struct Request {
     pub(crate) level: LevelPath,
     pub(crate) key: String,
     pub(crate) resolution: Resolution,
-    /// Datasource names, already interpolated (what a Hiera 3 backend gets
-    /// from `Backend.datasources`), as the Array of Strings the lookup
-    /// walks (made once, by the request's parser, or registered once and
-    /// shared: `hierarchy_id`); `None`: the environment's hierarchy.
+    /// The hierarchy as written in hiera.yaml (`override/node/%{::fqdn}`:
+    /// the walk interpolates each level, as `Backend.datasources` does;
+    /// plain names are taken as they are), as the Array of Strings the
+    /// lookup walks (made once, by the request's parser, or registered once
+    /// and shared: `hierarchy_id`); `None`: the environment's hierarchy.
     pub(crate) hierarchy: Option<Arc<Value>>,
     /// Overrides the configuration's `:merge_behavior:`.
     pub(crate) merge_behavior: Option<Value>,
