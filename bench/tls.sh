@@ -3,8 +3,10 @@
 # the same data served twice, by a plain HTTP server without an auth file
 # and by a TLS server (rustls, an ECDSA P-256 certificate made at run time
 # by openssl) with `--auth FILE`; the TLS server loaded once with a bearer
-# token and once with HTTP Basic (argon2id hash, verified passwords
-# cached). Keep-alive connections, at c=CONNS and at c=1, ROUNDS
+# token, once with HTTP Basic (argon2id hash, verified passwords cached)
+# and once with a client certificate from the same CA (`--tls-client-ca`;
+# a Puppet master's own certificate, checked once per connection).
+# Keep-alive connections, at c=CONNS and at c=1, ROUNDS
 # interleaved rounds (the order turned around every other round); per
 # round the ratios TLS+auth / plain of lookups/s, p50 and p99, and of the
 # server's capacity: lookups per second of the server's own CPU time
@@ -13,7 +15,7 @@
 # so the capacity ratio is the server's figure; the client's CPU use is
 # printed to show which side limited the timed runs.
 #
-# Then, with valgrind, the same three servers' instructions per lookup
+# Then, with valgrind, the same four servers' instructions per lookup
 # once connected and per connection (callgrind, counting only while INSTR_N
 # and then 3 x INSTR_N measured lookups run after a warm-up): figures the
 # machine's load does not move, and the profile of what TLS and
@@ -64,6 +66,13 @@ echo "== tls: a CA and the server's certificate (openssl, ECDSA P-256)" >&2
   printf 'subjectAltName=DNS:localhost,IP:127.0.0.1\nextendedKeyUsage=serverAuth\n' >server.ext
   openssl x509 -req -in server.csr -CA ca.pem -CAkey ca.key -CAcreateserial -days 2 \
     -extfile server.ext -out server.pem 2>/dev/null
+  # A client certificate from the same CA, as a Puppet master's from the
+  # Puppet CA: the way of authenticating that costs nothing per request.
+  openssl req -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes \
+    -subj "/CN=bench-master" -keyout client.key -out client.csr 2>/dev/null
+  printf 'extendedKeyUsage=clientAuth\n' >client.ext
+  openssl x509 -req -in client.csr -CA ca.pem -CAkey ca.key -CAcreateserial -days 2 \
+    -extfile client.ext -out client.pem 2>/dev/null
 )
 
 echo "== tls: $TLS_NODES nodes, an auth file with a token and a user" >&2
@@ -74,12 +83,14 @@ umask 077
 printf 'bench-password-%s\n' "$RANDOM$RANDOM" >"$work/user.pw"
 token=$("$BIN" auth add-token --file "$work/auth.toml" --role read bench 2>/dev/null)
 "$BIN" auth add-user --file "$work/auth.toml" --role read --password-file "$work/user.pw" bench >/dev/null 2>&1
+printf '\n[[client_cert]]\ncn = "bench-master"\nrole = "read"\n' >>"$work/auth.toml"
 
 start plain "${on_server[@]}" "$BIN" serve --listen 127.0.0.1:0 --db "$work/plain.db" --no-sample
 plain_url=$URL plain_pid=$PID
 # curl (start's probe) trusts the bench CA through CURL_CA_BUNDLE.
 CURL_CA_BUNDLE=$work/ca.pem start tls "${on_server[@]}" "$BIN" serve --listen 127.0.0.1:0 --db "$work/tls.db" \
-  --no-sample --auth "$work/auth.toml" --tls-cert "$work/server.pem" --tls-key "$work/server.key"
+  --no-sample --auth "$work/auth.toml" --tls-cert "$work/server.pem" --tls-key "$work/server.key" \
+  --tls-client-ca "$work/ca.pem"
 tls_url=$URL tls_pid=$PID
 case $tls_url in https://*) ;; *) echo "the TLS server listens on $tls_url" >&2; exit 1 ;; esac
 
@@ -103,6 +114,9 @@ run() {
     basic) timed "${on_client[@]}" "$BIN" bench --server "$tls_url" --cacert "$work/ca.pem" --user bench \
       --password-file "$work/user.pw" --plan "$plan" -c "$conns" -d "${DURATION}s" \
       --warmup 0s --label "tls+basic c=$conns" --json >"$report" ;;
+    cert) timed "${on_client[@]}" "$BIN" bench --server "$tls_url" --cacert "$work/ca.pem" \
+      --client-cert "$work/client.pem" --client-key "$work/client.key" --plan "$plan" -c "$conns" \
+      -d "${DURATION}s" --warmup 0s --label "tls+cert c=$conns" --json >"$report" ;;
   esac
   after=$(cpu_ns "$pid")
   local errors
@@ -129,12 +143,12 @@ ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf("%.3f", a / b) }'; }
 declare -A ratios=()
 for round in $(seq "$ROUNDS"); do
   echo "== tls: round $round of $ROUNDS" >&2
-  order=(plain bearer basic)
-  [ $((round % 2)) = 0 ] && order=(basic bearer plain)
+  order=(plain bearer basic cert)
+  [ $((round % 2)) = 0 ] && order=(cert basic bearer plain)
   for conns in "$CONNS" 1; do
     for name in "${order[@]}"; do run "$name" "$conns" "$round"; done
     p=$OUT/tls-plain-c$conns-r$round.json
-    for name in bearer basic; do
+    for name in bearer basic cert; do
       t=$OUT/tls-$name-c$conns-r$round.json
       ratios[$name,$conns]+="$(ratio "$(field "$t" lookups_per_s)" "$(field "$p" lookups_per_s)") "
       ratios[$name,$conns,p50]+="$(ratio "$(field "$t" p50)" "$(field "$p" p50)") "
@@ -154,7 +168,7 @@ if [ "$ROUNDS" -gt 0 ]; then
   echo "TLS and authentication (bench/tls.sh, $TLS_NODES nodes, ${DURATION}s x $ROUNDS rounds, PIN=$PIN, load before: $load_before)"
   printf '%-12s %5s %12s %9s %9s %14s %12s\n' server conns lookups/s p50_us p99_us server_cpu_us client_cpu%
   for conns in "$CONNS" 1; do
-    for name in plain bearer basic; do
+    for name in plain bearer basic cert; do
       files=("$OUT"/tls-$name-c$conns-r*.json)
       cpu=() pct=()
       for round in $(seq "$ROUNDS"); do
@@ -169,14 +183,14 @@ if [ "$ROUNDS" -gt 0 ]; then
   echo " client's CPU use, median: near 100 means the client, not the server, limited lookups/s)"
   echo "server capacity TLS+auth / plain: lookups per CPU-second of the server, per round (median):"
   for conns in "$CONNS" 1; do
-    for name in bearer basic; do
+    for name in bearer basic cert; do
       printf '  c=%-3s %-6s %s(%s)\n' "$conns" "$name" "${ratios[$name,$conns,cpu]}" \
         "$(echo "${ratios[$name,$conns,cpu]}" | median)"
     done
   done
   echo "ratios TLS+auth / plain, per round (median):"
   for conns in "$CONNS" 1; do
-    for name in bearer basic; do
+    for name in bearer basic cert; do
       printf '  c=%-3s %-6s lookups/s %s(%s)  p50 %s(%s)  p99 %s(%s)\n' "$conns" "$name" \
         "${ratios[$name,$conns]}" "$(echo "${ratios[$name,$conns]}" | median)" \
         "${ratios[$name,$conns,p50]}" "$(echo "${ratios[$name,$conns,p50]}" | median)" \
@@ -249,7 +263,8 @@ total_of() {
 }
 
 echo "== tls: instructions per lookup (callgrind, $INSTR_N and $((3 * INSTR_N)) lookups each)" >&2
-tls_server=(--auth "$work/auth.toml" --tls-cert "$work/server.pem" --tls-key "$work/server.key")
+tls_server=(--auth "$work/auth.toml" --tls-cert "$work/server.pem" --tls-key "$work/server.key"
+  --tls-client-ca "$work/ca.pem")
 count plain -- --db "$work/plain.db"
 plain=$COUNT plain_connect=$CONNECT
 HIERAD_TOKEN=$token count bearer --cacert "$work/ca.pem" -- --db "$work/tls.db" "${tls_server[@]}"
@@ -257,6 +272,9 @@ bearer=$COUNT bearer_connect=$CONNECT
 count basic --cacert "$work/ca.pem" --user bench --password-file "$work/user.pw" -- \
   --db "$work/tls.db" "${tls_server[@]}"
 basic=$COUNT basic_connect=$CONNECT
+count cert --cacert "$work/ca.pem" --client-cert "$work/client.pem" --client-key "$work/client.key" -- \
+  --db "$work/tls.db" "${tls_server[@]}"
+cert=$COUNT cert_connect=$CONNECT
 {
   echo "server instructions per full lookup (no answer cache) once connected, and per connection"
   echo "(callgrind, c=4, runs of $INSTR_N and $((3 * INSTR_N)) lookups after 300 of warm-up; valgrind hides SHA-NI, so"
@@ -264,4 +282,5 @@ basic=$COUNT basic_connect=$CONNECT
   printf '  %-8s %9d %28s %12d per connection\n' plain "$plain" "" "$plain_connect"
   printf '  %-8s %9d  %s x plain, +%-8d %12d per connection\n' bearer "$bearer" "$(ratio "$bearer" "$plain")" $((bearer - plain)) "$bearer_connect"
   printf '  %-8s %9d  %s x plain, +%-8d %12d per connection\n' basic "$basic" "$(ratio "$basic" "$plain")" $((basic - plain)) "$basic_connect"
+  printf '  %-8s %9d  %s x plain, +%-8d %12d per connection\n' cert "$cert" "$(ratio "$cert" "$plain")" $((cert - plain)) "$cert_connect"
 } | tee -a "$OUT/tls.txt"
