@@ -98,6 +98,41 @@ pub(crate) fn interpolate_str(
     if let Some(out) = plain::expand(data, scope, guard, context.is_interpolate_config, resolver) {
         return Ok(Value::String(out));
     }
+    interpolate_tokens(data, first, scope, context, resolver)
+}
+
+/// [`interpolate`] past the fast path, for a caller that has just tried
+/// [`plain::expand`] with the same scope, guard and configuration flag
+/// (it would answer `None` again: it charges, logs and builds nothing
+/// when it declines).
+///
+/// # Errors
+///
+/// As [`interpolate`].
+pub(crate) fn interpolate_general(
+    data: &Value,
+    scope: &Hash,
+    context: &Context,
+    resolver: &mut dyn Resolver,
+) -> Result<Value> {
+    match data {
+        Value::String(s) => match next_token(s, 0) {
+            Some(first) => interpolate_tokens(s, first, scope, context, resolver),
+            None => Ok(Value::str(s)),
+        },
+        other => Ok(other.clone()),
+    }
+}
+
+/// The general path of [`interpolate_str`], from the `first` token of
+/// `data`.
+fn interpolate_tokens(
+    data: &str,
+    first: (usize, usize),
+    scope: &Hash,
+    context: &Context,
+    resolver: &mut dyn Resolver,
+) -> Result<Value> {
     let mut context = context.clone();
     context.guard.get_or_insert_with(Default::default);
     let mut out = String::with_capacity(data.len());

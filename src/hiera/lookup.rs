@@ -6,7 +6,9 @@ use super::budget::{Budget, Meter};
 use super::config::{BackendKind, Config};
 use super::error::{ErrorClass, HieraError, Result};
 use super::hierarchy::{datafile_path, is_bad_level, is_bad_text, levels};
-use super::interpolate::{Context, Resolver, has_token, interpolate, interpolate_str, plain};
+use super::interpolate::{
+    Context, Resolver, has_token, interpolate, interpolate_general, interpolate_str, plain,
+};
 use super::key::{key_syntax_error, lookup_key, qualified_lookup, split_key};
 use super::merge::{Behavior, MergeSpec};
 use super::render::ruby::to_s;
@@ -443,8 +445,8 @@ impl<'a, 'd> Hiera<'a, 'd> {
             datadir.is_some() && !self.debugging && self.trace.is_none() && self.data.pure();
         for template in levels(hierarchy, order_override) {
             let source = match template {
-                // Most levels are plain names (a request brings its
-                // hierarchy interpolated): nothing to set up a context for.
+                // Most levels are plain names (`astute`, `globals`):
+                // nothing to interpolate, nothing to set up a context for.
                 Value::String(s) if !has_token(s) => Cow::Borrowed(template),
                 _ => Cow::Owned(self.interpolate_config_tokens(template, scope, order_override)?),
             };
@@ -621,14 +623,15 @@ impl<'a, 'd> Hiera<'a, 'd> {
                     is_interpolate_config: true,
                 };
                 self.config_context = Some(context.clone());
-                let result = interpolate(entry, scope, &context, self);
+                // The fast path was tried above with this guard (empty).
+                let result = interpolate_general(entry, scope, &context, self);
                 self.config_context = None;
                 result
             }
             Some(shared) => {
                 let mut context = shared.clone();
                 context.order_override = order_override.cloned();
-                interpolate(entry, scope, &context, self)
+                interpolate_general(entry, scope, &context, self)
             }
         }
     }
