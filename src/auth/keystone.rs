@@ -108,12 +108,10 @@ impl Keystone {
     /// `KeystoneRefused` for a token Keystone does not know or that maps
     /// to no role; `KeystoneDown` when Keystone cannot answer.
     pub(crate) fn validate(&self, token: &str) -> Result<Principal, AuthError> {
-        let key = sha256(token.as_bytes());
-        if let Some((principal, expires)) = self.validated.get(&key) {
-            if jiff::Timestamp::now() < expires {
-                return Ok(principal);
-            }
+        if let Some(principal) = self.cached(token) {
+            return Ok(principal);
         }
+        let key = sha256(token.as_bytes());
         let mut answer = self.check(token, false)?;
         if answer.0 == 401 {
             // Our service token may have been revoked: once more, anew.
@@ -144,6 +142,14 @@ impl Keystone {
         let (principal, expires) = self.principal(parsed.token)?;
         self.validated.insert(key, (principal.clone(), expires));
         Ok(principal)
+    }
+
+    /// Who `token` belongs to, if Keystone validated it and it has not
+    /// expired since: no call to Keystone, so the server asks on its async
+    /// workers.
+    pub(crate) fn cached(&self, token: &str) -> Option<Principal> {
+        let (principal, expires) = self.validated.get(&sha256(token.as_bytes()))?;
+        (jiff::Timestamp::now() < expires).then_some(principal)
     }
 
     fn principal(&self, token: TokenInfo) -> Result<(Principal, jiff::Timestamp), AuthError> {

@@ -2,11 +2,13 @@
 //! environments, and the one rule that says which role a route needs.
 //! How a request proves who it is lives in `verify` (passwords, tokens,
 //! client certificates, Keystone) and the auth file they come from in
-//! `file`; the server applies all of it in one middleware
+//! `file`; what a connection proved, kept for its next requests, in
+//! `remember`; the server applies all of it in one middleware
 //! (`server/guard.rs`).
 
 pub(crate) mod file;
 pub(crate) mod keystone;
+pub(crate) mod remember;
 pub(crate) mod verify;
 
 pub(crate) use file::AuthFile;

@@ -140,8 +140,18 @@ struct Token {
     expires: Option<jiff::Timestamp>,
 }
 
-/// A verified password is trusted again without Argon2 for this long.
+/// A verified password is trusted again without Argon2 for this long,
+/// and a connection's proved credentials without any check
+/// (`auth::remember`).
 const VERIFIED_FOR: Duration = Duration::from_secs(300);
+
+/// A principal proved, and how long its connection may present the same
+/// credentials again without their check (`None`: check every time).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) struct Proved {
+    pub principal: Principal,
+    pub remember_for: Option<Duration>,
+}
 
 /// The credentials of one auth file, ready to check requests against.
 /// Its `Debug` shows counts, never a hash.
@@ -159,6 +169,9 @@ pub struct Authenticator {
     hashing: Arc<tokio::sync::Semaphore>,
     /// Checked for unknown users, so they take as long as known ones.
     decoy: String,
+    /// Argon2 runs (the tests count them).
+    #[cfg(test)]
+    argon2_runs: Arc<std::sync::atomic::AtomicUsize>,
 }
 
 impl std::fmt::Debug for Authenticator {
@@ -252,6 +265,8 @@ impl Authenticator {
                 .build(),
             hashing: Arc::new(tokio::sync::Semaphore::new(workers)),
             decoy: hash_password("decoy").unwrap_or_default(),
+            #[cfg(test)]
+            argon2_runs: Arc::default(),
         })
     }
 
@@ -266,11 +281,29 @@ impl Authenticator {
     ///
     /// [`AuthError`] saying what failed.
     pub async fn authenticate(&self, credentials: Credentials<'_>) -> Result<Principal, AuthError> {
+        self.prove(credentials).await.map(|proved| proved.principal)
+    }
+
+    /// [`Authenticator::authenticate`], and for how long the connection
+    /// that sent `credentials` may take the same ones again unchecked.
+    ///
+    /// # Errors
+    ///
+    /// [`AuthError`] saying what failed.
+    pub(crate) async fn prove(&self, credentials: Credentials<'_>) -> Result<Proved, AuthError> {
         match credentials {
             Credentials::None => Err(AuthError::Missing),
-            Credentials::Basic { user, password } => self.basic(user, password).await,
+            Credentials::Basic { user, password } => Ok(Proved {
+                principal: self.basic(user, password).await?,
+                remember_for: Some(VERIFIED_FOR),
+            }),
             Credentials::Bearer(token) => self.bearer(token),
-            Credentials::Cert(identity) => self.cert(identity),
+            Credentials::Cert(identity) => Ok(Proved {
+                // Checked once per connection by the TLS handshake: nothing
+                // to save by remembering.
+                principal: self.cert(identity)?,
+                remember_for: None,
+            }),
             Credentials::Keystone(token) => {
                 let keystone = self.keystone.clone().ok_or_else(|| {
                     AuthError::NotAccepted(
@@ -278,10 +311,26 @@ impl Authenticator {
                             .to_owned(),
                     )
                 })?;
-                let token = token.to_owned();
-                tokio::task::spawn_blocking(move || keystone.validate(&token))
-                    .await
-                    .map_err(|e| AuthError::KeystoneDown(format!("the check failed: {e}")))?
+                // A validated token answers from the cache, here: only a
+                // call to Keystone goes to a blocking thread.
+                let principal = match keystone.cached(token) {
+                    Some(principal) => principal,
+                    None => {
+                        let token = token.to_owned();
+                        tokio::task::spawn_blocking(move || keystone.validate(&token))
+                            .await
+                            .map_err(|e| {
+                                AuthError::KeystoneDown(format!("the check failed: {e}"))
+                            })??
+                    }
+                };
+                // Keystone may revoke a token before its expiry: each
+                // request asks the cache, which asks Keystone again once
+                // the token expires.
+                Ok(Proved {
+                    principal,
+                    remember_for: None,
+                })
             }
         }
     }
@@ -303,44 +352,69 @@ impl Authenticator {
         if let Some(principal) = self.verified.get(&key) {
             return Ok(principal);
         }
-        let found = self.users.get(user);
-        let hash = found.map_or_else(|| self.decoy.clone(), |u| u.hash.clone());
+        let found = self
+            .users
+            .get(user)
+            .map(|u| (u.hash.clone(), u.principal.clone()));
+        let hash = found
+            .as_ref()
+            .map_or_else(|| self.decoy.clone(), |(hash, _)| hash.clone());
         let password = password.to_owned();
         let _slot = self
             .hashing
             .acquire()
             .await
             .map_err(|_| AuthError::WrongPassword)?;
-        let matches = tokio::task::spawn_blocking(move || {
-            PasswordHash::new(&hash).is_ok_and(|parsed| {
-                argon2::Argon2::default()
-                    .verify_password(password.as_bytes(), &parsed)
-                    .is_ok()
-            })
+        let verified = self.verified.clone();
+        #[cfg(test)]
+        let runs = Arc::clone(&self.argon2_runs);
+        // `try_get_with`: requests with the same credentials that miss the
+        // cache together (a client opening its connections) wait for one
+        // Argon2 run instead of each running their own. A failure is not
+        // cached: the next request checks again.
+        tokio::task::spawn_blocking(move || {
+            verified
+                .try_get_with(key, || {
+                    #[cfg(test)]
+                    runs.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+                    let matches = PasswordHash::new(&hash).is_ok_and(|parsed| {
+                        argon2::Argon2::default()
+                            .verify_password(password.as_bytes(), &parsed)
+                            .is_ok()
+                    });
+                    match found {
+                        Some((_, principal)) if matches => Ok(principal),
+                        _ => Err(AuthError::WrongPassword),
+                    }
+                })
+                .map_err(|e| (*e).clone())
         })
         .await
-        .unwrap_or(false);
-        match found {
-            Some(user) if matches => {
-                self.verified.insert(key, user.principal.clone());
-                Ok(user.principal.clone())
-            }
-            _ => Err(AuthError::WrongPassword),
-        }
+        .unwrap_or(Err(AuthError::WrongPassword))
     }
 
-    fn bearer(&self, token: &str) -> Result<Principal, AuthError> {
+    fn bearer(&self, token: &str) -> Result<Proved, AuthError> {
         let found = self
             .tokens
             .get(&sha256(token.as_bytes()))
             .ok_or(AuthError::UnknownToken)?;
-        if let Some(expires) = found.expires.filter(|e| jiff::Timestamp::now() >= *e) {
-            return Err(AuthError::Expired {
-                name: found.principal.name.trim_start_matches("token:").to_owned(),
-                at: expires.to_string(),
-            });
+        let mut remember_for = VERIFIED_FOR;
+        if let Some(expires) = found.expires {
+            let left = jiff::Timestamp::now().duration_until(expires);
+            match Duration::try_from(left) {
+                Ok(left) if !left.is_zero() => remember_for = remember_for.min(left),
+                _ => {
+                    return Err(AuthError::Expired {
+                        name: found.principal.name.trim_start_matches("token:").to_owned(),
+                        at: expires.to_string(),
+                    });
+                }
+            }
         }
-        Ok(found.principal.clone())
+        Ok(Proved {
+            principal: found.principal.clone(),
+            remember_for: Some(remember_for),
+        })
     }
 
     fn cert(&self, identity: &CertIdentity) -> Result<Principal, AuthError> {
@@ -484,6 +558,36 @@ mod tests {
             auth.authenticate(Credentials::Keystone("x")).await,
             Err(AuthError::NotAccepted(_))
         ));
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn concurrent_first_checks_of_a_password_run_argon2_once() {
+        use std::sync::atomic::Ordering;
+        let (auth, _) = authenticator("");
+        let auth = Arc::new(auth);
+        let check = |password: &'static str| {
+            let auth = Arc::clone(&auth);
+            tokio::spawn(async move {
+                auth.authenticate(Credentials::Basic {
+                    user: "ann",
+                    password,
+                })
+                .await
+            })
+        };
+        let right: Vec<_> = (0..16).map(|_| check("s3cret")).collect();
+        for task in right {
+            assert_eq!(&*task.await.unwrap().unwrap().name, "ann");
+        }
+        assert_eq!(auth.argon2_runs.load(Ordering::SeqCst), 1);
+        // Failures are not kept: each wrong attempt pays its own Argon2
+        // (concurrent ones may share one), and none is let in.
+        let before = auth.argon2_runs.load(Ordering::SeqCst);
+        for _ in 0..2 {
+            let wrong = check("guess").await.unwrap();
+            assert_eq!(wrong, Err(AuthError::WrongPassword));
+        }
+        assert_eq!(auth.argon2_runs.load(Ordering::SeqCst), before + 2);
     }
 
     #[tokio::test]

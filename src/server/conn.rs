@@ -182,7 +182,7 @@ pub(crate) async fn serve(
         let acceptor = tls.as_ref().map(|tls| tls.acceptor());
         tokio::spawn(async move {
             match acceptor {
-                None => one.run(stream, Peer { addr, cert: None }).await,
+                None => one.run(stream, Peer::new(addr, None)).await,
                 Some(acceptor) => {
                     if let Some((stream, peer)) = one.handshake(acceptor, stream, addr).await {
                         one.run(stream, peer).await;
@@ -247,7 +247,7 @@ impl One {
             .and_then(|chain| chain.first())
             .and_then(super::tls::identity)
             .map(Arc::new);
-        Some((stream, Peer { addr, cert }))
+        Some((stream, Peer::new(addr, cert)))
     }
 
     /// Serves HTTP/1.1 on `stream` until the connection ends.

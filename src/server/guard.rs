@@ -8,7 +8,7 @@
 use super::body::LimitedBytes;
 use super::error::error_response;
 use super::state::AppState;
-use crate::auth::{self, AuthError, Need, Principal, verify::CertIdentity};
+use crate::auth::{self, AuthError, Need, Principal, remember::Remembered, verify::CertIdentity};
 use axum::extract::{FromRequest, FromRequestParts, MatchedPath, RawPathParams, Request};
 use axum::http::{HeaderValue, Method, StatusCode, header};
 use axum::response::Response;
@@ -24,7 +24,22 @@ pub(crate) struct Peer {
     pub addr: SocketAddr,
     /// The client certificate the TLS handshake verified, if any.
     pub cert: Option<Arc<CertIdentity>>,
+    /// The credentials its requests proved last.
+    pub remembered: Arc<Remembered>,
 }
+
+impl Peer {
+    pub(crate) fn new(addr: SocketAddr, cert: Option<Arc<CertIdentity>>) -> Peer {
+        Peer {
+            addr,
+            cert,
+            remembered: Arc::default(),
+        }
+    }
+}
+
+/// Keystone's token header, named once (not parsed per request).
+static X_AUTH_TOKEN: header::HeaderName = header::HeaderName::from_static("x-auth-token");
 
 /// Failures from one address tolerated before its requests are delayed.
 const FREE_FAILURES: u32 = 5;
@@ -184,19 +199,16 @@ pub(crate) async fn authorize(
         }
     }
     let headers = request.headers();
-    let mut decoded = String::new();
-    let proved = match auth::verify::credentials(
+    let proved = auth::remember::prove(
+        &authenticator,
+        peer.as_ref().map(|p| &*p.remembered),
         headers
             .get(header::AUTHORIZATION)
             .map(HeaderValue::as_bytes),
-        headers.get("x-auth-token").map(HeaderValue::as_bytes),
+        headers.get(&X_AUTH_TOKEN).map(HeaderValue::as_bytes),
         peer.as_ref().and_then(|p| p.cert.as_deref()),
-        &mut decoded,
-    ) {
-        Ok(credentials) => authenticator.authenticate(credentials).await,
-        Err(e) => Err(e),
-    };
-    drop(decoded);
+    )
+    .await;
     let principal = match proved {
         Ok(principal) => principal,
         Err(e) => {

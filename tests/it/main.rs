@@ -36,6 +36,7 @@ mod migrate;
 mod pg_db;
 mod pg_faults;
 mod pg_tls;
+mod remembered;
 mod replicas;
 mod replicas_pg;
 mod schemas;

@@ -1,0 +1,184 @@
+//! A keep-alive connection's proved credentials are remembered (issue 10:
+//! the check's cost per request), and that memory never outlasts what it
+//! stands for: a token revoked by a reloaded auth file, a token that
+//! expired, other credentials on the same connection. The real binary,
+//! one TCP connection per client, requests written by hand so the test
+//! decides which connection each goes on.
+use crate::binary::ok;
+use crate::server::TestServer;
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::TcpStream;
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+/// One HTTP/1.1 connection, kept open between requests.
+struct KeepAlive(BufReader<TcpStream>);
+
+impl KeepAlive {
+    fn open(url: &str) -> KeepAlive {
+        let stream = TcpStream::connect(url.strip_prefix("http://").unwrap()).unwrap();
+        stream
+            .set_read_timeout(Some(Duration::from_secs(30)))
+            .unwrap();
+        KeepAlive(BufReader::new(stream))
+    }
+
+    /// `GET path` with `authorization`: the status and the body. Panics
+    /// when the server closed the connection (the test needs it open).
+    fn get(&mut self, path: &str, authorization: &str) -> (u16, String) {
+        let request =
+            format!("GET {path} HTTP/1.1\r\nhost: x\r\nauthorization: {authorization}\r\n\r\n");
+        self.0.get_mut().write_all(request.as_bytes()).unwrap();
+        let mut status = String::new();
+        self.0.read_line(&mut status).unwrap();
+        assert!(
+            status.starts_with("HTTP/1.1 "),
+            "connection closed: {status:?}"
+        );
+        let mut length = None;
+        loop {
+            let mut line = String::new();
+            self.0.read_line(&mut line).unwrap();
+            if line == "\r\n" {
+                break;
+            }
+            let lower = line.to_ascii_lowercase();
+            if let Some(value) = lower.strip_prefix("content-length:") {
+                length = Some(value.trim().parse::<usize>().unwrap());
+            }
+            assert_ne!(
+                lower.trim(),
+                "connection: close",
+                "the server ends the connection"
+            );
+        }
+        let mut body = vec![0; length.expect("a content-length")];
+        self.0.read_exact(&mut body).unwrap();
+        (
+            status[9..12].parse().unwrap(),
+            String::from_utf8(body).unwrap(),
+        )
+    }
+}
+
+const ROUTE: &str = "/api/v1/config/environments";
+
+#[test]
+fn a_connections_remembered_credentials_follow_revocation_and_expiry() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("auth.toml");
+    let f = file.to_str().unwrap();
+    let kept = ok(&["auth", "add-token", "--file", f, "--role", "read", "kept"]);
+    let revoked = ok(&[
+        "auth",
+        "add-token",
+        "--file",
+        f,
+        "--role",
+        "read",
+        "revoked",
+    ]);
+    let expiring = ok(&[
+        "auth",
+        "add-token",
+        "--file",
+        f,
+        "--role",
+        "read",
+        "--expires",
+        "4s",
+        "brief",
+    ]);
+    let expires_at = Instant::now() + Duration::from_secs(4);
+    let password = dir.path().join("pw");
+    std::fs::write(&password, "Pw-0f-ann\n").unwrap();
+    ok(&[
+        "auth",
+        "add-user",
+        "--file",
+        f,
+        "--role",
+        "read",
+        "--password-file",
+        password.to_str().unwrap(),
+        "ann",
+    ]);
+    let server = TestServer::start_on(&dir.path().join("hierad.db"), &["--auth", f]);
+    let bearer = |token: &str| format!("Bearer {}", token.trim());
+    let basic = |user: &str, password: &str| {
+        use base64::Engine;
+        let pair = format!("{user}:{password}");
+        format!(
+            "Basic {}",
+            base64::engine::general_purpose::STANDARD.encode(pair)
+        )
+    };
+
+    // Proved once, then the same header again on the same connection;
+    // other credentials on it are checked, and do not replace a good
+    // memory with a bad one.
+    let mut a = KeepAlive::open(&server.url);
+    for _ in 0..3 {
+        assert_eq!(a.get(ROUTE, &bearer(&kept)).0, 200);
+    }
+    let (status, body) = a.get(ROUTE, &bearer("hierad_never-issued"));
+    assert_eq!(status, 401, "{body}");
+    let mut cut = bearer(&kept);
+    cut.pop();
+    assert_eq!(
+        a.get(ROUTE, &cut).0,
+        401,
+        "a prefix of the remembered token"
+    );
+    assert_eq!(
+        a.get(ROUTE, &format!("{}x", bearer(&kept))).0,
+        401,
+        "the remembered token and more"
+    );
+    assert_eq!(a.get(ROUTE, &bearer(&kept)).0, 200);
+    assert_eq!(a.get(ROUTE, &basic("ann", "Pw-0f-ann")).0, 200);
+    assert_eq!(
+        a.get(ROUTE, &basic("ann", "Pw-0f-anm")).0,
+        401,
+        "a wrong password after a right one"
+    );
+    assert_eq!(a.get(ROUTE, &basic("ann", "Pw-0f-ann")).0, 200);
+
+    // Revoked and reloaded: the connection that proved it is refused too.
+    let mut b = KeepAlive::open(&server.url);
+    assert_eq!(b.get(ROUTE, &bearer(&revoked)).0, 200);
+    ok(&["auth", "revoke-token", "--file", f, "revoked"]);
+    Command::new("kill")
+        .args(["-HUP", &server.pid().to_string()])
+        .status()
+        .unwrap();
+    let mut refused = None;
+    for _ in 0..200 {
+        let (status, body) = b.get(ROUTE, &bearer(&revoked));
+        if status != 200 {
+            refused = Some((status, body));
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(25));
+    }
+    let (status, body) =
+        refused.expect("a revoked token still served on its connection after a reload");
+    assert_eq!(status, 401, "{body}");
+    assert!(body.contains("unknown token"), "{body}");
+    // The reload did not forget the others.
+    assert_eq!(b.get(ROUTE, &bearer(&kept)).0, 200);
+
+    // Expired while remembered: refused on the connection that proved it.
+    let mut c = KeepAlive::open(&server.url);
+    let (status, body) = c.get(ROUTE, &bearer(&expiring));
+    assert_eq!(
+        status, 200,
+        "the 4 s token expired before its first use: {body}"
+    );
+    std::thread::sleep(
+        expires_at.saturating_duration_since(Instant::now()) + Duration::from_millis(500),
+    );
+    let (status, body) = c.get(ROUTE, &bearer(&expiring));
+    assert_eq!(status, 401, "{body}");
+    assert!(body.contains("expired"), "{body}");
+}
