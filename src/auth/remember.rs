@@ -72,14 +72,12 @@ fn same(a: &[u8], b: &[u8]) -> bool {
     if a.len() != b.len() {
         return false;
     }
-    let (a_words, a_rest) = a.as_chunks::<8>();
-    let (b_words, b_rest) = b.as_chunks::<8>();
-    let words = a_words
-        .iter()
-        .zip(b_words)
-        .fold(Choice::from(1), |equal, (x, y)| {
-            equal & u64::from_ne_bytes(*x).ct_eq(&u64::from_ne_bytes(*y))
-        });
+    let (a_words, b_words) = (a.chunks_exact(8), b.chunks_exact(8));
+    let (a_rest, b_rest) = (a_words.remainder(), b_words.remainder());
+    let word = |w: &[u8]| u64::from_ne_bytes(w.try_into().unwrap_or_default());
+    let words = a_words.zip(b_words).fold(Choice::from(1), |equal, (x, y)| {
+        equal & word(x).ct_eq(&word(y))
+    });
     bool::from(words & a_rest.ct_eq(b_rest))
 }
 
