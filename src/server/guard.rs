@@ -188,7 +188,6 @@ pub(crate) async fn authorize(
     if need == Need::Nobody {
         return Ok(request);
     }
-    let unread = may_have_body(&request);
     let peer = request.extensions().get::<Peer>().cloned();
     let ip = peer.as_ref().map(|p| p.addr.ip());
     if let Some(ip) = ip {
@@ -216,7 +215,10 @@ pub(crate) async fn authorize(
             if let Some(ip) = ip.filter(|_| !e.is_unavailable() && e != AuthError::Missing) {
                 state.throttle().failed(ip);
             }
-            return Err(closing(refused(&e, authenticator.keystone_url()), unread));
+            return Err(closing(
+                refused(&e, authenticator.keystone_url()),
+                may_have_body(&request),
+            ));
         }
     };
     if let Some(ip) = ip {
@@ -226,7 +228,7 @@ pub(crate) async fn authorize(
     let (request, env) = environment(state, &principal, template, request).await?;
     if let Err(denied) = auth::permit(&principal, need, request.method(), template, env) {
         let response = error_response(StatusCode::FORBIDDEN, "forbidden", denied.to_string());
-        return Err(closing(response, unread));
+        return Err(closing(response, may_have_body(&request)));
     }
     Ok(admit(request, principal, who))
 }
