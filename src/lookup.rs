@@ -7,6 +7,7 @@ use crate::configdb::memo::AnswerMemo;
 use crate::configdb::{LevelPath, PathReader, Snapshot};
 use crate::hiera::budget::Meter;
 use crate::hiera::config::{BackendKind, Config};
+use crate::hiera::hierarchy::Hierarchy;
 use crate::hiera::lookup::{Answer, DataSource, Fetched, Hiera, NoLog, Resolution, Step};
 use crate::hiera::merge::{Behavior, MergeSpec};
 use crate::hiera::{Hash, HieraError, Result, Value};
@@ -26,10 +27,11 @@ pub(crate) struct Request {
     pub(crate) resolution: Resolution,
     /// The hierarchy as written in hiera.yaml (`override/node/%{::fqdn}`:
     /// the walk interpolates each level, as `Backend.datasources` does;
-    /// plain names are taken as they are), as the Array of Strings the
-    /// lookup walks (made once, by the request's parser, or registered once
-    /// and shared: `hierarchy_id`); `None`: the environment's hierarchy.
-    pub(crate) hierarchy: Option<Arc<Value>>,
+    /// plain names are taken as they are), an Array of Strings with its
+    /// levels' templates compiled (once per request by the request's
+    /// parser, or once at registration and shared: `hierarchy_id`);
+    /// `None`: the environment's hierarchy.
+    pub(crate) hierarchy: Option<Arc<Hierarchy>>,
     /// Overrides the configuration's `:merge_behavior:`.
     pub(crate) merge_behavior: Option<Value>,
     /// Overrides the configuration's `:deep_merge_options:` (Symbol keys).
@@ -185,7 +187,7 @@ pub(crate) fn hash_resolution(options: &Value) -> Result<Resolution> {
 pub(crate) fn lookup<'s>(
     snapshot: &'s Snapshot,
     config: &Config,
-    hierarchy: &Value,
+    hierarchy: &Hierarchy,
     request: &Request,
     meter: &mut Meter,
 ) -> Result<Outcome<'s>, HieraError> {
@@ -280,7 +282,7 @@ mod tests {
         load_config(
             snapshot,
             request.env,
-            request.hierarchy.as_deref(),
+            request.hierarchy.as_deref().map(Hierarchy::written),
             request.merge_behavior.as_ref(),
             request.deep_merge_options.as_ref(),
         )
@@ -341,8 +343,10 @@ mod tests {
             level: LevelPath::root(),
             key: String::new(),
             resolution: Resolution::Priority,
-            hierarchy: hierarchy
-                .map(|h| Arc::new(Value::Array(h.iter().map(|l| Value::str(*l)).collect()))),
+            hierarchy: hierarchy.map(|h| {
+                let levels = h.iter().map(|l| Value::str(*l)).collect();
+                Arc::new(Hierarchy::new(Value::Array(levels)))
+            }),
             merge_behavior: behavior.map(Value::str),
             deep_merge_options: knockout.then(|| Value::Hash(rhash! {"knockout_prefix" => "--"})),
             scope: Hash::default(),
@@ -369,7 +373,7 @@ mod tests {
     fn answers(
         snapshot: &Snapshot,
         config: &Config,
-        hierarchy: &Value,
+        hierarchy: &Hierarchy,
         request: &Request,
     ) -> String {
         let mut out = String::new();
@@ -410,14 +414,15 @@ mod tests {
                         let kept = configs.get(1, &snapshot, &request).unwrap();
                         let loaded = config_for(&snapshot, &request).unwrap();
                         let case = format!("{hierarchy:?} {behavior:?} {knockout}");
+                        let hierarchy = Hierarchy::new(loaded.hierarchy.clone());
                         assert_eq!(
-                            decides(kept.config(), kept.hierarchy(&request)),
+                            decides(kept.config(), kept.hierarchy(&request).written()),
                             decides(&loaded, &loaded.hierarchy),
                             "{case}"
                         );
                         assert_eq!(
                             answers(&snapshot, kept.config(), kept.hierarchy(&request), &request),
-                            answers(&snapshot, &loaded, &loaded.hierarchy, &request),
+                            answers(&snapshot, &loaded, &hierarchy, &request),
                             "{case}"
                         );
                     }
@@ -469,8 +474,8 @@ mod tests {
         };
         let answer = |snapshot: &Snapshot| {
             let mut meter = Meter::new(crate::hiera::budget::Budget::UNLIMITED);
-            let outcome =
-                lookup(snapshot, &config, &config.hierarchy, &hash_n, &mut meter).unwrap();
+            let hierarchy = Hierarchy::new(config.hierarchy.clone());
+            let outcome = lookup(snapshot, &config, &hierarchy, &hash_n, &mut meter).unwrap();
             match outcome.answer {
                 Answer::Found(v) => (crate::wire::to_string(&v), matches!(v, Cow::Borrowed(_))),
                 other => panic!("{other:?}"),
@@ -506,11 +511,14 @@ mod tests {
         let request = request(None, None, false);
         let first = configs.get(1, &snapshot(&store), &request).unwrap();
         assert_eq!(
-            *first.hierarchy(&request),
+            *first.hierarchy(&request).written(),
             Value::Array(vec!["b".into(), "a".into()])
         );
         put_hierarchy(&store, &["a"]);
         let second = configs.get(2, &snapshot(&store), &request).unwrap();
-        assert_eq!(*second.hierarchy(&request), Value::Array(vec!["a".into()]));
+        assert_eq!(
+            *second.hierarchy(&request).written(),
+            Value::Array(vec!["a".into()])
+        );
     }
 }

@@ -4,6 +4,7 @@
 
 use crate::configdb::Snapshot;
 use crate::hiera::config::Config;
+use crate::hiera::hierarchy::Hierarchy;
 use crate::hiera::{Result, Value};
 use crate::lookup::{Request, load_config};
 use arc_swap::ArcSwapOption;
@@ -34,6 +35,8 @@ pub(crate) struct Configs {
 /// A configuration, with what it was loaded for.
 pub(crate) struct Loaded {
     pub(crate) config: Config,
+    /// `config`'s hierarchy, compiled once.
+    hierarchy: Hierarchy,
     generation: u64,
     env: i64,
     /// Whether the configuration was loaded with an empty hierarchy, for
@@ -73,10 +76,12 @@ impl Configured {
 
     /// The levels to walk: `request`'s own (the request this was got
     /// for), or the configuration's.
-    pub(crate) fn hierarchy<'a>(&'a self, request: &'a Request) -> &'a Value {
+    pub(crate) fn hierarchy<'a>(&'a self, request: &'a Request) -> &'a Hierarchy {
         match request.hierarchy.as_deref() {
-            Some(levels @ Value::Array(items)) if !items.is_empty() => levels,
-            _ => &self.loaded.config.hierarchy,
+            Some(levels) if matches!(levels.written(), Value::Array(items) if !items.is_empty()) => {
+                levels
+            }
+            _ => &self.loaded.hierarchy,
         }
     }
 
@@ -144,6 +149,7 @@ impl Configs {
             deep_merge_options,
         )?;
         let loaded = Arc::new(Loaded {
+            hierarchy: Hierarchy::new(config.hierarchy.clone()),
             config,
             generation,
             env: request.env,

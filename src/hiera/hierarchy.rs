@@ -1,7 +1,56 @@
 //! The hierarchy: which data sources a lookup visits, in which order, and
 //! where their files are (`Backend.datasources`, `datafile_in`; §6).
 
+use super::interpolate::plain::Template;
 use super::value::Value;
+
+/// A hierarchy as lookups walk it, again and again (the configured
+/// `:hierarchy:`, or levels a client registered or sent): written as it
+/// was, with the [`Template`] of each of its levels worked out once, so
+/// that a walk only reads the scope variables a level names and joins
+/// them with its text (issue 15).
+#[derive(Clone, Debug, PartialEq)]
+pub(crate) struct Hierarchy {
+    written: Value,
+    /// One for each level [`levels`] walks (without an order override),
+    /// in that order.
+    templates: Box<[Template]>,
+}
+
+impl Hierarchy {
+    pub(crate) fn new(written: Value) -> Hierarchy {
+        let templates = levels(&written, None).map(Template::of).collect();
+        Hierarchy { written, templates }
+    }
+
+    /// The hierarchy as written.
+    pub(crate) fn written(&self) -> &Value {
+        &self.written
+    }
+
+    pub(crate) fn templates(&self) -> &[Template] {
+        &self.templates
+    }
+}
+
+/// [`levels`], each with its template if `templates` are those of
+/// `hierarchy` ([`Hierarchy::templates`]); the order override's levels
+/// have none.
+pub(crate) fn walk<'v>(
+    hierarchy: &'v Value,
+    templates: Option<&'v [Template]>,
+    order_override: Option<&'v Value>,
+) -> impl Iterator<Item = (&'v Value, Option<&'v Template>)> {
+    let (first, compiled) = match templates {
+        None => (Some(levels(hierarchy, order_override)), None),
+        Some(templates) => (
+            order_override.map(|o| levels(o, None)),
+            Some(levels(hierarchy, None).zip(templates)),
+        ),
+    };
+    let first = first.into_iter().flatten().map(|level| (level, None));
+    first.chain(compiled.into_iter().flatten().map(|(l, t)| (l, Some(t))))
+}
 
 /// The level templates of a lookup, highest priority first: the order
 /// override (if any) before the configured `:hierarchy:`, nested Arrays
@@ -118,6 +167,30 @@ mod tests {
         assert_eq!(walked(&flat, Some(&nested_override)), want);
         assert_eq!(walked(&Value::str("one"), None), [Value::str("one")]);
         assert!(walked(&Value::Array(vec![]), None).is_empty());
+        // A compiled hierarchy walks the same levels, each with its own
+        // template (the override's without).
+        for h in [
+            &h,
+            &flat,
+            &Value::str("one"),
+            &Value::Nil,
+            &Value::Array(vec![]),
+        ] {
+            let compiled = Hierarchy::new(h.clone());
+            for o in [None, Some(&o), Some(&nested_override)] {
+                let walked: Vec<_> = walk(h, Some(compiled.templates()), o).collect();
+                let plain: Vec<_> = levels(h, o).collect();
+                assert_eq!(walked.iter().map(|(l, _)| *l).collect::<Vec<_>>(), plain);
+                let overridden = o.map_or(0, |o| levels(o, None).count());
+                for (at, (level, template)) in walked.iter().enumerate() {
+                    let want = (at >= overridden).then(|| Template::of(level));
+                    assert_eq!(template.cloned(), want, "{h:?} {o:?} {at}");
+                }
+                let uncompiled: Vec<_> = walk(h, None, o).collect();
+                assert!(uncompiled.iter().all(|(_, t)| t.is_none()));
+                assert_eq!(uncompiled.len(), plain.len());
+            }
+        }
         assert_eq!(datafile_path("data", "x/y", "yaml"), "data/x/y.yaml");
         assert_eq!(datafile_path("data/", "x", "json"), "data/x.json");
         assert_eq!(datafile_path("", "x", "yaml"), "/x.yaml");

@@ -5,9 +5,10 @@
 use super::budget::{Budget, Meter};
 use super::config::{BackendKind, Config};
 use super::error::{ErrorClass, HieraError, Result};
-use super::hierarchy::{datafile_path, is_bad_level, is_bad_text, levels};
+use super::hierarchy::{Hierarchy, datafile_path, is_bad_level, is_bad_text, walk};
+use super::interpolate::plain::{self, Template};
 use super::interpolate::{
-    Context, Resolver, has_token, interpolate, interpolate_general, interpolate_str, plain,
+    Context, Resolver, has_token, interpolate, interpolate_general, interpolate_str,
 };
 use super::key::{key_syntax_error, lookup_key, qualified_lookup, split_key};
 use super::merge::{Behavior, MergeSpec};
@@ -236,6 +237,8 @@ pub(crate) struct Hiera<'a, 'd> {
     /// The levels walked: the configuration's `:hierarchy:`, or one given
     /// beside it ([`Hiera::hierarchy`]).
     hierarchy: &'a Value,
+    /// The templates of `hierarchy`'s levels, when it came compiled.
+    templates: Option<&'a [Template]>,
     data: &'a dyn DataSource<'d>,
     log: &'a dyn Log,
     /// `log.enabled()`, asked once: a lookup that logs nothing formats no
@@ -263,6 +266,7 @@ impl<'a, 'd> Hiera<'a, 'd> {
         Hiera {
             config,
             hierarchy: &config.hierarchy,
+            templates: None,
             data,
             log,
             debugging: log.enabled(),
@@ -278,9 +282,11 @@ impl<'a, 'd> Hiera<'a, 'd> {
     /// Walks `hierarchy` instead of the configuration's `:hierarchy:`
     /// (nothing else in a configuration depends on it), so that a
     /// configuration loaded once serves requests that each bring their
-    /// own levels.
-    pub(crate) fn hierarchy(mut self, hierarchy: &'a Value) -> Hiera<'a, 'd> {
-        self.hierarchy = hierarchy;
+    /// own levels. Its levels' templates were worked out once: a walk
+    /// only reads the variables they name.
+    pub(crate) fn hierarchy(mut self, hierarchy: &'a Hierarchy) -> Hiera<'a, 'd> {
+        self.hierarchy = hierarchy.written();
+        self.templates = Some(hierarchy.templates());
         self
     }
 
@@ -435,7 +441,7 @@ impl<'a, 'd> Hiera<'a, 'd> {
         };
         let config: &'a Config = self.config;
         let mut fold = Fold::new(resolution, &config.merge);
-        let hierarchy: &'a Value = self.hierarchy;
+        let (hierarchy, templates): (&'a Value, _) = (self.hierarchy, self.templates);
         // A bad level is skipped before its data is read, as Hiera does;
         // where nothing can tell the difference (data in memory that
         // cannot fail to read, no datadir to interpolate per level, no one
@@ -443,12 +449,18 @@ impl<'a, 'd> Hiera<'a, 'd> {
         // are checked: most hold nothing.
         let check_late =
             datadir.is_some() && !self.debugging && self.trace.is_none() && self.data.pure();
-        for template in levels(hierarchy, order_override) {
-            let source = match template {
+        for (template, compiled) in walk(hierarchy, templates, order_override) {
+            let source = match (template, compiled) {
                 // Most levels are plain names (`astute`, `globals`):
                 // nothing to interpolate, nothing to set up a context for.
-                Value::String(s) if !has_token(s) => Cow::Borrowed(template),
-                _ => Cow::Owned(self.interpolate_config_tokens(template, scope, order_override)?),
+                (_, Some(Template::Plain)) => Cow::Borrowed(template),
+                (Value::String(s), None) if !has_token(s) => Cow::Borrowed(template),
+                _ => Cow::Owned(self.interpolate_config_tokens(
+                    template,
+                    compiled,
+                    scope,
+                    order_override,
+                )?),
             };
             let text = matches!(*source, Value::String(_));
             let bad = !check_late && is_bad_level(&source);
@@ -595,23 +607,30 @@ impl<'a, 'd> Hiera<'a, 'd> {
         if matches!(entry, Value::String(s) if !has_token(s)) {
             return Ok(Cow::Borrowed(entry));
         }
-        self.interpolate_config_tokens(entry, scope, order_override)
+        self.interpolate_config_tokens(entry, None, scope, order_override)
             .map(Cow::Owned)
     }
 
     /// [`Hiera::interpolate_config`] of an entry its caller found to be no
-    /// String without a token (so it is not scanned twice).
+    /// String without a token (so it is not scanned twice); `template` is
+    /// its [`Template`] if its hierarchy was compiled.
     fn interpolate_config_tokens(
         &mut self,
         entry: &Value,
+        template: Option<&Template>,
         scope: &Hash,
         order_override: Option<&Value>,
     ) -> Result<Value> {
         // Most templated levels read plain scope variables (`%{::fqdn}`):
-        // no context to set up either (interpolate::plain).
+        // no context to set up either (interpolate::plain), and a compiled
+        // level is not even scanned.
         if let Value::String(s) = entry {
             let guard = self.config_context.as_ref().and_then(|c| c.guard.clone());
-            if let Some(out) = plain::expand(s, scope, guard.as_ref(), true, self) {
+            let fast = match template {
+                Some(template) => template.expand(s, scope, guard.as_ref(), true, self),
+                None => plain::expand(s, scope, guard.as_ref(), true, self),
+            };
+            if let Some(out) = fast {
                 return Ok(Value::String(out));
             }
         }

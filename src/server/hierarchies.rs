@@ -11,6 +11,7 @@ use super::error::ApiError;
 use super::state::AppState;
 use crate::api;
 use crate::hiera::Value;
+use crate::hiera::hierarchy::Hierarchy;
 use axum::Json;
 use axum::Router;
 use axum::extract::State;
@@ -80,8 +81,9 @@ impl fmt::Display for HierarchyId {
 }
 
 /// The registered hierarchies, as the Array of Strings a lookup walks
-/// (what an inline `hierarchy` parses to), shared by every lookup naming
-/// them. Oldest dropped first when full.
+/// (what an inline `hierarchy` parses to) with their levels' templates
+/// compiled once, at registration, shared by every lookup naming them.
+/// Oldest dropped first when full.
 pub(crate) struct Hierarchies {
     held: RwLock<Held>,
     max_count: usize,
@@ -90,7 +92,7 @@ pub(crate) struct Hierarchies {
 
 struct Held {
     /// Keyed by the id itself, already uniform: hashed cheaply.
-    lists: HashMap<HierarchyId, (Arc<Value>, usize), foldhash::fast::RandomState>,
+    lists: HashMap<HierarchyId, (Arc<Hierarchy>, usize), foldhash::fast::RandomState>,
     /// Registration order, oldest first.
     order: VecDeque<HierarchyId>,
     bytes: usize,
@@ -116,7 +118,7 @@ impl Hierarchies {
     }
 
     /// The levels registered as `id`, if this process holds them.
-    pub(crate) fn get(&self, id: HierarchyId) -> Option<Arc<Value>> {
+    pub(crate) fn get(&self, id: HierarchyId) -> Option<Arc<Hierarchy>> {
         let held = self.held.read().unwrap_or_else(|e| e.into_inner());
         held.lists.get(&id).map(|(levels, _)| Arc::clone(levels))
     }
@@ -129,9 +131,9 @@ impl Hierarchies {
             return id;
         }
         let size = levels.iter().map(String::len).sum::<usize>();
-        let value = Arc::new(Value::Array(
+        let value = Arc::new(Hierarchy::new(Value::Array(
             levels.into_iter().map(Value::String).collect(),
-        ));
+        )));
         let mut held = self.held.write().unwrap_or_else(|e| e.into_inner());
         if held.lists.contains_key(&id) {
             return id;
@@ -250,7 +252,10 @@ mod tests {
         for id in [ids[1], ids[2], d] {
             assert!(held.get(id).is_some());
         }
-        assert_eq!(*held.get(d).unwrap(), Value::Array(vec![Value::str("d")]));
+        assert_eq!(
+            *held.get(d).unwrap().written(),
+            Value::Array(vec![Value::str("d")])
+        );
         // Dropped, registered again: held again, under the same id.
         assert_eq!(held.register(list(&["a"])), ids[0]);
         assert!(held.get(ids[0]).is_some());

@@ -11,6 +11,7 @@ use crate::api::{self, WireValue};
 use crate::cache::Configured;
 use crate::configdb::{LevelPath, Snapshot};
 use crate::hiera::budget::{Budget, Limit, Meter};
+use crate::hiera::hierarchy::Hierarchy;
 use crate::hiera::lookup::{Answer, Outcome as StepOutcome, Resolution, Step};
 use crate::hiera::{Hash, HieraError, Value};
 use crate::lookup::{Request, hash_resolution, lookup, scope_variables};
@@ -114,7 +115,7 @@ async fn lookup_handler(
     // interpolated ones, or the environment's own hierarchy, may be any.
     // (Most environments have none: their levels are not looked at.)
     if snapshot.unreadable_in(parsed.request.env, None).is_some() {
-        let named = named_sources(parsed.request.hierarchy.as_deref());
+        let named = named_sources(parsed.request.hierarchy.as_deref().map(Hierarchy::written));
         if let Some(doc) = snapshot.unreadable_in(parsed.request.env, named.as_deref()) {
             return Err(crate::configdb::ConfigError::Unreadable(Box::new(doc.clone())).into());
         }
@@ -311,7 +312,7 @@ impl Parsed {
     /// Whether the request is worth trying inline (see [`INLINE_KEYS`]).
     fn is_small(&self) -> bool {
         self.keys.as_ref().is_none_or(|k| k.len() <= INLINE_KEYS)
-            && match self.request.hierarchy.as_deref() {
+            && match self.request.hierarchy.as_deref().map(Hierarchy::written) {
                 Some(Value::Array(levels)) => levels.len() <= INLINE_LEVELS,
                 _ => true,
             }
@@ -414,11 +415,11 @@ fn parse_request(bytes: &[u8]) -> Result<Parsed, ApiError> {
             ));
         }
     };
-    // Kept as decoded: the Array of Strings the lookup walks.
+    // Kept as decoded: the Array of Strings the lookup walks, compiled.
     let hierarchy = match hierarchy {
         None | Some(Value::Nil) => None,
         Some(Value::Array(levels)) if levels.iter().all(|l| matches!(l, Value::String(_))) => {
-            Some(Arc::new(Value::Array(levels)))
+            Some(Arc::new(Hierarchy::new(Value::Array(levels))))
         }
         Some(_) => return Err(bad(BAD_HIERARCHY)),
     };

@@ -16,6 +16,7 @@ use super::{quoted_key, ruby_strip};
 use crate::hiera::key::is_index;
 use crate::hiera::render::ruby::to_s;
 use crate::hiera::value::{Hash, StrKey, Value};
+use std::ops::Range;
 
 /// What `interpolate_str` gives for `data` (a String with at least one
 /// token), if every token is one the fast path knows; `None`, having
@@ -36,38 +37,178 @@ pub(crate) fn expand(
     // Room for the values too: a level that grows past its capacity pays
     // for a second allocation and a copy.
     let mut out = String::with_capacity(data.len() + 64);
-    let (mut copied, mut steps, mut warnings) = (0, 0u64, 0usize);
+    let (mut copied, mut spent) = (0, Spent::default());
     while let Some((start, end)) = next_token(data, copied) {
         out.push_str(&data[copied..start]);
         copied = end;
         let variable = &data[start + 2..end - 1];
-        let Token::Scope { key, method } = plain_token(variable)? else {
-            continue;
-        };
-        if guard
-            .as_ref()
-            .is_some_and(|g| g.iter().any(|s| s == variable))
-        {
-            return None;
-        }
-        steps += 1;
-        warnings += usize::from(method && config);
-        match scope.get(&StrKey(key)) {
-            Some(Value::String(s)) if has_token(s) => return None,
-            Some(Value::String(s)) => out.push_str(s),
-            Some(other) => out.push_str(&to_s(other)),
-            None => {}
+        if let Token::Scope { key, method } = plain_token(variable)? {
+            push_variable(&mut out, variable, key, scope, guard.as_deref())?;
+            spent.token(method, config);
         }
     }
     out.push_str(&data[copied..]);
     drop(guard);
-    if !resolver.meter().try_spend(steps, out.len()) {
+    spent.settle(out, resolver)
+}
+
+/// A String's tokens classified once, for a String interpolated again and
+/// again with different scopes (a hierarchy level: `override/node/%{::fqdn}`,
+/// kept with its hierarchy, see [`crate::hiera::hierarchy::Hierarchy`]).
+/// [`Template::expand`] then gives what [`expand`] gives for the String,
+/// without scanning it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) enum Template {
+    /// No token: the String is its own value, and costs nothing.
+    Plain,
+    /// Every token one the fast path knows: the text between them and the
+    /// variables they read, in order (empty tokens, which add nothing and
+    /// cost nothing, left out).
+    Scope(Box<[Piece]>),
+    /// A token the fast path declines ([`expand`] always answers `None`),
+    /// or not a String at all: the general path's.
+    General,
+}
+
+/// A part of a [`Template::Scope`], as byte ranges of its String.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) enum Piece {
+    /// Text copied as it is.
+    Text(Range<usize>),
+    /// A token reading scope variable `key`; `variable` is the token's
+    /// content (what the recursion guard holds), `method` whether it is
+    /// written `scope('…')`.
+    Variable {
+        variable: Range<usize>,
+        key: Range<usize>,
+        method: bool,
+    },
+}
+
+impl Template {
+    /// `data`'s tokens classified as [`expand`] classifies them.
+    pub(crate) fn of(data: &Value) -> Template {
+        let Value::String(data) = data else {
+            return Template::General;
+        };
+        if !has_token(data) {
+            return Template::Plain;
+        }
+        let mut pieces = Vec::new();
+        let mut copied = 0;
+        while let Some((start, end)) = next_token(data, copied) {
+            if start > copied {
+                pieces.push(Piece::Text(copied..start));
+            }
+            copied = end;
+            let variable = start + 2..end - 1;
+            match plain_token(&data[variable.clone()]) {
+                None => return Template::General,
+                Some(Token::Empty) => {}
+                Some(Token::Scope { key, method }) => {
+                    // `key` is a part of the token's text.
+                    let at = key.as_ptr() as usize - data.as_ptr() as usize;
+                    pieces.push(Piece::Variable {
+                        variable,
+                        key: at..at + key.len(),
+                        method,
+                    });
+                }
+            }
+        }
+        if copied < data.len() {
+            pieces.push(Piece::Text(copied..data.len()));
+        }
+        Template::Scope(pieces.into())
+    }
+
+    /// What [`expand`] gives for `data`, the String this template was made
+    /// of (`None`, having done nothing, when it would): the same value,
+    /// charge and warnings. A [`Template::Plain`] String is its own value.
+    pub(crate) fn expand(
+        &self,
+        data: &str,
+        scope: &Hash,
+        guard: Option<&Guard>,
+        config: bool,
+        resolver: &mut dyn Resolver,
+    ) -> Option<String> {
+        let pieces = match self {
+            Template::Plain => return Some(data.to_owned()),
+            Template::General => return None,
+            Template::Scope(_) if general_only() => return None,
+            Template::Scope(pieces) => pieces,
+        };
+        let guard = guard.map(|g| g.borrow()).filter(|g| !g.is_empty());
+        let mut out = String::with_capacity(data.len() + 64);
+        let mut spent = Spent::default();
+        for piece in pieces {
+            match piece {
+                Piece::Text(text) => out.push_str(&data[text.clone()]),
+                Piece::Variable {
+                    variable,
+                    key,
+                    method,
+                } => {
+                    let (variable, key) = (&data[variable.clone()], &data[key.clone()]);
+                    push_variable(&mut out, variable, key, scope, guard.as_deref())?;
+                    spent.token(*method, config);
+                }
+            }
+        }
+        drop(guard);
+        spent.settle(out, resolver)
+    }
+}
+
+/// Appends the value of scope variable `key`, read by the token holding
+/// `variable`, to `out`; `None` when the fast path cannot: the variable is
+/// on the recursion `guard`, or its value holds a token to interpolate.
+#[inline]
+fn push_variable(
+    out: &mut String,
+    variable: &str,
+    key: &str,
+    scope: &Hash,
+    guard: Option<&Vec<String>>,
+) -> Option<()> {
+    if guard.is_some_and(|g| g.iter().any(|s| s == variable)) {
         return None;
     }
-    for _ in 0..warnings {
-        resolver.warn("Use of interpolation methods in hiera configuration file is deprecated");
+    match scope.get(&StrKey(key)) {
+        Some(Value::String(s)) if has_token(s) => return None,
+        Some(Value::String(s)) => out.push_str(s),
+        Some(other) => out.push_str(&to_s(other)),
+        None => {}
     }
-    Some(out)
+    Some(())
+}
+
+/// What the tokens of one String cost: a step each, and a warning each
+/// for a method call in the configuration.
+#[derive(Default)]
+struct Spent {
+    steps: u64,
+    warnings: usize,
+}
+
+impl Spent {
+    fn token(&mut self, method: bool, config: bool) {
+        self.steps += 1;
+        self.warnings += usize::from(method && config);
+    }
+
+    /// `out`, charged (its steps and bytes) and warned about, if the
+    /// budget has room; `None`, having charged nothing, if not.
+    fn settle(self, out: String, resolver: &mut dyn Resolver) -> Option<String> {
+        if !resolver.meter().try_spend(self.steps, out.len()) {
+            return None;
+        }
+        for _ in 0..self.warnings {
+            resolver.warn("Use of interpolation methods in hiera configuration file is deprecated");
+        }
+        Some(out)
+    }
 }
 
 /// A token the fast path evaluates.

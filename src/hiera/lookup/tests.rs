@@ -3,6 +3,7 @@
 
 use super::{Answer, DataSource, Fetched, Hiera, NoLog, Outcome, Resolution};
 use crate::hiera::config::{BackendKind, Config};
+use crate::hiera::hierarchy::Hierarchy;
 use crate::hiera::value::{Hash, Value};
 use std::borrow::Cow;
 use std::cell::RefCell;
@@ -224,15 +225,19 @@ mod fast_path {
         config: &Config,
         (scope, data): (&Hash, &Hash),
         (resolution, debug, explain, budget): (&Resolution, bool, bool, Budget),
+        (order, compiled): (Option<&Value>, Option<&Hierarchy>),
     ) -> String {
         let source = Odd(data.clone());
         let kept = Kept::default();
         let log: &dyn Log = if debug { &kept } else { &NoLog };
         let mut hiera = Hiera::new(config, &source, log).budget(Meter::new(budget));
+        if let Some(compiled) = compiled {
+            hiera = hiera.hierarchy(compiled);
+        }
         if explain {
             hiera = hiera.explain();
         }
-        let answer = hiera.lookup("d0", None, scope, None, resolution);
+        let answer = hiera.lookup("d0", None, scope, order, resolution);
         format!(
             "{answer:?}\n{:?}\n{:?}\n{:?}",
             hiera.steps(),
@@ -252,14 +257,27 @@ mod fast_path {
             debug in any::<bool>(),
             explain in any::<bool>(),
             tight in any::<bool>(),
+            order in prop::option::of(text()),
         ) {
+            let order = order.map(Value::String);
+            let order = order.as_ref();
             let config = config(&levels, &datadir, json);
             let resolution = if array { Resolution::Array } else { Resolution::Priority };
             let budget = if tight { Budget { steps: 6, bytes: 300 } } else { Budget::DEFAULT };
             let how = (&resolution, debug, explain, budget);
-            let fast = seen(&config, (&scope, &data), how);
-            let general = without_fast_path(|| seen(&config, (&scope, &data), how));
-            prop_assert_eq!(fast, general);
+            let fast = seen(&config, (&scope, &data), how, (order, None));
+            let general = without_fast_path(|| seen(&config, (&scope, &data), how, (order, None)));
+            // The same hierarchy compiled (its templates worked out once,
+            // as a registered one is): the same answers, logs and charge.
+            let compiled = Hierarchy::new(config.hierarchy.clone());
+            let templates = seen(&config, (&scope, &data), how, (order, Some(&compiled)));
+            prop_assert_eq!(&fast, &general);
+            prop_assert_eq!(&templates, &general);
+            // With the fast path off, compiled levels take the general path.
+            let off = without_fast_path(|| {
+                seen(&config, (&scope, &data), how, (order, Some(&compiled)))
+            });
+            prop_assert_eq!(off, general);
         }
     }
 }

@@ -275,3 +275,93 @@ proptest! {
         prop_assert_eq!(fast, general, "{:?} in {:?}", template, scope);
     }
 }
+
+/// What [`expand`] or a [`Template`] of the same String shows: its answer,
+/// warnings and what it spent.
+fn fast(
+    template: Option<&Template>,
+    text: &str,
+    scope: &Hash,
+    guard: Option<&Guard>,
+    budget: Budget,
+) -> (Option<String>, Vec<String>, String) {
+    let mut r = Flat {
+        data: Hash::default(),
+        warnings: vec![],
+        meter: Meter::new(budget),
+    };
+    let got = match template {
+        Some(template) => template.expand(text, scope, guard, true, &mut r),
+        None => expand(text, scope, guard, true, &mut r),
+    };
+    (got, r.warnings, format!("{:?}", r.meter))
+}
+
+/// Templates made of the shim's levels: text, variables, and nothing for
+/// empty tokens; a level with a token the fast path declines is General.
+#[test]
+fn templates_classify_once() {
+    let scope = shim_scope();
+    assert_eq!(Template::of(&Value::str("globals")), Template::Plain);
+    assert_eq!(Template::of(&Value::str("50%{ off")), Template::Plain);
+    assert_eq!(Template::of(&Value::Int(1)), Template::General);
+    assert_eq!(
+        Template::of(&Value::str("a/%{hiera('k')}/%{::fqdn}")),
+        Template::General
+    );
+    assert_eq!(
+        Template::of(&Value::str("n/%{::fqdn}%{}/%{scope('calling_class')}")),
+        Template::Scope(
+            vec![
+                Piece::Text(0..2),
+                Piece::Variable {
+                    variable: 4..10,
+                    key: 4..10,
+                    method: false
+                },
+                Piece::Text(14..15),
+                Piece::Variable {
+                    variable: 17..39,
+                    key: 24..37,
+                    method: true
+                },
+            ]
+            .into()
+        )
+    );
+    for level in crate::bench::generate::HIERARCHY {
+        let template = Template::of(&Value::str(level));
+        assert_ne!(template, Template::General, "{level}");
+        let compiled = fast(Some(&template), level, &scope, None, Budget::DEFAULT);
+        let want = match has_token(level) {
+            true => fast(None, level, &scope, None, Budget::DEFAULT),
+            false => (Some(level.to_string()), vec![], compiled.2.clone()),
+        };
+        assert_eq!(compiled, want, "{level}");
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 2_000, ..ProptestConfig::default() })]
+
+    /// A String's template expands as [`expand`] expands the String: the
+    /// same answer (or the same refusal, having done nothing), the same
+    /// warnings and charge, whatever the scope, guard and budget.
+    #[test]
+    fn templates_expand_as_the_fast_path(
+        text in text(),
+        (scope, _) in scope_and_data(),
+        context in context(),
+        budget in budget(),
+    ) {
+        let template = Template::of(&Value::str(text.as_str()));
+        let guard = context.guard.as_ref();
+        let compiled = fast(Some(&template), &text, &scope, guard, budget);
+        if has_token(&text) {
+            prop_assert_eq!(compiled, fast(None, &text, &scope, guard, budget));
+        } else {
+            prop_assert_eq!(template, Template::Plain);
+            prop_assert_eq!(compiled.0, Some(text));
+        }
+    }
+}
