@@ -6,7 +6,8 @@ use crate::hiera::config::BackendKind;
 use crate::hiera::error::{ErrorClass, HieraError, Result};
 use crate::hiera::hierarchy::datafile_path;
 use crate::hiera::lookup::{DataSource, Fetched, data_from_loaded};
-use crate::hiera::{Hash, Value, encoding, json, yaml};
+use crate::hiera::value::HashedKey;
+use crate::hiera::{Hash, encoding, json, yaml};
 use std::borrow::Cow;
 use std::cell::RefCell;
 use std::collections::HashMap;
@@ -34,14 +35,14 @@ impl DataSource<'static> for DataFiles {
         backend: BackendKind,
         datadir: &str,
         source: &str,
-        key: &Value,
+        key: &HashedKey<'_>,
     ) -> Result<Fetched<'static>> {
         Ok(match self.read(backend, datadir, source)? {
             None => Fetched::NoData,
             // The parsed file stays cached behind a RefCell, so the value is
             // handed out as a copy; the CLI does one lookup per process.
             Some(data) => data
-                .get(key)
+                .get(key.value())
                 .map_or(Fetched::NoKey, |v| Fetched::Found(Cow::Owned(v.clone()))),
         })
     }

@@ -10,6 +10,7 @@ use crate::hiera::config::{BackendKind, Config};
 use crate::hiera::hierarchy::Hierarchy;
 use crate::hiera::lookup::{Answer, DataSource, Fetched, Hiera, NoLog, Resolution, Step};
 use crate::hiera::merge::{Behavior, MergeSpec};
+use crate::hiera::value::HashedKey;
 use crate::hiera::{Hash, HieraError, Result, Value};
 use std::borrow::Cow;
 use std::sync::Arc;
@@ -67,7 +68,13 @@ impl<'s, 'r> SnapshotSource<'s, 'r> {
 }
 
 impl<'s> DataSource<'s> for SnapshotSource<'s, '_> {
-    fn fetch(&self, _: BackendKind, _: &str, source: &str, key: &Value) -> Result<Fetched<'s>> {
+    fn fetch(
+        &self,
+        _: BackendKind,
+        _: &str,
+        source: &str,
+        key: &HashedKey<'_>,
+    ) -> Result<Fetched<'s>> {
         let found = self
             .reader
             .as_ref()

@@ -38,6 +38,7 @@ use super::memo::AnswerMemo;
 use super::model::{Component, DocKind, Environment, SnapshotData, UnreadableDocument, Version};
 use super::registers::Registers;
 use crate::hiera::lookup::is_final;
+use crate::hiera::value::HashedKey;
 use crate::hiera::{Hash, Value};
 use bytes::Bytes;
 use indexmap::IndexMap;
@@ -68,8 +69,8 @@ impl StoredDoc {
     }
 
     /// The value of top-level `key`, and whether it is final.
-    fn get(&self, key: &Value) -> Option<(&Value, bool)> {
-        let (at, _, value) = self.content.get_full(key)?;
+    fn get(&self, key: &HashedKey<'_>) -> Option<(&Value, bool)> {
+        let (at, value) = key.find_in(&self.content)?;
         Some((value, self.finals[at]))
     }
 }
@@ -116,7 +117,11 @@ impl<'s> PathReader<'s, '_> {
     /// [`Snapshot::effective`], the resource cannot be reached. Borrowed
     /// when one layer decides the answer; nothing is cached, and no whole
     /// document is merged.
-    pub(crate) fn effective_key(&self, resource: &str, key: &Value) -> Option<EffectiveKey<'s>> {
+    pub(crate) fn effective_key(
+        &self,
+        resource: &str,
+        key: &HashedKey<'_>,
+    ) -> Option<EffectiveKey<'s>> {
         self.env
             .resources
             .get(resource)?
@@ -305,7 +310,7 @@ impl ResourceData {
         Arc::clone(cache.entry(pairs.into()).or_insert(merged))
     }
 
-    fn effective_key(&self, pairs: &[LevelValue], key: &Value) -> Option<EffectiveKey<'_>> {
+    fn effective_key(&self, pairs: &[LevelValue], key: &HashedKey<'_>) -> Option<EffectiveKey<'_>> {
         // From the most specific layer down: Hashes merge, and the first
         // non-Hash either is the answer (nothing above it) or is replaced
         // by the Hashes above it, hiding everything below. Most keys live

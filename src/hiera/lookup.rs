@@ -13,7 +13,7 @@ use super::interpolate::{
 use super::key::{key_syntax_error, lookup_key, qualified_lookup, split_key};
 use super::merge::{Behavior, MergeSpec};
 use super::render::ruby::to_s;
-use super::value::{Hash, Value};
+use super::value::{Hash, HashedKey, Value};
 use fold::Fold;
 use std::borrow::Cow;
 
@@ -40,7 +40,7 @@ pub(crate) enum Fetched<'s> {
 pub(crate) trait DataSource<'d> {
     /// The value of top-level `key` at level `source` of `backend`, whose
     /// interpolated datadir is `datadir` (stores that are not files may
-    /// ignore it).
+    /// ignore it). The key comes hashed, once for all the levels.
     ///
     /// # Errors
     ///
@@ -52,7 +52,7 @@ pub(crate) trait DataSource<'d> {
         backend: BackendKind,
         datadir: &str,
         source: &str,
-        key: &Value,
+        key: &HashedKey<'_>,
     ) -> Result<Fetched<'d>>;
 
     /// The merge of `layers` under `behavior` with deep_merge's default
@@ -449,6 +449,7 @@ impl<'a, 'd> Hiera<'a, 'd> {
         // are checked: most hold nothing.
         let check_late =
             datadir.is_some() && !self.debugging && self.trace.is_none() && self.data.pure();
+        let hashed = HashedKey::new(key);
         for (template, compiled) in walk(hierarchy, templates, order_override) {
             let source = match (template, compiled) {
                 // Most levels are plain names (`astute`, `globals`):
@@ -491,7 +492,7 @@ impl<'a, 'd> Hiera<'a, 'd> {
             } else {
                 String::new()
             };
-            let value = match self.data.fetch(kind, &dir, &source_text, key)? {
+            let value = match self.data.fetch(kind, &dir, &source_text, &hashed)? {
                 Fetched::NoData => {
                     self.debug(|| format!("Cannot find datafile {path}, skipping"));
                     self.record(&key_text, kind, &source_text, path, Outcome::NoData);

@@ -11,14 +11,64 @@
 //! (Rust maps need a reflexive equality); Ruby would keep two NaN keys.
 
 use indexmap::IndexMap;
+use indexmap::map::RawEntryApiV1;
 use num_bigint::BigInt;
 use std::hash::{BuildHasher, Hash as StdHash, Hasher};
-use std::sync::Arc;
+use std::sync::{Arc, LazyLock};
 
 /// An ordered Ruby Hash. Hashed with foldhash (randomly seeded per
 /// process): SipHash over every key of every level of every lookup was a
 /// tenth of the server's instructions.
-pub type Hash = IndexMap<Value, Value, foldhash::fast::RandomState>;
+pub type Hash = IndexMap<Value, Value, ValueState>;
+
+/// The hasher of every [`Hash`](type@Hash): foldhash, seeded at random
+/// once per process rather than once per Hash, so that a key hashed once
+/// ([`HashedKey`]) is found in any Hash by that hash (a lookup asks a
+/// document at each of a dozen levels for one key). Iteration order is
+/// insertion order whatever the hasher.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct ValueState;
+
+impl BuildHasher for ValueState {
+    type Hasher = foldhash::fast::FoldHasher<'static>;
+
+    #[inline]
+    fn build_hasher(&self) -> Self::Hasher {
+        static STATE: LazyLock<foldhash::fast::RandomState> = LazyLock::new(Default::default);
+        STATE.build_hasher()
+    }
+}
+
+/// A key with its hash, worked out once for all the Hashes it is looked
+/// up in.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct HashedKey<'k> {
+    value: &'k Value,
+    hash: u64,
+}
+
+impl<'k> HashedKey<'k> {
+    pub(crate) fn new(value: &'k Value) -> HashedKey<'k> {
+        HashedKey {
+            value,
+            hash: ValueState.hash_one(value),
+        }
+    }
+
+    pub(crate) fn value(&self) -> &'k Value {
+        self.value
+    }
+
+    /// Where the key is in `hash`, and its value: `hash.get_full(key)`
+    /// without hashing the key again.
+    #[inline]
+    pub(crate) fn find_in<'h>(&self, hash: &'h Hash) -> Option<(usize, &'h Value)> {
+        let at = hash
+            .raw_entry_v1()
+            .index_from_hash(self.hash, |k| k == self.value)?;
+        hash.get_index(at).map(|(_, v)| (at, v))
+    }
+}
 
 /// An ordered set of values (`uniq`, `|`), hashed as [`Hash`](type@Hash) is.
 pub(crate) type ValueSet = indexmap::IndexSet<Value, foldhash::fast::RandomState>;
@@ -323,5 +373,48 @@ mod tests {
         assert!(matches!(small, Value::Int(42)));
         let big: BigInt = "12345678901234567890".parse().unwrap();
         assert!(matches!(Value::integer(big), Value::BigInt(_)));
+    }
+
+    /// A key hashed once is found in every Hash, old or new, large or
+    /// small, where `get_full` finds it, and nowhere else (equal keys of
+    /// different spellings too: 0.0 and -0.0).
+    #[test]
+    fn hashed_keys_find_what_get_finds() {
+        let keys = [
+            Value::str("a"),
+            Value::str("network_metadata"),
+            Value::Symbol("a".into()),
+            Value::Int(1),
+            Value::Float(0.0),
+            Value::Float(-0.0),
+            Value::Nil,
+            Value::Array(vec![Value::str("a")]),
+        ];
+        let mut hashes = vec![Hash::default()];
+        for n in 0..4 {
+            let mut h = Hash::default();
+            for (i, k) in keys.iter().enumerate().filter(|(i, _)| i % 4 != n) {
+                h.insert(k.clone(), Value::Int(i as i64));
+            }
+            for filler in 0..n * 40 {
+                h.insert(Value::str(format!("f{filler}")), Value::Nil);
+            }
+            hashes.push(h);
+        }
+        for key in &keys {
+            let hashed = HashedKey::new(key);
+            assert_eq!(hashed.value(), key);
+            for h in &hashes {
+                let want = h.get_full(key).map(|(at, _, v)| (at, v));
+                assert_eq!(hashed.find_in(h), want, "{key:?} in {h:?}");
+            }
+        }
+        let built: Hash = keys.iter().map(|k| (k.clone(), Value::Nil)).collect();
+        assert_eq!(
+            HashedKey::new(&Value::Float(-0.0))
+                .find_in(&built)
+                .map(|f| f.0),
+            Some(4)
+        );
     }
 }

@@ -64,7 +64,8 @@ fn effective_key<'s>(
     resource: &str,
     key: &Value,
 ) -> Option<EffectiveKey<'s>> {
-    snap.at(1, &path(p))?.effective_key(resource, key)
+    snap.at(1, &path(p))?
+        .effective_key(resource, &crate::hiera::value::HashedKey::new(key))
 }
 
 fn sample() -> Snapshot {

@@ -4,7 +4,7 @@
 use super::{Answer, DataSource, Fetched, Hiera, NoLog, Outcome, Resolution};
 use crate::hiera::config::{BackendKind, Config};
 use crate::hiera::hierarchy::Hierarchy;
-use crate::hiera::value::{Hash, Value};
+use crate::hiera::value::{Hash, HashedKey, Value};
 use std::borrow::Cow;
 use std::cell::RefCell;
 
@@ -21,7 +21,7 @@ impl DataSource<'static> for Everywhere {
         _: BackendKind,
         _: &str,
         source: &str,
-        _: &Value,
+        _: &HashedKey<'_>,
     ) -> crate::hiera::Result<Fetched<'static>> {
         self.asked.borrow_mut().push(source.to_owned());
         Ok(Fetched::Final(Cow::Owned(Value::str(source))))
@@ -121,12 +121,12 @@ mod fast_path {
             _: BackendKind,
             datadir: &str,
             source: &str,
-            key: &Value,
+            key: &HashedKey<'_>,
         ) -> crate::hiera::Result<Fetched<'static>> {
             if source.len() % 2 == 0 {
                 return Ok(Fetched::NoKey);
             }
-            Ok(match self.0.get(key) {
+            Ok(match self.0.get(key.value()) {
                 Some(Value::String(s)) => {
                     Fetched::Found(Cow::Owned(Value::str(format!("{datadir}:{source}:{s}"))))
                 }

@@ -5,6 +5,7 @@ use super::*;
 use crate::configdb::Snapshot;
 use crate::configdb::memo::heap_bytes;
 use crate::hiera::Value;
+use crate::hiera::value::HashedKey;
 use crate::rhash;
 
 /// Synthetic Fuel-sized data: an astute-like document of about 85 KB of
@@ -196,8 +197,11 @@ fn snapshot_scale() {
         for n in 1..=NODES {
             let p = path(&format!("nodes=node-{n}.domain.tld"));
             let at = snap.at(1, &p).unwrap();
-            assert!(at.effective_key("astute", &section).is_some());
-            let (got, _) = at.effective_key("astute", &fqdn).unwrap();
+            assert!(
+                at.effective_key("astute", &HashedKey::new(&section))
+                    .is_some()
+            );
+            let (got, _) = at.effective_key("astute", &HashedKey::new(&fqdn)).unwrap();
             assert_eq!(*got, Value::str(format!("node-{n}.domain.tld")));
         }
         let keyed = t.elapsed();

@@ -5,7 +5,7 @@
 
 use super::super::super::config::Config;
 use super::super::super::merge::{MergeSpec, merge_answer_traced, resolve_array};
-use super::super::super::value::{Hash, Value};
+use super::super::super::value::{Hash, HashedKey, Value};
 use super::super::{Answer, DataSource, Fetched, Hiera, NoLog, Resolution};
 use crate::configdb::memo::AnswerMemo;
 use crate::hiera::config::BackendKind;
@@ -27,12 +27,12 @@ impl<'d> DataSource<'d> for Levels<'d> {
         _: BackendKind,
         _: &str,
         source: &str,
-        key: &Value,
+        key: &HashedKey<'_>,
     ) -> crate::hiera::Result<Fetched<'d>> {
         let i: usize = source.trim_start_matches('l').parse().unwrap();
         Ok(match &self.docs[i] {
             (None, _) => Fetched::NoData,
-            (Some(doc), copied) => match doc.get(key) {
+            (Some(doc), copied) => match doc.get(key.value()) {
                 None => Fetched::NoKey,
                 Some(v) if *copied => Fetched::Found(Cow::Owned(v.clone())),
                 Some(v) => Fetched::Final(Cow::Borrowed(v)),
