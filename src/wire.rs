@@ -128,7 +128,7 @@ pub(crate) fn write_to(out: &mut Vec<u8>, v: &Value) {
         Value::Nil => out.extend_from_slice(b"null"),
         Value::Bool(true) => out.extend_from_slice(b"true"),
         Value::Bool(false) => out.extend_from_slice(b"false"),
-        Value::Int(n) => write_json(out, n),
+        Value::Int(n) => out.extend_from_slice(itoa::Buffer::new().format(*n).as_bytes()),
         // Both as text, as `json_number` keeps them.
         Value::BigInt(n) => out.extend_from_slice(n.to_string().as_bytes()),
         Value::Float(f) if f.is_finite() => out.extend_from_slice(float_to_s(*f).as_bytes()),
@@ -142,10 +142,10 @@ pub(crate) fn write_to(out: &mut Vec<u8>, v: &Value) {
                 br#""-Infinity"}"#
             });
         }
-        Value::String(s) => write_json(out, s.as_str()),
+        Value::String(s) => write_str(out, s),
         Value::Symbol(s) => {
             out.extend_from_slice(br#"{"__hierad__":"sym","name":"#);
-            write_json(out, s.as_str());
+            write_str(out, s);
             out.push(b'}');
         }
         Value::Array(items) => {
@@ -184,11 +184,54 @@ pub(crate) fn write_to(out: &mut Vec<u8>, v: &Value) {
     }
 }
 
-/// serde_json's text of a string (its escapes) or an integer.
-fn write_json<T: serde::Serialize + ?Sized>(out: &mut Vec<u8>, v: &T) {
-    // Neither writing to a Vec nor serializing these can fail.
-    let _ = serde_json::to_writer(out, v);
+/// A string as JSON text, with serde_json's escapes (`\"`, `\\`, `\b`,
+/// `\f`, `\n`, `\r`, `\t`, other control characters as `\u00xx`), the
+/// unescaped runs copied whole. serde_json's own writer, set up per
+/// string, cost most of a small answer's writing (issue 15, goal 3).
+pub(crate) fn write_str(out: &mut Vec<u8>, s: &str) {
+    let bytes = s.as_bytes();
+    out.reserve(bytes.len() + 2);
+    out.push(b'"');
+    let mut start = 0;
+    for (i, &b) in bytes.iter().enumerate() {
+        let escape = ESCAPE[usize::from(b)];
+        if escape == 0 {
+            continue;
+        }
+        out.extend_from_slice(&bytes[start..i]);
+        start = i + 1;
+        if escape == b'u' {
+            const HEX: &[u8; 16] = b"0123456789abcdef";
+            out.extend_from_slice(b"\\u00");
+            out.push(HEX[usize::from(b >> 4)]);
+            out.push(HEX[usize::from(b & 0xF)]);
+        } else {
+            out.push(b'\\');
+            out.push(escape);
+        }
+    }
+    out.extend_from_slice(&bytes[start..]);
+    out.push(b'"');
 }
+
+/// Per byte, the letter of its escape (`u`: `\u00xx`), or 0 if written
+/// as itself.
+static ESCAPE: [u8; 256] = {
+    let mut table = [0u8; 256];
+    let mut b = 0;
+    while b < 0x20 {
+        table[b] = b'u';
+        b += 1;
+    }
+    table[0x08] = b'b';
+    table[0x09] = b't';
+    table[0x0A] = b'n';
+    table[0x0C] = b'f';
+    table[0x0D] = b'r';
+    table[b'"' as usize] = b'"';
+    table[b'\\' as usize] = b'\\';
+    table
+};
 
 /// Decodes wire JSON.
 ///

@@ -65,6 +65,23 @@ fn written_directly_as_the_json_tree() {
     }
 }
 
+proptest::proptest! {
+    /// Strings and integers are written as serde_json writes them, byte
+    /// for byte (every control character, quote and backslash among
+    /// any text).
+    #[test]
+    fn strings_and_integers_are_written_as_serde_json_writes_them(
+        s in "(\\PC|[\\x00-\\x1f\"\\\\\\x7f]|\\p{Cc}){0,40}",
+        n: i64,
+    ) {
+        let mut out = Vec::new();
+        write_str(&mut out, &s);
+        proptest::prop_assert_eq!(out, serde_json::to_vec(&s).unwrap());
+        let v = Value::Array(vec![Value::Int(n), Value::str(&s), Value::Symbol(s.clone())]);
+        proptest::prop_assert_eq!(to_string(&v), to_json(&v).to_string());
+    }
+}
+
 #[test]
 fn plain_json_stays_plain() {
     let v = Value::Hash(
