@@ -214,6 +214,13 @@ pub(crate) fn write_str(out: &mut Vec<u8>, s: &str) {
     out.push(b'"');
 }
 
+/// Whether JSON text needs an escape for `b` inside a string (a control
+/// character, `"` or `\`).
+#[inline]
+pub(crate) fn escaped(b: u8) -> bool {
+    ESCAPE[usize::from(b)] != 0
+}
+
 /// Per byte, the letter of its escape (`u`: `\u00xx`), or 0 if written
 /// as itself.
 static ESCAPE: [u8; 256] = {

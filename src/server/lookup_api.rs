@@ -30,6 +30,8 @@ use std::collections::HashMap;
 use std::fmt;
 use std::sync::Arc;
 
+mod quick;
+
 /// The lookup routes, with their full paths (merged into the
 /// application's router, not nested: see [`super::app`]).
 pub(crate) fn routes() -> Router<AppState> {
@@ -300,6 +302,7 @@ fn answer_json(answer: &Answer, steps: Option<&Vec<Step>>) -> api::LookupAnswer 
 }
 
 /// A parsed lookup request: one key, or several under one context.
+#[derive(Debug)]
 struct Parsed {
     request: Request,
     keys: Option<Vec<String>>,
@@ -346,6 +349,17 @@ pub(super) fn requested_env(bytes: &[u8]) -> Option<i64> {
 }
 
 fn parse_request(bytes: &[u8]) -> Result<Parsed, ApiError> {
+    // The usual form read by hand; anything else (every mistake among it)
+    // with serde, which words the errors.
+    let fields = match std::str::from_utf8(bytes).ok().and_then(quick::fields) {
+        Some(fields) => fields,
+        None => read_fields(bytes)?,
+    };
+    typed(fields)
+}
+
+/// The request that `fields` state, their types checked.
+fn typed(fields: Fields) -> Result<Parsed, ApiError> {
     let Fields {
         unknown,
         values:
@@ -364,7 +378,7 @@ fn parse_request(bytes: &[u8]) -> Result<Parsed, ApiError> {
                 explain,
                 hierarchy_id,
             ],
-    } = read_fields(bytes)?;
+    } = fields;
     if let Some(unknown) = unknown {
         return Err(bad(format!(
             "unknown field {unknown:?} in the lookup request"
@@ -471,6 +485,7 @@ const BAD_ID: &str =
 /// A lookup request's fields as sent, each decoded from the body's text
 /// straight into a [`Value`] (no JSON tree in between); [`parse_request`]
 /// checks their types.
+#[derive(Debug)]
 struct Fields {
     /// The first field the API does not know.
     unknown: Option<String>,
