@@ -76,26 +76,58 @@ fn the_rest_is_left_to_serde() {
 
 /// A JSON string's text, well formed or not.
 fn string() -> impl Strategy<Value = String> {
-    let piece = prop::sample::select(vec![
-        "a", "nodes=n1", "hash", "é", "%{::fqdn}", "::", " ", "\\\"", "\\\\", "\\/", "\\n",
-        "\\t", "\\b", "\\f", "\\r", "\\u00e9", "\\ud800", "\\x", "\u{1}", "\u{7f}", "\"",
-        "__hierad__", "0123456789abcdef0123456789abcdef",
+    let good = prop::sample::select(vec![
+        "a",
+        "nodes=n1",
+        "hash",
+        "é",
+        "%{::fqdn}",
+        "::",
+        " ",
+        "\\\"",
+        "\\\\",
+        "\\/",
+        "\\n",
+        "\\t",
+        "\\b",
+        "\\f",
+        "\\r",
+        "\u{7f}",
+        "__hierad__",
+        "0123456789abcdef0123456789abcdef",
     ]);
+    let bad = prop::sample::select(vec!["\\u00e9", "\\ud800", "\\x", "\u{1}", "\""]);
+    let piece = prop_oneof![12 => good, 1 => bad];
     prop::collection::vec(piece, 0..4).prop_map(|p| format!("\"{}\"", p.concat()))
 }
 
 /// A JSON value's text, well formed or not.
 fn value() -> impl Strategy<Value = String> {
-    let scalar = prop_oneof![
-        4 => string(),
-        3 => prop::sample::select(vec![
-            "0", "-0", "7", "-12", "01", "-", "1.5", "1e3", "2E-1", "123456789012345678",
-            "-123456789012345678", "1234567890123456789", "99999999999999999999", "true",
-            "false", "null", "tru", "nul", "{\"__hierad__\":\"sym\",\"name\":\"hash\"}",
-            "{\"__hierad__\":\"nope\"}",
-        ])
-        .prop_map(str::to_owned),
-    ];
+    let good = prop::sample::select(vec![
+        "0",
+        "-0",
+        "7",
+        "-12",
+        "123456789012345678",
+        "-123456789012345678",
+        "true",
+        "false",
+        "null",
+    ]);
+    let odd = prop::sample::select(vec![
+        "01",
+        "-",
+        "1.5",
+        "1e3",
+        "2E-1",
+        "1234567890123456789",
+        "99999999999999999999",
+        "tru",
+        "nul",
+        "{\"__hierad__\":\"sym\",\"name\":\"hash\"}",
+        "{\"__hierad__\":\"nope\"}",
+    ]);
+    let scalar = prop_oneof![6 => string(), 3 => good.prop_map(str::to_owned), 1 => odd.prop_map(str::to_owned)];
     scalar.prop_recursive(4, 24, 4, |inner| {
         prop_oneof![
             prop::collection::vec((ws(), inner.clone()), 0..4).prop_map(|items| {
@@ -103,8 +135,10 @@ fn value() -> impl Strategy<Value = String> {
                 format!("[{}]", items.join(","))
             }),
             prop::collection::vec((string(), ws(), inner), 0..4).prop_map(|entries| {
-                let entries: Vec<String> =
-                    entries.into_iter().map(|(k, w, v)| format!("{k}:{w}{v}")).collect();
+                let entries: Vec<String> = entries
+                    .into_iter()
+                    .map(|(k, w, v)| format!("{k}:{w}{v}"))
+                    .collect();
                 format!("{{{}}}", entries.join(","))
             }),
         ]
@@ -112,26 +146,71 @@ fn value() -> impl Strategy<Value = String> {
 }
 
 fn ws() -> impl Strategy<Value = String> {
-    prop::sample::select(vec!["", "", " ", "\n", "\t ", "\r\n", "\u{c}"]).prop_map(str::to_owned)
+    // A form feed (not JSON's) now and then.
+    let good = prop::sample::select(vec!["", "", "", " ", "\n", "\t ", "\r\n"]);
+    prop_oneof![40 => good, 1 => Just("\u{c}")].prop_map(str::to_owned)
 }
 
 fn name() -> impl Strategy<Value = String> {
     let mut names: Vec<String> = FIELDS.iter().map(|f| format!("\"{f}\"")).collect();
     names.extend(
-        ["\"format\"", "\"bogus\"", "\"envir\\u006fnment\"", "\"ke\\y\"", "key"]
-            .map(str::to_owned),
+        [
+            "\"format\"",
+            "\"bogus\"",
+            "\"envir\\u006fnment\"",
+            "\"ke\\y\"",
+            "key",
+        ]
+        .map(str::to_owned),
     );
     prop::sample::select(names)
 }
 
 /// A lookup request's text, then perhaps mangled at one place.
 fn request() -> impl Strategy<Value = Vec<u8>> {
-    let member = (ws(), name(), ws(), value(), ws())
-        .prop_map(|(a, n, b, v, c)| format!("{a}{n}{b}:{v}{c}"));
-    let body = (ws(), prop::collection::vec(member, 0..8), ws())
-        .prop_map(|(a, members, b)| format!("{a}{{{}}}{b}", members.join(",")).into_bytes());
+    let member =
+        (ws(), name(), ws(), value(), ws()).prop_map(|(a, n, b, v, c)| format!("{a}{n}{b}:{v}{c}"));
+    let pick = |name: &'static str, values: Vec<&'static str>| {
+        prop::option::weighted(0.8, prop::sample::select(values))
+            .prop_map(move |v| v.map(|v| format!("\"{name}\":{v}")))
+    };
+    // Mostly the fields of a good request, each perhaps wrong.
+    let usual = (
+        pick(
+            "environment",
+            vec!["1", "1", "1", "\"2\"", "-0", "1.5", "null"],
+        ),
+        string().prop_map(|k| Some(format!("\"key\":{k}"))),
+        pick(
+            "level",
+            vec!["\"nodes=n1\"", "\"nodes=n1\"", "null", "\"nodes\"", "3"],
+        ),
+        pick(
+            "resolution",
+            vec!["\"hash\"", "\"array\"", "\"x\"", "null", "[]"],
+        ),
+        pick(
+            "hierarchy_id",
+            vec![
+                "\"0123456789abcdef0123456789abcdef\"",
+                "\"0123456789abcdef0123456789abcdef\"",
+                "\"x\"",
+                "1",
+            ],
+        ),
+        prop::option::weighted(0.8, value()).prop_map(|v| v.map(|v| format!("\"scope\":{v}"))),
+    )
+        .prop_map(|(a, b, c, d, e, f)| {
+            [a, b, c, d, e, f].into_iter().flatten().collect::<Vec<_>>()
+        });
+    let body = (ws(), usual, prop::collection::vec(member, 0..2), ws()).prop_map(
+        |(a, mut members, more, b)| {
+            members.extend(more);
+            format!("{a}{{{}}}{b}", members.join(",")).into_bytes()
+        },
+    );
     let mangle = prop::option::weighted(
-        0.3,
+        0.2,
         (
             any::<prop::sample::Index>(),
             prop::sample::select(vec![
@@ -160,7 +239,7 @@ fn request() -> impl Strategy<Value = Vec<u8>> {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig::with_cases(2000))]
+    #![proptest_config(ProptestConfig::with_cases(4000))]
 
     /// Any request, mangled or not: the same fields when the quick reader
     /// takes it, and the same request or the same error in the end.
