@@ -193,12 +193,11 @@ pub(crate) fn write_str(out: &mut Vec<u8>, s: &str) {
     out.reserve(bytes.len() + 2);
     out.push(b'"');
     let mut start = 0;
-    for (i, &b) in bytes.iter().enumerate() {
-        let escape = ESCAPE[usize::from(b)];
-        if escape == 0 {
-            continue;
-        }
+    loop {
+        let i = start + plain_len(&bytes[start..]);
         out.extend_from_slice(&bytes[start..i]);
+        let Some(&b) = bytes.get(i) else { break };
+        let escape = ESCAPE[usize::from(b)];
         start = i + 1;
         if escape == b'u' {
             const HEX: &[u8; 16] = b"0123456789abcdef";
@@ -210,8 +209,39 @@ pub(crate) fn write_str(out: &mut Vec<u8>, s: &str) {
             out.push(escape);
         }
     }
-    out.extend_from_slice(&bytes[start..]);
     out.push(b'"');
+}
+
+/// How many bytes `bytes` starts with that JSON writes as themselves in
+/// a string (no control character, `"` or `\\`): eight at a time, as
+/// most strings have none (a byte at a time, the scan was most of
+/// writing a small answer, and of reading a request).
+pub(crate) fn plain_len(bytes: &[u8]) -> usize {
+    const ONES: u64 = u64::from_le_bytes([1; 8]);
+    const HIGH: u64 = ONES << 7;
+    /// Whether some byte of `w` is zero (exact: no false positive).
+    fn any_zero(w: u64) -> bool {
+        w.wrapping_sub(ONES) & !w & HIGH != 0
+    }
+    let mut chunks = bytes.chunks_exact(8);
+    let mut plain = 0;
+    for chunk in &mut chunks {
+        let w = u64::from_le_bytes(chunk.try_into().expect("eight bytes"));
+        // A byte under 0x20 (exact, as no byte of 0x20 * ONES is over 0x80).
+        let control = w.wrapping_sub(ONES * 0x20) & !w & HIGH != 0;
+        if control
+            || any_zero(w ^ (ONES * u64::from(b'"')))
+            || any_zero(w ^ (ONES * u64::from(b'\\')))
+        {
+            break;
+        }
+        plain += 8;
+    }
+    plain
+        + bytes[plain..]
+            .iter()
+            .position(|b| escaped(*b))
+            .unwrap_or(bytes.len() - plain)
 }
 
 /// Whether JSON text needs an escape for `b` inside a string (a control

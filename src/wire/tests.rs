@@ -65,6 +65,26 @@ fn written_directly_as_the_json_tree() {
     }
 }
 
+/// Every byte at every place of the first words, among fillers close to
+/// the special ones: the eight-at-a-time scan finds exactly the first
+/// control character, quote or backslash.
+#[test]
+fn the_plain_prefix_ends_at_the_first_special_byte() {
+    for filler in [b'a', 0x20, 0x21, 0x23, 0x5b, 0x5d, 0x7f, 0x80, 0xff] {
+        for len in 0..20 {
+            for at in 0..len {
+                for b in 0..=255u8 {
+                    let mut bytes = vec![filler; len];
+                    bytes[at] = b;
+                    let special = b < 0x20 || b == b'"' || b == b'\\';
+                    let expected = if special { at } else { len };
+                    assert_eq!(plain_len(&bytes), expected, "{bytes:?}");
+                }
+            }
+        }
+    }
+}
+
 proptest::proptest! {
     /// Strings and integers are written as serde_json writes them, byte
     /// for byte (every control character, quote and backslash among
@@ -74,6 +94,8 @@ proptest::proptest! {
         s in "(\\PC|[\\x00-\\x1f\"\\\\\\x7f]|\\p{Cc}){0,40}",
         n: i64,
     ) {
+        let plain = s.bytes().position(|b| b < 0x20 || b == b'"' || b == b'\\');
+        proptest::prop_assert_eq!(plain_len(s.as_bytes()), plain.unwrap_or(s.len()));
         let mut out = Vec::new();
         write_str(&mut out, &s);
         proptest::prop_assert_eq!(out, serde_json::to_vec(&s).unwrap());

@@ -138,22 +138,16 @@ impl<'t> Reader<'t> {
     fn string(&mut self) -> Option<Cow<'t, str>> {
         self.eat(b'"')?;
         let start = self.at;
-        loop {
-            let b = *self.bytes.get(self.at)?;
-            if !wire::escaped(b) {
+        self.at += wire::plain_len(&self.bytes[start..]);
+        match *self.bytes.get(self.at)? {
+            b'"' => {
+                let s = &self.text[start..self.at];
                 self.at += 1;
-                continue;
+                Some(Cow::Borrowed(s))
             }
-            return match b {
-                b'"' => {
-                    let s = &self.text[start..self.at];
-                    self.at += 1;
-                    Some(Cow::Borrowed(s))
-                }
-                b'\\' => self.unescape(start).map(Cow::Owned),
-                // A control character: serde refuses it.
-                _ => None,
-            };
+            b'\\' => self.unescape(start).map(Cow::Owned),
+            // A control character: serde refuses it.
+            _ => None,
         }
     }
 
@@ -162,17 +156,12 @@ impl<'t> Reader<'t> {
     fn unescape(&mut self, start: usize) -> Option<String> {
         let mut out = self.text[start..self.at].to_owned();
         loop {
+            // Up to the next special byte, whole (an ASCII byte ends it:
+            // the run is whole UTF-8 characters).
+            let run = self.at;
+            self.at += wire::plain_len(&self.bytes[run..]);
+            out.push_str(&self.text[run..self.at]);
             let b = *self.bytes.get(self.at)?;
-            if !wire::escaped(b) {
-                // Up to the next special byte, whole (an ASCII byte ends
-                // it: the run is whole UTF-8 characters).
-                let run = self.at;
-                while self.bytes.get(self.at).is_some_and(|b| !wire::escaped(*b)) {
-                    self.at += 1;
-                }
-                out.push_str(&self.text[run..self.at]);
-                continue;
-            }
             self.at += 1;
             match b {
                 b'"' => return Some(out),
