@@ -217,31 +217,40 @@ pub(crate) fn write_str(out: &mut Vec<u8>, s: &str) {
 /// most strings have none (a byte at a time, the scan was most of
 /// writing a small answer, and of reading a request).
 pub(crate) fn plain_len(bytes: &[u8]) -> usize {
-    const ONES: u64 = u64::from_le_bytes([1; 8]);
-    const HIGH: u64 = ONES << 7;
-    /// Whether some byte of `w` is zero (exact: no false positive).
-    fn any_zero(w: u64) -> bool {
-        w.wrapping_sub(ONES) & !w & HIGH != 0
-    }
     let mut chunks = bytes.chunks_exact(8);
     let mut plain = 0;
     for chunk in &mut chunks {
-        let w = u64::from_le_bytes(chunk.try_into().expect("eight bytes"));
-        // A byte under 0x20 (exact, as no byte of 0x20 * ONES is over 0x80).
-        let control = w.wrapping_sub(ONES * 0x20) & !w & HIGH != 0;
-        if control
-            || any_zero(w ^ (ONES * u64::from(b'"')))
-            || any_zero(w ^ (ONES * u64::from(b'\\')))
-        {
-            break;
+        let special = specials(u64::from_le_bytes(chunk.try_into().expect("eight bytes")));
+        if special != 0 {
+            return plain + first(special);
         }
         plain += 8;
     }
-    plain
-        + bytes[plain..]
-            .iter()
-            .position(|b| escaped(*b))
-            .unwrap_or(bytes.len() - plain)
+    // The last few, in a word filled up with plain bytes.
+    let rest = chunks.remainder();
+    let mut last = [b' '; 8];
+    last[..rest.len()].copy_from_slice(rest);
+    match specials(u64::from_le_bytes(last)) {
+        0 => plain + rest.len(),
+        special => plain + first(special),
+    }
+}
+
+const ONES: u64 = u64::from_le_bytes([1; 8]);
+const HIGH: u64 = ONES << 7;
+
+/// The high bit of each byte of `w` (little-endian) under 0x20, or `"`,
+/// or `\\`, exactly up to the first such byte (a borrow may mark bytes
+/// after it: only the first counts).
+fn specials(w: u64) -> u64 {
+    let zero = |v: u64| v.wrapping_sub(ONES) & !v & HIGH;
+    let control = w.wrapping_sub(ONES * 0x20) & !w & HIGH;
+    control | zero(w ^ (ONES * u64::from(b'"'))) | zero(w ^ (ONES * u64::from(b'\\')))
+}
+
+/// The place of the first byte [`specials`] marks.
+fn first(special: u64) -> usize {
+    (special.trailing_zeros() / 8) as usize
 }
 
 /// Whether JSON text needs an escape for `b` inside a string (a control

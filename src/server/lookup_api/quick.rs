@@ -27,7 +27,9 @@ pub(super) fn fields(text: &str) -> Option<Fields> {
         text,
         bytes: text.as_bytes(),
         at: 0,
-        entries: Vec::new(),
+        // Room for a node's scope (a registered hierarchy's requests
+        // have no Array).
+        entries: Vec::with_capacity(8),
         items: Vec::new(),
     };
     let mut fields = Fields {
