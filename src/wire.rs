@@ -253,13 +253,6 @@ fn first(special: u64) -> usize {
     (special.trailing_zeros() / 8) as usize
 }
 
-/// Whether JSON text needs an escape for `b` inside a string (a control
-/// character, `"` or `\`).
-#[inline]
-pub(crate) fn escaped(b: u8) -> bool {
-    ESCAPE[usize::from(b)] != 0
-}
-
 /// Per byte, the letter of its escape (`u`: `\u00xx`), or 0 if written
 /// as itself.
 static ESCAPE: [u8; 256] = {
