@@ -15,7 +15,10 @@ use super::{EMPTY_INTERPOLATIONS, Guard, Resolver, has_token, method_call, next_
 use super::{quoted_key, ruby_strip};
 use crate::hiera::key::is_index;
 use crate::hiera::render::ruby::to_s;
-use crate::hiera::value::{Hash, StrKey, Value};
+use crate::hiera::value::{Hash, StrKey, Value, ValueState};
+use indexmap::Equivalent;
+use indexmap::map::RawEntryApiV1;
+use std::hash::BuildHasher;
 use std::ops::Range;
 
 /// What `interpolate_str` gives for `data` (a String with at least one
@@ -43,7 +46,8 @@ pub(crate) fn expand(
         copied = end;
         let variable = &data[start + 2..end - 1];
         if let Token::Scope { key, method } = plain_token(variable)? {
-            push_variable(&mut out, variable, key, scope, guard.as_deref())?;
+            let found = scope.get(&StrKey(key));
+            push_variable(&mut out, variable, found, guard.as_deref())?;
             spent.token(method, config);
         }
     }
@@ -75,12 +79,14 @@ pub(crate) enum Template {
 pub(crate) enum Piece {
     /// Text copied as it is.
     Text(Range<usize>),
-    /// A token reading scope variable `key`; `variable` is the token's
-    /// content (what the recursion guard holds), `method` whether it is
-    /// written `scope('…')`.
+    /// A token reading scope variable `key`, whose hash in a [`Hash`] is
+    /// `hash` (worked out once: every Hash hashes alike); `variable` is
+    /// the token's content (what the recursion guard holds), `method`
+    /// whether it is written `scope('…')`.
     Variable {
         variable: Range<usize>,
         key: Range<usize>,
+        hash: u64,
         method: bool,
     },
 }
@@ -111,6 +117,7 @@ impl Template {
                     pieces.push(Piece::Variable {
                         variable,
                         key: at..at + key.len(),
+                        hash: ValueState.hash_one(StrKey(key)),
                         method,
                     });
                 }
@@ -148,10 +155,15 @@ impl Template {
                 Piece::Variable {
                     variable,
                     key,
+                    hash,
                     method,
                 } => {
-                    let (variable, key) = (&data[variable.clone()], &data[key.clone()]);
-                    push_variable(&mut out, variable, key, scope, guard.as_deref())?;
+                    let (variable, key) = (&data[variable.clone()], StrKey(&data[key.clone()]));
+                    let found = scope
+                        .raw_entry_v1()
+                        .from_hash(*hash, |k| key.equivalent(k))
+                        .map(|(_, v)| v);
+                    push_variable(&mut out, variable, found, guard.as_deref())?;
                     spent.token(*method, config);
                 }
             }
@@ -161,21 +173,21 @@ impl Template {
     }
 }
 
-/// Appends the value of scope variable `key`, read by the token holding
-/// `variable`, to `out`; `None` when the fast path cannot: the variable is
-/// on the recursion `guard`, or its value holds a token to interpolate.
+/// Appends `found`, the scope's value of the variable read by the token
+/// holding `variable`, to `out`; `None` when the fast path cannot: the
+/// variable is on the recursion `guard`, or its value holds a token to
+/// interpolate.
 #[inline]
 fn push_variable(
     out: &mut String,
     variable: &str,
-    key: &str,
-    scope: &Hash,
+    found: Option<&Value>,
     guard: Option<&Vec<String>>,
 ) -> Option<()> {
     if guard.is_some_and(|g| g.iter().any(|s| s == variable)) {
         return None;
     }
-    match scope.get(&StrKey(key)) {
+    match found {
         Some(Value::String(s)) if has_token(s) => return None,
         Some(Value::String(s)) => out.push_str(s),
         Some(other) => out.push_str(&to_s(other)),

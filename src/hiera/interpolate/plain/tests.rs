@@ -317,12 +317,14 @@ fn templates_classify_once() {
                 Piece::Variable {
                     variable: 4..10,
                     key: 4..10,
+                    hash: ValueState.hash_one(Value::str("::fqdn")),
                     method: false
                 },
                 Piece::Text(14..15),
                 Piece::Variable {
                     variable: 17..39,
                     key: 24..37,
+                    hash: ValueState.hash_one(Value::str("calling_class")),
                     method: true
                 },
             ]
