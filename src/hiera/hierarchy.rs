@@ -1,7 +1,7 @@
 //! The hierarchy: which data sources a lookup visits, in which order, and
 //! where their files are (`Backend.datasources`, `datafile_in`; §6).
 
-use super::interpolate::plain::Template;
+use super::interpolate::plain::{Piece, Template};
 use super::value::Value;
 
 /// A hierarchy as lookups walk it, again and again (the configured
@@ -30,6 +30,34 @@ impl Hierarchy {
 
     pub(crate) fn templates(&self) -> &[Template] {
         &self.templates
+    }
+
+    /// The bytes a hierarchy of Strings holds: each level's text, its
+    /// Value and its template (an empty level holds no text but still
+    /// takes those), so that a bound on what is held bounds the memory.
+    pub(crate) fn held_bytes(&self) -> usize {
+        let texts = match &self.written {
+            Value::Array(levels) => levels
+                .iter()
+                .map(|l| size_of::<Value>() + string_len(l))
+                .sum(),
+            other => size_of::<Value>() + string_len(other),
+        };
+        let templates = self.templates.iter().map(|t| {
+            size_of::<Template>()
+                + match t {
+                    Template::Scope(pieces) => pieces.len() * size_of::<Piece>(),
+                    Template::Plain | Template::General => 0,
+                }
+        });
+        texts + templates.sum::<usize>()
+    }
+}
+
+fn string_len(level: &Value) -> usize {
+    match level {
+        Value::String(s) => s.len(),
+        _ => 0,
     }
 }
 

@@ -30,7 +30,8 @@ pub(crate) fn routes() -> Router<AppState> {
 /// `hiera.yaml`s, and a client whose list was dropped registers again.
 pub(crate) const MAX_HIERARCHIES: usize = 1024;
 
-/// How many bytes of level text a process holds at most (a single
+/// How many bytes of levels a process holds at most (their text, and
+/// what each level takes beside it: [`Hierarchy::held_bytes`]; a single
 /// registration may be larger, up to the body limit: it is then held
 /// alone), so that registering large lists cannot exhaust memory.
 pub(crate) const MAX_HIERARCHY_BYTES: usize = 16 * 1024 * 1024;
@@ -130,10 +131,10 @@ impl Hierarchies {
         if self.get(id).is_some() {
             return id;
         }
-        let size = levels.iter().map(String::len).sum::<usize>();
         let value = Arc::new(Hierarchy::new(Value::Array(
             levels.into_iter().map(Value::String).collect(),
         )));
+        let size = value.held_bytes();
         let mut held = self.held.write().unwrap_or_else(|e| e.into_inner());
         if held.lists.contains_key(&id) {
             return id;
@@ -198,6 +199,7 @@ fn parse_registration(bytes: &[u8]) -> Result<Vec<String>, ApiError> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::hiera::interpolate::plain::Template;
 
     fn list(levels: &[&str]) -> Vec<String> {
         levels.iter().map(|l| (*l).to_owned()).collect()
@@ -264,15 +266,28 @@ mod tests {
 
     #[test]
     fn the_bytes_held_are_bounded_too() {
-        let held = Hierarchies::with_bounds(100, 10);
+        // Each level takes its Value and its template beside its text.
+        let level = size_of::<Value>() + size_of::<Template>();
+        let held = Hierarchies::with_bounds(100, 3 * level + 10);
         let first = held.register(list(&["12345", "678"]));
         let second = held.register(list(&["abcde"]));
-        assert_eq!(held.get(first), None, "8 + 5 bytes are over 10");
+        assert_eq!(held.get(first), None, "3 levels and 8 + 5 bytes are over");
         assert!(held.get(second).is_some());
         // Alone over the bound: held alone.
-        let large = held.register(list(&["0123456789abc"]));
+        let large = held.register(list(&["0123456789abc", "", ""]));
         assert!(held.get(large).is_some());
         assert_eq!(held.len(), 1);
+        // Empty levels hold no text, but are counted all the same.
+        let held = Hierarchies::with_bounds(100, 4 * level);
+        let empty = held.register(list(&["", ""]));
+        held.register(list(&["", "", ""]));
+        assert_eq!(held.get(empty), None, "5 levels are over 4");
+        // A template's pieces are counted too.
+        let pieces = Hierarchy::new(Value::Array(vec![Value::str("a/%{x}")]));
+        assert_eq!(
+            pieces.held_bytes(),
+            level + 6 + 2 * size_of::<crate::hiera::interpolate::plain::Piece>()
+        );
     }
 
     #[test]
