@@ -215,8 +215,8 @@ pub(crate) fn write_str(out: &mut Vec<u8>, s: &str) {
 /// How many bytes `bytes` starts with that JSON writes as themselves in
 /// a string (no control character, `"` or `\\`): eight at a time, as
 /// most strings have none (a byte at a time, the scan was most of
-/// writing a small answer, and of reading a request).
-pub(crate) fn plain_len(bytes: &[u8]) -> usize {
+/// writing a small answer).
+fn plain_len(bytes: &[u8]) -> usize {
     let mut chunks = bytes.chunks_exact(8);
     let mut plain = 0;
     for chunk in &mut chunks {

@@ -30,8 +30,6 @@ use std::collections::HashMap;
 use std::fmt;
 use std::sync::Arc;
 
-mod quick;
-
 /// The lookup routes, with their full paths (merged into the
 /// application's router, not nested: see [`super::app`]).
 pub(crate) fn routes() -> Router<AppState> {
@@ -307,7 +305,6 @@ fn answer_json(answer: &Answer, steps: Option<&Vec<Step>>) -> api::LookupAnswer 
 }
 
 /// A parsed lookup request: one key, or several under one context.
-#[derive(Debug)]
 struct Parsed {
     request: Request,
     keys: Option<Vec<String>>,
@@ -354,17 +351,6 @@ pub(super) fn requested_env(bytes: &[u8]) -> Option<i64> {
 }
 
 fn parse_request(bytes: &[u8]) -> Result<Parsed, ApiError> {
-    // The usual form read by hand; anything else (every mistake among it)
-    // with serde, which words the errors.
-    let fields = match std::str::from_utf8(bytes).ok().and_then(quick::fields) {
-        Some(fields) => fields,
-        None => read_fields(bytes)?,
-    };
-    typed(fields)
-}
-
-/// The request that `fields` state, their types checked.
-fn typed(fields: Fields) -> Result<Parsed, ApiError> {
     let Fields {
         unknown,
         values:
@@ -383,7 +369,7 @@ fn typed(fields: Fields) -> Result<Parsed, ApiError> {
                 explain,
                 hierarchy_id,
             ],
-    } = fields;
+    } = read_fields(bytes)?;
     if let Some(unknown) = unknown {
         return Err(bad(format!(
             "unknown field {unknown:?} in the lookup request"
@@ -490,7 +476,6 @@ const BAD_ID: &str =
 /// A lookup request's fields as sent, each decoded from the body's text
 /// straight into a [`Value`] (no JSON tree in between); [`parse_request`]
 /// checks their types.
-#[derive(Debug)]
 struct Fields {
     /// The first field the API does not know.
     unknown: Option<String>,
