@@ -28,10 +28,6 @@ impl Hierarchy {
         &self.written
     }
 
-    pub(crate) fn templates(&self) -> &[Template] {
-        &self.templates
-    }
-
     /// The bytes a hierarchy of Strings holds: each level's text, its
     /// Value and its template (an empty level holds no text but still
     /// takes those), so that a bound on what is held bounds the memory.
@@ -61,19 +57,25 @@ fn string_len(level: &Value) -> usize {
     }
 }
 
-/// [`levels`], each with its template if `templates` are those of
-/// `hierarchy` ([`Hierarchy::templates`]); the order override's levels
-/// have none.
+/// The levels a lookup walks: a hierarchy as written (the configuration's
+/// `:hierarchy:`), or one whose templates were worked out once.
+#[derive(Clone, Copy, Debug)]
+pub(crate) enum Walked<'v> {
+    Written(&'v Value),
+    Compiled(&'v Hierarchy),
+}
+
+/// [`levels`], each with its template if the hierarchy came compiled; the
+/// order override's levels have none.
 pub(crate) fn walk<'v>(
-    hierarchy: &'v Value,
-    templates: Option<&'v [Template]>,
+    hierarchy: Walked<'v>,
     order_override: Option<&'v Value>,
 ) -> impl Iterator<Item = (&'v Value, Option<&'v Template>)> {
-    let (first, compiled) = match templates {
-        None => (Some(levels(hierarchy, order_override)), None),
-        Some(templates) => (
+    let (first, compiled) = match hierarchy {
+        Walked::Written(written) => (Some(levels(written, order_override)), None),
+        Walked::Compiled(h) => (
             order_override.map(|o| levels(o, None)),
-            Some(levels(hierarchy, None).zip(templates)),
+            Some(levels(&h.written, None).zip(h.templates.iter())),
         ),
     };
     let first = first.into_iter().flatten().map(|level| (level, None));
@@ -206,7 +208,7 @@ mod tests {
         ] {
             let compiled = Hierarchy::new(h.clone());
             for o in [None, Some(&o), Some(&nested_override)] {
-                let walked: Vec<_> = walk(h, Some(compiled.templates()), o).collect();
+                let walked: Vec<_> = walk(Walked::Compiled(&compiled), o).collect();
                 let plain: Vec<_> = levels(h, o).collect();
                 assert_eq!(walked.iter().map(|(l, _)| *l).collect::<Vec<_>>(), plain);
                 let overridden = o.map_or(0, |o| levels(o, None).count());
@@ -214,7 +216,7 @@ mod tests {
                     let want = (at >= overridden).then(|| Template::of(level));
                     assert_eq!(template.cloned(), want, "{h:?} {o:?} {at}");
                 }
-                let uncompiled: Vec<_> = walk(h, None, o).collect();
+                let uncompiled: Vec<_> = walk(Walked::Written(h), o).collect();
                 assert!(uncompiled.iter().all(|(_, t)| t.is_none()));
                 assert_eq!(uncompiled.len(), plain.len());
             }

@@ -5,7 +5,7 @@
 use super::budget::{Budget, Meter};
 use super::config::{BackendKind, Config};
 use super::error::{ErrorClass, HieraError, Result};
-use super::hierarchy::{Hierarchy, datafile_path, is_bad_level, is_bad_text, walk};
+use super::hierarchy::{Hierarchy, Walked, datafile_path, is_bad_level, is_bad_text, walk};
 use super::interpolate::plain::{self, Template};
 use super::interpolate::{
     Context, Resolver, has_token, interpolate, interpolate_general, interpolate_str,
@@ -236,9 +236,7 @@ pub(crate) struct Hiera<'a, 'd> {
     config: &'a Config,
     /// The levels walked: the configuration's `:hierarchy:`, or one given
     /// beside it ([`Hiera::hierarchy`]).
-    hierarchy: &'a Value,
-    /// The templates of `hierarchy`'s levels, when it came compiled.
-    templates: Option<&'a [Template]>,
+    hierarchy: Walked<'a>,
     data: &'a dyn DataSource<'d>,
     log: &'a dyn Log,
     /// `log.enabled()`, asked once: a lookup that logs nothing formats no
@@ -265,8 +263,7 @@ impl<'a, 'd> Hiera<'a, 'd> {
     ) -> Hiera<'a, 'd> {
         Hiera {
             config,
-            hierarchy: &config.hierarchy,
-            templates: None,
+            hierarchy: Walked::Written(&config.hierarchy),
             data,
             log,
             debugging: log.enabled(),
@@ -285,8 +282,7 @@ impl<'a, 'd> Hiera<'a, 'd> {
     /// own levels. Its levels' templates were worked out once: a walk
     /// only reads the variables they name.
     pub(crate) fn hierarchy(mut self, hierarchy: &'a Hierarchy) -> Hiera<'a, 'd> {
-        self.hierarchy = hierarchy.written();
-        self.templates = Some(hierarchy.templates());
+        self.hierarchy = Walked::Compiled(hierarchy);
         self
     }
 
@@ -441,7 +437,6 @@ impl<'a, 'd> Hiera<'a, 'd> {
         };
         let config: &'a Config = self.config;
         let mut fold = Fold::new(resolution, &config.merge);
-        let (hierarchy, templates): (&'a Value, _) = (self.hierarchy, self.templates);
         // A bad level is skipped before its data is read, as Hiera does;
         // where nothing can tell the difference (data in memory that
         // cannot fail to read, no datadir to interpolate per level, no one
@@ -450,7 +445,7 @@ impl<'a, 'd> Hiera<'a, 'd> {
         let check_late =
             datadir.is_some() && !self.debugging && self.trace.is_none() && self.data.pure();
         let hashed = HashedKey::new(key);
-        for (template, compiled) in walk(hierarchy, templates, order_override) {
+        for (template, compiled) in walk(self.hierarchy, order_override) {
             let source = match (template, compiled) {
                 // Most levels are plain names (`astute`, `globals`):
                 // nothing to interpolate, nothing to set up a context for.
