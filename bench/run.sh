@@ -23,9 +23,10 @@
 #      write to visible across two replicas, lookup throughput of a replica
 #      on PostgreSQL against one on SQLite, write throughput of each store
 #      (REPLICAS=0 skips it);
-#   8. TLS and authentication (bench/tls.sh): lookups from a TLS server
-#      with an auth file (bearer token, Basic) against a plain server on
-#      the same data, c=CONNS and c=1 (TLS=0 skips it; needs openssl).
+#   8. TLS and authentication (bench/tls.sh): TLS servers, alone and with
+#      an auth file (bearer token, Basic, client certificate), each loaded
+#      together with a plain server on the same data, c=CONNS and c=1
+#      (TLS=0 skips it; needs openssl).
 #
 # Runs 1, 2 and 4 are repeated in ROUNDS interleaved rounds; ratios are
 # taken within a round, then the median across rounds is printed.
