@@ -18,6 +18,11 @@ pub(crate) const DEFAULT_DB: &str = "hierad.db";
 /// 100 ms in which issue 11 wants them seen, at one cheap read each.
 pub(crate) const DEFAULT_SYNC_EVERY: Duration = Duration::from_millis(20);
 
+/// The default of `--lookup-body-limit`: a lookup names its scope
+/// variables and keys, a few kilobytes; a whole Puppet fact set (hundreds
+/// of kilobytes at most) still fits.
+pub(crate) const DEFAULT_LOOKUP_BODY_LIMIT: usize = 1024 * 1024;
+
 /// The server's settings.
 #[derive(Clone, Debug)]
 pub struct Settings {
@@ -25,6 +30,11 @@ pub struct Settings {
     pub(crate) db: PathBuf,
     /// The largest request body accepted (413 beyond).
     pub(crate) body_limit: usize,
+    /// The largest lookup or hierarchy-registration body accepted (413
+    /// beyond): those are parsed whole into trees that take some 70 times
+    /// their size, while they are small by nature (the scope a hierarchy
+    /// names, some keys).
+    pub(crate) lookup_body_limit: usize,
     /// Every request is answered or abandoned within this time.
     pub(crate) request_timeout: Duration,
     /// The sample tree loaded into an empty database on first start.
@@ -87,6 +97,7 @@ impl Default for Settings {
             listen: SocketAddr::from(([127, 0, 0, 1], DEFAULT_PORT)),
             db: PathBuf::from(DEFAULT_DB),
             body_limit: 16 * 1024 * 1024,
+            lookup_body_limit: DEFAULT_LOOKUP_BODY_LIMIT,
             request_timeout: Duration::from_secs(30),
             sample: Sample::BuiltIn,
             cache_bytes: 256 * 1024 * 1024,

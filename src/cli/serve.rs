@@ -40,6 +40,11 @@ pub(crate) struct Args {
     /// Largest request body accepted, in bytes.
     #[arg(long, default_value_t = 16 * 1024 * 1024)]
     pub(crate) body_limit: usize,
+    /// Largest lookup or hierarchy-registration body accepted, in bytes
+    /// (at most --body-limit). Such a body is parsed whole, into some 70
+    /// times its size in memory.
+    #[arg(long, default_value_t = crate::settings::DEFAULT_LOOKUP_BODY_LIMIT)]
+    pub(crate) lookup_body_limit: usize,
     /// The lookup-answer cache's budget in MiB of request and answer
     /// bodies (0: no cache). Answers are cached from their second request.
     #[arg(long, env = "HIERAD_CACHE_MIB", default_value_t = 256)]
@@ -177,6 +182,7 @@ pub(crate) fn run(args: Args) -> anyhow::Result<ExitCode> {
         listen: args.listen,
         db: args.db,
         body_limit: args.body_limit,
+        lookup_body_limit: args.lookup_body_limit,
         cache_bytes: args.cache_mib.saturating_mul(1024 * 1024),
         memo_bytes: args.memo_mib.saturating_mul(1024 * 1024),
         sample: match (args.no_sample, args.sample) {

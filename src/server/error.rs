@@ -21,7 +21,7 @@ pub(crate) enum ApiError {
     /// 409: it would break a uniqueness rule.
     Conflict(String),
     /// 413: the body is over the limit.
-    TooLarge(usize),
+    TooLarge(super::body::BodyLimit),
     /// 422: Hiera itself fails this lookup.
     Hiera(HieraError),
     /// 408: not answered within the request time limit.
@@ -97,7 +97,7 @@ impl IntoResponse for ApiError {
             ApiError::TooLarge(limit) => (
                 StatusCode::PAYLOAD_TOO_LARGE,
                 "payload_too_large",
-                format!("the request body is larger than the limit of {limit} bytes"),
+                limit.to_string(),
             ),
             ApiError::Hiera(e) => {
                 let body = ErrorBody {

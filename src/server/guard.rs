@@ -5,7 +5,7 @@
 //! counted and, after a few from one client address, slowed down. And
 //! the access log: one structured line per request.
 
-use super::body::LimitedBytes;
+use super::body::LookupBytes;
 use super::error::error_response;
 use super::state::AppState;
 use crate::auth::{self, AuthError, Need, Principal, remember::Remembered, verify::CertIdentity};
@@ -289,8 +289,8 @@ async fn environment(
         return Ok((Request::from_parts(parts, body), None));
     }
     let whole = Request::from_parts(parts.clone(), body);
-    let bytes = match LimitedBytes::from_request(whole, state).await {
-        Ok(LimitedBytes(bytes)) => bytes,
+    let bytes = match LookupBytes::from_request(whole, state).await {
+        Ok(LookupBytes(bytes)) => bytes,
         Err(e) => return Err(axum::response::IntoResponse::into_response(e)),
     };
     // A body the lookup cannot parse names no environment; the handler

@@ -6,7 +6,7 @@
 //! same id, and the registry here is only a per-process memory of lists,
 //! bounded, that a client fills again when it forgets one (409).
 
-use super::body::LimitedBytes;
+use super::body::LookupBytes;
 use super::error::ApiError;
 use super::state::AppState;
 use crate::api;
@@ -162,7 +162,7 @@ impl Hierarchies {
 /// `POST /api/v1/hierarchies`: `{"hierarchy": [...]}` → `{"id": ...}`.
 async fn register(
     State(state): State<AppState>,
-    LimitedBytes(bytes): LimitedBytes,
+    LookupBytes(bytes): LookupBytes,
 ) -> Result<Json<api::RegisteredHierarchy>, ApiError> {
     let levels = parse_registration(&bytes)?;
     let id = state.hierarchies().register(levels);

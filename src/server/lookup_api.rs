@@ -2,7 +2,7 @@
 //! several keys under one context), answered from the published snapshot,
 //! with hot answers cached until the next write.
 
-use super::body::LimitedBytes;
+use super::body::LookupBytes;
 use super::error::ApiError;
 use super::hierarchies::HierarchyId;
 use super::metrics::Metrics;
@@ -76,7 +76,7 @@ static TAG_FINDER: std::sync::LazyLock<memchr::memmem::Finder<'static>> =
 
 async fn lookup_handler(
     State(state): State<AppState>,
-    LimitedBytes(bytes): LimitedBytes,
+    LookupBytes(bytes): LookupBytes,
 ) -> Result<Response, ApiError> {
     // Read before the snapshot: writers publish a snapshot, then bump the
     // generation, so nothing kept under a generation (answers, configs)

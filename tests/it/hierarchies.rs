@@ -224,3 +224,87 @@ fn ids_are_the_same_in_every_process() {
         lookup(&first, &request).body
     );
 }
+
+/// A lookup body of exactly `len` bytes (its scope padded), of a key the
+/// sample holds.
+fn lookup_of_len(len: usize) -> String {
+    let body = |pad: &str| {
+        json!({ "environment": 1, "key": "fqdn", "hierarchy": ["astute"], "scope": { "pad": pad } })
+            .to_string()
+    };
+    let body = body(&"x".repeat(len - body("").len()));
+    assert_eq!(body.len(), len);
+    body
+}
+
+/// Lookups and registrations are parsed whole into trees many times their
+/// size (a 16 MiB registration of empty levels peaked at 1.2 GB RSS), so
+/// their bodies have a limit of their own, `--lookup-body-limit`, below
+/// the one for documents: over it, 413 naming the flag, and the server's
+/// memory untouched; at it, answered. A document over it is still taken.
+#[test]
+fn lookup_bodies_have_a_limit_of_their_own() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = TestServer::start_on(
+        &dir.path().join("hierad.db"),
+        &["--lookup-body-limit", "4096"],
+    );
+    let at = post(&server, "/api/v1/lookup", &lookup_of_len(4096));
+    assert_eq!(at.status, 200, "{}", at.body);
+    let refused = |r: Reply, limit: &str, flag: bool| {
+        assert_eq!(r.status, 413, "{}", r.body);
+        assert_eq!(r.json()["error"], "payload_too_large", "{}", r.body);
+        let message = r.json()["message"].as_str().unwrap().to_owned();
+        assert!(
+            message.contains(&format!("limit of {limit} bytes")),
+            "{message}"
+        );
+        assert_eq!(message.contains("--lookup-body-limit"), flag, "{message}");
+    };
+    refused(
+        post(&server, "/api/v1/lookup", &lookup_of_len(4097)),
+        "4096",
+        true,
+    );
+    // A registration of many levels: refused over the limit, taken at it.
+    let levels = |n: usize| json!({ "hierarchy": vec!["level"; n] }).to_string();
+    let fits = (1..)
+        .take_while(|n| levels(*n).len() <= 4096)
+        .last()
+        .unwrap();
+    assert_eq!(
+        register(&server, &json!({ "hierarchy": vec!["level"; fits] })).status,
+        200
+    );
+    refused(
+        post(&server, "/api/v1/hierarchies", &levels(fits + 1)),
+        "4096",
+        true,
+    );
+    // Documents keep --body-limit (16 MiB).
+    let big = json!({ "blob": "y".repeat(64 * 1024) }).to_string();
+    let put = call(
+        "PUT",
+        &format!(
+            "{}/api/v1/config/environments/1/resources/astute/values",
+            server.url
+        ),
+        Some(&big),
+        &[("content-type", "application/json")],
+    );
+    assert_eq!(put.status, 204, "{}", put.body);
+
+    // A --body-limit below the lookup limit is the one that applies, and
+    // the one named.
+    let dir = tempfile::tempdir().unwrap();
+    let server = TestServer::start_on(&dir.path().join("hierad.db"), &["--body-limit", "2048"]);
+    assert_eq!(
+        post(&server, "/api/v1/lookup", &lookup_of_len(2048)).status,
+        200
+    );
+    refused(
+        post(&server, "/api/v1/lookup", &lookup_of_len(2049)),
+        "2048",
+        false,
+    );
+}
