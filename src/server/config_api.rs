@@ -86,7 +86,7 @@ async fn list_components(State(state): State<AppState>) -> Json<Vec<api::Compone
 
 async fn create_component(
     State(state): State<AppState>,
-    LimitedBytes(bytes): LimitedBytes,
+    LimitedBytes(bytes, _turn): LimitedBytes,
 ) -> Result<Response, ApiError> {
     let new = parse::<api::NewComponent>(&bytes, "component")?;
     // Contents are checked before anything is created, so a bad schema
@@ -190,7 +190,7 @@ async fn get_retention(
 async fn put_retention(
     State(state): State<AppState>,
     Path(env): Path<String>,
-    LimitedBytes(bytes): LimitedBytes,
+    LimitedBytes(bytes, _turn): LimitedBytes,
 ) -> Result<Json<api::RetentionAnswer>, ApiError> {
     let env = env_id(&env)?;
     let retention: Retention = parse::<api::Retention>(&bytes, "retention")?.into();
@@ -207,7 +207,7 @@ async fn put_retention(
 
 async fn create_environment(
     State(state): State<AppState>,
-    LimitedBytes(bytes): LimitedBytes,
+    LimitedBytes(bytes, _turn): LimitedBytes,
 ) -> Result<Response, ApiError> {
     let body = parse::<api::NewEnvironment>(&bytes, "environment")?;
     let retention = body.retention.map(Retention::from);
@@ -300,7 +300,7 @@ async fn import(
     State(state): State<AppState>,
     Extension(who): Extension<Principal>,
     Path(env): Path<String>,
-    LimitedBytes(bytes): LimitedBytes,
+    LimitedBytes(bytes, _turn): LimitedBytes,
 ) -> Result<Json<api::ImportSummary>, ApiError> {
     let env = env_id(&env)?;
     let body: api::ImportRequest = {
@@ -553,7 +553,7 @@ async fn put_document(
     Path((env, rest)): Path<(String, String)>,
     headers: HeaderMap,
     OriginalUri(uri): OriginalUri,
-    Body(body): Body,
+    Body(body, _turn): Body,
 ) -> Result<Response, ApiError> {
     let env = env_id(&env)?;
     let (mut at, target) = parse_document_url(env, &rest)?;

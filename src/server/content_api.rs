@@ -57,7 +57,7 @@ async fn get_definition(
 async fn put_content(
     State(state): State<AppState>,
     Path((component, resource)): Path<(String, String)>,
-    LimitedBytes(bytes): LimitedBytes,
+    LimitedBytes(bytes, _turn): LimitedBytes,
 ) -> Result<Json<api::ResourceDefinition>, ApiError> {
     let content: Map<String, Value> = match serde_json::from_slice::<Value>(&bytes) {
         Ok(Value::Object(map)) => map,

@@ -290,7 +290,7 @@ async fn environment(
     }
     let whole = Request::from_parts(parts.clone(), body);
     let bytes = match LookupBytes::from_request(whole, state).await {
-        Ok(LookupBytes(bytes)) => bytes,
+        Ok(LookupBytes(bytes, _)) => bytes,
         Err(e) => return Err(axum::response::IntoResponse::into_response(e)),
     };
     // A body the lookup cannot parse names no environment; the handler

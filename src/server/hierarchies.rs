@@ -162,7 +162,7 @@ impl Hierarchies {
 /// `POST /api/v1/hierarchies`: `{"hierarchy": [...]}` → `{"id": ...}`.
 async fn register(
     State(state): State<AppState>,
-    LookupBytes(bytes): LookupBytes,
+    LookupBytes(bytes, _turn): LookupBytes,
 ) -> Result<Json<api::RegisteredHierarchy>, ApiError> {
     let levels = parse_registration(&bytes)?;
     let id = state.hierarchies().register(levels);

@@ -76,7 +76,7 @@ static TAG_FINDER: std::sync::LazyLock<memchr::memmem::Finder<'static>> =
 
 async fn lookup_handler(
     State(state): State<AppState>,
-    LookupBytes(bytes): LookupBytes,
+    LookupBytes(bytes, _turn): LookupBytes,
 ) -> Result<Response, ApiError> {
     // Read before the snapshot: writers publish a snapshot, then bump the
     // generation, so nothing kept under a generation (answers, configs)

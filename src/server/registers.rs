@@ -121,7 +121,7 @@ async fn get_register(
 async fn put_register(
     State(state): State<AppState>,
     Path((env, level)): Path<(String, String)>,
-    LimitedBytes(bytes): LimitedBytes,
+    LimitedBytes(bytes, _turn): LimitedBytes,
 ) -> Result<Json<api::Register>, ApiError> {
     let env = env_id(&env)?;
     let new = values(&bytes)?;
@@ -137,7 +137,7 @@ async fn put_register(
 async fn add_values(
     State(state): State<AppState>,
     Path((env, level)): Path<(String, String)>,
-    LimitedBytes(bytes): LimitedBytes,
+    LimitedBytes(bytes, _turn): LimitedBytes,
 ) -> Result<Json<api::RegisterChange>, ApiError> {
     let env = env_id(&env)?;
     let new = values(&bytes)?;

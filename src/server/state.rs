@@ -64,6 +64,8 @@ struct Inner {
     /// Turns to run a costly lookup off the async workers (see
     /// `Settings::lookup_workers`).
     lookup_turns: Arc<tokio::sync::Semaphore>,
+    /// The one turn of request bodies over `body::BIG_BODY` bytes.
+    big_bodies: Arc<tokio::sync::Semaphore>,
     settings: Settings,
     /// The loaded auth file (swapped whole on SIGHUP); none: every
     /// request is anonymous (a loopback-only server).
@@ -116,6 +118,7 @@ impl AppState {
                 metrics,
                 writes: tokio::sync::Mutex::new(()),
                 lookup_turns,
+                big_bodies: Arc::new(tokio::sync::Semaphore::new(1)),
                 settings,
                 authenticator: ArcSwapOption::empty(),
                 throttle: Throttle::default(),
@@ -173,6 +176,11 @@ impl AppState {
 
     pub fn throttle(&self) -> &Throttle {
         &self.inner.throttle
+    }
+
+    /// The turn of big request bodies (`body::BigTurn`).
+    pub(crate) fn big_bodies(&self) -> &Arc<tokio::sync::Semaphore> {
+        &self.inner.big_bodies
     }
 
     pub(crate) fn hierarchies(&self) -> &Hierarchies {

@@ -308,3 +308,46 @@ fn lookup_bodies_have_a_limit_of_their_own() {
         false,
     );
 }
+
+/// Bodies over 1 MiB are handled one at a time (the server's memory then
+/// holds one big body's tree, not one per client): sent at once, every
+/// one is still written, none waits on another forever.
+#[test]
+fn big_bodies_sent_at_once_are_all_written() {
+    let server = TestServer::with_sample();
+    let put = |n: usize| {
+        let body = json!({ "blob": format!("{n}:{}", "y".repeat(3 * 1024 * 1024)) }).to_string();
+        call(
+            "PUT",
+            &format!(
+                "{}/api/v1/config/environments/1/resources/astute/values",
+                server.url
+            ),
+            Some(&body),
+            &[("content-type", "application/json")],
+        )
+    };
+    let statuses: Vec<u16> = std::thread::scope(|s| {
+        let all: Vec<_> = (0..4).map(|n| s.spawn(move || put(n).status)).collect();
+        all.into_iter().map(|t| t.join().unwrap()).collect()
+    });
+    assert_eq!(statuses, [204; 4]);
+    let history = call(
+        "GET",
+        &format!(
+            "{}/api/v1/config/environments/1/resources/astute/values/history",
+            server.url
+        ),
+        None,
+        &[],
+    );
+    assert_eq!(history.status, 200, "{}", history.body);
+    let big = history
+        .json()
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|v| v["size"].as_u64() > Some(3 << 20))
+        .count();
+    assert_eq!(big, 4, "{}", history.body);
+}
