@@ -495,6 +495,16 @@ fn every_way_of_authenticating_over_tls() {
             other.body
         );
         assert_eq!(put(&plain, &url, 1, &h).status, 403);
+        // The guard reads a lookup's body to learn its environment: within
+        // the lookup limit, as the lookup itself does (read within the
+        // general limit, this one would be parsed and refused 403).
+        let padded = format!(
+            r#"{{"environment": 1, "key": "aodh", "scope": {{"pad": "{}"}}}}"#,
+            "x".repeat(1 << 20)
+        );
+        let over = send(&plain, "POST", &format!("{url}/api/v1/lookup"), &padded, &h);
+        assert_eq!(over.status, 413, "{}", over.body);
+        assert!(over.body.contains("--lookup-body-limit"), "{}", over.body);
         let doc = send(
             &plain,
             "GET",
