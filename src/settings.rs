@@ -21,7 +21,7 @@ pub(crate) const DEFAULT_SYNC_EVERY: Duration = Duration::from_millis(20);
 /// The default of `--lookup-body-limit`: a lookup names its scope
 /// variables and keys, a few kilobytes; a whole Puppet fact set (hundreds
 /// of kilobytes at most) still fits.
-pub(crate) const DEFAULT_LOOKUP_BODY_LIMIT: usize = 1024 * 1024;
+pub(crate) const DEFAULT_LOOKUP_BODY_LIMIT: u64 = 1024 * 1024;
 
 /// The server's settings.
 #[derive(Clone, Debug)]
@@ -97,7 +97,7 @@ impl Default for Settings {
             listen: SocketAddr::from(([127, 0, 0, 1], DEFAULT_PORT)),
             db: PathBuf::from(DEFAULT_DB),
             body_limit: 16 * 1024 * 1024,
-            lookup_body_limit: DEFAULT_LOOKUP_BODY_LIMIT,
+            lookup_body_limit: DEFAULT_LOOKUP_BODY_LIMIT as usize,
             request_timeout: Duration::from_secs(30),
             sample: Sample::BuiltIn,
             cache_bytes: 256 * 1024 * 1024,

@@ -37,14 +37,14 @@ pub(crate) struct Args {
     /// Do not load any sample into an empty database.
     #[arg(long)]
     pub(crate) no_sample: bool,
-    /// Largest request body accepted, in bytes.
-    #[arg(long, default_value_t = 16 * 1024 * 1024)]
-    pub(crate) body_limit: usize,
+    /// Largest request body accepted, in bytes (at least 1024).
+    #[arg(long, value_parser = clap::value_parser!(u64).range(1024..), default_value_t = 16 * 1024 * 1024)]
+    pub(crate) body_limit: u64,
     /// Largest lookup or hierarchy-registration body accepted, in bytes
-    /// (at most --body-limit). Such a body is parsed whole, into some 70
-    /// times its size in memory.
-    #[arg(long, default_value_t = crate::settings::DEFAULT_LOOKUP_BODY_LIMIT)]
-    pub(crate) lookup_body_limit: usize,
+    /// (at least 1024, at most --body-limit). Such a body is parsed whole,
+    /// into some 70 times its size in memory.
+    #[arg(long, value_parser = clap::value_parser!(u64).range(1024..), default_value_t = crate::settings::DEFAULT_LOOKUP_BODY_LIMIT)]
+    pub(crate) lookup_body_limit: u64,
     /// The lookup-answer cache's budget in MiB of request and answer
     /// bodies (0: no cache). Answers are cached from their second request.
     #[arg(long, env = "HIERAD_CACHE_MIB", default_value_t = 256)]
@@ -181,8 +181,8 @@ pub(crate) fn run(args: Args) -> anyhow::Result<ExitCode> {
     let settings = Settings {
         listen: args.listen,
         db: args.db,
-        body_limit: args.body_limit,
-        lookup_body_limit: args.lookup_body_limit,
+        body_limit: usize::try_from(args.body_limit).unwrap_or(usize::MAX),
+        lookup_body_limit: usize::try_from(args.lookup_body_limit).unwrap_or(usize::MAX),
         cache_bytes: args.cache_mib.saturating_mul(1024 * 1024),
         memo_bytes: args.memo_mib.saturating_mul(1024 * 1024),
         sample: match (args.no_sample, args.sample) {

@@ -351,3 +351,28 @@ fn big_bodies_sent_at_once_are_all_written() {
         .count();
     assert_eq!(big, 4, "{}", history.body);
 }
+
+/// A body limit under 1 KiB (no lookup fits) is refused at start, naming
+/// the flag, before anything is opened.
+#[test]
+fn body_limits_under_a_kibibyte_are_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    for flag in ["--lookup-body-limit", "--body-limit"] {
+        let out = std::process::Command::new(env!("CARGO_BIN_EXE_hierad"))
+            .args(["serve", "--listen", "127.0.0.1:0", "--db"])
+            .arg(dir.path().join("hierad.db"))
+            .args([flag, "0"])
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(!out.status.success(), "{flag}: {stderr}");
+        assert!(
+            stderr.contains(&format!("invalid value '0' for '{flag}")),
+            "{stderr}"
+        );
+        assert!(
+            !dir.path().join("hierad.db").exists(),
+            "{flag}: a database was made"
+        );
+    }
+}
