@@ -28,7 +28,7 @@ impl FromRequest<AppState> for LimitedBytes {
 }
 
 /// Bodies over this many bytes are handled one at a time ([`BigTurn`]).
-pub(crate) const BIG_BODY: usize = 1024 * 1024;
+const BIG_BODY: usize = 1024 * 1024;
 
 /// The turn a body over [`BIG_BODY`] bytes holds while its request is
 /// handled (smaller ones need none). Such a body is parsed into a tree

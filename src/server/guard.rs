@@ -289,12 +289,12 @@ async fn environment(
         return Ok((Request::from_parts(parts, body), None));
     }
     let whole = Request::from_parts(parts.clone(), body);
-    let bytes = match LookupBytes::from_request(whole, state).await {
-        Ok(LookupBytes(bytes, _)) => bytes,
+    let (bytes, _turn) = match LookupBytes::from_request(whole, state).await {
+        Ok(LookupBytes(bytes, turn)) => (bytes, turn),
         Err(e) => return Err(axum::response::IntoResponse::into_response(e)),
     };
     // A body the lookup cannot parse names no environment; the handler
-    // answers it 400 with the same parser.
+    // answers it 400 with the same parser (its turn held while parsed).
     let env = super::lookup_api::requested_env(&bytes);
     Ok((
         Request::from_parts(parts, axum::body::Body::from(bytes)),

@@ -32,8 +32,8 @@ pub(crate) const MAX_HIERARCHIES: usize = 1024;
 
 /// How many bytes of levels a process holds at most (their text, and
 /// what each level takes beside it: [`Hierarchy::held_bytes`]; a single
-/// registration may be larger, up to the body limit: it is then held
-/// alone), so that registering large lists cannot exhaust memory.
+/// registration may be larger, up to the lookup body limit: it is then
+/// held alone), so that registering large lists cannot exhaust memory.
 pub(crate) const MAX_HIERARCHY_BYTES: usize = 16 * 1024 * 1024;
 
 /// A hierarchy's id: the first 16 bytes of SHA-256 over its levels, each

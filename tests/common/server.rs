@@ -96,6 +96,18 @@ impl TestServer {
     }
 }
 
+impl TestServer {
+    /// `POST` of a JSON `body` to `path` on this server.
+    pub fn post_json(&self, path: &str, body: &str) -> Reply {
+        call(
+            "POST",
+            &format!("{}{path}", self.url),
+            Some(body),
+            &[("content-type", "application/json")],
+        )
+    }
+}
+
 impl Drop for TestServer {
     fn drop(&mut self) {
         if let Some(mut child) = self.child.take() {

@@ -19,6 +19,7 @@ pub mod server;
 mod api;
 mod bench;
 mod bench_tls;
+mod bodies;
 mod budget;
 mod cli;
 mod cli_client;
