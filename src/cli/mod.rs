@@ -10,6 +10,7 @@ pub(crate) mod export;
 pub(crate) mod health;
 pub(crate) mod history;
 pub(crate) mod import;
+pub(crate) mod logging;
 pub(crate) mod lookup;
 pub(crate) mod migrate;
 pub(crate) mod register;

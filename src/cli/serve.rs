@@ -176,7 +176,7 @@ fn positive_duration(text: &str) -> Result<Duration, String> {
 ///
 /// The database cannot be opened or the address cannot be bound.
 pub(crate) fn run(args: Args) -> anyhow::Result<ExitCode> {
-    init_logging();
+    super::logging::init()?;
     let security = Security::from_args(&args)?;
     let settings = Settings {
         listen: args.listen,
@@ -342,18 +342,6 @@ async fn reload_on_hangup(state: AppState, auth: Option<PathBuf>, tls: Option<Ar
             }
         }
     }
-}
-
-fn init_logging() {
-    use tracing_subscriber::EnvFilter;
-    let filter = EnvFilter::try_from_env("HIERAD_LOG").unwrap_or_else(|_| EnvFilter::new("info"));
-    let _ = tracing_subscriber::fmt()
-        .with_env_filter(filter)
-        .with_writer(std::io::stderr)
-        // Colour codes only for a person: a log file or collector gets
-        // plain `key=value` text.
-        .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
-        .try_init();
 }
 
 /// On first start, the sample tree becomes environment 1 (level `nodes`),

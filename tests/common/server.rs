@@ -4,6 +4,7 @@
 use std::io::{BufRead, BufReader};
 use std::path::Path;
 use std::process::{Child, Command, Stdio};
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 #[derive(Debug)]
@@ -11,6 +12,17 @@ pub struct TestServer {
     pub url: String,
     child: Option<Child>,
     _dir: Option<tempfile::TempDir>,
+    /// Its stderr so far: the log, at `HIERAD_LOG=warn` unless started
+    /// with [`TestServer::start_logging`].
+    log: Arc<Mutex<String>>,
+    /// Reads stderr into `log` until the server exits.
+    drain: Option<std::thread::JoinHandle<()>>,
+}
+
+fn append(log: &Mutex<String>, line: &str) {
+    let mut log = log.lock().unwrap();
+    log.push_str(line);
+    log.push('\n');
 }
 
 impl TestServer {
@@ -40,33 +52,61 @@ impl TestServer {
     /// A server listening on `listen` (a restart on the same port) over
     /// `db`, with extra flags.
     pub fn start_at(listen: &str, db: &Path, extra: &[&str]) -> TestServer {
+        TestServer::launch(listen, db, extra, "warn")
+    }
+
+    /// A server over `db` with extra flags, logging as `HIERAD_LOG` =
+    /// `directives` says (its log: [`TestServer::log`]).
+    pub fn start_logging(db: &Path, extra: &[&str], directives: &str) -> TestServer {
+        TestServer::launch("127.0.0.1:0", db, extra, directives)
+    }
+
+    fn launch(listen: &str, db: &Path, extra: &[&str], directives: &str) -> TestServer {
         let mut child = Command::new(env!("CARGO_BIN_EXE_hierad"))
             .args(["serve", "--listen", listen, "--db"])
             .arg(db)
             .args(extra)
             .current_dir(env!("CARGO_MANIFEST_DIR"))
-            .env("HIERAD_LOG", "warn")
+            .env("HIERAD_LOG", directives)
             .stderr(Stdio::piped())
             .spawn()
             .expect("start hierad serve");
         let stderr = child.stderr.take().unwrap();
         let mut lines = BufReader::new(stderr).lines();
+        let log = Arc::new(Mutex::new(String::new()));
         let url = loop {
-            let line = lines
-                .next()
-                .expect("hierad serve exited before listening")
-                .unwrap();
+            let Some(line) = lines.next() else {
+                panic!(
+                    "hierad serve exited before listening:\n{}",
+                    log.lock().unwrap()
+                );
+            };
+            let line = line.unwrap();
+            append(&log, &line);
             if let Some(url) = line.strip_prefix("listening on ") {
                 break url.to_owned();
             }
         };
         // Keep draining stderr so the server never blocks on a full pipe.
-        std::thread::spawn(move || for _ in lines {});
+        let kept = Arc::clone(&log);
+        let drain = std::thread::spawn(move || {
+            for line in lines.map_while(Result::ok) {
+                append(&kept, &line);
+            }
+        });
         TestServer {
             url,
             child: Some(child),
             _dir: None,
+            log,
+            drain: Some(drain),
         }
+    }
+
+    /// What the server has logged so far (all of it once
+    /// [`TestServer::stop`] returned).
+    pub fn log(&self) -> String {
+        self.log.lock().unwrap().clone()
     }
 
     /// The database file of a server made by [`TestServer::with_sample`]
@@ -87,6 +127,10 @@ impl TestServer {
         Command::new("kill").args(["-TERM", &pid]).status().unwrap();
         for _ in 0..100 {
             if let Some(status) = child.try_wait().unwrap() {
+                // stderr is closed: the log is whole once the reader ends.
+                if let Some(drain) = self.drain.take() {
+                    let _ = drain.join();
+                }
                 return status;
             }
             std::thread::sleep(Duration::from_millis(50));

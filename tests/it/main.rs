@@ -33,6 +33,7 @@ mod hierarchies;
 mod http;
 mod import_export;
 mod import_export_fs;
+mod logs;
 mod migrate;
 mod pg_db;
 mod pg_faults;

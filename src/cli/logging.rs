@@ -1,0 +1,151 @@
+//! The server's log: `HIERAD_LOG` picks what is written (tracing's
+//! `EnvFilter` directives, `info` by default), and some dependencies are
+//! held below the levels where they write the data passing through them,
+//! whatever `HIERAD_LOG` asks: an operator who turns on `trace` to find a
+//! fault must not find the cluster's passwords in the log next to it.
+
+use tracing::{Level, Metadata};
+
+/// The environment variable holding the log's directives.
+pub(crate) const VAR: &str = "HIERAD_LOG";
+
+/// Dependencies' targets (and their submodules) and the most verbose
+/// level each may log at. Below it they write what they carry:
+/// - tokio-postgres (and postgres over it) at `debug`: every statement's
+///   parameters, which are document values;
+/// - ureq at `trace`: the wire, unredacted (its own documentation says
+///   so), which is the Keystone service account's password and the
+///   tokens validated; at `debug` it redacts headers;
+/// - axum's rejections at `trace`: the rejection's text, which can quote
+///   the request.
+const CAPS: &[(&str, Level)] = &[
+    ("tokio_postgres", Level::INFO),
+    ("postgres", Level::INFO),
+    ("ureq", Level::DEBUG),
+    ("ureq_proto", Level::DEBUG),
+    ("axum::rejection", Level::DEBUG),
+];
+
+/// `HIERAD_LOG` is not a set of directives tracing can read.
+#[derive(Debug, thiserror::Error)]
+#[error(
+    "{VAR}={value:?} cannot be read: {reason}. It takes tracing's directives, e.g. \
+     {VAR}=info, {VAR}=warn,hierad::access=info or {VAR}=debug"
+)]
+pub(crate) struct BadDirectives {
+    value: String,
+    reason: String,
+}
+
+/// Logs to stderr as `HIERAD_LOG` asks (`info` when it is unset), within
+/// [`CAPS`]. Colour codes only for a person: a log file or collector
+/// gets plain `key=value` text.
+///
+/// # Errors
+///
+/// `HIERAD_LOG` is set but cannot be read, or is not UTF-8.
+pub(crate) fn init() -> Result<(), BadDirectives> {
+    use tracing_subscriber::filter::{FilterExt, filter_fn};
+    use tracing_subscriber::layer::SubscriberExt;
+    use tracing_subscriber::util::SubscriberInitExt;
+    use tracing_subscriber::{Layer, fmt};
+    let directives = match std::env::var_os(VAR) {
+        None => "info".to_owned(),
+        Some(value) => value.into_string().map_err(|value| BadDirectives {
+            value: value.to_string_lossy().into_owned(),
+            reason: "it is not UTF-8".to_owned(),
+        })?,
+    };
+    let layer = fmt::layer()
+        .with_writer(std::io::stderr)
+        .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
+        .with_filter(filter(&directives)?.and(filter_fn(within_caps)));
+    // A second initialisation (tests running the server in process) keeps
+    // the first.
+    let _ = tracing_subscriber::registry().with(layer).try_init();
+    Ok(())
+}
+
+/// `directives` read as tracing's `EnvFilter`.
+fn filter(directives: &str) -> Result<tracing_subscriber::EnvFilter, BadDirectives> {
+    tracing_subscriber::EnvFilter::builder()
+        .parse(directives)
+        .map_err(|e| BadDirectives {
+            value: directives.to_owned(),
+            reason: e.to_string(),
+        })
+}
+
+/// Whether an event or span of `meta` may be logged at all (see [`CAPS`]).
+fn within_caps(meta: &Metadata<'_>) -> bool {
+    let target = meta.target();
+    CAPS.iter().all(|(prefix, most)| {
+        let under = target
+            .strip_prefix(prefix)
+            .is_some_and(|rest| rest.is_empty() || rest.starts_with("::"));
+        !under || *meta.level() <= *most
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use tracing::callsite::{Callsite, Identifier};
+    use tracing::metadata::Kind;
+
+    struct Site;
+    impl Callsite for Site {
+        fn set_interest(&self, _: tracing::subscriber::Interest) {}
+        fn metadata(&self) -> &Metadata<'_> {
+            unreachable!("only its identity is used")
+        }
+    }
+    static SITE: Site = Site;
+
+    fn allowed(target: &'static str, level: Level) -> bool {
+        let fields = tracing::field::FieldSet::new(&[], Identifier(&SITE));
+        let meta = Metadata::new(
+            "event",
+            target,
+            level,
+            None,
+            None,
+            None,
+            fields,
+            Kind::EVENT,
+        );
+        within_caps(&meta)
+    }
+
+    #[test]
+    fn data_carrying_targets_are_held_below_their_caps() {
+        assert!(allowed("tokio_postgres::query", Level::INFO));
+        assert!(!allowed("tokio_postgres::query", Level::DEBUG));
+        assert!(!allowed("tokio_postgres", Level::TRACE));
+        assert!(!allowed("postgres::client", Level::DEBUG));
+        assert!(allowed("ureq::run", Level::DEBUG));
+        assert!(!allowed("ureq::run", Level::TRACE));
+        assert!(!allowed("ureq_proto::util", Level::TRACE));
+        assert!(!allowed("axum::rejection", Level::TRACE));
+        assert!(allowed("axum::serve", Level::TRACE));
+    }
+
+    #[test]
+    fn other_targets_are_left_to_the_directives() {
+        // Prefixes match whole path segments only.
+        assert!(allowed("postgresql_tool", Level::TRACE));
+        assert!(allowed("ureqx", Level::TRACE));
+        assert!(allowed("hierad::access", Level::TRACE));
+        assert!(allowed("rustls::server::hs", Level::TRACE));
+    }
+
+    #[test]
+    fn unreadable_directives_are_named() {
+        assert!(filter("warn,hierad::access=info").is_ok());
+        let text = filter("hierad=loud")
+            .expect_err("a level that does not exist")
+            .to_string();
+        assert!(text.contains("HIERAD_LOG=\"hierad=loud\""), "{text}");
+        assert!(text.contains("HIERAD_LOG=info"), "{text}");
+    }
+}
