@@ -64,6 +64,14 @@ class ClientTest < Minitest::Test
     assert_equal "Basic #{['puppet:p:w'].pack('m0')}", s.request_list.first.headers['authorization']
   end
 
+  def test_credentials_in_a_url_are_refused_unrepeated
+    error = assert_raises(PuppetX::Hierad::Error) { Client.new(url: 'https://puppet:Pw-in-url9@127.0.0.1:8750') }
+    assert_includes error.message, 'holds credentials'
+    refute_includes error.message, 'Pw-in-url9'
+    # An '@' after the host is the path's, not a user.
+    assert_equal ['http://127.0.0.1:1/a@b'], Client.new(url: 'http://127.0.0.1:1/a@b').urls
+  end
+
   def test_chunked_and_close_delimited_bodies
     s = server do |req|
       case req.path

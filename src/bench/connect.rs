@@ -45,6 +45,9 @@ impl std::str::FromStr for Target {
     type Err = String;
 
     fn from_str(url: &str) -> Result<Target, String> {
+        if client_auth::has_credentials(url) {
+            return Err(client_auth::CREDENTIALS_IN_URL.to_owned());
+        }
         let (https, rest) = match (url.strip_prefix("http://"), url.strip_prefix("https://")) {
             (Some(rest), _) => (false, rest),
             (None, Some(rest)) => (true, rest),

@@ -57,6 +57,9 @@ pub(crate) enum RemoteError {
     /// A `--server` value that is not an http:// or https:// URL.
     #[error("invalid server URL \"{0}\": give http://HOST:PORT or https://HOST:PORT")]
     BadUrl(String),
+    /// A `--server` URL with `USER:PASSWORD@`: not repeated.
+    #[error("{}", super::client_auth::CREDENTIALS_IN_URL)]
+    CredentialsInUrl,
     /// The server did not connect, or went silent, within its timeout.
     #[error(
         "timed out {phase} the hierad server at {url} (no progress in {seconds} s; {flag} sets the limit)"
@@ -118,8 +121,12 @@ impl Remote {
     /// # Errors
     ///
     /// [`RemoteError::BadUrl`] for an empty URL or another scheme;
+    /// [`RemoteError::CredentialsInUrl`] for a URL naming a user;
     /// [`RemoteError::Tls`] for an unusable CA or client certificate file.
     pub(crate) fn connect(server: &str, timeouts: Timeouts, auth: ClientAuth) -> Result<Remote> {
+        if super::client_auth::has_credentials(server) {
+            return Err(RemoteError::CredentialsInUrl);
+        }
         let base = normalize_base(server).ok_or_else(|| RemoteError::BadUrl(server.to_owned()))?;
         let config = Agent::config_builder()
             .http_status_as_error(false)

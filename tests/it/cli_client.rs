@@ -10,7 +10,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
-use crate::binary::command as hierad;
+use crate::binary::{self, command as hierad};
 
 /// Waits at most `limit` for the child, killing it past that.
 fn wait_bounded(child: &mut Child, limit: Duration) -> ExitStatus {
@@ -182,5 +182,31 @@ fn a_reader_that_stops_reading_is_a_normal_end() {
             .read_to_string(&mut stderr)
             .unwrap();
         assert_eq!((status.code(), stderr.as_str()), (Some(0), ""), "{format}");
+    }
+}
+
+/// A server URL naming a user (`USER:PASSWORD@HOST`) is refused by every
+/// client command, without repeating it: hierad takes credentials from
+/// --user with --password-file or --token, and its errors name the server.
+#[test]
+fn credentials_in_a_server_url_are_refused_unrepeated() {
+    let url = "http://alice:Pw-in-url7@127.0.0.1:1";
+    for args in [
+        vec![
+            "config",
+            "get",
+            "--server",
+            url,
+            "--env",
+            "1",
+            "--resource",
+            "astute",
+        ],
+        vec!["lookup", "--server", url, "--env", "1", "fqdn"],
+        vec!["bench", "--server", url, "-n", "1"],
+    ] {
+        let refusal = binary::refused(&args);
+        assert!(refusal.contains("holds credentials"), "{args:?}: {refusal}");
+        assert!(!refusal.contains("Pw-in-url7"), "{args:?}: {refusal}");
     }
 }

@@ -258,6 +258,12 @@ module PuppetX
 
       def initialize(url, options)
         m = URL.match(url)
+        # A user in the URL is refused without repeating it: its password
+        # would go into every error, and Puppet's log with it.
+        if !m && url =~ %r{\A[^/?#]*//[^/?#]*@}
+          raise Error, 'hierad: a url holds credentials (user:password@host), which the shim does not send ' \
+                       'and would print in its errors; give user: with password:, or token:'
+        end
         raise Error, "hierad: url #{url.inspect} is not an http:// or https:// URL (http://host:port)" unless m
 
         @url = url.chomp('/')
