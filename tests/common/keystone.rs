@@ -3,8 +3,8 @@
 //! tests (tests/oracle/shim/tls.rs). It answers `POST /v3/auth/tokens`
 //! (password method) and `GET /v3/auth/tokens` (`X-Auth-Token` +
 //! `X-Subject-Token`) with the statuses, headers and bodies the Keystone v3
-//! API reference documents; no Keystone can be installed from the package
-//! registries these tests run with.
+//! API reference documents, and fails on demand. The real Keystone's
+//! tokens are tested in tests/oracle/keystone_real.rs.
 
 use std::io::{Read, Write};
 use std::net::TcpListener;

@@ -1,5 +1,5 @@
 //! The oracle suite: hierad against the real tools it must agree with,
-//! Hiera 3.10 on Ruby (with deep_merge), Puppet 7 and openssl. Every test
+//! Hiera 3.10 on Ruby (with deep_merge), Puppet 7, openssl and Keystone. Every test
 //! here needs them and fails, naming the missing tool, without them
 //! (`bash .ci/run` installs them). What needs only the crate's own binary
 //! is the fast suite, tests/it.
@@ -19,6 +19,7 @@ mod tools;
 mod differential;
 mod export_hiera;
 mod json_ruby;
+mod keystone_real;
 mod merge_ruby;
 mod overrides;
 mod render_ruby;

@@ -6,7 +6,14 @@ use std::path::Path;
 use std::process::Command;
 
 /// Every tool some oracle test runs.
-const TOOLS: &[&str] = &["ruby", "hiera", "puppet", "openssl"];
+const TOOLS: &[&str] = &[
+    "ruby",
+    "hiera",
+    "puppet",
+    "openssl",
+    "keystone-manage",
+    "keystone-wsgi-public",
+];
 
 /// `Command::new(tool)`, after checking that `tool` is on PATH.
 pub(crate) fn command(tool: &str) -> Command {
@@ -27,8 +34,8 @@ fn missing(tools: &[&str]) -> Option<String> {
     (!absent.is_empty()).then(|| {
         format!(
             "the oracle suite (tests/oracle) compares hierad with the real tools and \
-             cannot find {} on PATH. Install Ruby, Hiera 3, deep_merge, Puppet 7 and \
-             openssl with `bash .ci/run`, or run only the fast suite with \
+             cannot find {} on PATH. Install Ruby, Hiera 3, deep_merge, Puppet 7, \
+             openssl and Keystone with `bash .ci/run`, or run only the fast suite with \
              `cargo test --lib --test it`.",
             absent.join(", ")
         )
