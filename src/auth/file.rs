@@ -2,8 +2,9 @@
 //! example docs/auth.example.toml): users with Argon2 password hashes,
 //! bearer tokens stored as SHA-256 digests, client-certificate rules and
 //! the Keystone settings. Read whole and checked on every (re)load;
-//! edited by `hierad auth …` keeping every comment, written to a
-//! temporary file and renamed over the old one, mode 0600.
+//! edited by `hierad auth …` keeping every comment, one command at a
+//! time (a lock file beside it), written to a temporary file and renamed
+//! over the old one, mode 0600.
 
 use super::Role;
 use serde::Deserialize;
@@ -347,11 +348,18 @@ fn push_entry(
 }
 
 /// Reads the file at `path` (empty if missing), lets `change` edit it,
-/// checks the result and writes it back in one rename.
+/// checks the result and writes it back in one rename; with the lock
+/// beside it held throughout, so commands run at once each edit what the
+/// one before wrote (without it, both read the same file and the second
+/// rename drops the first's entry: a token printed that never works).
 fn edit(
     path: &Path,
     change: impl FnOnce(&AuthFile, &mut toml_edit::DocumentMut) -> Result<(), String>,
 ) -> Result<(), AuthFileError> {
+    let _lock = lock(path).map_err(|source| AuthFileError::Write {
+        path: path.to_owned(),
+        source,
+    })?;
     let text = match std::fs::read_to_string(path) {
         Ok(text) => text,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => String::new(),
@@ -377,11 +385,9 @@ fn edit(
     })
 }
 
-/// Writes `bytes` to a new file beside `path` (mode 0600), flushes it to
-/// disk and renames it over `path`: a reader sees the old file or the new
-/// one, never half of one.
-fn write_private(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
-    use std::os::unix::fs::OpenOptionsExt;
+/// The folder of `path` and a hidden name there ending in `suffix`:
+/// `/etc/hierad/.auth.toml.lock`.
+fn beside(path: &Path, suffix: &str) -> (PathBuf, PathBuf) {
     let dir = match path.parent() {
         Some(dir) if !dir.as_os_str().is_empty() => dir,
         _ => Path::new("."),
@@ -389,7 +395,32 @@ fn write_private(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
     let name = path
         .file_name()
         .map_or_else(|| "auth".into(), |n| n.to_string_lossy().into_owned());
-    let temp = dir.join(format!(".{name}.{}.tmp", std::process::id()));
+    (dir.to_owned(), dir.join(format!(".{name}.{suffix}")))
+}
+
+/// Waits for, then holds, the exclusive lock on the file beside `path`
+/// (`flock`, released when the returned file closes, so also when the
+/// process dies). Not the auth file itself: it is replaced by rename, and a
+/// lock on it would stay with the old file.
+fn lock(path: &Path) -> std::io::Result<std::fs::File> {
+    use std::os::unix::fs::OpenOptionsExt;
+    let (_, lock) = beside(path, "lock");
+    let file = std::fs::OpenOptions::new()
+        .write(true)
+        .create(true)
+        .truncate(false)
+        .mode(0o600)
+        .open(lock)?;
+    rustix::fs::flock(&file, rustix::fs::FlockOperation::LockExclusive)?;
+    Ok(file)
+}
+
+/// Writes `bytes` to a new file beside `path` (mode 0600), flushes it to
+/// disk and renames it over `path`: a reader sees the old file or the new
+/// one, never half of one.
+fn write_private(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    use std::os::unix::fs::OpenOptionsExt;
+    let (dir, temp) = beside(path, &format!("{}.tmp", std::process::id()));
     let written = (|| {
         let mut file = std::fs::OpenOptions::new()
             .write(true)
@@ -399,7 +430,7 @@ fn write_private(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
         file.write_all(bytes)?;
         file.sync_all()?;
         std::fs::rename(&temp, path)?;
-        std::fs::File::open(dir)?.sync_all()
+        std::fs::File::open(&dir)?.sync_all()
     })();
     if written.is_err() {
         let _ = std::fs::remove_file(&temp);

@@ -17,6 +17,7 @@ pub mod pki;
 pub mod server;
 
 mod api;
+mod auth_file;
 mod bench;
 mod bench_tls;
 mod bodies;
