@@ -472,10 +472,18 @@ pub(crate) fn credentials<'a>(
             })?;
             return Ok(Credentials::Basic { user, password });
         }
-        return Err(AuthError::Malformed(format!(
-            "unknown Authorization scheme {:?}; use Basic or Bearer",
-            scheme.chars().take(20).collect::<String>()
-        )));
+        // The scheme is named only when it looks like one (`Digest`,
+        // `Negotiate`): a header that is a bare token or password (the
+        // scheme forgotten) must not come back in the answer, which a
+        // client may log.
+        let named = !rest.is_empty()
+            && scheme.len() <= 16
+            && scheme.bytes().all(|b| b.is_ascii_alphabetic() || b == b'-');
+        return Err(AuthError::Malformed(if named {
+            format!("unknown Authorization scheme {scheme:?}; use Basic or Bearer")
+        } else {
+            "the Authorization header names no scheme; send `Bearer TOKEN` or `Basic …`".to_owned()
+        }));
     }
     if let Some(token) = auth_token {
         let token = std::str::from_utf8(token)
@@ -626,10 +634,20 @@ mod tests {
             credentials(None, Some(b"k"), None, &mut buffer),
             Ok(Credentials::Keystone("k"))
         ));
-        assert!(matches!(
-            credentials(Some(b"Digest x"), None, None, &mut buffer),
-            Err(AuthError::Malformed(_))
-        ));
+        let refusal = |header: &[u8]| {
+            let mut buffer = String::new();
+            match credentials(Some(header), None, None, &mut buffer) {
+                Err(AuthError::Malformed(message)) => message,
+                other => panic!("{other:?}"),
+            }
+        };
+        assert!(refusal(b"Digest x").contains("scheme \"Digest\""));
+        // A bare token (the scheme forgotten) is not repeated.
+        for header in [&b"hierad_Zk3o9Qe4Vb"[..], b"s3cretToken x", b"Zk3o9Qe4Vb"] {
+            let message = refusal(header);
+            assert!(message.contains("names no scheme"), "{message}");
+            assert!(!message.contains("Zk3o9") && !message.contains("s3cret"));
+        }
         assert!(matches!(
             credentials(None, None, None, &mut buffer),
             Ok(Credentials::None)
