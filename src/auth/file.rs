@@ -200,11 +200,22 @@ impl AuthFile {
                 ));
             }
         }
-        if self.keystone.as_ref().is_some_and(|k| k.roles.is_empty()) {
-            return Err(
-                "keystone.roles maps no Keystone role to a hierad role; nobody could sign in"
-                    .to_owned(),
-            );
+        if let Some(keystone) = &self.keystone {
+            if keystone.roles.is_empty() {
+                return Err(
+                    "keystone.roles maps no Keystone role to a hierad role; nobody could sign in"
+                        .to_owned(),
+                );
+            }
+            // Not repeated: it holds a password.
+            if super::url_names_user(&keystone.url) {
+                return Err(
+                    "keystone.url holds credentials (USER:PASSWORD@HOST), which hierad \
+                     does not send and would log with the URL; the service account is \
+                     keystone.user with keystone.password_file"
+                        .to_owned(),
+                );
+            }
         }
         Ok(())
     }
@@ -441,6 +452,20 @@ fn write_private(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_keystone_url_naming_a_user_is_refused_unrepeated() {
+        let file = |url: &str| {
+            format!(
+                "[keystone]\nurl = \"{url}\"\nuser = \"hierad\"\npassword_file = \"/k\"\n\
+                 project = \"service\"\n[keystone.roles]\nreader = \"read\"\n"
+            )
+        };
+        assert!(AuthFile::parse(&file("https://keystone:5000/v3")).is_ok());
+        let err = AuthFile::parse(&file("https://svc:Ks-pw-77@keystone:5000/v3")).unwrap_err();
+        assert!(err.contains("keystone.url holds credentials"), "{err}");
+        assert!(!err.contains("Ks-pw-77"), "{err}");
+    }
 
     #[test]
     fn user_names_cannot_pass_for_other_principals() {

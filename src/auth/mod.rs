@@ -132,6 +132,17 @@ const ADMIN_ROUTES: &[&str] = &[
 /// look up may register the hierarchy its lookups name.
 const READ_POSTS: &[&str] = &[crate::api::LOOKUP_PATH, crate::api::HIERARCHIES_PATH];
 
+/// Whether `url`'s authority names a user (`scheme://USER[:PASSWORD]@host`).
+/// hierad takes no credentials from a URL (a server's for its clients,
+/// Keystone's in the auth file): a URL is printed wherever something is
+/// said about its server, in errors and logs.
+pub(crate) fn url_names_user(url: &str) -> bool {
+    let rest = url.split_once("://").map_or(url, |(_, rest)| rest);
+    rest.split(['/', '?', '#'])
+        .next()
+        .is_some_and(|authority| authority.contains('@'))
+}
+
 /// The one rule: what `method` on the route `template` (axum's matched
 /// path, `None` for no route) needs. Every request passes here; handlers
 /// check nothing themselves.
@@ -219,6 +230,28 @@ pub(crate) fn permit(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_user_in_the_url_is_found() {
+        for url in [
+            "http://alice:pw@127.0.0.1:8750",
+            "https://alice@host",
+            "alice:pw@host:8750",
+            "https://a:p%40ss@host/base",
+        ] {
+            assert!(url_names_user(url), "{url}");
+        }
+        for url in [
+            "http://127.0.0.1:8750",
+            "https://[::1]:8750/base",
+            "host:8750",
+            "http://host/a@b",
+            "http://host?x=a@b",
+            "http://host#a@b",
+        ] {
+            assert!(!url_names_user(url), "{url}");
+        }
+    }
     use http::Method;
 
     fn principal(role: Role, envs: Option<&[i64]>) -> Principal {

@@ -45,7 +45,7 @@ impl std::str::FromStr for Target {
     type Err = String;
 
     fn from_str(url: &str) -> Result<Target, String> {
-        if client_auth::has_credentials(url) {
+        if crate::auth::url_names_user(url) {
             return Err(client_auth::CREDENTIALS_IN_URL.to_owned());
         }
         let (https, rest) = match (url.strip_prefix("http://"), url.strip_prefix("https://")) {

@@ -166,14 +166,6 @@ pub(crate) const CREDENTIALS_IN_URL: &str = "the server URL holds credentials (U
      which hierad does not send and would print wherever it names the server; \
      give --user with --password-file, or --token (HIERAD_TOKEN)";
 
-/// Whether `url`'s authority names a user (`…@host`).
-pub(crate) fn has_credentials(url: &str) -> bool {
-    let rest = url.split_once("://").map_or(url, |(_, rest)| rest);
-    rest.split(['/', '?', '#'])
-        .next()
-        .is_some_and(|authority| authority.contains('@'))
-}
-
 /// What a TLS failure means for the user, in one line: an untrusted
 /// certificate names `--cacert`, a refused client certificate names
 /// `--client-cert`.
@@ -205,28 +197,6 @@ pub(crate) fn rustls_error(e: &std::io::Error) -> Option<&rustls::Error> {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn a_user_in_the_url_is_found() {
-        for url in [
-            "http://alice:pw@127.0.0.1:8750",
-            "https://alice@host",
-            "alice:pw@host:8750",
-            "https://a:p%40ss@host/base",
-        ] {
-            assert!(has_credentials(url), "{url}");
-        }
-        for url in [
-            "http://127.0.0.1:8750",
-            "https://[::1]:8750/base",
-            "host:8750",
-            "http://host/a@b",
-            "http://host?x=a@b",
-            "http://host#a@b",
-        ] {
-            assert!(!has_credentials(url), "{url}");
-        }
-    }
 
     #[test]
     fn unusable_files_are_named() {

@@ -124,7 +124,7 @@ impl Remote {
     /// [`RemoteError::CredentialsInUrl`] for a URL naming a user;
     /// [`RemoteError::Tls`] for an unusable CA or client certificate file.
     pub(crate) fn connect(server: &str, timeouts: Timeouts, auth: ClientAuth) -> Result<Remote> {
-        if super::client_auth::has_credentials(server) {
+        if crate::auth::url_names_user(server) {
             return Err(RemoteError::CredentialsInUrl);
         }
         let base = normalize_base(server).ok_or_else(|| RemoteError::BadUrl(server.to_owned()))?;
