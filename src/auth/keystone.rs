@@ -5,22 +5,27 @@
 //! A validated token is remembered until its `expires_at` (a bounded
 //! cache); Keystone unreachable or failing is `KeystoneDown` (503), never
 //! a pass. Blocking calls: the server runs them off its async workers.
+//! Calls that need the same answer share one call (moka's
+//! `try_get_with`): requests with the same new token wait for one
+//! validation, and every validation for one service login, so a hung
+//! Keystone holds each request one call's timeout, not one per request
+//! queued before it.
 
 use super::file::KeystoneEntry;
 use super::verify::{AuthError, sha256};
 use super::{Principal, Role, Via};
 use std::collections::BTreeMap;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::Duration;
 
 /// A Keystone answer names a token's expiry; entries live until then.
 struct UntilExpiry;
 
-impl moka::Expiry<[u8; 32], (Principal, jiff::Timestamp)> for UntilExpiry {
+impl<K, V> moka::Expiry<K, (V, jiff::Timestamp)> for UntilExpiry {
     fn expire_after_create(
         &self,
-        _key: &[u8; 32],
-        value: &(Principal, jiff::Timestamp),
+        _key: &K,
+        value: &(V, jiff::Timestamp),
         _now: std::time::Instant,
     ) -> Option<Duration> {
         let left = value.1.duration_since(jiff::Timestamp::now());
@@ -34,8 +39,8 @@ pub(crate) struct Keystone {
     config: KeystoneEntry,
     password: String,
     agent: ureq::Agent,
-    /// The service token and when it expires.
-    service: Mutex<Option<(Arc<str>, jiff::Timestamp)>>,
+    /// The service token, until a minute before its expiry.
+    service: moka::sync::Cache<(), (Arc<str>, jiff::Timestamp)>,
     validated: moka::sync::Cache<[u8; 32], (Principal, jiff::Timestamp)>,
 }
 
@@ -88,7 +93,10 @@ impl Keystone {
             config: config.clone(),
             password: password.trim_end_matches(['\r', '\n']).to_owned(),
             agent,
-            service: Mutex::new(None),
+            service: moka::sync::Cache::builder()
+                .max_capacity(1)
+                .expire_after(UntilExpiry)
+                .build(),
             validated: moka::sync::Cache::builder()
                 .max_capacity(config.cache_entries)
                 .expire_after(UntilExpiry)
@@ -111,13 +119,22 @@ impl Keystone {
         if let Some(principal) = self.cached(token) {
             return Ok(principal);
         }
-        let key = sha256(token.as_bytes());
-        let mut answer = self.check(token, false)?;
-        if answer.0 == 401 {
+        // Requests with the same token that miss the cache together wait
+        // for one validation. A refusal is not cached: the next request
+        // asks again.
+        self.validated
+            .try_get_with(sha256(token.as_bytes()), || self.ask(token))
+            .map(|(principal, _)| principal)
+            .map_err(|e| (*e).clone())
+    }
+
+    /// Keystone's validation of `token`: who it is and until when.
+    fn ask(&self, token: &str) -> Result<(Principal, jiff::Timestamp), AuthError> {
+        let (mut status, mut body, service) = self.check(token, None)?;
+        if status == 401 {
             // Our service token may have been revoked: once more, anew.
-            answer = self.check(token, true)?;
+            (status, body, _) = self.check(token, Some(&service))?;
         }
-        let (status, body) = answer;
         match status {
             200 => {}
             404 => {
@@ -139,9 +156,7 @@ impl Keystone {
         }
         let parsed: TokenBody = serde_json::from_str(&body)
             .map_err(|e| AuthError::KeystoneDown(format!("unreadable validation answer: {e}")))?;
-        let (principal, expires) = self.principal(parsed.token)?;
-        self.validated.insert(key, (principal.clone(), expires));
-        Ok(principal)
+        self.principal(parsed.token)
     }
 
     /// Who `token` belongs to, if Keystone validated it and it has not
@@ -201,9 +216,15 @@ impl Keystone {
         Ok((principal, expires))
     }
 
-    /// One `GET /v3/auth/tokens`: its status and body.
-    fn check(&self, token: &str, renew: bool) -> Result<(u16, String), AuthError> {
-        let service = self.service_token(renew)?;
+    /// One `GET /v3/auth/tokens`: its status, its body and the service
+    /// token it was sent with (`stale`: a service token Keystone refused,
+    /// not to be sent again).
+    fn check(
+        &self,
+        token: &str,
+        stale: Option<&str>,
+    ) -> Result<(u16, String, Arc<str>), AuthError> {
+        let service = self.service_token(stale)?;
         let mut response = self
             .agent
             .get(&self.tokens_url)
@@ -218,26 +239,34 @@ impl Keystone {
             .limit(1 << 20)
             .read_to_string()
             .map_err(|e| self.down(&e))?;
-        Ok((status, body))
+        Ok((status, body, service))
     }
 
     fn down(&self, e: &ureq::Error) -> AuthError {
         AuthError::KeystoneDown(format!("cannot reach Keystone at {}: {e}", self.config.url))
     }
 
-    /// The service token, obtained anew when missing, near its expiry or
-    /// `renew`.
-    fn service_token(&self, renew: bool) -> Result<Arc<str>, AuthError> {
-        let mut held = self
-            .service
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner);
-        let soon = jiff::Timestamp::now() + jiff::SignedDuration::from_secs(60);
-        if let Some((token, expires)) = held.as_ref() {
-            if !renew && *expires > soon {
-                return Ok(token.clone());
-            }
+    /// The service token, obtained anew when missing, within a minute of
+    /// its expiry, or `stale` (refused by Keystone). Callers that find it
+    /// missing together wait for one login, and share its failure.
+    fn service_token(&self, stale: Option<&str>) -> Result<Arc<str>, AuthError> {
+        use moka::ops::compute::Op;
+        if let Some(stale) = stale {
+            // Unless another call has already replaced it.
+            self.service.entry(()).and_compute_with(|held| match held {
+                Some(held) if &*held.value().0 == stale => Op::Remove,
+                _ => Op::Nop,
+            });
         }
+        self.service
+            .try_get_with((), || self.log_in())
+            .map(|(token, _)| token)
+            .map_err(|e| (*e).clone())
+    }
+
+    /// A new service token (`POST /v3/auth/tokens`), and a minute before
+    /// its expiry.
+    fn log_in(&self) -> Result<(Arc<str>, jiff::Timestamp), AuthError> {
         let c = &self.config;
         let body = serde_json::json!({"auth": {
             "identity": {"methods": ["password"], "password": {"user": {
@@ -272,13 +301,15 @@ impl Keystone {
             .map_err(|e| self.down(&e))?;
         let info: TokenBody = serde_json::from_str(&body)
             .map_err(|e| AuthError::KeystoneDown(format!("unreadable token answer: {e}")))?;
-        let expires = info
+        let expires: jiff::Timestamp = info
             .token
             .expires_at
             .parse()
             .map_err(|e| AuthError::KeystoneDown(format!("unreadable expires_at: {e}")))?;
-        *held = Some((token.clone(), expires));
-        Ok(token)
+        let renew_at = expires
+            .checked_sub(jiff::SignedDuration::from_secs(60))
+            .unwrap_or(expires);
+        Ok((token, renew_at))
     }
 }
 

@@ -9,21 +9,35 @@
 use std::io::{Read, Write};
 use std::net::TcpListener;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
-use std::time::Duration;
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+use std::time::{Duration, Instant};
 
 /// A stand-in Keystone: `POST /v3/auth/tokens` (password method) and
 /// `GET /v3/auth/tokens` (`X-Auth-Token` + `X-Subject-Token`), answered
 /// with the statuses, headers and bodies the Keystone v3 API reference
 /// documents. Known user tokens: `ks-reader` (role `reader`), `ks-member`
-/// (role `member`), `ks-nobody` (role `other`).
+/// (role `member`), `ks-nobody` (role `other`). Each connection is
+/// answered on its own thread, so one held answer holds no other.
 #[derive(Debug)]
 pub struct FakeKeystone {
     /// The Keystone URL (`http://127.0.0.1:PORT/v3`).
     pub url: String,
     /// How many token validations it answered.
     pub validations: Arc<AtomicUsize>,
-    down: Arc<AtomicBool>,
+    /// How many service logins (`POST /v3/auth/tokens`) it was sent.
+    pub logins: Arc<AtomicUsize>,
+    faults: Arc<Faults>,
+}
+
+/// How the stand-in misbehaves, switched by the test while it runs.
+#[derive(Debug, Default)]
+struct Faults {
+    down: AtomicBool,
+    /// Accept connections, read their requests, never answer (until
+    /// stopped, and at most a minute).
+    hung: AtomicBool,
+    /// Milliseconds each validation waits before its answer.
+    validation_delay_ms: AtomicU64,
 }
 
 impl FakeKeystone {
@@ -33,36 +47,84 @@ impl FakeKeystone {
         let listener = TcpListener::bind("127.0.0.1:0").unwrap();
         let url = format!("http://{}/v3", listener.local_addr().unwrap());
         let validations = Arc::new(AtomicUsize::new(0));
-        let down = Arc::new(AtomicBool::new(false));
-        let (count, stop) = (Arc::clone(&validations), Arc::clone(&down));
+        let logins = Arc::new(AtomicUsize::new(0));
+        let faults = Arc::new(Faults::default());
+        let counts = (Arc::clone(&validations), Arc::clone(&logins));
+        let shared = Arc::clone(&faults);
         std::thread::spawn(move || {
             for stream in listener.incoming() {
-                if stop.load(Ordering::Relaxed) {
+                if shared.down.load(Ordering::Relaxed) {
                     return; // the listener closes: connections are refused
                 }
                 let Ok(mut stream) = stream else { continue };
-                let _ = stream.set_read_timeout(Some(Duration::from_secs(5)));
-                let (head, body) = read_request(&mut stream);
-                let answer = keystone_answer(&head, &body, service_password, &count);
-                let _ = stream.write_all(answer.as_bytes());
+                let (faults, validations, logins) = (
+                    Arc::clone(&shared),
+                    Arc::clone(&counts.0),
+                    Arc::clone(&counts.1),
+                );
+                std::thread::spawn(move || {
+                    let _ = stream.set_read_timeout(Some(Duration::from_secs(5)));
+                    let (head, body) = read_request(&mut stream);
+                    if head.starts_with("POST ") {
+                        logins.fetch_add(1, Ordering::Relaxed);
+                    }
+                    if faults.hung.load(Ordering::Relaxed) {
+                        let start = Instant::now();
+                        while !faults.down.load(Ordering::Relaxed)
+                            && start.elapsed() < Duration::from_secs(60)
+                        {
+                            std::thread::sleep(Duration::from_millis(20));
+                        }
+                        return;
+                    }
+                    if head.starts_with("GET ") {
+                        let delay = faults.validation_delay_ms.load(Ordering::Relaxed);
+                        std::thread::sleep(Duration::from_millis(delay));
+                    }
+                    let answer = keystone_answer(&head, &body, service_password, &validations);
+                    let _ = stream.write_all(answer.as_bytes());
+                });
             }
         });
         FakeKeystone {
             url,
             validations,
-            down,
+            logins,
+            faults,
         }
     }
 
-    /// Stops answering: connections are refused from then on.
+    /// Stops answering: connections are refused from then on (held ones
+    /// are closed).
     pub fn stop(&self) {
-        self.down.store(true, Ordering::Relaxed);
+        self.faults.down.store(true, Ordering::Relaxed);
         // Wake the accept loop so it sees the flag.
         let _ = std::net::TcpStream::connect(
             self.url
                 .trim_start_matches("http://")
                 .trim_end_matches("/v3"),
         );
+    }
+
+    /// From now on accepts connections and reads their requests but
+    /// never answers: a Keystone that hangs.
+    pub fn hang(&self) {
+        self.faults.hung.store(true, Ordering::Relaxed);
+    }
+
+    /// Each validation from now on waits `delay` before its answer.
+    pub fn slow_validations(&self, delay: Duration) {
+        let millis = u64::try_from(delay.as_millis()).unwrap_or(u64::MAX);
+        self.faults
+            .validation_delay_ms
+            .store(millis, Ordering::Relaxed);
+    }
+}
+
+impl Drop for FakeKeystone {
+    /// Held connections are let go and the listener closes.
+    fn drop(&mut self) {
+        self.stop();
     }
 }
 

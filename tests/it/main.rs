@@ -34,6 +34,7 @@ mod hierarchies;
 mod http;
 mod import_export;
 mod import_export_fs;
+mod keystone_faults;
 mod logs;
 mod migrate;
 mod pg_db;

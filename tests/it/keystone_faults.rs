@@ -1,0 +1,122 @@
+//! Keystone v3 tokens (issue 10) when Keystone misbehaves or is asked a
+//! lot: hung, slow, the same new token sent many times at once. Against
+//! the stand-in Keystone of tests/common/keystone.rs, over plain HTTP on
+//! loopback (tests/it/security.rs covers the way in over TLS).
+
+use crate::keystone::FakeKeystone;
+use crate::server::TestServer;
+use std::process::Command;
+use std::sync::atomic::Ordering;
+use std::time::Duration;
+
+/// A server whose auth file holds a read bearer token and a `[keystone]`
+/// section for `keystone` with the `settings` lines added.
+struct Setup {
+    server: TestServer,
+    keystone: FakeKeystone,
+    /// The bearer token (read), another way in than Keystone.
+    token: String,
+    _dir: tempfile::TempDir,
+}
+
+fn setup(settings: &str, flags: &[&str]) -> Setup {
+    let keystone = FakeKeystone::start("svc-pw-Qq77");
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let file = d.join("auth.toml");
+    let out = Command::new(env!("CARGO_BIN_EXE_hierad"))
+        .args(["auth", "add-token", "--role", "read", "--file"])
+        .arg(&file)
+        .arg("ci")
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{out:?}");
+    let token = String::from_utf8(out.stdout).unwrap().trim().to_owned();
+    std::fs::write(d.join("ks.pw"), "svc-pw-Qq77\n").unwrap();
+    let mut text = std::fs::read_to_string(&file).unwrap();
+    text.push_str(&format!(
+        "\n[keystone]\nurl = \"{}\"\nuser = \"hierad\"\npassword_file = \"{}\"\nproject = \"service\"\n{settings}\n\
+         [keystone.roles]\nreader = \"read\"\nmember = \"write\"\n",
+        keystone.url,
+        d.join("ks.pw").display()
+    ));
+    std::fs::write(&file, text).unwrap();
+    let mut args = vec!["--auth", file.to_str().unwrap()];
+    args.extend_from_slice(flags);
+    let server = TestServer::start_on(&d.join("hierad.db"), &args);
+    Setup {
+        server,
+        keystone,
+        token,
+        _dir: dir,
+    }
+}
+
+/// The status and body of `GET /api/v1/config/environments` with
+/// `header`; a minute at most (a guard against a hang, not a measure).
+fn list(url: &str, header: (&str, &str)) -> (u16, String) {
+    let agent: ureq::Agent = ureq::Agent::config_builder()
+        .http_status_as_error(false)
+        .timeout_global(Some(Duration::from_secs(60)))
+        .build()
+        .into();
+    let mut response = agent
+        .get(format!("{url}/api/v1/config/environments"))
+        .header(header.0, header.1)
+        .call()
+        .expect("hierad answered within a minute");
+    let status = response.status().as_u16();
+    (
+        status,
+        response.body_mut().read_to_string().unwrap_or_default(),
+    )
+}
+
+/// A Keystone that accepts the service login and never answers holds
+/// each request no longer than one call's `timeout_secs`: requests
+/// with other tokens do not queue behind one login each (they did, one
+/// after the other, for a lock held across the call: the twelfth waited
+/// twelve timeouts and got the server's 408 instead of this 503). And
+/// bearer tokens are answered meanwhile.
+#[test]
+fn a_hung_keystone_is_503_within_one_timeout_for_every_waiting_request() {
+    let s = setup("timeout_secs = 2", &["--request-timeout", "15s"]);
+    s.keystone.hang();
+    let url = s.server.url.clone();
+    let waiting: Vec<_> = (0..12)
+        .map(|i| {
+            let url = url.clone();
+            std::thread::spawn(move || list(&url, ("x-auth-token", &format!("ks-new-{i}"))))
+        })
+        .collect();
+    let bearer = format!("Bearer {}", s.token);
+    assert_eq!(list(&url, ("authorization", &bearer)).0, 200);
+    for request in waiting {
+        let (status, body) = request.join().unwrap();
+        assert_eq!(status, 503, "{body}");
+        assert!(body.contains("cannot reach Keystone"), "{body}");
+        assert!(!body.contains("svc-pw-Qq77"), "{body}");
+    }
+}
+
+/// The same token, not validated yet, in many requests at once: one
+/// validation by Keystone, the others wait for its answer (each asked
+/// Keystone itself).
+#[test]
+fn concurrent_requests_with_a_new_token_ask_keystone_once() {
+    let s = setup("", &[]);
+    s.keystone.slow_validations(Duration::from_millis(300));
+    let url = s.server.url.clone();
+    let requests: Vec<_> = (0..8)
+        .map(|_| {
+            let url = url.clone();
+            std::thread::spawn(move || list(&url, ("x-auth-token", "ks-reader")))
+        })
+        .collect();
+    for request in requests {
+        let (status, body) = request.join().unwrap();
+        assert_eq!(status, 200, "{body}");
+    }
+    assert_eq!(s.keystone.validations.load(Ordering::Relaxed), 1);
+    assert_eq!(s.keystone.logins.load(Ordering::Relaxed), 1);
+}
