@@ -145,6 +145,14 @@ struct Token {
 /// (`auth::remember`).
 const VERIFIED_FOR: Duration = Duration::from_secs(300);
 
+/// Keystone validations running at once, each on a blocking thread for
+/// up to `keystone.timeout_secs`. More wait their turn on the async
+/// workers: requests with new tokens to a hung Keystone (or an attacker's
+/// made-up ones) would otherwise take every one of tokio's 512 blocking
+/// threads, which the store's reads need too; and Keystone is asked no
+/// more than this many things at once.
+const KEYSTONE_CALLS: usize = 32;
+
 /// A principal proved, and how long its connection may present the same
 /// credentials again without their check (`None`: check every time).
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -167,6 +175,8 @@ pub struct Authenticator {
     cache_key: [u8; 32],
     /// Argon2 checks running at once (each takes 19 MiB and a core).
     hashing: Arc<tokio::sync::Semaphore>,
+    /// Calls to Keystone running at once ([`KEYSTONE_CALLS`]).
+    keystone_calls: Arc<tokio::sync::Semaphore>,
     /// Checked for unknown users, so they take as long as known ones.
     decoy: String,
     /// Argon2 runs (the tests count them).
@@ -264,6 +274,7 @@ impl Authenticator {
                 .time_to_live(VERIFIED_FOR)
                 .build(),
             hashing: Arc::new(tokio::sync::Semaphore::new(workers)),
+            keystone_calls: Arc::new(tokio::sync::Semaphore::new(KEYSTONE_CALLS)),
             decoy: hash_password("decoy").unwrap_or_default(),
             #[cfg(test)]
             argon2_runs: Arc::default(),
@@ -316,12 +327,19 @@ impl Authenticator {
                 let principal = match keystone.cached(token) {
                     Some(principal) => principal,
                     None => {
-                        let token = token.to_owned();
-                        tokio::task::spawn_blocking(move || keystone.validate(&token))
+                        // The turn is held until the call ends, even if the
+                        // request's time limit drops this future first.
+                        let turn = Arc::clone(&self.keystone_calls)
+                            .acquire_owned()
                             .await
-                            .map_err(|e| {
-                                AuthError::KeystoneDown(format!("the check failed: {e}"))
-                            })??
+                            .map_err(|e| AuthError::KeystoneDown(format!("no turn: {e}")))?;
+                        let token = token.to_owned();
+                        tokio::task::spawn_blocking(move || {
+                            let _turn = turn;
+                            keystone.validate(&token)
+                        })
+                        .await
+                        .map_err(|e| AuthError::KeystoneDown(format!("the check failed: {e}")))??
                     }
                 };
                 // Keystone may revoke a token before its expiry: each
