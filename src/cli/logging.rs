@@ -45,7 +45,7 @@ pub(crate) struct BadDirectives {
 ///
 /// `HIERAD_LOG` is set but cannot be read, or is not UTF-8.
 pub(crate) fn init() -> Result<(), BadDirectives> {
-    use tracing_subscriber::filter::{FilterExt, filter_fn};
+    use tracing_subscriber::filter::FilterExt;
     use tracing_subscriber::layer::SubscriberExt;
     use tracing_subscriber::util::SubscriberInitExt;
     use tracing_subscriber::{Layer, fmt};
@@ -59,7 +59,7 @@ pub(crate) fn init() -> Result<(), BadDirectives> {
     let layer = fmt::layer()
         .with_writer(std::io::stderr)
         .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
-        .with_filter(filter(&directives)?.and(filter_fn(within_caps)));
+        .with_filter(filter(&directives)?.and(caps()));
     // A second initialisation (tests running the server in process) keeps
     // the first.
     let _ = tracing_subscriber::registry().with(layer).try_init();
@@ -74,6 +74,15 @@ fn filter(directives: &str) -> Result<tracing_subscriber::EnvFilter, BadDirectiv
             value: directives.to_owned(),
             reason: e.to_string(),
         })
+}
+
+/// [`CAPS`] as a filter. Its level hint is `trace`, so the directives'
+/// own hint stands: without one, the pair would have none, and the `log`
+/// records of rustls and tokio-postgres would all be made and offered to
+/// the filters, however quiet the directives.
+fn caps() -> tracing_subscriber::filter::FilterFn<fn(&Metadata<'_>) -> bool> {
+    tracing_subscriber::filter::FilterFn::new(within_caps as fn(&Metadata<'_>) -> bool)
+        .with_max_level_hint(tracing::level_filters::LevelFilter::TRACE)
 }
 
 /// Whether an event or span of `meta` may be logged at all (see [`CAPS`]).
@@ -137,6 +146,22 @@ mod tests {
         assert!(allowed("ureqx", Level::TRACE));
         assert!(allowed("hierad::access", Level::TRACE));
         assert!(allowed("rustls::server::hs", Level::TRACE));
+    }
+
+    #[test]
+    fn the_caps_leave_the_level_to_the_directives() {
+        use tracing::level_filters::LevelFilter;
+        use tracing_subscriber::filter::FilterExt;
+        use tracing_subscriber::layer::Filter;
+        for (directives, level) in [
+            ("info", LevelFilter::INFO),
+            ("warn,hierad::access=info", LevelFilter::INFO),
+            ("debug", LevelFilter::DEBUG),
+        ] {
+            let both = filter(directives).unwrap().and(caps());
+            let hint = Filter::<tracing_subscriber::Registry>::max_level_hint(&both);
+            assert_eq!(hint, Some(level), "{directives}");
+        }
     }
 
     #[test]
