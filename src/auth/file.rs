@@ -92,6 +92,10 @@ pub struct KeystoneEntry {
     /// Validated tokens remembered until their expiry, at most this many.
     #[serde(default = "default_cache_entries")]
     pub cache_entries: u64,
+    /// And for at most this long: a token revoked in Keystone is refused
+    /// once its validation is this old (0: every request asks Keystone).
+    #[serde(default = "default_cache_secs")]
+    pub cache_secs: u64,
     /// Per call to Keystone.
     #[serde(default = "default_timeout_secs")]
     pub timeout_secs: u64,
@@ -103,6 +107,12 @@ fn default_domain() -> String {
 
 fn default_cache_entries() -> u64 {
     10_000
+}
+
+/// keystonemiddleware's `token_cache_time`, which OpenStack services
+/// remember a validation for.
+fn default_cache_secs() -> u64 {
+    300
 }
 
 fn default_timeout_secs() -> u64 {

@@ -2,8 +2,8 @@
 //! services do: `GET /v3/auth/tokens` with the token in `X-Subject-Token`
 //! and the server's own service token in `X-Auth-Token`, the service token
 //! obtained with the service account's password (`POST /v3/auth/tokens`).
-//! A validated token is remembered until its `expires_at` (a bounded
-//! cache); Keystone unreachable or failing is `KeystoneDown` (503), never
+//! A validated token is remembered until its `expires_at`, at most
+//! `cache_secs` (a revocation is seen then), in a bounded cache; Keystone unreachable or failing is `KeystoneDown` (503), never
 //! a pass. Blocking calls: the server runs them off its async workers.
 //! Calls that need the same answer share one call (moka's
 //! `try_get_with`): requests with the same new token wait for one
@@ -128,7 +128,8 @@ impl Keystone {
             .map_err(|e| (*e).clone())
     }
 
-    /// Keystone's validation of `token`: who it is and until when.
+    /// Keystone's validation of `token`: who it is, and until when that
+    /// may be remembered.
     fn ask(&self, token: &str) -> Result<(Principal, jiff::Timestamp), AuthError> {
         let (mut status, mut body, service) = self.check(token, None)?;
         if status == 401 {
@@ -156,12 +157,20 @@ impl Keystone {
         }
         let parsed: TokenBody = serde_json::from_str(&body)
             .map_err(|e| AuthError::KeystoneDown(format!("unreadable validation answer: {e}")))?;
-        self.principal(parsed.token)
+        let (principal, expires) = self.principal(parsed.token)?;
+        // Keystone may revoke the token before it expires: asked again
+        // after `cache_secs` at the latest.
+        let asked_again = jiff::Timestamp::now()
+            .checked_add(jiff::SignedDuration::from_secs(
+                i64::try_from(self.config.cache_secs).unwrap_or(i64::MAX),
+            ))
+            .unwrap_or(expires);
+        Ok((principal, expires.min(asked_again)))
     }
 
-    /// Who `token` belongs to, if Keystone validated it and it has not
-    /// expired since: no call to Keystone, so the server asks on its async
-    /// workers.
+    /// Who `token` belongs to, if Keystone validated it within
+    /// `cache_secs` and it has not expired since: no call to Keystone, so
+    /// the server asks on its async workers.
     pub(crate) fn cached(&self, token: &str) -> Option<Principal> {
         let (principal, expires) = self.validated.get(&sha256(token.as_bytes()))?;
         (jiff::Timestamp::now() < expires).then_some(principal)

@@ -344,7 +344,7 @@ impl Authenticator {
                 };
                 // Keystone may revoke a token before its expiry: each
                 // request asks the cache, which asks Keystone again once
-                // the token expires.
+                // the token expires or `cache_secs` have passed.
                 Ok(Proved {
                     principal,
                     remember_for: None,

@@ -8,8 +8,8 @@
 
 use std::io::{Read, Write};
 use std::net::TcpListener;
-use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 /// A stand-in Keystone: `POST /v3/auth/tokens` (password method) and
@@ -38,6 +38,14 @@ struct Faults {
     hung: AtomicBool,
     /// Milliseconds each validation waits before its answer.
     validation_delay_ms: AtomicU64,
+    /// User tokens revoked: unknown from then on (404).
+    revoked: Mutex<Vec<String>>,
+    /// The service token in force is `svc-token-N`: each revocation of it
+    /// makes the last one unknown (401) and the next login gets a new one.
+    service_generation: AtomicUsize,
+    /// Every service token is refused (401), new ones too: the service
+    /// account lost its right to validate.
+    refuse_service: AtomicBool,
 }
 
 impl FakeKeystone {
@@ -81,7 +89,8 @@ impl FakeKeystone {
                         let delay = faults.validation_delay_ms.load(Ordering::Relaxed);
                         std::thread::sleep(Duration::from_millis(delay));
                     }
-                    let answer = keystone_answer(&head, &body, service_password, &validations);
+                    let answer =
+                        keystone_answer(&head, &body, service_password, &validations, &faults);
                     let _ = stream.write_all(answer.as_bytes());
                 });
             }
@@ -118,6 +127,27 @@ impl FakeKeystone {
         self.faults
             .validation_delay_ms
             .store(millis, Ordering::Relaxed);
+    }
+}
+
+impl FakeKeystone {
+    /// Revokes the user token `token`: validations of it are 404 from
+    /// now on.
+    pub fn revoke(&self, token: &str) {
+        self.faults.revoked.lock().unwrap().push(token.to_owned());
+    }
+
+    /// Revokes the service token handed out last: validations sent with
+    /// it are 401 from now on, and the next login gets another.
+    pub fn revoke_service_token(&self) {
+        self.faults
+            .service_generation
+            .fetch_add(1, Ordering::Relaxed);
+    }
+
+    /// Refuses every service token from now on, new ones too (401).
+    pub fn refuse_service_tokens(&self) {
+        self.faults.refuse_service.store(true, Ordering::Relaxed);
     }
 }
 
@@ -167,7 +197,17 @@ fn header<'h>(head: &'h str, name: &str) -> Option<&'h str> {
     })
 }
 
-fn keystone_answer(head: &str, body: &str, password: &str, validations: &AtomicUsize) -> String {
+fn keystone_answer(
+    head: &str,
+    body: &str,
+    password: &str,
+    validations: &AtomicUsize,
+    faults: &Faults,
+) -> String {
+    let service_token = format!(
+        "svc-token-{}",
+        faults.service_generation.load(Ordering::Relaxed)
+    );
     let expires = (jiff::Timestamp::now() + jiff::SignedDuration::from_hours(1)).to_string();
     let respond = |status: &str, extra: &str, body: String| {
         format!(
@@ -199,7 +239,7 @@ fn keystone_answer(head: &str, body: &str, password: &str, validations: &AtomicU
         if user["name"] == "hierad" && user["password"] == password {
             return respond(
                 "201 Created",
-                "X-Subject-Token: svc-token\r\n",
+                &format!("X-Subject-Token: {service_token}\r\n"),
                 token("hierad", "service", "service"),
             );
         }
@@ -211,14 +251,20 @@ fn keystone_answer(head: &str, body: &str, password: &str, validations: &AtomicU
     }
     if head.starts_with("GET /v3/auth/tokens ") {
         validations.fetch_add(1, Ordering::Relaxed);
-        if header(head, "x-auth-token") != Some("svc-token") {
+        if faults.refuse_service.load(Ordering::Relaxed)
+            || header(head, "x-auth-token") != Some(service_token.as_str())
+        {
             return respond(
                 "401 Unauthorized",
                 "",
                 r#"{"error": {"code": 401, "message": "x", "title": "Unauthorized"}}"#.to_owned(),
             );
         }
-        let answer = match header(head, "x-subject-token") {
+        let subject = header(head, "x-subject-token");
+        if subject.is_some_and(|t| faults.revoked.lock().unwrap().iter().any(|r| r == t)) {
+            return not_found();
+        }
+        let answer = match subject {
             Some("ks-reader") => token("kate", "reader", "ops"),
             Some("ks-member") => token("mel", "member", "ops"),
             Some("ks-nobody") => token("nobody", "other", "ops"),

@@ -161,3 +161,56 @@ fn requests_held_by_a_hung_keystone_leave_blocking_threads_for_the_store() {
     assert!(body.contains("effective"), "{body}");
     drop(held);
 }
+
+/// A token revoked in Keystone is refused once its validation is
+/// `cache_secs` old, though it has not expired (an hour ahead: it was
+/// let in until then).
+#[test]
+fn a_revoked_token_is_refused_once_its_validation_is_cache_secs_old() {
+    let s = setup("cache_secs = 1", &[]);
+    let url = &s.server.url;
+    assert_eq!(list(url, ("x-auth-token", "ks-member")).0, 200);
+    s.keystone.revoke("ks-member");
+    let mut refused = None;
+    // 10 s at most.
+    for _ in 0..100 {
+        let (status, body) = list(url, ("x-auth-token", "ks-member"));
+        if status != 200 {
+            refused = Some((status, body));
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    let (status, body) = refused.expect("the revoked token was let in for 10 s");
+    assert_eq!(status, 401, "{body}");
+    assert!(body.contains("unknown or expired token"), "{body}");
+}
+
+/// Keystone refusing the service token (401) is answered by one new
+/// login and the validation asked again with it; a Keystone that refuses
+/// every service token is 503, one new login per request, never a loop.
+#[test]
+fn a_refused_service_token_is_renewed_once() {
+    let s = setup("", &[]);
+    let url = &s.server.url;
+    let logins = || s.keystone.logins.load(Ordering::Relaxed);
+    assert_eq!(list(url, ("x-auth-token", "ks-reader")).0, 200);
+    assert_eq!(logins(), 1);
+    s.keystone.revoke_service_token();
+    assert_eq!(list(url, ("x-auth-token", "ks-member")).0, 200);
+    assert_eq!(logins(), 2);
+    // The new one is kept.
+    let (status, body) = list(url, ("x-auth-token", "ks-nobody"));
+    assert_eq!(status, 401, "{body}");
+    assert_eq!(logins(), 2);
+    s.keystone.refuse_service_tokens();
+    for i in 1..=3 {
+        let (status, body) = list(url, ("x-auth-token", &format!("ks-other-{i}")));
+        assert_eq!(status, 503, "{body}");
+        assert!(
+            body.contains("Keystone answered 401 to the service account"),
+            "{body}"
+        );
+        assert_eq!(logins(), 2 + i);
+    }
+}
