@@ -18,6 +18,10 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::time::Duration;
 
+/// The largest answer read from Keystone (a token's JSON with its
+/// catalog is some kilobytes).
+const ANSWER_LIMIT: u64 = 1 << 20;
+
 /// A Keystone answer names a token's expiry; entries live until then.
 struct UntilExpiry;
 
@@ -245,14 +249,26 @@ impl Keystone {
         let body = response
             .body_mut()
             .with_config()
-            .limit(1 << 20)
+            .limit(ANSWER_LIMIT)
             .read_to_string()
             .map_err(|e| self.down(&e))?;
         Ok((status, body, service))
     }
 
+    /// Why a call to Keystone got no usable answer, in the operator's
+    /// terms.
     fn down(&self, e: &ureq::Error) -> AuthError {
-        AuthError::KeystoneDown(format!("cannot reach Keystone at {}: {e}", self.config.url))
+        let url = &self.config.url;
+        AuthError::KeystoneDown(match e {
+            ureq::Error::Timeout(_) => format!(
+                "Keystone at {url} did not answer within keystone.timeout_secs ({} s)",
+                self.config.timeout_secs.max(1)
+            ),
+            ureq::Error::BodyExceedsLimit(_) => {
+                format!("Keystone at {url} sent an answer over {ANSWER_LIMIT} bytes")
+            }
+            other => format!("cannot reach Keystone at {url}: {other}"),
+        })
     }
 
     /// The service token, obtained anew when missing, within a minute of
@@ -305,7 +321,7 @@ impl Keystone {
         let body = response
             .body_mut()
             .with_config()
-            .limit(1 << 20)
+            .limit(ANSWER_LIMIT)
             .read_to_string()
             .map_err(|e| self.down(&e))?;
         let info: TokenBody = serde_json::from_str(&body)

@@ -16,7 +16,9 @@ use std::time::{Duration, Instant};
 /// `GET /v3/auth/tokens` (`X-Auth-Token` + `X-Subject-Token`), answered
 /// with the statuses, headers and bodies the Keystone v3 API reference
 /// documents. Known user tokens: `ks-reader` (role `reader`), `ks-member`
-/// (role `member`), `ks-nobody` (role `other`). Each connection is
+/// (role `member`), `ks-nobody` (role `other`); answers no client should
+/// take: `ks-past` (expired), `ks-no-expiry`, `ks-garbage` (not JSON),
+/// `ks-huge` (2 MiB), `ks-500`, `ks-trickle` (a byte every 100 ms). Each connection is
 /// answered on its own thread, so one held answer holds no other.
 #[derive(Debug)]
 pub struct FakeKeystone {
@@ -91,6 +93,18 @@ impl FakeKeystone {
                     }
                     let answer =
                         keystone_answer(&head, &body, service_password, &validations, &faults);
+                    if header(&head, "x-subject-token") == Some("ks-trickle") {
+                        // A byte every 100 ms, a minute at most.
+                        for byte in answer.as_bytes().iter().take(600) {
+                            if faults.down.load(Ordering::Relaxed)
+                                || stream.write_all(&[*byte]).is_err()
+                            {
+                                return;
+                            }
+                            std::thread::sleep(Duration::from_millis(100));
+                        }
+                        return;
+                    }
                     let _ = stream.write_all(answer.as_bytes());
                 });
             }
@@ -270,6 +284,24 @@ fn keystone_answer(
             Some("ks-nobody") => token("nobody", "other", "ops"),
             Some("ks-env2") => token("eve", "member", "env2-project"),
             Some("ks-stray") => token("sam", "member", "elsewhere"),
+            // Answers a client cannot use, or must refuse.
+            Some("ks-past") => {
+                token("pat", "reader", "ops").replace(&expires, "2020-01-01T00:00:00Z")
+            }
+            Some("ks-no-expiry") => {
+                token("nat", "reader", "ops").replace(&format!("\"expires_at\":\"{expires}\","), "")
+            }
+            Some("ks-garbage") => "<html>502 Bad Gateway</html>".to_owned(),
+            Some("ks-huge") => format!(r#"{{"token": {{"pad": "{}"}}}}"#, "x".repeat(2 << 20)),
+            Some("ks-500") => {
+                return respond(
+                    "500 Internal Server Error",
+                    "",
+                    r#"{"error": {"code": 500, "message": "An unexpected error occurred.", "title": "Internal Server Error"}}"#.to_owned(),
+                );
+            }
+            // Sent a byte at a time (see `start`).
+            Some("ks-trickle") => token("tess", "reader", "ops"),
             _ => return not_found(),
         };
         return respond("200 OK", "X-Subject-Token: x\r\n", answer);

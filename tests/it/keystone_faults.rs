@@ -94,7 +94,10 @@ fn a_hung_keystone_is_503_within_one_timeout_for_every_waiting_request() {
     for request in waiting {
         let (status, body) = request.join().unwrap();
         assert_eq!(status, 503, "{body}");
-        assert!(body.contains("cannot reach Keystone"), "{body}");
+        assert!(
+            body.contains("did not answer within keystone.timeout_secs (2 s)"),
+            "{body}"
+        );
         assert!(!body.contains("svc-pw-Qq77"), "{body}");
     }
 }
@@ -213,4 +216,72 @@ fn a_refused_service_token_is_renewed_once() {
         );
         assert_eq!(logins(), 2 + i);
     }
+}
+
+/// Answers of Keystone that hierad cannot use are 503 saying why, never
+/// a pass; a token Keystone says expired is 401. A byte at a time is cut
+/// at `timeout_secs` (the whole call, body included), not held for the
+/// answer's 40 s.
+#[test]
+fn keystone_answers_that_cannot_be_used_are_503_and_an_expired_token_401() {
+    let s = setup("timeout_secs = 2", &["--request-timeout", "20s"]);
+    for (token, status, says) in [
+        ("ks-past", 401, "the token has expired"),
+        ("ks-no-expiry", 503, "missing field `expires_at`"),
+        ("ks-garbage", 503, "unreadable validation answer"),
+        ("ks-huge", 503, "sent an answer over 1048576 bytes"),
+        ("ks-500", 503, "Keystone answered HTTP 500"),
+        (
+            "ks-trickle",
+            503,
+            "did not answer within keystone.timeout_secs (2 s)",
+        ),
+    ] {
+        let (got, body) = list(&s.server.url, ("x-auth-token", token));
+        assert_eq!(got, status, "{token}: {body}");
+        assert!(body.contains(says), "{token}: {body}");
+    }
+}
+
+/// Made-up Keystone tokens from one address are failed authentications
+/// like wrong passwords: past five, that address's requests wait before
+/// their check (each wait counted), so one client cannot have hierad ask
+/// Keystone at full speed. Keystone down is not the client's failure.
+#[test]
+fn made_up_keystone_tokens_slow_their_sender_down() {
+    let s = setup("", &[]);
+    let url = &s.server.url;
+    for i in 0..7 {
+        let (status, body) = list(url, ("x-auth-token", &format!("ks-made-up-{i}")));
+        assert_eq!(status, 401, "{body}");
+    }
+    s.keystone.stop();
+    assert_eq!(list(url, ("x-auth-token", "ks-made-up-7")).0, 503);
+    let bearer = format!("Bearer {}", s.token);
+    let agent: ureq::Agent = ureq::Agent::config_builder()
+        .timeout_global(Some(Duration::from_secs(60)))
+        .build()
+        .into();
+    let metrics = agent
+        .get(format!("{url}/metrics"))
+        .header("authorization", &bearer)
+        .call()
+        .unwrap()
+        .body_mut()
+        .read_to_string()
+        .unwrap();
+    let value = |name: &str| {
+        metrics
+            .lines()
+            .find_map(|l| l.strip_prefix(name)?.trim().parse::<u64>().ok())
+            .unwrap_or_else(|| panic!("no {name}:\n{metrics}"))
+    };
+    assert_eq!(value("hierad_auth_failures_total{reason=\"keystone\"}"), 7);
+    assert_eq!(
+        value("hierad_auth_failures_total{reason=\"keystone_down\"}"),
+        1
+    );
+    // The sixth and seventh made-up token, the request with Keystone down
+    // and this one waited; Keystone down added no failure to the count.
+    assert_eq!(value("hierad_auth_throttled_total"), 4);
 }
