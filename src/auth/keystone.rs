@@ -15,12 +15,19 @@ use super::file::KeystoneEntry;
 use super::verify::{AuthError, sha256};
 use super::{Principal, Role, Via};
 use std::collections::BTreeMap;
-use std::sync::Arc;
-use std::time::Duration;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
 
 /// The largest answer read from Keystone (a token's JSON with its
 /// catalog is some kilobytes).
 const ANSWER_LIMIT: u64 = 1 << 20;
+
+/// How long a login Keystone refused (4xx: wrong password, unknown
+/// user or project) is answered from memory before Keystone is asked
+/// again. Keystone may lock an account after a few failed logins
+/// (`lockout_failure_attempts`); every request with a new token would
+/// otherwise be one. A reload of the auth file tries at once.
+const LOGIN_RETRY: Duration = Duration::from_secs(30);
 
 /// A Keystone answer names a token's expiry; entries live until then.
 struct UntilExpiry;
@@ -45,6 +52,8 @@ pub(crate) struct Keystone {
     agent: ureq::Agent,
     /// The service token, until a minute before its expiry.
     service: moka::sync::Cache<(), (Arc<str>, jiff::Timestamp)>,
+    /// The last login Keystone refused, and when (see [`LOGIN_RETRY`]).
+    refused: Mutex<Option<(Instant, AuthError)>>,
     validated: moka::sync::Cache<[u8; 32], (Principal, jiff::Timestamp)>,
 }
 
@@ -101,6 +110,7 @@ impl Keystone {
                 .max_capacity(1)
                 .expire_after(UntilExpiry)
                 .build(),
+            refused: Mutex::new(None),
             validated: moka::sync::Cache::builder()
                 .max_capacity(config.cache_entries)
                 .expire_after(UntilExpiry)
@@ -283,6 +293,14 @@ impl Keystone {
                 _ => Op::Nop,
             });
         }
+        let refused = self.refused.lock().map_or(None, |held| {
+            held.as_ref()
+                .filter(|(at, _)| at.elapsed() < LOGIN_RETRY)
+                .map(|(_, e)| e.clone())
+        });
+        if let Some(refused) = refused {
+            return Err(refused);
+        }
         self.service
             .try_get_with((), || self.log_in())
             .map(|(token, _)| token)
@@ -304,10 +322,21 @@ impl Keystone {
             .send_json(&body)
             .map_err(|e| self.down(&e))?;
         let status = response.status().as_u16();
+        if (400..500).contains(&status) {
+            let refused = AuthError::KeystoneDown(format!(
+                "Keystone refused the service account {:?} (HTTP {status}): check keystone.user, password_file and project \
+                 (asked again {} s after, or at once on a reload)",
+                c.user,
+                LOGIN_RETRY.as_secs()
+            ));
+            if let Ok(mut held) = self.refused.lock() {
+                *held = Some((Instant::now(), refused.clone()));
+            }
+            return Err(refused);
+        }
         if status != 201 {
             return Err(AuthError::KeystoneDown(format!(
-                "Keystone refused the service account {:?} (HTTP {status}): check keystone.user, password_file and project",
-                c.user
+                "Keystone answered HTTP {status} to the service account's login"
             )));
         }
         let token = response

@@ -20,6 +20,11 @@ struct Setup {
 }
 
 fn setup(settings: &str, flags: &[&str]) -> Setup {
+    setup_with_password("svc-pw-Qq77", settings, flags)
+}
+
+/// [`setup`], with `password` in the service account's password file.
+fn setup_with_password(password: &str, settings: &str, flags: &[&str]) -> Setup {
     let keystone = FakeKeystone::start("svc-pw-Qq77");
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path();
@@ -32,7 +37,7 @@ fn setup(settings: &str, flags: &[&str]) -> Setup {
         .unwrap();
     assert!(out.status.success(), "{out:?}");
     let token = String::from_utf8(out.stdout).unwrap().trim().to_owned();
-    std::fs::write(d.join("ks.pw"), "svc-pw-Qq77\n").unwrap();
+    std::fs::write(d.join("ks.pw"), format!("{password}\n")).unwrap();
     let mut text = std::fs::read_to_string(&file).unwrap();
     text.push_str(&format!(
         "\n[keystone]\nurl = \"{}\"\nuser = \"hierad\"\npassword_file = \"{}\"\nproject = \"service\"\n{settings}\n\
@@ -284,4 +289,23 @@ fn made_up_keystone_tokens_slow_their_sender_down() {
     // The sixth and seventh made-up token, the request with Keystone down
     // and this one waited; Keystone down added no failure to the count.
     assert_eq!(value("hierad_auth_throttled_total"), 4);
+}
+
+/// A service account Keystone refuses (a wrong password_file) is 503
+/// saying so, and Keystone is not asked again for every request: it may
+/// lock an account after a few failed logins, and made-up tokens would
+/// each have made one (four requests made four logins).
+#[test]
+fn a_refused_service_login_is_not_tried_again_for_every_request() {
+    let s = setup_with_password("not-the-pw-Ww2", "", &[]);
+    for i in 0..4 {
+        let (status, body) = list(&s.server.url, ("x-auth-token", &format!("ks-any-{i}")));
+        assert_eq!(status, 503, "{body}");
+        assert!(
+            body.contains("Keystone refused the service account") && body.contains("HTTP 401"),
+            "{body}"
+        );
+        assert!(!body.contains("not-the-pw-Ww2"), "{body}");
+    }
+    assert_eq!(s.keystone.logins.load(Ordering::Relaxed), 1);
 }
