@@ -392,4 +392,53 @@ mod tests {
         );
         assert_eq!(best_role(&map, ["x"].into_iter()), None);
     }
+
+    /// The answer to `GET /v3/auth/tokens` as the Identity API v3
+    /// reference shows it ("Validate and show information for token"),
+    /// catalog shortened: `expires_at` with microseconds, fields hierad
+    /// does not read.
+    const REFERENCE_ANSWER: &str = r#"{"token": {
+        "audit_ids": ["mAjXQhiYRyKwkB4qygdLVg"],
+        "catalog": [{"endpoints": [{"id": "068d1b359ee84b438266cb736d81de97", "interface": "public",
+            "region": "RegionOne", "region_id": "RegionOne", "url": "http://example.com/identity"}],
+            "id": "050726f278654128aba89757ae25910c", "name": "keystone", "type": "identity"}],
+        "expires_at": "2015-11-05T22:00:11.000000Z",
+        "is_domain": false,
+        "issued_at": "2015-11-05T21:00:33.819948Z",
+        "methods": ["password"],
+        "project": {"domain": {"id": "default", "name": "Default"},
+            "id": "8538a3f13f9541b28c2620eb19065e45", "name": "admin"},
+        "roles": [{"id": "c703057be878458588961ce9a0ce686b", "name": "admin"}],
+        "user": {"domain": {"id": "default", "name": "Default"},
+            "id": "10a2e6e717a245d9acad3e5f97aeca3d", "name": "admin", "password_expires_at": null}
+    }}"#;
+
+    #[test]
+    fn the_reference_answer_maps_to_a_principal_and_its_expiry() {
+        let dir = tempfile::tempdir().unwrap();
+        let password = dir.path().join("pw");
+        std::fs::write(&password, "pw\n").unwrap();
+        let text = format!(
+            "[keystone]\nurl = \"http://127.0.0.1:9/v3\"\nuser = \"hierad\"\npassword_file = {:?}\n\
+             project = \"service\"\n[keystone.roles]\nadmin = \"admin\"\nmember = \"write\"\n\
+             [keystone.projects]\nadmin = [1, 3]\n",
+            password.display().to_string()
+        );
+        let file = super::super::AuthFile::parse(&text).unwrap();
+        let keystone = Keystone::new(file.keystone.as_ref().unwrap()).unwrap();
+        let answer = |text: &str| serde_json::from_str::<TokenBody>(text).unwrap().token;
+        // As published, it expired in 2015.
+        assert_eq!(
+            keystone.principal(answer(REFERENCE_ANSWER)),
+            Err(AuthError::KeystoneRefused(
+                "the token has expired".to_owned()
+            ))
+        );
+        let later = REFERENCE_ANSWER.replace("2015-11-05T22:00:11", "2099-11-05T22:00:11");
+        let (principal, expires) = keystone.principal(answer(&later)).unwrap();
+        assert_eq!(&*principal.name, "keystone:admin@Default");
+        assert_eq!(principal.role, Role::Admin);
+        assert_eq!(principal.environments.as_deref(), Some(&[1, 3][..]));
+        assert_eq!(expires.to_string(), "2099-11-05T22:00:11Z");
+    }
 }
