@@ -219,6 +219,11 @@ pub(crate) fn run(args: Args) -> anyhow::Result<ExitCode> {
         )
     })?;
     load_sample_if_empty(&store, &settings.sample)?;
+    // Dropped last, after the runtime: PostgreSQL's blocking client runs a
+    // runtime of its own to close its connections, which panics on one of
+    // the server's workers (where a task holding the last AppState would
+    // drop it at shutdown).
+    let kept = Arc::clone(&store);
     let state = AppState::new(store, settings.clone())
         .map_err(|e| anyhow::anyhow!("cannot load the database: {e:?}"))?;
     if let Some(authenticator) = &security.authenticator {
@@ -228,7 +233,7 @@ pub(crate) fn run(args: Args) -> anyhow::Result<ExitCode> {
         .enable_all()
         .build()
         .context("cannot start the async runtime")?;
-    runtime.block_on(async move {
+    let served = runtime.block_on(async move {
         let listener = tokio::net::TcpListener::bind(settings.listen)
             .await
             .with_context(|| format!("cannot listen on {}", settings.listen))?;
@@ -245,7 +250,10 @@ pub(crate) fn run(args: Args) -> anyhow::Result<ExitCode> {
         server::serve(listener, state, security.tls, server::signal::shutdown_signal()).await?;
         tracing::info!("stopped");
         Ok(ExitCode::SUCCESS)
-    })
+    });
+    drop(runtime);
+    drop(kept);
+    served
 }
 
 /// What `--auth`, `--tls-*` and `--insecure` make of the server.

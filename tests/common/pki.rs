@@ -6,6 +6,7 @@
 #![allow(dead_code, unreachable_pub)]
 
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 /// A test CA and what it issues.
 #[allow(missing_debug_implementations)]
@@ -59,5 +60,29 @@ impl Pki {
         std::fs::write(&pem, cert.pem()).unwrap();
         std::fs::write(&key_path, key.serialize_pem()).unwrap();
         (pem, key_path)
+    }
+
+    /// An HTTP client trusting this CA (any status is an answer, not an
+    /// error), presenting `cert` (a certificate and key) if given.
+    pub fn client(&self, cert: Option<&(PathBuf, PathBuf)>) -> ureq::Agent {
+        use ureq::tls::{Certificate, ClientCert, PrivateKey, RootCerts, TlsConfig};
+        let ca = Certificate::from_pem(self.ca_pem.as_bytes())
+            .unwrap()
+            .to_owned();
+        let mut tls = TlsConfig::builder().root_certs(RootCerts::Specific(Arc::new(vec![ca])));
+        if let Some((pem, key)) = cert {
+            let chain = Certificate::from_pem(&std::fs::read(pem).unwrap())
+                .unwrap()
+                .to_owned();
+            let key = PrivateKey::from_pem(&std::fs::read(key).unwrap())
+                .unwrap()
+                .to_owned();
+            tls = tls.client_cert(Some(ClientCert::new_with_certs(&[chain], key)));
+        }
+        ureq::Agent::config_builder()
+            .http_status_as_error(false)
+            .tls_config(tls.build())
+            .build()
+            .into()
     }
 }

@@ -185,6 +185,17 @@ pub fn call(method: &str, url: &str, body: Option<&str>, headers: &[(&str, &str)
         .http_status_as_error(false)
         .build()
         .into();
+    call_with(&agent, method, url, body, headers)
+}
+
+/// [`call`] through `agent` (one trusting a test CA, say).
+pub fn call_with(
+    agent: &ureq::Agent,
+    method: &str,
+    url: &str,
+    body: Option<&str>,
+    headers: &[(&str, &str)],
+) -> Reply {
     let mut builder = http::Request::builder().method(method).uri(url);
     for (k, v) in headers {
         builder = builder.header(*k, *v);

@@ -2,22 +2,24 @@
 //! to `trace` of every crate, no password, token or document value reaches
 //! it. The run covers each dependency that carries secrets: PostgreSQL
 //! (documents written and read), the Keystone client (the service
-//! account's login, token validations), Basic and bearer credentials,
-//! right and wrong. `HIERAD_LOG` that cannot be read stops the start,
+//! account's login, token validations), TLS, Basic and bearer
+//! credentials, right and wrong. `HIERAD_LOG` that cannot be read stops the start,
 //! named.
 
 use crate::binary;
 use crate::keystone::FakeKeystone;
 use crate::pg;
-use crate::server::{TestServer, call};
+use crate::pki::Pki;
+use crate::server::{Reply, TestServer, call_with};
 use std::path::Path;
 const SERVICE_PASSWORD: &str = "svc-pw-Tr4ce9";
 const USER_PASSWORD: &str = "rdr-pw-Vb62kq";
 const DOCUMENT_SECRET: &str = "db-pw-Qw8Zx3Lp0";
 
-fn lookup(url: &str, key: &str, credentials: (&str, &str)) -> crate::server::Reply {
+fn lookup(agent: &ureq::Agent, url: &str, key: &str, credentials: (&str, &str)) -> Reply {
     let body = format!(r#"{{"environment": 1, "key": "{key}", "hierarchy": ["astute"]}}"#);
-    call(
+    call_with(
+        agent,
         "POST",
         &format!("{url}/api/v1/lookup"),
         Some(&body),
@@ -74,13 +76,28 @@ fn a_trace_log_holds_no_secret() {
     ));
     std::fs::write(&file, text).unwrap();
 
+    let pki = Pki::new(d);
+    let (cert, key) = pki.issue("server", "localhost", &["localhost", "127.0.0.1"], false);
+    let tls = [
+        "--tls-cert",
+        cert.to_str().unwrap(),
+        "--tls-key",
+        key.to_str().unwrap(),
+    ];
     let db = pg::fresh_database();
-    let mut server = TestServer::start_logging(Path::new(&db), &["--auth", f], "trace");
+    let mut server = TestServer::start_logging(
+        Path::new(&db),
+        &[&["--auth", f][..], &tls].concat(),
+        "trace",
+    );
     let url = server.url.clone();
+    assert!(url.starts_with("https://"), "{url}");
+    let agent = pki.client(None);
     let bearer = format!("Bearer {token}");
 
     // A document holding a secret, written and read back.
-    let put = call(
+    let put = call_with(
+        &agent,
         "PUT",
         &format!("{url}/api/v1/config/environments/1/resources/astute/values"),
         Some(&format!(
@@ -92,16 +109,17 @@ fn a_trace_log_holds_no_secret() {
         ],
     );
     assert_eq!(put.status, 204, "{}", put.body);
-    let by_token = lookup(&url, "mysql", ("authorization", &bearer));
+    let by_token = lookup(&agent, &url, "mysql", ("authorization", &bearer));
     assert!(by_token.body.contains(DOCUMENT_SECRET), "{}", by_token.body);
     // Keystone validates the token, with the service account's login.
-    let by_keystone = lookup(&url, "mysql", ("x-auth-token", "ks-reader"));
+    let by_keystone = lookup(&agent, &url, "mysql", ("x-auth-token", "ks-reader"));
     assert!(
         by_keystone.body.contains(DOCUMENT_SECRET),
         "{}",
         by_keystone.body
     );
     let by_user = lookup(
+        &agent,
         &url,
         "mysql",
         ("authorization", &basic("rhea", USER_PASSWORD)),
@@ -114,18 +132,21 @@ fn a_trace_log_holds_no_secret() {
         ("authorization", "Bearer hierad_notatokenatall0000"),
         ("x-auth-token", "ks-unknown-Zt5"),
     ] {
-        assert_eq!(lookup(&url, "mysql", credentials).status, 401);
+        assert_eq!(lookup(&agent, &url, "mysql", credentials).status, 401);
     }
     server.stop();
     let log = server.log();
 
     // The log is really the most verbose one: the dependencies' own lines
-    // are there, up to their caps (ureq's redacted request lines to
-    // Keystone at debug, PostgreSQL's at info, rustls or hyper below).
+    // are there, up to their caps (rustls's at trace, ureq's redacted
+    // request lines to Keystone at debug).
     assert!(
-        log.contains("TRACE") && log.contains("DEBUG ureq"),
+        log.contains(" TRACE rustls::") && log.contains(" DEBUG ureq"),
         "HIERAD_LOG=trace logged no dependency's trace or debug lines:\n{log}"
     );
+    // And the server stopped cleanly: PostgreSQL's blocking client closed
+    // its connections on a runtime worker, which panicked, at every stop.
+    assert!(!log.contains("panicked"), "{log}");
     let secrets = [
         DOCUMENT_SECRET,
         SERVICE_PASSWORD,

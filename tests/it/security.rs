@@ -8,7 +8,7 @@
 use crate::keystone::FakeKeystone;
 use crate::pki::Pki;
 use std::io::{BufRead, BufReader};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Child, Command, Stdio};
 use std::sync::atomic::Ordering;
 use std::sync::{Arc, Mutex};
@@ -18,29 +18,6 @@ const HIERAD: &str = env!("CARGO_BIN_EXE_hierad");
 
 /// A secret value of the sample (data/astute.yaml, `aodh.db_password`).
 const SECRET: &str = "OhQJSjJm0wVaH1Zf4Cdhuc64";
-
-/// A client trusting the test CA, with a client certificate if given.
-fn agent(pki: &Pki, cert: Option<&(PathBuf, PathBuf)>) -> ureq::Agent {
-    use ureq::tls::{Certificate, ClientCert, PrivateKey, RootCerts, TlsConfig};
-    let ca = Certificate::from_pem(pki.ca_pem.as_bytes())
-        .unwrap()
-        .to_owned();
-    let mut tls = TlsConfig::builder().root_certs(RootCerts::Specific(Arc::new(vec![ca])));
-    if let Some((pem, key)) = cert {
-        let chain = Certificate::from_pem(&std::fs::read(pem).unwrap())
-            .unwrap()
-            .to_owned();
-        let key = PrivateKey::from_pem(&std::fs::read(key).unwrap())
-            .unwrap()
-            .to_owned();
-        tls = tls.client_cert(Some(ClientCert::new_with_certs(&[chain], key)));
-    }
-    ureq::Agent::config_builder()
-        .http_status_as_error(false)
-        .tls_config(tls.build())
-        .build()
-        .into()
-}
 
 struct Reply {
     status: u16,
@@ -309,7 +286,7 @@ fn every_way_of_authenticating_over_tls() {
     let url = server.url.replace("127.0.0.1", "localhost");
     assert!(url.starts_with("https://"), "{url}");
     // A second environment for the environment limits.
-    let plain = agent(&pki, None);
+    let plain = pki.client(None);
     let admin_token = auth(&["add-token", "--file", f, "--role", "admin", "root"]);
     Command::new("kill")
         .args(["-HUP", &server.child.id().to_string()])
@@ -384,8 +361,8 @@ fn every_way_of_authenticating_over_tls() {
         bearer(&write_token),
         bearer(&env2_token),
     );
-    let reader_agent = agent(&pki, Some(&reader_cert));
-    let writer_agent = agent(&pki, Some(&writer_cert));
+    let reader_agent = pki.client(Some(&reader_cert));
+    let writer_agent = pki.client(Some(&writer_cert));
     let ways: Vec<Way> = vec![
         (
             "basic",
@@ -544,7 +521,7 @@ fn every_way_of_authenticating_over_tls() {
     assert_eq!(wrong.status, 401);
     assert!(wrong.body.contains("wrong password"), "{}", wrong.body);
     // A certificate the CA signed but no rule names; Keystone refusals.
-    let stranger = lookup(&agent(&pki, Some(&stranger_cert)), &url, 1, &[]);
+    let stranger = lookup(&pki.client(Some(&stranger_cert)), &url, 1, &[]);
     assert_eq!(stranger.status, 401, "{}", stranger.body);
     assert_eq!(
         lookup(&plain, &url, 1, &[("x-auth-token", "ks-unknown")]).status,
