@@ -19,12 +19,12 @@ pub(crate) struct Args {
 #[derive(Debug, clap::Subcommand)]
 pub(crate) enum AuthCommand {
     /// Add a user who signs in with HTTP Basic (password hashed with
-    /// Argon2); the server picks it up on SIGHUP or restart
+    /// Argon2); servers reading the file take it within 2 s
     AddUser(AddUser),
     /// Create a bearer token, print it once, keep only its SHA-256
     AddToken(AddToken),
-    /// Remove a token: requests bearing it get 401 once the server
-    /// reloads (SIGHUP) or restarts
+    /// Remove a token: servers reading the file refuse it (401) within
+    /// 2 s
     RevokeToken(RevokeToken),
 }
 
@@ -97,7 +97,7 @@ pub(crate) fn run(args: Args) -> anyhow::Result<ExitCode> {
         AuthCommand::RevokeToken(revoke) => file::revoke_token(&revoke.file, &revoke.name)
             .map(|()| {
                 format!(
-                    "revoked the token {:?}; reload the server (SIGHUP)",
+                    "revoked the token {:?}; servers reading the file refuse it within 2 s",
                     revoke.name
                 )
             })
@@ -126,7 +126,7 @@ fn add_user(add: &AddUser) -> anyhow::Result<String> {
         },
     )?;
     Ok(format!(
-        "{} user {:?} ({}) in {}; reload the server (SIGHUP)",
+        "{} user {:?} ({}) in {}; servers reading the file take it within 2 s",
         if add.replace { "wrote" } else { "added" },
         add.name,
         add.entry.role,
@@ -148,7 +148,7 @@ fn add_token(add: &AddToken) -> anyhow::Result<String> {
         },
     )?;
     eprintln!(
-        "added the token {:?} ({}) to {}; it is shown once, below; reload the server (SIGHUP)",
+        "added the token {:?} ({}) to {}; it is shown once, below; servers reading the file take it within 2 s",
         add.name,
         add.entry.role,
         add.entry.file.display()

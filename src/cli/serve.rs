@@ -1,6 +1,6 @@
 //! `hierad serve`: the ConfigDB and lookup server.
 
-use crate::auth::{AuthFile, Authenticator};
+use crate::auth::Authenticator;
 use crate::configdb::{DocKind, LevelPath, Retention};
 use crate::hiera::budget::Budget;
 use crate::ops::{self, Local, NewEnv, TreeImport};
@@ -122,13 +122,14 @@ pub(crate) struct Args {
     #[arg(long, env = "HIERAD_MAX_LAG", value_parser = positive_duration, default_value = "5s")]
     pub(crate) max_lag: Duration,
     /// The auth file: users, tokens, client-certificate rules, Keystone
-    /// (docs/security.md; `hierad auth` edits it). Reloaded on SIGHUP.
+    /// (docs/security.md; `hierad auth` edits it). Reloaded when it
+    /// changes (looked at every 2 s) and on SIGHUP.
     /// Without it every client may do everything, so the server listens
     /// on loopback only.
     #[arg(long, env = "HIERAD_AUTH", value_name = "FILE")]
     pub(crate) auth: Option<PathBuf>,
-    /// Serve HTTPS with this certificate chain (PEM, leaf first; reloaded
-    /// on SIGHUP)
+    /// Serve HTTPS with this certificate chain (PEM, leaf first; reloaded,
+    /// with the key and client CA, when one changes and on SIGHUP)
     #[arg(
         long,
         env = "HIERAD_TLS_CERT",
@@ -246,7 +247,7 @@ pub(crate) fn run(args: Args) -> anyhow::Result<ExitCode> {
         if let Some(feed) = state.change_feed() {
             server::listen::spawn(state.clone(), feed);
         }
-        tokio::spawn(reload_on_hangup(state.clone(), security.auth_file.clone(), security.tls.clone()));
+        tokio::spawn(super::reload::run(state.clone(), security.auth_file.clone(), security.tls.clone()));
         server::serve(listener, state, security.tls, server::signal::shutdown_signal()).await?;
         tracing::info!("stopped");
         Ok(ExitCode::SUCCESS)
@@ -270,7 +271,7 @@ impl Security {
         let authenticator = args
             .auth
             .as_deref()
-            .map(load_authenticator)
+            .map(super::reload::load_authenticator)
             .transpose()?
             .map(Arc::new);
         let tls = match (&args.tls_cert, &args.tls_key) {
@@ -307,48 +308,10 @@ impl Security {
     }
 }
 
-fn load_authenticator(path: &Path) -> anyhow::Result<Authenticator> {
-    let file = AuthFile::load(path)?;
-    Authenticator::new(&file).map_err(|e| anyhow::anyhow!("the auth file {}: {e}", path.display()))
-}
-
 fn warn_if_readable_by_others(path: &Path) {
     use std::os::unix::fs::PermissionsExt;
     if std::fs::metadata(path).is_ok_and(|meta| meta.permissions().mode() & 0o077 != 0) {
         tracing::warn!(file = %path.display(), "the auth file is readable by other users; chmod 600 it");
-    }
-}
-
-/// On SIGHUP: reads the auth file and the TLS files again. What fails to
-/// load is logged and the old one kept; connections open go on.
-async fn reload_on_hangup(state: AppState, auth: Option<PathBuf>, tls: Option<Arc<Tls>>) {
-    use tokio::signal::unix::{SignalKind, signal};
-    let Ok(mut hangups) = signal(SignalKind::hangup()) else {
-        tracing::warn!("cannot listen for SIGHUP; restart to reload the auth and TLS files");
-        return;
-    };
-    while hangups.recv().await.is_some() {
-        if let Some(path) = &auth {
-            let path = path.clone();
-            match tokio::task::spawn_blocking(move || load_authenticator(&path)).await {
-                Ok(Ok(authenticator)) => {
-                    state.set_authenticator(Arc::new(authenticator));
-                    tracing::info!("SIGHUP: reloaded the auth file");
-                }
-                Ok(Err(e)) => {
-                    tracing::error!(error = %format!("{e:#}"), "SIGHUP: the auth file was not reloaded; the old one stays")
-                }
-                Err(e) => tracing::error!(error = %e, "SIGHUP: the auth file was not reloaded"),
-            }
-        }
-        if let Some(tls) = &tls {
-            match tls.reload() {
-                Ok(()) => tracing::info!("SIGHUP: reloaded the TLS certificate and key"),
-                Err(e) => {
-                    tracing::error!(error = %e, "SIGHUP: the TLS files were not reloaded; the old ones stay")
-                }
-            }
-        }
     }
 }
 

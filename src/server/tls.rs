@@ -1,6 +1,6 @@
 //! TLS (rustls, the ring provider): the server's certificate and key and
-//! the optional client CA, read from PEM files, rebuilt whole on SIGHUP
-//! into a new configuration that new connections use; connections open
+//! the optional client CA, read from PEM files, rebuilt whole when they
+//! change or on SIGHUP (cli/reload.rs) into a new configuration that new connections use; connections open
 //! keep the one they started with. A client certificate is optional even
 //! with a client CA (Basic, bearer and Keystone clients have none), and
 //! when one is sent it must chain to the CA; its subject's common name
@@ -83,6 +83,20 @@ impl Tls {
         let config = build(&self.files)?;
         self.config.store(Arc::new(config));
         Ok(())
+    }
+
+    /// The files it is read from (certificate, key, client CA).
+    pub(crate) fn paths(&self) -> Vec<PathBuf> {
+        let files = &self.files;
+        [
+            Some(&files.cert),
+            Some(&files.key),
+            files.client_ca.as_ref(),
+        ]
+        .into_iter()
+        .flatten()
+        .cloned()
+        .collect()
     }
 
     /// The acceptor for the next connection.

@@ -1,0 +1,149 @@
+//! Reloading the auth file and the TLS files while `hierad serve` runs: on
+//! SIGHUP, and when they change on disk (looked at every [`POLL`]), so a
+//! `hierad auth revoke-token` or a renewed certificate takes effect
+//! without anyone having to signal every server that reads the file. What
+//! fails to load is logged and the old one kept; connections open go on.
+
+use crate::auth::{AuthFile, Authenticator};
+use crate::server::AppState;
+use crate::server::tls::Tls;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Duration;
+
+/// How often the files are looked at.
+pub(crate) const POLL: Duration = Duration::from_secs(2);
+
+/// Reads the auth file into an authenticator.
+///
+/// # Errors
+///
+/// The file cannot be read or holds something wrong.
+pub(crate) fn load_authenticator(path: &Path) -> anyhow::Result<Authenticator> {
+    let file = AuthFile::load(path)?;
+    Authenticator::new(&file).map_err(|e| anyhow::anyhow!("the auth file {}: {e}", path.display()))
+}
+
+/// What a file looks like on disk (see [`Seen`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct Stamp {
+    device: u64,
+    inode: u64,
+    len: u64,
+    /// Seconds and nanoseconds.
+    modified: (i64, i64),
+    changed: (i64, i64),
+}
+
+/// The files' [`Stamp`]s (`None`: missing). A change of any part is a
+/// change of the file, however it was written: in place, by rename, or
+/// through a swapped symlink (as Kubernetes updates a mounted secret).
+#[derive(Clone, Debug, PartialEq, Eq)]
+struct Seen(Vec<Option<Stamp>>);
+
+impl Seen {
+    fn of(paths: &[PathBuf]) -> Seen {
+        use std::os::unix::fs::MetadataExt;
+        let stamp = |m: std::fs::Metadata| Stamp {
+            device: m.dev(),
+            inode: m.ino(),
+            len: m.len(),
+            modified: (m.mtime(), m.mtime_nsec()),
+            changed: (m.ctime(), m.ctime_nsec()),
+        };
+        Seen(
+            paths
+                .iter()
+                .map(|path| std::fs::metadata(path).ok().map(stamp))
+                .collect(),
+        )
+    }
+}
+
+/// Reloads on SIGHUP, and each of the auth file and the TLS files when it
+/// changes on disk; runs until the server stops.
+pub(crate) async fn run(state: AppState, auth: Option<PathBuf>, tls: Option<Arc<Tls>>) {
+    use tokio::signal::unix::{SignalKind, signal};
+    let mut hangups = signal(SignalKind::hangup())
+        .inspect_err(|_| {
+            tracing::warn!("cannot listen for SIGHUP; changes of the files are still seen")
+        })
+        .ok();
+    let auth_paths: Vec<PathBuf> = auth.iter().cloned().collect();
+    let tls_paths = tls.as_ref().map(|tls| tls.paths()).unwrap_or_default();
+    let (mut auth_seen, mut tls_seen) = (Seen::of(&auth_paths), Seen::of(&tls_paths));
+    let mut poll = tokio::time::interval(POLL);
+    poll.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    loop {
+        let hangup = async {
+            match hangups.as_mut() {
+                Some(hangups) => hangups.recv().await,
+                None => std::future::pending().await,
+            }
+        };
+        let (reload_auth, reload_tls, why) = tokio::select! {
+            received = hangup => {
+                if received.is_none() {
+                    hangups = None;
+                    continue;
+                }
+                (true, true, "SIGHUP")
+            }
+            _ = poll.tick() => {
+                let (auth_now, tls_now) = (Seen::of(&auth_paths), Seen::of(&tls_paths));
+                let changed = (auth_now != auth_seen, tls_now != tls_seen);
+                (auth_seen, tls_seen) = (auth_now, tls_now);
+                (changed.0, changed.1, "changed on disk")
+            }
+        };
+        if let (true, Some(path)) = (reload_auth, &auth) {
+            reload_auth_file(&state, path, why).await;
+        }
+        if let (true, Some(tls)) = (reload_tls, &tls) {
+            match tls.reload() {
+                Ok(()) => tracing::info!(why, "reloaded the TLS certificate and key"),
+                Err(e) => {
+                    tracing::error!(why, error = %e, "the TLS files were not reloaded; the old ones stay");
+                }
+            }
+        }
+    }
+}
+
+async fn reload_auth_file(state: &AppState, path: &Path, why: &str) {
+    let path = path.to_owned();
+    match tokio::task::spawn_blocking(move || load_authenticator(&path)).await {
+        Ok(Ok(authenticator)) => {
+            state.set_authenticator(Arc::new(authenticator));
+            tracing::info!(why, "reloaded the auth file");
+        }
+        Ok(Err(e)) => {
+            tracing::error!(why, error = %format!("{e:#}"), "the auth file was not reloaded; the old one stays");
+        }
+        Err(e) => tracing::error!(why, error = %e, "the auth file was not reloaded"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn any_write_is_a_change() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("auth.toml");
+        let paths = [file.clone()];
+        let missing = Seen::of(&paths);
+        assert_eq!(missing, Seen(vec![None]));
+        std::fs::write(&file, "a").unwrap();
+        let written = Seen::of(&paths);
+        assert_ne!(written, missing);
+        assert_eq!(Seen::of(&paths), written, "nothing changed");
+        // Same size, written again at once: the change time moves (or the
+        // size would; here a rename brings a new inode as well).
+        let next = dir.path().join("next");
+        std::fs::write(&next, "b").unwrap();
+        std::fs::rename(&next, &file).unwrap();
+        assert_ne!(Seen::of(&paths), written);
+    }
+}
