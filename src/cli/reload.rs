@@ -1,7 +1,8 @@
-//! Reloading the auth file and the TLS files while `hierad serve` runs: on
-//! SIGHUP, and when they change on disk (looked at every [`POLL`]), so a
-//! `hierad auth revoke-token` or a renewed certificate takes effect
-//! without anyone having to signal every server that reads the file. What
+//! Reloading the auth file (with the Keystone password file it names) and
+//! the TLS files while `hierad serve` runs: on SIGHUP, and when they
+//! change on disk (looked at every [`POLL`]), so a `hierad auth
+//! revoke-token`, a new service password or a renewed certificate takes
+//! effect without anyone having to signal every server that reads them. What
 //! fails to load is logged and the old one kept; connections open go on.
 
 use crate::auth::{AuthFile, Authenticator};
@@ -22,6 +23,16 @@ pub(crate) const POLL: Duration = Duration::from_secs(2);
 pub(crate) fn load_authenticator(path: &Path) -> anyhow::Result<Authenticator> {
     let file = AuthFile::load(path)?;
     Authenticator::new(&file).map_err(|e| anyhow::anyhow!("the auth file {}: {e}", path.display()))
+}
+
+/// The files an auth file's reload reads: itself, and the Keystone
+/// password file it names (if it can be read now; when it cannot, the
+/// reload says why).
+fn auth_files(path: &Path) -> Vec<PathBuf> {
+    let keystone = AuthFile::load(path).ok().and_then(|file| file.keystone);
+    std::iter::once(path.to_owned())
+        .chain(keystone.map(|k| k.password_file))
+        .collect()
 }
 
 /// What a file looks like on disk (see [`Seen`]).
@@ -69,7 +80,7 @@ pub(crate) async fn run(state: AppState, auth: Option<PathBuf>, tls: Option<Arc<
             tracing::warn!("cannot listen for SIGHUP; changes of the files are still seen")
         })
         .ok();
-    let auth_paths: Vec<PathBuf> = auth.iter().cloned().collect();
+    let mut auth_paths = auth.as_deref().map(auth_files).unwrap_or_default();
     let tls_paths = tls.as_ref().map(|tls| tls.paths()).unwrap_or_default();
     let (mut auth_seen, mut tls_seen) = (Seen::of(&auth_paths), Seen::of(&tls_paths));
     let mut poll = tokio::time::interval(POLL);
@@ -98,6 +109,14 @@ pub(crate) async fn run(state: AppState, auth: Option<PathBuf>, tls: Option<Arc<
         };
         if let (true, Some(path)) = (reload_auth, &auth) {
             reload_auth_file(&state, path, why).await;
+            let files = auth_files(path);
+            if files != auth_paths {
+                // Another password file: looked at from now on, and the
+                // next look reloads once more, in case it changed since
+                // this reload read it.
+                auth_paths = files;
+                auth_seen = Seen(Vec::new());
+            }
         }
         if let (true, Some(tls)) = (reload_tls, &tls) {
             match tls.reload() {
@@ -127,6 +146,23 @@ async fn reload_auth_file(state: &AppState, path: &Path, why: &str) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_keystone_password_file_is_looked_at_too() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("auth.toml");
+        assert_eq!(auth_files(&file), [file.clone()], "missing: itself");
+        std::fs::write(
+            &file,
+            "[keystone]\nurl = \"http://k/v3\"\nuser = \"u\"\npassword_file = \"/etc/k.pw\"\n\
+             project = \"p\"\n[keystone.roles]\nreader = \"read\"\n",
+        )
+        .unwrap();
+        assert_eq!(
+            auth_files(&file),
+            [file.clone(), PathBuf::from("/etc/k.pw")]
+        );
+    }
 
     #[test]
     fn any_write_is_a_change() {

@@ -16,7 +16,7 @@ struct Setup {
     keystone: FakeKeystone,
     /// The bearer token (read), another way in than Keystone.
     token: String,
-    _dir: tempfile::TempDir,
+    dir: tempfile::TempDir,
 }
 
 fn setup(settings: &str, flags: &[&str]) -> Setup {
@@ -53,7 +53,7 @@ fn setup_with_password(password: &str, settings: &str, flags: &[&str]) -> Setup 
         server,
         keystone,
         token,
-        _dir: dir,
+        dir,
     }
 }
 
@@ -308,4 +308,28 @@ fn a_refused_service_login_is_not_tried_again_for_every_request() {
         assert!(!body.contains("not-the-pw-Ww2"), "{body}");
     }
     assert_eq!(s.keystone.logins.load(Ordering::Relaxed), 1);
+}
+
+/// A wrong service password mended on disk is taken without a signal: the
+/// server looks at the password file the auth file names, and its next
+/// login uses the new one.
+#[test]
+fn a_mended_service_password_is_taken_without_a_signal() {
+    let s = setup_with_password("not-the-pw-Ww2", "", &[]);
+    let (status, body) = list(&s.server.url, ("x-auth-token", "ks-reader"));
+    assert_eq!(status, 503, "{body}");
+    std::fs::write(s.dir.path().join("ks.pw"), "svc-pw-Qq77\n").unwrap();
+    let start = std::time::Instant::now();
+    loop {
+        let (status, body) = list(&s.server.url, ("x-auth-token", "ks-reader"));
+        if status == 200 {
+            break;
+        }
+        assert_eq!(status, 503, "{body}");
+        assert!(
+            start.elapsed() < Duration::from_secs(20),
+            "the mended password was not taken: {body}"
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
 }
