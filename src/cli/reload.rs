@@ -151,7 +151,7 @@ mod tests {
     fn the_keystone_password_file_is_looked_at_too() {
         let dir = tempfile::tempdir().unwrap();
         let file = dir.path().join("auth.toml");
-        assert_eq!(auth_files(&file), [file.clone()], "missing: itself");
+        assert_eq!(auth_files(&file), vec![file.clone()], "missing: itself");
         std::fs::write(
             &file,
             "[keystone]\nurl = \"http://k/v3\"\nuser = \"u\"\npassword_file = \"/etc/k.pw\"\n\
