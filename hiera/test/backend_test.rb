@@ -295,6 +295,30 @@ class BackendTest < Minitest::Test
     assert_equal [{ 'hierarchy' => ['common'] }], registrations.map { |r| JSON.parse(r.body) }
   end
 
+  # Threads that start together on a new configuration build its state
+  # once, so the hierarchy is registered once (each used to build its own
+  # and register again; a build made slow here widens the window).
+  module SlowBuild
+    DELAY = [0.0]
+    def build(key)
+      sleep DELAY[0]
+      super
+    end
+  end
+  Hiera::Backend::Hierad_backend.prepend(SlowBuild)
+
+  def test_threads_starting_together_register_once
+    h = hiera
+    SlowBuild::DELAY[0] = 0.05
+    threads = Array.new(8) { |i| Thread.new { h.lookup("k#{i}", 'd', SCOPE) } }
+    threads.each(&:join)
+    requests = @server.request_list
+    assert_equal 1, requests.count { |r| r.path == REGISTER }
+    assert_equal 8, lookups(requests).size
+  ensure
+    SlowBuild::DELAY[0] = 0.0
+  end
+
   # 409: the server does not hold the id (restarted, another replica, the
   # list dropped). The backend registers again and retries once; a second
   # 409 is an error naming the server.

@@ -176,12 +176,22 @@ class Hiera
 
       private
 
+      # Built once per configuration, under the lock: threads that start
+      # together would each build their own, and each register the
+      # hierarchy.
       def prepare
         key = [Config[:hierad], Config[:hierarchy], Config[:merge_behavior], Config[:deep_merge_options]]
         p = @prepared
-        return p if p && p.key.each_with_index.all? { |part, i| part.equal?(key[i]) }
+        return p if current?(p, key)
 
-        @prepared = build(key)
+        @mutex.synchronize do
+          p = @prepared
+          current?(p, key) ? p : (@prepared = build(key))
+        end
+      end
+
+      def current?(prepared, key)
+        prepared && prepared.key.each_with_index.all? { |part, i| part.equal?(key[i]) }
       end
 
       def build(key)
