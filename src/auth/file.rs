@@ -422,15 +422,19 @@ fn beside(path: &Path, suffix: &str) -> (PathBuf, PathBuf) {
 /// Waits for, then holds, the exclusive lock on the file beside `path`
 /// (`flock`, released when the returned file closes, so also when the
 /// process dies). Not the auth file itself: it is replaced by rename, and a
-/// lock on it would stay with the old file.
+/// lock on it would stay with the old file. A symlink in its place is not
+/// followed (nor is one at the temporary file's name, made `create_new`):
+/// `hierad auth` runs as root, and would create its target.
 fn lock(path: &Path) -> std::io::Result<std::fs::File> {
     use std::os::unix::fs::OpenOptionsExt;
     let (_, lock) = beside(path, "lock");
+    let no_follow = i32::try_from(rustix::fs::OFlags::NOFOLLOW.bits()).unwrap_or_default();
     let file = std::fs::OpenOptions::new()
         .write(true)
         .create(true)
         .truncate(false)
         .mode(0o600)
+        .custom_flags(no_follow)
         .open(lock)?;
     rustix::fs::flock(&file, rustix::fs::FlockOperation::LockExclusive)?;
     Ok(file)

@@ -122,6 +122,11 @@ impl Keystone {
         &self.config.url
     }
 
+    /// The file the service account's password was read from.
+    pub(crate) fn password_file(&self) -> &std::path::Path {
+        &self.config.password_file
+    }
+
     /// Who `token` belongs to, with the highest hierad role its Keystone
     /// roles map to.
     ///

@@ -286,6 +286,12 @@ impl Authenticator {
         self.keystone.as_deref().map(Keystone::url)
     }
 
+    /// The Keystone password file it was made with, if any (a reload
+    /// watches it).
+    pub(crate) fn keystone_password_file(&self) -> Option<&std::path::Path> {
+        self.keystone.as_deref().map(Keystone::password_file)
+    }
+
     /// Who `credentials` prove the requester to be.
     ///
     /// # Errors

@@ -25,13 +25,17 @@ pub(crate) fn load_authenticator(path: &Path) -> anyhow::Result<Authenticator> {
     Authenticator::new(&file).map_err(|e| anyhow::anyhow!("the auth file {}: {e}", path.display()))
 }
 
-/// The files an auth file's reload reads: itself, and the Keystone
-/// password file it names (if it can be read now; when it cannot, the
-/// reload says why).
-fn auth_files(path: &Path) -> Vec<PathBuf> {
-    let keystone = AuthFile::load(path).ok().and_then(|file| file.keystone);
-    std::iter::once(path.to_owned())
-        .chain(keystone.map(|k| k.password_file))
+/// The files the auth file in force was read from: itself, and the
+/// Keystone password file it names. Derived from what `state` holds, so a
+/// reload that failed leaves the old file's password file watched.
+fn auth_files(state: &AppState, path: &Path) -> Vec<PathBuf> {
+    let authenticator = state.authenticator();
+    let password = authenticator
+        .as_deref()
+        .and_then(Authenticator::keystone_password_file);
+    std::iter::once(path)
+        .chain(password)
+        .map(Path::to_owned)
         .collect()
 }
 
@@ -80,7 +84,10 @@ pub(crate) async fn run(state: AppState, auth: Option<PathBuf>, tls: Option<Arc<
             tracing::warn!("cannot listen for SIGHUP; changes of the files are still seen")
         })
         .ok();
-    let mut auth_paths = auth.as_deref().map(auth_files).unwrap_or_default();
+    let mut auth_paths = auth
+        .as_deref()
+        .map(|path| auth_files(&state, path))
+        .unwrap_or_default();
     let tls_paths = tls.as_ref().map(|tls| tls.paths()).unwrap_or_default();
     let (mut auth_seen, mut tls_seen) = (Seen::of(&auth_paths), Seen::of(&tls_paths));
     let mut poll = tokio::time::interval(POLL);
@@ -109,7 +116,7 @@ pub(crate) async fn run(state: AppState, auth: Option<PathBuf>, tls: Option<Arc<
         };
         if let (true, Some(path)) = (reload_auth, &auth) {
             reload_auth_file(&state, path, why).await;
-            let files = auth_files(path);
+            let files = auth_files(&state, path);
             if files != auth_paths {
                 // Another password file: looked at from now on, and the
                 // next look reloads once more, in case it changed since
@@ -151,17 +158,26 @@ mod tests {
     fn the_keystone_password_file_is_looked_at_too() {
         let dir = tempfile::tempdir().unwrap();
         let file = dir.path().join("auth.toml");
-        assert_eq!(auth_files(&file), vec![file.clone()], "missing: itself");
+        let password = dir.path().join("k.pw");
+        std::fs::write(&password, "pw\n").unwrap();
+        let store = Arc::new(crate::store::SqliteStore::open_in_memory().unwrap());
+        let state = AppState::new(store, crate::settings::Settings::default()).unwrap();
+        assert_eq!(
+            auth_files(&state, &file),
+            vec![file.clone()],
+            "none loaded: itself"
+        );
         std::fs::write(
             &file,
-            "[keystone]\nurl = \"http://k/v3\"\nuser = \"u\"\npassword_file = \"/etc/k.pw\"\n\
-             project = \"p\"\n[keystone.roles]\nreader = \"read\"\n",
+            format!(
+                "[keystone]\nurl = \"http://k/v3\"\nuser = \"u\"\npassword_file = {:?}\n\
+                 project = \"p\"\n[keystone.roles]\nreader = \"read\"\n",
+                password.display().to_string()
+            ),
         )
         .unwrap();
-        assert_eq!(
-            auth_files(&file),
-            [file.clone(), PathBuf::from("/etc/k.pw")]
-        );
+        state.set_authenticator(Arc::new(load_authenticator(&file).unwrap()));
+        assert_eq!(auth_files(&state, &file), [file.clone(), password]);
     }
 
     #[test]

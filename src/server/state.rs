@@ -67,7 +67,7 @@ struct Inner {
     /// The one turn of request bodies over `body::BIG_BODY` bytes.
     big_bodies: Arc<tokio::sync::Semaphore>,
     settings: Settings,
-    /// The loaded auth file (swapped whole on SIGHUP); none: every
+    /// The loaded auth file (swapped whole on a reload); none: every
     /// request is anonymous (a loopback-only server).
     authenticator: ArcSwapOption<Authenticator>,
     throttle: Throttle,
