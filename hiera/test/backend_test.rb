@@ -319,6 +319,18 @@ class BackendTest < Minitest::Test
     SlowBuild::DELAY[0] = 0.0
   end
 
+  # Hiera makes its backend with an unlocked `||=`, so threads starting
+  # together on a fresh Hiera can make two instances (CI saw it: two
+  # registrations from eight threads); they share one registration.
+  def test_two_backend_instances_register_once
+    hiera
+    backends = Array.new(2) { Hiera::Backend::Hierad_backend.new }
+    backends.each_with_index { |b, i| catch(:no_such_key) { b.lookup("k#{i}", SCOPE, nil, nil, {}) } }
+    requests = @server.request_list
+    assert_equal 1, requests.count { |r| r.path == REGISTER }
+    assert_equal 2, lookups(requests).size
+  end
+
   # 409: the server does not hold the id (restarted, another replica, the
   # list dropped). The backend registers again and retries once; a second
   # 409 is an error naming the server.

@@ -90,10 +90,20 @@ class Hiera
 
       # A configuration's hierarchy as its server knows it: registered once
       # and named by id, or sent inline to a server older than the
-      # registration route. Shared by the threads of a process.
+      # registration route. One per client and hierarchy in a process,
+      # shared by its threads and by every backend instance: Hiera makes
+      # its backends with an unlocked `@backends[name] ||= …`, so threads
+      # starting together on a fresh Hiera can get two instances.
       class Registration
         PATH = '/api/v1/hierarchies'.freeze
         ID = /\A[0-9a-f]{32}\z/.freeze
+
+        @shared = {}
+        @mutex = Mutex.new
+
+        def self.shared(client, hierarchy)
+          @mutex.synchronize { @shared[[client, hierarchy]] ||= new(hierarchy) }
+        end
 
         def initialize(hierarchy)
           levels = Wire.dump(hierarchy)
@@ -214,8 +224,9 @@ class Hiera
         options = symbol_entries(options) if options.is_a?(Hash)
         static = ',"merge_behavior":' + Wire.dump(key[2]) +
                  ',"deep_merge_options":' + Wire.dump(options)
-        Prepared.new(key, PuppetX::Hierad::Client.shared(settings), failure, environment, template(settings, :level), static, hierarchy,
-                     Registration.new(hierarchy))
+        client = PuppetX::Hierad::Client.shared(settings)
+        Prepared.new(key, client, failure, environment, template(settings, :level), static, hierarchy,
+                     Registration.shared(client, hierarchy))
       end
 
       def template(settings, name)
