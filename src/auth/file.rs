@@ -15,15 +15,15 @@ use std::path::{Path, PathBuf};
 /// What went wrong with an auth file.
 #[derive(Debug, thiserror::Error)]
 pub enum AuthFileError {
-    #[error("cannot read the auth file {}: {source}", path.display())]
+    #[error("cannot read the auth file {}: {error}", path.display())]
     Read {
         path: PathBuf,
-        source: std::io::Error,
+        error: std::io::Error,
     },
-    #[error("cannot write the auth file {}: {source}", path.display())]
+    #[error("cannot write the auth file {}: {error}", path.display())]
     Write {
         path: PathBuf,
-        source: std::io::Error,
+        error: std::io::Error,
     },
     #[error("the auth file {} is not valid: {message}", path.display())]
     Invalid { path: PathBuf, message: String },
@@ -140,9 +140,9 @@ impl AuthFile {
     /// It cannot be read, is not TOML of this form, or breaks a rule
     /// (a duplicate name, a malformed hash or date).
     pub fn load(path: &Path) -> Result<AuthFile, AuthFileError> {
-        let text = std::fs::read_to_string(path).map_err(|source| AuthFileError::Read {
+        let text = std::fs::read_to_string(path).map_err(|error| AuthFileError::Read {
             path: path.to_owned(),
-            source,
+            error,
         })?;
         AuthFile::parse(&text).map_err(|message| AuthFileError::Invalid {
             path: path.to_owned(),
@@ -377,17 +377,17 @@ fn edit(
     path: &Path,
     change: impl FnOnce(&AuthFile, &mut toml_edit::DocumentMut) -> Result<(), String>,
 ) -> Result<(), AuthFileError> {
-    let _lock = lock(path).map_err(|source| AuthFileError::Write {
+    let _lock = lock(path).map_err(|error| AuthFileError::Write {
         path: path.to_owned(),
-        source,
+        error,
     })?;
     let text = match std::fs::read_to_string(path) {
         Ok(text) => text,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => String::new(),
-        Err(source) => {
+        Err(error) => {
             return Err(AuthFileError::Read {
                 path: path.to_owned(),
-                source,
+                error,
             });
         }
     };
@@ -400,9 +400,9 @@ fn edit(
     change(&file, &mut doc).map_err(AuthFileError::Refused)?;
     let text = doc.to_string();
     AuthFile::parse(&text).map_err(invalid)?;
-    write_private(path, text.as_bytes()).map_err(|source| AuthFileError::Write {
+    write_private(path, text.as_bytes()).map_err(|error| AuthFileError::Write {
         path: path.to_owned(),
-        source,
+        error,
     })
 }
 
@@ -466,6 +466,16 @@ fn write_private(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn an_unreadable_file_says_why_once() {
+        let dir = tempfile::tempdir().unwrap();
+        let err = AuthFile::load(&dir.path().join("absent.toml")).unwrap_err();
+        // As every command prints it: the whole chain.
+        let text = format!("{:#}", anyhow::Error::from(err));
+        assert_eq!(text.matches("No such file").count(), 1, "{text}");
+        assert!(text.contains("absent.toml"), "{text}");
+    }
 
     #[test]
     fn a_keystone_url_naming_a_user_is_refused_unrepeated() {

@@ -159,7 +159,7 @@ impl Target {
             )),
             None => BenchError::Io {
                 context: format!("cannot reach {}", self.url()),
-                source: e,
+                error: e,
             },
         }
     }

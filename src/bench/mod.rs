@@ -33,11 +33,10 @@ use plan::Plan;
 #[derive(Debug, thiserror::Error)]
 pub(crate) enum BenchError {
     /// The server cannot be reached, or a file cannot be read or written.
-    #[error("{context}: {source}")]
+    #[error("{context}: {error}")]
     Io {
         context: String,
-        #[source]
-        source: std::io::Error,
+        error: std::io::Error,
     },
     /// The server answered with an error status.
     #[error("{what}: the server answered {status} {body}")]
@@ -60,13 +59,21 @@ pub(crate) enum BenchError {
     Ops(#[from] crate::ops::OpsError),
     /// A connection's task panicked or was cancelled.
     #[error("a bench task failed: {0}")]
-    Task(#[from] tokio::task::JoinError),
+    Task(tokio::task::JoinError),
+}
+
+// By hand, not `#[from]`: that would also make the JoinError the source,
+// and `hierad: …` (the chain, `{:#}`) would say it twice.
+impl From<tokio::task::JoinError> for BenchError {
+    fn from(error: tokio::task::JoinError) -> Self {
+        BenchError::Task(error)
+    }
 }
 
 impl BenchError {
     pub(crate) fn io(context: impl Into<String>) -> impl FnOnce(std::io::Error) -> BenchError {
         let context = context.into();
-        move |source| BenchError::Io { context, source }
+        move |error| BenchError::Io { context, error }
     }
 }
 
