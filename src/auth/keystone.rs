@@ -127,6 +127,13 @@ impl Keystone {
         &self.config.password_file
     }
 
+    /// How long one validation may take: a login and a validation, twice
+    /// when Keystone refuses the service token ([`Keystone::ask`]), each
+    /// within `timeout_secs`.
+    pub(crate) fn longest_validation(&self) -> Duration {
+        Duration::from_secs(self.config.timeout_secs.max(1)).saturating_mul(4)
+    }
+
     /// Who `token` belongs to, with the highest hierad role its Keystone
     /// roles map to.
     ///

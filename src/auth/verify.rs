@@ -286,6 +286,11 @@ impl Authenticator {
         self.keystone.as_deref().map(Keystone::url)
     }
 
+    /// How long a Keystone validation may take, if Keystone is configured.
+    pub(crate) fn keystone_longest_validation(&self) -> Option<Duration> {
+        self.keystone.as_deref().map(Keystone::longest_validation)
+    }
+
     /// The Keystone password file it was made with, if any (a reload
     /// watches it).
     pub(crate) fn keystone_password_file(&self) -> Option<&std::path::Path> {

@@ -7,7 +7,7 @@
 
 use crate::auth::{AuthFile, Authenticator};
 use crate::server::AppState;
-use crate::server::tls::Tls;
+use crate::server::tls::{Tls, TlsFiles};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
@@ -15,14 +15,77 @@ use std::time::Duration;
 /// How often the files are looked at.
 pub(crate) const POLL: Duration = Duration::from_secs(2);
 
-/// Reads the auth file into an authenticator.
+/// What the watched files were when the server read them at start: the
+/// watch compares with this, so a change made while the server was still
+/// starting (opening its database, binding) is reloaded at the first look.
+#[derive(Debug, Default)]
+pub(crate) struct Baseline {
+    pub(crate) auth: Seen,
+    pub(crate) tls: Seen,
+}
+
+/// [`load_authenticator`], and what its files were when read: the auth
+/// file stamped before it is read, the Keystone password file it names
+/// right after (its name is known only then).
+///
+/// # Errors
+///
+/// As [`load_authenticator`].
+pub(crate) fn load_auth(
+    path: &Path,
+    request_timeout: Duration,
+) -> anyhow::Result<(Authenticator, Seen)> {
+    let Seen(mut stamps) = Seen::of(&[path.to_owned()]);
+    let authenticator = load_authenticator(path, request_timeout)?;
+    if let Some(password) = authenticator.keystone_password_file() {
+        stamps.extend(Seen::of(&[password.to_owned()]).0);
+    }
+    Ok((authenticator, Seen(stamps)))
+}
+
+/// The TLS files loaded, and what they were, stamped before being read.
+///
+/// # Errors
+///
+/// As [`Tls::load`].
+pub(crate) fn load_tls(files: TlsFiles) -> anyhow::Result<(Tls, Seen)> {
+    let seen = Seen::of(&files.paths());
+    Ok((Tls::load(files)?, seen))
+}
+
+/// Reads the auth file into an authenticator for a server whose requests
+/// get `request_timeout`; warns if a Keystone validation can outlast it.
 ///
 /// # Errors
 ///
 /// The file cannot be read or holds something wrong.
-pub(crate) fn load_authenticator(path: &Path) -> anyhow::Result<Authenticator> {
+pub(crate) fn load_authenticator(
+    path: &Path,
+    request_timeout: Duration,
+) -> anyhow::Result<Authenticator> {
     let file = AuthFile::load(path)?;
-    Authenticator::new(&file).map_err(|e| anyhow::anyhow!("the auth file {}: {e}", path.display()))
+    let authenticator = Authenticator::new(&file)
+        .map_err(|e| anyhow::anyhow!("the auth file {}: {e}", path.display()))?;
+    if let Some(warning) = outlasts(authenticator.keystone_longest_validation(), request_timeout) {
+        tracing::warn!(file = %path.display(), "{warning}");
+    }
+    Ok(authenticator)
+}
+
+/// Why a Keystone that takes `validation` at most would be cut short by
+/// the request time limit: its client would get a bare 408 where it
+/// should get the 503 that names Keystone and what it did.
+fn outlasts(validation: Option<Duration>, request_timeout: Duration) -> Option<String> {
+    let validation = validation?;
+    (validation >= request_timeout).then(|| {
+        format!(
+            "a Keystone validation may take up to 4 × keystone.timeout_secs = {} s (a login and a validation, twice if Keystone refuses the service token), \
+             not less than --request-timeout ({} s): when Keystone is slow, clients get 408 instead of a 503 naming Keystone; \
+             lower keystone.timeout_secs or raise --request-timeout",
+            validation.as_secs(),
+            request_timeout.as_secs_f64()
+        )
+    })
 }
 
 /// The files the auth file in force was read from: itself, and the
@@ -53,8 +116,8 @@ struct Stamp {
 /// The files' [`Stamp`]s (`None`: missing). A change of any part is a
 /// change of the file, however it was written: in place, by rename, or
 /// through a swapped symlink (as Kubernetes updates a mounted secret).
-#[derive(Clone, Debug, PartialEq, Eq)]
-struct Seen(Vec<Option<Stamp>>);
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub(crate) struct Seen(Vec<Option<Stamp>>);
 
 impl Seen {
     fn of(paths: &[PathBuf]) -> Seen {
@@ -77,7 +140,12 @@ impl Seen {
 
 /// Reloads on SIGHUP, and each of the auth file and the TLS files when it
 /// changes on disk; runs until the server stops.
-pub(crate) async fn run(state: AppState, auth: Option<PathBuf>, tls: Option<Arc<Tls>>) {
+pub(crate) async fn run(
+    state: AppState,
+    auth: Option<PathBuf>,
+    tls: Option<Arc<Tls>>,
+    baseline: Baseline,
+) {
     use tokio::signal::unix::{SignalKind, signal};
     let mut hangups = signal(SignalKind::hangup())
         .inspect_err(|_| {
@@ -89,7 +157,7 @@ pub(crate) async fn run(state: AppState, auth: Option<PathBuf>, tls: Option<Arc<
         .map(|path| auth_files(&state, path))
         .unwrap_or_default();
     let tls_paths = tls.as_ref().map(|tls| tls.paths()).unwrap_or_default();
-    let (mut auth_seen, mut tls_seen) = (Seen::of(&auth_paths), Seen::of(&tls_paths));
+    let (mut auth_seen, mut tls_seen) = (baseline.auth, baseline.tls);
     let mut poll = tokio::time::interval(POLL);
     poll.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     loop {
@@ -138,7 +206,8 @@ pub(crate) async fn run(state: AppState, auth: Option<PathBuf>, tls: Option<Arc<
 
 async fn reload_auth_file(state: &AppState, path: &Path, why: &str) {
     let path = path.to_owned();
-    match tokio::task::spawn_blocking(move || load_authenticator(&path)).await {
+    let request_timeout = state.settings().request_timeout;
+    match tokio::task::spawn_blocking(move || load_authenticator(&path, request_timeout)).await {
         Ok(Ok(authenticator)) => {
             state.set_authenticator(Arc::new(authenticator));
             tracing::info!(why, "reloaded the auth file");
@@ -153,6 +222,19 @@ async fn reload_auth_file(state: &AppState, path: &Path, why: &str) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_keystone_slower_than_the_request_limit_is_named() {
+        let s = Duration::from_secs;
+        assert_eq!(outlasts(None, s(1)), None);
+        assert_eq!(outlasts(Some(s(20)), s(30)), None);
+        let warning = outlasts(Some(s(40)), s(30)).unwrap();
+        assert!(
+            warning.contains("40 s") && warning.contains("--request-timeout (30 s)"),
+            "{warning}"
+        );
+        assert!(outlasts(Some(s(4)), Duration::from_millis(3500)).is_some());
+    }
 
     #[test]
     fn the_keystone_password_file_is_looked_at_too() {
@@ -176,7 +258,9 @@ mod tests {
             ),
         )
         .unwrap();
-        state.set_authenticator(Arc::new(load_authenticator(&file).unwrap()));
+        state.set_authenticator(Arc::new(
+            load_authenticator(&file, Duration::from_secs(30)).unwrap(),
+        ));
         assert_eq!(auth_files(&state, &file), [file.clone(), password]);
     }
 

@@ -1,5 +1,6 @@
 //! `hierad serve`: the ConfigDB and lookup server.
 
+use super::reload::{self, Baseline};
 use crate::auth::Authenticator;
 use crate::configdb::{DocKind, LevelPath, Retention};
 use crate::hiera::budget::Budget;
@@ -247,7 +248,12 @@ pub(crate) fn run(args: Args) -> anyhow::Result<ExitCode> {
         if let Some(feed) = state.change_feed() {
             server::listen::spawn(state.clone(), feed);
         }
-        tokio::spawn(super::reload::run(state.clone(), security.auth_file.clone(), security.tls.clone()));
+        tokio::spawn(reload::run(
+            state.clone(),
+            security.auth_file.clone(),
+            security.tls.clone(),
+            security.baseline,
+        ));
         server::serve(listener, state, security.tls, server::signal::shutdown_signal()).await?;
         tracing::info!("stopped");
         Ok(ExitCode::SUCCESS)
@@ -262,24 +268,33 @@ struct Security {
     auth_file: Option<PathBuf>,
     authenticator: Option<Arc<Authenticator>>,
     tls: Option<Arc<Tls>>,
+    /// What those files were when read, for the reload to start from.
+    baseline: Baseline,
 }
 
 impl Security {
     /// Loads the auth file and TLS files, and refuses a server anyone on
     /// the network could use unless told `--insecure`.
     fn from_args(args: &Args) -> anyhow::Result<Security> {
-        let authenticator = args
-            .auth
-            .as_deref()
-            .map(super::reload::load_authenticator)
-            .transpose()?
-            .map(Arc::new);
+        let mut baseline = Baseline::default();
+        let authenticator = match args.auth.as_deref() {
+            Some(path) => {
+                let (authenticator, stamps) = reload::load_auth(path, args.request_timeout)?;
+                baseline.auth = stamps;
+                Some(Arc::new(authenticator))
+            }
+            None => None,
+        };
         let tls = match (&args.tls_cert, &args.tls_key) {
-            (Some(cert), Some(key)) => Some(Arc::new(Tls::load(TlsFiles {
-                cert: cert.clone(),
-                key: key.clone(),
-                client_ca: args.tls_client_ca.clone(),
-            })?)),
+            (Some(cert), Some(key)) => {
+                let (tls, stamps) = reload::load_tls(TlsFiles {
+                    cert: cert.clone(),
+                    key: key.clone(),
+                    client_ca: args.tls_client_ca.clone(),
+                })?;
+                baseline.tls = stamps;
+                Some(Arc::new(tls))
+            }
             _ => None,
         };
         let ip = args.listen.ip();
@@ -304,6 +319,7 @@ impl Security {
             auth_file: args.auth.clone(),
             authenticator,
             tls,
+            baseline,
         })
     }
 }

@@ -25,6 +25,17 @@ pub(crate) struct TlsFiles {
     pub(crate) client_ca: Option<PathBuf>,
 }
 
+impl TlsFiles {
+    /// The certificate, the key and the client CA, if any.
+    pub(crate) fn paths(&self) -> Vec<PathBuf> {
+        [Some(&self.cert), Some(&self.key), self.client_ca.as_ref()]
+            .into_iter()
+            .flatten()
+            .cloned()
+            .collect()
+    }
+}
+
 /// What is wrong with the TLS files.
 #[derive(Debug, thiserror::Error)]
 pub(crate) enum TlsError {
@@ -85,18 +96,9 @@ impl Tls {
         Ok(())
     }
 
-    /// The files it is read from (certificate, key, client CA).
+    /// The files it is read from.
     pub(crate) fn paths(&self) -> Vec<PathBuf> {
-        let files = &self.files;
-        [
-            Some(&files.cert),
-            Some(&files.key),
-            files.client_ca.as_ref(),
-        ]
-        .into_iter()
-        .flatten()
-        .cloned()
-        .collect()
+        self.files.paths()
     }
 
     /// The acceptor for the next connection.

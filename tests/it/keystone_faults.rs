@@ -333,3 +333,23 @@ fn a_mended_service_password_is_taken_without_a_signal() {
         std::thread::sleep(Duration::from_millis(100));
     }
 }
+
+/// A Keystone timeout that lets a validation outlast the request limit
+/// is named at start, and again when an edit of the auth file brings it
+/// back: its clients would get 408 instead of the 503 naming Keystone.
+#[test]
+fn a_keystone_timeout_beyond_the_request_limit_is_warned_of() {
+    let s = setup("timeout_secs = 2", &["--request-timeout", "8s"]);
+    let warning = "a Keystone validation may take up to 4 × keystone.timeout_secs = 8 s";
+    let count = |needle: &str| s.server.log().matches(needle).count();
+    assert_eq!(count(warning), 1, "{}", s.server.log());
+    let file = s.dir.path().join("auth.toml");
+    let text = std::fs::read_to_string(&file).unwrap();
+    std::fs::write(&file, text.replace("timeout_secs = 2", "timeout_secs = 3")).unwrap();
+    let again = "4 × keystone.timeout_secs = 12 s";
+    let start = std::time::Instant::now();
+    while count(again) == 0 && start.elapsed() < Duration::from_secs(20) {
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    assert_eq!(count(again), 1, "{}", s.server.log());
+}
