@@ -10,6 +10,8 @@
 //! - [`configdb`]: the ConfigDB model: environments, components, level
 //!   paths, versions, the effective-value fold, the in-memory snapshot.
 //! - [`store`]: persistence of the ConfigDB (SQLite); the only SQL.
+//! - [`config_file`]: the small files the server's configuration names
+//!   (auth file, Keystone password, TLS material), read safely.
 //! - [`tree`]: a Hiera data tree on disk, read as resources.
 //! - [`sample`]: the sample environment (data/) built into the binary.
 //! - [`datafiles`]: Hiera data files on disk, for `hierad lookup`.
@@ -38,6 +40,7 @@ pub(crate) mod auth;
 pub(crate) mod bench;
 pub(crate) mod cache;
 pub mod cli;
+pub(crate) mod config_file;
 pub(crate) mod configdb;
 pub(crate) mod datafiles;
 pub mod hiera;

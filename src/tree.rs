@@ -337,18 +337,10 @@ fn link_error(dir: BorrowedFd<'_>, name: &OsStr, shown: &Path, to_dir: bool) -> 
 }
 
 fn special_error(shown: &Path, kind: FileType) -> TreeError {
-    let what = match kind {
-        FileType::Fifo => "a FIFO (named pipe)",
-        FileType::Socket => "a socket",
-        FileType::CharacterDevice => "a character device",
-        FileType::BlockDevice => "a block device",
-        FileType::Symlink => "a symbolic link",
-        FileType::Directory => "a folder",
-        _ => "not a regular file",
-    };
     tree_error!(
-        "{} is {what}, not a regular file; import reads regular files only: move it out of the tree",
-        shown.display()
+        "{} is {}, not a regular file; import reads regular files only: move it out of the tree",
+        shown.display(),
+        crate::config_file::kind_name(kind)
     )
 }
 

@@ -140,10 +140,11 @@ impl AuthFile {
     /// It cannot be read, is not TOML of this form, or breaks a rule
     /// (a duplicate name, a malformed hash or date).
     pub fn load(path: &Path) -> Result<AuthFile, AuthFileError> {
-        let text = std::fs::read_to_string(path).map_err(|error| AuthFileError::Read {
-            path: path.to_owned(),
-            error,
-        })?;
+        let text =
+            crate::config_file::read_to_string(path).map_err(|error| AuthFileError::Read {
+                path: path.to_owned(),
+                error,
+            })?;
         AuthFile::parse(&text).map_err(|message| AuthFileError::Invalid {
             path: path.to_owned(),
             message,
@@ -381,7 +382,7 @@ fn edit(
         path: path.to_owned(),
         error,
     })?;
-    let text = match std::fs::read_to_string(path) {
+    let text = match crate::config_file::read_to_string(path) {
         Ok(text) => text,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => String::new(),
         Err(error) => {

@@ -90,7 +90,7 @@ impl Keystone {
     ///
     /// The password file cannot be read.
     pub(crate) fn new(config: &KeystoneEntry) -> Result<Keystone, String> {
-        let password = std::fs::read_to_string(&config.password_file).map_err(|e| {
+        let password = crate::config_file::read_to_string(&config.password_file).map_err(|e| {
             format!(
                 "cannot read keystone.password_file {}: {e}",
                 config.password_file.display()

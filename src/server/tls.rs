@@ -127,13 +127,15 @@ fn provider() -> Arc<rustls::crypto::CryptoProvider> {
 }
 
 fn read_certs(what: &'static str, path: &Path) -> Result<Vec<CertificateDer<'static>>, TlsError> {
-    let certs = CertificateDer::pem_file_iter(path)
-        .and_then(Iterator::collect::<Result<Vec<_>, _>>)
-        .map_err(|e| TlsError::File {
-            what,
-            path: path.to_owned(),
-            reason: e.to_string(),
-        })?;
+    let unreadable = |reason: String| TlsError::File {
+        what,
+        path: path.to_owned(),
+        reason,
+    };
+    let pem = crate::config_file::read(path).map_err(|e| unreadable(e.to_string()))?;
+    let certs = CertificateDer::pem_slice_iter(&pem)
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(|e| unreadable(e.to_string()))?;
     if certs.is_empty() {
         return Err(TlsError::Empty {
             what,
@@ -146,11 +148,13 @@ fn read_certs(what: &'static str, path: &Path) -> Result<Vec<CertificateDer<'sta
 
 fn build(files: &TlsFiles) -> Result<rustls::ServerConfig, TlsError> {
     let chain = read_certs("the certificate (--tls-cert)", &files.cert)?;
-    let key = PrivateKeyDer::from_pem_file(&files.key).map_err(|e| TlsError::File {
+    let unreadable = |reason: String| TlsError::File {
         what: "the private key (--tls-key)",
         path: files.key.clone(),
-        reason: e.to_string(),
-    })?;
+        reason,
+    };
+    let pem = crate::config_file::read(&files.key).map_err(|e| unreadable(e.to_string()))?;
+    let key = PrivateKeyDer::from_pem_slice(&pem).map_err(|e| unreadable(e.to_string()))?;
     let builder = rustls::ServerConfig::builder_with_provider(provider())
         .with_safe_default_protocol_versions()
         .map_err(|e| TlsError::Config(e.to_string()))?;
@@ -214,23 +218,42 @@ mod tests {
     use super::*;
     use rustls::CipherSuite;
 
-    /// rustls and OpenSSL clients ask for AES-256-GCM first; the server
-    /// still settles on AES-128-GCM.
-    #[test]
-    fn the_server_chooses_aes_128_over_the_clients_order() {
-        let dir = tempfile::tempdir().unwrap();
+    /// A self-signed certificate for localhost and its key, written to
+    /// files in `dir`.
+    fn self_signed(dir: &Path) -> (rcgen::Certificate, TlsFiles) {
         let key = rcgen::KeyPair::generate().unwrap();
         let cert = rcgen::CertificateParams::new(vec!["localhost".to_owned()])
             .unwrap()
             .self_signed(&key)
             .unwrap();
         let files = TlsFiles {
-            cert: dir.path().join("server.pem"),
-            key: dir.path().join("server.key"),
+            cert: dir.join("server.pem"),
+            key: dir.join("server.key"),
             client_ca: None,
         };
         std::fs::write(&files.cert, cert.pem()).unwrap();
         std::fs::write(&files.key, key.serialize_pem()).unwrap();
+        (cert, files)
+    }
+
+    #[test]
+    fn a_device_for_the_key_is_refused_at_once() {
+        let dir = tempfile::tempdir().unwrap();
+        let (_, mut files) = self_signed(dir.path());
+        files.key = "/dev/zero".into();
+        let err = Tls::load(files).err().unwrap().to_string();
+        assert!(
+            err.contains("/dev/zero") && err.contains("a character device, not a regular file"),
+            "{err}"
+        );
+    }
+
+    /// rustls and OpenSSL clients ask for AES-256-GCM first; the server
+    /// still settles on AES-128-GCM.
+    #[test]
+    fn the_server_chooses_aes_128_over_the_clients_order() {
+        let dir = tempfile::tempdir().unwrap();
+        let (cert, files) = self_signed(dir.path());
         let tls = Tls::load(files).unwrap();
 
         let mut roots = rustls::RootCertStore::empty();

@@ -58,6 +58,17 @@ fn concurrent_edits_keep_every_entry() {
     assert!(lost.is_empty(), "lost {lost:?}:\n{text}");
 }
 
+/// The status of `GET /api/v1/config/environments` with `bearer`.
+fn status(url: &str, bearer: &str) -> u16 {
+    call(
+        "GET",
+        &format!("{url}/api/v1/config/environments"),
+        None,
+        &[("authorization", bearer)],
+    )
+    .status
+}
+
 /// The server takes the file's changes without a signal: a revoked token
 /// is refused, a new one let in, and an edit that breaks the file leaves
 /// the old one in force (logged) until it is mended.
@@ -73,15 +84,7 @@ fn the_server_follows_the_file() {
     let (kept, gone) = (token("kept"), token("gone"));
     let mut server =
         TestServer::start_logging(&dir.path().join("hierad.db"), &["--auth", f], "info");
-    let get = |bearer: &str| {
-        call(
-            "GET",
-            &format!("{}/api/v1/config/environments", server.url),
-            None,
-            &[("authorization", bearer)],
-        )
-        .status
-    };
+    let get = |bearer: &str| status(&server.url, bearer);
     // Waits (bounded) until `bearer` gets `status`.
     let becomes = |bearer: &str, status: u16| {
         let start = Instant::now();
@@ -116,5 +119,76 @@ fn the_server_follows_the_file() {
     binary::ok(&["auth", "revoke-token", "--file", f, "kept"]);
     becomes(&kept, 401);
     assert_eq!(get(&new), 200);
+    server.stop();
+}
+
+/// A FIFO where the auth file should be is refused at once, never waited
+/// on: by `hierad serve` at start, by `hierad auth`, and by the reload of
+/// a running server, which goes on following the file once it is mended
+/// (a read waiting on the FIFO would hold the reload for good).
+#[test]
+fn a_fifo_for_the_auth_file_is_refused_not_waited_on() {
+    let dir = tempfile::tempdir().unwrap();
+    let fifo = dir.path().join("fifo.toml");
+    let made = std::process::Command::new("mkfifo")
+        .arg(&fifo)
+        .status()
+        .unwrap();
+    assert!(made.success());
+    let db = dir.path().join("hierad.db");
+    let (fifo_s, db_s) = (fifo.to_str().unwrap(), db.to_str().unwrap());
+    let why = "it is a FIFO (named pipe), not a regular file";
+    let line = binary::refused(&[
+        "serve",
+        "--listen",
+        "127.0.0.1:0",
+        "--db",
+        db_s,
+        "--auth",
+        fifo_s,
+    ]);
+    assert_eq!(line, format!("cannot read the auth file {fifo_s}: {why}"));
+    let line = binary::refused(&["auth", "add-token", "--file", fifo_s, "--role", "read", "x"]);
+    assert_eq!(line, format!("cannot read the auth file {fifo_s}: {why}"));
+
+    let file = dir.path().join("auth.toml");
+    let f = file.to_str().unwrap();
+    let token = |name: &str| {
+        let out = binary::ok(&["auth", "add-token", "--file", f, "--role", "read", name]);
+        format!("Bearer {}", out.trim())
+    };
+    let first = token("first");
+    let mut server = TestServer::start_logging(&db, &["--auth", f], "info");
+    let get = |bearer: &str| status(&server.url, bearer);
+    let text = std::fs::read_to_string(&file).unwrap();
+    std::fs::rename(&fifo, &file).unwrap();
+    let start = Instant::now();
+    while !server.log().contains(why) {
+        assert!(
+            start.elapsed() < Duration::from_secs(20),
+            "{}",
+            server.log()
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    assert!(
+        server.log().contains("the auth file was not reloaded"),
+        "{}",
+        server.log()
+    );
+    assert_eq!(get(&first), 200);
+    // Mended: a regular file again, with a second token.
+    std::fs::remove_file(&file).unwrap();
+    std::fs::write(&file, text).unwrap();
+    let second = token("second");
+    let start = Instant::now();
+    while get(&second) != 200 {
+        assert!(
+            start.elapsed() < Duration::from_secs(20),
+            "{}",
+            server.log()
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
     server.stop();
 }

@@ -81,8 +81,9 @@ pub(super) fn from_url(url: &str) -> Result<(String, MakeRustlsConnect), StoreEr
 /// The certificates of the PEM file at `path`, as trust anchors.
 fn roots(path: &Path) -> Result<rustls::RootCertStore, String> {
     let unreadable = |reason: String| format!("sslrootcert {}: {reason}", path.display());
-    let certs = CertificateDer::pem_file_iter(path)
-        .and_then(Iterator::collect::<Result<Vec<_>, _>>)
+    let pem = crate::config_file::read(path).map_err(|e| unreadable(e.to_string()))?;
+    let certs = CertificateDer::pem_slice_iter(&pem)
+        .collect::<Result<Vec<_>, _>>()
         .map_err(|e| unreadable(e.to_string()))?;
     if certs.is_empty() {
         return Err(unreadable("no PEM certificate in it".to_owned()));

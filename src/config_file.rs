@@ -1,0 +1,125 @@
+//! The small files the server's configuration names and reads at start
+//! and at every reload: the auth file, the Keystone password file, TLS
+//! certificates and keys. Links are followed (a mounted Kubernetes secret
+//! is one), but the file must be a regular one of bounded size: a FIFO
+//! would hang the start, or the reload task and every reload after it,
+//! and `/dev/zero` would fill the memory.
+
+use rustix::fs::{FileType, Mode, OFlags};
+use std::io::{Error, ErrorKind, Read};
+use std::path::Path;
+
+/// The largest file read: far above any real one (an auth file entry is
+/// about 300 bytes, a CA bundle a few hundred KiB).
+pub(crate) const MAX_BYTES: u64 = 16 * 1024 * 1024;
+
+/// The whole of `path`.
+///
+/// # Errors
+///
+/// It cannot be opened or read, is not a regular file (the message says
+/// what it is), or is over [`MAX_BYTES`].
+pub(crate) fn read(path: &Path) -> std::io::Result<Vec<u8>> {
+    // O_NONBLOCK: a FIFO opens at once (and is then refused) instead of
+    // waiting for a writer.
+    let flags = OFlags::RDONLY | OFlags::NONBLOCK | OFlags::NOCTTY | OFlags::CLOEXEC;
+    let fd = rustix::fs::open(path, flags, Mode::empty())?;
+    let stat = rustix::fs::fstat(&fd)?;
+    let kind = FileType::from_raw_mode(stat.st_mode);
+    if kind != FileType::RegularFile {
+        return Err(Error::new(
+            ErrorKind::InvalidInput,
+            format!("it is {}, not a regular file", kind_name(kind)),
+        ));
+    }
+    let mut bytes = Vec::new();
+    std::fs::File::from(fd)
+        .take(MAX_BYTES + 1)
+        .read_to_end(&mut bytes)?;
+    if bytes.len() as u64 > MAX_BYTES {
+        return Err(Error::new(
+            ErrorKind::InvalidInput,
+            format!("it is over {} MiB", MAX_BYTES >> 20),
+        ));
+    }
+    Ok(bytes)
+}
+
+/// [`read`], as UTF-8 text.
+///
+/// # Errors
+///
+/// As [`read`], and text that is not UTF-8.
+pub(crate) fn read_to_string(path: &Path) -> std::io::Result<String> {
+    String::from_utf8(read(path)?)
+        .map_err(|_| Error::new(ErrorKind::InvalidData, "it is not UTF-8 text"))
+}
+
+/// What a file that is not a regular one is, for an error message.
+pub(crate) fn kind_name(kind: FileType) -> &'static str {
+    match kind {
+        FileType::Fifo => "a FIFO (named pipe)",
+        FileType::Socket => "a socket",
+        FileType::CharacterDevice => "a character device",
+        FileType::BlockDevice => "a block device",
+        FileType::Symlink => "a symbolic link",
+        FileType::Directory => "a folder",
+        FileType::RegularFile => "a regular file",
+        FileType::Unknown => "not a regular file",
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_a_regular_file_of_bounded_size_is_read() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("auth.toml");
+        std::fs::write(&file, "a = 1\n").unwrap();
+        assert_eq!(read_to_string(&file).unwrap(), "a = 1\n");
+        // Through a link, as a mounted secret.
+        let link = dir.path().join("link");
+        std::os::unix::fs::symlink(&file, &link).unwrap();
+        assert_eq!(read_to_string(&link).unwrap(), "a = 1\n");
+
+        let fifo = dir.path().join("fifo");
+        rustix::fs::mknodat(
+            rustix::fs::CWD,
+            &fifo,
+            FileType::Fifo,
+            Mode::from_raw_mode(0o600),
+            0,
+        )
+        .unwrap();
+        // Refused at once, with no writer: not a hang.
+        let err = read(&fifo).unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "it is a FIFO (named pipe), not a regular file"
+        );
+        let err = read(Path::new("/dev/zero")).unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "it is a character device, not a regular file"
+        );
+        assert_eq!(
+            read(dir.path()).unwrap_err().to_string(),
+            "it is a folder, not a regular file"
+        );
+
+        let big = dir.path().join("big");
+        let f = std::fs::File::create(&big).unwrap();
+        f.set_len(MAX_BYTES + 1).unwrap();
+        assert_eq!(read(&big).unwrap_err().to_string(), "it is over 16 MiB");
+        f.set_len(MAX_BYTES).unwrap();
+        assert_eq!(read(&big).unwrap().len() as u64, MAX_BYTES);
+
+        std::fs::write(&file, b"\xff\xfe").unwrap();
+        assert_eq!(
+            read_to_string(&file).unwrap_err().to_string(),
+            "it is not UTF-8 text"
+        );
+    }
+}
