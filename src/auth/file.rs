@@ -27,6 +27,10 @@ pub enum AuthFileError {
     },
     #[error("the auth file {} is not valid: {message}", path.display())]
     Invalid { path: PathBuf, message: String },
+    /// Read and valid, but what it names cannot be used (the Keystone
+    /// password file).
+    #[error("the auth file {}: {message}", path.display())]
+    Unusable { path: PathBuf, message: String },
     #[error("{0}")]
     Refused(String),
 }

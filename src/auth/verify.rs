@@ -9,7 +9,7 @@
 //! SHA-256 suffices to store them: no dictionary reaches that space,
 //! and the lookup by digest is a hash-map probe.
 
-use super::file::{AuthFile, CertEntry};
+use super::file::{AuthFile, AuthFileError, CertEntry};
 use super::keystone::Keystone;
 use super::{Principal, Role, Via};
 use argon2::password_hash::{PasswordHash, PasswordHasher, PasswordVerifier, SaltString};
@@ -205,6 +205,23 @@ fn principal(name: String, role: Role, envs: Option<&Vec<i64>>, via: Via) -> Pri
 }
 
 impl Authenticator {
+    /// Reads the auth file at `path` and makes its authenticator, as the
+    /// server does; the file too, for who shows it.
+    ///
+    /// # Errors
+    ///
+    /// As [`AuthFile::load`], and a Keystone password file that cannot be
+    /// read.
+    pub fn load(path: &std::path::Path) -> Result<(AuthFile, Authenticator), AuthFileError> {
+        let file = AuthFile::load(path)?;
+        let authenticator =
+            Authenticator::new(&file).map_err(|message| AuthFileError::Unusable {
+                path: path.to_owned(),
+                message,
+            })?;
+        Ok((file, authenticator))
+    }
+
     /// Ready to check requests against `file`.
     ///
     /// # Errors

@@ -4,7 +4,7 @@
 //! a new token is printed once and only its SHA-256 is kept.
 
 use crate::auth::file::{self, NewToken, NewUser};
-use crate::auth::{Role, verify};
+use crate::auth::{AuthFile, Authenticator, Role, verify};
 use anyhow::{Context, bail};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -26,6 +26,9 @@ pub(crate) enum AuthCommand {
     /// Remove a token: servers reading the file refuse it (401) within
     /// 2 s
     RevokeToken(RevokeToken),
+    /// Check the file as the server loads it (exit 1 naming the problem
+    /// if a server would refuse it) and list who it lets in, never a hash
+    List(List),
 }
 
 /// The file and what the entry may do.
@@ -85,6 +88,13 @@ pub(crate) struct RevokeToken {
     pub file: PathBuf,
 }
 
+#[derive(Debug, clap::Args)]
+pub(crate) struct List {
+    /// The auth file
+    #[arg(long, env = "HIERAD_AUTH", value_name = "FILE")]
+    pub file: PathBuf,
+}
+
 /// Runs `hierad auth …`.
 ///
 /// # Errors
@@ -102,8 +112,84 @@ pub(crate) fn run(args: Args) -> anyhow::Result<ExitCode> {
                 )
             })
             .map_err(Into::into),
+        AuthCommand::List(list) => Authenticator::load(&list.file)
+            .map(|(file, _)| listing(&file, jiff::Timestamp::now()))
+            .map_err(Into::into),
     };
     Ok(super::report(report))
+}
+
+/// Who `file` lets in, one line each, as of `now` (an expired token is
+/// said to be refused).
+fn listing(file: &AuthFile, now: jiff::Timestamp) -> String {
+    let limited = |environments: Option<&Vec<i64>>| match environments {
+        None => String::new(),
+        Some(ids) => format!(", environments {}", join(ids)),
+    };
+    let mut lines = Vec::new();
+    for u in &file.users {
+        let env = limited(u.environments.as_ref());
+        lines.push(format!("user {}: {}{env}", u.name, u.role));
+    }
+    for t in &file.tokens {
+        let env = limited(t.environments.as_ref());
+        let expiry = match t.expires_at.as_deref() {
+            None => String::new(),
+            Some(text) => match file::parse_time(text) {
+                Ok(at) if at <= now => format!(", expired {text} (refused)"),
+                _ => format!(", expires {text}"),
+            },
+        };
+        lines.push(format!("token {}: {}{env}{expiry}", t.name, t.role));
+    }
+    for c in &file.client_certs {
+        let env = limited(c.environments.as_ref());
+        let mut names = Vec::new();
+        names.extend(c.cn.as_deref().map(|cn| format!("cn={cn}")));
+        names.extend(c.san.as_deref().map(|san| format!("san={san}")));
+        lines.push(format!(
+            "client certificate {}: {}{env}",
+            names.join(" "),
+            c.role
+        ));
+    }
+    if let Some(k) = &file.keystone {
+        let roles: Vec<String> = k
+            .roles
+            .iter()
+            .map(|(ks, r)| format!("{ks} → {r}"))
+            .collect();
+        let projects = match &k.projects {
+            None => "tokens of every project".to_owned(),
+            Some(map) => {
+                let each: Vec<String> = map
+                    .iter()
+                    .map(|(p, ids)| format!("{p} → environments {}", join(ids)))
+                    .collect();
+                format!("tokens of projects {}", each.join(", "))
+            }
+        };
+        lines.push(format!(
+            "keystone {}, as {}@{} in project {}@{}: roles {}; {projects}",
+            k.url,
+            k.user,
+            k.user_domain,
+            k.project,
+            k.project_domain,
+            roles.join(", ")
+        ));
+    }
+    if lines.is_empty() {
+        return "no users, tokens, client certificate rules or Keystone: a server reading the file lets nobody in".to_owned();
+    }
+    lines.join("\n")
+}
+
+fn join(ids: &[i64]) -> String {
+    ids.iter()
+        .map(ToString::to_string)
+        .collect::<Vec<_>>()
+        .join(", ")
 }
 
 fn add_user(add: &AddUser) -> anyhow::Result<String> {
@@ -202,6 +288,34 @@ fn prompt_new_password(user: &str) -> anyhow::Result<String> {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn the_listing_names_every_entry_and_no_hash() {
+        let hash = "0".repeat(64);
+        let text = format!(
+            "[[user]]\nname = \"alice\"\nrole = \"admin\"\npassword_hash = \"$argon2id$v=19$m=19456,t=2,p=1$c2FsdHNhbHRzYWx0$aGFzaGhhc2hoYXNoaGFzaGhhc2hoYXNoaGFzaGhhc2g\"\n\
+             [[token]]\nname = \"ci\"\nrole = \"read\"\nsha256 = \"{hash}\"\nenvironments = [1, 2]\nexpires_at = \"2027-01-31T00:00:00Z\"\n\
+             [[token]]\nname = \"old\"\nrole = \"write\"\nsha256 = \"{}\"\nexpires_at = \"2026-01-01T00:00:00Z\"\n\
+             [[client_cert]]\ncn = \"puppet.example.com\"\nrole = \"read\"\n\
+             [keystone]\nurl = \"http://ks:5000/v3\"\nuser = \"hierad\"\npassword_file = \"/p\"\nproject = \"service\"\n\
+             [keystone.roles]\nreader = \"read\"\nmember = \"write\"\n[keystone.projects]\nops = [3]\n",
+            "1".repeat(64)
+        );
+        let file = crate::auth::AuthFile::parse(&text).unwrap();
+        let now: jiff::Timestamp = "2026-11-27T00:00:00Z".parse().unwrap();
+        assert_eq!(
+            super::listing(&file, now),
+            "user alice: admin\n\
+             token ci: read, environments 1, 2, expires 2027-01-31T00:00:00Z\n\
+             token old: write, expired 2026-01-01T00:00:00Z (refused)\n\
+             client certificate cn=puppet.example.com: read\n\
+             keystone http://ks:5000/v3, as hierad@Default in project service@Default: roles member → write, reader → read; tokens of projects ops → environments 3"
+        );
+        assert_eq!(
+            super::listing(&crate::auth::AuthFile::default(), now),
+            "no users, tokens, client certificate rules or Keystone: a server reading the file lets nobody in"
+        );
+    }
+
     #[test]
     fn expiries_are_times_or_durations() {
         let now = jiff::Timestamp::now();

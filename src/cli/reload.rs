@@ -5,7 +5,7 @@
 //! effect without anyone having to signal every server that reads them. What
 //! fails to load is logged and the old one kept; connections open go on.
 
-use crate::auth::{AuthFile, Authenticator};
+use crate::auth::Authenticator;
 use crate::server::AppState;
 use crate::server::tls::{Tls, TlsFiles};
 use std::path::{Path, PathBuf};
@@ -63,9 +63,7 @@ pub(crate) fn load_authenticator(
     path: &Path,
     request_timeout: Duration,
 ) -> anyhow::Result<Authenticator> {
-    let file = AuthFile::load(path)?;
-    let authenticator = Authenticator::new(&file)
-        .map_err(|e| anyhow::anyhow!("the auth file {}: {e}", path.display()))?;
+    let (_, authenticator) = Authenticator::load(path)?;
     if let Some(warning) = outlasts(authenticator.keystone_longest_validation(), request_timeout) {
         tracing::warn!(file = %path.display(), "{warning}");
     }

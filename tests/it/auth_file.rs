@@ -192,3 +192,83 @@ fn a_fifo_for_the_auth_file_is_refused_not_waited_on() {
     }
     server.stop();
 }
+
+/// `hierad auth list` shows who the file lets in, never a hash, and
+/// refuses, naming the problem, a file a server would refuse.
+#[test]
+fn the_file_is_listed_and_checked_as_the_server_loads_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("auth.toml");
+    let f = file.to_str().unwrap();
+    let pw = dir.path().join("pw");
+    std::fs::write(&pw, "List-pw-8q\n").unwrap();
+    let p = pw.to_str().unwrap();
+    binary::ok(&[
+        "auth",
+        "add-user",
+        "--file",
+        f,
+        "--role",
+        "write",
+        "--password-file",
+        p,
+        "ops",
+    ]);
+    binary::ok(&[
+        "auth",
+        "add-token",
+        "--file",
+        f,
+        "--role",
+        "read",
+        "--env",
+        "4",
+        "--expires",
+        "90d",
+        "ci",
+    ]);
+    let listed = binary::ok(&["auth", "list", "--file", f]);
+    let lines: Vec<&str> = listed.lines().collect();
+    assert_eq!(lines.len(), 2, "{listed}");
+    assert_eq!(lines[0], "user ops: write");
+    assert!(
+        lines[1].starts_with("token ci: read, environments 4, expires "),
+        "{listed}"
+    );
+    let text = std::fs::read_to_string(&file).unwrap();
+    assert!(text.contains("$argon2id$") && text.contains("sha256"));
+    assert!(
+        !listed.contains("argon2") && !listed.contains("sha256"),
+        "{listed}"
+    );
+
+    // A Keystone password file that cannot be read: refused as the
+    // server refuses it at start.
+    std::fs::write(
+        &file,
+        format!(
+            "{text}\n[keystone]\nurl = \"http://127.0.0.1:9/v3\"\nuser = \"hierad\"\n\
+             password_file = \"{}/absent\"\nproject = \"service\"\n[keystone.roles]\nreader = \"read\"\n",
+            dir.path().display()
+        ),
+    )
+    .unwrap();
+    let line = binary::refused(&["auth", "list", "--file", f]);
+    assert!(
+        line.starts_with(&format!(
+            "the auth file {f}: cannot read keystone.password_file"
+        )) && line.contains("No such file"),
+        "{line}"
+    );
+    let db = dir.path().join("hierad.db");
+    let served = binary::refused(&[
+        "serve",
+        "--listen",
+        "127.0.0.1:0",
+        "--db",
+        db.to_str().unwrap(),
+        "--auth",
+        f,
+    ]);
+    assert_eq!(served, line);
+}
