@@ -64,6 +64,63 @@ class ClientTest < Minitest::Test
     assert_equal "Basic #{['puppet:p:w'].pack('m0')}", s.request_list.first.headers['authorization']
   end
 
+  # Credentials from files (hiera.yaml is readable by everyone): the
+  # first line of each, sent as its setting would be.
+  def test_credentials_from_files
+    s = server { |_req| [200, {}, '{}'] }
+    Dir.mktmpdir do |dir|
+      write = ->(name, text) { File.join(dir, name).tap { |p| File.write(p, text) } }
+      Client.new(url: s.url, token_file: write.call('t', "tok-1\nignored\n")).get('/')
+      Client.new(url: s.url, user: 'puppet', password_file: write.call('p', "p w:1\r\n")).get('/')
+      Client.new(url: s.url, keystone_token_file: write.call('k', 'ks-9')).get('/')
+      sent = s.request_list.map(&:headers)
+      assert_equal ['Bearer tok-1', "Basic #{['puppet:p w:1'].pack('m0')}"], sent[0, 2].map { |h| h['authorization'] }
+      assert_equal 'ks-9', sent[2]['x-auth-token']
+
+      refusals = {
+        { token: 'x', token_file: write.call('t2', 'y') } => 'give token or token_file, not both',
+        { password_file: write.call('p2', 'pw') } => 'password_file goes with user',
+        { token_file: write.call('e', "\n") } => 'is empty',
+        { token_file: File.join(dir, 'absent') } => 'cannot read token_file',
+        { token_file: dir } => 'cannot read token_file'
+      }
+      refusals.each do |options, says|
+        error = assert_raises(PuppetX::Hierad::Error) { Client.new(options.merge(url: s.url)) }
+        assert_includes error.message, says
+      end
+      assert_equal "hierad: cannot read token_file #{dir}/absent: No such file or directory",
+                   assert_raises(PuppetX::Hierad::Error) { Client.new(url: s.url, token_file: "#{dir}/absent") }.message
+    end
+  end
+
+  # A 401 to a token from a file: the file is read again and, rotated,
+  # the request sent once more with the new token; unchanged, the 401
+  # is the answer.
+  def test_a_rotated_token_file_is_read_again_after_a_401
+    valid = ['old']
+    s = server do |req|
+      valid.include?(req.headers['authorization'].to_s.delete_prefix('Bearer ')) ? [200, {}, '{}'] : [401, {}, '{"message":"no"}']
+    end
+    Dir.mktmpdir do |dir|
+      file = File.join(dir, 'token')
+      File.write(file, "old\n")
+      client = Client.new(url: s.url, token_file: file)
+      assert_equal 200, client.get('/').status
+      valid.replace(['new'])
+      assert_equal 401, client.get('/').status
+      File.write(file, "new\n")
+      threads = Array.new(4) { Thread.new { client.get('/').status } }
+      assert_equal [200] * 4, threads.map(&:value)
+      tokens = s.request_list.map { |r| r.headers['authorization'] }
+      assert_equal ['Bearer old'] * 2, tokens[0, 2], 'unchanged: no second request'
+      # Each thread: the new token once, after the old one (401) or not.
+      sent = tokens.drop(2).tally
+      assert_equal 4, sent['Bearer new']
+      assert_operator sent.fetch('Bearer old', 0), :<=, 4
+      assert_equal 4 + sent.fetch('Bearer old', 0), tokens.size - 2
+    end
+  end
+
   def test_credentials_in_a_url_are_refused_unrepeated
     error = assert_raises(PuppetX::Hierad::Error) { Client.new(url: 'https://puppet:Pw-in-url9@127.0.0.1:8750') }
     assert_includes error.message, 'holds credentials'

@@ -235,9 +235,12 @@ fn every_shim_option_against_hierads_own_tls_and_auth() {
         }
         PuppetTree::with_options(&options)
     };
+    let token_file = dir.path().join("puppet.token");
+    std::fs::write(&token_file, format!("{token}\n")).unwrap();
     let ways = [
         ("basic", json!({"user": USER, "password": PASSWORD})),
         ("token", json!({"token": token})),
+        ("token file", json!({"token_file": token_file})),
         ("keystone", json!({"keystone_token": "ks-reader"})),
         (
             "client certificate",

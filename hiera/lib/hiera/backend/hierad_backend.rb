@@ -13,6 +13,8 @@
 #     :connect_timeout: 2                     # seconds
 #     :read_timeout: 10
 #     :token: secret                          # or :user: and :password:
+#     :token_file: /etc/hierad/puppet.token   # or :password_file:, :keystone_token_file:
+#                                             # (first line; read again after a 401)
 #     :ca_file: /etc/hierad/ca.pem            # for https:// URLs
 #     :cert_file: <hostcert>                  # and :key_file: <hostprivkey>: a
 #                                             # client certificate (mTLS)

@@ -9,8 +9,11 @@ module PuppetX
     # The client of one hierad service: one or more URLs tried in order
     # (the last one that answered first), with credentials and timeouts.
     class Client
-      OPTIONS = %i[url token user password keystone_token ca_file cert_file key_file
-                   connect_timeout read_timeout].freeze
+      OPTIONS = %i[url token token_file user password password_file keystone_token keystone_token_file
+                   ca_file cert_file key_file connect_timeout read_timeout].freeze
+      # Credentials read from a file (its first line), so that hiera.yaml,
+      # which every user of the machine may read, holds no secret.
+      SECRET_FILES = { token_file: :token, password_file: :password, keystone_token_file: :keystone_token }.freeze
       DEFAULTS = { connect_timeout: 2.0, read_timeout: 10.0 }.freeze
 
       @shared = {}
@@ -34,17 +37,25 @@ module PuppetX
           raise Error, 'hierad: cert_file and key_file go together (a Puppet master: its hostcert and hostprivkey)'
         end
 
+        SECRET_FILES.each do |file, value|
+          raise Error, "hierad: give #{value} or #{file}, not both" if options[file] && options[value]
+        end
+        raise Error, 'hierad: password_file goes with user' if options[:password_file] && !options[:user]
+
+        @options = options
+        @secrets = read_secrets
         settings = {
           connect_timeout: seconds(options, :connect_timeout),
           read_timeout: seconds(options, :read_timeout),
           ca_file: options[:ca_file],
           cert_file: options[:cert_file],
           key_file: options[:key_file],
-          headers: headers(options)
+          headers: headers(options.merge(@secrets))
         }
         @endpoints = urls.map { |u| Endpoint.new(u, settings) }
         @urls = @endpoints.map(&:url)
         @preferred = 0
+        @mutex = Mutex.new
       end
 
       def get(path, headers = {})
@@ -64,9 +75,58 @@ module PuppetX
 
       private
 
+      # A 401 to credentials read from files: the files are read again,
+      # and if they changed (rotated: the new token written, the old one
+      # revoked), the request is sent once more with the new ones.
+      def request(method, path, body, headers)
+        sent = @secrets
+        response = request_any(method, path, body, headers)
+        return response unless response.status == 401 && rotated?(sent)
+
+        request_any(method, path, body, headers)
+      end
+
+      # Whether the files now hold other credentials than `sent` (then
+      # every endpoint sends the new ones; threads that met the 401
+      # together change them once).
+      def rotated?(sent)
+        return false if sent.empty?
+
+        fresh = read_secrets
+        return false if fresh == sent
+
+        @mutex.synchronize do
+          unless fresh == @secrets
+            # The headers first: a request that reads the new @secrets
+            # as what it sends must send them.
+            auth = headers(@options.merge(fresh))
+            @endpoints.each { |e| e.headers = auth }
+            @secrets = fresh
+          end
+        end
+        true
+      end
+
+      # {token: …} and the like, from the files named (first line).
+      def read_secrets
+        SECRET_FILES.each_with_object({}) do |(file, value), out|
+          path = @options[file]
+          next unless path
+
+          line = begin
+            File.open(path.to_s, &:gets).to_s.chomp
+          rescue SystemCallError, IOError => e
+            raise Error, "hierad: cannot read #{file} #{path}: #{e.message.sub(/ @ .*/m, '')}"
+          end
+          raise Error, "hierad: #{file} #{path} is empty" if line.empty?
+
+          out[value] = line
+        end
+      end
+
       # Tries each URL (from the one that last answered) until one answers
       # with anything but a 5xx; raises Error naming every URL tried.
-      def request(method, path, body, headers)
+      def request_any(method, path, body, headers)
         failures = []
         start = @preferred
         @endpoints.size.times do |i|

@@ -278,13 +278,20 @@ module PuppetX
         @cert_file = options[:cert_file]
         @key_file = options[:key_file]
         host_header = (@port == default_port ? m[2] : "#{m[2]}:#{@port}")
-        @fixed_headers = "Host: #{host_header}\r\n#{head(options[:headers])}"
+        @host_line = "Host: #{host_header}\r\n"
+        self.headers = options[:headers]
         @idle = []
         @mutex = Mutex.new
       end
 
       def tls?
         @tls
+      end
+
+      # The headers every request carries (credentials among them); set
+      # again when the client reads rotated credentials.
+      def headers=(headers)
+        @fixed_headers = "#{@host_line}#{head(headers)}"
       end
 
       def timeout_for(doing)

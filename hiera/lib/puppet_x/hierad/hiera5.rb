@@ -7,7 +7,8 @@
 #   url          one URL or a list, tried in order
 #   environment  the hierad environment id
 #   level        a level path such as nodes=node-1 (none: the root)
-#   token | user + password | keystone_token, ca_file, cert_file + key_file
+#   token | user + password | keystone_token (each also as a *_file: its
+#                first line), ca_file, cert_file + key_file
 #                (a Puppet master's own certificate: its hostcert and
 #                hostprivkey), connect_timeout, read_timeout
 #   failure      error (default) or stale
