@@ -82,7 +82,8 @@ class ClientTest < Minitest::Test
         { password_file: write.call('p2', 'pw') } => 'password_file goes with user',
         { token_file: write.call('e', "\n") } => 'is empty',
         { token_file: File.join(dir, 'absent') } => 'cannot read token_file',
-        { token_file: dir } => 'cannot read token_file'
+        { token_file: dir } => 'is not a regular file',
+        { token_file: File.join(dir, 'fifo').tap { |f| File.mkfifo(f) } } => 'is not a regular file'
       }
       refusals.each do |options, says|
         error = assert_raises(PuppetX::Hierad::Error) { Client.new(options.merge(url: s.url)) }

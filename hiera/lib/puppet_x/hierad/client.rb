@@ -114,7 +114,13 @@ module PuppetX
           next unless path
 
           line = begin
-            File.open(path.to_s, &:gets).to_s.chomp
+            # NONBLOCK: a FIFO opens at once, to be refused, instead of
+            # holding Puppet's thread until someone writes to it.
+            File.open(path.to_s, File::RDONLY | File::NONBLOCK) do |f|
+              raise Error, "hierad: #{file} #{path} is not a regular file" unless f.stat.file?
+
+              f.gets
+            end.to_s.chomp
           rescue SystemCallError, IOError => e
             raise Error, "hierad: cannot read #{file} #{path}: #{e.message.sub(/ @ .*/m, '')}"
           end
