@@ -76,12 +76,21 @@ pub(crate) struct ClientFlags {
         value_name = "TOKEN"
     )]
     pub token: Option<String>,
+    /// The first line of this file is the bearer token (kept out of the
+    /// command line, which every user of the machine can read)
+    #[arg(
+        long,
+        env = "HIERAD_TOKEN_FILE",
+        value_name = "PATH",
+        conflicts_with = "token"
+    )]
+    pub token_file: Option<PathBuf>,
     /// A user for HTTP Basic; the password from --password-file or a prompt
     #[arg(
         long,
         env = "HIERAD_USER",
         value_name = "NAME",
-        conflicts_with = "token"
+        conflicts_with_all = ["token", "token_file"]
     )]
     pub user: Option<String>,
     /// The first line of this file is --user's password
@@ -124,6 +133,7 @@ impl ClientFlags {
         let var = |name: &str| std::env::var(name).ok().filter(|v| !v.is_empty());
         ClientFlags {
             token: var("HIERAD_TOKEN"),
+            token_file: var("HIERAD_TOKEN_FILE").map(PathBuf::from),
             user: var("HIERAD_USER"),
             password_file: var("HIERAD_PASSWORD_FILE").map(PathBuf::from),
             os_token: var("OS_TOKEN"),
@@ -140,7 +150,17 @@ impl ClientFlags {
     ///
     /// The password cannot be read.
     pub(crate) fn auth(&self) -> anyhow::Result<ClientAuth> {
-        let authorization = match (&self.token, &self.user) {
+        let token = match &self.token_file {
+            Some(path) => {
+                let token = super::auth::read_first_line("token file", path)?;
+                if token.is_empty() {
+                    anyhow::bail!("the token file {} is empty", path.display());
+                }
+                Some(token)
+            }
+            None => self.token.clone(),
+        };
+        let authorization = match (&token, &self.user) {
             (Some(token), _) => Some(ClientAuth::bearer(token)),
             (None, Some(user)) => {
                 let password = match &self.password_file {

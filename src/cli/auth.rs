@@ -270,8 +270,18 @@ fn expiry(text: &str) -> anyhow::Result<jiff::Timestamp> {
 ///
 /// It cannot be read.
 pub(crate) fn read_password_file(path: &Path) -> anyhow::Result<String> {
+    read_first_line("password file", path)
+}
+
+/// The first line of the file at `path`, a secret (`what` names it in
+/// the error).
+///
+/// # Errors
+///
+/// It cannot be read.
+pub(crate) fn read_first_line(what: &str, path: &Path) -> anyhow::Result<String> {
     let text = std::fs::read_to_string(path)
-        .with_context(|| format!("cannot read the password file {}", path.display()))?;
+        .with_context(|| format!("cannot read the {what} {}", path.display()))?;
     Ok(text.lines().next().unwrap_or_default().to_owned())
 }
 

@@ -210,3 +210,55 @@ fn credentials_in_a_server_url_are_refused_unrepeated() {
         assert!(!refusal.contains("Pw-in-url7"), "{args:?}: {refusal}");
     }
 }
+
+/// --token-file: an empty or unreadable file is refused naming it, before
+/// any connection; with --token as well, the command line is refused.
+#[test]
+fn a_token_file_that_gives_no_token_is_named() {
+    let dir = tempfile::tempdir().unwrap();
+    let empty = dir.path().join("empty.token");
+    std::fs::write(&empty, "\n").unwrap();
+    let absent = dir.path().join("absent.token");
+    let get = |file: &std::path::Path| {
+        binary::refused(&[
+            "config",
+            "get",
+            "--server",
+            "http://127.0.0.1:1",
+            "--token-file",
+            file.to_str().unwrap(),
+            "--env",
+            "1",
+            "--resource",
+            "astute",
+        ])
+    };
+    assert_eq!(
+        get(&empty),
+        format!("the token file {} is empty", empty.display())
+    );
+    let unreadable = get(&absent);
+    assert!(
+        unreadable.starts_with(&format!("cannot read the token file {}", absent.display())),
+        "{unreadable}"
+    );
+    let both = binary::run(&[
+        "config",
+        "get",
+        "--server",
+        "http://127.0.0.1:1",
+        "--token",
+        "t",
+        "--token-file",
+        empty.to_str().unwrap(),
+        "--env",
+        "1",
+        "--resource",
+        "astute",
+    ]);
+    assert_eq!(both.status.code(), Some(2), "{both:?}");
+    assert!(
+        binary::text(&both.stderr).contains("cannot be used with"),
+        "{both:?}"
+    );
+}

@@ -641,10 +641,15 @@ fn cli_over_tls(url: &str, d: &Path, token: &str) {
         command.output().unwrap()
     };
     let pw = d.join("rita.pw");
+    let token_file = d.join("cli.token");
+    std::fs::write(&token_file, format!("{token}\n")).unwrap();
+    let token_file = token_file.to_str().unwrap();
     let (cert, key) = (d.join("reader.pem"), d.join("reader.key"));
     type Flags<'a> = (&'a [&'a str], &'a [(&'a str, &'a str)]);
-    let ways: [Flags; 3] = [
+    let ways: [Flags; 5] = [
         (&[], &[("HIERAD_TOKEN", token)]),
+        (&["--token-file", token_file], &[]),
+        (&[], &[("HIERAD_TOKEN_FILE", token_file)]),
         (
             &["--user", "rita", "--password-file", pw.to_str().unwrap()],
             &[],
