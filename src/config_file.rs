@@ -55,6 +55,36 @@ pub(crate) fn read_to_string(path: &Path) -> std::io::Result<String> {
         .map_err(|_| Error::new(ErrorKind::InvalidData, "it is not UTF-8 text"))
 }
 
+/// What is wrong with a PEM file of certificates.
+#[derive(Debug, PartialEq, Eq, thiserror::Error)]
+pub(crate) enum PemError {
+    #[error("{0}")]
+    Malformed(String),
+    #[error("no PEM certificate in it")]
+    Empty,
+}
+
+/// The certificates of a PEM file's `bytes`: at least one. The one
+/// reading of certificates for the server, its clients, Keystone and
+/// PostgreSQL; the caller reads the file (the CLI's `--cacert <(…)` is a
+/// pipe) and names it in the error.
+///
+/// # Errors
+///
+/// A malformed PEM block, or no certificate.
+pub(crate) fn certificates(
+    bytes: &[u8],
+) -> Result<Vec<rustls::pki_types::CertificateDer<'static>>, PemError> {
+    use rustls::pki_types::pem::PemObject;
+    let found: Vec<_> = rustls::pki_types::CertificateDer::pem_slice_iter(bytes)
+        .collect::<Result<_, _>>()
+        .map_err(|e| PemError::Malformed(e.to_string()))?;
+    if found.is_empty() {
+        return Err(PemError::Empty);
+    }
+    Ok(found)
+}
+
 /// What a file that is not a regular one is, for an error message.
 pub(crate) fn kind_name(kind: FileType) -> &'static str {
     match kind {

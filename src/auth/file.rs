@@ -103,6 +103,9 @@ pub struct KeystoneEntry {
     /// Per call to Keystone.
     #[serde(default = "default_timeout_secs")]
     pub timeout_secs: u64,
+    /// CA certificates (PEM) that sign Keystone's certificate, for an
+    /// https `url` under a private CA (default: the Mozilla roots).
+    pub ca_file: Option<PathBuf>,
 }
 
 fn default_domain() -> String {

@@ -96,11 +96,13 @@ impl Keystone {
                 config.password_file.display()
             )
         })?;
-        let agent = ureq::Agent::config_builder()
+        let mut agent = ureq::Agent::config_builder()
             .http_status_as_error(false)
-            .timeout_global(Some(Duration::from_secs(config.timeout_secs.max(1))))
-            .build()
-            .into();
+            .timeout_global(Some(Duration::from_secs(config.timeout_secs.max(1))));
+        if let Some(path) = &config.ca_file {
+            agent = agent.tls_config(trusting(path)?);
+        }
+        let agent = agent.build().into();
         Ok(Keystone {
             tokens_url: format!("{}/auth/tokens", config.url.trim_end_matches('/')),
             config: config.clone(),
@@ -122,9 +124,10 @@ impl Keystone {
         &self.config.url
     }
 
-    /// The file the service account's password was read from.
-    pub(crate) fn password_file(&self) -> &std::path::Path {
-        &self.config.password_file
+    /// The files it was made from: the service account's password, and
+    /// the CA file if any (a reload watches them).
+    pub(crate) fn files(&self) -> impl Iterator<Item = &std::path::Path> {
+        std::iter::once(self.config.password_file.as_path()).chain(self.config.ca_file.as_deref())
     }
 
     /// How long one validation may take: a login and a validation, twice
@@ -380,6 +383,23 @@ impl Keystone {
 }
 
 /// The highest hierad role that `names` map to.
+/// TLS that trusts the CA certificates of `keystone.ca_file` (and no
+/// other).
+fn trusting(path: &std::path::Path) -> Result<ureq::tls::TlsConfig, String> {
+    use ureq::tls::{Certificate, RootCerts, TlsConfig};
+    let shown = path.display();
+    let pem = crate::config_file::read(path)
+        .map_err(|e| format!("cannot read keystone.ca_file {shown}: {e}"))?;
+    let roots = crate::config_file::certificates(&pem)
+        .map_err(|e| format!("keystone.ca_file {shown}: {e}"))?
+        .iter()
+        .map(|c| Certificate::from_der(c.as_ref()).to_owned())
+        .collect();
+    Ok(TlsConfig::builder()
+        .root_certs(RootCerts::Specific(Arc::new(roots)))
+        .build())
+}
+
 fn best_role<'a>(
     map: &BTreeMap<String, Role>,
     names: impl Iterator<Item = &'a str>,

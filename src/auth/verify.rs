@@ -308,10 +308,13 @@ impl Authenticator {
         self.keystone.as_deref().map(Keystone::longest_validation)
     }
 
-    /// The Keystone password file it was made with, if any (a reload
-    /// watches it).
-    pub(crate) fn keystone_password_file(&self) -> Option<&std::path::Path> {
-        self.keystone.as_deref().map(Keystone::password_file)
+    /// The files its Keystone section names (the password file, the CA
+    /// file), if any: a reload watches them.
+    pub(crate) fn keystone_files(&self) -> Vec<&std::path::Path> {
+        self.keystone
+            .as_deref()
+            .map(|k| k.files().collect())
+            .unwrap_or_default()
     }
 
     /// Who `credentials` prove the requester to be.

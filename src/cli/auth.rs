@@ -169,8 +169,13 @@ fn listing(file: &AuthFile, now: jiff::Timestamp) -> String {
                 format!("tokens of projects {}", each.join(", "))
             }
         };
+        let ca = k
+            .ca_file
+            .as_ref()
+            .map(|ca| format!("; its CA {}", ca.display()))
+            .unwrap_or_default();
         lines.push(format!(
-            "keystone {}, as {}@{} in project {}@{}: roles {}; {projects}",
+            "keystone {}, as {}@{} in project {}@{}: roles {}; {projects}{ca}",
             k.url,
             k.user,
             k.user_domain,

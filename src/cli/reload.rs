@@ -25,8 +25,8 @@ pub(crate) struct Baseline {
 }
 
 /// [`load_authenticator`], and what its files were when read: the auth
-/// file stamped before it is read, the Keystone password file it names
-/// right after (its name is known only then).
+/// file stamped before it is read, the Keystone files it names (password,
+/// CA) right after (their names are known only then).
 ///
 /// # Errors
 ///
@@ -37,9 +37,12 @@ pub(crate) fn load_auth(
 ) -> anyhow::Result<(Authenticator, Seen)> {
     let Seen(mut stamps) = Seen::of(&[path.to_owned()]);
     let authenticator = load_authenticator(path, request_timeout)?;
-    if let Some(password) = authenticator.keystone_password_file() {
-        stamps.extend(Seen::of(&[password.to_owned()]).0);
-    }
+    let named: Vec<PathBuf> = authenticator
+        .keystone_files()
+        .into_iter()
+        .map(Path::to_owned)
+        .collect();
+    stamps.extend(Seen::of(&named).0);
     Ok((authenticator, Seen(stamps)))
 }
 
@@ -87,15 +90,16 @@ fn outlasts(validation: Option<Duration>, request_timeout: Duration) -> Option<S
 }
 
 /// The files the auth file in force was read from: itself, and the
-/// Keystone password file it names. Derived from what `state` holds, so a
-/// reload that failed leaves the old file's password file watched.
+/// Keystone files it names (password, CA). Derived from what `state`
+/// holds, so a reload that failed leaves the old file's ones watched.
 fn auth_files(state: &AppState, path: &Path) -> Vec<PathBuf> {
     let authenticator = state.authenticator();
-    let password = authenticator
+    let named = authenticator
         .as_deref()
-        .and_then(Authenticator::keystone_password_file);
+        .map(Authenticator::keystone_files)
+        .unwrap_or_default();
     std::iter::once(path)
-        .chain(password)
+        .chain(named)
         .map(Path::to_owned)
         .collect()
 }

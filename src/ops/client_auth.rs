@@ -6,6 +6,7 @@
 //! tokio-rustls, [`ClientAuth::rustls_config`]).
 
 use super::remote::{RemoteError, Result};
+use crate::config_file::PemError;
 use rustls::pki_types::pem::PemObject;
 use rustls::pki_types::{CertificateDer, PrivateKeyDer};
 use std::path::{Path, PathBuf};
@@ -44,16 +45,13 @@ struct Key {
 fn read_certs(path: &Path, what: &str) -> Result<Vec<CertificateDer<'static>>> {
     let bytes = std::fs::read(path)
         .map_err(|e| RemoteError::Tls(format!("cannot read the {what} {}: {e}", path.display())))?;
-    let found: Vec<CertificateDer<'static>> = CertificateDer::pem_slice_iter(&bytes)
-        .collect::<std::result::Result<_, _>>()
-        .map_err(|e| RemoteError::Tls(format!("the {what} {}: {e}", path.display())))?;
-    if found.is_empty() {
-        return Err(RemoteError::Tls(format!(
+    crate::config_file::certificates(&bytes).map_err(|e| match e {
+        PemError::Malformed(e) => RemoteError::Tls(format!("the {what} {}: {e}", path.display())),
+        PemError::Empty => RemoteError::Tls(format!(
             "the {what} {} holds no PEM certificate",
             path.display()
-        )));
-    }
-    Ok(found)
+        )),
+    })
 }
 
 fn read_key(path: &Path) -> Result<Key> {

@@ -127,23 +127,21 @@ fn provider() -> Arc<rustls::crypto::CryptoProvider> {
 }
 
 fn read_certs(what: &'static str, path: &Path) -> Result<Vec<CertificateDer<'static>>, TlsError> {
+    use crate::config_file::{self, PemError};
     let unreadable = |reason: String| TlsError::File {
         what,
         path: path.to_owned(),
         reason,
     };
-    let pem = crate::config_file::read(path).map_err(|e| unreadable(e.to_string()))?;
-    let certs = CertificateDer::pem_slice_iter(&pem)
-        .collect::<Result<Vec<_>, _>>()
-        .map_err(|e| unreadable(e.to_string()))?;
-    if certs.is_empty() {
-        return Err(TlsError::Empty {
+    let pem = config_file::read(path).map_err(|e| unreadable(e.to_string()))?;
+    config_file::certificates(&pem).map_err(|e| match e {
+        PemError::Malformed(reason) => unreadable(reason),
+        PemError::Empty => TlsError::Empty {
             what,
             path: path.to_owned(),
             expected: "PEM certificate",
-        });
-    }
-    Ok(certs)
+        },
+    })
 }
 
 fn build(files: &TlsFiles) -> Result<rustls::ServerConfig, TlsError> {

@@ -8,6 +8,7 @@
 
 use std::io::{Read, Write};
 use std::net::TcpListener;
+use std::path::Path;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -54,8 +55,16 @@ impl FakeKeystone {
     /// Listens on 127.0.0.1; the service user `hierad` logs in with
     /// `service_password`.
     pub fn start(service_password: &'static str) -> FakeKeystone {
+        FakeKeystone::start_with(service_password, None)
+    }
+
+    /// [`FakeKeystone::start`], over https with `tls` (a certificate for
+    /// 127.0.0.1 and its key, PEM files) when given.
+    pub fn start_with(service_password: &'static str, tls: Option<(&Path, &Path)>) -> FakeKeystone {
         let listener = TcpListener::bind("127.0.0.1:0").unwrap();
-        let url = format!("http://{}/v3", listener.local_addr().unwrap());
+        let scheme = if tls.is_some() { "https" } else { "http" };
+        let url = format!("{scheme}://{}/v3", listener.local_addr().unwrap());
+        let tls = tls.map(|(cert, key)| server_config(cert, key));
         let validations = Arc::new(AtomicUsize::new(0));
         let logins = Arc::new(AtomicUsize::new(0));
         let faults = Arc::new(Faults::default());
@@ -66,14 +75,22 @@ impl FakeKeystone {
                 if shared.down.load(Ordering::Relaxed) {
                     return; // the listener closes: connections are refused
                 }
-                let Ok(mut stream) = stream else { continue };
+                let Ok(tcp) = stream else { continue };
                 let (faults, validations, logins) = (
                     Arc::clone(&shared),
                     Arc::clone(&counts.0),
                     Arc::clone(&counts.1),
                 );
+                let tls = tls.clone();
                 std::thread::spawn(move || {
-                    let _ = stream.set_read_timeout(Some(Duration::from_secs(5)));
+                    let _ = tcp.set_read_timeout(Some(Duration::from_secs(5)));
+                    let mut stream = match tls {
+                        None => Stream::Plain(tcp),
+                        Some(config) => Stream::Tls(Box::new(rustls::StreamOwned::new(
+                            rustls::ServerConnection::new(config).unwrap(),
+                            tcp,
+                        ))),
+                    };
                     let (head, body) = read_request(&mut stream);
                     if head.starts_with("POST ") {
                         logins.fetch_add(1, Ordering::Relaxed);
@@ -106,6 +123,7 @@ impl FakeKeystone {
                         return;
                     }
                     let _ = stream.write_all(answer.as_bytes());
+                    stream.finish();
                 });
             }
         });
@@ -172,7 +190,66 @@ impl Drop for FakeKeystone {
     }
 }
 
-fn read_request(stream: &mut std::net::TcpStream) -> (String, String) {
+/// A connection to the stand-in, plain or TLS.
+enum Stream {
+    Plain(std::net::TcpStream),
+    Tls(Box<rustls::StreamOwned<rustls::ServerConnection, std::net::TcpStream>>),
+}
+
+impl Read for Stream {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        match self {
+            Stream::Plain(s) => s.read(buf),
+            Stream::Tls(s) => s.read(buf),
+        }
+    }
+}
+
+impl Write for Stream {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        match self {
+            Stream::Plain(s) => s.write(buf),
+            Stream::Tls(s) => s.write(buf),
+        }
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        match self {
+            Stream::Plain(s) => s.flush(),
+            Stream::Tls(s) => s.flush(),
+        }
+    }
+}
+
+impl Stream {
+    /// The answer is whole: a TLS connection says so (close_notify).
+    fn finish(&mut self) {
+        if let Stream::Tls(s) = self {
+            s.conn.send_close_notify();
+            let _ = s.flush();
+        }
+    }
+}
+
+fn server_config(cert: &Path, key: &Path) -> Arc<rustls::ServerConfig> {
+    use rustls::pki_types::pem::PemObject;
+    use rustls::pki_types::{CertificateDer, PrivateKeyDer};
+    let chain = CertificateDer::pem_file_iter(cert)
+        .unwrap()
+        .collect::<Result<Vec<_>, _>>()
+        .unwrap();
+    let key = PrivateKeyDer::from_pem_file(key).unwrap();
+    let provider = Arc::new(rustls::crypto::ring::default_provider());
+    let config = rustls::ServerConfig::builder_with_provider(provider)
+        .with_safe_default_protocol_versions()
+        .unwrap()
+        .with_no_client_auth()
+        .with_single_cert(chain, key)
+        .unwrap();
+    Arc::new(config)
+}
+
+fn read_request(stream: &mut impl Read) -> (String, String) {
     let mut bytes = Vec::new();
     let mut buf = [0; 4096];
     while !bytes.windows(4).any(|w| w == b"\r\n\r\n") {

@@ -353,3 +353,57 @@ fn a_keystone_timeout_beyond_the_request_limit_is_warned_of() {
     }
     assert_eq!(count(again), 1, "{}", s.server.log());
 }
+
+/// Keystone over https under a private CA: refused (503 naming Keystone)
+/// until the auth file names the CA in `keystone.ca_file`, then trusted,
+/// with no signal; `hierad auth list` shows the CA.
+#[test]
+fn a_keystone_under_a_private_ca_is_trusted_through_its_ca_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let pki = crate::pki::Pki::new(d);
+    let (cert, key) = pki.issue("keystone", "127.0.0.1", &["127.0.0.1"], false);
+    let keystone = FakeKeystone::start_with("svc-pw-Ca11", Some((&cert, &key)));
+    assert!(keystone.url.starts_with("https://"), "{}", keystone.url);
+    std::fs::write(d.join("ks.pw"), "svc-pw-Ca11\n").unwrap();
+    let file = d.join("auth.toml");
+    let section = format!(
+        "[keystone]\nurl = \"{}\"\nuser = \"hierad\"\npassword_file = \"{}\"\nproject = \"service\"\n",
+        keystone.url,
+        d.join("ks.pw").display()
+    );
+    let roles = "[keystone.roles]\nreader = \"read\"\n";
+    std::fs::write(&file, format!("{section}{roles}")).unwrap();
+    let server = TestServer::start_on(&d.join("hierad.db"), &["--auth", file.to_str().unwrap()]);
+    let (status, body) = list(&server.url, ("x-auth-token", "ks-reader"));
+    assert_eq!(status, 503, "{body}");
+    assert!(body.contains("Keystone"), "{body}");
+    assert_eq!(
+        keystone.logins.load(Ordering::Relaxed),
+        0,
+        "no login got through"
+    );
+
+    let ca = d.join("ca.pem");
+    let named = format!("{section}ca_file = \"{}\"\n{roles}", ca.display());
+    std::fs::write(&file, named).unwrap();
+    let start = std::time::Instant::now();
+    loop {
+        let (status, body) = list(&server.url, ("x-auth-token", "ks-reader"));
+        if status == 200 {
+            break;
+        }
+        assert!(start.elapsed() < Duration::from_secs(20), "{status} {body}");
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    let out = Command::new(env!("CARGO_BIN_EXE_hierad"))
+        .args(["auth", "list", "--file"])
+        .arg(&file)
+        .output()
+        .unwrap();
+    let listed = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        listed.contains(&format!("; its CA {}", ca.display())),
+        "{listed}"
+    );
+}

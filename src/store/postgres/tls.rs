@@ -11,8 +11,6 @@
 
 use super::redact;
 use crate::store::StoreError;
-use rustls::pki_types::CertificateDer;
-use rustls::pki_types::pem::PemObject;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use tokio_postgres_rustls::MakeRustlsConnect;
@@ -82,12 +80,7 @@ pub(super) fn from_url(url: &str) -> Result<(String, MakeRustlsConnect), StoreEr
 fn roots(path: &Path) -> Result<rustls::RootCertStore, String> {
     let unreadable = |reason: String| format!("sslrootcert {}: {reason}", path.display());
     let pem = crate::config_file::read(path).map_err(|e| unreadable(e.to_string()))?;
-    let certs = CertificateDer::pem_slice_iter(&pem)
-        .collect::<Result<Vec<_>, _>>()
-        .map_err(|e| unreadable(e.to_string()))?;
-    if certs.is_empty() {
-        return Err(unreadable("no PEM certificate in it".to_owned()));
-    }
+    let certs = crate::config_file::certificates(&pem).map_err(|e| unreadable(e.to_string()))?;
     let mut roots = rustls::RootCertStore::empty();
     for cert in certs {
         roots.add(cert).map_err(|e| unreadable(e.to_string()))?;
