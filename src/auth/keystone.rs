@@ -124,6 +124,11 @@ impl Keystone {
         &self.config.url
     }
 
+    /// The file the service account's password was read from.
+    pub(crate) fn password_file(&self) -> &std::path::Path {
+        &self.config.password_file
+    }
+
     /// The files it was made from: the service account's password, and
     /// the CA file if any (a reload watches them).
     pub(crate) fn files(&self) -> impl Iterator<Item = &std::path::Path> {

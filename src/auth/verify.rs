@@ -308,6 +308,11 @@ impl Authenticator {
         self.keystone.as_deref().map(Keystone::longest_validation)
     }
 
+    /// The Keystone service account's password file, if any.
+    pub(crate) fn keystone_password_file(&self) -> Option<&std::path::Path> {
+        self.keystone.as_deref().map(Keystone::password_file)
+    }
+
     /// The files its Keystone section names (the password file, the CA
     /// file), if any: a reload watches them.
     pub(crate) fn keystone_files(&self) -> Vec<&std::path::Path> {

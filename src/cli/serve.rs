@@ -312,8 +312,19 @@ impl Security {
         if authenticator.is_some() && tls.is_none() && !ip.is_loopback() {
             tracing::warn!(listen = %args.listen, "no --tls-cert: passwords and tokens cross the network in clear text");
         }
-        if let Some(path) = &args.auth {
-            warn_if_readable_by_others(path);
+        // What a local user could read to act as the server or a client.
+        let secrets = [
+            args.auth.as_deref().map(|p| ("the auth file", p)),
+            authenticator
+                .as_deref()
+                .and_then(Authenticator::keystone_password_file)
+                .map(|p| ("the Keystone password file", p)),
+            args.tls_key
+                .as_deref()
+                .map(|p| ("the TLS key (--tls-key)", p)),
+        ];
+        for (what, path) in secrets.into_iter().flatten() {
+            warn_if_readable_by_others(what, path);
         }
         Ok(Security {
             auth_file: args.auth.clone(),
@@ -324,10 +335,10 @@ impl Security {
     }
 }
 
-fn warn_if_readable_by_others(path: &Path) {
+fn warn_if_readable_by_others(what: &str, path: &Path) {
     use std::os::unix::fs::PermissionsExt;
     if std::fs::metadata(path).is_ok_and(|meta| meta.permissions().mode() & 0o077 != 0) {
-        tracing::warn!(file = %path.display(), "the auth file is readable by other users; chmod 600 it");
+        tracing::warn!(file = %path.display(), "{what} is readable by other users; chmod 600 it");
     }
 }
 

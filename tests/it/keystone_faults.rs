@@ -38,6 +38,10 @@ fn setup_with_password(password: &str, settings: &str, flags: &[&str]) -> Setup 
     assert!(out.status.success(), "{out:?}");
     let token = String::from_utf8(out.stdout).unwrap().trim().to_owned();
     std::fs::write(d.join("ks.pw"), format!("{password}\n")).unwrap();
+    // Readable by others, as a careless operator leaves it (the server
+    // warns: a_keystone_timeout_beyond_the_request_limit_is_warned_of).
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(d.join("ks.pw"), std::fs::Permissions::from_mode(0o644)).unwrap();
     let mut text = std::fs::read_to_string(&file).unwrap();
     text.push_str(&format!(
         "\n[keystone]\nurl = \"{}\"\nuser = \"hierad\"\npassword_file = \"{}\"\nproject = \"service\"\n{settings}\n\
@@ -343,6 +347,15 @@ fn a_keystone_timeout_beyond_the_request_limit_is_warned_of() {
     let warning = "a Keystone validation may take up to 4 × keystone.timeout_secs = 8 s";
     let count = |needle: &str| s.server.log().matches(needle).count();
     assert_eq!(count(warning), 1, "{}", s.server.log());
+    // The password file is readable by others; the auth file, made by
+    // `hierad auth`, is not.
+    assert_eq!(
+        count("the Keystone password file is readable by other users; chmod 600 it"),
+        1,
+        "{}",
+        s.server.log()
+    );
+    assert_eq!(count("the auth file is readable"), 0, "{}", s.server.log());
     let file = s.dir.path().join("auth.toml");
     let text = std::fs::read_to_string(&file).unwrap();
     std::fs::write(&file, text.replace("timeout_secs = 2", "timeout_secs = 3")).unwrap();
