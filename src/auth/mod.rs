@@ -111,7 +111,7 @@ impl Principal {
 /// What a route asks of the requester.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum Need {
-    /// Anyone, authenticated or not (`/healthz`, for load balancers).
+    /// Anyone, authenticated or not (`/healthz`, `/readyz`: probes).
     Nobody,
     /// A principal with at least this role.
     Role(Role),
@@ -152,7 +152,9 @@ pub(crate) fn needed(method: &http::Method, template: Option<&str>) -> Need {
         // from the 404s and 405s.
         return Need::Role(Role::Read);
     };
-    if template == "/healthz" {
+    // Probes, which load balancers send without credentials; /readyz's
+    // reason is the `stale:` line /healthz shows anyway.
+    if matches!(template, "/healthz" | "/readyz") {
         return Need::Nobody;
     }
     if matches!(*method, http::Method::GET | http::Method::HEAD) || READ_POSTS.contains(&template) {
@@ -267,6 +269,7 @@ mod tests {
     fn each_route_needs_its_role() {
         let cases = [
             (Method::GET, "/healthz", Need::Nobody),
+            (Method::GET, "/readyz", Need::Nobody),
             (Method::GET, "/metrics", Need::Role(Role::Read)),
             (Method::POST, "/api/v1/lookup", Need::Role(Role::Read)),
             (

@@ -315,7 +315,8 @@ fn every_way_of_authenticating_over_tls() {
     }
     assert!(reloaded, "the auth file was not reloaded");
 
-    // No credentials: 401 with the challenges, on every route but /healthz.
+    // No credentials: 401 with the challenges, on every route but the
+    // probes, /healthz and /readyz.
     let none = lookup(&plain, &url, 1, &[]);
     assert_eq!(none.status, 401, "{}", none.body);
     assert!(
@@ -337,10 +338,13 @@ fn every_way_of_authenticating_over_tls() {
         "{:?}",
         none.challenges
     );
-    assert_eq!(
-        send(&plain, "GET", &format!("{url}/healthz"), "", &[]).status,
-        200
-    );
+    for probe in ["healthz", "readyz"] {
+        assert_eq!(
+            send(&plain, "GET", &format!("{url}/{probe}"), "", &[]).status,
+            200,
+            "{probe}"
+        );
+    }
     assert_eq!(
         send(&plain, "GET", &format!("{url}/metrics"), "", &[]).status,
         401
