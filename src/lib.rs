@@ -7,11 +7,11 @@
 //! - [`hiera`]: the pure Hiera 3.10 core (values, YAML as Psych reads it,
 //!   keys, interpolation, merges, resolution, output formats). No I/O.
 //! - [`wire`]: values as JSON on the wire and in the store, every type kept.
+//! - [`config_file`]: the small files the server's configuration names
+//!   (auth file, Keystone password, TLS material), read safely.
 //! - [`configdb`]: the ConfigDB model: environments, components, level
 //!   paths, versions, the effective-value fold, the in-memory snapshot.
 //! - [`store`]: persistence of the ConfigDB (SQLite); the only SQL.
-//! - [`config_file`]: the small files the server's configuration names
-//!   (auth file, Keystone password, TLS material), read safely.
 //! - [`tree`]: a Hiera data tree on disk, read as resources.
 //! - [`sample`]: the sample environment (data/) built into the binary.
 //! - [`datafiles`]: Hiera data files on disk, for `hierad lookup`.
