@@ -229,6 +229,11 @@ class ClientTest < Minitest::Test
   end
 
   def test_bad_settings
+    Dir.mktmpdir do |dir|
+      fifo = File.join(dir, 'ca.pem').tap { |f| File.mkfifo(f) }
+      error = assert_raises(PuppetX::Hierad::Error) { Client.new(url: 'https://x', ca_file: fifo) }
+      assert_equal "hierad: ca_file #{fifo} is not a regular file", error.message
+    end
     assert_raises(PuppetX::Hierad::Error) { Client.new({}) }
     assert_raises(PuppetX::Hierad::Error) { Client.new(url: 'ftp://x') }
     assert_raises(PuppetX::Hierad::Error) { Client.new(url: 'http://x', read_timeout: 'soon') }

@@ -37,6 +37,11 @@ module PuppetX
           raise Error, 'hierad: cert_file and key_file go together (a Puppet master: its hostcert and hostprivkey)'
         end
 
+        # OpenSSL reads these itself, and would wait forever on a FIFO.
+        %i[ca_file cert_file key_file].each do |file|
+          path = options[file]
+          raise Error, "hierad: #{file} #{path} is not a regular file" if path && File.exist?(path.to_s) && !File.file?(path.to_s)
+        end
         SECRET_FILES.each do |file, value|
           raise Error, "hierad: give #{value} or #{file}, not both" if options[file] && options[value]
         end
