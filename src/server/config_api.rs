@@ -138,9 +138,11 @@ async fn delete_component(
 }
 
 /// `?deleted=true` lists the deleted (restorable) environments instead,
-/// each with `deleted_at`.
+/// each with `deleted_at`. A principal limited to some environments is
+/// shown only those.
 async fn list_environments(
     State(state): State<AppState>,
+    Extension(who): Extension<Principal>,
     Query(query): Query<HashMap<String, String>>,
 ) -> Result<Response, ApiError> {
     if flag(&query, "deleted")? {
@@ -149,6 +151,7 @@ async fn list_environments(
             .await?;
         let listed: Vec<api::DeletedEnvironment> = deleted
             .iter()
+            .filter(|(env, _)| who.may_use(env.id))
             .map(|(env, at)| api::DeletedEnvironment {
                 environment: api::Environment::from(env),
                 deleted_at: *at,
@@ -159,6 +162,7 @@ async fn list_environments(
     let snapshot = state.snapshot();
     let listed: Vec<api::Environment> = snapshot
         .environments()
+        .filter(|env| who.may_use(env.id))
         .map(api::Environment::from)
         .collect();
     Ok(Json(listed).into_response())

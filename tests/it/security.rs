@@ -494,7 +494,35 @@ fn every_way_of_authenticating_over_tls() {
             &h,
         );
         assert_eq!(doc.status, 403);
+        // The list of environments shows only its own.
+        let listed = send(
+            &plain,
+            "GET",
+            &format!("{url}/api/v1/config/environments"),
+            "",
+            &h,
+        );
+        assert_eq!(listed.status, 200, "{}", listed.body);
+        let ids: Vec<i64> = serde_json::from_str::<Vec<serde_json::Value>>(&listed.body)
+            .unwrap()
+            .iter()
+            .map(|e| e["id"].as_i64().unwrap())
+            .collect();
+        assert_eq!(ids, [2], "{}", listed.body);
     }
+    // Unlimited, the list holds both.
+    let all = send(
+        &plain,
+        "GET",
+        &format!("{url}/api/v1/config/environments"),
+        "",
+        &[("authorization", rita.as_str())],
+    );
+    assert!(
+        all.body.contains("\"id\":1") && all.body.contains("\"id\":2"),
+        "{}",
+        all.body
+    );
     // A Keystone project keystone.projects does not list: refused.
     let stray = lookup(&plain, &url, 1, &[("x-auth-token", "ks-stray")]);
     assert_eq!(stray.status, 401, "{}", stray.body);
