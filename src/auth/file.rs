@@ -330,11 +330,35 @@ pub(crate) fn add_token(path: &Path, token: &NewToken<'_>) -> Result<(), AuthFil
 ///
 /// As [`add_user`]; no token has that name.
 pub(crate) fn revoke_token(path: &Path, name: &str) -> Result<(), AuthFileError> {
+    remove_named(path, "token", name, |file| {
+        file.tokens.iter().map(|t| t.name.as_str()).collect()
+    })
+}
+
+/// Removes the user named `name` from the auth file at `path`.
+///
+/// # Errors
+///
+/// As [`add_user`]; no user has that name.
+pub(crate) fn remove_user(path: &Path, name: &str) -> Result<(), AuthFileError> {
+    remove_named(path, "user", name, |file| {
+        file.users.iter().map(|u| u.name.as_str()).collect()
+    })
+}
+
+/// Removes the `kind` entry (`user`, `token`) named `name`; an unknown
+/// name is refused, naming those there are (`names`).
+fn remove_named(
+    path: &Path,
+    kind: &str,
+    name: &str,
+    names: impl FnOnce(&AuthFile) -> Vec<&str>,
+) -> Result<(), AuthFileError> {
     edit(path, |file, doc| {
-        if !file.tokens.iter().any(|t| t.name == name) {
-            let known: Vec<&str> = file.tokens.iter().map(|t| t.name.as_str()).collect();
+        let known = names(file);
+        if !known.contains(&name) {
             return Err(format!(
-                "no token is named {name:?} (the tokens: {})",
+                "no {kind} is named {name:?} (the {kind}s: {})",
                 if known.is_empty() {
                     "none".to_owned()
                 } else {
@@ -342,7 +366,7 @@ pub(crate) fn revoke_token(path: &Path, name: &str) -> Result<(), AuthFileError>
                 }
             ));
         }
-        remove_entry(doc, "token", name);
+        remove_entry(doc, kind, name);
         Ok(())
     })
 }
@@ -549,6 +573,15 @@ mod tests {
         assert!(AuthFile::load(&path).unwrap().tokens.is_empty());
         let missing = revoke_token(&path, "ci").unwrap_err().to_string();
         assert!(missing.contains("no token is named \"ci\""), "{missing}");
+        let missing = remove_user(&path, "b").unwrap_err().to_string();
+        assert!(
+            missing.contains("no user is named \"b\" (the users: a)"),
+            "{missing}"
+        );
+        // (The comment above the user goes with it: toml_edit keeps a
+        // comment with the entry it precedes.)
+        remove_user(&path, "a").unwrap();
+        assert!(AuthFile::load(&path).unwrap().users.is_empty());
     }
 
     #[test]

@@ -26,6 +26,9 @@ pub(crate) enum AuthCommand {
     /// Remove a token: servers reading the file refuse it (401) within
     /// 2 s
     RevokeToken(RevokeToken),
+    /// Remove a user: servers reading the file refuse its password (401)
+    /// within 2 s
+    RemoveUser(RemoveUser),
     /// Check the file as the server loads it (exit 1 naming the problem
     /// if a server would refuse it) and list who it lets in, never a hash
     List(List),
@@ -89,6 +92,15 @@ pub(crate) struct RevokeToken {
 }
 
 #[derive(Debug, clap::Args)]
+pub(crate) struct RemoveUser {
+    /// The user name
+    pub name: String,
+    /// The auth file
+    #[arg(long, env = "HIERAD_AUTH", value_name = "FILE")]
+    pub file: PathBuf,
+}
+
+#[derive(Debug, clap::Args)]
 pub(crate) struct List {
     /// The auth file
     #[arg(long, env = "HIERAD_AUTH", value_name = "FILE")]
@@ -109,6 +121,14 @@ pub(crate) fn run(args: Args) -> anyhow::Result<ExitCode> {
                 format!(
                     "revoked the token {:?}; servers reading the file refuse it within 2 s",
                     revoke.name
+                )
+            })
+            .map_err(Into::into),
+        AuthCommand::RemoveUser(remove) => file::remove_user(&remove.file, &remove.name)
+            .map(|()| {
+                format!(
+                    "removed the user {:?}; servers reading the file refuse it within 2 s",
+                    remove.name
                 )
             })
             .map_err(Into::into),

@@ -203,17 +203,20 @@ fn the_file_is_listed_and_checked_as_the_server_loads_it() {
     let pw = dir.path().join("pw");
     std::fs::write(&pw, "List-pw-8q\n").unwrap();
     let p = pw.to_str().unwrap();
-    binary::ok(&[
-        "auth",
-        "add-user",
-        "--file",
-        f,
-        "--role",
-        "write",
-        "--password-file",
-        p,
-        "ops",
-    ]);
+    let add_ops = || {
+        binary::ok(&[
+            "auth",
+            "add-user",
+            "--file",
+            f,
+            "--role",
+            "write",
+            "--password-file",
+            p,
+            "ops",
+        ])
+    };
+    add_ops();
     binary::ok(&[
         "auth",
         "add-token",
@@ -241,6 +244,20 @@ fn the_file_is_listed_and_checked_as_the_server_loads_it() {
         !listed.contains("argon2") && !listed.contains("sha256"),
         "{listed}"
     );
+    // A user removed; an unknown one named with those there are.
+    let removed = binary::ok(&["auth", "remove-user", "--file", f, "ops"]);
+    assert!(removed.contains("removed the user \"ops\""), "{removed}");
+    let listed = binary::ok(&["auth", "list", "--file", f]);
+    assert!(
+        listed.starts_with("token ci: ") && !listed.contains("user"),
+        "{listed}"
+    );
+    assert_eq!(
+        binary::refused(&["auth", "remove-user", "--file", f, "ops"]),
+        "no user is named \"ops\" (the users: none)"
+    );
+    add_ops();
+    let text = std::fs::read_to_string(&file).unwrap();
 
     // A Keystone password file that cannot be read: refused as the
     // server refuses it at start.
