@@ -200,6 +200,14 @@ impl AuthFile {
             if !names.insert(&token.name) {
                 return Err(format!("token {:?} is listed twice", token.name));
             }
+            // The name is how it is revoked and what history and the log
+            // show as its author.
+            if token.name.is_empty() || token.name.chars().any(char::is_control) {
+                return Err(format!(
+                    "token {:?}: a token name must be non-empty, without control characters",
+                    token.name
+                ));
+            }
             if token.sha256.len() != 64 || !token.sha256.bytes().all(|b| b.is_ascii_hexdigit()) {
                 return Err(format!(
                     "token {:?}: sha256 must be 64 hex digits; make one with `hierad auth add-token`",
@@ -498,6 +506,19 @@ fn write_private(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_token_needs_a_name() {
+        let sha = "ab".repeat(32);
+        for name in ["", "a\nb"] {
+            let text = format!("[[token]]\nname = {name:?}\nrole = \"read\"\nsha256 = \"{sha}\"\n");
+            let err = AuthFile::parse(&text).unwrap_err();
+            assert!(err.contains("a token name must be non-empty"), "{err}");
+        }
+        let text =
+            format!("[[token]]\nname = \"ci: puppet\"\nrole = \"read\"\nsha256 = \"{sha}\"\n");
+        assert!(AuthFile::parse(&text).is_ok());
+    }
 
     #[test]
     fn an_unreadable_file_says_why_once() {
