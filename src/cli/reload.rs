@@ -1,9 +1,10 @@
-//! Reloading the auth file (with the Keystone password file it names) and
-//! the TLS files while `hierad serve` runs: on SIGHUP, and when they
-//! change on disk (looked at every [`POLL`]), so a `hierad auth
+//! Reloading the auth file (with the Keystone password and CA files it
+//! names) and the TLS files while `hierad serve` runs: on SIGHUP, and
+//! when they change on disk (looked at every [`POLL`]), so a `hierad auth
 //! revoke-token`, a new service password or a renewed certificate takes
-//! effect without anyone having to signal every server that reads them. What
-//! fails to load is logged and the old one kept; connections open go on.
+//! effect without anyone having to signal every server that reads them.
+//! What fails to load is logged and the old one kept; connections open
+//! go on.
 
 use crate::auth::Authenticator;
 use crate::server::AppState;
