@@ -387,7 +387,6 @@ impl Keystone {
     }
 }
 
-/// The highest hierad role that `names` map to.
 /// TLS that trusts the CA certificates of `keystone.ca_file` (and no
 /// other).
 fn trusting(path: &std::path::Path) -> Result<ureq::tls::TlsConfig, String> {
@@ -405,6 +404,7 @@ fn trusting(path: &std::path::Path) -> Result<ureq::tls::TlsConfig, String> {
         .build())
 }
 
+/// The highest hierad role that `names` map to.
 fn best_role<'a>(
     map: &BTreeMap<String, Role>,
     names: impl Iterator<Item = &'a str>,

@@ -189,9 +189,9 @@ pub(crate) async fn run(
             reload_auth_file(&state, path, why).await;
             let files = auth_files(&state, path);
             if files != auth_paths {
-                // Another password file: looked at from now on, and the
-                // next look reloads once more, in case it changed since
-                // this reload read it.
+                // Other Keystone files: looked at from now on, and the
+                // next look reloads once more, in case they changed since
+                // this reload read them.
                 auth_paths = files;
                 auth_seen = Seen(Vec::new());
             }

@@ -1,11 +1,11 @@
 //! TLS (rustls, the ring provider): the server's certificate and key and
 //! the optional client CA, read from PEM files, rebuilt whole when they
 //! change or on SIGHUP (cli/reload.rs) into a new configuration that new
-//! connections use; connections open keep the one they started with. A client certificate is optional even
-//! with a client CA (Basic, bearer and Keystone clients have none), and
-//! when one is sent it must chain to the CA; its subject's common name
-//! and DNS alternative names are what the auth file's `client_cert`
-//! rules match.
+//! connections use; connections open keep the one they started with. A
+//! client certificate is optional even with a client CA (Basic, bearer
+//! and Keystone clients have none), and when one is sent it must chain to
+//! the CA; its subject's common name and DNS alternative names are what
+//! the auth file's `client_cert` rules match.
 
 use crate::auth::verify::CertIdentity;
 use arc_swap::ArcSwap;

@@ -188,18 +188,15 @@ class Hiera
 
       private
 
-      # Built once per configuration, under the lock: threads that start
-      # together would each build their own, and each register the
-      # hierarchy.
+      # Built again when the configuration changes. Threads that start
+      # together may each build one: they share the client and the
+      # registration (Client.shared, Registration.shared).
       def prepare
         key = [Config[:hierad], Config[:hierarchy], Config[:merge_behavior], Config[:deep_merge_options]]
         p = @prepared
         return p if current?(p, key)
 
-        @mutex.synchronize do
-          p = @prepared
-          current?(p, key) ? p : (@prepared = build(key))
-        end
+        @prepared = build(key)
       end
 
       def current?(prepared, key)
