@@ -176,6 +176,11 @@ pub(crate) async fn run(
                     hangups = None;
                     continue;
                 }
+                // Stamped before they are read, as at start: the next
+                // look does not load again what this reload reads (a
+                // reload empties the caches of verified passwords and
+                // Keystone validations), only a change made since.
+                (auth_seen, tls_seen) = (Seen::of(&auth_paths), Seen::of(&tls_paths));
                 (true, true, "SIGHUP")
             }
             _ = poll.tick() => {

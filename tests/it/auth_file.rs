@@ -289,3 +289,62 @@ fn the_file_is_listed_and_checked_as_the_server_loads_it() {
     ]);
     assert_eq!(served, line);
 }
+
+/// A SIGHUP reloads a changed file once: the next look at the disk does
+/// not load it again, which would empty the caches of verified passwords
+/// and Keystone validations for nothing (each reload starts them anew).
+#[test]
+fn a_sighup_reload_is_not_repeated_by_the_next_look() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("auth.toml");
+    let f = file.to_str().unwrap();
+    binary::ok(&["auth", "add-token", "--file", f, "--role", "read", "t0"]);
+    let mut server =
+        TestServer::start_logging(&dir.path().join("hierad.db"), &["--auth", f], "info");
+    let count = |why: &str| {
+        server
+            .log()
+            .matches(&format!("reloaded the auth file why=\"{why}\""))
+            .count()
+    };
+    // A look at the disk may fall between the edit and the signal: then
+    // the round shows nothing, and another is made.
+    for round in 1..=3 {
+        let looked = count("changed on disk");
+        binary::ok(&[
+            "auth",
+            "add-token",
+            "--file",
+            f,
+            "--role",
+            "read",
+            &format!("t{round}"),
+        ]);
+        let hup = std::process::Command::new("kill")
+            .args(["-HUP", &server.pid().to_string()])
+            .status()
+            .unwrap();
+        assert!(hup.success());
+        let start = Instant::now();
+        while count("SIGHUP") < round {
+            assert!(
+                start.elapsed() < Duration::from_secs(20),
+                "{}",
+                server.log()
+            );
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        if count("changed on disk") != looked {
+            continue;
+        }
+        // Two looks (one every 2 s) and a margin.
+        std::thread::sleep(Duration::from_secs(5));
+        assert_eq!(count("changed on disk"), looked, "{}", server.log());
+        server.stop();
+        return;
+    }
+    panic!(
+        "every round's edit was seen before its signal:\n{}",
+        server.log()
+    );
+}
