@@ -11,7 +11,7 @@
 //! wiped from memory when replaced or when the connection ends.
 
 use super::Principal;
-use super::verify::{AuthError, Authenticator, CertIdentity, Proved, credentials};
+use super::verify::{AuthError, Authenticator, Credentials, Proved};
 use std::sync::{Arc, Mutex, Weak};
 use std::time::{Duration, Instant};
 use subtle::{Choice, ConstantTimeEq};
@@ -81,35 +81,36 @@ fn same(a: &[u8], b: &[u8]) -> bool {
     bool::from(words & a_rest.ct_eq(b_rest))
 }
 
-/// Who a request's credentials prove it comes from: its `Authorization`
-/// header, else its `X-Auth-Token`, else the client certificate `cert`
-/// (see `verify::credentials`). `memo`: its connection's, consulted and
-/// filled for the `Authorization` header.
+/// The principal this connection (`memo`) last proved with the same
+/// `authorization` header, if that proof still counts: no check, and no
+/// turn to wait for (docs/security.md).
+pub(crate) fn recall(
+    authenticator: &Arc<Authenticator>,
+    memo: Option<&Remembered>,
+    authorization: Option<&[u8]>,
+) -> Option<Principal> {
+    let (memo, header) = memo.zip(authorization)?;
+    memo.recall(header, authenticator)
+}
+
+/// Who `credentials` (read from the `authorization` header, if they came
+/// in one) prove a request comes from; the proof kept in the connection's
+/// `memo` for its next requests, if the credentials allow.
 ///
 /// # Errors
 ///
 /// [`AuthError`] saying what failed.
-pub(crate) async fn prove(
+pub(crate) async fn check(
     authenticator: &Arc<Authenticator>,
     memo: Option<&Remembered>,
     authorization: Option<&[u8]>,
-    auth_token: Option<&[u8]>,
-    cert: Option<&CertIdentity>,
+    credentials: Credentials<'_>,
 ) -> Result<Principal, AuthError> {
-    let remembered = memo.zip(authorization);
-    if let Some((memo, header)) = remembered {
-        if let Some(principal) = memo.recall(header, authenticator) {
-            return Ok(principal);
-        }
-    }
-    let mut decoded = Zeroizing::new(String::new());
     let Proved {
         principal,
         remember_for,
-    } = authenticator
-        .prove(credentials(authorization, auth_token, cert, &mut decoded)?)
-        .await?;
-    if let (Some((memo, header)), Some(time)) = (remembered, remember_for) {
+    } = authenticator.prove(credentials).await?;
+    if let (Some(memo), Some(header), Some(time)) = (memo, authorization, remember_for) {
         memo.keep(header, authenticator, principal.clone(), time);
     }
     Ok(principal)
@@ -119,7 +120,21 @@ pub(crate) async fn prove(
 mod tests {
     use super::*;
     use crate::auth::AuthFile;
-    use crate::auth::verify::{Credentials, hash_password, new_token};
+    use crate::auth::verify::{CertIdentity, credentials, hash_password, new_token};
+
+    /// What the server does with a request's `Authorization` header.
+    async fn prove(
+        auth: &Arc<Authenticator>,
+        memo: Option<&Remembered>,
+        header: Option<&[u8]>,
+    ) -> Result<Principal, AuthError> {
+        if let Some(principal) = recall(auth, memo, header) {
+            return Ok(principal);
+        }
+        let mut decoded = Zeroizing::new(String::new());
+        let credentials = credentials(header, None, None, &mut decoded)?;
+        check(auth, memo, header, credentials).await
+    }
 
     /// An authenticator with a read token (expiring `expires`, if given)
     /// and a user ann, and the token.
@@ -145,9 +160,7 @@ mod tests {
         let memo = Remembered::default();
         let header = bearer(&token);
         assert_eq!(memo.recall(&header, &auth), None);
-        let proved = prove(&auth, Some(&memo), Some(&header), None, None)
-            .await
-            .unwrap();
+        let proved = prove(&auth, Some(&memo), Some(&header)).await.unwrap();
         assert_eq!(&*proved.name, "token:ci");
         assert_eq!(memo.recall(&header, &auth), Some(proved.clone()));
         // Not another header, however alike, nor another load of the file.
@@ -159,12 +172,12 @@ mod tests {
         assert_eq!(memo.recall(&header, &reloaded), None);
         // A refused header leaves the memory as it was.
         let wrong = bearer("hierad_never-issued");
-        let refused = prove(&auth, Some(&memo), Some(&wrong), None, None).await;
+        let refused = prove(&auth, Some(&memo), Some(&wrong)).await;
         assert_eq!(refused, Err(AuthError::UnknownToken));
         assert_eq!(memo.recall(&header, &auth), Some(proved));
         // Without a connection's memo (none given) nothing is kept.
         let fresh = Remembered::default();
-        prove(&auth, None, Some(&header), None, None).await.unwrap();
+        prove(&auth, None, Some(&header)).await.unwrap();
         assert_eq!(fresh.recall(&header, &auth), None);
     }
 
@@ -194,14 +207,12 @@ mod tests {
         };
         let wrong = basic("ann:guess");
         assert_eq!(
-            prove(&auth, Some(&memo), Some(&wrong), None, None).await,
+            prove(&auth, Some(&memo), Some(&wrong)).await,
             Err(AuthError::WrongPassword)
         );
         assert_eq!(memo.recall(&wrong, &auth), None);
         let right = basic("ann:s3cret");
-        let ann = prove(&auth, Some(&memo), Some(&right), None, None)
-            .await
-            .unwrap();
+        let ann = prove(&auth, Some(&memo), Some(&right)).await.unwrap();
         assert_eq!(memo.recall(&right, &auth), Some(ann));
     }
 
@@ -224,7 +235,7 @@ mod tests {
         let memo = Remembered::default();
         let header = bearer(&token);
         assert!(matches!(
-            prove(&old, Some(&memo), Some(&header), None, None).await,
+            prove(&old, Some(&memo), Some(&header)).await,
             Err(AuthError::Expired { .. })
         ));
         assert_eq!(memo.recall(&header, &old), None);

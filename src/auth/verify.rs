@@ -331,6 +331,22 @@ impl Authenticator {
         self.prove(credentials).await.map(|proved| proved.principal)
     }
 
+    /// Whether checking `credentials` could be someone's guess paying
+    /// off: a password or a token. Not a client certificate (the handshake
+    /// verified it), nor a Keystone token Keystone already validated (no
+    /// guess reaches that space; a new one costs a call to Keystone, so it
+    /// is).
+    pub(crate) fn guessable(&self, credentials: &Credentials<'_>) -> bool {
+        match credentials {
+            Credentials::None | Credentials::Cert(_) => false,
+            Credentials::Basic { .. } | Credentials::Bearer(_) => true,
+            Credentials::Keystone(token) => self
+                .keystone
+                .as_ref()
+                .is_none_or(|k| k.cached(token).is_none()),
+        }
+    }
+
     /// [`Authenticator::authenticate`], and for how long the connection
     /// that sent `credentials` may take the same ones again unchecked.
     ///

@@ -2,20 +2,22 @@
 //! request is authenticated against the auth file, its route template is
 //! mapped to the role it needs (`auth::needed`) and the environment it
 //! names checked, before any handler runs. Failed authentications are
-//! counted and, after a few from one client address, slowed down. And
-//! the access log: one structured line per request.
+//! counted and, after a few from one client network, make its checks take
+//! turns (`throttle`). And the access log: one structured line per
+//! request.
 
 use super::body::LookupBytes;
 use super::error::error_response;
 use super::state::AppState;
+use super::throttle::Admission;
 use crate::auth::{self, AuthError, Need, Principal, remember::Remembered, verify::CertIdentity};
 use axum::extract::{FromRequest, FromRequestParts, MatchedPath, RawPathParams, Request};
 use axum::http::{HeaderValue, Method, StatusCode, header};
 use axum::response::Response;
-use std::net::{IpAddr, SocketAddr};
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::net::SocketAddr;
 use std::sync::{Arc, OnceLock};
-use std::time::{Duration, Instant};
+use std::time::Duration;
+use zeroize::Zeroizing;
 
 /// What the connection knows of its client, put in every request's
 /// extensions by the accept loop.
@@ -40,101 +42,6 @@ impl Peer {
 
 /// Keystone's token header, named once (not parsed per request).
 static X_AUTH_TOKEN: header::HeaderName = header::HeaderName::from_static("x-auth-token");
-
-/// Failures from one address tolerated before its requests are delayed.
-const FREE_FAILURES: u32 = 5;
-/// The longest delay.
-const MAX_DELAY: Duration = Duration::from_secs(5);
-
-/// Failed authentications per client address: bounded in entries, each
-/// forgotten a quarter of an hour after its last failure.
-pub struct Throttle {
-    failures: moka::sync::Cache<IpAddr, u32>,
-    /// When the last failure was recorded, in milliseconds since `epoch`
-    /// (0: never). No entry outlives it by more than [`FORGET_AFTER`], so
-    /// past that nobody is throttled and a request skips the table: two
-    /// lookups in it cost every authenticated request about as much as
-    /// checking its bearer token.
-    last_failure: AtomicU64,
-    epoch: Instant,
-    /// [`FORGET_AFTER`] but in tests.
-    forget_after: Duration,
-}
-
-/// How long a client's failures are remembered after its last one.
-const FORGET_AFTER: Duration = Duration::from_secs(15 * 60);
-
-impl std::fmt::Debug for Throttle {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Throttle")
-            .field("addresses", &self.failures.entry_count())
-            .finish()
-    }
-}
-
-impl Default for Throttle {
-    fn default() -> Self {
-        Throttle::forgetting_after(FORGET_AFTER)
-    }
-}
-
-impl Throttle {
-    fn forgetting_after(forget_after: Duration) -> Throttle {
-        Throttle {
-            failures: moka::sync::Cache::builder()
-                .max_capacity(100_000)
-                .time_to_live(forget_after)
-                .build(),
-            last_failure: AtomicU64::new(0),
-            epoch: Instant::now(),
-            forget_after,
-        }
-    }
-
-    /// How long a request from `ip` waits before its credentials are
-    /// checked: nothing for the first few failures, then doubling from
-    /// 100 ms up to [`MAX_DELAY`].
-    pub fn delay(&self, ip: IpAddr) -> Duration {
-        if self.all_forgotten() {
-            return Duration::ZERO;
-        }
-        let failures = self.failures.get(&ip).unwrap_or(0);
-        if failures < FREE_FAILURES {
-            return Duration::ZERO;
-        }
-        let doublings = (failures - FREE_FAILURES).min(6);
-        (Duration::from_millis(100) * 2u32.pow(doublings)).min(MAX_DELAY)
-    }
-
-    fn failed(&self, ip: IpAddr) {
-        // Recorded before the entry, so that a reader who sees the entry
-        // sees the time too (never "all forgotten" beside a live entry).
-        let now = u64::try_from(self.epoch.elapsed().as_millis()).unwrap_or(u64::MAX);
-        self.last_failure.fetch_max(now.max(1), Ordering::SeqCst);
-        self.failures
-            .entry(ip)
-            .and_upsert_with(|old| old.map_or(1, |e| e.value().saturating_add(1)));
-    }
-
-    fn succeeded(&self, ip: IpAddr) {
-        if !self.all_forgotten() && self.failures.contains_key(&ip) {
-            self.failures.invalidate(&ip);
-        }
-    }
-
-    /// Whether every recorded failure has been forgotten (or none was
-    /// ever recorded): then the table holds nothing that matters.
-    fn all_forgotten(&self) -> bool {
-        match self.last_failure.load(Ordering::SeqCst) {
-            0 => true,
-            last => {
-                let last = self.epoch + Duration::from_millis(last);
-                // A second's margin over the table's own expiry.
-                Instant::now() > last + self.forget_after + Duration::from_secs(1)
-            }
-        }
-    }
-}
 
 /// One log line per request (target `hierad::access`): method, route
 /// template (never the concrete path or query, which may name secrets),
@@ -169,6 +76,84 @@ impl AccessLog {
     }
 }
 
+/// Why a request's credentials were not taken.
+enum Refusal {
+    Failed(AuthError),
+    /// Not checked: its network failed too often (429).
+    Throttled {
+        retry_after: Duration,
+    },
+}
+
+/// Checks a request's credentials (those its connection does not
+/// remember), after its turn if they could be a guess
+/// (`server/throttle.rs`); counts a failure.
+async fn check(
+    state: &AppState,
+    authenticator: &Arc<auth::Authenticator>,
+    peer: Option<&Peer>,
+    authorization: Option<&[u8]>,
+    auth_token: Option<&[u8]>,
+) -> Result<Principal, Refusal> {
+    let mut decoded = Zeroizing::new(String::new());
+    let cert = peer.and_then(|p| p.cert.as_deref());
+    let parsed = auth::verify::credentials(authorization, auth_token, cert, &mut decoded);
+    let throttle = state.throttle();
+    let turn = match (peer, &parsed) {
+        (None, _) => None,
+        (Some(peer), Ok(credentials)) if authenticator.guessable(credentials) => {
+            match throttle.admit(peer.addr.ip()) {
+                Admission::After(wait, turn) => {
+                    if !wait.is_zero() {
+                        state.metrics().auth_throttled(false);
+                        tokio::time::sleep(wait).await;
+                    }
+                    Some(turn)
+                }
+                Admission::Refused { retry_after } => {
+                    state.metrics().auth_throttled(true);
+                    return Err(Refusal::Throttled { retry_after });
+                }
+            }
+        }
+        (Some(peer), _) => Some(throttle.unqueued(peer.addr.ip())),
+    };
+    let checked = match parsed {
+        Ok(credentials) => {
+            let memo = peer.map(|p| &*p.remembered);
+            auth::remember::check(authenticator, memo, authorization, credentials).await
+        }
+        Err(e) => Err(e),
+    };
+    let failed = checked
+        .as_ref()
+        .err()
+        .filter(|e| !e.is_unavailable() && **e != AuthError::Missing);
+    if let Some(turn) = turn {
+        turn.settle(failed.is_some());
+    }
+    checked.map_err(|e| {
+        state.metrics().auth_failure(reason(&e));
+        Refusal::Failed(e)
+    })
+}
+
+/// 429, saying when to come back (`Retry-After`, whole seconds).
+fn throttled(retry_after: Duration) -> Response {
+    let secs = retry_after.as_secs() + u64::from(retry_after.subsec_nanos() > 0);
+    let mut response = error_response(
+        StatusCode::TOO_MANY_REQUESTS,
+        "throttled",
+        format!(
+            "too many failed authentications from this client's network; credentials are checked again in {secs} s"
+        ),
+    );
+    response
+        .headers_mut()
+        .insert(header::RETRY_AFTER, HeaderValue::from(secs));
+    response
+}
+
 /// Authenticates `request`, checks its role and environment, and puts its
 /// [`Principal`] in the request's extensions for the handlers (the author
 /// of a write), and its name in `who` for the access log; or answers the
@@ -189,41 +174,35 @@ pub(crate) async fn authorize(
         return Ok(request);
     }
     let peer = request.extensions().get::<Peer>().cloned();
-    let ip = peer.as_ref().map(|p| p.addr.ip());
-    if let Some(ip) = ip {
-        let delay = state.throttle().delay(ip);
-        if !delay.is_zero() {
-            state.metrics().auth_throttled();
-            tokio::time::sleep(delay).await;
-        }
-    }
     let headers = request.headers();
-    let proved = auth::remember::prove(
-        &authenticator,
-        peer.as_ref().map(|p| &*p.remembered),
-        headers
-            .get(header::AUTHORIZATION)
-            .map(HeaderValue::as_bytes),
-        headers.get(&X_AUTH_TOKEN).map(HeaderValue::as_bytes),
-        peer.as_ref().and_then(|p| p.cert.as_deref()),
-    )
-    .await;
-    let principal = match proved {
-        Ok(principal) => principal,
-        Err(e) => {
-            state.metrics().auth_failure(reason(&e));
-            if let Some(ip) = ip.filter(|_| !e.is_unavailable() && e != AuthError::Missing) {
-                state.throttle().failed(ip);
+    let memo = peer.as_ref().map(|p| &*p.remembered);
+    let authorization = headers
+        .get(header::AUTHORIZATION)
+        .map(HeaderValue::as_bytes);
+    let recalled = auth::remember::recall(&authenticator, memo, authorization);
+    let principal = match recalled {
+        Some(principal) => principal,
+        None => {
+            let checked = check(
+                state,
+                &authenticator,
+                peer.as_ref(),
+                authorization,
+                headers.get(&X_AUTH_TOKEN).map(HeaderValue::as_bytes),
+            )
+            .await;
+            match checked {
+                Ok(principal) => principal,
+                Err(refusal) => {
+                    let response = match refusal {
+                        Refusal::Failed(e) => refused(&e, authenticator.keystone_url()),
+                        Refusal::Throttled { retry_after } => throttled(retry_after),
+                    };
+                    return Err(closing(response, may_have_body(&request)));
+                }
             }
-            return Err(closing(
-                refused(&e, authenticator.keystone_url()),
-                may_have_body(&request),
-            ));
         }
     };
-    if let Some(ip) = ip {
-        state.throttle().succeeded(ip);
-    }
     let _ = who.set(principal.name.clone());
     let (request, env) = environment(state, &principal, template, request).await?;
     if let Err(denied) = auth::permit(&principal, need, request.method(), template, env) {
@@ -342,56 +321,4 @@ fn refused(e: &AuthError, keystone: Option<&str>) -> Response {
         headers.append(header::WWW_AUTHENTICATE, value);
     }
     response
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn repeated_failures_slow_one_address_down_until_it_succeeds() {
-        let throttle = Throttle::default();
-        let (a, b): (IpAddr, IpAddr) = ("192.0.2.1".parse().unwrap(), "192.0.2.2".parse().unwrap());
-        assert!(throttle.all_forgotten(), "nothing recorded yet");
-        assert_eq!(throttle.delay(a), Duration::ZERO);
-        let mut delays = Vec::new();
-        for _ in 0..12 {
-            throttle.failed(a);
-            delays.push(throttle.delay(a).as_millis());
-        }
-        assert_eq!(
-            delays,
-            [0, 0, 0, 0, 100, 200, 400, 800, 1600, 3200, 5000, 5000],
-            "free failures, then doubling up to the longest delay"
-        );
-        assert_eq!(throttle.delay(b), Duration::ZERO, "per address");
-        throttle.succeeded(a);
-        throttle.failures.run_pending_tasks();
-        assert_eq!(throttle.delay(a), Duration::ZERO, "a success forgives");
-        throttle.failed(a);
-        assert_eq!(throttle.failures.get(&a), Some(1), "and counts anew");
-    }
-
-    #[test]
-    fn failures_are_forgotten_after_a_quiet_while_and_then_cost_no_lookup() {
-        let throttle = Throttle::forgetting_after(Duration::from_millis(100));
-        let ip: IpAddr = "192.0.2.3".parse().unwrap();
-        for _ in 0..7 {
-            throttle.failed(ip);
-        }
-        assert!(!throttle.all_forgotten());
-        assert_eq!(throttle.delay(ip), Duration::from_millis(400));
-        // The table's own expiry comes first: past the margin nothing of
-        // the address is left, so skipping the table changes no answer.
-        std::thread::sleep(Duration::from_millis(1300));
-        assert!(throttle.all_forgotten());
-        assert_eq!(throttle.failures.get(&ip), None);
-        assert_eq!(throttle.delay(ip), Duration::ZERO);
-        // A new failure turns the table back on.
-        for _ in 0..5 {
-            throttle.failed(ip);
-        }
-        assert!(!throttle.all_forgotten());
-        assert_eq!(throttle.delay(ip), Duration::from_millis(100));
-    }
 }

@@ -111,7 +111,7 @@ pub(crate) struct Metrics {
     database_up: Gauge,
     database_down_since: Gauge,
     auth_failures: Family<AuthLabels, Counter>,
-    auth_throttled: Counter,
+    auth_throttled: Family<ThrottleLabels, Counter>,
     /// The series of a found lookup (`POST /api/v1/lookup`, 200), the
     /// answer nearly every request gets: handles to the families' own
     /// series, taken at the first, so that the rest skip the families'
@@ -125,6 +125,12 @@ const HOT_ROUTE: &str = crate::api::LOOKUP_PATH;
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
 struct AuthLabels {
     reason: &'static str,
+}
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct ThrottleLabels {
+    /// `waited` for its turn, or `refused` (429).
+    outcome: &'static str,
 }
 
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
@@ -271,8 +277,8 @@ impl Metrics {
             auth_throttled: registered(
                 r,
                 "auth_throttled",
-                "Requests delayed because their client address failed to authenticate repeatedly",
-                Counter::default(),
+                "Requests whose credentials waited for their turn, or were refused (429), because their client network failed to authenticate repeatedly",
+                Family::<ThrottleLabels, Counter>::default(),
             ),
             registry,
         }
@@ -287,8 +293,12 @@ impl Metrics {
             .inc();
     }
 
-    pub(crate) fn auth_throttled(&self) {
-        self.auth_throttled.inc();
+    /// A request's credentials waited for their turn, or were `refused`.
+    pub(crate) fn auth_throttled(&self, refused: bool) {
+        let outcome = if refused { "refused" } else { "waited" };
+        self.auth_throttled
+            .get_or_create(&ThrottleLabels { outcome })
+            .inc();
     }
 
     pub(crate) fn set_unreadable(&self, count: usize) {

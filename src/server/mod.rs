@@ -22,6 +22,7 @@ pub(crate) mod retention;
 pub(crate) mod signal;
 pub(crate) mod state;
 pub(crate) mod sync;
+pub(crate) mod throttle;
 pub(crate) mod tls;
 
 pub(crate) use error::ApiError;

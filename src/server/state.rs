@@ -3,9 +3,9 @@
 //! to clone (an `Arc` inside).
 
 use super::error::ApiError;
-use super::guard::Throttle;
 use super::hierarchies::Hierarchies;
 use super::metrics::Metrics;
+use super::throttle::Throttle;
 use crate::auth::Authenticator;
 use crate::cache::{AnswerCache, Configs};
 use crate::configdb::Snapshot;

@@ -64,21 +64,30 @@ fn setup_with_password(password: &str, settings: &str, flags: &[&str]) -> Setup 
 /// The status and body of `GET /api/v1/config/environments` with
 /// `header`; a minute at most (a guard against a hang, not a measure).
 fn list(url: &str, header: (&str, &str)) -> (u16, String) {
+    let (status, body, _) = get(url, "/api/v1/config/environments", header);
+    (status, body)
+}
+
+/// The status, body and `Retry-After` (seconds) of `GET path` with
+/// `header`, over a connection of its own.
+fn get(url: &str, path: &str, header: (&str, &str)) -> (u16, String, Option<u64>) {
     let agent: ureq::Agent = ureq::Agent::config_builder()
         .http_status_as_error(false)
         .timeout_global(Some(Duration::from_secs(60)))
         .build()
         .into();
     let mut response = agent
-        .get(format!("{url}/api/v1/config/environments"))
+        .get(format!("{url}{path}"))
         .header(header.0, header.1)
         .call()
         .expect("hierad answered within a minute");
+    let retry_after = response
+        .headers()
+        .get("retry-after")
+        .and_then(|v| v.to_str().ok()?.parse().ok());
     let status = response.status().as_u16();
-    (
-        status,
-        response.body_mut().read_to_string().unwrap_or_default(),
-    )
+    let body = response.body_mut().read_to_string().unwrap_or_default();
+    (status, body, retry_after)
 }
 
 /// A Keystone that accepts the service login and never answers holds
@@ -253,9 +262,12 @@ fn keystone_answers_that_cannot_be_used_are_503_and_an_expired_token_401() {
 }
 
 /// Made-up Keystone tokens from one address are failed authentications
-/// like wrong passwords: past five, that address's requests wait before
-/// their check (each wait counted), so one client cannot have hierad ask
-/// Keystone at full speed. Keystone down is not the client's failure.
+/// like wrong passwords: past five, that network's checks take turns a
+/// second apart, however many connections they come over, and a request
+/// whose turn is more than 5 s away is refused (429, `Retry-After`)
+/// without asking Keystone; so one client cannot have hierad ask Keystone
+/// at full speed, nor guess faster by opening connections. Keystone down
+/// is not the client's failure.
 #[test]
 fn made_up_keystone_tokens_slow_their_sender_down() {
     let s = setup("", &[]);
@@ -264,35 +276,55 @@ fn made_up_keystone_tokens_slow_their_sender_down() {
         let (status, body) = list(url, ("x-auth-token", &format!("ks-made-up-{i}")));
         assert_eq!(status, 401, "{body}");
     }
+    let bearer = format!("Bearer {}", s.token);
+    let metrics = || {
+        let (status, body, _) = get(url, "/metrics", ("authorization", &bearer));
+        assert_eq!(status, 200, "{body}");
+        move |name: &str| {
+            body.lines()
+                .find_map(|l| l.strip_prefix(name)?.trim().parse::<u64>().ok())
+                .unwrap_or_else(|| panic!("no {name}:\n{body}"))
+        }
+    };
+    // The sixth and seventh made-up token waited, and so did the valid
+    // token that asks for the metrics: a success pays nothing off.
+    let value = metrics();
+    assert_eq!(value("hierad_auth_throttled_total{outcome=\"waited\"}"), 3);
+    assert_eq!(value("hierad_auth_failures_total{reason=\"keystone\"}"), 7);
+
+    // Eight at once, with four seconds owed (the metrics' turn took one):
+    // six turns, 0 to 5 s away; two refused unchecked, told to come back
+    // once a turn is free again (6 s).
+    let asked = s.keystone.validations.load(Ordering::Relaxed);
+    let answers: Vec<_> = std::thread::scope(|scope| {
+        let sent: Vec<_> = (0..8)
+            .map(|i| {
+                let token = format!("ks-at-once-{i}");
+                scope.spawn(move || {
+                    get(url, "/api/v1/config/environments", ("x-auth-token", &token))
+                })
+            })
+            .collect();
+        sent.into_iter().map(|t| t.join().unwrap()).collect()
+    });
+    let statuses = |code: u16| answers.iter().filter(|(s, ..)| *s == code).count();
+    assert_eq!((statuses(401), statuses(429)), (6, 2), "{answers:?}");
+    for (_, body, retry_after) in answers.iter().filter(|(s, ..)| *s == 429) {
+        assert!(body.contains("too many failed authentications"), "{body}");
+        assert!(matches!(retry_after, Some(5..=6)), "{retry_after:?}");
+    }
+    assert_eq!(s.keystone.validations.load(Ordering::Relaxed) - asked, 6);
+
     s.keystone.stop();
     assert_eq!(list(url, ("x-auth-token", "ks-made-up-7")).0, 503);
-    let bearer = format!("Bearer {}", s.token);
-    let agent: ureq::Agent = ureq::Agent::config_builder()
-        .timeout_global(Some(Duration::from_secs(60)))
-        .build()
-        .into();
-    let metrics = agent
-        .get(format!("{url}/metrics"))
-        .header("authorization", &bearer)
-        .call()
-        .unwrap()
-        .body_mut()
-        .read_to_string()
-        .unwrap();
-    let value = |name: &str| {
-        metrics
-            .lines()
-            .find_map(|l| l.strip_prefix(name)?.trim().parse::<u64>().ok())
-            .unwrap_or_else(|| panic!("no {name}:\n{metrics}"))
-    };
-    assert_eq!(value("hierad_auth_failures_total{reason=\"keystone\"}"), 7);
+    let value = metrics();
+    assert_eq!(value("hierad_auth_throttled_total{outcome=\"refused\"}"), 2);
+    assert_eq!(value("hierad_auth_failures_total{reason=\"keystone\"}"), 13);
+    // Keystone down added no failure to the count.
     assert_eq!(
         value("hierad_auth_failures_total{reason=\"keystone_down\"}"),
         1
     );
-    // The sixth and seventh made-up token, the request with Keystone down
-    // and this one waited; Keystone down added no failure to the count.
-    assert_eq!(value("hierad_auth_throttled_total"), 4);
 }
 
 /// A service account Keystone refuses (a wrong password_file) is 503
