@@ -47,3 +47,4 @@ mod schemas;
 mod security;
 mod seeds_api;
 mod seeds_cli;
+mod throttle;

@@ -12,10 +12,10 @@ use std::process::Command;
 use std::time::{Duration, Instant};
 
 /// One HTTP/1.1 connection, kept open between requests.
-struct KeepAlive(BufReader<TcpStream>);
+pub(crate) struct KeepAlive(BufReader<TcpStream>);
 
 impl KeepAlive {
-    fn open(url: &str) -> KeepAlive {
+    pub(crate) fn open(url: &str) -> KeepAlive {
         let stream = TcpStream::connect(url.strip_prefix("http://").unwrap()).unwrap();
         stream
             .set_read_timeout(Some(Duration::from_secs(30)))
@@ -25,7 +25,7 @@ impl KeepAlive {
 
     /// `GET path` with `authorization`: the status and the body. Panics
     /// when the server closed the connection (the test needs it open).
-    fn get(&mut self, path: &str, authorization: &str) -> (u16, String) {
+    pub(crate) fn get(&mut self, path: &str, authorization: &str) -> (u16, String) {
         let request =
             format!("GET {path} HTTP/1.1\r\nhost: x\r\nauthorization: {authorization}\r\n\r\n");
         self.0.get_mut().write_all(request.as_bytes()).unwrap();

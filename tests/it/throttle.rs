@@ -1,0 +1,81 @@
+//! Failed authentications make their network's checks take turns
+//! (issue 10, docs/security.md "Failed authentications"): against the
+//! real binary, a guesser who holds a valid low-privilege token cannot
+//! reset the count with it, and a connection that proved its
+//! credentials before is answered without waiting.
+use crate::binary::ok;
+use crate::remembered::KeepAlive;
+use crate::server::TestServer;
+
+const ROUTE: &str = "/api/v1/config/environments";
+
+#[test]
+fn a_valid_token_between_guesses_does_not_reset_the_count() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("auth.toml");
+    let f = file.to_str().unwrap();
+    let token = ok(&[
+        "auth",
+        "add-token",
+        "--file",
+        f,
+        "--role",
+        "read",
+        "guesser",
+    ]);
+    let reader = format!("Bearer {}", token.trim());
+    let password = dir.path().join("pw");
+    std::fs::write(&password, "Adm1n-pw-Qq8\n").unwrap();
+    let p = password.to_str().unwrap();
+    ok(&[
+        "auth",
+        "add-user",
+        "--file",
+        f,
+        "--role",
+        "admin",
+        "--password-file",
+        p,
+        "root",
+    ]);
+    let server = TestServer::start_on(&dir.path().join("hierad.db"), &["--auth", f]);
+    let guess = |i: usize| {
+        use base64::Engine;
+        let pair = format!("root:guess-{i}");
+        format!(
+            "Basic {}",
+            base64::engine::general_purpose::STANDARD.encode(pair)
+        )
+    };
+    // Each request on a connection of its own, as a guesser's would be.
+    let once = |authorization: &str| KeepAlive::open(&server.url).get(ROUTE, authorization).0;
+
+    let mut proved = KeepAlive::open(&server.url);
+    assert_eq!(proved.get(ROUTE, &reader).0, 200);
+    for i in 0..5 {
+        assert_eq!(once(&guess(i)), 401, "a free failure");
+    }
+    // The valid token between guesses waits its turn (the network owes
+    // five failures) and pays nothing off ...
+    for i in 5..8 {
+        assert_eq!(once(&reader), 200);
+        assert_eq!(once(&guess(i)), 401);
+    }
+    // ... so the guesses that follow wait too. Before, a success wiped
+    // the count and these were free again.
+    for i in 8..11 {
+        assert_eq!(once(&guess(i)), 401);
+    }
+    // The connection that proved the token before the guesses is
+    // answered without a turn (it would be the seventh wait).
+    let (status, metrics) = proved.get("/metrics", &reader);
+    assert_eq!(status, 200, "{metrics}");
+    let value = |name: &str| {
+        metrics
+            .lines()
+            .find_map(|l| l.strip_prefix(name)?.trim().parse::<u64>().ok())
+            .unwrap_or_else(|| panic!("no {name}:\n{metrics}"))
+    };
+    assert_eq!(value("hierad_auth_failures_total{reason=\"password\"}"), 11);
+    assert_eq!(value("hierad_auth_throttled_total{outcome=\"waited\"}"), 6);
+}
