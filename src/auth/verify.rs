@@ -332,14 +332,15 @@ impl Authenticator {
     }
 
     /// Whether checking `credentials` could be someone's guess paying
-    /// off: a password or a token. Not a client certificate (the handshake
-    /// verified it), nor a Keystone token Keystone already validated (no
-    /// guess reaches that space; a new one costs a call to Keystone, so it
-    /// is).
+    /// off, or cost more than a guesser should get for free: a password,
+    /// or a Keystone token not validated yet (a call to Keystone). Not a
+    /// bearer token (256 random bits: no guess reaches that space), not a
+    /// client certificate (the handshake verified it), not a Keystone
+    /// token already validated.
     pub(crate) fn guessable(&self, credentials: &Credentials<'_>) -> bool {
         match credentials {
-            Credentials::None | Credentials::Cert(_) => false,
-            Credentials::Basic { .. } | Credentials::Bearer(_) => true,
+            Credentials::None | Credentials::Cert(_) | Credentials::Bearer(_) => false,
+            Credentials::Basic { .. } => true,
             Credentials::Keystone(token) => self
                 .keystone
                 .as_ref()

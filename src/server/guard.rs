@@ -86,8 +86,9 @@ enum Refusal {
 }
 
 /// Checks a request's credentials (those its connection does not
-/// remember), after its turn if they could be a guess
-/// (`server/throttle.rs`); counts a failure.
+/// remember), after their turn if a guess could pass them
+/// (`server/throttle.rs`); counts a failure, and answers it late once the
+/// client's network failed too often.
 async fn check(
     state: &AppState,
     authenticator: &Arc<auth::Authenticator>,
@@ -129,13 +130,18 @@ async fn check(
         .as_ref()
         .err()
         .filter(|e| !e.is_unavailable() && **e != AuthError::Missing);
-    if let Some(turn) = turn {
-        turn.settle(failed.is_some());
+    let late = turn.map_or(Duration::ZERO, |turn| turn.settle(failed.is_some()));
+    match checked {
+        Ok(principal) => Ok(principal),
+        Err(e) => {
+            state.metrics().auth_failure(reason(&e));
+            if !late.is_zero() {
+                state.metrics().auth_throttled(false);
+                tokio::time::sleep(late).await;
+            }
+            Err(Refusal::Failed(e))
+        }
     }
-    checked.map_err(|e| {
-        state.metrics().auth_failure(reason(&e));
-        Refusal::Failed(e)
-    })
 }
 
 /// 429, saying when to come back (`Retry-After`, whole seconds).

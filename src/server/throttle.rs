@@ -1,15 +1,19 @@
-//! Failed authentications per client network, and the turns they cost
+//! Failed authentications per client network, and what they cost
 //! (docs/security.md, "Failed authentications").
 //!
 //! Each failure runs up a debt of [`SPACING`] that time pays off. A
 //! network owing less than [`FREE_FAILURES`] failures' worth is checked
-//! at once; past that, its checks of guessable credentials take turns one
-//! [`SPACING`] apart, and a request whose turn is more than [`MAX_WAIT`]
-//! away is refused (429) without a check. So guesses are bounded per
-//! network whatever the number of connections they come over, a success
-//! pays nothing off (a valid low-privilege token interleaved with guesses
-//! at an admin's password no longer wipes the count), and a client whose
-//! credentials are right waits only while its network still owes.
+//! at once. Past that, checks of passwords (and of Keystone tokens not yet
+//! validated, each a call to Keystone) take turns one [`SPACING`] apart,
+//! and a request whose turn is more than [`MAX_WAIT`] away is refused
+//! (429) without a check: so guesses are bounded per network whatever the
+//! number of connections they come over. A success pays nothing off: a
+//! valid low-privilege token interleaved with guesses at an admin's
+//! password does not wipe the count. Credentials no guess can hit (bearer
+//! tokens are 256 random bits; client certificates were verified by the
+//! handshake) are checked at once; only their failures are answered
+//! late, as long as a turn would have taken, so a client with right
+//! credentials never waits for a neighbour's wrong ones.
 //!
 //! A network is an IPv4 address or an IPv6 /64: one host is commonly
 //! given a whole /64, and would otherwise get a fresh allowance from each
@@ -128,9 +132,8 @@ impl Throttle {
         now.max(1)
     }
 
-    /// A turn for a check whose failure counts, but which a guess cannot
-    /// come through (a client certificate, verified by the handshake):
-    /// never waits.
+    /// A turn for a check no guess can pass (see the module's doc): never
+    /// waits; its failure counts.
     pub(crate) fn unqueued(&self, ip: IpAddr) -> Turn<'_> {
         Turn {
             throttle: self,
@@ -139,8 +142,8 @@ impl Throttle {
         }
     }
 
-    /// Whether a check of guessable credentials from `ip` may go ahead,
-    /// and when.
+    /// Whether a check of credentials a guess could pass, from `ip`, may
+    /// go ahead, and when.
     pub(crate) fn admit(&self, ip: IpAddr) -> Admission<'_> {
         let network = network(ip);
         let free = Admission::After(
@@ -195,22 +198,24 @@ impl Throttle {
     }
 
     /// Adds `cost` milliseconds to what `network` owes (`cost` may be
-    /// negative: a charge given back).
-    fn charge(&self, network: IpAddr, cost: i64) {
+    /// negative: a charge given back); what it owes then.
+    fn charge(&self, network: IpAddr, cost: i64) -> u64 {
         let now = self.now_ms();
         let cap = millis(self.forget_after);
         // Stamped before the entry, so that a reader who sees the entry
         // sees the time too (never "all forgotten" beside a live entry).
         self.wrote(now);
+        let mut owes = 0;
         self.paid_off_at.entry(network).and_compute_with(|entry| {
             let owed = entry.map_or(0, |e| e.into_value().saturating_sub(now));
-            let owed = owed.saturating_add_signed(cost).min(cap);
-            if owed == 0 {
+            owes = owed.saturating_add_signed(cost).min(cap);
+            if owes == 0 {
                 Op::Remove
             } else {
-                Op::Put(now + owed)
+                Op::Put(now + owes)
             }
         });
+        owes
     }
 
     /// Whether every network's debt has been forgotten (or none was ever
@@ -228,18 +233,25 @@ impl Throttle {
 
 impl Turn<'_> {
     /// Records the check's outcome: `failed` for a failure the client is
-    /// to blame for (not missing credentials, not Keystone down).
-    pub(crate) fn settle(mut self, failed: bool) {
+    /// to blame for (not missing credentials, not Keystone down). How long
+    /// the refusal is to wait: for a failure that took no turn, as long as
+    /// a turn would now.
+    pub(crate) fn settle(mut self, failed: bool) -> Duration {
         match (self.reserved, failed) {
             // Charged up front; kept.
             (true, true) => self.reserved = false,
-            (false, true) => self.throttle.charge(
-                self.network,
-                i64::try_from(millis(SPACING)).unwrap_or(i64::MAX),
-            ),
+            (false, true) => {
+                let spacing = millis(SPACING);
+                let owes = self
+                    .throttle
+                    .charge(self.network, i64::try_from(spacing).unwrap_or(i64::MAX));
+                let wait = owes.saturating_sub(FREE_FAILURES * spacing);
+                return Duration::from_millis(wait).min(MAX_WAIT);
+            }
             // Given back when dropped.
             (_, false) => {}
         }
+        Duration::ZERO
     }
 }
 
@@ -267,7 +279,7 @@ mod tests {
     fn attempt(throttle: &Throttle, from: &str, failed: bool) -> i64 {
         match throttle.admit(ip(from)) {
             Admission::After(wait, turn) => {
-                turn.settle(failed);
+                assert_eq!(turn.settle(failed), Duration::ZERO);
                 i64::try_from(wait.as_millis()).unwrap()
             }
             Admission::Refused { retry_after } => -i64::try_from(retry_after.as_millis()).unwrap(),
@@ -322,9 +334,25 @@ mod tests {
         }
         assert_eq!(attempt(&throttle, "192.0.2.1", true), 1000);
         assert_eq!(attempt(&throttle, "192.0.2.1", true), 2000);
-        // A client certificate's failure counts without a turn.
-        throttle.unqueued(ip("192.0.2.1")).settle(true);
+        // A bearer token's failure counts without a turn, and is answered
+        // as late as a turn would be; its success is answered at once.
+        assert_eq!(
+            throttle.unqueued(ip("192.0.2.1")).settle(false),
+            Duration::ZERO
+        );
+        assert_eq!(
+            throttle.unqueued(ip("192.0.2.1")).settle(true),
+            Duration::from_secs(3)
+        );
         assert_eq!(attempt(&throttle, "192.0.2.1", false), 4000);
+        for _ in 0..3 {
+            throttle.unqueued(ip("192.0.2.1")).settle(true);
+        }
+        assert_eq!(
+            throttle.unqueued(ip("192.0.2.1")).settle(true),
+            MAX_WAIT,
+            "at most the longest wait"
+        );
     }
 
     #[test]

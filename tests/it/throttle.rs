@@ -1,8 +1,8 @@
 //! Failed authentications make their network's checks take turns
 //! (issue 10, docs/security.md "Failed authentications"): against the
 //! real binary, a guesser who holds a valid low-privilege token cannot
-//! reset the count with it, and a connection that proved its
-//! credentials before is answered without waiting.
+//! reset the count with it, and right credentials are answered without
+//! waiting.
 use crate::binary::ok;
 use crate::remembered::KeepAlive;
 use crate::server::TestServer;
@@ -55,8 +55,9 @@ fn a_valid_token_between_guesses_does_not_reset_the_count() {
     for i in 0..5 {
         assert_eq!(once(&guess(i)), 401, "a free failure");
     }
-    // The valid token between guesses waits its turn (the network owes
-    // five failures) and pays nothing off ...
+    // Past five, each guess waits its turn; the valid token between
+    // them is checked at once (no guess reaches a bearer token's space)
+    // and pays nothing off ...
     for i in 5..8 {
         assert_eq!(once(&reader), 200);
         assert_eq!(once(&guess(i)), 401);
@@ -66,8 +67,12 @@ fn a_valid_token_between_guesses_does_not_reset_the_count() {
     for i in 8..11 {
         assert_eq!(once(&guess(i)), 401);
     }
+    // A wrong token is answered late (as long as a turn would take); the
+    // right one right away.
+    assert_eq!(once("Bearer hierad_never-issued"), 401);
+    assert_eq!(once(&reader), 200);
     // The connection that proved the token before the guesses is
-    // answered without a turn (it would be the seventh wait).
+    // answered at once too (it would be the eighth wait).
     let (status, metrics) = proved.get("/metrics", &reader);
     assert_eq!(status, 200, "{metrics}");
     let value = |name: &str| {
@@ -77,5 +82,6 @@ fn a_valid_token_between_guesses_does_not_reset_the_count() {
             .unwrap_or_else(|| panic!("no {name}:\n{metrics}"))
     };
     assert_eq!(value("hierad_auth_failures_total{reason=\"password\"}"), 11);
-    assert_eq!(value("hierad_auth_throttled_total{outcome=\"waited\"}"), 6);
+    assert_eq!(value("hierad_auth_failures_total{reason=\"token\"}"), 1);
+    assert_eq!(value("hierad_auth_throttled_total{outcome=\"waited\"}"), 7);
 }
