@@ -14,7 +14,7 @@ use crate::auth::{self, AuthError, Need, Principal, remember::Remembered, verify
 use axum::extract::{FromRequest, FromRequestParts, MatchedPath, RawPathParams, Request};
 use axum::http::{HeaderValue, Method, StatusCode, header};
 use axum::response::Response;
-use std::net::SocketAddr;
+use std::net::{IpAddr, SocketAddr};
 use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 use zeroize::Zeroizing;
@@ -45,24 +45,40 @@ static X_AUTH_TOKEN: header::HeaderName = header::HeaderName::from_static("x-aut
 
 /// One log line per request (target `hierad::access`): method, route
 /// template (never the concrete path or query, which may name secrets),
-/// status, principal, latency. Never a body or a header. Taken from the
-/// request ([`AccessLog::of`]), written with the final answer
-/// ([`AccessLog::done`]), so a 408 or 431 is logged too.
-pub(crate) struct AccessLog(Option<(Method, Option<MatchedPath>)>);
+/// status, principal, client address, latency. Never a body or a header.
+/// Taken from the request ([`AccessLog::of`]), written with the final
+/// answer ([`AccessLog::done`]), so a 408 or 431 is logged too.
+pub(crate) struct AccessLog(Option<Logged>);
+
+struct Logged {
+    method: Method,
+    route: Option<MatchedPath>,
+    /// Whom to block at a firewall when the line is a failure.
+    client: Option<IpAddr>,
+}
 
 impl AccessLog {
     pub(crate) fn of(request: &Request) -> AccessLog {
         if !tracing::enabled!(target: "hierad::access", tracing::Level::INFO) {
             return AccessLog(None);
         }
-        let route = request.extensions().get::<MatchedPath>().cloned();
-        AccessLog(Some((request.method().clone(), route)))
+        let extensions = request.extensions();
+        AccessLog(Some(Logged {
+            method: request.method().clone(),
+            route: extensions.get::<MatchedPath>().cloned(),
+            client: extensions.get::<Peer>().map(|p| p.addr.ip()),
+        }))
     }
 
     /// Logs `response`, answered in `elapsed` to `principal` (`-` if the
     /// request was refused before anyone was authenticated).
     pub(crate) fn done(self, response: &Response, principal: Option<&Arc<str>>, elapsed: Duration) {
-        let Some((method, route)) = self.0 else {
+        let Some(Logged {
+            method,
+            route,
+            client,
+        }) = self.0
+        else {
             return;
         };
         tracing::info!(
@@ -71,8 +87,21 @@ impl AccessLog {
             route = route.as_ref().map_or("unmatched", MatchedPath::as_str),
             status = response.status().as_u16(),
             principal = principal.map_or("-", |n| n),
+            client = tracing::field::display(DisplayClient(client)),
             micros = u64::try_from(elapsed.as_micros()).unwrap_or(u64::MAX),
         );
+    }
+}
+
+/// A client address, or `-` for a request with none (in-process tests).
+struct DisplayClient(Option<IpAddr>);
+
+impl std::fmt::Display for DisplayClient {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self.0 {
+            Some(ip) => ip.fmt(f),
+            None => f.write_str("-"),
+        }
     }
 }
 

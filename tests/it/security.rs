@@ -614,7 +614,8 @@ fn every_way_of_authenticating_over_tls() {
         "{log}"
     );
     assert!(
-        log.contains("principal=\"token:writer\"") || log.contains("principal=token:writer"),
+        log.contains("principal=\"token:writer\" client=127.0.0.1")
+            || log.contains("principal=token:writer client=127.0.0.1"),
         "{log}"
     );
     assert!(
