@@ -3,6 +3,7 @@
 
 use crate::configdb::Retention;
 use crate::hiera::budget::Budget;
+use crate::server::proxied::Proxies;
 use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::time::Duration;
@@ -77,6 +78,8 @@ pub struct Settings {
     /// A server that has not confirmed for this long that it serves the
     /// database's newest generation is stale: /readyz answers 503.
     pub(crate) max_lag: Duration,
+    /// The balancers whose connections start with a PROXY protocol header.
+    pub(crate) proxies: Proxies,
 }
 
 /// Which sample `hierad serve` loads into an empty database.
@@ -114,6 +117,7 @@ impl Default for Settings {
             sync_every: DEFAULT_SYNC_EVERY,
             min_generation_wait: Duration::from_secs(5),
             max_lag: Duration::from_secs(5),
+            proxies: Proxies::default(),
         }
     }
 }

@@ -5,6 +5,7 @@ use crate::auth::Authenticator;
 use crate::configdb::{DocKind, LevelPath, Retention};
 use crate::hiera::budget::Budget;
 use crate::ops::{self, Local, NewEnv, TreeImport};
+use crate::server::proxied::Proxies;
 use crate::server::tls::{Tls, TlsFiles};
 use crate::server::{self, AppState};
 use crate::settings::{DEFAULT_DB, DEFAULT_PORT, Sample, Settings, default_lookup_workers};
@@ -159,6 +160,13 @@ pub(crate) struct Args {
     /// may read every secret and delete every environment
     #[arg(long)]
     pub(crate) insecure: bool,
+    /// Balancers (addresses or CIDR blocks, repeated or comma-separated)
+    /// whose connections start with a PROXY protocol header (HAProxy's
+    /// send-proxy, v1 or v2): the client it names is the one the access
+    /// log and the throttle of failed authentications see. Their
+    /// connections without one are closed.
+    #[arg(long, env = "HIERAD_PROXY_PROTOCOL_FROM", value_name = "CIDR", value_delimiter = ',', value_parser = crate::server::proxied::parse_net)]
+    pub(crate) proxy_protocol_from: Vec<ipnet::IpNet>,
 }
 
 /// A duration above zero: a zero timeout would refuse everything.
@@ -213,6 +221,7 @@ pub(crate) fn run(args: Args) -> anyhow::Result<ExitCode> {
         sync_every: args.sync_every,
         min_generation_wait: args.min_generation_wait,
         max_lag: args.max_lag,
+        proxies: Proxies::new(args.proxy_protocol_from),
     };
     let store: Arc<dyn Store> = crate::store::open(&settings.db).with_context(|| {
         format!(
@@ -243,6 +252,9 @@ pub(crate) fn run(args: Args) -> anyhow::Result<ExitCode> {
         let scheme = if security.tls.is_some() { "https" } else { "http" };
         eprintln!("listening on {scheme}://{addr}");
         tracing::info!(%addr, db = %crate::store::describe(&settings.db), tls = security.tls.is_some(), auth = security.authenticator.is_some(), "serving");
+        if !settings.proxies.is_empty() {
+            tracing::info!(balancers = %settings.proxies, "connections from these balancers must start with a PROXY protocol header");
+        }
         server::retention::spawn(state.clone());
         server::sync::spawn(state.clone());
         if let Some(feed) = state.change_feed() {

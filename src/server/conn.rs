@@ -5,6 +5,7 @@
 
 use super::error::ApiError;
 use super::guard::Peer;
+use super::proxied::{HeaderError, Prefixed, Proxied, read_header};
 use super::tls::Tls;
 use crate::settings::Settings;
 use axum::Router;
@@ -15,6 +16,7 @@ use std::collections::BTreeMap;
 use std::convert::Infallible;
 use std::future::Future;
 use std::io;
+use std::net::SocketAddr;
 use std::pin::{Pin, pin};
 use std::sync::atomic::{AtomicBool, AtomicU8, Ordering};
 use std::sync::{Arc, Mutex};
@@ -180,14 +182,14 @@ pub(crate) async fn serve(
         };
         let registry = Arc::clone(&registry);
         let acceptor = tls.as_ref().map(|tls| tls.acceptor());
+        let from_balancer = settings.proxies.trusts(addr.ip());
         tokio::spawn(async move {
-            match acceptor {
-                None => one.run(stream, Peer::new(addr, None)).await,
-                Some(acceptor) => {
-                    if let Some((stream, peer)) = one.handshake(acceptor, stream, addr).await {
-                        one.run(stream, peer).await;
-                    }
+            if from_balancer {
+                if let Some((stream, client)) = one.proxied(stream, addr).await {
+                    one.serve(acceptor, stream, client).await;
                 }
+            } else {
+                one.serve(acceptor, stream, addr).await;
             }
             registry.remove(id);
             drop(slot);
@@ -221,16 +223,68 @@ struct One {
 }
 
 impl One {
+    /// Serves `stream` from `client`, over TLS if `acceptor` is given.
+    async fn serve<S>(
+        self,
+        acceptor: Option<tokio_rustls::TlsAcceptor>,
+        stream: S,
+        client: SocketAddr,
+    ) where
+        S: AsyncRead + AsyncWrite + Unpin + Send + 'static,
+    {
+        match acceptor {
+            None => self.run(stream, Peer::new(client, None)).await,
+            Some(acceptor) => {
+                if let Some((stream, peer)) = self.handshake(acceptor, stream, client).await {
+                    self.run(stream, peer).await;
+                }
+            }
+        }
+    }
+
+    /// The PROXY protocol header a balancer's connection starts with
+    /// (`proxied.rs`): the client it names, and the stream past it; within
+    /// the header timeout, given up as [`One::handshake`] is. A connection
+    /// without a header that can be believed is closed, and logged: the
+    /// balancer is the operator's own, so its fault is theirs to mend.
+    async fn proxied(
+        &self,
+        mut stream: TcpStream,
+        balancer: SocketAddr,
+    ) -> Option<(Prefixed<TcpStream>, SocketAddr)> {
+        let mut stopping = self.stopping.clone();
+        let read = tokio::select! {
+            read = tokio::time::timeout(self.timeouts.header, read_header(&mut stream, balancer)) => read,
+            () = self.conn.shed.notified() => return None,
+            _ = stopping.changed() => return None,
+        };
+        match read {
+            Ok(Ok(Proxied { client, rest })) => Some((Prefixed::new(rest, stream), client)),
+            Ok(Err(HeaderError::Closed)) => None,
+            Ok(Err(e)) => {
+                tracing::warn!(%balancer, "closed a connection from a balancer: {e}");
+                None
+            }
+            Err(_) => {
+                tracing::warn!(%balancer, "closed a connection from a balancer: no PROXY protocol header within the header timeout");
+                None
+            }
+        }
+    }
+
     /// The TLS handshake, within the header timeout (a client that does
     /// not finish it holds a connection slot no longer than one that does
     /// not finish its head), given up if the connection is shed or the
     /// server stops meanwhile.
-    async fn handshake(
+    async fn handshake<S>(
         &self,
         acceptor: tokio_rustls::TlsAcceptor,
-        stream: TcpStream,
-        addr: std::net::SocketAddr,
-    ) -> Option<(tokio_rustls::server::TlsStream<TcpStream>, Peer)> {
+        stream: S,
+        addr: SocketAddr,
+    ) -> Option<(tokio_rustls::server::TlsStream<S>, Peer)>
+    where
+        S: AsyncRead + AsyncWrite + Unpin,
+    {
         let mut stopping = self.stopping.clone();
         let accepted = tokio::select! {
             accepted = tokio::time::timeout(self.timeouts.header, acceptor.accept(stream)) => accepted,

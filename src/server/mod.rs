@@ -17,6 +17,7 @@ mod lookup_api;
 pub(crate) mod metrics;
 #[cfg(test)]
 mod props;
+pub(crate) mod proxied;
 mod registers;
 pub(crate) mod retention;
 pub(crate) mod signal;

@@ -40,6 +40,7 @@ mod migrate;
 mod pg_db;
 mod pg_faults;
 mod pg_tls;
+mod proxy_protocol;
 mod remembered;
 mod replicas;
 mod replicas_pg;

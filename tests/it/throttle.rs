@@ -9,22 +9,13 @@ use crate::server::TestServer;
 
 const ROUTE: &str = "/api/v1/config/environments";
 
-#[test]
-fn a_valid_token_between_guesses_does_not_reset_the_count() {
-    let dir = tempfile::tempdir().unwrap();
-    let file = dir.path().join("auth.toml");
+/// An auth file in `dir` with a read token (its `Authorization` header
+/// returned with the file) and an admin user `root`.
+pub(crate) fn guarded(dir: &std::path::Path) -> (std::path::PathBuf, String) {
+    let file = dir.join("auth.toml");
     let f = file.to_str().unwrap();
-    let token = ok(&[
-        "auth",
-        "add-token",
-        "--file",
-        f,
-        "--role",
-        "read",
-        "guesser",
-    ]);
-    let reader = format!("Bearer {}", token.trim());
-    let password = dir.path().join("pw");
+    let token = ok(&["auth", "add-token", "--file", f, "--role", "read", "ops"]);
+    let password = dir.join("pw");
     std::fs::write(&password, "Adm1n-pw-Qq8\n").unwrap();
     let p = password.to_str().unwrap();
     ok(&[
@@ -38,6 +29,14 @@ fn a_valid_token_between_guesses_does_not_reset_the_count() {
         p,
         "root",
     ]);
+    (file, format!("Bearer {}", token.trim()))
+}
+
+#[test]
+fn a_valid_token_between_guesses_does_not_reset_the_count() {
+    let dir = tempfile::tempdir().unwrap();
+    let (file, reader) = guarded(dir.path());
+    let f = file.to_str().unwrap();
     let server = TestServer::start_on(&dir.path().join("hierad.db"), &["--auth", f]);
     let guess = |i: usize| {
         use base64::Engine;
