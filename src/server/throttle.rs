@@ -235,7 +235,10 @@ impl Turn<'_> {
     /// Records the check's outcome: `failed` for a failure the client is
     /// to blame for (not missing credentials, not Keystone down). How long
     /// the refusal is to wait: for a failure that took no turn, as long as
-    /// a turn would now.
+    /// its turn would have come; but at once if that is more than
+    /// [`MAX_WAIT`] away, so a network never holds more than a few
+    /// connections waiting (each one waiting is a connection no one else
+    /// can be served on).
     pub(crate) fn settle(mut self, failed: bool) -> Duration {
         match (self.reserved, failed) {
             // Charged up front; kept.
@@ -245,8 +248,12 @@ impl Turn<'_> {
                 let owes = self
                     .throttle
                     .charge(self.network, i64::try_from(spacing).unwrap_or(i64::MAX));
-                let wait = owes.saturating_sub(FREE_FAILURES * spacing);
-                return Duration::from_millis(wait).min(MAX_WAIT);
+                let wait = Duration::from_millis(owes.saturating_sub(FREE_FAILURES * spacing));
+                return if wait > MAX_WAIT {
+                    Duration::ZERO
+                } else {
+                    wait
+                };
             }
             // Given back when dropped.
             (_, false) => {}
@@ -345,13 +352,13 @@ mod tests {
             Duration::from_secs(3)
         );
         assert_eq!(attempt(&throttle, "192.0.2.1", false), 4000);
-        for _ in 0..3 {
-            throttle.unqueued(ip("192.0.2.1")).settle(true);
-        }
+        let late: Vec<u128> = (0..4)
+            .map(|_| throttle.unqueued(ip("192.0.2.1")).settle(true).as_millis())
+            .collect();
         assert_eq!(
-            throttle.unqueued(ip("192.0.2.1")).settle(true),
-            MAX_WAIT,
-            "at most the longest wait"
+            late,
+            [4000, 5000, 0, 0],
+            "beyond the longest wait, at once: enough of the network's requests wait already"
         );
     }
 

@@ -84,3 +84,38 @@ fn a_valid_token_between_guesses_does_not_reset_the_count() {
     assert_eq!(value("hierad_auth_failures_total{reason=\"token\"}"), 1);
     assert_eq!(value("hierad_auth_throttled_total{outcome=\"waited\"}"), 7);
 }
+
+/// Wrong tokens over many connections at once, from one network: a few
+/// are answered late, one a second, and the rest at once, so a network
+/// never holds more than a few connection slots waiting (a slot held is
+/// one no one else is served on).
+#[test]
+fn wrong_tokens_over_many_connections_hold_few_of_them() {
+    let dir = tempfile::tempdir().unwrap();
+    let (file, reader) = guarded(dir.path());
+    let f = file.to_str().unwrap();
+    let server = TestServer::start_on(&dir.path().join("hierad.db"), &["--auth", f]);
+    let wrong = |i: usize| format!("Bearer hierad_wrong-{i}");
+    for i in 0..5 {
+        assert_eq!(KeepAlive::open(&server.url).get(ROUTE, &wrong(i)).0, 401);
+    }
+    let url = &server.url;
+    std::thread::scope(|scope| {
+        let sent: Vec<_> = (5..25)
+            .map(|i| scope.spawn(move || KeepAlive::open(url).get(ROUTE, &wrong(i)).0))
+            .collect();
+        for status in sent {
+            assert_eq!(status.join().unwrap(), 401);
+        }
+    });
+    let (status, metrics) = KeepAlive::open(url).get("/metrics", &reader);
+    assert_eq!(status, 200, "{metrics}");
+    assert!(
+        metrics.contains("hierad_auth_failures_total{reason=\"token\"} 25\n"),
+        "{metrics}"
+    );
+    assert!(
+        metrics.contains("hierad_auth_throttled_total{outcome=\"waited\"} 5\n"),
+        "five answered late (1 to 5 s), fifteen at once:\n{metrics}"
+    );
+}
