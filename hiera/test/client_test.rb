@@ -122,6 +122,26 @@ class ClientTest < Minitest::Test
     end
   end
 
+  # hierad's throttle (429, credentials unchecked): a Retry-After within
+  # the read timeout is waited for once; a longer one, or a second 429,
+  # is the answer.
+  def test_a_throttled_request_waits_its_turn_once
+    answers = [[429, { 'Retry-After' => '1' }, '{"message":"too many failed authentications"}'],
+               [200, {}, '"ok"']]
+    s = server { |_req| answers.shift || [429, { 'Retry-After' => '60' }, '{}'] }
+    client = Client.new(url: s.url, read_timeout: 5)
+    started = Process.clock_gettime(Process::CLOCK_MONOTONIC)
+    assert_equal '"ok"', client.get('/').body
+    assert_operator Process.clock_gettime(Process::CLOCK_MONOTONIC) - started, :>=, 0.9
+    assert_equal 2, s.request_list.size
+    # Beyond the read timeout: not waited for.
+    assert_equal 429, client.get('/').status
+    assert_equal 1, s.request_list.size
+    answers.replace([[429, { 'Retry-After' => '1' }, '{}']])
+    assert_equal 429, client.get('/').status, 'once'
+    assert_equal 2, s.request_list.size
+  end
+
   def test_credentials_in_a_url_are_refused_unrepeated
     error = assert_raises(PuppetX::Hierad::Error) { Client.new(url: 'https://puppet:Pw-in-url9@127.0.0.1:8750') }
     assert_includes error.message, 'holds credentials'

@@ -49,6 +49,7 @@ module PuppetX
 
         @options = options
         @secrets = read_secrets
+        @read_timeout = seconds(options, :read_timeout)
         settings = {
           connect_timeout: seconds(options, :connect_timeout),
           read_timeout: seconds(options, :read_timeout),
@@ -83,12 +84,26 @@ module PuppetX
       # A 401 to credentials read from files: the files are read again,
       # and if they changed (rotated: the new token written, the old one
       # revoked), the request is sent once more with the new ones.
+      # A 429 (this machine's network failed to log in too often, and
+      # hierad's throttle did not check the credentials) whose Retry-After
+      # is within the read timeout is waited for once: a Puppet run next
+      # to a guesser is slowed, not failed.
       def request(method, path, body, headers)
         sent = @secrets
         response = request_any(method, path, body, headers)
+        if response.status == 429 && (wait = retry_after(response))
+          sleep(wait)
+          response = request_any(method, path, body, headers)
+        end
         return response unless response.status == 401 && rotated?(sent)
 
         request_any(method, path, body, headers)
+      end
+
+      # A 429's Retry-After in seconds, if worth waiting for.
+      def retry_after(response)
+        wait = Integer(response.headers['retry-after'].to_s, 10, exception: false)
+        wait if wait&.positive? && wait <= @read_timeout
       end
 
       # Whether the files now hold other credentials than `sent` (then
