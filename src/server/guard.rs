@@ -214,28 +214,25 @@ pub(crate) async fn authorize(
     let authorization = headers
         .get(header::AUTHORIZATION)
         .map(HeaderValue::as_bytes);
-    let recalled = auth::remember::recall(&authenticator, memo, authorization);
-    let principal = match recalled {
+    let principal = match auth::remember::recall(&authenticator, memo, authorization) {
         Some(principal) => principal,
         None => {
-            let checked = check(
+            let auth_token = headers.get(&X_AUTH_TOKEN).map(HeaderValue::as_bytes);
+            check(
                 state,
                 &authenticator,
                 peer.as_ref(),
                 authorization,
-                headers.get(&X_AUTH_TOKEN).map(HeaderValue::as_bytes),
+                auth_token,
             )
-            .await;
-            match checked {
-                Ok(principal) => principal,
-                Err(refusal) => {
-                    let response = match refusal {
-                        Refusal::Failed(e) => refused(&e, authenticator.keystone_url()),
-                        Refusal::Throttled { retry_after } => throttled(retry_after),
-                    };
-                    return Err(closing(response, may_have_body(&request)));
-                }
-            }
+            .await
+            .map_err(|refusal| {
+                let response = match refusal {
+                    Refusal::Failed(e) => refused(&e, authenticator.keystone_url()),
+                    Refusal::Throttled { retry_after } => throttled(retry_after),
+                };
+                closing(response, may_have_body(&request))
+            })?
         }
     };
     let _ = who.set(principal.name.clone());
