@@ -1,45 +1,66 @@
 //! Failed authentications per client network, and what they cost
 //! (docs/security.md, "Failed authentications").
 //!
-//! Each failure runs up a debt of [`SPACING`] that time pays off. A
-//! network owing less than [`FREE_FAILURES`] failures' worth is checked
-//! at once. Past that, checks of passwords (and of Keystone tokens not yet
-//! validated, each a call to Keystone) take turns one [`SPACING`] apart,
-//! and a request whose turn is more than [`MAX_WAIT`] away is refused
-//! (429) without a check: so guesses are bounded per network whatever the
-//! number of connections they come over. A success pays nothing off: a
-//! valid low-privilege token interleaved with guesses at an admin's
-//! password does not wipe the count. Credentials no guess can hit (bearer
-//! tokens are 256 random bits; client certificates were verified by the
-//! handshake) are checked at once; only their failures are answered
-//! late, as long as a turn would have taken, so a client with right
-//! credentials never waits for a neighbour's wrong ones.
+//! Each failure runs up a debt that time pays off. A network owing less
+//! than its free failures' worth is checked at once. Past that, checks of
+//! passwords (and of Keystone tokens not yet validated, each a call to
+//! Keystone) take turns, and a request whose turn is more than
+//! [`MAX_WAIT`] away is refused (429) without a check: so guesses are
+//! bounded per network whatever the number of connections they come over.
+//! A success pays nothing off: a valid low-privilege token interleaved
+//! with guesses at an admin's password does not wipe the count.
+//! Credentials no guess can hit (bearer tokens are 256 random bits; client
+//! certificates were verified by the handshake) are checked at once; only
+//! their failures are answered late, as long as a turn would have taken,
+//! so a client with right credentials never waits for a neighbour's wrong
+//! ones.
 //!
-//! A network is an IPv4 address or an IPv6 /64: one host is commonly
-//! given a whole /64, and would otherwise get a fresh allowance from each
-//! of its addresses.
+//! A failure is charged to the client's host, an IPv4 address or an IPv6
+//! /64 (one host is commonly given a whole /64), with [`HOST`]'s
+//! allowance; an IPv6 client's also to its /48, with [`BLOCK`]'s ten
+//! times larger one, since one holder of a /48 would otherwise have
+//! 65,536 hosts' allowances. A check waits for the later of its turns.
 
 use moka::ops::compute::Op;
 use std::net::{IpAddr, Ipv6Addr};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
-/// Failures a network may make before its checks take turns.
-const FREE_FAILURES: u64 = 5;
-/// What one failure costs, and the time between turns once they are
-/// taken: past the free failures, one check a second per network.
-const SPACING: Duration = Duration::from_secs(1);
+/// What a network may fail before its checks take turns, and the time
+/// between turns (what one failure costs).
+#[derive(Debug)]
+struct Allowance {
+    free: u64,
+    spacing: Duration,
+}
+
+/// A host's: five failures, then a check a second.
+const HOST: Allowance = Allowance {
+    free: 5,
+    spacing: Duration::from_secs(1),
+};
+
+/// An IPv6 /48's, shared by its hosts: fifty failures, then ten checks a
+/// second.
+const BLOCK: Allowance = Allowance {
+    free: 50,
+    spacing: Duration::from_millis(100),
+};
+
 /// The longest a request waits for its turn.
 const MAX_WAIT: Duration = Duration::from_secs(5);
 /// The most a network may owe: its failures are all forgotten at most
 /// this long after its last one.
 const FORGET_AFTER: Duration = Duration::from_secs(15 * 60);
 
+/// A network: its address (the host bits zero) and prefix length.
+type Network = (IpAddr, u8);
+
 /// Per client network, when its failures are paid off.
 pub struct Throttle {
     /// Milliseconds since `epoch` at which the network owes nothing
     /// (the theoretical arrival time of the generic cell rate algorithm).
-    paid_off_at: moka::sync::Cache<IpAddr, u64>,
+    paid_off_at: moka::sync::Cache<Network, u64>,
     /// When the table was last written, in milliseconds since `epoch`
     /// (0: never). No entry outlives it by more than `forget_after`, so
     /// past that nobody owes and a request skips the table: a lookup in
@@ -67,42 +88,66 @@ impl Default for Throttle {
     }
 }
 
-/// Whether a check of credentials from a network may go ahead.
+/// Whether a check of credentials from a client may go ahead.
 #[derive(Debug)]
 pub(crate) enum Admission<'a> {
     /// After waiting this long (zero: at once), with this turn.
     After(Duration, Turn<'a>),
-    /// Not now: the network's turn is further than [`MAX_WAIT`] away.
+    /// Not now: a turn is further than [`MAX_WAIT`] away.
     Refused { retry_after: Duration },
 }
 
-/// A check's place in its network's account; [`Turn::settle`] it with the
-/// check's outcome. A reserved turn dropped unsettled (the client hung up
-/// while it waited) is given back.
+/// One network's part in a check.
 #[derive(Debug)]
-pub(crate) struct Turn<'a> {
-    throttle: &'a Throttle,
-    network: IpAddr,
+struct Account {
+    network: Network,
+    allowance: &'static Allowance,
     /// Whether the turn was charged to the network up front (it owed
     /// something when admitted): a failure then costs nothing more, and
     /// anything else gives the charge back.
     reserved: bool,
 }
 
-/// The network `ip` is counted in: itself for IPv4 (and IPv4-mapped IPv6),
-/// its /64 for IPv6.
-pub(crate) fn network(ip: IpAddr) -> IpAddr {
-    match ip {
-        IpAddr::V4(_) => ip,
+/// A check's place in its networks' accounts; [`Turn::settle`] it with
+/// the check's outcome. A reserved turn dropped unsettled (the client
+/// hung up while it waited) is given back.
+#[derive(Debug)]
+pub(crate) struct Turn<'a> {
+    throttle: &'a Throttle,
+    accounts: [Option<Account>; 2],
+}
+
+/// The networks `ip` is counted in, with their allowances: itself for
+/// IPv4 (and IPv4-mapped IPv6); its /64 and its /48 for IPv6.
+fn networks(ip: IpAddr) -> [Option<(Network, &'static Allowance)>; 2] {
+    let v6 = match ip {
+        IpAddr::V4(_) => return [Some(((ip, 32), &HOST)), None],
         IpAddr::V6(v6) => match v6.to_ipv4_mapped() {
-            Some(v4) => IpAddr::V4(v4),
-            None => IpAddr::V6(Ipv6Addr::from(u128::from(v6) & !u128::from(u64::MAX))),
+            Some(v4) => return [Some(((IpAddr::V4(v4), 32), &HOST)), None],
+            None => u128::from(v6),
         },
-    }
+    };
+    let prefix = |len: u32| IpAddr::V6(Ipv6Addr::from(v6 & (u128::MAX << (128 - len))));
+    [
+        Some(((prefix(64), 64), &HOST)),
+        Some(((prefix(48), 48), &BLOCK)),
+    ]
 }
 
 fn millis(d: Duration) -> u64 {
     u64::try_from(d.as_millis()).unwrap_or(u64::MAX)
+}
+
+impl Allowance {
+    fn spacing_ms(&self) -> u64 {
+        millis(self.spacing)
+    }
+
+    /// How long a check waits for its turn when the network owes `owed`
+    /// milliseconds after charging it.
+    fn wait(&self, owed: u64) -> Duration {
+        Duration::from_millis(owed.saturating_sub(self.free * self.spacing_ms()))
+    }
 }
 
 impl Throttle {
@@ -132,65 +177,67 @@ impl Throttle {
         now.max(1)
     }
 
-    /// A turn for a check no guess can pass (see the module's doc): never
-    /// waits; its failure counts.
-    pub(crate) fn unqueued(&self, ip: IpAddr) -> Turn<'_> {
+    /// A turn for a check from `ip` charged to nobody up front.
+    fn unreserved(&self, ip: IpAddr) -> Turn<'_> {
         Turn {
             throttle: self,
-            network: network(ip),
-            reserved: false,
+            accounts: networks(ip).map(|n| {
+                n.map(|(network, allowance)| Account {
+                    network,
+                    allowance,
+                    reserved: false,
+                })
+            }),
         }
     }
 
+    /// A turn for a check no guess can pass (see the module's doc): never
+    /// waits; its failure counts.
+    pub(crate) fn unqueued(&self, ip: IpAddr) -> Turn<'_> {
+        self.unreserved(ip)
+    }
+
     /// Whether a check of credentials a guess could pass, from `ip`, may
-    /// go ahead, and when.
+    /// go ahead, and when: after the later of its networks' turns.
     pub(crate) fn admit(&self, ip: IpAddr) -> Admission<'_> {
-        let network = network(ip);
-        let free = Admission::After(
-            Duration::ZERO,
-            Turn {
-                throttle: self,
-                network,
-                reserved: false,
-            },
-        );
+        let mut turn = self.unreserved(ip);
         if self.all_forgotten() {
-            return free;
+            return Admission::After(Duration::ZERO, turn);
         }
         let now = self.now_ms();
-        let (spacing, cap) = (millis(SPACING), millis(self.forget_after));
-        let mut outcome = None;
-        self.paid_off_at.entry(network).and_compute_with(|entry| {
-            let owed = entry.map_or(0, |e| e.into_value().saturating_sub(now));
-            if owed == 0 {
-                return Op::Nop;
-            }
-            let after = owed + spacing;
-            let wait = after.saturating_sub(FREE_FAILURES * spacing);
-            if wait > millis(MAX_WAIT) {
-                outcome = Some(Err(wait));
-                return Op::Nop;
-            }
-            outcome = Some(Ok(wait));
-            Op::Put(now + after.min(cap))
-        });
-        match outcome {
-            None => free,
-            Some(Err(wait)) => Admission::Refused {
-                retry_after: Duration::from_millis(wait),
-            },
-            Some(Ok(wait)) => {
-                self.wrote(now);
-                Admission::After(
-                    Duration::from_millis(wait),
-                    Turn {
-                        throttle: self,
-                        network,
-                        reserved: true,
-                    },
-                )
+        let cap = millis(self.forget_after);
+        let mut wait = Duration::ZERO;
+        for account in turn.accounts.iter_mut().flatten() {
+            let spacing = account.allowance.spacing_ms();
+            let mut outcome = None;
+            self.paid_off_at
+                .entry(account.network)
+                .and_compute_with(|entry| {
+                    let owed = entry.map_or(0, |e| e.into_value().saturating_sub(now));
+                    if owed == 0 {
+                        return Op::Nop;
+                    }
+                    let after = owed + spacing;
+                    let wait = account.allowance.wait(after);
+                    if wait > MAX_WAIT {
+                        outcome = Some(Err(wait));
+                        return Op::Nop;
+                    }
+                    outcome = Some(Ok(wait));
+                    Op::Put(now + after.min(cap))
+                });
+            match outcome {
+                None => {}
+                // The turns already taken are given back with `turn`.
+                Some(Err(retry_after)) => return Admission::Refused { retry_after },
+                Some(Ok(turn_wait)) => {
+                    self.wrote(now);
+                    account.reserved = true;
+                    wait = wait.max(turn_wait);
+                }
             }
         }
+        Admission::After(wait, turn)
     }
 
     fn wrote(&self, now: u64) {
@@ -199,7 +246,7 @@ impl Throttle {
 
     /// Adds `cost` milliseconds to what `network` owes (`cost` may be
     /// negative: a charge given back); what it owes then.
-    fn charge(&self, network: IpAddr, cost: i64) -> u64 {
+    fn charge(&self, network: Network, cost: i64) -> u64 {
         let now = self.now_ms();
         let cap = millis(self.forget_after);
         // Stamped before the entry, so that a reader who sees the entry
@@ -240,35 +287,36 @@ impl Turn<'_> {
     /// connections waiting (each one waiting is a connection no one else
     /// can be served on).
     pub(crate) fn settle(mut self, failed: bool) -> Duration {
-        match (self.reserved, failed) {
-            // Charged up front; kept.
-            (true, true) => self.reserved = false,
-            (false, true) => {
-                let spacing = millis(SPACING);
-                let owes = self
-                    .throttle
-                    .charge(self.network, i64::try_from(spacing).unwrap_or(i64::MAX));
-                let wait = Duration::from_millis(owes.saturating_sub(FREE_FAILURES * spacing));
-                return if wait > MAX_WAIT {
-                    Duration::ZERO
-                } else {
-                    wait
-                };
+        let mut late = Duration::ZERO;
+        for account in self.accounts.iter_mut().flatten() {
+            match (account.reserved, failed) {
+                // Charged up front; kept.
+                (true, true) => account.reserved = false,
+                (false, true) => {
+                    let spacing = account.allowance.spacing_ms();
+                    let owes = self
+                        .throttle
+                        .charge(account.network, i64::try_from(spacing).unwrap_or(i64::MAX));
+                    late = late.max(account.allowance.wait(owes));
+                }
+                // Given back when dropped.
+                (_, false) => {}
             }
-            // Given back when dropped.
-            (_, false) => {}
         }
-        Duration::ZERO
+        if late > MAX_WAIT {
+            Duration::ZERO
+        } else {
+            late
+        }
     }
 }
 
 impl Drop for Turn<'_> {
     fn drop(&mut self) {
-        if self.reserved {
-            self.throttle.charge(
-                self.network,
-                -i64::try_from(millis(SPACING)).unwrap_or(i64::MAX),
-            );
+        for account in self.accounts.iter().flatten().filter(|a| a.reserved) {
+            let spacing = account.allowance.spacing_ms();
+            self.throttle
+                .charge(account.network, -i64::try_from(spacing).unwrap_or(i64::MAX));
         }
     }
 }
@@ -379,9 +427,20 @@ mod tests {
 
     #[test]
     fn an_ipv6_slash_64_is_one_network() {
-        assert_eq!(network(ip("2001:db8:1:2:a:b:c:d")), ip("2001:db8:1:2::"));
-        assert_eq!(network(ip("::ffff:192.0.2.7")), ip("192.0.2.7"));
-        assert_eq!(network(ip("192.0.2.7")), ip("192.0.2.7"));
+        let named =
+            |s: &str| networks(ip(s)).map(|n| n.map(|((net, len), _)| format!("{net}/{len}")));
+        assert_eq!(
+            named("2001:db8:1:2:a:b:c:d"),
+            [
+                Some("2001:db8:1:2::/64".to_owned()),
+                Some("2001:db8:1::/48".to_owned())
+            ]
+        );
+        assert_eq!(
+            named("::ffff:192.0.2.7"),
+            [Some("192.0.2.7/32".to_owned()), None]
+        );
+        assert_eq!(named("192.0.2.7"), [Some("192.0.2.7/32".to_owned()), None]);
         let throttle = frozen();
         for i in 0..5 {
             assert_eq!(attempt(&throttle, &format!("2001:db8:1:2::{i}"), true), 0);
@@ -403,10 +462,32 @@ mod tests {
         // the network is left, so skipping the table changes no answer.
         std::thread::sleep(Duration::from_millis(1300));
         assert!(throttle.all_forgotten());
-        assert_eq!(throttle.paid_off_at.get(&ip("192.0.2.3")), None);
+        let host = (ip("192.0.2.3"), 32);
+        assert_eq!(throttle.paid_off_at.get(&host), None);
         // A new failure turns the table back on.
         attempt(&throttle, "192.0.2.3", true);
         assert!(!throttle.all_forgotten());
-        assert!(throttle.paid_off_at.get(&ip("192.0.2.3")).is_some());
+        assert!(throttle.paid_off_at.get(&host).is_some());
+    }
+
+    #[test]
+    fn the_hosts_of_an_ipv6_slash_48_share_ten_times_a_hosts_allowance() {
+        let throttle = frozen();
+        // A new /64 for every guess: each host owes one failure, its /48
+        // all of them. Fifty free, then turns 100 ms apart, up to 5 s;
+        // then refused, whatever the host.
+        let host = |i: usize| format!("2001:db8:7:{i:x}::1");
+        let waits: Vec<i64> = (0..101)
+            .map(|i| attempt(&throttle, &host(i), true))
+            .collect();
+        let turns: Vec<i64> = (1..=50).map(|k| 100 * k).collect();
+        assert_eq!(waits[..50], [0; 50]);
+        assert_eq!(waits[50..100], turns[..]);
+        assert_eq!(waits[100], -5100);
+        // Another /48 owes nothing.
+        assert_eq!(attempt(&throttle, "2001:db8:8::1", true), 0);
+        // Time pays the /48 off as it does a host.
+        advance(&throttle, 1000);
+        assert_eq!(attempt(&throttle, &host(200), true), 4100);
     }
 }
