@@ -269,7 +269,14 @@ mod tests {
             // Other tests' threads may have registered the access log's
             // callsites while this subscriber was being installed, with an
             // interest computed without it ("never"): tracing keeps that
-            // until the next rebuild. Rebuild now that it is installed.
+            // until the next rebuild. With one subscriber in the process,
+            // tracing computes an interest from the registering thread's
+            // own, so a thread without one may also register the
+            // callsite after a rebuild, and make it "never" again. So the
+            // access log's check is registered here first (`of` logs
+            // nothing), then rebuilt: a registered callsite's interest
+            // changes only at a rebuild, and none follows.
+            let _ = guard::AccessLog::of(&Request::new(axum::body::Body::empty()));
             tracing::callsite::rebuild_interest_cache();
             runtime.block_on(async {
                 let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
