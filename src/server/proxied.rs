@@ -23,6 +23,9 @@ const MAX_HEADER: usize = 4096;
 /// The longest v1 header, CRLF included.
 const V1_MAX: usize = 107;
 
+/// How a v1 header starts.
+const V1_SIGNATURE: &[u8] = b"PROXY ";
+
 /// The balancers whose PROXY headers are believed.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub(crate) struct Proxies(Vec<IpNet>);
@@ -34,10 +37,7 @@ impl Proxies {
 
     /// Whether a connection from `ip` must start with a PROXY header.
     pub(crate) fn trusts(&self, ip: IpAddr) -> bool {
-        let ip = match ip {
-            IpAddr::V6(v6) => v6.to_ipv4_mapped().map_or(ip, IpAddr::V4),
-            IpAddr::V4(_) => ip,
-        };
+        let ip = ip.to_canonical();
         self.0.iter().any(|net| net.contains(&ip))
     }
 
@@ -129,18 +129,15 @@ pub(crate) async fn read_header<S: AsyncRead + Unpin>(
 
 /// The header at the start of `buf`, if it is complete.
 fn parse(buf: &[u8], proxy: SocketAddr) -> Result<Option<Proxied>, HeaderError> {
-    let looks_like_one = buf.starts_with(b"PROXY ")
-        || b"PROXY ".starts_with(buf)
-        || buf.starts_with(v2::PROTOCOL_PREFIX)
-        || v2::PROTOCOL_PREFIX.starts_with(buf);
-    if !looks_like_one {
+    // Whether `buf` and a header's signature agree as far as both go.
+    let agrees = |signature: &[u8]| buf.starts_with(signature) || signature.starts_with(buf);
+    let v1 = agrees(V1_SIGNATURE);
+    if !v1 && !agrees(v2::PROTOCOL_PREFIX) {
         return Err(HeaderError::Missing);
     }
     // ppp misreads a v1 header cut between its CR and LF (the port then
     // ends in CR): parsed only whole, or once past v1's 107 bytes.
-    let v1_unfinished =
-        buf.starts_with(b"PROXY ") && buf.len() < V1_MAX && !buf.windows(2).any(|w| w == b"\r\n");
-    if v1_unfinished || b"PROXY ".starts_with(buf) {
+    if v1 && buf.len() < V1_MAX && !buf.windows(2).any(|w| w == b"\r\n") {
         return Ok(None);
     }
     let header = HeaderResult::parse(buf);

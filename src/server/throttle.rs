@@ -120,12 +120,9 @@ pub(crate) struct Turn<'a> {
 /// The networks `ip` is counted in, with their allowances: itself for
 /// IPv4 (and IPv4-mapped IPv6); its /64 and its /48 for IPv6.
 fn networks(ip: IpAddr) -> [Option<(Network, &'static Allowance)>; 2] {
-    let v6 = match ip {
-        IpAddr::V4(_) => return [Some(((ip, 32), &HOST)), None],
-        IpAddr::V6(v6) => match v6.to_ipv4_mapped() {
-            Some(v4) => return [Some(((IpAddr::V4(v4), 32), &HOST)), None],
-            None => u128::from(v6),
-        },
+    let v6 = match ip.to_canonical() {
+        IpAddr::V4(v4) => return [Some(((IpAddr::V4(v4), 32), &HOST)), None],
+        IpAddr::V6(v6) => u128::from(v6),
     };
     let prefix = |len: u32| IpAddr::V6(Ipv6Addr::from(v6 & (u128::MAX << (128 - len))));
     [
@@ -177,8 +174,10 @@ impl Throttle {
         now.max(1)
     }
 
-    /// A turn for a check from `ip` charged to nobody up front.
-    fn unreserved(&self, ip: IpAddr) -> Turn<'_> {
+    /// A turn for a check no guess can pass (see the module's doc), or for
+    /// any check while [`Throttle::is_quiet`]: charged to nobody up front,
+    /// never waits; its failure counts.
+    pub(crate) fn unqueued(&self, ip: IpAddr) -> Turn<'_> {
         Turn {
             throttle: self,
             accounts: networks(ip).map(|n| {
@@ -191,17 +190,11 @@ impl Throttle {
         }
     }
 
-    /// A turn for a check no guess can pass (see the module's doc): never
-    /// waits; its failure counts.
-    pub(crate) fn unqueued(&self, ip: IpAddr) -> Turn<'_> {
-        self.unreserved(ip)
-    }
-
     /// Whether a check of credentials a guess could pass, from `ip`, may
     /// go ahead, and when: after the later of its networks' turns.
     pub(crate) fn admit(&self, ip: IpAddr) -> Admission<'_> {
-        let mut turn = self.unreserved(ip);
-        if self.all_forgotten() {
+        let mut turn = self.unqueued(ip);
+        if self.is_quiet() {
             return Admission::After(Duration::ZERO, turn);
         }
         let now = self.now_ms();
@@ -266,8 +259,9 @@ impl Throttle {
     }
 
     /// Whether every network's debt has been forgotten (or none was ever
-    /// run up): then the table holds nothing that matters.
-    fn all_forgotten(&self) -> bool {
+    /// run up): then the table holds nothing that matters, and every
+    /// check is admitted at once.
+    pub(crate) fn is_quiet(&self) -> bool {
         match self.last_write.load(Ordering::SeqCst) {
             0 => true,
             last => {
@@ -358,7 +352,7 @@ mod tests {
     #[test]
     fn failures_past_the_free_ones_take_turns_a_second_apart() {
         let throttle = frozen();
-        assert!(throttle.all_forgotten(), "nothing recorded yet");
+        assert!(throttle.is_quiet(), "nothing recorded yet");
         let waits: Vec<i64> = (0..12)
             .map(|_| attempt(&throttle, "192.0.2.1", true))
             .collect();
@@ -455,18 +449,18 @@ mod tests {
         for _ in 0..7 {
             attempt(&throttle, "192.0.2.3", true);
         }
-        assert!(!throttle.all_forgotten());
+        assert!(!throttle.is_quiet());
         // Owed at most `forget_after`: checked at once.
         assert_eq!(attempt(&throttle, "192.0.2.3", true), 0);
         // The table's own expiry comes first: past the margin nothing of
         // the network is left, so skipping the table changes no answer.
         std::thread::sleep(Duration::from_millis(1300));
-        assert!(throttle.all_forgotten());
+        assert!(throttle.is_quiet());
         let host = (ip("192.0.2.3"), 32);
         assert_eq!(throttle.paid_off_at.get(&host), None);
         // A new failure turns the table back on.
         attempt(&throttle, "192.0.2.3", true);
-        assert!(!throttle.all_forgotten());
+        assert!(!throttle.is_quiet());
         assert!(throttle.paid_off_at.get(&host).is_some());
     }
 
