@@ -15,9 +15,19 @@ const DOORKEEPER_SLOTS: usize = 1 << 16;
 
 type Key = (u64, Bytes);
 
+/// An answer body, and whether it holds a tag (src/wire.rs) as its
+/// `X-Hierad-Tagged` header says: found once, when the answer is made,
+/// not searched for again at every hit (a third of a microsecond for a
+/// 2 KB answer, 2 % of a cached lookup).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) struct Answer {
+    pub(crate) body: Bytes,
+    pub(crate) tagged: bool,
+}
+
 /// Lookup answers for repeated requests. Disabled with a budget of 0.
 pub(crate) struct AnswerCache {
-    answers: Option<moka::sync::Cache<Key, Bytes, foldhash::fast::RandomState>>,
+    answers: Option<moka::sync::Cache<Key, Answer, foldhash::fast::RandomState>>,
     doorkeeper: Doorkeeper,
     hasher: foldhash::fast::RandomState,
 }
@@ -34,8 +44,8 @@ impl AnswerCache {
         let hasher = foldhash::fast::RandomState::default();
         let answers = (budget > 0).then(|| {
             moka::sync::Cache::builder()
-                .weigher(|k: &Key, v: &Bytes| {
-                    u32::try_from(k.1.len() + v.len()).unwrap_or(u32::MAX)
+                .weigher(|k: &Key, v: &Answer| {
+                    u32::try_from(k.1.len() + v.body.len()).unwrap_or(u32::MAX)
                 })
                 .max_capacity(budget)
                 // Sized for a deployment's first wave: growing the table by
@@ -57,7 +67,7 @@ impl AnswerCache {
     /// # Errors
     ///
     /// The miss, when nothing is cached.
-    pub(crate) fn get(&self, generation: u64, body: &Bytes) -> Result<Bytes, Miss> {
+    pub(crate) fn get(&self, generation: u64, body: &Bytes) -> Result<Answer, Miss> {
         let key = (generation, body.clone());
         match &self.answers {
             Some(answers) => answers.get(&key).ok_or(Miss { key }),
@@ -77,7 +87,7 @@ impl AnswerCache {
 
     /// Keeps `answer` if this request missed before (recently enough to
     /// be remembered); otherwise remembers that it was asked.
-    pub(crate) fn admit(&self, miss: Miss, answer: &Bytes) {
+    pub(crate) fn admit(&self, miss: Miss, answer: &Answer) {
         let Some(answers) = &self.answers else {
             return;
         };
@@ -104,7 +114,10 @@ mod tests {
     fn admits_on_the_second_miss() {
         let cache = AnswerCache::new(1 << 20);
         let body = Bytes::from_static(b"{\"key\":\"a\"}");
-        let answer = Bytes::from_static(b"{\"found\":true}");
+        let answer = Answer {
+            body: Bytes::from_static(b"{\"found\":true}"),
+            tagged: false,
+        };
         let first = cache.get(1, &body).expect_err("empty cache");
         cache.admit(first, &answer);
         let second = cache.get(1, &body).expect_err("one miss is not admitted");
@@ -122,7 +135,11 @@ mod tests {
         let body = Bytes::from_static(b"{}");
         for _ in 0..3 {
             let miss = cache.get(1, &body).expect_err("disabled");
-            cache.admit(miss, &Bytes::from_static(b"x"));
+            let answer = Answer {
+                body: Bytes::from_static(b"x"),
+                tagged: false,
+            };
+            cache.admit(miss, &answer);
         }
         assert!(cache.get(1, &body).is_err());
     }

@@ -5,7 +5,7 @@
 mod answers;
 mod configs;
 
-pub(crate) use answers::AnswerCache;
+pub(crate) use answers::{Answer, AnswerCache};
 pub(crate) use configs::{Configs, Configured};
 
 use std::sync::atomic::{AtomicU64, Ordering};

@@ -8,7 +8,7 @@ use super::hierarchies::HierarchyId;
 use super::metrics::Metrics;
 use super::state::AppState;
 use crate::api::{self, WireValue};
-use crate::cache::Configured;
+use crate::cache::{self, Configured};
 use crate::configdb::{LevelPath, Snapshot};
 use crate::hiera::budget::{Budget, Limit, Meter};
 use crate::hiera::hierarchy::Hierarchy;
@@ -43,11 +43,17 @@ pub(crate) fn routes() -> Router<AppState> {
 static X_CACHE: header::HeaderName = header::HeaderName::from_static("x-cache");
 static X_TAGGED: header::HeaderName = header::HeaderName::from_static("x-hierad-tagged");
 
-fn json_bytes(status: StatusCode, body: Bytes, cache: &'static str) -> Response {
-    // Whether the text holds a tag's name as a JSON string (src/wire.rs):
-    // the shim walks the decoded answer only then, and without this header
-    // it searches the text itself, several times slower (issue 15, goal 5).
+/// `body` as an answer: whether its text holds a tag's name as a JSON
+/// string (src/wire.rs). The shim walks the decoded answer only then, and
+/// without the `X-Hierad-Tagged` header it searches the text itself,
+/// several times slower (issue 15, goal 5).
+fn tag_checked(body: Bytes) -> cache::Answer {
     let tagged = TAG_FINDER.find(&body).is_some();
+    cache::Answer { body, tagged }
+}
+
+fn json_bytes(status: StatusCode, answer: cache::Answer, x_cache: &'static str) -> Response {
+    let cache::Answer { body, tagged } = answer;
     // Built in place. Its header map is not reserved: reserved for these
     // three, it grew again for X-Hierad-Generation; its first insert
     // makes room for six.
@@ -58,7 +64,7 @@ fn json_bytes(status: StatusCode, body: Bytes, cache: &'static str) -> Response 
         header::CONTENT_TYPE,
         HeaderValue::from_static("application/json"),
     );
-    headers.insert(X_CACHE.clone(), HeaderValue::from_static(cache));
+    headers.insert(X_CACHE.clone(), HeaderValue::from_static(x_cache));
     headers.insert(
         X_TAGGED.clone(),
         HeaderValue::from_static(if tagged { "true" } else { "false" }),
@@ -137,9 +143,9 @@ async fn lookup_handler(
         match answer_body(&snapshot, &configured, &parsed, inline) {
             Err(e) if Limit::of(&e).is_some() && !budget.within(inline) => {}
             done => {
-                let body = done.map_err(|e| refusal(e, budget, state.metrics()))?;
-                state.cache().admit(miss, &body);
-                return Ok(json_bytes(StatusCode::OK, body, "MISS"));
+                let answer = tag_checked(done.map_err(|e| refusal(e, budget, state.metrics()))?);
+                state.cache().admit(miss, &answer);
+                return Ok(json_bytes(StatusCode::OK, answer, "MISS"));
             }
         }
     }
@@ -151,8 +157,9 @@ async fn lookup_handler(
     )
     .await?
     .map_err(|e| refusal(e, budget, state.metrics()))?;
-    state.cache().admit(miss, &body);
-    Ok(json_bytes(StatusCode::OK, body, "MISS"))
+    let answer = tag_checked(body);
+    state.cache().admit(miss, &answer);
+    Ok(json_bytes(StatusCode::OK, answer, "MISS"))
 }
 
 /// The budget of a lookup's first attempt, on the async worker that
