@@ -332,15 +332,20 @@ impl Authenticator {
     }
 
     /// Whether checking `credentials` could be someone's guess paying
-    /// off, or cost more than a guesser should get for free: a password,
-    /// or a Keystone token not validated yet (a call to Keystone). Not a
-    /// bearer token (256 random bits: no guess reaches that space), not a
-    /// client certificate (the handshake verified it), not a Keystone
-    /// token already validated.
+    /// off, or cost more than a guesser should get for free: a password
+    /// not verified lately (an Argon2 run), or a Keystone token not
+    /// validated yet (a call to Keystone). Not a bearer token (256 random
+    /// bits: no guess reaches that space), not a client certificate (the
+    /// handshake verified it), not credentials already proved right (a
+    /// client opening another connection with them does not take turns
+    /// behind a guesser on its network).
     pub(crate) fn guessable(&self, credentials: &Credentials<'_>) -> bool {
         match credentials {
             Credentials::None | Credentials::Cert(_) | Credentials::Bearer(_) => false,
-            Credentials::Basic { .. } => true,
+            Credentials::Basic { user, password } => self
+                .verified
+                .get(&self.verified_key(user, password))
+                .is_none(),
             Credentials::Keystone(token) => self
                 .keystone
                 .as_ref()

@@ -129,14 +129,9 @@ async fn check(
     let cert = peer.and_then(|p| p.cert.as_deref());
     let parsed = auth::verify::credentials(authorization, auth_token, cert, &mut decoded);
     let throttle = state.throttle();
-    // A quiet throttle admits everything at once: then whether the
-    // credentials are guessable (for a Keystone token, a look in the
-    // validations, made again by the check) is not asked.
     let turn = match (peer, &parsed) {
         (None, _) => None,
-        (Some(peer), Ok(credentials))
-            if !throttle.is_quiet() && authenticator.guessable(credentials) =>
-        {
+        (Some(peer), Ok(credentials)) if authenticator.guessable(credentials) => {
             match throttle.admit(peer.addr.ip()) {
                 Admission::After(wait, turn) => {
                     if !wait.is_zero() {

@@ -93,15 +93,17 @@ fn get(url: &str, path: &str, header: (&str, &str)) -> (u16, String, Option<u64>
 /// A Keystone that accepts the service login and never answers holds
 /// each request no longer than one call's `timeout_secs`: requests
 /// with other tokens do not queue behind one login each (they did, one
-/// after the other, for a lock held across the call: the twelfth waited
-/// twelve timeouts and got the server's 408 instead of this 503). And
-/// bearer tokens are answered meanwhile.
+/// after the other, for a lock held across the call: the fifth waited
+/// five timeouts, past the request timeout, and got the server's 408
+/// instead of this 503). And bearer tokens are answered meanwhile. (Five
+/// new tokens: the sixth sent at once from the same address would wait
+/// for its turn, as a guess would: server/throttle.rs.)
 #[test]
 fn a_hung_keystone_is_503_within_one_timeout_for_every_waiting_request() {
-    let s = setup("timeout_secs = 2", &["--request-timeout", "15s"]);
+    let s = setup("timeout_secs = 2", &["--request-timeout", "7s"]);
     s.keystone.hang();
     let url = s.server.url.clone();
-    let waiting: Vec<_> = (0..12)
+    let waiting: Vec<_> = (0..5)
         .map(|i| {
             let url = url.clone();
             std::thread::spawn(move || list(&url, ("x-auth-token", &format!("ks-new-{i}"))))

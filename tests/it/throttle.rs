@@ -119,3 +119,42 @@ fn wrong_tokens_over_many_connections_hold_few_of_them() {
         "five answered late (1 to 5 s), fifteen at once:\n{metrics}"
     );
 }
+
+/// Wrong passwords sent at once over many connections, before any has
+/// failed: five are checked at once, five take turns, the rest are
+/// refused unchecked (429). Charged only once they had failed, all of
+/// them were checked: 116 of 120 from one address, each an Argon2 run
+/// the network's other clients queued behind. A password the server
+/// verified lately is no guess: it is answered at once, guesses or not.
+#[test]
+fn wrong_passwords_sent_at_once_take_turns_before_any_fails() {
+    let dir = tempfile::tempdir().unwrap();
+    let (file, _) = guarded(dir.path());
+    let f = file.to_str().unwrap();
+    let server = TestServer::start_on(&dir.path().join("hierad.db"), &["--auth", f]);
+    let basic = |password: &str| {
+        use base64::Engine;
+        let pair = format!("root:{password}");
+        format!(
+            "Basic {}",
+            base64::engine::general_purpose::STANDARD.encode(pair)
+        )
+    };
+    let right = basic("Adm1n-pw-Qq8");
+    let url = &server.url;
+    assert_eq!(KeepAlive::open(url).get(ROUTE, &right).0, 200);
+    let mut statuses: Vec<u16> = std::thread::scope(|scope| {
+        let sent: Vec<_> = (0..20)
+            .map(|i| {
+                let guess = basic(&format!("guess-{i}"));
+                scope.spawn(move || KeepAlive::open(url).get(ROUTE, &guess).0)
+            })
+            .collect();
+        sent.into_iter().map(|s| s.join().unwrap()).collect()
+    });
+    statuses.sort_unstable();
+    assert_eq!(statuses, [[401; 10], [429; 10]].concat());
+    // The admin's own password, verified before the guesses, on a new
+    // connection: at once, not refused with its network.
+    assert_eq!(KeepAlive::open(url).get(ROUTE, &right).0, 200);
+}
