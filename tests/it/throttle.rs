@@ -32,20 +32,23 @@ pub(crate) fn guarded(dir: &std::path::Path) -> (std::path::PathBuf, String) {
     (file, format!("Bearer {}", token.trim()))
 }
 
+/// The `Authorization` header of user `root` with `password`.
+fn root(password: &str) -> String {
+    use base64::Engine;
+    let pair = format!("root:{password}");
+    format!(
+        "Basic {}",
+        base64::engine::general_purpose::STANDARD.encode(pair)
+    )
+}
+
 #[test]
 fn a_valid_token_between_guesses_does_not_reset_the_count() {
     let dir = tempfile::tempdir().unwrap();
     let (file, reader) = guarded(dir.path());
     let f = file.to_str().unwrap();
     let server = TestServer::start_on(&dir.path().join("hierad.db"), &["--auth", f]);
-    let guess = |i: usize| {
-        use base64::Engine;
-        let pair = format!("root:guess-{i}");
-        format!(
-            "Basic {}",
-            base64::engine::general_purpose::STANDARD.encode(pair)
-        )
-    };
+    let guess = |i: usize| root(&format!("guess-{i}"));
     // Each request on a connection of its own, as a guesser's would be.
     let once = |authorization: &str| KeepAlive::open(&server.url).get(ROUTE, authorization).0;
 
@@ -132,21 +135,13 @@ fn wrong_passwords_sent_at_once_take_turns_before_any_fails() {
     let (file, _) = guarded(dir.path());
     let f = file.to_str().unwrap();
     let server = TestServer::start_on(&dir.path().join("hierad.db"), &["--auth", f]);
-    let basic = |password: &str| {
-        use base64::Engine;
-        let pair = format!("root:{password}");
-        format!(
-            "Basic {}",
-            base64::engine::general_purpose::STANDARD.encode(pair)
-        )
-    };
-    let right = basic("Adm1n-pw-Qq8");
+    let right = root("Adm1n-pw-Qq8");
     let url = &server.url;
     assert_eq!(KeepAlive::open(url).get(ROUTE, &right).0, 200);
     let mut statuses: Vec<u16> = std::thread::scope(|scope| {
         let sent: Vec<_> = (0..20)
             .map(|i| {
-                let guess = basic(&format!("guess-{i}"));
+                let guess = root(&format!("guess-{i}"));
                 scope.spawn(move || KeepAlive::open(url).get(ROUTE, &guess).0)
             })
             .collect();
