@@ -334,6 +334,8 @@ impl Security {
             args.tls_key
                 .as_deref()
                 .map(|p| ("the TLS key (--tls-key)", p)),
+            // Every password of the cluster is in it.
+            (!crate::store::is_url(&args.db)).then_some(("the database (--db)", args.db.as_path())),
         ];
         for (what, path) in secrets.into_iter().flatten() {
             warn_if_readable_by_others(what, path);

@@ -103,16 +103,46 @@ impl From<Invalid> for StoreError {
 pub(crate) type Result<T, E = StoreError> = std::result::Result<T, E>;
 
 /// Opens the store `--db` names: a PostgreSQL URL (`postgres://…` or
-/// `postgresql://…`), or else a SQLite file (created if missing).
+/// `postgresql://…`), or else a SQLite file (created if missing, readable
+/// by its owner only).
 ///
 /// # Errors
 ///
-/// As [`SqliteStore::open`] or [`PgStore::open`].
+/// As [`SqliteStore::open`] or [`PgStore::open`]; a `--db` that is
+/// neither (another scheme, a libpq `key=value` string), refused rather
+/// than taken for a file name (which the log and the file system would
+/// then show, password and all).
 pub(crate) fn open(db: &std::path::Path) -> Result<std::sync::Arc<dyn Store>> {
-    match db.to_str().filter(|s| self::postgres::is_url(s)) {
-        Some(url) => Ok(std::sync::Arc::new(PgStore::open(url)?)),
-        None => Ok(std::sync::Arc::new(SqliteStore::open(db)?)),
+    let text = db.to_str();
+    if let Some(url) = text.filter(|t| self::postgres::is_url(t)) {
+        return Ok(std::sync::Arc::new(PgStore::open(url)?));
     }
+    if let Some(why) = text.and_then(not_a_file) {
+        return Err(StoreError::Database(why.into()));
+    }
+    Ok(std::sync::Arc::new(SqliteStore::open(db)?))
+}
+
+/// Why `db` cannot be a SQLite file's name: a URL of another scheme, or
+/// libpq's `key=value` connection string. The message never quotes it.
+fn not_a_file(db: &str) -> Option<String> {
+    if let Some(scheme) = self::postgres::scheme(db) {
+        return Some(format!(
+            "--db names a {scheme}:// URL; hierad keeps its data in a SQLite file (a path) or in PostgreSQL (a postgres:// URL)"
+        ));
+    }
+    let libpq = db.split_whitespace().any(|word| {
+        word.split_once('=').is_some_and(|(key, _)| {
+            [
+                "host", "hostaddr", "port", "dbname", "user", "password", "passfile", "sslmode",
+                "service", "options",
+            ]
+            .contains(&key)
+        })
+    });
+    libpq.then(|| {
+        "--db looks like a libpq key=value connection string; give PostgreSQL as a URL, postgres://USER@HOST[:PORT]/DB (the password in the URL or PGPASSWORD)".to_owned()
+    })
 }
 
 /// Whether `db` names a PostgreSQL database rather than a SQLite file.
@@ -120,9 +150,14 @@ pub(crate) fn is_url(db: &std::path::Path) -> bool {
     db.to_str().is_some_and(self::postgres::is_url)
 }
 
-/// `db` as messages and logs may show it: a URL's password is `***`.
+/// `db` as messages and logs may show it: a URL's password is `***`; a
+/// `--db` that names no file, not at all.
 pub(crate) fn describe(db: &std::path::Path) -> String {
-    self::postgres::redact(&db.display().to_string())
+    let text = db.display().to_string();
+    if !self::postgres::is_url(&text) && not_a_file(&text).is_some() {
+        return "(the --db given, not shown: it may hold a password)".to_owned();
+    }
+    self::postgres::redact(&text)
 }
 
 /// One document of an [`ImportBatch`].

@@ -46,6 +46,8 @@ impl SqliteStore {
     /// The file cannot be opened, a migration fails, or the schema is
     /// newer than this build knows.
     pub(crate) fn open(path: impl AsRef<Path>) -> Result<Self> {
+        let path = path.as_ref();
+        create_private(path)?;
         Self::from_connection(Connection::open(path)?, MIGRATIONS)
     }
 
@@ -171,6 +173,27 @@ impl Sql for Tx<'_> {
             .0
             .prepare_cached(sql)?
             .execute(rusqlite::params_from_iter(params))?)
+    }
+}
+
+/// Creates `path` empty, readable and writable by its owner only, unless
+/// something is there. Left to SQLite, the file (and its `-wal` and `-shm`
+/// files, which take the database file's mode) got the umask's mode,
+/// 0644 most often: every password in the store readable by every local
+/// user.
+fn create_private(path: &Path) -> Result<()> {
+    use std::os::unix::fs::OpenOptionsExt;
+    match std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .mode(0o600)
+        .open(path)
+    {
+        Ok(_) => Ok(()),
+        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => Ok(()),
+        Err(e) => Err(StoreError::Database(
+            format!("cannot create the database file {}: {e}", path.display()).into(),
+        )),
     }
 }
 

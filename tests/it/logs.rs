@@ -206,3 +206,22 @@ fn unreadable_log_directives_stop_the_start() {
         "a database was made before the log's directives were read"
     );
 }
+
+/// The database holds every password of a cluster: one hierad creates is
+/// readable by its owner only, and one other users can read is warned
+/// of at start, as the auth file and the TLS key are.
+#[test]
+fn a_database_other_users_can_read_is_warned_of() {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = tempfile::tempdir().unwrap();
+    let warning = "the database (--db) is readable by other users; chmod 600 it";
+    let new = dir.path().join("new.db");
+    let mut server = TestServer::start_on(&new, &[]);
+    let mode = std::fs::metadata(&new).unwrap().permissions().mode();
+    assert_eq!(mode & 0o777, 0o600, "{mode:o}");
+    assert!(!server.log().contains(warning), "{}", server.log());
+    server.stop();
+    std::fs::set_permissions(&new, std::fs::Permissions::from_mode(0o644)).unwrap();
+    let server = TestServer::start_on(&new, &[]);
+    assert_eq!(server.log().matches(warning).count(), 1, "{}", server.log());
+}

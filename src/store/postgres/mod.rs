@@ -56,9 +56,38 @@ const DOWN_WAIT: Duration = Duration::from_millis(500);
 const POOL_SIZE: u32 = 16;
 
 /// Whether `db` names a PostgreSQL database (`postgres://…` or
-/// `postgresql://…`) rather than a SQLite file.
+/// `postgresql://…`, the scheme in any case) rather than a SQLite file.
 pub(crate) fn is_url(db: &str) -> bool {
-    db.starts_with("postgres://") || db.starts_with("postgresql://")
+    scheme(db)
+        .is_some_and(|s| s.eq_ignore_ascii_case("postgres") || s.eq_ignore_ascii_case("postgresql"))
+}
+
+/// The scheme of a `scheme://…` URL (RFC 3986's characters), if `db` is one.
+pub(crate) fn scheme(db: &str) -> Option<&str> {
+    let (scheme, _) = db.split_once("://")?;
+    let mut bytes = scheme.bytes();
+    let first = bytes.next()?;
+    (first.is_ascii_alphabetic() && bytes.all(|b| b.is_ascii_alphanumeric() || b"+-.".contains(&b)))
+        .then_some(scheme)
+}
+
+/// `url` as tokio-postgres reads it: the scheme in lower case. Refused if
+/// its user or password holds a raw `@`: the parser ends the user part at
+/// the first one and takes the rest of the password for the host name,
+/// which its errors then print.
+fn normalized(url: &str) -> Result<String> {
+    let (scheme, rest) = url.split_once("://").expect("is_url checked the scheme");
+    let authority_and_path = &rest[..rest.find('?').unwrap_or(rest.len())];
+    if authority_and_path.matches('@').count() > 1 {
+        return Err(StoreError::Database(
+            format!(
+                "{}: more than one '@' before the host; write an '@' in the user name or password as %40",
+                redact(url)
+            )
+            .into(),
+        ));
+    }
+    Ok(format!("{}://{rest}", scheme.to_ascii_lowercase()))
 }
 
 /// What a LISTEN task needs to learn of every committed write: the
@@ -204,6 +233,7 @@ impl PgStore {
     /// message names it, never the password), a migration that fails, or
     /// a schema newer than this build knows.
     pub(crate) fn open(url: &str) -> Result<Self> {
+        let url = &normalized(url)?;
         let (with_tls, tls) = tls::from_url(url)?;
         // The parse error's text never quotes the URL.
         let mut parsed: tokio_postgres::Config = with_tls.parse().map_err(|e| {

@@ -7,6 +7,64 @@ use crate::rhash;
 use crate::store::sqlite::open_with_migrations;
 use std::sync::Arc;
 
+/// A new database file, and the `-wal` and `-shm` files SQLite makes
+/// beside it, are readable by their owner only, whatever the umask: the
+/// store holds every password of a cluster. (Made by SQLite they were
+/// 0644 under the usual umask.)
+#[test]
+fn a_new_database_is_readable_by_its_owner_only() {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("new.db");
+    let s = crate::store::open(&file).unwrap();
+    seed(s.as_ref());
+    s.put(
+        &at(1, "nodes=n1", "astute", DocKind::Values),
+        &rhash! {"v" => 1},
+    )
+    .unwrap();
+    for name in ["new.db", "new.db-wal", "new.db-shm"] {
+        let mode = std::fs::metadata(dir.path().join(name))
+            .unwrap()
+            .permissions()
+            .mode();
+        assert_eq!(mode & 0o777, 0o600, "{name}: {mode:o}");
+    }
+    // An existing file keeps its mode (the operator chose it).
+    let shared = dir.path().join("shared.db");
+    std::fs::write(&shared, b"").unwrap();
+    std::fs::set_permissions(&shared, std::fs::Permissions::from_mode(0o640)).unwrap();
+    drop(crate::store::open(&shared).unwrap());
+    let mode = std::fs::metadata(&shared).unwrap().permissions().mode();
+    assert_eq!(mode & 0o777, 0o640);
+}
+
+/// A `--db` that is neither a SQLite file nor a postgres:// URL is
+/// refused, and no message repeats its password. (A libpq key=value
+/// string, or `POSTGRES://`, was taken for a file name: created, and
+/// logged with the password; a raw `@` in a URL's password put the rest
+/// of it in the "cannot reach" message.)
+#[test]
+fn a_db_that_is_no_file_is_refused_without_its_password() {
+    let refusal = |db: &str| {
+        let path = std::path::Path::new(db);
+        let e = crate::store::open(path).err().expect("refused").to_string();
+        assert!(!e.contains("Pw-Sec"), "{e}");
+        assert!(!crate::store::describe(path).contains("Pw-Sec"));
+        assert!(!path.exists(), "no file made");
+        e
+    };
+    let e = refusal("host=127.0.0.1 user=u password=Pw-Secret dbname=d");
+    assert!(e.contains("libpq key=value"), "{e}");
+    let e = refusal("mysql://u:Pw-Secret@h/d");
+    assert!(e.contains("a mysql:// URL"), "{e}");
+    let e = refusal("postgres://u:Pw-Sec@ret@127.0.0.1:1/d");
+    assert!(e.contains("write an '@'"), "{e}");
+    // The scheme in any case is PostgreSQL's (here: nobody listening).
+    let e = refusal("POSTGRES://u:Pw-Secret@127.0.0.1:1/d?connect_timeout=1");
+    assert!(e.contains("cannot reach PostgreSQL at 127.0.0.1:1"), "{e}");
+}
+
 /// Databases written before packing existed (schema 1) keep working:
 /// their plain rows read as they did, and new writes pack from then on.
 #[test]
