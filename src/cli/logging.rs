@@ -66,6 +66,35 @@ pub(crate) fn init() -> Result<(), BadDirectives> {
     Ok(())
 }
 
+/// Panics are logged with where they happened, and with their message
+/// only when it is a literal of the source (`panic!("…")`, `unreachable!()`
+/// without arguments: a `&'static str`). A formatted message, as
+/// `unwrap` on an error, an index out of range or `expect` make, may
+/// quote a document or a credential; Rust's own hook wrote it to stderr
+/// before the server's catch of a handler's panic (`server::error`) could
+/// keep it out.
+pub(crate) fn hide_panic_data() {
+    std::panic::set_hook(Box::new(|info| {
+        let location = info
+            .location()
+            .map_or_else(String::new, |l| format!("{}:{}", l.file(), l.line()));
+        tracing::error!(
+            location,
+            thread = std::thread::current().name().unwrap_or("unnamed"),
+            "panicked: {}",
+            panic_message(info.payload())
+        );
+    }));
+}
+
+/// What of a panic's payload the log may show.
+fn panic_message(payload: &(dyn std::any::Any + Send)) -> &'static str {
+    payload
+        .downcast_ref::<&'static str>()
+        .copied()
+        .unwrap_or("(a formatted message, not shown: it may quote data)")
+}
+
 /// `directives` read as tracing's `EnvFilter`.
 fn filter(directives: &str) -> Result<tracing_subscriber::EnvFilter, BadDirectives> {
     tracing_subscriber::EnvFilter::builder()
@@ -99,6 +128,7 @@ fn within_caps(meta: &Metadata<'_>) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
     use tracing::callsite::{Callsite, Identifier};
     use tracing::metadata::Kind;
 
@@ -172,5 +202,22 @@ mod tests {
             .to_string();
         assert!(text.contains("HIERAD_LOG=\"hierad=loud\""), "{text}");
         assert!(text.contains("HIERAD_LOG=info"), "{text}");
+    }
+
+    /// Payloads as `std::panic::catch_unwind` hands them over: a literal
+    /// is shown, anything formatted is not.
+    #[test]
+    fn a_panic_shows_its_literal_message_only() {
+        let literal = std::panic::catch_unwind(|| panic!("the snapshot is gone")).unwrap_err();
+        assert_eq!(panic_message(literal.as_ref()), "the snapshot is gone");
+        let secret = "db-pw-Xy12";
+        let formatted = std::panic::catch_unwind(|| {
+            let decoded: Result<(), &str> = std::hint::black_box(Err(secret));
+            decoded.expect("the document decodes");
+        })
+        .unwrap_err();
+        let shown = panic_message(formatted.as_ref());
+        assert!(!shown.contains(secret), "{shown}");
+        assert!(shown.contains("not shown"), "{shown}");
     }
 }

@@ -187,6 +187,7 @@ fn positive_duration(text: &str) -> Result<Duration, String> {
 /// The database cannot be opened or the address cannot be bound.
 pub(crate) fn run(args: Args) -> anyhow::Result<ExitCode> {
     super::logging::init()?;
+    super::logging::hide_panic_data();
     let security = Security::from_args(&args)?;
     let settings = Settings {
         listen: args.listen,
