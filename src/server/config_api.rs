@@ -6,6 +6,7 @@ use super::body::{Body, LimitedBytes, document};
 use super::consistency;
 use super::datasource::{self, NamedBy};
 use super::error::ApiError;
+use super::params::Params;
 use super::registers;
 use super::state::AppState;
 use crate::api;
@@ -17,7 +18,7 @@ use crate::configdb::{
 use crate::hiera::{Hash, Value};
 use crate::store::{DocWrite, ImportBatch, ImportDoc, WriteCtx};
 use crate::wire;
-use axum::extract::{OriginalUri, Path, Query, State};
+use axum::extract::{OriginalUri, Path, State};
 use axum::http::{HeaderMap, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
@@ -143,7 +144,7 @@ async fn delete_component(
 async fn list_environments(
     State(state): State<AppState>,
     Extension(who): Extension<Principal>,
-    Query(query): Query<HashMap<String, String>>,
+    Params(query): Params,
 ) -> Result<Response, ApiError> {
     if flag(&query, "deleted")? {
         let deleted = state
@@ -253,7 +254,7 @@ async fn get_environment(
 async fn delete_environment(
     State(state): State<AppState>,
     Path(env): Path<String>,
-    Query(query): Query<HashMap<String, String>>,
+    Params(query): Params,
 ) -> Result<StatusCode, ApiError> {
     let env = env_id(&env)?;
     let purge = flag(&query, "purge")?;
@@ -471,7 +472,7 @@ fn version_param(text: &str) -> Result<u64, ApiError> {
 async fn get_document(
     State(state): State<AppState>,
     Path((env, rest)): Path<(String, String)>,
-    Query(query): Query<HashMap<String, String>>,
+    Params(query): Params,
 ) -> Result<Response, ApiError> {
     let env = env_id(&env)?;
     let (mut at, target) = parse_document_url(env, &rest)?;
@@ -669,7 +670,7 @@ async fn post_document(
     State(state): State<AppState>,
     Extension(who): Extension<Principal>,
     Path((env, rest)): Path<(String, String)>,
-    Query(query): Query<HashMap<String, String>>,
+    Params(query): Params,
     headers: HeaderMap,
 ) -> Result<Response, ApiError> {
     let env = env_id(&env)?;

@@ -6,6 +6,7 @@ use super::body::LookupBytes;
 use super::error::ApiError;
 use super::hierarchies::HierarchyId;
 use super::metrics::Metrics;
+use super::params::Params;
 use super::state::AppState;
 use crate::api::{self, WireValue};
 use crate::cache::{self, Configured};
@@ -19,14 +20,13 @@ use crate::wire;
 use axum::Json;
 use axum::Router;
 use axum::body::Bytes;
-use axum::extract::{Path, Query, State};
+use axum::extract::{Path, State};
 use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use serde::de::{Deserialize, Deserializer, IgnoredAny, MapAccess, Visitor};
 use std::borrow::Cow;
 use std::cell::Cell;
-use std::collections::HashMap;
 use std::fmt;
 use std::sync::Arc;
 
@@ -620,7 +620,7 @@ fn read_object<'de, R: serde_json::de::Read<'de>>(
 async fn datasource(
     State(state): State<AppState>,
     Path((env, resource)): Path<(String, String)>,
-    Query(query): Query<HashMap<String, String>>,
+    Params(query): Params,
     headers: HeaderMap,
 ) -> Result<Response, ApiError> {
     let env: i64 = env

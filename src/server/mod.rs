@@ -15,6 +15,7 @@ mod hierarchies;
 pub(crate) mod listen;
 mod lookup_api;
 pub(crate) mod metrics;
+mod params;
 #[cfg(test)]
 mod props;
 pub(crate) mod proxied;

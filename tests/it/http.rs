@@ -920,3 +920,35 @@ fn sigterm_stops_gracefully() {
     assert_eq!(get(&server, "/healthz").status, 200);
     assert!(server.stop().success());
 }
+
+/// A query that does not decode, or names a parameter twice, is refused
+/// before anything is done: `?key=%zz` looked for a key `%zz`, and
+/// `?version=1&version=2` restored version 2.
+#[test]
+fn queries_that_do_not_decode_or_repeat_a_parameter_are_refused() {
+    let server = TestServer::empty();
+    setup(&server);
+    let values = "/api/v1/config/environments/5/resources/a/values";
+    for version in 1..=2 {
+        let put = send(&server, "PUT", values, &format!(r#"{{"v": {version}}}"#));
+        assert!(put.status < 300, "{}", put.body);
+    }
+    let r = get(&server, &format!("{values}?key=%zz"));
+    assert_eq!(r.status, 400, "{}", r.body);
+    assert!(r.body.contains("is not a percent-escape"), "{}", r.body);
+    let r = send(
+        &server,
+        "POST",
+        &format!("{values}/restore?version=1&version=2"),
+        "",
+    );
+    assert_eq!(r.status, 400, "{}", r.body);
+    assert!(
+        r.body.contains("\\\"version\\\" is given twice"),
+        "{}",
+        r.body
+    );
+    // Nothing was restored: still version 2's content.
+    let r = get(&server, values);
+    assert_eq!((r.status, r.body.as_str()), (200, r#"{"v":2}"#));
+}
