@@ -628,6 +628,9 @@ struct Framing {
     start: [u8; Framing::LONGEST],
     /// How long the current line is so far.
     line: usize,
+    /// The request line has started: an empty line before it is skipped,
+    /// as httparse skips it (CRLF or LF), not the head's end.
+    started: bool,
     content_length: bool,
     transfer_encoding: bool,
     ended: bool,
@@ -654,10 +657,12 @@ impl Framing {
             };
             let length = self.line + newline;
             let line = &self.start[..length.min(Self::LONGEST)];
-            if length == 0 || (length == 1 && line == b"\r") {
+            let empty = length == 0 || (length == 1 && line == b"\r");
+            if empty && self.started {
                 self.ended = true;
                 return self.content_length && self.transfer_encoding;
             }
+            self.started |= !empty;
             self.content_length |= line.starts_with(Self::CONTENT_LENGTH);
             self.transfer_encoding |= line.starts_with(Self::TRANSFER_ENCODING);
             self.line = 0;
@@ -686,6 +691,19 @@ mod tests {
         }
         let bare = b"POST /x HTTP/1.1\ntransfer-encoding: chunked\ncontent-length: 5\n\n";
         assert!(ambiguous(&[bare]));
+    }
+
+    #[test]
+    fn empty_lines_before_the_request_line_do_not_end_the_head() {
+        let both = b"POST /x HTTP/1.1\r\nContent-Length: 5\r\nTransfer-Encoding: chunked\r\n\r\n";
+        for lead in [&b"\r\n"[..], b"\n", b"\r\n\n\r\n"] {
+            let head = [lead, &both[..]].concat();
+            assert!(ambiguous(&[&head]), "{lead:?}");
+            for cut in 1..head.len() {
+                let (a, b) = head.split_at(cut);
+                assert!(ambiguous(&[a, b]), "{lead:?} cut at {cut}");
+            }
+        }
     }
 
     #[test]

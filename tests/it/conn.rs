@@ -243,6 +243,68 @@ fn bad_framing_is_refused_with_json_errors() {
     assert!(closed);
 }
 
+/// Empty lines before a request line (CRLF or LF, in the same packet or
+/// one of their own) are skipped by hyper, so they must not hide a head
+/// with both lengths from the refusal: plain and over TLS.
+#[test]
+fn both_lengths_are_refused_behind_leading_empty_lines() {
+    use std::sync::Arc;
+    let dir = tempfile::tempdir().unwrap();
+    let pki = crate::pki::Pki::new(dir.path());
+    let (cert, key) = pki.issue("server", "127.0.0.1", &["127.0.0.1"], false);
+    let plain = TestServer::empty();
+    let (tls, _tls_dir) = started(&[
+        "--tls-cert",
+        cert.to_str().unwrap(),
+        "--tls-key",
+        key.to_str().unwrap(),
+    ]);
+    let config = pki.rustls_client();
+    let body = r#"{"environment": 1, "key": "k"}"#;
+    let head = format!(
+        "POST /api/v1/lookup HTTP/1.1\r\nHost: x\r\nContent-Length: 4\r\n\
+         Transfer-Encoding: chunked\r\n\r\n{:x}\r\n{body}\r\n0\r\n\r\n",
+        body.len()
+    );
+    // Sends `pieces` (a pause between them, so they tend to arrive apart)
+    // and reads until the server closes or 10 s pass.
+    fn exchange(stream: &mut (impl Read + Write), pieces: &[&[u8]]) -> (String, bool) {
+        for piece in pieces {
+            stream.write_all(piece).unwrap();
+            stream.flush().unwrap();
+            std::thread::sleep(Duration::from_millis(100));
+        }
+        let mut answer = Vec::new();
+        let closed = stream.read_to_end(&mut answer).is_ok();
+        (String::from_utf8_lossy(&answer).into_owned(), closed)
+    }
+    for lead in ["\r\n", "\n", "\r\n\n\r\n"] {
+        let joined = format!("{lead}{head}");
+        let cases: [&[&[u8]]; 2] = [&[joined.as_bytes()], &[lead.as_bytes(), head.as_bytes()]];
+        for pieces in cases {
+            let mut stream = TcpStream::connect(addr(&plain)).unwrap();
+            stream
+                .set_read_timeout(Some(Duration::from_secs(10)))
+                .unwrap();
+            let (answer, closed) = exchange(&mut stream, pieces);
+            assert!(
+                answer.starts_with("HTTP/1.1 400"),
+                "plain {lead:?}: {answer}"
+            );
+            assert!(closed, "plain {lead:?}: the connection stays open");
+
+            let tcp = TcpStream::connect(tls.url.trim_start_matches("https://")).unwrap();
+            tcp.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
+            let name = rustls::pki_types::ServerName::try_from("127.0.0.1").unwrap();
+            let client = rustls::ClientConnection::new(Arc::clone(&config), name).unwrap();
+            let mut stream = rustls::StreamOwned::new(client, tcp);
+            let (answer, closed) = exchange(&mut stream, pieces);
+            assert!(answer.starts_with("HTTP/1.1 400"), "TLS {lead:?}: {answer}");
+            assert!(closed, "TLS {lead:?}: the connection stays open");
+        }
+    }
+}
+
 /// A refusal sent before the body is read (413 from Content-Length, a
 /// route that does not exist) reaches a client that writes its whole body
 /// before reading: the server reads and drops the rest instead of
