@@ -377,6 +377,45 @@ fn slow_heads_and_idle_connections_are_closed() {
     }
 }
 
+/// A client that pipelines requests for a large document and never reads
+/// its answers: the write that makes no progress ends the connection
+/// after the idle timeout, instead of holding it (and the answers hyper
+/// buffered) until shutdown.
+#[test]
+fn a_client_that_never_reads_is_closed_after_the_idle_timeout() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = TestServer::start_logging(
+        &dir.path().join("hierad.db"),
+        &["--no-sample", "--idle-timeout", "1s"],
+        "warn,hierad::server::conn=debug",
+    );
+    setup(&server, &["big".to_owned()]);
+    let document = json!({"big": "x".repeat(4 * 1024 * 1024)}).to_string();
+    let path = "/api/v1/config/environments/5/resources/big/values";
+    assert_eq!(send(&server, "PUT", path, &document).status, 204);
+    // 8 answers of 4 MiB: more than loopback's socket buffers hold.
+    let mut stream = TcpStream::connect(addr(&server)).unwrap();
+    let get = format!("GET {path} HTTP/1.1\r\nhost: x\r\n\r\n");
+    stream.write_all(get.repeat(8).as_bytes()).unwrap();
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while !server.log().contains("the client read none of its answer") {
+        assert!(
+            Instant::now() < deadline,
+            "the connection is still open:\n{}",
+            server.log()
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    assert!(
+        server.log().contains("client=127.0.0.1:"),
+        "{}",
+        server.log()
+    );
+    // What the kernel had buffered, then the end: no more answers.
+    assert!(closed_by_server(&mut stream), "the connection stays open");
+    healthy(addr(&server));
+}
+
 #[test]
 fn at_the_connection_limit_idle_connections_make_room() {
     const LIMIT: usize = 20;
@@ -424,6 +463,67 @@ fn at_the_connection_limit_idle_connections_make_room() {
             2 * LIMIT
         );
         std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+/// At `--max-connections`, connections whose requests wait for
+/// something that cannot come soon do not lock out a new client: a
+/// generation no write has made is refused at once, and a request whose
+/// body stopped arriving (or never followed `Expect: 100-continue`) is
+/// closed to make room like an idle connection. The waits are a minute,
+/// so without that the new client's 10 s read times out.
+#[test]
+fn at_the_connection_limit_requests_waiting_on_their_clients_make_room() {
+    let (server, _dir) = started(&[
+        "--max-connections",
+        "1",
+        "--min-generation-wait",
+        "1m",
+        "--request-timeout",
+        "1m",
+    ]);
+    let addr = addr(&server);
+    // Pipelined waits for a generation far past the database's.
+    let waiting =
+        "GET /healthz HTTP/1.1\r\nhost: x\r\nx-hierad-min-generation: 999999999999\r\n\r\n";
+    let mut held = TcpStream::connect(addr).unwrap();
+    held.write_all(waiting.repeat(3).as_bytes()).unwrap();
+    let answer = raw(
+        addr,
+        format!("{}\r\nconnection: close\r\n\r\n", waiting.trim_end()).as_bytes(),
+    );
+    assert!(answer.starts_with("HTTP/1.1 400"), "{answer}");
+    assert!(
+        raw_json(&answer)["message"]
+            .as_str()
+            .unwrap()
+            .contains("no write has made generation 999999999999"),
+        "{answer}"
+    );
+    healthy(addr);
+    drop(held);
+    // Bodies that stop, once the server asked for them (so the request
+    // is in progress): 5 of 100 bytes, and none.
+    let lookup = "POST /api/v1/lookup HTTP/1.1\r\nhost: x\r\ncontent-type: application/json\r\n\
+                  content-length: 100\r\nexpect: 100-continue\r\n\r\n";
+    for sent in [&b"{\"env"[..], b""] {
+        let mut stalled = TcpStream::connect(addr).unwrap();
+        stalled
+            .set_read_timeout(Some(Duration::from_secs(10)))
+            .unwrap();
+        stalled.write_all(lookup.as_bytes()).unwrap();
+        let mut go_on = [0; 25];
+        stalled.read_exact(&mut go_on).unwrap();
+        assert_eq!(&go_on, b"HTTP/1.1 100 Continue\r\n\r\n");
+        stalled.write_all(sent).unwrap();
+        healthy(addr);
+        // The end, or a reset if the server had unread bytes.
+        let mut rest = Vec::new();
+        let ended = match stalled.read_to_end(&mut rest) {
+            Ok(_) => true,
+            Err(e) => e.kind() == std::io::ErrorKind::ConnectionReset,
+        };
+        assert!(ended, "a stalled request kept its slot ({sent:?} sent)");
     }
 }
 
