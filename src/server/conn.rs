@@ -1,7 +1,8 @@
-//! Connections: the accept loop, the connection limit (idle connections
-//! are shed to make room), the header and idle timeouts, the bound on a
-//! request head's memory, and the shutdown deadline. What a request means
-//! is the router's business.
+//! Connections: the accept loop, the connection limit (idle connections,
+//! then requests stalled on their clients, are shed to make room), the
+//! header and idle timeouts (the idle one also bounds a write the client
+//! does not read), the bound on a request head's memory, and the shutdown
+//! deadline. What a request means is the router's business.
 
 use super::error::ApiError;
 use super::guard::Peer;
@@ -18,7 +19,7 @@ use std::future::Future;
 use std::io;
 use std::net::SocketAddr;
 use std::pin::{Pin, pin};
-use std::sync::atomic::{AtomicBool, AtomicU8, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU8, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::task::{Context, Poll};
 use std::time::Duration;
@@ -51,6 +52,11 @@ struct Conn {
     /// The head just read carries both Content-Length and
     /// Transfer-Encoding (see [`Framing`]).
     ambiguous: AtomicBool,
+    /// Since when the connection waits on its client (a request body's
+    /// next bytes, or room to write its answer): milliseconds since
+    /// `born`, plus one; 0 while it does not.
+    waiting: AtomicU64,
+    born: Instant,
 }
 
 impl Conn {
@@ -60,7 +66,41 @@ impl Conn {
             shedding: AtomicBool::new(false),
             shed: Notify::new(),
             ambiguous: AtomicBool::new(false),
+            waiting: AtomicU64::new(0),
+            born: Instant::now(),
         }
+    }
+
+    fn now_ms(&self) -> u64 {
+        u64::try_from(self.born.elapsed().as_millis()).unwrap_or(u64::MAX - 1) + 1
+    }
+
+    /// The client is not sending or not reading: starts the stall's clock
+    /// unless it runs.
+    fn waits_on_client(&self) {
+        let now = self.now_ms();
+        let _ = self
+            .waiting
+            .compare_exchange(0, now, Ordering::Relaxed, Ordering::Relaxed);
+    }
+
+    /// Bytes moved: the client is not stalled.
+    fn progressed(&self) {
+        if self.waiting.load(Ordering::Relaxed) != 0 {
+            self.waiting.store(0, Ordering::Relaxed);
+        }
+    }
+
+    /// Whether it may be closed to make room: no request in progress, or
+    /// one whose client has been stalled for [`STALLED`].
+    fn sheddable(&self) -> bool {
+        self.phase() != Phase::Busy || self.stalled()
+    }
+
+    fn stalled(&self) -> bool {
+        let since = self.waiting.load(Ordering::Relaxed);
+        let stalled = Duration::from_millis(self.now_ms().saturating_sub(since));
+        since != 0 && stalled >= STALLED
     }
 
     fn phase(&self) -> Phase {
@@ -103,15 +143,30 @@ impl Registry {
     }
 
     /// Asks the oldest connection that is not answering a request to
-    /// close; false if every connection is busy.
+    /// close, else the oldest whose request is stalled on its client;
+    /// false if every connection is busy.
     fn shed_one(&self) -> bool {
         let conns = self.lock();
+        let unasked = |c: &&Arc<Conn>| !c.shedding.load(Ordering::Relaxed);
         let victim = conns
             .values()
-            .find(|c| c.phase() != Phase::Busy && !c.shedding.swap(true, Ordering::Relaxed));
-        victim.inspect(|c| c.shed.notify_one()).is_some()
+            .filter(unasked)
+            .find(|c| c.phase() != Phase::Busy)
+            .or_else(|| conns.values().filter(unasked).find(|c| c.stalled()));
+        victim
+            .inspect(|c| {
+                c.shedding.store(true, Ordering::Relaxed);
+                c.shed.notify_one();
+            })
+            .is_some()
     }
 }
+
+/// How long a request may wait on its client (a body whose bytes stopped
+/// arriving, an answer the client does not read) before its connection
+/// counts as shed-able at the connection limit, like an idle one: such a
+/// request holds a slot without doing any work.
+const STALLED: Duration = Duration::from_secs(1);
 
 /// What the accept loop tells the connections when it stops.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -309,7 +364,12 @@ impl One {
     where
         S: AsyncRead + AsyncWrite + Unpin + Send + 'static,
     {
-        let io = TokioIo::new(Watched::new(stream, Arc::clone(&self.conn), self.timeouts));
+        let io = TokioIo::new(Watched::new(
+            stream,
+            Arc::clone(&self.conn),
+            self.timeouts,
+            peer.addr,
+        ));
         let service = Tracked {
             app: self.app,
             conn: Arc::clone(&self.conn),
@@ -370,7 +430,7 @@ where
                 return ended.ok().map(|()| connection.into_parts().io);
             }
             () = conn.shed.notified() => {
-                if conn.phase() != Phase::Busy {
+                if conn.sheddable() {
                     return None;
                 }
                 conn.shedding.store(false, Ordering::Relaxed);
@@ -453,13 +513,52 @@ impl hyper::service::Service<hyper::Request<Incoming>> for Tracked {
             );
             return Box::pin(std::future::ready(Ok(refusal)));
         }
-        let answer = tower::ServiceExt::oneshot(self.app.clone(), request);
         let conn = Arc::clone(&self.conn);
+        let request = request.map(|body| Arriving {
+            body,
+            conn: Arc::clone(&conn),
+        });
+        let answer = tower::ServiceExt::oneshot(self.app.clone(), request);
         Box::pin(async move {
             let response = answer.await;
             conn.set(Phase::Idle);
             response
         })
+    }
+}
+
+/// A request body that tells its connection when it waits for the
+/// client's next bytes (or a `100 Continue`'s body), which makes the
+/// connection shed-able once that lasts (see [`STALLED`]).
+struct Arriving {
+    body: Incoming,
+    conn: Arc<Conn>,
+}
+
+impl axum::body::HttpBody for Arriving {
+    type Data = axum::body::Bytes;
+    type Error = hyper::Error;
+
+    fn poll_frame(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+    ) -> Poll<Option<Result<hyper::body::Frame<Self::Data>, Self::Error>>> {
+        let this = self.get_mut();
+        let frame = Pin::new(&mut this.body).poll_frame(cx);
+        if frame.is_pending() {
+            this.conn.waits_on_client();
+        } else {
+            this.conn.progressed();
+        }
+        frame
+    }
+
+    fn is_end_stream(&self) -> bool {
+        self.body.is_end_stream()
+    }
+
+    fn size_hint(&self) -> hyper::body::SizeHint {
+        self.body.size_hint()
     }
 }
 
@@ -471,13 +570,19 @@ struct Timeouts {
 
 /// A connection's socket, failing its reads with `TimedOut` when a head
 /// takes longer than the header timeout or the connection idles longer
-/// than the idle timeout. The timer is armed only when a read has to
-/// wait, so a request that arrives in one piece arms nothing.
+/// than the idle timeout, and its writes when the client reads nothing
+/// for the idle timeout. The timers are armed only when a read or a write
+/// has to wait, so a request that arrives in one piece arms nothing.
 struct Watched<S> {
     stream: S,
     conn: Arc<Conn>,
     timeouts: Timeouts,
+    client: SocketAddr,
     timer: Pin<Box<Sleep>>,
+    /// Runs while a write waits for the client to read (made on the first
+    /// such wait); `write_due` says until when.
+    write_timer: Option<Pin<Box<Sleep>>>,
+    write_due: Option<Instant>,
     /// The phase the timer runs for, if it runs.
     armed: Option<Phase>,
     /// When the current head started arriving.
@@ -488,12 +593,15 @@ struct Watched<S> {
 }
 
 impl<S> Watched<S> {
-    fn new(stream: S, conn: Arc<Conn>, timeouts: Timeouts) -> Watched<S> {
+    fn new(stream: S, conn: Arc<Conn>, timeouts: Timeouts, client: SocketAddr) -> Watched<S> {
         Watched {
             stream,
             conn,
             timeouts,
+            client,
             timer: Box::pin(tokio::time::sleep(timeouts.header)),
+            write_timer: None,
+            write_due: None,
             armed: None,
             head_since: Instant::now(),
             idle_since: Instant::now(),
@@ -552,8 +660,7 @@ impl<S: AsyncWrite + Unpin> AsyncWrite for Watched<S> {
     ) -> Poll<io::Result<usize>> {
         let this = self.get_mut();
         let written = Pin::new(&mut this.stream).poll_write(cx, buf);
-        this.wrote(cx, &written);
-        written
+        this.wrote(cx, written)
     }
 
     fn poll_write_vectored(
@@ -563,8 +670,7 @@ impl<S: AsyncWrite + Unpin> AsyncWrite for Watched<S> {
     ) -> Poll<io::Result<usize>> {
         let this = self.get_mut();
         let written = Pin::new(&mut this.stream).poll_write_vectored(cx, bufs);
-        this.wrote(cx, &written);
-        written
+        this.wrote(cx, written)
     }
 
     fn is_write_vectored(&self) -> bool {
@@ -572,7 +678,16 @@ impl<S: AsyncWrite + Unpin> AsyncWrite for Watched<S> {
     }
 
     fn poll_flush(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
-        Pin::new(&mut self.get_mut().stream).poll_flush(cx)
+        // TLS flushes what it has buffered: a wait for the client too.
+        let this = self.get_mut();
+        match Pin::new(&mut this.stream).poll_flush(cx) {
+            Poll::Pending => this.write_wait(cx).map(Err),
+            Poll::Ready(Ok(())) => {
+                this.write_progressed();
+                Poll::Ready(Ok(()))
+            }
+            failed => failed,
+        }
     }
 
     fn poll_shutdown(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
@@ -583,12 +698,57 @@ impl<S: AsyncWrite + Unpin> AsyncWrite for Watched<S> {
 impl<S> Watched<S> {
     /// Writing an answer starts (or, to a slow reader, prolongs) the idle
     /// time: the timer is armed here because hyper does not read again
-    /// after answering until the socket wakes it.
-    fn wrote(&mut self, cx: &mut Context<'_>, written: &Poll<io::Result<usize>>) {
-        if matches!(written, Poll::Ready(Ok(n)) if *n > 0) && self.conn.phase() == Phase::Idle {
-            self.idle_since = Instant::now();
-            // Registers the wake-up; it cannot have expired yet.
-            let _ = self.expired(cx, Phase::Idle);
+    /// after answering until the socket wakes it. A write that must wait
+    /// is timed (see [`Watched::write_wait`]).
+    fn wrote(
+        &mut self,
+        cx: &mut Context<'_>,
+        written: Poll<io::Result<usize>>,
+    ) -> Poll<io::Result<usize>> {
+        match written {
+            Poll::Pending => self.write_wait(cx).map(Err),
+            Poll::Ready(Ok(n)) if n > 0 => {
+                self.write_progressed();
+                if self.conn.phase() == Phase::Idle {
+                    self.idle_since = Instant::now();
+                    // Registers the wake-up; it cannot have expired yet.
+                    let _ = self.expired(cx, Phase::Idle);
+                }
+                written
+            }
+            other => other,
+        }
+    }
+
+    /// A write waits for the client to read: pending, or `TimedOut` once
+    /// it has read nothing for the idle timeout. Without this a client
+    /// that pipelines requests and never reads holds its connection, and
+    /// the answers hyper has buffered for it, until shutdown: hyper reads
+    /// nothing while an answer is unwritten, so no read timeout runs.
+    fn write_wait(&mut self, cx: &mut Context<'_>) -> Poll<io::Error> {
+        let due = *self.write_due.get_or_insert_with(|| {
+            self.conn.waits_on_client();
+            Instant::now() + self.timeouts.idle
+        });
+        let timer = self
+            .write_timer
+            .get_or_insert_with(|| Box::pin(tokio::time::sleep_until(due)));
+        if timer.deadline() != due {
+            timer.as_mut().reset(due);
+        }
+        if timer.as_mut().poll(cx).is_pending() {
+            return Poll::Pending;
+        }
+        tracing::debug!(client = %self.client, "closed a connection: the client read none of its answer within the idle timeout");
+        Poll::Ready(io::Error::new(
+            io::ErrorKind::TimedOut,
+            "the client read none of its answer within the idle timeout",
+        ))
+    }
+
+    fn write_progressed(&mut self) {
+        if self.write_due.take().is_some() {
+            self.conn.progressed();
         }
     }
 
@@ -628,6 +788,9 @@ struct Framing {
     start: [u8; Framing::LONGEST],
     /// How long the current line is so far.
     line: usize,
+    /// The request line has started: an empty line before it is skipped,
+    /// as httparse skips it (CRLF or LF), not the head's end.
+    started: bool,
     content_length: bool,
     transfer_encoding: bool,
     ended: bool,
@@ -654,10 +817,12 @@ impl Framing {
             };
             let length = self.line + newline;
             let line = &self.start[..length.min(Self::LONGEST)];
-            if length == 0 || (length == 1 && line == b"\r") {
+            let empty = length == 0 || (length == 1 && line == b"\r");
+            if empty && self.started {
                 self.ended = true;
                 return self.content_length && self.transfer_encoding;
             }
+            self.started |= !empty;
             self.content_length |= line.starts_with(Self::CONTENT_LENGTH);
             self.transfer_encoding |= line.starts_with(Self::TRANSFER_ENCODING);
             self.line = 0;
@@ -686,6 +851,19 @@ mod tests {
         }
         let bare = b"POST /x HTTP/1.1\ntransfer-encoding: chunked\ncontent-length: 5\n\n";
         assert!(ambiguous(&[bare]));
+    }
+
+    #[test]
+    fn empty_lines_before_the_request_line_do_not_end_the_head() {
+        let both = b"POST /x HTTP/1.1\r\nContent-Length: 5\r\nTransfer-Encoding: chunked\r\n\r\n";
+        for lead in [&b"\r\n"[..], b"\n", b"\r\n\n\r\n"] {
+            let head = [lead, &both[..]].concat();
+            assert!(ambiguous(&[&head]), "{lead:?}");
+            for cut in 1..head.len() {
+                let (a, b) = head.split_at(cut);
+                assert!(ambiguous(&[a, b]), "{lead:?} cut at {cut}");
+            }
+        }
     }
 
     #[test]

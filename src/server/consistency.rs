@@ -75,7 +75,9 @@ impl Stamp {
     }
 }
 
-/// The minimum generation from the header or the query (both: the larger).
+/// The minimum generation from the header or the query: the largest of
+/// all they name, a header sent twice included: the first alone would
+/// quietly accept an answer older than a later one asks for.
 fn min_generation(headers: &HeaderMap, query: Option<&str>) -> Result<Option<u64>, ApiError> {
     let parse = |text: &str, from: &str| {
         text.trim().parse::<u64>().map_err(|_| {
@@ -85,17 +87,16 @@ fn min_generation(headers: &HeaderMap, query: Option<&str>) -> Result<Option<u64
             ))
         })
     };
-    let mut wanted = None;
-    if let Some(value) = headers.get(&MIN_GENERATION_NAME) {
+    let mut wanted: Option<u64> = None;
+    for value in headers.get_all(&MIN_GENERATION_NAME) {
         let text = value
             .to_str()
             .map_err(|_| ApiError::BadRequest(format!("{MIN_GENERATION} must be a number")))?;
-        wanted = Some(parse(text, MIN_GENERATION)?);
+        wanted = wanted.max(Some(parse(text, MIN_GENERATION)?));
     }
     for pair in query.unwrap_or_default().split('&') {
         if let Some(text) = pair.strip_prefix("min_generation=") {
-            let n = parse(text, "min_generation")?;
-            wanted = Some(wanted.map_or(n, |w: u64| w.max(n)));
+            wanted = wanted.max(Some(parse(text, "min_generation")?));
         }
     }
     Ok(wanted)
@@ -158,6 +159,16 @@ mod tests {
             min_generation(&h, Some("min_generation=3")).unwrap(),
             Some(9)
         );
+        // Sent twice, or a list: the largest of all, wherever it is.
+        let mut twice = headers(&[(MIN_GENERATION, "3")]);
+        twice.append(MIN_GENERATION, HeaderValue::from_static("11"));
+        assert_eq!(min_generation(&twice, None).unwrap(), Some(11));
+        assert_eq!(
+            min_generation(&twice, Some("min_generation=5&min_generation=2")).unwrap(),
+            Some(11)
+        );
+        twice.append(MIN_GENERATION, HeaderValue::from_static("x"));
+        assert!(min_generation(&twice, None).is_err());
         for (h, q) in [
             (headers(&[(MIN_GENERATION, "soon")]), None),
             (none.clone(), Some("min_generation=-1")),

@@ -83,7 +83,7 @@ impl AccessLog {
         };
         tracing::info!(
             target: "hierad::access",
-            method = %method,
+            method = %super::Truncated(method.as_str(), super::METHOD_SHOWN),
             route = route.as_ref().map_or("unmatched", MatchedPath::as_str),
             status = response.status().as_u16(),
             principal = principal.map_or("-", |n| n),

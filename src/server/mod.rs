@@ -131,7 +131,7 @@ async fn method_not_allowed(method: Method, uri: Uri) -> Response {
     let message = format!(
         "{} does not take {}; the Allow header lists what it takes",
         uri.path(),
-        truncated(method.as_str(), 32)
+        Truncated(method.as_str(), METHOD_SHOWN)
     );
     error::error_response(
         StatusCode::METHOD_NOT_ALLOWED,
@@ -140,17 +140,26 @@ async fn method_not_allowed(method: Method, uri: Uri) -> Response {
     )
 }
 
-/// At most `max` bytes of `text` (on a character boundary), marked if cut:
-/// a client may send a method or path of any length.
-fn truncated(text: &str, max: usize) -> String {
-    if text.len() <= max {
-        return text.to_owned();
+/// How much of a request's method answers and logs show: a client may
+/// send one as long as a head may be.
+pub(crate) const METHOD_SHOWN: usize = 32;
+
+/// At most `.1` bytes of `.0` (on a character boundary), marked with `…`
+/// if cut; written without a copy, as the access log does per request.
+pub(crate) struct Truncated<'a>(pub(crate) &'a str, pub(crate) usize);
+
+impl std::fmt::Display for Truncated<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let Truncated(text, max) = *self;
+        if text.len() <= max {
+            return f.write_str(text);
+        }
+        let mut end = max;
+        while !text.is_char_boundary(end) {
+            end -= 1;
+        }
+        write!(f, "{}…", &text[..end])
     }
-    let mut end = max;
-    while !text.is_char_boundary(end) {
-        end -= 1;
-    }
-    format!("{}…", &text[..end])
 }
 
 async fn metrics_text(State(state): State<AppState>) -> impl IntoResponse {

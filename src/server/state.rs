@@ -403,6 +403,8 @@ impl AppState {
     ///
     /// # Errors
     ///
+    /// `BadRequest` at once when the database has not reached `wanted`
+    /// (no write has made it: waiting would only hold a connection);
     /// `Behind` when the wait ran out.
     pub(crate) async fn wait_for(&self, wanted: u64) -> Result<(), ApiError> {
         if self.generation() >= wanted {
@@ -411,12 +413,24 @@ impl AppState {
         let limit = self.inner.settings.min_generation_wait;
         let mut published = self.inner.published.subscribe();
         let wait = async {
-            // A failure is the catch-up task's to log; keep waiting.
-            let _ = self.catch_up().await;
+            // A failure is the catch-up task's to log; keep waiting. The
+            // catch-up read the database's generation, and a client names
+            // one a committed write answered, so one past it was not made.
+            if self.catch_up().await.is_ok() {
+                let newest = self.inner.newest.load(Ordering::Acquire);
+                if wanted > newest {
+                    return Err(ApiError::BadRequest(format!(
+                        "no write has made generation {wanted} yet: the database's newest is {newest}; \
+                         name a generation that X-Hierad-Generation answered"
+                    )));
+                }
+            }
             let _ = published.wait_for(|g| *g >= wanted).await;
+            Ok(())
         };
         match tokio::time::timeout(limit, wait).await {
-            Ok(()) if self.generation() >= wanted => Ok(()),
+            Ok(Err(unmade)) => Err(unmade),
+            Ok(Ok(())) if self.generation() >= wanted => Ok(()),
             _ => Err(ApiError::Behind {
                 at: self.generation(),
                 wanted,

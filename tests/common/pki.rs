@@ -85,4 +85,21 @@ impl Pki {
             .build()
             .into()
     }
+
+    /// A rustls client configuration trusting this CA, for tests that
+    /// write their bytes over TLS by hand.
+    pub fn rustls_client(&self) -> Arc<rustls::ClientConfig> {
+        let mut roots = rustls::RootCertStore::empty();
+        let ca = rustls::pki_types::pem::PemObject::from_pem_slice(self.ca_pem.as_bytes()).unwrap();
+        roots.add(ca).unwrap();
+        Arc::new(
+            rustls::ClientConfig::builder_with_provider(Arc::new(
+                rustls::crypto::ring::default_provider(),
+            ))
+            .with_safe_default_protocol_versions()
+            .unwrap()
+            .with_root_certificates(roots)
+            .with_no_client_auth(),
+        )
+    }
 }

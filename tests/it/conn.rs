@@ -171,6 +171,39 @@ fn unknown_methods_do_not_grow_the_metrics() {
     );
 }
 
+/// A method of any length (hyper takes up to the head's bound) shows in
+/// the access log cut to 32 bytes and marked, as in a 405 answer.
+#[test]
+fn the_access_log_cuts_long_methods() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = TestServer::start_logging(
+        &dir.path().join("hierad.db"),
+        &["--no-sample"],
+        "warn,hierad::access=info",
+    );
+    let method = "M".repeat(60_000);
+    let answer = raw(
+        addr(&server),
+        format!("{method} /healthz HTTP/1.1\r\nhost: x\r\nconnection: close\r\n\r\n").as_bytes(),
+    );
+    // Over --max-header-bytes: 431, logged all the same.
+    assert!(answer.starts_with("HTTP/1.1 431"), "{answer:.200}");
+    let deadline = Instant::now() + Duration::from_secs(10);
+    let line = loop {
+        if let Some(line) = server.log().lines().find(|l| l.contains("status=431")) {
+            break line.to_owned();
+        }
+        assert!(
+            Instant::now() < deadline,
+            "no access line:\n{:.2000}",
+            server.log()
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    let shown = format!("method={}… ", "M".repeat(32));
+    assert!(line.contains(&shown) && line.len() < 512, "{line:.2000}");
+}
+
 /// A server over a fresh, empty database with `extra` flags.
 fn started(extra: &[&str]) -> (TestServer, tempfile::TempDir) {
     let dir = tempfile::tempdir().unwrap();
@@ -241,6 +274,68 @@ fn bad_framing_is_refused_with_json_errors() {
     let (answer, closed) = answer_and_close(addr, huge.as_bytes());
     assert!(answer.starts_with("HTTP/1.1 431"), "{answer}");
     assert!(closed);
+}
+
+/// Empty lines before a request line (CRLF or LF, in the same packet or
+/// one of their own) are skipped by hyper, so they must not hide a head
+/// with both lengths from the refusal: plain and over TLS.
+#[test]
+fn both_lengths_are_refused_behind_leading_empty_lines() {
+    use std::sync::Arc;
+    let dir = tempfile::tempdir().unwrap();
+    let pki = crate::pki::Pki::new(dir.path());
+    let (cert, key) = pki.issue("server", "127.0.0.1", &["127.0.0.1"], false);
+    let plain = TestServer::empty();
+    let (tls, _tls_dir) = started(&[
+        "--tls-cert",
+        cert.to_str().unwrap(),
+        "--tls-key",
+        key.to_str().unwrap(),
+    ]);
+    let config = pki.rustls_client();
+    let body = r#"{"environment": 1, "key": "k"}"#;
+    let head = format!(
+        "POST /api/v1/lookup HTTP/1.1\r\nHost: x\r\nContent-Length: 4\r\n\
+         Transfer-Encoding: chunked\r\n\r\n{:x}\r\n{body}\r\n0\r\n\r\n",
+        body.len()
+    );
+    // Sends `pieces` (a pause between them, so they tend to arrive apart)
+    // and reads until the server closes or 10 s pass.
+    fn exchange(stream: &mut (impl Read + Write), pieces: &[&[u8]]) -> (String, bool) {
+        for piece in pieces {
+            stream.write_all(piece).unwrap();
+            stream.flush().unwrap();
+            std::thread::sleep(Duration::from_millis(100));
+        }
+        let mut answer = Vec::new();
+        let closed = stream.read_to_end(&mut answer).is_ok();
+        (String::from_utf8_lossy(&answer).into_owned(), closed)
+    }
+    for lead in ["\r\n", "\n", "\r\n\n\r\n"] {
+        let joined = format!("{lead}{head}");
+        let cases: [&[&[u8]]; 2] = [&[joined.as_bytes()], &[lead.as_bytes(), head.as_bytes()]];
+        for pieces in cases {
+            let mut stream = TcpStream::connect(addr(&plain)).unwrap();
+            stream
+                .set_read_timeout(Some(Duration::from_secs(10)))
+                .unwrap();
+            let (answer, closed) = exchange(&mut stream, pieces);
+            assert!(
+                answer.starts_with("HTTP/1.1 400"),
+                "plain {lead:?}: {answer}"
+            );
+            assert!(closed, "plain {lead:?}: the connection stays open");
+
+            let tcp = TcpStream::connect(tls.url.trim_start_matches("https://")).unwrap();
+            tcp.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
+            let name = rustls::pki_types::ServerName::try_from("127.0.0.1").unwrap();
+            let client = rustls::ClientConnection::new(Arc::clone(&config), name).unwrap();
+            let mut stream = rustls::StreamOwned::new(client, tcp);
+            let (answer, closed) = exchange(&mut stream, pieces);
+            assert!(answer.starts_with("HTTP/1.1 400"), "TLS {lead:?}: {answer}");
+            assert!(closed, "TLS {lead:?}: the connection stays open");
+        }
+    }
 }
 
 /// A refusal sent before the body is read (413 from Content-Length, a
@@ -315,6 +410,45 @@ fn slow_heads_and_idle_connections_are_closed() {
     }
 }
 
+/// A client that pipelines requests for a large document and never reads
+/// its answers: the write that makes no progress ends the connection
+/// after the idle timeout, instead of holding it (and the answers hyper
+/// buffered) until shutdown.
+#[test]
+fn a_client_that_never_reads_is_closed_after_the_idle_timeout() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = TestServer::start_logging(
+        &dir.path().join("hierad.db"),
+        &["--no-sample", "--idle-timeout", "1s"],
+        "warn,hierad::server::conn=debug",
+    );
+    setup(&server, &["big".to_owned()]);
+    let document = json!({"big": "x".repeat(4 * 1024 * 1024)}).to_string();
+    let path = "/api/v1/config/environments/5/resources/big/values";
+    assert_eq!(send(&server, "PUT", path, &document).status, 204);
+    // 8 answers of 4 MiB: more than loopback's socket buffers hold.
+    let mut stream = TcpStream::connect(addr(&server)).unwrap();
+    let get = format!("GET {path} HTTP/1.1\r\nhost: x\r\n\r\n");
+    stream.write_all(get.repeat(8).as_bytes()).unwrap();
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while !server.log().contains("the client read none of its answer") {
+        assert!(
+            Instant::now() < deadline,
+            "the connection is still open:\n{}",
+            server.log()
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    assert!(
+        server.log().contains("client=127.0.0.1:"),
+        "{}",
+        server.log()
+    );
+    // What the kernel had buffered, then the end: no more answers.
+    assert!(closed_by_server(&mut stream), "the connection stays open");
+    healthy(addr(&server));
+}
+
 #[test]
 fn at_the_connection_limit_idle_connections_make_room() {
     const LIMIT: usize = 20;
@@ -362,6 +496,67 @@ fn at_the_connection_limit_idle_connections_make_room() {
             2 * LIMIT
         );
         std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+/// At `--max-connections`, connections whose requests wait for
+/// something that cannot come soon do not lock out a new client: a
+/// generation no write has made is refused at once, and a request whose
+/// body stopped arriving (or never followed `Expect: 100-continue`) is
+/// closed to make room like an idle connection. The waits are a minute,
+/// so without that the new client's 10 s read times out.
+#[test]
+fn at_the_connection_limit_requests_waiting_on_their_clients_make_room() {
+    let (server, _dir) = started(&[
+        "--max-connections",
+        "1",
+        "--min-generation-wait",
+        "1m",
+        "--request-timeout",
+        "1m",
+    ]);
+    let addr = addr(&server);
+    // Pipelined waits for a generation far past the database's.
+    let waiting =
+        "GET /healthz HTTP/1.1\r\nhost: x\r\nx-hierad-min-generation: 999999999999\r\n\r\n";
+    let mut held = TcpStream::connect(addr).unwrap();
+    held.write_all(waiting.repeat(3).as_bytes()).unwrap();
+    let answer = raw(
+        addr,
+        format!("{}\r\nconnection: close\r\n\r\n", waiting.trim_end()).as_bytes(),
+    );
+    assert!(answer.starts_with("HTTP/1.1 400"), "{answer}");
+    assert!(
+        raw_json(&answer)["message"]
+            .as_str()
+            .unwrap()
+            .contains("no write has made generation 999999999999"),
+        "{answer}"
+    );
+    healthy(addr);
+    drop(held);
+    // Bodies that stop, once the server asked for them (so the request
+    // is in progress): 5 of 100 bytes, and none.
+    let lookup = "POST /api/v1/lookup HTTP/1.1\r\nhost: x\r\ncontent-type: application/json\r\n\
+                  content-length: 100\r\nexpect: 100-continue\r\n\r\n";
+    for sent in [&b"{\"env"[..], b""] {
+        let mut stalled = TcpStream::connect(addr).unwrap();
+        stalled
+            .set_read_timeout(Some(Duration::from_secs(10)))
+            .unwrap();
+        stalled.write_all(lookup.as_bytes()).unwrap();
+        let mut go_on = [0; 25];
+        stalled.read_exact(&mut go_on).unwrap();
+        assert_eq!(&go_on, b"HTTP/1.1 100 Continue\r\n\r\n");
+        stalled.write_all(sent).unwrap();
+        healthy(addr);
+        // The end, or a reset if the server had unread bytes.
+        let mut rest = Vec::new();
+        let ended = match stalled.read_to_end(&mut rest) {
+            Ok(_) => true,
+            Err(e) => e.kind() == std::io::ErrorKind::ConnectionReset,
+        };
+        assert!(ended, "a stalled request kept its slot ({sent:?} sent)");
     }
 }
 

@@ -112,19 +112,7 @@ fn a_header_before_the_tls_handshake_names_the_client() {
         "info",
     );
     let addr = server.url.strip_prefix("https://").unwrap().to_owned();
-    let mut roots = rustls::RootCertStore::empty();
-    let ca = std::fs::read(dir.path().join("ca.pem")).unwrap();
-    let ca = rustls::pki_types::pem::PemObject::from_pem_slice(&ca).unwrap();
-    roots.add(ca).unwrap();
-    let config = Arc::new(
-        rustls::ClientConfig::builder_with_provider(Arc::new(
-            rustls::crypto::ring::default_provider(),
-        ))
-        .with_safe_default_protocol_versions()
-        .unwrap()
-        .with_root_certificates(roots)
-        .with_no_client_auth(),
-    );
+    let config = pki.rustls_client();
     // The status of GET /healthz over TLS after `header`, or the error.
     let healthz = |header: &[u8]| -> Result<u16, std::io::Error> {
         let mut tcp = TcpStream::connect(&addr).unwrap();
