@@ -31,8 +31,8 @@ fn parse(query: &str) -> Result<HashMap<String, String>, ApiError> {
     let mut params = HashMap::new();
     for pair in query.split('&').filter(|p| !p.is_empty()) {
         let (name, value) = pair.split_once('=').unwrap_or((pair, ""));
-        let name = decode(name)?;
-        let value = decode(value)?;
+        let name = decode(name, "a query parameter's name")?;
+        let value = decode(value, &format!("query parameter {name:?}"))?;
         if params.contains_key(&name) {
             return Err(ApiError::BadRequest(format!(
                 "query parameter {name:?} is given twice; give it once"
@@ -43,8 +43,8 @@ fn parse(query: &str) -> Result<HashMap<String, String>, ApiError> {
     Ok(params)
 }
 
-/// `part` percent-decoded.
-fn decode(part: &str) -> Result<String, ApiError> {
+/// `part` percent-decoded; `what` it is, for the refusal.
+fn decode(part: &str, what: &str) -> Result<String, ApiError> {
     let bytes = part.as_bytes();
     let mut out = Vec::with_capacity(bytes.len());
     let mut at = 0;
@@ -59,7 +59,7 @@ fn decode(part: &str) -> Result<String, ApiError> {
                 let Some(byte) = escape else {
                     let shown: String = part[at..].chars().take(3).collect();
                     return Err(ApiError::BadRequest(format!(
-                        "the query does not decode: {shown:?} is not a percent-escape (% and two hex digits; a % itself is %25)"
+                        "{what} does not decode: {shown:?} is not a percent-escape (% and two hex digits; a % itself is %25)"
                     )));
                 };
                 out.push(byte);
@@ -70,7 +70,7 @@ fn decode(part: &str) -> Result<String, ApiError> {
         at += 1;
     }
     String::from_utf8(out).map_err(|_| {
-        ApiError::BadRequest("the query does not decode: its escapes are not UTF-8".to_owned())
+        ApiError::BadRequest(format!("{what} does not decode: its escapes are not UTF-8"))
     })
 }
 
@@ -97,9 +97,13 @@ mod tests {
 
     #[test]
     fn what_does_not_decode_or_repeats_is_refused() {
-        assert!(refusal("key=%zz").contains("\"%zz\" is not a percent-escape"));
+        assert!(
+            refusal("key=%zz").contains(
+                "query parameter \"key\" does not decode: \"%zz\" is not a percent-escape"
+            )
+        );
         assert!(refusal("key=ab%").contains("\"%\" is not a percent-escape"));
-        assert!(refusal("%zz").contains("percent-escape"));
+        assert!(refusal("%zz").contains("a query parameter's name does not decode"));
         assert!(refusal("key=%ff").contains("not UTF-8"));
         assert!(refusal("version=1&version=2").contains("\"version\" is given twice"));
         assert!(refusal("effective&effective=false").contains("given twice"));
