@@ -9,7 +9,7 @@ use super::error::ApiError;
 use super::registers;
 use super::state::AppState;
 use crate::api;
-use crate::auth::Principal;
+use crate::auth::{self, Principal};
 use crate::configdb::{
     ComponentRef, DocAddress, DocKind, KeyPath, LevelPath, NewComponent, NewEnvironment, Retention,
     Version, keypath,
@@ -352,13 +352,27 @@ async fn import(
         });
     }
     let snapshot = state.snapshot();
-    let component = snapshot
+    let first = snapshot
         .environment(env)
         .ok_or_else(|| ApiError::NotFound(format!("environment {env} does not exist")))?
         .components
         .first()
         .copied()
         .map(ComponentRef::Id);
+    let mut undefined: Vec<String> = Vec::new();
+    for doc in &documents {
+        let defined = snapshot
+            .resource_names(env)
+            .is_some_and(|mut names| names.any(|n| n == doc.resource));
+        if !defined && !undefined.contains(&doc.resource) {
+            undefined.push(doc.resource.clone());
+        }
+    }
+    auth::may_define(&who, &undefined).map_err(|denied| ApiError::Forbidden(denied.to_string()))?;
+    // Whom the snapshot shows nothing to define gets no definitions
+    // either should the database differ: the store then refuses the
+    // resource the environment lacks.
+    let component = first.filter(|_| who.may_change_components());
     let batch = ImportBatch {
         env,
         documents,
@@ -477,7 +491,7 @@ async fn get_document(
     let (mut at, target) = parse_document_url(env, &rest)?;
     let snapshot = state.snapshot();
     registers::check_read(&snapshot, env, &at.path)?;
-    datasource::resolve(&snapshot, &mut at);
+    datasource::resolve(&snapshot, &mut at)?;
     match target {
         Target::History => {
             let history = state.read(move |store| Ok(store.history(&at)?)).await?;
@@ -563,7 +577,7 @@ async fn put_document(
     let (mut at, target) = parse_document_url(env, &rest)?;
     registers::check_write(&state, env, &at.path).await?;
     let snapshot = state.snapshot();
-    let named_by = datasource::resolve(&snapshot, &mut at);
+    let named_by = datasource::resolve(&snapshot, &mut at)?;
     let tail = match &target {
         Target::Key(_) => 3,
         _ => 1,
@@ -649,7 +663,7 @@ async fn delete_document(
     let env = env_id(&env)?;
     let (mut at, target) = parse_document_url(env, &rest)?;
     registers::check_write(&state, env, &at.path).await?;
-    datasource::resolve(&state.snapshot(), &mut at);
+    datasource::resolve(&state.snapshot(), &mut at)?;
     if target != Target::Document {
         return Err(ApiError::BadRequest(
             "only a whole document can be deleted".to_owned(),
@@ -675,7 +689,7 @@ async fn post_document(
     let env = env_id(&env)?;
     let (mut at, target) = parse_document_url(env, &rest)?;
     registers::check_write(&state, env, &at.path).await?;
-    datasource::resolve(&state.snapshot(), &mut at);
+    datasource::resolve(&state.snapshot(), &mut at)?;
     if target != Target::Restore {
         return Err(ApiError::BadRequest(
             "POST is for …/restore?version=N".to_owned(),

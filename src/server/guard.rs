@@ -359,3 +359,6 @@ fn refused(e: &AuthError, keystone: Option<&str>) -> Response {
     }
     response
 }
+
+#[cfg(test)]
+mod tests;
