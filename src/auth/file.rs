@@ -8,7 +8,7 @@
 
 use super::Role;
 use serde::Deserialize;
-use std::collections::{BTreeMap, HashSet};
+use std::collections::{BTreeMap, HashMap, HashSet};
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
@@ -196,9 +196,20 @@ impl AuthFile {
             })?;
         }
         let mut names = HashSet::new();
+        // Digest (lowercase, as the server compares it) → the entry's name.
+        let mut digests: HashMap<String, &str> = HashMap::new();
         for token in &self.tokens {
             if !names.insert(&token.name) {
                 return Err(format!("token {:?} is listed twice", token.name));
+            }
+            // One token under two names is whichever entry the server
+            // takes, with its role, and revoking one name leaves it working.
+            if let Some(first) = digests.insert(token.sha256.to_ascii_lowercase(), &token.name) {
+                return Err(format!(
+                    "tokens {first:?} and {:?} have the same sha256: they are one token under two names, \
+                     and revoking one would leave it working; keep one entry",
+                    token.name
+                ));
             }
             // The name is how it is revoked and what history and the log
             // show as its author.
@@ -652,6 +663,15 @@ mod tests {
                 "exactly one of cn and san",
             ),
             ("[[tokens]]\nname = \"t\"\n", "unknown field"),
+            (
+                &format!(
+                    "[[token]]\nname = \"ci\"\nrole = \"read\"\nsha256 = \"{}\"\n\
+                     [[token]]\nname = \"old\"\nrole = \"admin\"\nsha256 = \"{}\"\n",
+                    "ab".repeat(32),
+                    "AB".repeat(32)
+                ),
+                "tokens \"ci\" and \"old\" have the same sha256: they are one token under two names",
+            ),
         ];
         for (text, message) in cases {
             let error = AuthFile::parse(text).unwrap_err();
