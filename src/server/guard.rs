@@ -215,6 +215,11 @@ pub(crate) async fn authorize(
     }
     let peer = request.extensions().get::<Peer>().cloned();
     let headers = request.headers();
+    if let Some(e) = repeated_credentials(headers) {
+        state.metrics().auth_failure(reason(&e));
+        let response = refused(&e, authenticator.keystone_url());
+        return Err(closing(response, may_have_body(&request)));
+    }
     let memo = peer.as_ref().map(|p| &*p.remembered);
     let authorization = headers
         .get(header::AUTHORIZATION)
@@ -247,6 +252,20 @@ pub(crate) async fn authorize(
         return Err(closing(response, may_have_body(&request)));
     }
     Ok(admit(request, principal, who))
+}
+
+/// A request with two `Authorization` (or two `X-Auth-Token`) headers is
+/// malformed (401): which one is meant is not for the server to guess, and
+/// a proxy that adds its own would otherwise decide by header order.
+fn repeated_credentials(headers: &header::HeaderMap) -> Option<AuthError> {
+    [&header::AUTHORIZATION, &X_AUTH_TOKEN]
+        .into_iter()
+        .find_map(|name| {
+            let count = headers.get_all(name).iter().count();
+            (count > 1).then(|| {
+                AuthError::Malformed(format!("the request has {count} {name} headers; send one"))
+            })
+        })
 }
 
 /// Whether the request announces a body (which a refusal leaves unread).

@@ -143,3 +143,32 @@ async fn a_limited_writer_cannot_redefine_what_another_environments_urls_name() 
     assert_eq!(status, StatusCode::OK, "{answer}");
     assert_eq!(answer["defined"], json!(["decoy"]));
 }
+
+/// Two `Authorization` headers (or two `X-Auth-Token`): the first one won,
+/// whatever the second said. Now the request is malformed, 401.
+#[tokio::test]
+async fn repeated_credential_headers_are_refused() {
+    let (state, _) = shared().await;
+    let url = "/api/v1/config/environments/1/resources/astute/values";
+    for (name, first, second) in [
+        (
+            "authorization",
+            format!("Bearer {ADMIN}"),
+            "Bearer nope".to_owned(),
+        ),
+        ("x-auth-token", "a".to_owned(), "b".to_owned()),
+    ] {
+        let request = Request::builder()
+            .uri(url)
+            .header(name, first)
+            .header(name, second)
+            .body(Body::empty())
+            .unwrap();
+        let (status, answer) = answer(&state, request).await;
+        assert_eq!(status, StatusCode::UNAUTHORIZED, "{name}: {answer}");
+        assert_eq!(
+            message(&answer),
+            format!("malformed credentials: the request has 2 {name} headers; send one")
+        );
+    }
+}
