@@ -133,7 +133,12 @@ pub(crate) fn run(args: Args) -> anyhow::Result<ExitCode> {
             })
             .map_err(Into::into),
         AuthCommand::List(list) => Authenticator::load(&list.file)
-            .map(|(file, _)| listing(&file, jiff::Timestamp::now()))
+            .map(|(file, _)| {
+                for warning in file.warnings() {
+                    eprintln!("hierad: warning: {warning}");
+                }
+                listing(&file, jiff::Timestamp::now())
+            })
             .map_err(Into::into),
     };
     Ok(super::report(report))
