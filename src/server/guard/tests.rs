@@ -172,3 +172,25 @@ async fn repeated_credential_headers_are_refused() {
         );
     }
 }
+
+/// A limited principal's own environment percent-encoded (`%31`) was
+/// judged undecoded, as no number: 403 "may not use environment
+/// -9223372036854775808". The guard now judges what the route reads.
+#[tokio::test]
+async fn the_guard_judges_the_environment_the_route_reads() {
+    let (state, _) = shared().await;
+    let url = |env: &str| format!("/api/v1/config/environments/{env}/resources/astute/values");
+    let (status, answer) = call(&state, WRITER1, "GET", &url("%31"), "").await;
+    assert_eq!(status, StatusCode::OK, "{answer}");
+    let (status, answer) = call(&state, WRITER1, "PUT", &url("%31"), r#"{"a": 1}"#).await;
+    assert_eq!(status, StatusCode::NO_CONTENT, "{answer}");
+    let (status, answer) = call(&state, WRITER1, "GET", &url("%32"), "").await;
+    assert_eq!(status, StatusCode::FORBIDDEN, "{answer}");
+    assert_eq!(message(&answer), "token:w1 may not use environment 2");
+    let (status, answer) = call(&state, WRITER1, "GET", &url("x"), "").await;
+    assert_eq!(status, StatusCode::FORBIDDEN, "{answer}");
+    assert_eq!(
+        message(&answer),
+        "token:w1 may use only its own environments, and \"x\" names none: environments are numbered"
+    );
+}
