@@ -322,7 +322,7 @@ async fn import(
         None => LevelPath::root(),
     };
     if !body.register {
-        registers::check_write(&state, env, &path).await?;
+        registers::check_write(&state, &who, env, &path).await?;
     }
     let register: Vec<(String, String)> = if body.register {
         path.pairs()
@@ -484,13 +484,14 @@ fn version_param(text: &str) -> Result<u64, ApiError> {
 
 async fn get_document(
     State(state): State<AppState>,
+    Extension(who): Extension<Principal>,
     Path((env, rest)): Path<(String, String)>,
     Query(query): Query<HashMap<String, String>>,
 ) -> Result<Response, ApiError> {
     let env = env_id(&env)?;
     let (mut at, target) = parse_document_url(env, &rest)?;
     let snapshot = state.snapshot();
-    registers::check_read(&snapshot, env, &at.path)?;
+    registers::check_read(&snapshot, &who, env, &at.path)?;
     datasource::resolve(&snapshot, &mut at)?;
     match target {
         Target::History => {
@@ -575,7 +576,7 @@ async fn put_document(
 ) -> Result<Response, ApiError> {
     let env = env_id(&env)?;
     let (mut at, target) = parse_document_url(env, &rest)?;
-    registers::check_write(&state, env, &at.path).await?;
+    registers::check_write(&state, &who, env, &at.path).await?;
     let snapshot = state.snapshot();
     let named_by = datasource::resolve(&snapshot, &mut at)?;
     let tail = match &target {
@@ -662,7 +663,7 @@ async fn delete_document(
 ) -> Result<Response, ApiError> {
     let env = env_id(&env)?;
     let (mut at, target) = parse_document_url(env, &rest)?;
-    registers::check_write(&state, env, &at.path).await?;
+    registers::check_write(&state, &who, env, &at.path).await?;
     datasource::resolve(&state.snapshot(), &mut at)?;
     if target != Target::Document {
         return Err(ApiError::BadRequest(
@@ -688,7 +689,7 @@ async fn post_document(
 ) -> Result<Response, ApiError> {
     let env = env_id(&env)?;
     let (mut at, target) = parse_document_url(env, &rest)?;
-    registers::check_write(&state, env, &at.path).await?;
+    registers::check_write(&state, &who, env, &at.path).await?;
     datasource::resolve(&state.snapshot(), &mut at)?;
     if target != Target::Restore {
         return Err(ApiError::BadRequest(

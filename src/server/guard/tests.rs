@@ -194,3 +194,31 @@ async fn the_guard_judges_the_environment_the_route_reads() {
         "token:w1 may use only its own environments, and \"x\" names none: environments are numbered"
     );
 }
+
+/// A principal limited to environment 1 asking for a node only
+/// environment 2 registers was told "(it is registered in environment
+/// 2)". Only environments it may use are named; an unlimited one is told.
+#[tokio::test]
+async fn a_limited_principal_is_not_told_where_another_environments_nodes_are() {
+    let (state, _) = shared().await;
+    for env in [1, 2] {
+        let url = format!("/api/v1/config/environments/{env}/hierarchy_levels/nodes/register");
+        let nodes = if env == 1 { r#"["n1"]"# } else { r#"["n2"]"# };
+        let (status, answer) = call(&state, ADMIN, "PUT", &url, nodes).await;
+        assert_eq!(status, StatusCode::OK, "{answer}");
+    }
+    let url = "/api/v1/config/environments/1/nodes/n2/resources/astute/values";
+    let said = "Node with the given ID not assigned to cluster with the given ID: \"n2\" is not in the register of level \"nodes\" of environment 1";
+    for method in ["GET", "PUT"] {
+        let (status, answer) = call(&state, WRITER1, method, url, "{}").await;
+        assert_eq!(status, StatusCode::NOT_FOUND, "{answer}");
+        assert_eq!(message(&answer), said, "{method}");
+        let (status, answer) = call(&state, WRITER, method, url, "{}").await;
+        assert_eq!(status, StatusCode::NOT_FOUND, "{answer}");
+        assert_eq!(
+            message(&answer),
+            format!("{said} (it is registered in environment 2)"),
+            "{method}"
+        );
+    }
+}
