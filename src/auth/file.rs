@@ -8,7 +8,7 @@
 
 use super::Role;
 use serde::Deserialize;
-use std::collections::{BTreeMap, HashSet};
+use std::collections::{BTreeMap, HashMap, HashSet};
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
@@ -188,17 +188,42 @@ impl AuthFile {
                     user.name
                 ));
             }
-            argon2::password_hash::PasswordHash::new(&user.password_hash).map_err(|e| {
+            let hash = argon2::password_hash::PasswordHash::new(&user.password_hash).map_err(|e| {
                 format!(
                     "user {:?}: password_hash is not a PHC hash ({e}); make one with `hierad auth add-user`",
                     user.name
                 )
             })?;
+            // Any other algorithm would load and never let the user in
+            // (the check is Argon2id's), or, for argon2i/argon2d, let in
+            // through a hash weaker than the one documented.
+            if hash.algorithm != argon2::Algorithm::Argon2id.ident() {
+                return Err(format!(
+                    "user {:?}: password_hash uses {}; hierad takes Argon2id ($argon2id$…) only: \
+                     make one with `hierad auth add-user --replace`",
+                    user.name, hash.algorithm
+                ));
+            }
+            check_environments(
+                &format!("user {:?}", user.name),
+                user.environments.as_deref(),
+            )?;
         }
         let mut names = HashSet::new();
+        // Digest (lowercase, as the server compares it) → the entry's name.
+        let mut digests: HashMap<String, &str> = HashMap::new();
         for token in &self.tokens {
             if !names.insert(&token.name) {
                 return Err(format!("token {:?} is listed twice", token.name));
+            }
+            // One token under two names is whichever entry the server
+            // takes, with its role, and revoking one name leaves it working.
+            if let Some(first) = digests.insert(token.sha256.to_ascii_lowercase(), &token.name) {
+                return Err(format!(
+                    "tokens {first:?} and {:?} have the same sha256: they are one token under two names, \
+                     and revoking one would leave it working; keep one entry",
+                    token.name
+                ));
             }
             // The name is how it is revoked and what history and the log
             // show as its author.
@@ -217,14 +242,31 @@ impl AuthFile {
             if let Some(when) = &token.expires_at {
                 parse_time(when).map_err(|e| format!("token {:?}: {e}", token.name))?;
             }
+            check_environments(
+                &format!("token {:?}", token.name),
+                token.environments.as_deref(),
+            )?;
         }
         for (i, cert) in self.client_certs.iter().enumerate() {
-            if cert.cn.is_some() == cert.san.is_some() {
-                return Err(format!(
-                    "client_cert #{}: give exactly one of cn and san",
-                    i + 1
-                ));
+            let entry = format!("#{}", i + 1);
+            match (cert.cn.as_deref(), cert.san.as_deref()) {
+                (Some(_), Some(_)) | (None, None) => {
+                    return Err(format!(
+                        "client_cert {entry}: give exactly one of cn and san"
+                    ));
+                }
+                (Some(""), None) | (None, Some("")) => {
+                    let field = if cert.cn.is_some() { "cn" } else { "san" };
+                    return Err(format!(
+                        "client_cert {entry}: {field} is empty; name the certificate's {field} it maps"
+                    ));
+                }
+                _ => {}
             }
+            check_environments(
+                &format!("client_cert {entry}"),
+                cert.environments.as_deref(),
+            )?;
         }
         if let Some(keystone) = &self.keystone {
             if keystone.roles.is_empty() {
@@ -243,8 +285,67 @@ impl AuthFile {
                 );
             }
         }
+        if let Some(projects) = self.keystone.as_ref().and_then(|k| k.projects.as_ref()) {
+            for (project, envs) in projects {
+                check_environments(&format!("keystone.projects {project:?}"), Some(envs))?;
+            }
+        }
         Ok(())
     }
+
+    /// What loads but is likely a mistake, one sentence each, for the
+    /// server to log (as a warning, naming the file) at every load and
+    /// `hierad auth list` to print: a file that lets nobody in, a password
+    /// hash weaker than `hierad auth add-user` makes.
+    pub fn warnings(&self) -> Vec<String> {
+        let mut warnings = Vec::new();
+        if self.users.is_empty()
+            && self.tokens.is_empty()
+            && self.client_certs.is_empty()
+            && self.keystone.is_none()
+        {
+            warnings.push(
+                "the auth file lets nobody in: it has no user, token, client_cert or keystone entry, \
+                 so every request but /healthz and /readyz is refused 401; add one with `hierad auth add-user` or `add-token`"
+                    .to_owned(),
+            );
+        }
+        let (m, t) = (
+            argon2::Params::DEFAULT_M_COST,
+            argon2::Params::DEFAULT_T_COST,
+        );
+        for user in &self.users {
+            let Ok(hash) = argon2::password_hash::PasswordHash::new(&user.password_hash) else {
+                continue;
+            };
+            let Ok(params) = argon2::Params::try_from(&hash) else {
+                continue;
+            };
+            if params.m_cost() < m || params.t_cost() < t {
+                warnings.push(format!(
+                    "user {:?}: its password hash costs m={} KiB, t={} passes, less than the m={m}, t={t} \
+                     `hierad auth add-user` uses, so a stolen file gives its password up faster; \
+                     hash it again with `hierad auth add-user --replace`",
+                    user.name,
+                    params.m_cost(),
+                    params.t_cost()
+                ));
+            }
+        }
+        warnings
+    }
+}
+
+/// An entry's `environments`: absent (every environment) or some; `[]`
+/// would limit it to none, which is surely not what was meant.
+fn check_environments(entry: &str, environments: Option<&[i64]>) -> Result<(), String> {
+    if environments.is_some_and(<[i64]>::is_empty) {
+        return Err(format!(
+            "{entry}: environments = [] would limit it to no environment; \
+             list the environments it may use, or leave environments out for all of them"
+        ));
+    }
+    Ok(())
 }
 
 /// An RFC 3339 time (`2027-01-31T00:00:00Z`).
@@ -633,6 +734,45 @@ mod tests {
     }
 
     #[test]
+    fn what_loads_but_is_likely_a_mistake_is_warned_of() {
+        let empty = AuthFile::parse("# nothing yet\n").unwrap().warnings();
+        assert_eq!(empty.len(), 1);
+        assert!(
+            empty[0].starts_with("the auth file lets nobody in"),
+            "{empty:?}"
+        );
+        let user = |name: &str, params: &str| {
+            format!(
+                "[[user]]\nname = \"{name}\"\nrole = \"read\"\n\
+                 password_hash = \"$argon2id$v=19${params}$c2FsdHNhbHQ$ZGlnZXN0ZGlnZXN0ZGlnZXN0\"\n"
+            )
+        };
+        let text = [
+            user("ok", "m=19456,t=2,p=1"),
+            user("weak", "m=8,t=1,p=1"),
+            user("few-passes", "m=65536,t=1,p=4"),
+        ]
+        .concat();
+        let warnings = AuthFile::parse(&text).unwrap().warnings();
+        assert_eq!(warnings.len(), 2, "{warnings:?}");
+        assert!(
+            warnings[0].starts_with("user \"weak\": its password hash costs m=8 KiB, t=1 passes, less than the m=19456, t=2"),
+            "{warnings:?}"
+        );
+        assert!(
+            warnings[1].starts_with("user \"few-passes\""),
+            "{warnings:?}"
+        );
+        // What `hierad auth add-user` makes is not warned of.
+        let made = crate::auth::verify::hash_password("pw").unwrap();
+        let text = format!("[[user]]\nname = \"a\"\nrole = \"read\"\npassword_hash = \"{made}\"\n");
+        assert_eq!(
+            AuthFile::parse(&text).unwrap().warnings(),
+            Vec::<String>::new()
+        );
+    }
+
+    #[test]
     fn mistakes_are_named() {
         let cases = [
             (
@@ -652,6 +792,43 @@ mod tests {
                 "exactly one of cn and san",
             ),
             ("[[tokens]]\nname = \"t\"\n", "unknown field"),
+            (
+                "[[user]]\nname = \"a\"\nrole = \"read\"\npassword_hash = \"$pbkdf2-sha256$i=1000$c2FsdHNhbHQ$ZGlnZXN0ZGlnZXN0ZGlnZXN0\"\n",
+                "user \"a\": password_hash uses pbkdf2-sha256; hierad takes Argon2id ($argon2id$…) only",
+            ),
+            (
+                "[[user]]\nname = \"a\"\nrole = \"read\"\npassword_hash = \"$argon2i$v=19$m=19456,t=2,p=1$c2FsdHNhbHQ$ZGlnZXN0ZGlnZXN0ZGlnZXN0\"\n",
+                "user \"a\": password_hash uses argon2i;",
+            ),
+            (
+                "[[user]]\nname = \"a\"\nrole = \"read\"\nenvironments = []\npassword_hash = \"$argon2id$v=19$m=19456,t=2,p=1$c2FsdHNhbHQ$ZGlnZXN0ZGlnZXN0ZGlnZXN0\"\n",
+                "user \"a\": environments = [] would limit it to no environment",
+            ),
+            (
+                "[[token]]\nname = \"t\"\nrole = \"read\"\nenvironments = []\nsha256 = \"0000000000000000000000000000000000000000000000000000000000000000\"\n",
+                "token \"t\": environments = [] would limit it to no environment",
+            ),
+            (
+                "[[client_cert]]\ncn = \"\"\nrole = \"read\"\n",
+                "client_cert #1: cn is empty",
+            ),
+            (
+                "[[client_cert]]\ncn = \"p\"\nrole = \"read\"\n[[client_cert]]\nsan = \"\"\nrole = \"read\"\n",
+                "client_cert #2: san is empty",
+            ),
+            (
+                "[[client_cert]]\ncn = \"p\"\nrole = \"read\"\nenvironments = []\n",
+                "client_cert #1: environments = []",
+            ),
+            (
+                &format!(
+                    "[[token]]\nname = \"ci\"\nrole = \"read\"\nsha256 = \"{}\"\n\
+                     [[token]]\nname = \"old\"\nrole = \"admin\"\nsha256 = \"{}\"\n",
+                    "ab".repeat(32),
+                    "AB".repeat(32)
+                ),
+                "tokens \"ci\" and \"old\" have the same sha256: they are one token under two names",
+            ),
         ];
         for (text, message) in cases {
             let error = AuthFile::parse(text).unwrap_err();

@@ -100,6 +100,12 @@ impl Principal {
         }
     }
 
+    /// Whether it may create and change components (`admin` with no
+    /// environment limit: a component is shared by environments).
+    pub fn may_change_components(&self) -> bool {
+        self.role >= Role::Admin && self.environments.is_none()
+    }
+
     /// Whether it may touch environment `env`.
     pub fn may_use(&self, env: i64) -> bool {
         self.environments
@@ -179,6 +185,12 @@ pub(crate) enum Denied {
     },
     #[error("{name} may not use environment {env}")]
     Environment { name: Arc<str>, env: i64 },
+    #[error(
+        "{name} may not define resources ({resources}): an import that defines resources its environment lacks \
+         changes a component, which environments share, so it needs what creating a component needs: the role admin \
+         and no environment limit; have an admin define them (POST /api/v1/config/components), or import only resources the environment defines"
+    )]
+    Define { name: Arc<str>, resources: String },
     #[error("{name} is limited to some environments; {method} {route} names none (only GETs may)")]
     NoEnvironment {
         name: Arc<str>,
@@ -227,6 +239,31 @@ pub(crate) fn permit(
         }
         _ => Ok(()),
     }
+}
+
+/// Whether `principal` may have an import define `resources` (names its
+/// environment lacks) in the environment's first component: only who may
+/// create a component ([`needed`] and [`permit`] for `POST
+/// /api/v1/config/components`), since the component is shared with every
+/// environment that uses it, and a definition there changes what their
+/// URLs name. An import has no rule of its own, so a writer's import can
+/// do no more to a component than the writer could do directly.
+///
+/// # Errors
+///
+/// [`Denied::Define`] naming the resources.
+pub(crate) fn may_define(principal: &Principal, resources: &[String]) -> Result<(), Denied> {
+    if resources.is_empty() || principal.may_change_components() {
+        return Ok(());
+    }
+    Err(Denied::Define {
+        name: principal.name.clone(),
+        resources: resources
+            .iter()
+            .map(|r| format!("{r:?}"))
+            .collect::<Vec<_>>()
+            .join(", "),
+    })
 }
 
 #[cfg(test)]
@@ -348,6 +385,25 @@ mod tests {
             assert_eq!(needed(&method, Some(route)), need, "{method} {route}");
         }
         assert_eq!(needed(&Method::PATCH, None), Need::Role(Role::Read));
+    }
+
+    #[test]
+    fn only_who_may_create_a_component_may_define_resources() {
+        let new = ["decoy".to_owned()];
+        assert!(may_define(&principal(Role::Admin, None), &new).is_ok());
+        for who in [
+            principal(Role::Write, Some(&[1])),
+            principal(Role::Write, None),
+            principal(Role::Admin, Some(&[1])),
+        ] {
+            let denied = may_define(&who, &new).unwrap_err().to_string();
+            assert!(
+                denied.starts_with("p may not define resources (\"decoy\")"),
+                "{denied}"
+            );
+            // Importing defined resources only is writing documents.
+            assert!(may_define(&who, &[]).is_ok());
+        }
     }
 
     #[test]

@@ -133,7 +133,12 @@ pub(crate) fn run(args: Args) -> anyhow::Result<ExitCode> {
             })
             .map_err(Into::into),
         AuthCommand::List(list) => Authenticator::load(&list.file)
-            .map(|(file, _)| listing(&file, jiff::Timestamp::now()))
+            .map(|(file, _)| {
+                for warning in file.warnings() {
+                    eprintln!("hierad: warning: {warning}");
+                }
+                listing(&file, jiff::Timestamp::now())
+            })
             .map_err(Into::into),
     };
     Ok(super::report(report))
@@ -246,7 +251,12 @@ fn add_user(add: &AddUser) -> anyhow::Result<String> {
 }
 
 fn add_token(add: &AddToken) -> anyhow::Result<String> {
-    let expires_at = add.expires.as_deref().map(expiry).transpose()?;
+    let now = jiff::Timestamp::now();
+    let expires_at = add
+        .expires
+        .as_deref()
+        .map(|text| future_expiry(text, now))
+        .transpose()?;
     let (token, sha256) = verify::new_token().map_err(anyhow::Error::msg)?;
     file::add_token(
         &add.entry.file,
@@ -289,6 +299,18 @@ fn expiry(text: &str) -> anyhow::Result<jiff::Timestamp> {
     Ok(jiff::Timestamp::now() + jiff::SignedDuration::from_secs(count.saturating_mul(seconds)))
 }
 
+/// `--expires` for a new token: [`expiry`], and not already past (such a
+/// token would be refused from its first use).
+fn future_expiry(text: &str, now: jiff::Timestamp) -> anyhow::Result<jiff::Timestamp> {
+    let when = expiry(text)?;
+    if when <= now {
+        bail!(
+            "--expires {text:?} is in the past (now is {now}): the token would never work; give a later time or a duration such as 90d"
+        );
+    }
+    Ok(when)
+}
+
 /// The first line of `path`.
 ///
 /// # Errors
@@ -299,13 +321,14 @@ pub(crate) fn read_password_file(path: &Path) -> anyhow::Result<String> {
 }
 
 /// The first line of the file at `path`, a secret (`what` names it in
-/// the error).
+/// the error). Read as the server reads its secret files: a FIFO or a
+/// device is refused, naming what it is, never waited on.
 ///
 /// # Errors
 ///
-/// It cannot be read.
+/// It cannot be read, or is not a regular file.
 pub(crate) fn read_first_line(what: &str, path: &Path) -> anyhow::Result<String> {
-    let text = std::fs::read_to_string(path)
+    let text = crate::config_file::read_to_string(path)
         .with_context(|| format!("cannot read the {what} {}", path.display()))?;
     Ok(text.lines().next().unwrap_or_default().to_owned())
 }
@@ -367,5 +390,38 @@ mod tests {
         for bad in ["soon", "0d", "-3h", "12y"] {
             assert!(super::expiry(bad).is_err(), "{bad}");
         }
+        // A new token that expired before it was made is refused.
+        let past = super::future_expiry("2020-01-01T00:00:00Z", now).unwrap_err();
+        assert!(
+            past.to_string()
+                .starts_with("--expires \"2020-01-01T00:00:00Z\" is in the past"),
+            "{past}"
+        );
+        assert!(super::future_expiry("90d", now).is_ok());
+    }
+
+    /// `--password-file`/`--token-file` naming a FIFO waited on it for
+    /// good; now refused at once, as the server refuses one.
+    #[test]
+    fn a_fifo_for_a_secret_file_is_refused_not_waited_on() {
+        let dir = tempfile::tempdir().unwrap();
+        let fifo = dir.path().join("pw");
+        let made = std::process::Command::new("mkfifo")
+            .arg(&fifo)
+            .status()
+            .unwrap();
+        assert!(made.success());
+        let (tx, rx) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            let _ = tx.send(super::read_password_file(&fifo).map_err(|e| format!("{e:#}")));
+        });
+        let read = rx
+            .recv_timeout(std::time::Duration::from_secs(5))
+            .expect("still waiting on the FIFO after 5 s");
+        let error = read.unwrap_err();
+        assert!(
+            error.starts_with("cannot read the password file") && error.contains("FIFO"),
+            "{error}"
+        );
     }
 }

@@ -22,7 +22,7 @@
 
 use super::args::{Conn, EnvLevel};
 use super::report;
-use crate::configdb::model::check_resource_name;
+use crate::configdb::model::check_resource_path;
 use crate::hiera::{Value, render};
 use anyhow::{anyhow, bail};
 use indicatif::{ProgressBar, ProgressStyle};
@@ -76,7 +76,7 @@ fn export(args: &Args) -> anyhow::Result<String> {
         bar.set_message(name.clone());
         // Names come from the store or a server: never let one climb out
         // of DIR.
-        check_resource_name(name)?;
+        check_resource_path(name)?;
         let doc = db.effective(args.at.env, level, name)?;
         bar.inc(1);
         if doc.is_empty() {

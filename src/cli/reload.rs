@@ -67,7 +67,12 @@ pub(crate) fn load_authenticator(
     path: &Path,
     request_timeout: Duration,
 ) -> anyhow::Result<Authenticator> {
-    let (_, authenticator) = Authenticator::load(path)?;
+    let (file, authenticator) = Authenticator::load(path)?;
+    // At start and at every reload: a file that lets nobody in locks
+    // everyone out with no other sign.
+    for warning in file.warnings() {
+        tracing::warn!(file = %path.display(), "{warning}");
+    }
     if let Some(warning) = outlasts(authenticator.keystone_longest_validation(), request_timeout) {
         tracing::warn!(file = %path.display(), "{warning}");
     }

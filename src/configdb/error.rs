@@ -126,19 +126,30 @@ pub(crate) enum NotFound {
     /// A level value registered by other environments only (seeds/004's
     /// second 404).
     #[error(
-        "Node with the given ID not assigned to cluster with the given ID: {value:?} is not in the register of level \"{level}\" of environment {env} (it is registered in environment {})",
-        elsewhere.iter().map(ToString::to_string).collect::<Vec<_>>().join(", ")
+        "Node with the given ID not assigned to cluster with the given ID: {value:?} is not in the register of level \"{level}\" of environment {env}{}",
+        registered_in(elsewhere)
     )]
     NotAssigned {
         env: i64,
         level: String,
         value: String,
-        /// The environments that do register it.
+        /// The environments that do register it, as far as the requester
+        /// may know (none named to one limited to other environments).
         elsewhere: Vec<i64>,
     },
     /// A level the environment keeps no register of.
     #[error("environment {env} keeps no register of level \"{level}\"")]
     Register { env: i64, level: String },
+}
+
+/// ` (it is registered in environment 2, 3)`, or nothing for no
+/// environment the requester may be told of.
+fn registered_in(elsewhere: &[i64]) -> String {
+    if elsewhere.is_empty() {
+        return String::new();
+    }
+    let listed: Vec<String> = elsewhere.iter().map(ToString::to_string).collect();
+    format!(" (it is registered in environment {})", listed.join(", "))
 }
 
 /// A conditional write (`If-Match`) of a document that another writer

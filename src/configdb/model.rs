@@ -71,11 +71,29 @@ impl fmt::Display for ComponentRef {
 impl FromStr for ComponentRef {
     type Err = std::convert::Infallible;
     fn from_str(s: &str) -> Result<Self, Self::Err> {
-        Ok(match s.parse() {
-            Ok(id) if s.bytes().all(|b| b.is_ascii_digit()) => ComponentRef::Id(id),
-            _ => ComponentRef::Name(s.to_owned()),
+        Ok(match parse_id(s) {
+            Some(id) => ComponentRef::Id(id),
+            None => ComponentRef::Name(s.to_owned()),
         })
     }
+}
+
+/// The id a URL segment names when it names a component or a resource
+/// definition "by id or name": ASCII digits only (`+1`, `-1`, ` 1` are
+/// names), so the names [`reads_as_id`] refuses are exactly the texts
+/// that could be taken for an id.
+pub(crate) fn parse_id(text: &str) -> Option<i64> {
+    if reads_as_id(text) {
+        text.parse().ok()
+    } else {
+        None
+    }
+}
+
+/// Whether `name` is all ASCII digits, which a URL naming a component or
+/// a resource by id or name reads as an id (even one too large to be one).
+pub(crate) fn reads_as_id(name: &str) -> bool {
+    !name.is_empty() && name.bytes().all(|b| b.is_ascii_digit())
 }
 
 /// What to create: an environment.
@@ -279,7 +297,7 @@ pub(crate) fn into_document(value: Value) -> Result<Hash, ConfigError> {
 pub(crate) fn check_component_name(name: &str) -> Result<(), ConfigError> {
     let reason = if name.is_empty() {
         "it is empty"
-    } else if name.bytes().all(|b| b.is_ascii_digit()) {
+    } else if reads_as_id(name) {
         "it is all digits, which reads as a component id"
     } else if name.chars().any(char::is_control) {
         "it may not contain control characters"
@@ -289,13 +307,36 @@ pub(crate) fn check_component_name(name: &str) -> Result<(), ConfigError> {
     Err(bad_name("component", name, reason))
 }
 
-/// Resource names: `/`-separated segments (they map onto files of an
-/// `/etc/hiera` tree), none empty, `.` or `..`, no control characters.
+/// Names of new resources: [`check_resource_path`], and not all digits,
+/// which a document URL reads as a resource definition's id: a writer
+/// could otherwise define a resource `1` in a component environments
+/// share and take over what `…/resources/1/…` means in all of them.
 ///
 /// # Errors
 ///
 /// [`Invalid::Name`].
 pub(crate) fn check_resource_name(name: &str) -> Result<(), ConfigError> {
+    check_resource_path(name)?;
+    if reads_as_id(name) {
+        return Err(bad_name(
+            "resource",
+            name,
+            "it is all digits, which a URL reads as a resource definition's id",
+        ));
+    }
+    Ok(())
+}
+
+/// Resource names as paths: `/`-separated segments (they map onto files
+/// of an `/etc/hiera` tree), none empty, `.` or `..`, no control
+/// characters. What a name read from the store must be to be written out
+/// as a file (a database may hold all-digit names from before
+/// [`check_resource_name`] refused them).
+///
+/// # Errors
+///
+/// [`Invalid::Name`].
+pub(crate) fn check_resource_path(name: &str) -> Result<(), ConfigError> {
     let reason = if name.is_empty() {
         "it is empty"
     } else if name.split('/').any(str::is_empty) {
@@ -347,6 +388,11 @@ mod tests {
             ("resource", "a//b", Some("empty segment")),
             ("resource", "a/../b", Some("'.' or '..'")),
             ("resource", "a\nb", Some("control")),
+            ("resource", "1", Some("all digits")),
+            ("resource", "007", Some("all digits")),
+            ("resource", "99999999999999999999", Some("all digits")),
+            ("resource", "+1", None),
+            ("resource", "1/2", None),
             ("level", "nodes", None),
             ("level", "no/des", Some("may not contain '/'")),
             ("level", "", Some("it is empty")),
@@ -379,6 +425,13 @@ mod tests {
             "-1".parse::<ComponentRef>(),
             Ok(ComponentRef::Name("-1".into()))
         );
+        assert_eq!(
+            "+1".parse::<ComponentRef>(),
+            Ok(ComponentRef::Name("+1".into()))
+        );
+        assert_eq!("01".parse::<ComponentRef>(), Ok(ComponentRef::Id(1)));
+        assert_eq!(parse_id("+1"), None);
+        assert_eq!(parse_id("99999999999999999999"), None);
         for kind in DocKind::ALL {
             assert_eq!(kind.as_str().parse::<DocKind>(), Ok(kind));
         }

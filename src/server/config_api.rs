@@ -10,7 +10,7 @@ use super::params::Params;
 use super::registers;
 use super::state::AppState;
 use crate::api;
-use crate::auth::Principal;
+use crate::auth::{self, Principal};
 use crate::configdb::{
     ComponentRef, DocAddress, DocKind, KeyPath, LevelPath, NewComponent, NewEnvironment, Retention,
     Version, keypath,
@@ -323,7 +323,7 @@ async fn import(
         None => LevelPath::root(),
     };
     if !body.register {
-        registers::check_write(&state, env, &path).await?;
+        registers::check_write(&state, &who, env, &path).await?;
     }
     let register: Vec<(String, String)> = if body.register {
         path.pairs()
@@ -353,13 +353,27 @@ async fn import(
         });
     }
     let snapshot = state.snapshot();
-    let component = snapshot
+    let first = snapshot
         .environment(env)
         .ok_or_else(|| ApiError::NotFound(format!("environment {env} does not exist")))?
         .components
         .first()
         .copied()
         .map(ComponentRef::Id);
+    let mut undefined: Vec<String> = Vec::new();
+    for doc in &documents {
+        let defined = snapshot
+            .resource_names(env)
+            .is_some_and(|mut names| names.any(|n| n == doc.resource));
+        if !defined && !undefined.contains(&doc.resource) {
+            undefined.push(doc.resource.clone());
+        }
+    }
+    auth::may_define(&who, &undefined).map_err(|denied| ApiError::Forbidden(denied.to_string()))?;
+    // Whom the snapshot shows nothing to define gets no definitions
+    // either should the database differ: the store then refuses the
+    // resource the environment lacks.
+    let component = first.filter(|_| who.may_change_components());
     let batch = ImportBatch {
         env,
         documents,
@@ -471,14 +485,15 @@ fn version_param(text: &str) -> Result<u64, ApiError> {
 
 async fn get_document(
     State(state): State<AppState>,
+    Extension(who): Extension<Principal>,
     Path((env, rest)): Path<(String, String)>,
     Params(query): Params,
 ) -> Result<Response, ApiError> {
     let env = env_id(&env)?;
     let (mut at, target) = parse_document_url(env, &rest)?;
     let snapshot = state.snapshot();
-    registers::check_read(&snapshot, env, &at.path)?;
-    datasource::resolve(&snapshot, &mut at);
+    registers::check_read(&snapshot, &who, env, &at.path)?;
+    datasource::resolve(&snapshot, &mut at)?;
     match target {
         Target::History => {
             let history = state.read(move |store| Ok(store.history(&at)?)).await?;
@@ -562,9 +577,9 @@ async fn put_document(
 ) -> Result<Response, ApiError> {
     let env = env_id(&env)?;
     let (mut at, target) = parse_document_url(env, &rest)?;
-    registers::check_write(&state, env, &at.path).await?;
+    registers::check_write(&state, &who, env, &at.path).await?;
     let snapshot = state.snapshot();
-    let named_by = datasource::resolve(&snapshot, &mut at);
+    let named_by = datasource::resolve(&snapshot, &mut at)?;
     let tail = match &target {
         Target::Key(_) => 3,
         _ => 1,
@@ -649,8 +664,8 @@ async fn delete_document(
 ) -> Result<Response, ApiError> {
     let env = env_id(&env)?;
     let (mut at, target) = parse_document_url(env, &rest)?;
-    registers::check_write(&state, env, &at.path).await?;
-    datasource::resolve(&state.snapshot(), &mut at);
+    registers::check_write(&state, &who, env, &at.path).await?;
+    datasource::resolve(&state.snapshot(), &mut at)?;
     if target != Target::Document {
         return Err(ApiError::BadRequest(
             "only a whole document can be deleted".to_owned(),
@@ -675,8 +690,8 @@ async fn post_document(
 ) -> Result<Response, ApiError> {
     let env = env_id(&env)?;
     let (mut at, target) = parse_document_url(env, &rest)?;
-    registers::check_write(&state, env, &at.path).await?;
-    datasource::resolve(&state.snapshot(), &mut at);
+    registers::check_write(&state, &who, env, &at.path).await?;
+    datasource::resolve(&state.snapshot(), &mut at)?;
     if target != Target::Restore {
         return Err(ApiError::BadRequest(
             "POST is for …/restore?version=N".to_owned(),

@@ -6,6 +6,7 @@
 
 use super::error::ApiError;
 use super::state::AppState;
+use crate::configdb::model::{parse_id, reads_as_id};
 use crate::configdb::{DocAddress, DocKind, ErrorKind, LevelPath, Snapshot, fold};
 use crate::hiera::Hash;
 use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
@@ -25,30 +26,35 @@ pub(crate) enum NamedBy {
     Id(i64),
 }
 
-/// Resolves the datasource of `at` in place: a resource name the
-/// environment defines stays as it is (a name wins, even one made of
-/// digits); otherwise text that is the id of a resource definition of one
-/// of the environment's components becomes that definition's name.
-pub(crate) fn resolve(snapshot: &Snapshot, at: &mut DocAddress) -> NamedBy {
-    if defines(snapshot, at.env, &at.resource) {
-        return NamedBy::Name;
+/// Resolves the datasource of `at` in place: text of ASCII digits is the
+/// id of a resource definition of one of the environment's components,
+/// and becomes that definition's name; anything else is a name. An id
+/// wins over a name: new names may not be all digits
+/// ([`crate::configdb::model::check_resource_name`]), and one a database
+/// kept from before is reached by its definition's id, so no write can
+/// change what an id-based URL names.
+///
+/// # Errors
+///
+/// 404 when the digits are no definition's id in the environment.
+pub(crate) fn resolve(snapshot: &Snapshot, at: &mut DocAddress) -> Result<NamedBy, ApiError> {
+    if !reads_as_id(&at.resource) || snapshot.environment(at.env).is_none() {
+        // An unknown environment is named by the handler's own errors.
+        return Ok(NamedBy::Name);
     }
-    let Ok(id) = at.resource.parse::<i64>() else {
-        return NamedBy::Name;
-    };
-    match definitions(snapshot, at.env).find(|(def_id, _)| *def_id == id) {
-        Some((_, name)) => {
+    let found = parse_id(&at.resource)
+        .and_then(|id| definitions(snapshot, at.env).find(|(def_id, _)| *def_id == id));
+    match found {
+        Some((id, name)) => {
             at.resource = name.to_owned();
-            NamedBy::Id(id)
+            Ok(NamedBy::Id(id))
         }
-        None => NamedBy::Name,
+        None => Err(ApiError::NotFound(format!(
+            "no resource \"{}\" in environment {}: a datasource of digits is a resource definition's id, \
+             and none of the environment's components has one with that id (GET /api/v1/config/components lists them)",
+            at.resource, at.env
+        ))),
     }
-}
-
-fn defines(snapshot: &Snapshot, env: i64, name: &str) -> bool {
-    snapshot
-        .resource_names(env)
-        .is_some_and(|mut names| names.any(|n| n == name))
 }
 
 /// The (id, name) of every resource definition of the environment's
@@ -194,4 +200,60 @@ pub(crate) fn fold_with(
         }
     }
     Ok(fold::fold(&layers))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::configdb::model::{Component, Environment, ResourceDefinition, SnapshotData};
+
+    fn definition(id: i64, name: &str) -> ResourceDefinition {
+        ResourceDefinition {
+            id,
+            name: name.to_owned(),
+            content: serde_json::Map::new(),
+        }
+    }
+
+    /// Digits are an id, always: a name made of digits that a database
+    /// kept from before they were refused (`"1"`, definition 5) changes
+    /// nothing `…/resources/1/…` names, and is reached by its own id.
+    #[test]
+    fn digits_are_an_id_even_where_a_name_is_made_of_digits() {
+        let snapshot = Snapshot::build(SnapshotData {
+            components: vec![Component {
+                id: 9,
+                name: "fuel".to_owned(),
+                resource_definitions: vec![definition(1, "astute"), definition(5, "1")],
+            }],
+            environments: vec![Environment {
+                id: 2,
+                components: vec![9],
+                hierarchy_levels: vec![],
+            }],
+            ..SnapshotData::default()
+        });
+        let resolved = |text: &str| {
+            let mut at = DocAddress::new(2, LevelPath::root(), text, DocKind::Values);
+            resolve(&snapshot, &mut at).map(|by| (at.resource, by))
+        };
+        assert_eq!(
+            resolved("1").unwrap(),
+            ("astute".to_owned(), NamedBy::Id(1))
+        );
+        assert_eq!(resolved("5").unwrap(), ("1".to_owned(), NamedBy::Id(5)));
+        assert_eq!(
+            resolved("astute").unwrap(),
+            ("astute".to_owned(), NamedBy::Name)
+        );
+        // Not digits only: a name, never an id.
+        assert_eq!(resolved("+1").unwrap(), ("+1".to_owned(), NamedBy::Name));
+        let Err(ApiError::NotFound(message)) = resolved("7") else {
+            panic!("7 is no definition's id");
+        };
+        assert!(
+            message.starts_with("no resource \"7\" in environment 2"),
+            "{message}"
+        );
+    }
 }

@@ -16,6 +16,9 @@ use axum::response::{IntoResponse, Response};
 pub(crate) enum ApiError {
     /// 400: the request is malformed.
     BadRequest(String),
+    /// 403: the principal may not do what the request would do (a rule
+    /// the guard cannot apply before the handler reads the body).
+    Forbidden(String),
     /// 404: something it names does not exist.
     NotFound(String),
     /// 409: it would break a uniqueness rule.
@@ -92,6 +95,7 @@ impl IntoResponse for ApiError {
     fn into_response(self) -> Response {
         let (status, kind, message) = match self {
             ApiError::BadRequest(m) => (StatusCode::BAD_REQUEST, "bad_request", m),
+            ApiError::Forbidden(m) => (StatusCode::FORBIDDEN, "forbidden", m),
             ApiError::NotFound(m) => (StatusCode::NOT_FOUND, "not_found", m),
             ApiError::Conflict(m) => (StatusCode::CONFLICT, "conflict", m),
             ApiError::TooLarge(limit) => (

@@ -11,9 +11,10 @@ use super::error::error_response;
 use super::state::AppState;
 use super::throttle::Admission;
 use crate::auth::{self, AuthError, Need, Principal, remember::Remembered, verify::CertIdentity};
-use axum::extract::{FromRequest, FromRequestParts, MatchedPath, RawPathParams, Request};
+use axum::extract::{FromRequest, FromRequestParts, MatchedPath, Path, RawPathParams, Request};
 use axum::http::{HeaderValue, Method, StatusCode, header};
 use axum::response::Response;
+use std::collections::HashMap;
 use std::net::{IpAddr, SocketAddr};
 use std::sync::{Arc, OnceLock};
 use std::time::Duration;
@@ -210,6 +211,11 @@ pub(crate) async fn authorize(
     }
     let peer = request.extensions().get::<Peer>().cloned();
     let headers = request.headers();
+    if let Some(e) = repeated_credentials(headers) {
+        state.metrics().auth_failure(reason(&e));
+        let response = refused(&e, authenticator.keystone_url());
+        return Err(closing(response, may_have_body(&request)));
+    }
     let memo = peer.as_ref().map(|p| &*p.remembered);
     let authorization = headers
         .get(header::AUTHORIZATION)
@@ -244,6 +250,20 @@ pub(crate) async fn authorize(
     Ok(admit(request, principal, who))
 }
 
+/// A request with two `Authorization` (or two `X-Auth-Token`) headers is
+/// malformed (401): which one is meant is not for the server to guess, and
+/// a proxy that adds its own would otherwise decide by header order.
+fn repeated_credentials(headers: &header::HeaderMap) -> Option<AuthError> {
+    [&header::AUTHORIZATION, &X_AUTH_TOKEN]
+        .into_iter()
+        .find_map(|name| {
+            let count = headers.get_all(name).iter().count();
+            (count > 1).then(|| {
+                AuthError::Malformed(format!("the request has {count} {name} headers; send one"))
+            })
+        })
+}
+
 /// Whether the request announces a body (which a refusal leaves unread).
 fn may_have_body(request: &Request) -> bool {
     let headers = request.headers();
@@ -275,7 +295,7 @@ fn admit(mut request: Request, principal: Principal, who: &OnceLock<Arc<str>>) -
 /// a lookup by a principal limited to some environments, the lookup
 /// body's `environment` (read here with the lookup's own parser, and put
 /// back for the handler). An `{env}` that is not a number names no
-/// environment the limited principal may use.
+/// environment the limited principal may use: 403.
 async fn environment(
     state: &AppState,
     principal: &Principal,
@@ -287,14 +307,26 @@ async fn environment(
     }
     let (mut parts, body) = request.into_parts();
     let params = RawPathParams::from_request_parts(&mut parts, &()).await;
-    let named = params.ok().and_then(|p| {
-        p.iter()
-            .find(|(k, _)| *k == "env")
-            .map(|(_, v)| v.to_owned())
-    });
-    if let Some(text) = named {
-        let env = text.parse().unwrap_or(i64::MIN);
-        return Ok((Request::from_parts(parts, body), Some(env)));
+    let names_env = params.is_ok_and(|p| p.iter().any(|(k, _)| k == "env"));
+    if names_env {
+        // Judged as the handler reads it: percent-decoded (`%31` is 1),
+        // then parsed as a number.
+        let decoded = Path::<HashMap<String, String>>::from_request_parts(&mut parts, &())
+            .await
+            .ok()
+            .and_then(|Path(mut p)| p.remove("env"));
+        return match decoded.as_deref().map(str::parse::<i64>) {
+            Some(Ok(env)) => Ok((Request::from_parts(parts, body), Some(env))),
+            _ => {
+                let text = decoded.unwrap_or_else(|| "(not UTF-8)".to_owned());
+                let message = format!(
+                    "{} may use only its own environments, and {text:?} names none: environments are numbered",
+                    principal.name
+                );
+                let response = error_response(StatusCode::FORBIDDEN, "forbidden", message);
+                Err(response)
+            }
+        };
     }
     if template != Some(crate::api::LOOKUP_PATH) {
         return Ok((Request::from_parts(parts, body), None));
@@ -354,3 +386,6 @@ fn refused(e: &AuthError, keystone: Option<&str>) -> Response {
     }
     response
 }
+
+#[cfg(test)]
+mod tests;

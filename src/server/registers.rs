@@ -15,7 +15,9 @@ use super::body::LimitedBytes;
 use super::error::ApiError;
 use super::state::AppState;
 use crate::api;
+use crate::auth::Principal;
 use crate::configdb::{ConfigError, LevelPath, NotFound, Snapshot};
+use crate::store::StoreError;
 use axum::Json;
 use axum::Router;
 use axum::extract::{Path, State};
@@ -48,13 +50,28 @@ pub(crate) fn routes() -> Router<AppState> {
 /// # Errors
 ///
 /// [`NotFound::Unregistered`] or [`NotFound::NotAssigned`].
-pub(crate) fn check_read(snapshot: &Snapshot, env: i64, path: &LevelPath) -> Result<(), ApiError> {
+pub(crate) fn check_read(
+    snapshot: &Snapshot,
+    who: &Principal,
+    env: i64,
+    path: &LevelPath,
+) -> Result<(), ApiError> {
     if path.is_root() {
         return Ok(());
     }
     snapshot
         .check_registered(env, path)
-        .map_err(|e| ConfigError::from(e).into())
+        .map_err(|e| seen_by(ConfigError::from(e), who).into())
+}
+
+/// `e`, naming as registering the value only the environments `who` may
+/// use: a principal limited to some would otherwise learn which other
+/// environment holds a node.
+fn seen_by(mut e: ConfigError, who: &Principal) -> ConfigError {
+    if let ConfigError::NotFound(NotFound::NotAssigned { elsewhere, .. }) = &mut e {
+        elsewhere.retain(|env| who.may_use(*env));
+    }
+    e
 }
 
 /// [`check_read`] for a write, against the store itself (the newest
@@ -65,6 +82,7 @@ pub(crate) fn check_read(snapshot: &Snapshot, env: i64, path: &LevelPath) -> Res
 /// [`NotFound::Unregistered`] or [`NotFound::NotAssigned`]; store failures.
 pub(crate) async fn check_write(
     state: &AppState,
+    who: &Principal,
     env: i64,
     path: &LevelPath,
 ) -> Result<(), ApiError> {
@@ -72,8 +90,14 @@ pub(crate) async fn check_write(
         return Ok(());
     }
     let path = path.clone();
+    let who = who.clone();
     state
-        .read(move |store| Ok(store.check_registered(env, &path)?))
+        .read(move |store| {
+            store.check_registered(env, &path).map_err(|e| match e {
+                StoreError::Config(e) => StoreError::Config(seen_by(e, &who)).into(),
+                other => other.into(),
+            })
+        })
         .await
 }
 

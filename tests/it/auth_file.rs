@@ -122,6 +122,48 @@ fn the_server_follows_the_file() {
     server.stop();
 }
 
+/// A file that lets nobody in is logged as a warning naming the file, at
+/// start and at each reload that leaves it so (it used to say only
+/// "reloaded the auth file"); `hierad auth list` says it too.
+#[test]
+fn an_auth_file_that_lets_nobody_in_is_warned_of() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("auth.toml");
+    let f = file.to_str().unwrap();
+    std::fs::write(&file, "").unwrap();
+    let warning = "the auth file lets nobody in";
+    let listed = binary::command(&["auth", "list", "--file", f])
+        .output()
+        .unwrap();
+    assert!(listed.status.success());
+    assert!(
+        String::from_utf8_lossy(&listed.stderr).contains(warning),
+        "{listed:?}"
+    );
+    let mut server =
+        TestServer::start_logging(&dir.path().join("hierad.db"), &["--auth", f], "info");
+    let warned = |times: usize| {
+        let start = Instant::now();
+        loop {
+            let log = server.log();
+            let lines = log
+                .lines()
+                .filter(|l| l.contains("WARN") && l.contains(warning) && l.contains(f))
+                .count();
+            if lines >= times {
+                return;
+            }
+            assert!(start.elapsed() < Duration::from_secs(20), "{log}");
+            std::thread::sleep(Duration::from_millis(100));
+        }
+    };
+    warned(1);
+    binary::ok(&["auth", "add-token", "--file", f, "--role", "read", "t"]);
+    binary::ok(&["auth", "revoke-token", "--file", f, "t"]);
+    warned(2);
+    server.stop();
+}
+
 /// A FIFO where the auth file should be is refused at once, never waited
 /// on: by `hierad serve` at start, by `hierad auth`, and by the reload of
 /// a running server, which goes on following the file once it is mended

@@ -128,8 +128,11 @@ async fn datasources_by_id_for_every_method() {
     );
 }
 
+/// Digits in a document URL are an id: a name that reads as one is refused
+/// wherever a resource is defined, so no definition can change what an
+/// id names (it used to win over the id).
 #[tokio::test]
-async fn a_name_made_of_digits_wins_over_an_id() {
+async fn a_name_made_of_digits_is_refused_and_digits_are_an_id() {
     let state = state();
     let (astute, _) = setup(&state).await;
     let digits = astute.to_string();
@@ -141,21 +144,28 @@ async fn a_name_made_of_digits_wins_over_an_id() {
         &component.to_string(),
     )
     .await;
-    assert_eq!(status, StatusCode::CREATED, "{body}");
-    let environment =
-        r#"{"id": 2, "components": ["fuel", "digits"], "hierarchy_levels": ["nodes"]}"#;
-    let (status, body) = call(&state, "POST", "/api/v1/config/environments", environment).await;
-    assert_eq!(status, StatusCode::CREATED, "{body}");
-    let url = format!("/api/v1/config/environments/2/resources/{digits}/values");
-    call(&state, "PUT", &url, r#"{"named": "digits"}"#).await;
-    let (_, body) = call(
+    assert_eq!(status, StatusCode::BAD_REQUEST, "{body}");
+    assert!(
+        json(&body)["message"]
+            .as_str()
+            .unwrap()
+            .contains("it is all digits, which a URL reads as a resource definition's id"),
+        "{body}"
+    );
+    let import = json!({"documents": {digits.clone(): {"named": "digits"}}});
+    let (status, body) = call(
         &state,
-        "GET",
-        "/api/v1/config/environments/2/resources/astute/values",
-        "",
+        "POST",
+        &format!("{ENV}/import"),
+        &import.to_string(),
     )
     .await;
-    assert_eq!(json(&body), json!({}));
+    assert_eq!(status, StatusCode::BAD_REQUEST, "{body}");
+    let url = format!("{ENV}/resources/{digits}/values");
+    let (status, body) = call(&state, "PUT", &url, r#"{"by": "id"}"#).await;
+    assert_eq!(status, StatusCode::NO_CONTENT, "{body}");
+    let (_, body) = call(&state, "GET", &format!("{ENV}/resources/astute/values"), "").await;
+    assert_eq!(json(&body), json!({"by": "id"}));
 }
 
 #[tokio::test]
