@@ -103,7 +103,12 @@ impl Principal {
     /// Whether it may create and change components (`admin` with no
     /// environment limit: a component is shared by environments).
     pub fn may_change_components(&self) -> bool {
-        self.role >= Role::Admin && self.environments.is_none()
+        self.role >= Role::Admin && self.is_unlimited()
+    }
+
+    /// Whether it is limited to no environment.
+    pub fn is_unlimited(&self) -> bool {
+        self.environments.is_none()
     }
 
     /// Whether it may touch environment `env`.
@@ -187,8 +192,8 @@ pub(crate) enum Denied {
     Environment { name: Arc<str>, env: i64 },
     #[error(
         "{name} may not define resources ({resources}): an import that defines resources its environment lacks \
-         changes a component, which environments share, so it needs what creating a component needs: the role admin \
-         and no environment limit; have an admin define them (POST /api/v1/config/components), or import only resources the environment defines"
+         adds them to a component, which environments share, so it needs a principal limited to no environment; \
+         have such a principal define them (an import, or POST /api/v1/config/components), or import only resources the environment defines"
     )]
     Define { name: Arc<str>, resources: String },
     #[error("{name} is limited to some environments; {method} {route} names none (only GETs may)")]
@@ -242,18 +247,18 @@ pub(crate) fn permit(
 }
 
 /// Whether `principal` may have an import define `resources` (names its
-/// environment lacks) in the environment's first component: only who may
-/// create a component ([`needed`] and [`permit`] for `POST
-/// /api/v1/config/components`), since the component is shared with every
-/// environment that uses it, and a definition there changes what their
-/// URLs name. An import has no rule of its own, so a writer's import can
-/// do no more to a component than the writer could do directly.
+/// environment lacks) in the environment's first component: only a
+/// principal limited to no environment. The component is shared with
+/// every environment that uses it, and a definition there adds a name to
+/// their URLs; a writer limited to some environments must not change what
+/// others' URLs name. (An unlimited writer may write every environment
+/// anyway; its imports of new files define them, as they always did.)
 ///
 /// # Errors
 ///
 /// [`Denied::Define`] naming the resources.
 pub(crate) fn may_define(principal: &Principal, resources: &[String]) -> Result<(), Denied> {
-    if resources.is_empty() || principal.may_change_components() {
+    if resources.is_empty() || principal.is_unlimited() {
         return Ok(());
     }
     Err(Denied::Define {

@@ -373,7 +373,7 @@ async fn import(
     // Whom the snapshot shows nothing to define gets no definitions
     // either should the database differ: the store then refuses the
     // resource the environment lacks.
-    let component = first.filter(|_| who.may_change_components());
+    let component = first.filter(|_| who.is_unlimited());
     let batch = ImportBatch {
         env,
         documents,
