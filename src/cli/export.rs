@@ -22,7 +22,7 @@
 
 use super::args::{Conn, EnvLevel};
 use super::report;
-use crate::configdb::model::check_resource_path;
+use crate::configdb::model::{check_resource_path, is_hidden};
 use crate::hiera::{Value, render};
 use anyhow::{anyhow, bail};
 use indicatif::{ProgressBar, ProgressStyle};
@@ -95,13 +95,28 @@ fn export(args: &Args) -> anyhow::Result<String> {
     for (rel, text) in &files {
         write_file(root.as_fd(), dir, rel, text)?;
     }
-    Ok(format!(
+    let mut done = format!(
         "exported {} resource(s) of environment {} at {} to {} ({skipped} empty, not written)",
         files.len(),
         args.at.env,
         args.at.shown_level(),
         dir.display()
-    ))
+    );
+    // Names from before hidden ones were refused: written, but an import
+    // of the tree skips them, and `import --replace` deletes them.
+    let hidden: Vec<&str> = files
+        .iter()
+        .filter_map(|(rel, _)| rel.strip_suffix(".yaml"))
+        .filter(|name| is_hidden(name))
+        .collect();
+    if !hidden.is_empty() {
+        done.push_str(&format!(
+            "\nwarning: {} resource(s) written as hidden files, which an import of this folder skips (and `import --replace` deletes from the environment): {}; rename them",
+            hidden.len(),
+            hidden.join(", ")
+        ));
+    }
+    Ok(done)
 }
 
 /// A directory is empty, or absent.

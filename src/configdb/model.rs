@@ -324,7 +324,21 @@ pub(crate) fn check_resource_name(name: &str) -> Result<(), ConfigError> {
             "it is all digits, which a URL reads as a resource definition's id",
         ));
     }
+    if is_hidden(name) {
+        return Err(bad_name(
+            "resource",
+            name,
+            "a segment starts with '.', a hidden file in a tree, which import skips (so an export and `import --replace` would delete it)",
+        ));
+    }
     Ok(())
+}
+
+/// Whether a segment of `name` starts with `.`: its file or a folder on
+/// its path is hidden, and an import of the tree skips it (`.git`,
+/// editors' files).
+pub(crate) fn is_hidden(name: &str) -> bool {
+    name.split('/').any(|segment| segment.starts_with('.'))
 }
 
 /// Resource names as paths: `/`-separated segments (they map onto files
@@ -393,6 +407,9 @@ mod tests {
             ("resource", "99999999999999999999", Some("all digits")),
             ("resource", "+1", None),
             ("resource", "1/2", None),
+            ("resource", ".hidden", Some("starts with '.'")),
+            ("resource", "override/.node/n1", Some("starts with '.'")),
+            ("resource", "a.b/c.", None),
             ("level", "nodes", None),
             ("level", "no/des", Some("may not contain '/'")),
             ("level", "", Some("it is empty")),

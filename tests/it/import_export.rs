@@ -261,3 +261,32 @@ fn export_refuses_a_non_empty_folder() {
         "{err}"
     );
 }
+
+/// A resource named with a segment that starts with `.` is refused now
+/// (`configdb::model::tests::names`): an import of a tree skips hidden
+/// files, so an export and `import --replace` deleted it. A database that
+/// holds one from before is exported with a warning naming it.
+#[test]
+fn hidden_resource_names_are_warned_of_on_export() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("h.db");
+    ok(&["import", "data", "--env", "1", "--db", s(&db)]);
+    // As a database from before the rule holds it.
+    let conn = rusqlite::Connection::open(&db).unwrap();
+    conn.execute_batch(
+        "PRAGMA foreign_keys = OFF;
+         UPDATE resource_definitions SET name = '.astute' WHERE name = 'astute';
+         UPDATE documents SET resource = '.astute' WHERE resource = 'astute';
+         UPDATE heads SET resource = '.astute' WHERE resource = 'astute';",
+    )
+    .unwrap();
+    drop(conn);
+    let out = dir.path().join("out");
+    let report = ok(&["export", "--env", "1", s(&out), "--db", s(&db)]);
+    assert!(
+        report.contains("warning: 1 resource(s) written as hidden files")
+            && report.contains(".astute"),
+        "{report}"
+    );
+    assert!(out.join(".astute.yaml").is_file());
+}
