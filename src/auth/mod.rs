@@ -393,12 +393,12 @@ mod tests {
     }
 
     #[test]
-    fn only_who_may_create_a_component_may_define_resources() {
+    fn only_a_principal_limited_to_no_environment_may_define_resources() {
         let new = ["decoy".to_owned()];
         assert!(may_define(&principal(Role::Admin, None), &new).is_ok());
+        assert!(may_define(&principal(Role::Write, None), &new).is_ok());
         for who in [
             principal(Role::Write, Some(&[1])),
-            principal(Role::Write, None),
             principal(Role::Admin, Some(&[1])),
         ] {
             let denied = may_define(&who, &new).unwrap_err().to_string();
