@@ -123,7 +123,7 @@ pub(crate) fn via_server(
 pub(crate) fn into_db(db: &Path, dir: &Path, env: i64) -> Result<Loaded, BenchError> {
     let started = Instant::now();
     let trees = read_levels(dir)?;
-    let local = Local::new(crate::store::open(db)?);
+    let local = Local::new(crate::store::open_writable(db)?);
     load(&local, trees, env, started)
 }
 

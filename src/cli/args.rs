@@ -209,12 +209,13 @@ impl Conn {
     }
 
     /// The operations on the target. A local database must exist unless
-    /// `create` (only `import` creates one).
+    /// `access` creates it, and accept writes if it writes.
     ///
     /// # Errors
     ///
-    /// A bad server URL; a missing or unopenable database file.
-    pub(crate) fn open(&self, create: bool) -> anyhow::Result<Box<dyn ConfigOps>> {
+    /// A bad server URL; a missing or unopenable database file; one that
+    /// accepts no writes when `access` writes.
+    pub(crate) fn open(&self, access: Access) -> anyhow::Result<Box<dyn ConfigOps>> {
         match self.target() {
             Target::Server(url) => {
                 let timeouts = Timeouts {
@@ -228,19 +229,36 @@ impl Conn {
                 )?))
             }
             Target::Db(path) => {
-                if !create && !crate::store::is_url(&path) && !path.exists() {
+                if access != Access::Create && !crate::store::is_url(&path) && !path.exists() {
                     bail!(
                         "no database at {}: give --db PATH, or --server URL (or set {SERVER_ENV})",
                         path.display()
                     );
                 }
-                let store = crate::store::open(&path).with_context(|| {
+                let open = if access == Access::Read {
+                    crate::store::open
+                } else {
+                    crate::store::open_writable
+                };
+                let store = open(&path).with_context(|| {
                     format!("cannot open the database {}", crate::store::describe(&path))
                 })?;
                 Ok(Box::new(Local::new(store)))
             }
         }
     }
+}
+
+/// What a command does with its target ([`Conn::open`]); a server
+/// checks writes itself.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Access {
+    /// Reads only: a database that accepts no writes will do.
+    Read,
+    /// Writes: the database must exist and accept writes.
+    Write,
+    /// Writes, creating the database file if there is none (`import`).
+    Create,
 }
 
 /// `--env ID --level LEVEL=VALUE[,…]`: an environment and a level path in

@@ -25,7 +25,7 @@
 //!
 //! Every error is one line on stderr and exit status 1; nothing is written.
 
-use super::args::{Conn, EnvLevel};
+use super::args::{Access, Conn, EnvLevel};
 use super::fail;
 use crate::configdb::{
     ConfigError, DocAddress, DocKind, KeyPath, NotFound, into_document, keypath,
@@ -192,7 +192,7 @@ fn run_get(args: &GetArgs) -> anyhow::Result<String> {
     if !stored && args.kind != KindArg::Values {
         bail!("--kind picks the stored document that --stored or --version reads");
     }
-    let db = args.conn.open(false)?;
+    let db = args.conn.open(Access::Read)?;
     let path = &args.place.at.path_in(db.as_ref())?;
     let env = args.place.at.env;
     let resource = args.place.resource.as_str();
@@ -266,7 +266,7 @@ fn run_set(args: &SetArgs, kind: DocKind) -> anyhow::Result<()> {
         (Input::Given(_), None) => unreachable!("input_plan gives Given only with a --value"),
     };
     let place = &args.place;
-    let db = args.conn.open(false)?;
+    let db = args.conn.open(Access::Write)?;
     let path = place.at.path_in(db.as_ref())?;
     let at = DocAddress::new(place.at.env, path, &place.resource, kind);
     match key {

@@ -34,8 +34,12 @@ pub(crate) fn run(args: Args) -> anyhow::Result<ExitCode> {
     if !crate::store::is_url(&args.db) && !args.db.is_file() {
         anyhow::bail!("no database at {shown}: give --db PATH or URL (or set HIERAD_DB)");
     }
-    let store = crate::store::open(&args.db)
-        .with_context(|| format!("cannot open the database {shown}"))?;
+    let open = if args.repair {
+        crate::store::open_writable
+    } else {
+        crate::store::open
+    };
+    let store = open(&args.db).with_context(|| format!("cannot open the database {shown}"))?;
     let store = store.as_ref();
     let unreadable = store.load_all()?.unreadable;
     if unreadable.is_empty() {

@@ -20,7 +20,7 @@
 //! the old file or the new one whole, a hard link to the old file keeps
 //! the old content, and a replaced file keeps its permissions.
 
-use super::args::{Conn, EnvLevel};
+use super::args::{Access, Conn, EnvLevel};
 use super::report;
 use crate::configdb::model::{check_resource_path, is_hidden};
 use crate::hiera::{Value, render};
@@ -65,7 +65,7 @@ fn export(args: &Args) -> anyhow::Result<String> {
             dir.display()
         );
     }
-    let db = args.conn.open(false)?;
+    let db = args.conn.open(Access::Read)?;
     let level = &args.at.path_in(db.as_ref())?;
     let names = db.resource_names(args.at.env)?;
     let bar = progress_bar(names.len());

@@ -3,7 +3,7 @@
 //! writes a new version holding an old one's content, a delete writes a
 //! deletion marker (restorable like any other version).
 
-use super::args::Conn;
+use super::args::{Access, Conn};
 use super::config::{KindArg, Place};
 use crate::configdb::{DocAddress, Version};
 use jiff::Timestamp;
@@ -39,8 +39,8 @@ pub(crate) struct RestoreArgs {
 }
 
 impl Doc {
-    fn open(&self) -> anyhow::Result<(Box<dyn crate::ops::ConfigOps>, DocAddress)> {
-        let ops = self.conn.open(false)?;
+    fn open(&self, access: Access) -> anyhow::Result<(Box<dyn crate::ops::ConfigOps>, DocAddress)> {
+        let ops = self.conn.open(access)?;
         let path = self.place.at.path_in(ops.as_ref())?;
         let at = DocAddress::new(
             self.place.at.env,
@@ -58,7 +58,7 @@ impl Doc {
 ///
 /// An unknown environment, level or resource, and transport errors.
 pub(crate) fn history(args: &HistoryArgs) -> anyhow::Result<String> {
-    let (ops, at) = args.doc.open()?;
+    let (ops, at) = args.doc.open(Access::Read)?;
     let versions = ops.history(&at)?;
     if args.json {
         let api: Vec<crate::api::Version> = versions.iter().map(Into::into).collect();
@@ -111,7 +111,7 @@ fn table(versions: &[Version]) -> String {
 /// No such version, a deletion marker, a content the resource's schema
 /// now refuses, and the errors of `history`.
 pub(crate) fn restore(args: &RestoreArgs) -> anyhow::Result<String> {
-    let (ops, at) = args.doc.open()?;
+    let (ops, at) = args.doc.open(Access::Write)?;
     let written = ops.restore(&at, args.version)?;
     Ok(format!(
         "{at}: version {} restored as version {}\n",
@@ -125,7 +125,7 @@ pub(crate) fn restore(args: &RestoreArgs) -> anyhow::Result<String> {
 ///
 /// A document with no live version, and the errors of `history`.
 pub(crate) fn delete(args: &Doc) -> anyhow::Result<String> {
-    let (ops, at) = args.open()?;
+    let (ops, at) = args.open(Access::Write)?;
     ops.delete(&at)?;
     let marker = ops.history(&at)?.last().map_or(0, |v| v.number);
     Ok(format!(

@@ -24,7 +24,7 @@
 //! `hierad`, created empty if missing). For an existing environment,
 //! `--levels` must match its levels and `--component` may not be given.
 
-use super::args::{Conn, EnvLevel};
+use super::args::{Access, Conn, EnvLevel};
 use super::config::KindArg;
 use super::report;
 use crate::configdb::{DocKind, Environment};
@@ -119,7 +119,7 @@ fn import(args: &Args) -> anyhow::Result<String> {
     bar.finish_and_clear();
     let docs = docs?;
     let count = docs.len();
-    let db = args.conn.open(true)?;
+    let db = args.conn.open(Access::Create)?;
     let spinner = spinner(format!("writing {count} documents"));
     let path = match db.environment(args.at.env)? {
         Some(env) => args.at.level.with_level_aliases(&env.hierarchy_levels),

@@ -60,7 +60,7 @@ fn migrate(args: &Args) -> anyhow::Result<ExitCode> {
             store::describe(&from_path)
         )
     })?;
-    let to = store::open(&to_path).with_context(|| {
+    let to = store::open_writable(&to_path).with_context(|| {
         format!(
             "cannot open the target database {}",
             store::describe(&to_path)

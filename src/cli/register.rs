@@ -5,7 +5,7 @@
 //! the given ID"), reads and writes alike; without one, any value is
 //! taken. `hierad import --register` registers as it uploads.
 
-use super::args::Conn;
+use super::args::{Access, Conn};
 use super::report;
 use crate::configdb::LevelValue;
 use anyhow::bail;
@@ -87,7 +87,7 @@ fn register(op: &Op) -> anyhow::Result<String> {
     match op {
         Op::List(which) => {
             let level = level_name(which)?;
-            let db = which.conn.open(false)?;
+            let db = which.conn.open(Access::Read)?;
             match db.register(which.env, level)? {
                 Some(values) => Ok(values.join("\n")),
                 None => bail!(
@@ -99,7 +99,7 @@ fn register(op: &Op) -> anyhow::Result<String> {
         Op::Add(values) => {
             checked(values)?;
             let w = &values.which;
-            let db = w.conn.open(false)?;
+            let db = w.conn.open(Access::Write)?;
             let added = db.add_to_register(w.env, &w.level, &values.values)?;
             let total = db.register(w.env, &w.level)?.map_or(0, |v| v.len());
             Ok(format!(
@@ -110,7 +110,7 @@ fn register(op: &Op) -> anyhow::Result<String> {
         Op::Remove(values) => {
             checked(values)?;
             let w = &values.which;
-            let db = w.conn.open(false)?;
+            let db = w.conn.open(Access::Write)?;
             let removed = db.remove_from_register(w.env, &w.level, &values.values)?;
             let total = db.register(w.env, &w.level)?.map_or(0, |v| v.len());
             Ok(format!(
@@ -121,14 +121,14 @@ fn register(op: &Op) -> anyhow::Result<String> {
         Op::Set(values) => {
             checked(values)?;
             let w = &values.which;
-            let db = w.conn.open(false)?;
+            let db = w.conn.open(Access::Write)?;
             db.set_register(w.env, &w.level, Some(&values.values))?;
             let total = db.register(w.env, &w.level)?.map_or(0, |v| v.len());
             Ok(format!("{} holds {total} value(s)", described(w)))
         }
         Op::Clear(which) => {
             let level = level_name(which)?;
-            let db = which.conn.open(false)?;
+            let db = which.conn.open(Access::Write)?;
             if db.register(which.env, level)?.is_none() {
                 bail!(
                     "environment {} keeps no register of level \"{level}\"",

@@ -3,7 +3,7 @@
 //! (set, override, a key, an import, a restore) must match it, or is
 //! refused naming the offending value's path and nothing is stored.
 
-use super::args::Conn;
+use super::args::{Access, Conn};
 use crate::configdb::schema::SCHEMA_KEY;
 use crate::hiera::yaml;
 use crate::wire;
@@ -37,7 +37,12 @@ pub(crate) struct SchemaArgs {
 /// An unreadable or invalid schema file, an unknown component or
 /// resource, a schema the server refuses, and transport errors.
 pub(crate) fn run(args: &SchemaArgs) -> anyhow::Result<String> {
-    let db = args.conn.open(false)?;
+    let access = if args.set.is_some() || args.remove {
+        Access::Write
+    } else {
+        Access::Read
+    };
+    let db = args.conn.open(access)?;
     let mut content = db.resource_content(&args.component, &args.resource)?;
     if let Some(file) = &args.set {
         content.insert(SCHEMA_KEY.to_owned(), read_schema(file)?);

@@ -224,7 +224,7 @@ pub(crate) fn run(args: Args) -> anyhow::Result<ExitCode> {
         max_lag: args.max_lag,
         proxies: Proxies::new(args.proxy_protocol_from),
     };
-    let store: Arc<dyn Store> = crate::store::open(&settings.db).with_context(|| {
+    let store: Arc<dyn Store> = crate::store::open_writable(&settings.db).with_context(|| {
         format!(
             "cannot open the database {}",
             crate::store::describe(&settings.db)

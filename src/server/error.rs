@@ -51,6 +51,10 @@ pub(crate) enum ApiError {
     /// timeout): the request may succeed once it is back. The text is the
     /// database's error, for the log only.
     Unavailable(String),
+    /// 500: the database accepts no writes (a read-only file, role or
+    /// standby): unlike `Unavailable`, no retry helps, so no
+    /// `Retry-After`. The text is the database's error, for the log only.
+    ReadOnly(String),
     /// 500: the store failed.
     Internal(String),
     /// 500: a handler panicked (the server goes on).
@@ -76,6 +80,7 @@ impl From<StoreError> for ApiError {
         match e {
             StoreError::Config(e) => e.into(),
             StoreError::Database(e) => ApiError::Unavailable(e.to_string()),
+            StoreError::ReadOnly(why) => ApiError::ReadOnly(why),
             other => ApiError::Internal(other.to_string()),
         }
     }
@@ -175,6 +180,16 @@ impl IntoResponse for ApiError {
                     .insert(header::RETRY_AFTER, header::HeaderValue::from_static("1"));
                 return answer;
             }
+            ApiError::ReadOnly(m) => {
+                tracing::error!(error = %m, "write refused: the database accepts no writes");
+                (
+                    StatusCode::INTERNAL_SERVER_ERROR,
+                    "read_only",
+                    "the database accepts no writes, so nothing was written; \
+                     writes fail until an operator makes it writable (the server's log has the database's error)"
+                        .to_owned(),
+                )
+            }
             ApiError::Internal(m) => {
                 tracing::error!(error = %m, "request failed");
                 (
@@ -259,4 +274,24 @@ pub(crate) async fn json_bodies(response: Response) -> Response {
 pub(crate) fn panicked(_payload: Box<dyn std::any::Any + Send + 'static>) -> Response {
     tracing::error!("a request handler panicked; the server goes on");
     ApiError::Panicked.into_response()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A database that is down for a while asks clients to retry; one
+    /// that accepts no writes must not (they would retry for ever).
+    #[test]
+    fn only_a_passing_database_failure_asks_for_a_retry() {
+        let answer = |e: StoreError| ApiError::from(e).into_response();
+        let down = answer(StoreError::Database("connection refused".into()));
+        assert_eq!(down.status(), StatusCode::SERVICE_UNAVAILABLE);
+        assert!(down.headers().contains_key(header::RETRY_AFTER));
+        let read_only = answer(StoreError::ReadOnly(
+            "attempt to write a readonly database".to_owned(),
+        ));
+        assert_eq!(read_only.status(), StatusCode::INTERNAL_SERVER_ERROR);
+        assert!(!read_only.headers().contains_key(header::RETRY_AFTER));
+    }
 }

@@ -289,7 +289,9 @@ impl AppState {
             Ok(_) => *failure = None,
             Err(e) => {
                 let error = match e {
-                    ApiError::Unavailable(m) | ApiError::Internal(m) => m.clone(),
+                    ApiError::Unavailable(m) | ApiError::ReadOnly(m) | ApiError::Internal(m) => {
+                        m.clone()
+                    }
                     other => format!("{other:?}"),
                 };
                 let since = failure

@@ -61,6 +61,11 @@ pub(crate) enum StoreError {
     /// cause is in the message, not a `source`: a chain would repeat it.
     #[error("database error: {0}")]
     Database(Box<dyn std::error::Error + Send + Sync>),
+    /// The database accepts no writes from this process (a read-only
+    /// file or file system, a read-only PostgreSQL role, a hot standby):
+    /// no retry helps until someone changes that.
+    #[error("the database accepts no writes: {0}")]
+    ReadOnly(String),
     /// A stored document that does not decode: the database was changed
     /// behind hierad's back.
     #[error("stored {what} is corrupt: {reason}")]
@@ -121,6 +126,19 @@ pub(crate) fn open(db: &std::path::Path) -> Result<std::sync::Arc<dyn Store>> {
         return Err(StoreError::Database(why.into()));
     }
     Ok(std::sync::Arc::new(SqliteStore::open(db)?))
+}
+
+/// Opens the store `--db` names as [`open`] does, for a process that
+/// writes to it: one that accepts no writes is refused at once
+/// ([`Store::check_writable`]), not at every write.
+///
+/// # Errors
+///
+/// As [`open`]; ReadOnly: the database accepts no writes.
+pub(crate) fn open_writable(db: &std::path::Path) -> Result<std::sync::Arc<dyn Store>> {
+    let store = open(db)?;
+    store.check_writable()?;
+    Ok(store)
 }
 
 /// Why `db` cannot be a SQLite file's name: a URL of another scheme, or
@@ -342,6 +360,12 @@ pub(crate) trait Store: Send + Sync {
 
     /// The size of the database.
     fn database_size(&self) -> Result<DatabaseSize>;
+
+    /// Checks that this process can write to the database, changing
+    /// nothing: what `serve` and the commands that write ask at start, so
+    /// a database that accepts no writes stops them with the reason
+    /// rather than failing every write later. ReadOnly: it accepts none.
+    fn check_writable(&self) -> Result<()>;
 
     /// Writes one document as `write` says (see the methods below for
     /// each write's errors), recording `ctx.author` with the new version.

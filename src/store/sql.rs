@@ -198,6 +198,9 @@ pub(crate) trait Engine: Send + Sync {
     /// The size of the database.
     fn database_size(&self) -> Result<DatabaseSize>;
 
+    /// As [`Store::check_writable`](super::Store::check_writable).
+    fn check_writable(&self) -> Result<()>;
+
     /// As [`Store::change_feed`](super::Store::change_feed).
     fn change_feed(&self) -> Option<super::ChangeFeed> {
         None

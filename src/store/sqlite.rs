@@ -33,6 +33,11 @@ pub(crate) struct SqliteStore {
 
 impl From<rusqlite::Error> for StoreError {
     fn from(e: rusqlite::Error) -> Self {
+        // SQLite opens a file it may not write read-only without a word;
+        // every write then fails so, and no retry helps.
+        if e.sqlite_error_code() == Some(rusqlite::ErrorCode::ReadOnly) {
+            return StoreError::ReadOnly(e.to_string());
+        }
         StoreError::Database(Box::new(e))
     }
 }
@@ -109,7 +114,32 @@ impl Engine for SqliteStore {
             free_bytes: pragma("freelist_count")? * page,
         })
     }
+
+    fn check_writable(&self) -> Result<()> {
+        let conn = self.lock();
+        if conn.is_readonly(rusqlite::MAIN_DB)? {
+            return Err(StoreError::ReadOnly(READ_ONLY_FILE.to_owned()));
+        }
+        // A write transaction begun and rolled back changes nothing, and
+        // meets what a write would (a -wal file it cannot write). Another
+        // writer's lock is no refusal (writes wait their turn), so the
+        // probe does not wait the whole busy timeout for it.
+        conn.busy_timeout(PROBE_TIMEOUT)?;
+        let probed = conn.execute_batch("BEGIN IMMEDIATE; ROLLBACK");
+        conn.busy_timeout(BUSY_TIMEOUT)?;
+        match probed {
+            Err(e) if e.sqlite_error_code() == Some(rusqlite::ErrorCode::DatabaseBusy) => Ok(()),
+            other => Ok(other?),
+        }
+    }
 }
+
+/// Why SQLite opened a database file for reading only.
+const READ_ONLY_FILE: &str = "SQLite could open the file for reading only (its permissions or owner, \
+     or a read-only file system); make it and its folder writable by the user hierad runs as";
+
+/// How long the write probe waits for another writer's lock.
+const PROBE_TIMEOUT: Duration = Duration::from_millis(200);
 
 /// [`Sql`] on a rusqlite transaction (statements cached per connection).
 struct Tx<'a>(&'a Transaction<'a>);
@@ -200,6 +230,14 @@ fn create_private(path: &Path) -> Result<()> {
 #[cfg(test)]
 pub(super) fn open_with_migrations(path: &Path, migrations: &[&str]) -> Result<SqliteStore> {
     SqliteStore::from_connection(Connection::open(path)?, migrations)
+}
+
+/// The database at `path` as SQLite opens one this process may not write
+/// (a 0444 file, a read-only mount): read-only, without a word.
+#[cfg(test)]
+pub(super) fn open_read_only(path: &Path) -> Result<SqliteStore> {
+    let flags = rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY | rusqlite::OpenFlags::SQLITE_OPEN_URI;
+    SqliteStore::from_connection(Connection::open_with_flags(path, flags)?, MIGRATIONS)
 }
 
 #[cfg(test)]

@@ -58,4 +58,9 @@ impl Engine for SwitchedStore {
         self.asked()?;
         self.inner.database_size()
     }
+
+    fn check_writable(&self) -> Result<()> {
+        self.asked()?;
+        self.inner.check_writable()
+    }
 }

@@ -41,6 +41,7 @@ mod pg_db;
 mod pg_faults;
 mod pg_tls;
 mod proxy_protocol;
+mod read_only_db;
 mod remembered;
 mod replicas;
 mod replicas_pg;

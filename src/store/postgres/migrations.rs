@@ -134,6 +134,21 @@ const MIGRATION_LOCK: i64 = 0x6869_6572_6164;
 ///
 /// A migration that fails, or a database newer than `migrations` knows.
 pub(crate) fn migrate(client: &mut Client, migrations: &[&str]) -> Result<()> {
+    // Up to date, the usual case, nothing is written: a session that may
+    // not write (a standby, a read-only role) opens for reading, and
+    // `check_writable` says why it cannot write.
+    if let Some(applied) = applied(client)? {
+        let applied_n = usize::try_from(applied).unwrap_or(usize::MAX);
+        if applied_n > migrations.len() {
+            return Err(StoreError::SchemaTooNew {
+                found: applied,
+                known: migrations.len(),
+            });
+        }
+        if applied_n == migrations.len() {
+            return Ok(());
+        }
+    }
     let mut tx = client.transaction()?;
     tx.execute("SELECT pg_advisory_xact_lock($1)", &[&MIGRATION_LOCK])?;
     tx.batch_execute(
@@ -164,4 +179,18 @@ pub(crate) fn migrate(client: &mut Client, migrations: &[&str]) -> Result<()> {
     }
     tx.commit()?;
     Ok(())
+}
+
+/// The schema version recorded, read without a lock or a write; `None`
+/// before the first migration.
+fn applied(client: &mut Client) -> Result<Option<i64>> {
+    let exists: bool = client
+        .query_one("SELECT to_regclass('schema_version') IS NOT NULL", &[])?
+        .get(0);
+    if !exists {
+        return Ok(None);
+    }
+    Ok(client
+        .query_opt("SELECT version FROM schema_version WHERE id = 1", &[])?
+        .map(|row| row.get(0)))
 }

@@ -323,6 +323,9 @@ impl PgStore {
                 .start()
             {
                 Ok(tx) => tx,
+                // A standby refuses `BEGIN … READ WRITE`: the connection is
+                // sound, and another would be refused the same.
+                Err(e) if is_read_only(&e) => return Err(self.context(e.into())),
                 Err(e) => {
                     *broken = true;
                     // Most likely closed by a restart or an outage; the
@@ -359,6 +362,7 @@ fn context(server: &str, e: StoreError) -> StoreError {
         StoreError::Database(source) => {
             StoreError::Database(format!("PostgreSQL at {server}: {source}").into())
         }
+        StoreError::ReadOnly(why) => StoreError::ReadOnly(format!("PostgreSQL at {server}: {why}")),
         other => other,
     }
 }
@@ -378,8 +382,18 @@ fn chain(e: &dyn std::error::Error) -> String {
 
 impl From<postgres::Error> for StoreError {
     fn from(e: postgres::Error) -> Self {
+        // A read-only session (a standby, `default_transaction_read_only`)
+        // refuses every write so: no retry helps.
+        if is_read_only(&e) {
+            return StoreError::ReadOnly(chain(&e));
+        }
         StoreError::Database(chain(&e).into())
     }
+}
+
+/// Whether PostgreSQL refused `e` because the session may not write.
+fn is_read_only(e: &postgres::Error) -> bool {
+    e.code() == Some(&postgres::error::SqlState::READ_ONLY_SQL_TRANSACTION)
 }
 
 /// Whether PostgreSQL is known to be unreachable, and why: set when a
@@ -449,6 +463,19 @@ impl Engine for PgStore {
 
     fn read<T>(&self, f: impl FnOnce(&dyn Sql) -> Result<T>) -> Result<T> {
         self.run(IsolationLevel::RepeatableRead, true, |tx| f(tx))
+    }
+
+    fn check_writable(&self) -> Result<()> {
+        // Writes begin `READ WRITE`, which overrides
+        // default_transaction_read_only; only a standby refuses them.
+        let standby = self.read(|tx| tx.query_one("SELECT pg_is_in_recovery()", &[])?.flag(0))?;
+        if standby {
+            return Err(self.context(StoreError::ReadOnly(
+                "it is a hot standby (in recovery); point --db at the primary".to_owned(),
+            )));
+        }
+        // An empty write transaction: whatever else refuses one.
+        self.run(IsolationLevel::ReadCommitted, false, |_| Ok(()))
     }
 
     fn change_feed(&self) -> Option<ChangeFeed> {

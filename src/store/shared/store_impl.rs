@@ -332,6 +332,10 @@ impl<E: Engine> Store for E {
         Engine::database_size(self)
     }
 
+    fn check_writable(&self) -> Result<()> {
+        Engine::check_writable(self)
+    }
+
     fn write_document(
         &self,
         at: &DocAddress,

@@ -50,6 +50,28 @@ fn migrations_run_once_and_a_newer_schema_is_refused() {
     }
 }
 
+/// A database whose sessions default to read-only (a role or database
+/// with default_transaction_read_only, as a reporting replica's may be)
+/// opens: a schema up to date is checked without a write. (Opening ran a
+/// CREATE TABLE IF NOT EXISTS in a plain transaction, refused so.) Its
+/// writes, `BEGIN READ WRITE`, go on; `check_writable` says so.
+#[test]
+fn a_database_read_only_by_default_opens() {
+    let (url, store) = pg_store();
+    seed(&store);
+    let doc = at(1, "nodes=n1", "astute", DocKind::Values);
+    store.put(&doc, &rhash! {"v" => 1}).unwrap();
+    drop(store);
+    let name = url.rsplit('/').next().unwrap();
+    pg::server().admin(&format!(
+        "ALTER DATABASE {name} SET default_transaction_read_only = on"
+    ));
+    let store = PgStore::open(&url).unwrap();
+    assert_eq!(store.get(&doc, None).unwrap().unwrap().1, rhash! {"v" => 1});
+    store.check_writable().unwrap();
+    store.put(&doc, &rhash! {"v" => 2}).unwrap();
+}
+
 /// Replicas starting together migrate one database once.
 #[test]
 fn replicas_opening_together_migrate_once() {

@@ -39,6 +39,33 @@ fn a_new_database_is_readable_by_its_owner_only() {
     assert_eq!(mode & 0o777, 0o640);
 }
 
+/// A database SQLite can open for reading only is told apart from one
+/// that fails for a while: `check_writable` (which serve and the commands
+/// that write ask at start) and every write say ReadOnly, which the server
+/// answers without `Retry-After`; reads go on. (A read-only file was found
+/// only by the first write, a database error answered 503 + Retry-After.)
+#[test]
+fn a_database_opened_read_only_says_so_and_reads() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("ro.db");
+    let writable = crate::store::open(&file).unwrap();
+    seed(writable.as_ref());
+    let doc = at(1, "nodes=n1", "astute", DocKind::Values);
+    writable.put(&doc, &rhash! {"v" => 1}).unwrap();
+    writable.check_writable().unwrap();
+    drop(writable);
+
+    let s = crate::store::sqlite::open_read_only(&file).unwrap();
+    let e = s.check_writable().unwrap_err();
+    assert!(
+        matches!(&e, StoreError::ReadOnly(why) if why.contains("for reading only")),
+        "{e:?}"
+    );
+    let e = s.put(&doc, &rhash! {"v" => 2}).unwrap_err();
+    assert!(matches!(e, StoreError::ReadOnly(_)), "{e:?}");
+    assert_eq!(s.get(&doc, None).unwrap().unwrap().1, rhash! {"v" => 1});
+}
+
 /// A `--db` that is neither a SQLite file nor a postgres:// URL is
 /// refused, and no message repeats its password. (A libpq key=value
 /// string, or `POSTGRES://`, was taken for a file name: created, and
