@@ -116,7 +116,8 @@ pub(crate) fn read_tree_with(
         Mode::empty(),
     )
     .map_err(|e| match e {
-        Errno::NOENT | Errno::NOTDIR => tree_error!("{} is not a directory", root.display()),
+        Errno::NOENT => tree_error!("{} does not exist", root.display()),
+        Errno::NOTDIR => tree_error!("{} is not a directory", root.display()),
         e => tree_error!("cannot read {}: {e}", root.display()),
     })?;
     let mut found = Vec::new();
@@ -630,7 +631,16 @@ pub(crate) mod tests {
             assert!(err.contains(want), "{err}\nwant {want}");
         }
         let err = read_tree(Path::new("/no/such/tree")).unwrap_err();
-        assert_eq!(err.to_string(), "/no/such/tree is not a directory");
+        assert_eq!(err.to_string(), "/no/such/tree does not exist");
+        let file = dir_with_file();
+        let err = read_tree(&file.path().join("f")).unwrap_err().to_string();
+        assert!(err.ends_with("/f is not a directory"), "{err}");
+    }
+
+    fn dir_with_file() -> tempfile::TempDir {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("f"), "a: 1\n").unwrap();
+        dir
     }
 
     /// The second line of defence: an entry listed as a regular file and

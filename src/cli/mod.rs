@@ -53,8 +53,9 @@ pub(crate) enum Command {
     Register(register::Args),
     /// Serve the ConfigDB REST API and Hiera lookups over HTTP.
     Serve(serve::Args),
-    /// List the stored documents that cannot be read; --repair restores
-    /// the newest readable version of each, or deletes it
+    /// List the stored versions that cannot be read, history included;
+    /// --repair restores the newest readable version of each document
+    /// whose latest cannot be read, or deletes it
     Doctor(doctor::Args),
     /// Load-test a server with realistic lookups; generate and load bench
     /// environments.

@@ -236,8 +236,14 @@ pub(crate) fn run(args: Args) -> anyhow::Result<ExitCode> {
     // the server's workers (where a task holding the last AppState would
     // drop it at shutdown).
     let kept = Arc::clone(&store);
-    let state = AppState::new(store, settings.clone())
-        .map_err(|e| anyhow::anyhow!("cannot load the database: {e:?}"))?;
+    let state = AppState::new(store, settings.clone()).map_err(|e| {
+        let db = crate::store::describe(&settings.db);
+        anyhow::anyhow!(
+            "cannot load the database {db}: {}. If the file is damaged, restore it from a backup; \
+             `hierad doctor --db {db}` lists the documents that cannot be read",
+            e.detail()
+        )
+    })?;
     if let Some(authenticator) = &security.authenticator {
         state.set_authenticator(Arc::clone(authenticator));
     }

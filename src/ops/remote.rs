@@ -37,6 +37,16 @@ pub(crate) enum RemoteError {
     /// No HTTP answer at all: refused, unknown host, timed out, …
     #[error("cannot reach the hierad server at {url}: {reason}")]
     Unreachable { url: String, reason: String },
+    /// The connection broke after the request went out, before an answer:
+    /// the server may have done it (the write committed, then the
+    /// connection dropped), unlike `Unreachable`, where nothing was sent.
+    #[error("the connection to the hierad server at {url} was lost after the request was sent, before an answer ({reason}); {}", lost_advice(*writes))]
+    Lost {
+        url: String,
+        reason: String,
+        /// Whether the request writes (POST, PUT, DELETE).
+        writes: bool,
+    },
     /// The server answered with an error ([`api::ErrorBody`]).
     #[error("{}", api_text(message, class.as_deref()))]
     Api {
@@ -75,6 +85,15 @@ pub(crate) enum RemoteError {
     /// A CA or client certificate file that cannot be used.
     #[error("{0}")]
     Tls(String),
+}
+
+fn lost_advice(writes: bool) -> &'static str {
+    if writes {
+        "it may have been applied: check with `hierad config history` (a document) or \
+         `hierad register list` (a register) before sending it again"
+    } else {
+        "it changed nothing: send it again"
+    }
 }
 
 fn api_text(message: &str, class: Option<&str>) -> String {
@@ -157,7 +176,8 @@ impl Remote {
     /// Sends one request; the answer's body (empty for none).
     fn call(&self, method: Method, path: &str, body: Option<String>) -> Result<String> {
         let url = format!("{}{path}", self.base);
-        let unreachable = |e: ureq::Error| transport_error(&self.base, self.timeouts, e);
+        let writes = method != Method::Get;
+        let unreachable = |e: ureq::Error| transport_error(&self.base, self.timeouts, writes, e);
         let body = body.unwrap_or_default();
         let send = |request: ureq::RequestBuilder<ureq::typestate::WithBody>| {
             let request = self

@@ -33,8 +33,14 @@ impl Default for Timeouts {
 }
 
 /// The error of a request that got no answer: a timeout names its phase
-/// and the flag that sets it.
-pub(super) fn transport_error(url: &str, timeouts: Timeouts, e: ureq::Error) -> RemoteError {
+/// and the flag that sets it; a connection that broke once open may have
+/// carried the request (`writes`: whether it changes anything).
+pub(super) fn transport_error(
+    url: &str,
+    timeouts: Timeouts,
+    writes: bool,
+    e: ureq::Error,
+) -> RemoteError {
     use ureq::Timeout as T;
     let timed_out = |phase, limit: Duration, flag| RemoteError::TimedOut {
         url: url.to_owned(),
@@ -63,6 +69,24 @@ pub(super) fn transport_error(url: &str, timeouts: Timeouts, e: ureq::Error) -> 
             url: url.to_owned(),
             reason: rustls_error(&io).map(tls_failure).unwrap_or_default(),
         },
+        // Refused, unknown host, TLS: nothing was sent. These come once
+        // the connection is open: while or after the request was sent
+        // (ureq's "Peer disconnected" is an EOF awaiting the answer).
+        ureq::Error::Io(io)
+            if matches!(
+                io.kind(),
+                std::io::ErrorKind::UnexpectedEof
+                    | std::io::ErrorKind::ConnectionReset
+                    | std::io::ErrorKind::ConnectionAborted
+                    | std::io::ErrorKind::BrokenPipe
+            ) =>
+        {
+            RemoteError::Lost {
+                url: url.to_owned(),
+                reason: io.to_string(),
+                writes,
+            }
+        }
         e => RemoteError::Unreachable {
             url: url.to_owned(),
             reason: e.to_string(),
@@ -103,7 +127,7 @@ mod tests {
             ),
         ];
         for (error, want) in cases {
-            let got = transport_error("http://h:1", timeouts, error).to_string();
+            let got = transport_error("http://h:1", timeouts, true, error).to_string();
             assert!(got.starts_with(want), "{got}");
         }
     }

@@ -61,6 +61,17 @@ pub(crate) enum ApiError {
     Panicked,
 }
 
+impl ApiError {
+    /// What went wrong, for the log or a message on the server's own
+    /// terminal: the database's error where there is one.
+    pub(crate) fn detail(&self) -> String {
+        match self {
+            ApiError::Unavailable(m) | ApiError::ReadOnly(m) | ApiError::Internal(m) => m.clone(),
+            other => format!("{other:?}"),
+        }
+    }
+}
+
 impl From<ConfigError> for ApiError {
     fn from(e: ConfigError) -> ApiError {
         match e.kind() {

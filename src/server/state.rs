@@ -288,12 +288,7 @@ impl AppState {
         match &outcome {
             Ok(_) => *failure = None,
             Err(e) => {
-                let error = match e {
-                    ApiError::Unavailable(m) | ApiError::ReadOnly(m) | ApiError::Internal(m) => {
-                        m.clone()
-                    }
-                    other => format!("{other:?}"),
-                };
+                let error = e.detail();
                 let since = failure
                     .as_ref()
                     .map_or_else(jiff::Timestamp::now, |f| f.since);

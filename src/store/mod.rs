@@ -266,6 +266,24 @@ pub(crate) struct PruneReport {
     pub(crate) more: bool,
 }
 
+/// A stored version that cannot be read ([`Store::check_versions`]).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) struct UnreadableVersion {
+    pub(crate) at: DocAddress,
+    pub(crate) version: u64,
+    /// Whether it is the document's latest version (what a lookup reads).
+    pub(crate) latest: bool,
+    /// Why, in words that carry nothing of the content.
+    pub(crate) reason: String,
+}
+
+/// What [`Store::check_versions`] read.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub(crate) struct VersionsChecked {
+    pub(crate) versions: u64,
+    pub(crate) documents: u64,
+}
+
 /// How large the database is.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub(crate) struct DatabaseSize {
@@ -505,6 +523,18 @@ pub(crate) trait Store: Send + Sync {
     /// together and newest first. An error from `out` stops the dump and
     /// is returned. Corrupt: a version that does not decode.
     fn dump(&self, out: &mut dyn FnMut(dump::Dumped) -> Result<()>) -> Result<()>;
+
+    /// Reads every stored version of every document (history, deletion
+    /// markers and deleted environments included) in one consistent
+    /// transaction, unpacking and decoding each as a read of it would,
+    /// and gives `out` each that cannot be read, in [`Store::dump`]'s
+    /// order (`hierad doctor`). Streams: holds one version's text at a
+    /// time. Goes on past a bad version: the older ones packed against it
+    /// are reported with it. An error from `out` stops the check.
+    fn check_versions(
+        &self,
+        out: &mut dyn FnMut(UnreadableVersion) -> Result<()>,
+    ) -> Result<VersionsChecked>;
 
     /// Writes what another store's [`Store::dump`] yielded, in that order,
     /// in one transaction: every id, version number and date as it was, so

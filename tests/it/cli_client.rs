@@ -262,3 +262,91 @@ fn a_token_file_that_gives_no_token_is_named() {
         "{both:?}"
     );
 }
+
+/// A server that reads each request whole and hangs up without an
+/// answer, as one killed after committing a write would; bounded.
+fn hang_up_server() -> String {
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let url = format!("http://{}", listener.local_addr().unwrap());
+    std::thread::spawn(move || {
+        for socket in listener.incoming().take(8) {
+            let Ok(mut socket) = socket else { continue };
+            socket
+                .set_read_timeout(Some(Duration::from_secs(5)))
+                .unwrap();
+            let mut request = Vec::new();
+            let mut chunk = [0u8; 4096];
+            // The head, then as many bytes as its Content-Length says.
+            while let Ok(n @ 1..) = socket.read(&mut chunk) {
+                request.extend_from_slice(&chunk[..n]);
+                let text = String::from_utf8_lossy(&request).to_lowercase();
+                if let Some((head, body)) = text.split_once("\r\n\r\n") {
+                    let length = head
+                        .lines()
+                        .find_map(|l| l.strip_prefix("content-length:"))
+                        .map_or(0, |n| n.trim().parse().unwrap());
+                    if body.len() >= length {
+                        break;
+                    }
+                }
+            }
+        }
+    });
+    url
+}
+
+/// A connection lost once the request was sent is not "cannot reach":
+/// a write may have been applied, and the message says how to check; a
+/// read changed nothing. Nothing listening is still "cannot reach". (All
+/// three said "cannot reach the hierad server …: io: Peer disconnected",
+/// though the tester's write had committed.)
+#[test]
+fn a_connection_lost_after_sending_says_the_write_may_have_been_applied() {
+    let url = hang_up_server();
+    let run = |args: &[&str], server: &str| {
+        let mut command = hierad(args);
+        command.args(["--server", server, "--timeout", "10"]);
+        let out = run_bounded(command);
+        assert_eq!(out.status.code(), Some(1), "{args:?}");
+        String::from_utf8_lossy(&out.stderr).into_owned()
+    };
+    let lost = format!(
+        "hierad: the connection to the hierad server at {url} was lost after the request was sent, before an answer"
+    );
+    let write = [
+        "config",
+        "override",
+        "--env",
+        "1",
+        "--resource",
+        "a",
+        "--key",
+        "k",
+        "--value",
+        "1",
+    ];
+    let e = run(&write, &url);
+    assert!(e.starts_with(&lost), "{e}");
+    assert!(
+        e.contains("it may have been applied: check with `hierad config history`"),
+        "{e}"
+    );
+    let e = run(&["config", "get", "--env", "1", "--resource", "a"], &url);
+    assert!(e.starts_with(&lost), "{e}");
+    assert!(e.contains("it changed nothing: send it again"), "{e}");
+
+    let closed = format!(
+        "http://{}",
+        TcpListener::bind("127.0.0.1:0")
+            .unwrap()
+            .local_addr()
+            .unwrap()
+    );
+    let e = run(&write, &closed);
+    assert!(
+        e.starts_with(&format!(
+            "hierad: cannot reach the hierad server at {closed}"
+        )),
+        "{e}"
+    );
+}

@@ -9,12 +9,12 @@
 
 use super::retention::read_retention;
 use super::{decode, encode, load_components, load_environments_where, sql_version};
-use crate::configdb::{Conflict, DocKind, Environment, Version};
+use crate::configdb::{Conflict, DocAddress, DocKind, Environment, LevelPath, LevelValue, Version};
 use crate::store::changes::Log;
 use crate::store::dump::Dumped;
 use crate::store::packing::{self, Packing};
 use crate::store::sql::{Param, Row, Sql, params};
-use crate::store::{Result, StoreError};
+use crate::store::{Result, StoreError, UnreadableVersion, VersionsChecked};
 
 /// Every row of the database, in the order [`Dumped`] documents.
 pub(crate) fn dump(tx: &dyn Sql, out: &mut dyn FnMut(Dumped) -> Result<()>) -> Result<()> {
@@ -112,6 +112,110 @@ fn dump_versions(tx: &dyn Sql, out: &mut dyn FnMut(Dumped) -> Result<()>) -> Res
     )
 }
 
+/// [`Store::check_versions`](crate::store::Store::check_versions): the
+/// rows of [`dump_versions`], each unpacked against the one read above it
+/// and decoded; what fails goes to `out` and the reading goes on.
+pub(crate) fn check_versions(
+    tx: &dyn Sql,
+    out: &mut dyn FnMut(UnreadableVersion) -> Result<()>,
+) -> Result<VersionsChecked> {
+    // The version read just before, of the same document: its number and
+    // text (None: it did not unpack, so a delta against it cannot either).
+    let mut above: Option<(DocKey, u64, Option<String>)> = None;
+    let mut checked = VersionsChecked::default();
+    tx.for_each(
+        "SELECT environment_id, level, level_value, resource, kind, version, deleted,
+                packing, content, packed
+         FROM documents
+         ORDER BY environment_id, level, level_value, resource, kind, version DESC",
+        &[],
+        &mut |mut row: Row| {
+            let key = doc_key(&mut row)?;
+            let number = u64::try_from(row.int(5)?).unwrap_or_default();
+            let same_doc = above.as_ref().filter(|(k, _, _)| *k == key);
+            let latest = same_doc.is_none();
+            let base = same_doc
+                .filter(|(_, n, _)| *n == number + 1)
+                .map(|(_, _, text)| text.as_deref());
+            // A column of the wrong type is as unreadable as bad bytes.
+            let text = match (Packing::from_column(row.int(7)?), base) {
+                (None, _) => Err("an unknown packing".to_owned()),
+                (Some(Packing::Plain), _) => row
+                    .opt_text(8)
+                    .map(Option::unwrap_or_default)
+                    .map_err(|e| e.to_string()),
+                // One reason for the whole chain, which doctor then
+                // lists as one run of versions.
+                (Some(Packing::Delta), Some(None)) => {
+                    Err("it is packed against a newer version that cannot be read".to_owned())
+                }
+                (Some(packing), base) => row
+                    .bytes(9)
+                    .and_then(|bytes| packing::unpack(String::new, packing, &bytes, base.flatten()))
+                    .map_err(|e| match e {
+                        StoreError::Corrupt { reason, .. } => reason,
+                        other => other.to_string(),
+                    }),
+            };
+            let why = match &text {
+                Err(why) => Some(why.clone()),
+                Ok(_) if row.flag(6)? => None,
+                Ok(text) if text.is_empty() => None,
+                Ok(text) => super::decode_or_why(text).err().map(str::to_owned),
+            };
+            checked.versions += 1;
+            if latest {
+                checked.documents += 1;
+            }
+            if let Some(reason) = why {
+                out(UnreadableVersion {
+                    at: address(&key, number)?,
+                    version: number,
+                    latest,
+                    reason,
+                })?;
+            }
+            above = Some((key, number, text.ok()));
+            Ok(())
+        },
+    )?;
+    Ok(checked)
+}
+
+/// The document of a row whose first five columns name it.
+fn doc_key(row: &mut Row) -> Result<DocKey> {
+    Ok((
+        row.int(0)?,
+        row.text(1)?,
+        row.text(2)?,
+        row.text(3)?,
+        row.text(4)?,
+    ))
+}
+
+/// The address of a stored document's key.
+fn address(key: &DocKey, number: u64) -> Result<DocAddress> {
+    let corrupt = |reason: String| StoreError::Corrupt {
+        what: describe(key, number),
+        reason,
+    };
+    let kind = key
+        .4
+        .parse::<DocKind>()
+        .map_err(|e| corrupt(e.to_string()))?;
+    let slot = if key.1.is_empty() {
+        None
+    } else {
+        Some(LevelValue::new(&key.1, &key.2).map_err(|e| corrupt(e.to_string()))?)
+    };
+    Ok(DocAddress::new(
+        key.0,
+        LevelPath::new(slot.into_iter().collect()),
+        key.3.clone(),
+        kind,
+    ))
+}
+
 fn describe(key: &DocKey, number: u64) -> String {
     format!(
         "version {number} of the {} of resource \"{}\" at {}={} in environment {}",
@@ -125,13 +229,7 @@ fn read_version(
     mut row: Row,
     above: Option<&(DocKey, u64, String)>,
 ) -> Result<(DocKey, Version, String)> {
-    let key: DocKey = (
-        row.int(0)?,
-        row.text(1)?,
-        row.text(2)?,
-        row.text(3)?,
-        row.text(4)?,
-    );
+    let key = doc_key(&mut row)?;
     let author = row.opt_text(12)?;
     let version = super::version_from(row.int(5)?, row.int(6)?, row.int(7)?, row.flag(8)?, author);
     let what = || describe(&key, version.number);

@@ -5,10 +5,8 @@ use crate::configdb::{
     DocAddress, DocKind, LevelPath, LevelValue, SnapshotData, StoredDocument, UnreadableDocument,
     Version,
 };
-use crate::hiera::Value;
 use crate::store::sql::Sql;
 use crate::store::{Result, StoreError};
-use crate::wire;
 
 /// Everything a snapshot needs, read inside `tx`.
 pub(crate) fn load_all(tx: &dyn Sql) -> Result<SnapshotData> {
@@ -87,17 +85,9 @@ impl RawDoc {
         } else {
             Some(LevelValue::new(&level, &value).map_err(|e| corrupt(e.to_string()))?)
         };
-        let content = match wire::from_str(&text) {
-            Ok(Value::Hash(h)) => h,
-            // The reasons carry nothing of the content (a parse error's
-            // text may quote it).
-            other => {
-                let reason = match other {
-                    Ok(_) => "it is not a Hash",
-                    Err(wire::WireError::TooDeep) => "it nests deeper than hierad reads",
-                    Err(wire::WireError::Tag(_)) => "it holds a malformed tagged value",
-                    Err(wire::WireError::Json(_)) => "it is not valid wire JSON",
-                };
+        let content = match super::decode_or_why(&text) {
+            Ok(h) => h,
+            Err(reason) => {
                 let path = LevelPath::new(slot.into_iter().collect());
                 return Ok(Err(UnreadableDocument {
                     at: DocAddress::new(env, path, resource, kind_parsed),

@@ -57,6 +57,18 @@ pub(super) fn decode(what: impl FnOnce() -> String, text: &str) -> Result<Hash> 
     }
 }
 
+/// A stored document's wire JSON decoded, or why not in words that carry
+/// nothing of the content (a parse error's text may quote it).
+pub(super) fn decode_or_why(text: &str) -> std::result::Result<Hash, &'static str> {
+    match wire::from_str(text) {
+        Ok(Value::Hash(h)) => Ok(h),
+        Ok(_) => Err("it is not a Hash"),
+        Err(wire::WireError::TooDeep) => Err("it nests deeper than hierad reads"),
+        Err(wire::WireError::Tag(_)) => Err("it holds a malformed tagged value"),
+        Err(wire::WireError::Json(_)) => Err("it is not valid wire JSON"),
+    }
+}
+
 pub(super) fn version_from(
     number: i64,
     created_at: i64,

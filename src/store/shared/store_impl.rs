@@ -415,6 +415,13 @@ impl<E: Engine> Store for E {
         self.read(|tx| super::dump::dump(tx, out))
     }
 
+    fn check_versions(
+        &self,
+        out: &mut dyn FnMut(crate::store::UnreadableVersion) -> Result<()>,
+    ) -> Result<crate::store::VersionsChecked> {
+        self.read(|tx| super::dump::check_versions(tx, out))
+    }
+
     fn replay(
         &self,
         items: &mut dyn Iterator<Item = Result<crate::store::dump::Dumped>>,

@@ -341,7 +341,74 @@ fn a_failed_import_leaves_nothing() {
     }
 }
 
+/// `hierad doctor`'s check reads every stored version, not only the
+/// latest: a corrupt packed version is reported, with every older one
+/// packed against it, and the check goes on to the other documents. (It
+/// read only the latest versions: "no unreadable documents" while 12
+/// versions of a history answered 500.)
+fn every_unreadable_version_is_found_history_included() {
+    let s = fuel();
+    let a = at(1, "", "astute", DocKind::Values);
+    let g = at(1, "nodes=n1", "globals", DocKind::Values);
+    for n in 1..=20 {
+        s.put(&a, &rhash! {"n" => n, "pad" => "x".repeat(200)})
+            .unwrap();
+    }
+    s.put(&g, &rhash! {"g" => 1}).unwrap();
+    s.put(&g, &rhash! {"g" => 2}).unwrap();
+    let check = |s: &dyn Store| {
+        let mut bad = Vec::new();
+        let checked = s
+            .check_versions(&mut |v| {
+                bad.push((v.at.resource.clone(), v.version, v.latest, v.reason));
+                Ok(())
+            })
+            .unwrap();
+        (checked, bad)
+    };
+    let (checked, bad) = check(s.as_ref());
+    assert_eq!(
+        checked,
+        crate::store::VersionsChecked {
+            versions: 22,
+            documents: 2
+        }
+    );
+    assert!(bad.is_empty(), "{bad:?}");
+
+    // Version 14 is a delta (16 is a keyframe): 13 down to 1 are packed
+    // against it, each against the one above.
+    s.execute_sql(
+        "UPDATE documents SET packed = ?1 WHERE resource = 'astute' AND version = 14",
+        crate::store::sql::params![&[0u8, 0x11, 0x22, 0x33][..]],
+    )
+    .unwrap();
+    s.execute_sql(
+        "UPDATE documents SET content = '[' WHERE resource = 'globals' AND version = 2",
+        &[],
+    )
+    .unwrap();
+    let (checked, bad) = check(s.as_ref());
+    assert_eq!(checked.versions, 22);
+    let numbers: Vec<u64> = bad.iter().map(|b| b.1).collect();
+    assert_eq!(numbers, [14, 13, 12, 11, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1, 2]);
+    assert_eq!(bad[0].3, "not a zstd frame");
+    assert!(bad[1..14].iter().all(|b| b.0 == "astute"
+        && !b.2
+        && b.3 == "it is packed against a newer version that cannot be read"));
+    assert_eq!(
+        bad[14],
+        (
+            "globals".to_owned(),
+            2,
+            true,
+            "it is not valid wire JSON".to_owned()
+        )
+    );
+}
+
 both![
+    every_unreadable_version_is_found_history_included,
     history_is_packed_and_every_version_reads_back,
     retention_prunes_the_oldest_versions_only,
     import_writes_all_skips_unchanged_and_replaces,
