@@ -119,8 +119,19 @@ fn compress(text: &[u8], base: &[u8]) -> Result<Vec<u8>> {
     Ok(out)
 }
 
+/// The most a packed frame may unpack to: far over any document a
+/// server parses (a body's tree is 20 to 70 times its text), and under
+/// what a corrupt frame's claimed size could make the reservation below
+/// take (it aborted the process on a size of petabytes).
+const MAX_UNPACKED: u64 = 1 << 30;
+
 fn decompress(bytes: &[u8], base: &[u8]) -> Result<Vec<u8>, String> {
     let size = match zstd_safe::get_frame_content_size(bytes) {
+        Ok(Some(size)) if size > MAX_UNPACKED => {
+            return Err(format!(
+                "the packed frame claims {size} bytes, more than any document ({MAX_UNPACKED})"
+            ));
+        }
         Ok(Some(size)) => usize::try_from(size).map_err(|_| "too large".to_owned())?,
         Ok(None) => return Err("the packed frame does not say its size".to_owned()),
         Err(_) => return Err("not a zstd frame".to_owned()),
@@ -200,6 +211,17 @@ mod tests {
                 "{err:?}"
             );
         }
+    }
+
+    /// A frame whose header claims a petabyte: refused before anything is
+    /// reserved (the reservation aborted the process).
+    #[test]
+    fn a_frame_claiming_more_than_any_document_is_refused() {
+        // Magic number, then a single-segment header with an 8-byte size.
+        let mut frame = vec![0x28, 0xB5, 0x2F, 0xFD, 0xE0];
+        frame.extend_from_slice(&(1u64 << 50).to_le_bytes());
+        let err = decompress(&frame, &[]).unwrap_err();
+        assert!(err.contains("claims 1125899906842624 bytes"), "{err}");
     }
 
     /// A generator of `n` base64 characters, the same every run.
