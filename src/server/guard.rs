@@ -211,35 +211,34 @@ pub(crate) async fn authorize(
     }
     let peer = request.extensions().get::<Peer>().cloned();
     let headers = request.headers();
-    if let Some(e) = repeated_credentials(headers) {
-        state.metrics().auth_failure(reason(&e));
-        let response = refused(&e, authenticator.keystone_url());
-        return Err(closing(response, may_have_body(&request)));
-    }
+    let sent = single(headers, &header::AUTHORIZATION)
+        .and_then(|authorization| Ok((authorization, single(headers, &X_AUTH_TOKEN)?)));
+    let (authorization, auth_token) = match sent {
+        Ok(sent) => sent,
+        Err(e) => {
+            state.metrics().auth_failure(reason(&e));
+            let response = refused(&e, authenticator.keystone_url());
+            return Err(closing(response, may_have_body(&request)));
+        }
+    };
     let memo = peer.as_ref().map(|p| &*p.remembered);
-    let authorization = headers
-        .get(header::AUTHORIZATION)
-        .map(HeaderValue::as_bytes);
     let principal = match auth::remember::recall(&authenticator, memo, authorization) {
         Some(principal) => principal,
-        None => {
-            let auth_token = headers.get(&X_AUTH_TOKEN).map(HeaderValue::as_bytes);
-            check(
-                state,
-                &authenticator,
-                peer.as_ref(),
-                authorization,
-                auth_token,
-            )
-            .await
-            .map_err(|refusal| {
-                let response = match refusal {
-                    Refusal::Failed(e) => refused(&e, authenticator.keystone_url()),
-                    Refusal::Throttled { retry_after } => throttled(retry_after),
-                };
-                closing(response, may_have_body(&request))
-            })?
-        }
+        None => check(
+            state,
+            &authenticator,
+            peer.as_ref(),
+            authorization,
+            auth_token,
+        )
+        .await
+        .map_err(|refusal| {
+            let response = match refusal {
+                Refusal::Failed(e) => refused(&e, authenticator.keystone_url()),
+                Refusal::Throttled { retry_after } => throttled(retry_after),
+            };
+            closing(response, may_have_body(&request))
+        })?,
     };
     let _ = who.set(principal.name.clone());
     let (request, env) = environment(state, &principal, template, request).await?;
@@ -250,18 +249,23 @@ pub(crate) async fn authorize(
     Ok(admit(request, principal, who))
 }
 
-/// A request with two `Authorization` (or two `X-Auth-Token`) headers is
-/// malformed (401): which one is meant is not for the server to guess, and
-/// a proxy that adds its own would otherwise decide by header order.
-fn repeated_credentials(headers: &header::HeaderMap) -> Option<AuthError> {
-    [&header::AUTHORIZATION, &X_AUTH_TOKEN]
-        .into_iter()
-        .find_map(|name| {
-            let count = headers.get_all(name).iter().count();
-            (count > 1).then(|| {
-                AuthError::Malformed(format!("the request has {count} {name} headers; send one"))
-            })
-        })
+/// The value of the credentials header `name`, if sent. Sent twice
+/// (two `Authorization`, or two `X-Auth-Token`), the request is malformed
+/// (401): which one is meant is not for the server to guess, and a proxy
+/// that adds its own would otherwise decide by header order.
+fn single<'h>(
+    headers: &'h header::HeaderMap,
+    name: &header::HeaderName,
+) -> Result<Option<&'h [u8]>, AuthError> {
+    let mut values = headers.get_all(name).iter();
+    let first = values.next().map(HeaderValue::as_bytes);
+    match values.count() {
+        0 => Ok(first),
+        more => Err(AuthError::Malformed(format!(
+            "the request has {} {name} headers; send one",
+            more + 1
+        ))),
+    }
 }
 
 /// Whether the request announces a body (which a refusal leaves unread).
