@@ -20,6 +20,7 @@ use std::path::{Path, PathBuf};
 
 mod operator;
 mod per_type;
+mod readme;
 mod rules;
 
 /// The datasources of the Puppet environments' hierarchy, most specific
