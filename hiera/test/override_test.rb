@@ -54,4 +54,32 @@ class OverrideTest < Minitest::Test
       assert error.message.start_with?(message), "#{args.inspect}: #{error.message}"
     end
   end
+
+  # seeds/001's `override_resources {'package': configuration => {<title> => <parameters>}}`:
+  # the same rules over one type's data, defaults without the type level.
+  def test_the_per_type_form_is_the_nested_form_of_one_type
+    rules = Override.new({ 'mc' => { 'ensure' => 'latest' }, 'vim' => {} }, { 'titles_create_exception' => ['vim'] },
+                         { 'ensure' => 'installed' }, {}, type: 'package')
+    assert_equal [['package', 'mc', { 'ensure' => 'latest' }], ['package', 'vim', { 'ensure' => 'installed' }]],
+                 rules.entries.map(&:to_a)
+    assert_equal %w[package], rules.types
+    assert rules.create?('package', 'mc')
+    refute rules.create?('package', 'vim')
+    assert_equal 'configuration.mc', rules.where('configuration', 'package', 'mc')
+    assert_equal 'defaults', rules.where('defaults', 'package')
+    assert_equal 'configuration.file./a', Override.new(CONFIGURATION).where('configuration', 'file', '/a')
+    assert_equal [], Override.new({ 'mc' => {} }, { 'types_filter' => ['file'] }, {}, {}, type: 'package').entries
+  end
+
+  def test_per_type_refusals_name_where_the_user_wrote_it
+    {
+      [{ 'mc' => 'latest' }, {}, {}] => 'configuration.mc: expected a Hash, got String "latest"',
+      [{ 'mc' => { 1 => 2 } }, {}, {}] => 'configuration.mc: expected a non-empty String key, got Integer 1',
+      [{}, {}, []] => 'defaults: expected a Hash, got Array []',
+      [{}, {}, { '' => 1 }] => 'defaults: expected a non-empty String key, got String ""'
+    }.each do |args, message|
+      error = assert_raises(OverrideError) { Override.new(*args, {}, type: 'package') }
+      assert error.message.start_with?(message), "#{args.inspect}: #{error.message}"
+    end
+  end
 end

@@ -19,6 +19,8 @@ use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 
 mod operator;
+mod per_type;
+mod readme;
 mod rules;
 
 /// The datasources of the Puppet environments' hierarchy, most specific
@@ -31,19 +33,23 @@ pub(crate) const LEVEL: &str = "datadir=override";
 /// (`@D` in either stands for the case's own temporary folder).
 pub(crate) struct Case {
     pub(crate) name: &'static str,
-    pub(crate) manifest: &'static str,
+    pub(crate) manifest: String,
     pub(crate) node: Json,
     pub(crate) cluster: Json,
+    /// `puppet apply --noop`: for resources that must not be applied
+    /// (packages), seen in the report's events instead.
+    pub(crate) noop: bool,
 }
 
 impl Case {
     /// A case whose data is all at the node's level.
-    pub(crate) fn new(name: &'static str, manifest: &'static str, node: Json) -> Case {
+    pub(crate) fn new(name: &'static str, manifest: impl Into<String>, node: Json) -> Case {
         Case {
             name,
-            manifest,
+            manifest: manifest.into(),
             node,
             cluster: json!({}),
+            noop: false,
         }
     }
 }
@@ -160,9 +166,9 @@ pub(crate) fn apply_on(
         std::fs::create_dir_all(puppet_env.join("modules")).unwrap();
         install_module(&puppet_env.join("modules/hierad"));
         std::fs::write(puppet_env.join("hiera.yaml"), hiera_yaml(hierad.url(), env)).unwrap();
-        std::fs::write(dir.join("site.pp"), at(case.manifest)).unwrap();
+        std::fs::write(dir.join("site.pp"), at(&case.manifest)).unwrap();
         then(hierad, env, &dir);
-        jobs.push(json!({"args": args(&dir), "dir": dir}));
+        jobs.push(json!({"args": args(&dir, case.noop), "dir": dir}));
         dirs.push(dir);
     }
     let out = ruby_json(&support("puppet_oracle.rb"), &Json::Array(jobs), &[]);
@@ -219,7 +225,7 @@ fn hiera_yaml(url: &str, env: i64) -> String {
     )
 }
 
-fn args(dir: &Path) -> Vec<String> {
+fn args(dir: &Path, noop: bool) -> Vec<String> {
     let d = |sub: &str| dir.join(sub).to_string_lossy().into_owned();
     let mut args = vec!["apply".to_owned()];
     for (flag, sub) in [
@@ -244,6 +250,9 @@ fn args(dir: &Path) -> Vec<String> {
         ]
         .map(str::to_owned),
     );
+    if noop {
+        args.push("--noop".into());
+    }
     args.push(d("site.pp"));
     args
 }

@@ -374,11 +374,12 @@ fn the_one_line_class_merges_the_levels() {
     let node = json!({"configuration": {"file": {"@D/out/c": {"content": "node c\n"}}}});
     let manifest_deep = "notify { 'n1': message => 'manifest n1' }\nclass { 'hierad::override': merge => 'deep' }\n";
     let manifest_hash = "notify { 'n1': message => 'manifest n1' }\ninclude hierad::override\n";
-    let case = |name, manifest| Case {
+    let case = |name, manifest: &str| Case {
         name,
-        manifest,
+        manifest: manifest.into(),
         node: node.clone(),
         cluster: cluster.clone(),
+        noop: false,
     };
     let runs = apply(vec![
         case("hash", manifest_hash),

@@ -14,6 +14,20 @@
 #
 # or, the same in one line, `include hierad::override`.
 #
+# Two forms, told apart by the title alone. An instance whose title is
+# exactly the name of a resource type (built in or in the modulepath) takes
+# that type's data without the type level, as seeds/001's own example does
+# (and fuel-library's first version of the type did):
+#
+#   override_resources { 'package':
+#     configuration => { 'mc' => { 'ensure' => 'latest' } },   # <title> => <parameters>
+#     defaults      => { 'ensure' => 'installed' },             # <parameter> => value
+#   }
+#
+# Any other title (`hierad`, `hierad::override`) takes the nested form
+# above. The title decides, not the data's shape: a parameter's value may
+# itself be a Hash, so the shape alone cannot tell the forms apart.
+#
 # It works on the agent's catalog before anything is applied: `generate`
 # (which Puppet calls for every resource before the first is evaluated)
 # updates and creates, so an updated resource is applied with its new
@@ -27,14 +41,17 @@ require_relative '../../puppet_x/hierad/override'
 
 Puppet::Type.newtype(:override_resources) do
   @doc = 'Updates or creates resources of the catalog from data: `configuration` ' \
-         '(<type> => <title> => <parameters>), `options` (configuration_options) and `defaults`.'
+         '(<type> => <title> => <parameters>), `options` (configuration_options) and `defaults`. ' \
+         'An instance titled with the name of a type takes that type\'s data alone: ' \
+         '`configuration` (<title> => <parameters>) and `defaults` (<parameter> => value).'
 
   newparam(:name, namevar: true) do
-    desc 'A name for this instance; it only tells instances apart.'
+    desc 'A name for this instance; the name of a resource type selects the per-type form.'
   end
 
   newparam(:configuration) do
-    desc 'The resources: a Hash of <type> => <title> => <parameter> => value.'
+    desc 'The resources: a Hash of <type> => <title> => <parameter> => value ' \
+         '(<title> => <parameter> => value when the title names a type).'
     defaultto({})
   end
 
@@ -44,7 +61,8 @@ Puppet::Type.newtype(:override_resources) do
   end
 
   newparam(:defaults) do
-    desc 'Parameters for every updated or created resource of a type: <type> => <parameter> => value.'
+    desc 'Parameters for every updated or created resource of a type: <type> => <parameter> => value ' \
+         '(<parameter> => value when the title names a type).'
     defaultto({})
   end
 
@@ -65,10 +83,18 @@ Puppet::Type.newtype(:override_resources) do
       unless klass
         where = environment_name
         raise Puppet::Error, "the type '#{type}' (#{data.configuration.key?(type) ? 'configuration' : 'defaults'}.#{type}) " \
-                             "is not found in the modulepath#{where}"
+                             "is not found in the modulepath#{where}#{form_hint}"
       end
       unknown_parameters(data, type, klass)
     end
+  end
+
+  # The type this instance's title names (the per-type form), or nil (the
+  # nested form). Exactly a type's name: `Package` is not `package`.
+  def named_type
+    title = self[:name].to_s
+    klass = Puppet::Type.type(title) if title.match?(/\A[a-z][a-z0-9_]*\z/)
+    title if klass && klass.name.to_s == title
   end
 
   # The rules over this instance's data.
@@ -77,9 +103,25 @@ Puppet::Type.newtype(:override_resources) do
     %i[create types_filter titles_filter types_create_exception titles_create_exception].each do |name|
       overrides[name.to_s] = self[name] unless self[name].nil?
     end
-    PuppetX::Hierad::Override.new(self[:configuration], self[:options], self[:defaults], overrides)
+    PuppetX::Hierad::Override.new(self[:configuration], self[:options], self[:defaults], overrides, type: named_type)
   rescue PuppetX::Hierad::OverrideError => e
-    raise Puppet::Error, e.message
+    raise Puppet::Error, e.message + (e.message.start_with?('configuration_options') ? '' : form_hint)
+  end
+
+  # Which form the data was read in, for a refusal of its shape: a title
+  # that was meant to name a type but names none (a typo, a module missing)
+  # reads the data in the other form, and the error alone would not say so.
+  def form_hint
+    type = named_type
+    if type
+      " (the title '#{type}' names a type, so configuration is <title> => <parameters> " \
+        "and defaults <parameter> => value, both of type '#{type}')"
+    elsif self[:name].to_s.match?(/\A[a-z][a-z0-9_]*\z/)
+      " (the title '#{self[:name]}' names no type in the modulepath, so configuration is " \
+        '<type> => <title> => <parameters> and defaults <type> => <parameter> => value)'
+    else
+      ''
+    end
   end
 
   def environment_name
@@ -88,16 +130,17 @@ Puppet::Type.newtype(:override_resources) do
   end
 
   def unknown_parameters(data, type, klass)
-    given = data.defaults.fetch(type, {}).keys.map { |p| ["defaults.#{type}", p] }
+    given = data.defaults.fetch(type, {}).keys.map { |p| [data.where('defaults', type), p] }
     data.configuration.fetch(type, {}).each do |title, parameters|
       next unless data.processed?(type, title)
 
-      given += parameters.keys.map { |p| ["configuration.#{type}.#{title}", p] }
+      given += parameters.keys.map { |p| [data.where('configuration', type, title), p] }
     end
     given.each do |where, parameter|
       next if klass.valid_parameter?(parameter.to_sym)
 
-      raise Puppet::Error, "#{where}.#{parameter}: the type '#{type}' has no parameter '#{parameter}'"
+      raise Puppet::Error, "#{where}.#{parameter}: the type '#{type}' has no parameter '#{parameter}'" \
+                           "#{named_type ? form_hint : ''}"
     end
   end
 

@@ -9,6 +9,11 @@
 #                             types_create_exception, titles_create_exception }
 #   defaults:               { <type> => { <param> => value } }
 #
+# or, given `type:` (seeds/001's `override_resources {'package': ...}`, as
+# fuel-library's first version of the type took it), the same without the
+# type level: configuration { <title> => { <param> => value } } and
+# defaults { <param> => value }, both of that one type.
+#
 # A shape this file does not accept is an OverrideError naming where it is
 # (`configuration.file./tmp/x`) and what was expected: a typo fails the
 # catalog at once rather than a deployment later.
@@ -36,10 +41,24 @@ module PuppetX
 
       # `options` are `configuration_options`; `overrides` are options given
       # as the type's own parameters, which win over them (nil: not given).
-      def initialize(configuration, options = {}, defaults = {}, overrides = {})
-        @configuration = nested(configuration, 'configuration', 3)
-        @defaults = nested(defaults, 'defaults', 2)
+      # `type`: the data is of that one type (the per-type form).
+      def initialize(configuration, options = {}, defaults = {}, overrides = {}, type: nil)
+        @type = type
+        if type
+          @configuration = { type => nested(configuration, 'configuration', 2) }
+          @defaults = { type => nested(defaults, 'defaults', 1) }
+        else
+          @configuration = nested(configuration, 'configuration', 3)
+          @defaults = nested(defaults, 'defaults', 2)
+        end
         @options = check_options(hash(options, 'configuration_options').merge(overrides.compact))
+      end
+
+      # Where the data gives the parameters of `type` (and `title`), as the
+      # user wrote it: `configuration.file./tmp/x`, `defaults.file`; without
+      # the type in the per-type form.
+      def where(part, type, title = nil)
+        [part, (type unless @type), title].compact.join('.')
       end
 
       # Whether this instance processes resources of `type` titled `title`
