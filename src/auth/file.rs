@@ -583,16 +583,27 @@ fn lock(path: &Path) -> std::io::Result<std::fs::File> {
 
 /// Writes `bytes` to a new file beside `path` (mode 0600), flushes it to
 /// disk and renames it over `path`: a reader sees the old file or the new
-/// one, never half of one.
+/// one, never half of one. The new file keeps the old one's owner and
+/// group where this process may give them (root may): a file handed to
+/// the server's user (the container's, uid 8750: docs/deploy.md) stays
+/// readable by the server after `hierad auth` edits it as root.
 fn write_private(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
-    use std::os::unix::fs::OpenOptionsExt;
+    use std::os::unix::fs::{MetadataExt as _, OpenOptionsExt as _};
     let (dir, temp) = beside(path, &format!("{}.tmp", std::process::id()));
+    let owner = std::fs::symlink_metadata(path)
+        .ok()
+        .map(|m| (m.uid(), m.gid()));
     let written = (|| {
         let mut file = std::fs::OpenOptions::new()
             .write(true)
             .create_new(true)
             .mode(0o600)
             .open(&temp)?;
+        if let Some((uid, gid)) = owner {
+            // Refused to a user who is not root (and may not give a file
+            // away): the file is then theirs, as before.
+            let _ = std::os::unix::fs::fchown(&file, Some(uid), Some(gid));
+        }
         file.write_all(bytes)?;
         file.sync_all()?;
         std::fs::rename(&temp, path)?;
@@ -704,6 +715,35 @@ mod tests {
         // comment with the entry it precedes.)
         remove_user(&path, "a").unwrap();
         assert!(AuthFile::load(&path).unwrap().users.is_empty());
+    }
+
+    /// A file handed to the container's user (`chown 8750:8750`, as
+    /// docs/deploy.md says) stays that user's after an edit by root, so
+    /// the server goes on reading it. Only root may give a file away: as
+    /// another user the test has nothing to check.
+    #[test]
+    fn an_edit_by_root_keeps_the_owner() {
+        use std::os::unix::fs::MetadataExt as _;
+        if !rustix::process::geteuid().is_root() {
+            return;
+        }
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("auth.toml");
+        std::fs::write(&path, "").unwrap();
+        std::os::unix::fs::chown(&path, Some(8750), Some(8750)).unwrap();
+        let token = NewToken {
+            name: "ci",
+            role: Role::Read,
+            environments: None,
+            sha256: "ab".repeat(32),
+            expires_at: None,
+        };
+        add_token(&path, &token).unwrap();
+        let meta = std::fs::metadata(&path).unwrap();
+        assert_eq!(
+            (meta.uid(), meta.gid(), meta.mode() & 0o777),
+            (8750, 8750, 0o600)
+        );
     }
 
     #[test]
