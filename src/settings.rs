@@ -65,6 +65,12 @@ pub struct Settings {
     /// blocking pool, at most this many at once, so they neither starve
     /// `/healthz` nor take every core.
     pub(crate) lookup_workers: usize,
+    /// Bytes of lookup bodies that may wait for (or run in) a
+    /// `lookup_workers` turn; beyond, 503 (`lookup_api.rs`).
+    pub(crate) lookup_queue_bytes: u64,
+    /// Bytes of answers made but not yet read by their clients that the
+    /// server holds at most; beyond, 503 (`server/unread.rs`).
+    pub(crate) unread_answers_bytes: u64,
     /// The retention of environments that set none of their own.
     pub(crate) retention: Retention,
     /// How often old versions are pruned and the database size measured.
@@ -112,6 +118,8 @@ impl Default for Settings {
             shutdown_timeout: Duration::from_secs(10),
             lookup_budget: Budget::DEFAULT,
             lookup_workers: default_lookup_workers(),
+            lookup_queue_bytes: 64 * 1024 * 1024,
+            unread_answers_bytes: 256 * 1024 * 1024,
             retention: Retention::KEEP_ALL,
             prune_every: Duration::from_secs(60),
             sync_every: DEFAULT_SYNC_EVERY,

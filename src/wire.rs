@@ -158,29 +158,35 @@ pub(crate) fn write_to(out: &mut Vec<u8>, v: &Value) {
             }
             out.push(b']');
         }
-        Value::Hash(h) if h.keys().all(|k| matches!(k, Value::String(s) if s != TAG)) => {
-            out.push(b'{');
-            for (i, (k, v)) in h.iter().enumerate() {
-                if i > 0 {
-                    out.push(b',');
-                }
-                write_to(out, k);
-                out.push(b':');
-                write_to(out, v);
-            }
-            out.push(b'}');
-        }
-        Value::Hash(h) => {
-            out.extend_from_slice(br#"{"__hierad__":"hash","pairs":["#);
-            for (i, (k, v)) in h.iter().enumerate() {
-                out.extend_from_slice(if i > 0 { b",[" } else { b"[" });
-                write_to(out, k);
+        Value::Hash(h) => write_hash(out, h),
+    }
+}
+
+/// Appends a Hash's wire JSON text to `out` ([`write_to`] of it as a
+/// Value), from a borrowed Hash: a stored document is encoded without
+/// first being copied into a Value.
+pub(crate) fn write_hash(out: &mut Vec<u8>, h: &Hash) {
+    if h.keys().all(|k| matches!(k, Value::String(s) if s != TAG)) {
+        out.push(b'{');
+        for (i, (k, v)) in h.iter().enumerate() {
+            if i > 0 {
                 out.push(b',');
-                write_to(out, v);
-                out.push(b']');
             }
-            out.extend_from_slice(b"]}");
+            write_to(out, k);
+            out.push(b':');
+            write_to(out, v);
         }
+        out.push(b'}');
+    } else {
+        out.extend_from_slice(br#"{"__hierad__":"hash","pairs":["#);
+        for (i, (k, v)) in h.iter().enumerate() {
+            out.extend_from_slice(if i > 0 { b",[" } else { b"[" });
+            write_to(out, k);
+            out.push(b',');
+            write_to(out, v);
+            out.push(b']');
+        }
+        out.extend_from_slice(b"]}");
     }
 }
 

@@ -94,6 +94,18 @@ pub(crate) struct Args {
     /// async workers (default: one per CPU).
     #[arg(long, env = "HIERAD_LOOKUP_WORKERS")]
     pub(crate) lookup_workers: Option<NonZeroUsize>,
+    /// MiB of lookup requests that may wait for a --lookup-workers turn
+    /// (or run in one): large or costly lookups, each counted by its body
+    /// size. Beyond it a lookup is refused with 503 and Retry-After: 1.
+    #[arg(long, env = "HIERAD_LOOKUP_QUEUE_MIB", value_parser = clap::value_parser!(u64).range(1..=1_048_576), default_value_t = 64)]
+    pub(crate) lookup_queue_mib: u64,
+    /// MiB of answers made but not yet read by their clients the server
+    /// holds at most (answers under 64 KiB and shared documents are not
+    /// counted). Beyond it, connections that read nothing for a second
+    /// are closed to make room, else the answer is refused with 503 and
+    /// Retry-After: 1.
+    #[arg(long, env = "HIERAD_UNREAD_ANSWERS_MIB", value_parser = clap::value_parser!(u64).range(1..=1_048_576), default_value_t = 256)]
+    pub(crate) unread_answers_mib: u64,
     /// Keep at most this many versions of each document, the latest
     /// included (0: no limit), in environments that set no retention of
     /// their own.
@@ -214,6 +226,8 @@ pub(crate) fn run(args: Args) -> anyhow::Result<ExitCode> {
         lookup_workers: args
             .lookup_workers
             .map_or_else(default_lookup_workers, NonZeroUsize::get),
+        lookup_queue_bytes: args.lookup_queue_mib * 1024 * 1024,
+        unread_answers_bytes: args.unread_answers_mib * 1024 * 1024,
         retention: Retention {
             keep_versions: Some(args.keep_versions),
             keep_days: Some(args.keep_days),

@@ -27,4 +27,4 @@ pub(crate) use model::{
 };
 pub(crate) use registers::RegisterRow;
 pub(crate) use retention::Retention;
-pub(crate) use snapshot::{PathReader, Snapshot, StoredDoc};
+pub(crate) use snapshot::{Encoded, PathReader, Snapshot, StoredDoc};

@@ -45,10 +45,10 @@ use indexmap::IndexMap;
 use std::borrow::Cow;
 use std::collections::{BTreeMap, HashMap};
 use std::hash::{Hash as _, Hasher as _};
-use std::sync::{Arc, PoisonError, RwLock};
+use std::sync::{Arc, OnceLock, PoisonError, RwLock};
 
 /// One stored document as the snapshot holds it.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug)]
 pub(crate) struct StoredDoc {
     pub(crate) version: Version,
     pub(crate) content: Arc<Hash>,
@@ -56,6 +56,18 @@ pub(crate) struct StoredDoc {
     /// hands its value out unchanged (see [`is_final`]). Worked out once
     /// per write, so lookups do not rescan a 55 KB value on every answer.
     finals: Arc<[bool]>,
+    /// `content` as a response body, made on its first read and shared by
+    /// every later one (and by the snapshots a write derives): encoded
+    /// per request, a reader that pipelined GETs of a large document and
+    /// never read pinned a fresh copy per connection.
+    encoded: Arc<OnceLock<Arc<Encoded>>>,
+}
+
+impl PartialEq for StoredDoc {
+    fn eq(&self, other: &StoredDoc) -> bool {
+        // `finals` and `encoded` follow from `content`.
+        self.version == other.version && self.content == other.content
+    }
 }
 
 impl StoredDoc {
@@ -65,7 +77,16 @@ impl StoredDoc {
             version,
             content,
             finals,
+            encoded: Arc::default(),
         }
+    }
+
+    /// The document as a response body: encoded once, then shared.
+    pub(crate) fn encoded(&self) -> Arc<Encoded> {
+        Arc::clone(
+            self.encoded
+                .get_or_init(|| Arc::new(Encoded::of(&self.content))),
+        )
     }
 
     /// The value of top-level `key`, and whether it is final.
@@ -86,8 +107,14 @@ pub(crate) struct Encoded {
 }
 
 impl Encoded {
-    fn of(doc: &Hash) -> Encoded {
-        let text = crate::wire::to_string(&Value::Hash(doc.clone()));
+    /// `doc`'s wire JSON and its tag (written from the borrowed Hash: a
+    /// copy of a large document cost its tree's size again).
+    pub(crate) fn of(doc: &Hash) -> Encoded {
+        let mut out = Vec::new();
+        crate::wire::write_hash(&mut out, doc);
+        // Whole UTF-8 strings and ASCII are all that is written.
+        let text = String::from_utf8(out)
+            .unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned());
         // Fixed keys: the tag of the same bytes does not change with the
         // process (a restarted server answers 304 too).
         let mut hasher = std::collections::hash_map::DefaultHasher::new();

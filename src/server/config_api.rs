@@ -12,8 +12,8 @@ use super::state::AppState;
 use crate::api;
 use crate::auth::{self, Principal};
 use crate::configdb::{
-    ComponentRef, DocAddress, DocKind, KeyPath, LevelPath, NewComponent, NewEnvironment, Retention,
-    Version, keypath,
+    ComponentRef, DocAddress, DocKind, Encoded, KeyPath, LevelPath, NewComponent, NewEnvironment,
+    Retention, Version, keypath,
 };
 use crate::hiera::{Hash, Value};
 use crate::store::{DocWrite, ImportBatch, ImportDoc, WriteCtx};
@@ -467,6 +467,52 @@ fn wire_response(status: StatusCode, value: &Value) -> Response {
         .into_response()
 }
 
+/// A body shared by every request for it, sent as it is.
+fn encoded_response(doc: &Encoded) -> Response {
+    super::unread::shared(
+        (
+            StatusCode::OK,
+            [(header::CONTENT_TYPE, "application/json")],
+            doc.body.clone(),
+        )
+            .into_response(),
+    )
+}
+
+/// Version `number` of the document at `at`, encoded once for every
+/// request that asks for it at this generation (`versions.rs`).
+async fn stored_version(
+    state: &AppState,
+    at: DocAddress,
+    number: u64,
+) -> Result<std::sync::Arc<Encoded>, ApiError> {
+    let generation = state.generation();
+    if let Some(kept) = state.versions().get(generation, &at, number) {
+        return Ok(kept);
+    }
+    let reader = state.clone();
+    state
+        .read(move |store| {
+            reader
+                .versions()
+                .get_or_read(generation, &at, number, || {
+                    let (_, doc) = store.get(&at, Some(number))?.ok_or_else(|| {
+                        ApiError::NotFound(format!("version {number} does not exist"))
+                    })?;
+                    Ok::<_, ApiError>(doc)
+                })
+                .map_err(|shared| {
+                    // Each caller waiting on one failed read gets its error.
+                    std::sync::Arc::try_unwrap(shared).unwrap_or_else(|shared| match &*shared {
+                        ApiError::NotFound(m) => ApiError::NotFound(m.clone()),
+                        ApiError::Unavailable(m) => ApiError::Unavailable(m.clone()),
+                        other => ApiError::Internal(other.detail()),
+                    })
+                })
+        })
+        .await
+}
+
 fn key_path(text: &str) -> Result<KeyPath, ApiError> {
     KeyPath::parse(text).map_err(|e| ApiError::BadRequest(e.to_string()))
 }
@@ -515,12 +561,26 @@ async fn get_document(
                 // The whole latest effective document: encoded once per
                 // snapshot, sent as it is.
                 let doc = snapshot.try_encoded(env, &at.path, &at.resource)?;
-                return Ok((
-                    StatusCode::OK,
-                    [(header::CONTENT_TYPE, "application/json")],
-                    doc.body.clone(),
-                )
-                    .into_response());
+                return Ok(encoded_response(&doc));
+            }
+            if !effective && key.is_none() {
+                // A whole stored document: its body is encoded once and
+                // shared by every request for it.
+                let stored = snapshot.stored(env, &at.path, &at.resource, at.kind)?;
+                let latest = stored.map(|d| d.version.clone());
+                let doc = match (version, stored) {
+                    (None, None) => {
+                        return Ok(wire_response(StatusCode::OK, &Value::Hash(Hash::default())));
+                    }
+                    (None, Some(d)) => d.encoded(),
+                    (Some(n), Some(d)) if d.version.number == n => d.encoded(),
+                    (Some(n), _) => stored_version(&state, at, n).await?,
+                };
+                let response = encoded_response(&doc);
+                return Ok(match (version, latest) {
+                    (None, Some(latest)) => with_version(response, &latest),
+                    _ => response,
+                });
             }
             // The latest live version of a stored document, for a
             // conditional write.

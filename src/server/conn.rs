@@ -4,10 +4,11 @@
 //! does not read), the bound on a request head's memory, and the shutdown
 //! deadline. What a request means is the router's business.
 
-use super::error::ApiError;
+use super::error::{ApiError, Busy};
 use super::guard::Peer;
 use super::proxied::{HeaderError, Prefixed, Proxied, read_header};
 use super::tls::Tls;
+use super::unread::{COUNTED, Held, Shared, Unread};
 use crate::settings::Settings;
 use axum::Router;
 use axum::response::{IntoResponse, Response};
@@ -57,10 +58,12 @@ struct Conn {
     /// `born`, plus one; 0 while it does not.
     waiting: AtomicU64,
     born: Instant,
+    /// What its answer holds of the unread-answer budget (`unread.rs`).
+    held: Held,
 }
 
 impl Conn {
-    fn new() -> Conn {
+    fn new(unread: Arc<Unread>) -> Conn {
         Conn {
             phase: AtomicU8::new(Phase::Head as u8),
             shedding: AtomicBool::new(false),
@@ -68,6 +71,7 @@ impl Conn {
             ambiguous: AtomicBool::new(false),
             waiting: AtomicU64::new(0),
             born: Instant::now(),
+            held: Held::new(unread),
         }
     }
 
@@ -98,9 +102,13 @@ impl Conn {
     }
 
     fn stalled(&self) -> bool {
+        self.stalled_for().is_some_and(|stalled| stalled >= STALLED)
+    }
+
+    /// How long the connection has waited on its client, if it does.
+    fn stalled_for(&self) -> Option<Duration> {
         let since = self.waiting.load(Ordering::Relaxed);
-        let stalled = Duration::from_millis(self.now_ms().saturating_sub(since));
-        since != 0 && stalled >= STALLED
+        (since != 0).then(|| Duration::from_millis(self.now_ms().saturating_sub(since)))
     }
 
     fn phase(&self) -> Phase {
@@ -160,6 +168,32 @@ impl Registry {
             })
             .is_some()
     }
+
+    /// Asks the connections holding unread answers whose clients have
+    /// read nothing for [`STALLED`] to close, the longest stalled first,
+    /// until they hold `needed` bytes; whether any was asked.
+    fn shed_unread(&self, needed: u64) -> bool {
+        let conns = self.lock();
+        let mut stalled: Vec<(Duration, &Arc<Conn>)> = conns
+            .values()
+            .filter(|c| !c.shedding.load(Ordering::Relaxed) && c.held.bytes() > 0)
+            .filter_map(|c| c.stalled_for().map(|d| (d, c)))
+            .filter(|(d, _)| *d >= STALLED)
+            .collect();
+        stalled.sort_by_key(|c| std::cmp::Reverse(c.0));
+        let mut freed = 0u64;
+        let mut asked = false;
+        for (_, c) in stalled {
+            if freed >= needed {
+                break;
+            }
+            freed = freed.saturating_add(c.held.bytes());
+            c.shedding.store(true, Ordering::Relaxed);
+            c.shed.notify_one();
+            asked = true;
+        }
+        asked
+    }
 }
 
 /// How long a request may wait on its client (a body whose bytes stopped
@@ -201,6 +235,7 @@ pub(crate) async fn serve(
         .header_read_timeout(None);
     let slots = Arc::new(Semaphore::new(settings.max_connections));
     let registry = Arc::new(Registry::default());
+    let unread = Arc::new(Unread::new(settings.unread_answers_bytes));
     let (stop, stopping) = watch::channel(Stop::Serve);
     let timeouts = Timeouts {
         header: settings.header_timeout,
@@ -226,11 +261,12 @@ pub(crate) async fn serve(
         };
         // Answers are written whole; Nagle would only delay them.
         let _ = stream.set_nodelay(true);
-        let conn = Arc::new(Conn::new());
+        let conn = Arc::new(Conn::new(Arc::clone(&unread)));
         registry.insert(id, Arc::clone(&conn));
         let one = One {
             http: http.clone(),
             app: app.clone(),
+            registry: Arc::clone(&registry),
             conn,
             timeouts,
             stopping: stopping.clone(),
@@ -272,6 +308,7 @@ pub(crate) async fn serve(
 struct One {
     http: hyper::server::conn::http1::Builder,
     app: Router,
+    registry: Arc<Registry>,
     conn: Arc<Conn>,
     timeouts: Timeouts,
     stopping: watch::Receiver<Stop>,
@@ -373,6 +410,7 @@ impl One {
         let service = Tracked {
             app: self.app,
             conn: Arc::clone(&self.conn),
+            registry: self.registry,
             peer,
         };
         let connection = self.http.serve_connection(io, service);
@@ -487,6 +525,7 @@ async fn accept_failed(e: &io::Error) {
 struct Tracked {
     app: Router,
     conn: Arc<Conn>,
+    registry: Arc<Registry>,
     peer: Peer,
 }
 
@@ -519,12 +558,52 @@ impl hyper::service::Service<hyper::Request<Incoming>> for Tracked {
             conn: Arc::clone(&conn),
         });
         let answer = tower::ServiceExt::oneshot(self.app.clone(), request);
+        let registry = Arc::clone(&self.registry);
         Box::pin(async move {
-            let response = answer.await;
+            let Ok(response) = answer.await;
+            let response = admit(response, &conn, &registry).await;
             conn.set(Phase::Idle);
-            response
+            Ok(response)
         })
     }
+}
+
+/// How long an answer over the unread-answer budget waits for the
+/// stalled connections it asked to close to give their bytes back (they
+/// do at their next poll).
+const MAKING_ROOM: Duration = Duration::from_millis(250);
+
+/// `response` if the unread-answer budget has room for it (taken from the
+/// budget until written), after closing stalled connections if need be;
+/// else a 503 in its place.
+async fn admit(response: Response, conn: &Conn, registry: &Registry) -> Response {
+    let size = match axum::body::HttpBody::size_hint(response.body()).exact() {
+        Some(size) if size >= COUNTED && response.extensions().get::<Shared>().is_none() => size,
+        _ => return response,
+    };
+    let unread = conn.held.unread();
+    let deadline = Instant::now() + MAKING_ROOM;
+    let mut asked = false;
+    loop {
+        let released = unread.released();
+        let mut released = pin!(released);
+        released.as_mut().enable();
+        if unread.try_take(size) {
+            conn.held.took(size);
+            return response;
+        }
+        if !asked {
+            asked = registry.shed_unread(unread.shortfall(size));
+        }
+        if !asked || tokio::time::timeout_at(deadline, released).await.is_err() {
+            break;
+        }
+    }
+    tracing::debug!(
+        bytes = size,
+        "refused an answer: the unread-answer budget is full"
+    );
+    ApiError::Busy(Busy::UnreadAnswers(unread.limit())).into_response()
 }
 
 /// A request body that tells its connection when it waits for the
@@ -708,6 +787,7 @@ impl<S> Watched<S> {
         match written {
             Poll::Pending => self.write_wait(cx).map(Err),
             Poll::Ready(Ok(n)) if n > 0 => {
+                self.conn.held.wrote(n);
                 self.write_progressed();
                 if self.conn.phase() == Phase::Idle {
                     self.idle_since = Instant::now();

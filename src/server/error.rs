@@ -51,6 +51,9 @@ pub(crate) enum ApiError {
     /// timeout): the request may succeed once it is back. The text is the
     /// database's error, for the log only.
     Unavailable(String),
+    /// 503: a memory bound is full (see [`Busy`]); the request may succeed
+    /// in a moment.
+    Busy(Busy),
     /// 500: the database accepts no writes (a read-only file, role or
     /// standby): unlike `Unavailable`, no retry helps, so no
     /// `Retry-After`. The text is the database's error, for the log only.
@@ -100,6 +103,35 @@ impl From<StoreError> for ApiError {
 impl From<HieraError> for ApiError {
     fn from(e: HieraError) -> ApiError {
         ApiError::Hiera(e)
+    }
+}
+
+/// Which memory bound refused a request (503, `Retry-After: 1`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Busy {
+    /// Answers made but not yet read by their clients fill
+    /// `--unread-answers-mib` (this many bytes).
+    UnreadAnswers(u64),
+    /// Lookup bodies waiting for a `--lookup-workers` turn fill
+    /// `--lookup-queue-mib` (this many bytes).
+    LookupQueue(u64),
+}
+
+impl Busy {
+    fn message(self) -> String {
+        let mib = |bytes: u64| bytes / (1024 * 1024);
+        match self {
+            Busy::UnreadAnswers(limit) => format!(
+                "the server holds {} MiB of answers its clients have not read yet (hierad serve --unread-answers-mib), \
+                 so this answer was not sent; retry in a moment",
+                mib(limit)
+            ),
+            Busy::LookupQueue(limit) => format!(
+                "{} MiB of lookup requests already wait for a lookup worker (hierad serve --lookup-queue-mib), \
+                 so this lookup was not queued; retry in a moment",
+                mib(limit)
+            ),
+        }
     }
 }
 
@@ -186,6 +218,14 @@ impl IntoResponse for ApiError {
                     .to_owned();
                 let mut answer =
                     error_response(StatusCode::SERVICE_UNAVAILABLE, "unavailable", message);
+                answer
+                    .headers_mut()
+                    .insert(header::RETRY_AFTER, header::HeaderValue::from_static("1"));
+                return answer;
+            }
+            ApiError::Busy(busy) => {
+                let mut answer =
+                    error_response(StatusCode::SERVICE_UNAVAILABLE, "busy", busy.message());
                 answer
                     .headers_mut()
                     .insert(header::RETRY_AFTER, header::HeaderValue::from_static("1"));

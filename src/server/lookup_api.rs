@@ -91,13 +91,78 @@ async fn lookup_handler(
     let miss = match state.cache().get(generation, &bytes) {
         Ok(hit) => {
             state.metrics().cache_hit();
-            return Ok(json_bytes(StatusCode::OK, hit, "HIT"));
+            // The cache's own bytes: not a copy per connection.
+            return Ok(super::unread::shared(json_bytes(
+                StatusCode::OK,
+                hit,
+                "HIT",
+            )));
         }
         Err(miss) => miss,
     };
     state.metrics().cache_miss();
     let snapshot = state.snapshot();
-    let mut parsed = parse_request(&bytes)?;
+    let budget = state.settings().lookup_budget;
+    // Most lookups take microseconds: answered right here, on a small
+    // budget. One that outgrows it is redone where it cannot hold up the
+    // async workers (and so /healthz); the work lost is that small budget.
+    // A large body is not even parsed here: its tree is some 10 to 70
+    // times its size, and parsing a few hundred of them at once held the
+    // async workers for seconds.
+    if bytes.len() <= INLINE_BODY {
+        let (parsed, configured) = prepare(&state, &snapshot, generation, &bytes)?;
+        let inline = INLINE_BUDGET.min(budget);
+        if parsed.is_small() {
+            match answer_body(&snapshot, &configured, &parsed, inline) {
+                Err(e) if Limit::of(&e).is_some() && !budget.within(inline) => {}
+                done => {
+                    let answer =
+                        tag_checked(done.map_err(|e| refusal(e, budget, state.metrics()))?);
+                    state.cache().admit(miss, &answer);
+                    return Ok(json_bytes(StatusCode::OK, answer, "MISS"));
+                }
+            }
+        }
+    }
+    // Queued by its body's size, parsed again (or first) on the lookup
+    // worker: what waits for a turn is at most `--lookup-queue-mib` of
+    // bodies, never their trees.
+    let queued = state.queue_lookup(bytes.len())?;
+    let worker = state.clone();
+    // Boxed: held inline, this rare path's future (the request, the
+    // semaphore's wait) made every lookup's future larger, and every move
+    // of it a longer copy.
+    let body = Box::pin(state.costly_lookup(move || {
+        let _queued = queued;
+        let (parsed, configured) = prepare(&worker, &snapshot, generation, &bytes)?;
+        Ok(answer_body(&snapshot, &configured, &parsed, budget))
+    }))
+    .await?
+    .map_err(|e| refusal(e, budget, state.metrics()))?;
+    let answer = tag_checked(body);
+    state.cache().admit(miss, &answer);
+    Ok(json_bytes(StatusCode::OK, answer, "MISS"))
+}
+
+/// Lookup bodies over this many bytes are parsed on a lookup worker, not
+/// on the async worker that read them: a few dozen scope variables and
+/// keys parse in microseconds, a megabyte in milliseconds.
+const INLINE_BODY: usize = 64 * 1024;
+
+/// `bytes` parsed and checked against `snapshot` (read at `generation`),
+/// with the configuration the lookup runs under.
+///
+/// # Errors
+///
+/// A malformed request, an unknown environment, level or registered
+/// hierarchy, an unreadable document the lookup may read.
+fn prepare(
+    state: &AppState,
+    snapshot: &Snapshot,
+    generation: u64,
+    bytes: &[u8],
+) -> Result<(Parsed, Configured), ApiError> {
+    let mut parsed = parse_request(bytes)?;
     if let Some(id) = parsed.hierarchy_id {
         // A pointer's clone: the registered list is shared.
         let levels = state.hierarchies().get(id).ok_or_else(|| {
@@ -108,18 +173,14 @@ async fn lookup_handler(
         })?;
         parsed.request.hierarchy = Some(levels);
     }
-    if snapshot.environment(parsed.request.env).is_none() {
+    let Some(environment) = snapshot.environment(parsed.request.env) else {
         return Err(ApiError::NotFound(format!(
             "environment {} does not exist",
             parsed.request.env
         )));
-    }
+    };
     if !parsed.request.level.is_root() {
-        parsed.request.level.check(
-            snapshot
-                .environment(parsed.request.env)
-                .expect("checked above"),
-        )?;
+        parsed.request.level.check(environment)?;
     }
     // A lookup that may read an unreadable document fails rather than
     // answer as if it were empty. Datasources named outright tell which;
@@ -131,35 +192,8 @@ async fn lookup_handler(
             return Err(crate::configdb::ConfigError::Unreadable(Box::new(doc.clone())).into());
         }
     }
-    let configured = state
-        .configs()
-        .get(generation, &snapshot, &parsed.request)?;
-    let budget = state.settings().lookup_budget;
-    // Most lookups take microseconds: answered right here, on a small
-    // budget. One that outgrows it is redone where it cannot hold up the
-    // async workers (and so /healthz); the work lost is that small budget.
-    let inline = INLINE_BUDGET.min(budget);
-    if parsed.is_small() {
-        match answer_body(&snapshot, &configured, &parsed, inline) {
-            Err(e) if Limit::of(&e).is_some() && !budget.within(inline) => {}
-            done => {
-                let answer = tag_checked(done.map_err(|e| refusal(e, budget, state.metrics()))?);
-                state.cache().admit(miss, &answer);
-                return Ok(json_bytes(StatusCode::OK, answer, "MISS"));
-            }
-        }
-    }
-    // Boxed: held inline, this rare path's future (the request, the
-    // semaphore's wait) made every lookup's future larger, and every move
-    // of it a longer copy.
-    let body = Box::pin(
-        state.costly_lookup(move || Ok(answer_body(&snapshot, &configured, &parsed, budget))),
-    )
-    .await?
-    .map_err(|e| refusal(e, budget, state.metrics()))?;
-    let answer = tag_checked(body);
-    state.cache().admit(miss, &answer);
-    Ok(json_bytes(StatusCode::OK, answer, "MISS"))
+    let configured = state.configs().get(generation, snapshot, &parsed.request)?;
+    Ok((parsed, configured))
 }
 
 /// The budget of a lookup's first attempt, on the async worker that
@@ -642,15 +676,17 @@ async fn datasource(
     {
         return Ok((StatusCode::NOT_MODIFIED, [(header::ETAG, doc.etag.clone())]).into_response());
     }
-    Ok((
-        StatusCode::OK,
-        [
-            (header::CONTENT_TYPE, "application/json".to_owned()),
-            (header::ETAG, doc.etag.clone()),
-        ],
-        doc.body.clone(),
-    )
-        .into_response())
+    Ok(super::unread::shared(
+        (
+            StatusCode::OK,
+            [
+                (header::CONTENT_TYPE, "application/json".to_owned()),
+                (header::ETAG, doc.etag.clone()),
+            ],
+            doc.body.clone(),
+        )
+            .into_response(),
+    ))
 }
 
 async fn scope(

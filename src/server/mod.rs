@@ -26,6 +26,8 @@ pub(crate) mod state;
 pub(crate) mod sync;
 pub(crate) mod throttle;
 pub(crate) mod tls;
+mod unread;
+mod versions;
 
 pub(crate) use error::ApiError;
 pub use state::AppState;

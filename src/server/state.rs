@@ -64,6 +64,11 @@ struct Inner {
     /// Turns to run a costly lookup off the async workers (see
     /// `Settings::lookup_workers`).
     lookup_turns: Arc<tokio::sync::Semaphore>,
+    /// KiB of lookup bodies admitted to wait for (or run in) a
+    /// `lookup_turns` turn (`Settings::lookup_queue_bytes`).
+    lookup_queue: Arc<tokio::sync::Semaphore>,
+    /// Encoded old versions of documents, shared by their readers.
+    versions: super::versions::Versions,
     /// The one turn of request bodies over `body::BIG_BODY` bytes.
     big_bodies: Arc<tokio::sync::Semaphore>,
     settings: Settings,
@@ -118,6 +123,12 @@ impl AppState {
                 metrics,
                 writes: tokio::sync::Mutex::new(()),
                 lookup_turns,
+                lookup_queue: Arc::new(tokio::sync::Semaphore::new(
+                    usize::try_from(settings.lookup_queue_bytes / 1024)
+                        .unwrap_or(usize::MAX)
+                        .clamp(1, tokio::sync::Semaphore::MAX_PERMITS),
+                )),
+                versions: super::versions::Versions::default(),
                 big_bodies: Arc::new(tokio::sync::Semaphore::new(1)),
                 settings,
                 authenticator: ArcSwapOption::empty(),
@@ -210,6 +221,35 @@ impl AppState {
         })
         .await
         .map_err(|e| ApiError::Internal(format!("lookup task failed: {e}")))?
+    }
+
+    /// A place among the lookups waiting for a `lookup_workers` turn for
+    /// a body of `bytes` bytes (counted in KiB, at least one), held until
+    /// dropped.
+    ///
+    /// # Errors
+    ///
+    /// [`ApiError::Busy`] when `Settings::lookup_queue_bytes` are taken.
+    pub(crate) fn queue_lookup(
+        &self,
+        bytes: usize,
+    ) -> Result<tokio::sync::OwnedSemaphorePermit, ApiError> {
+        // A body larger than the whole queue waits alone.
+        let all = self.inner.settings.lookup_queue_bytes / 1024;
+        let kib = (bytes.div_ceil(1024).max(1) as u64).min(all.max(1));
+        let kib = u32::try_from(kib).unwrap_or(u32::MAX);
+        Arc::clone(&self.inner.lookup_queue)
+            .try_acquire_many_owned(kib)
+            .map_err(|_| {
+                ApiError::Busy(super::error::Busy::LookupQueue(
+                    self.inner.settings.lookup_queue_bytes,
+                ))
+            })
+    }
+
+    /// Encoded old versions of documents (`versions.rs`).
+    pub(crate) fn versions(&self) -> &super::versions::Versions {
+        &self.inner.versions
     }
 
     /// Reads the store off the async runtime.

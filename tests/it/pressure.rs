@@ -1,0 +1,284 @@
+//! Memory a client can pin, against a real `hierad serve`: connections
+//! that ask for large documents and never read, answers made per request
+//! and left unread, and many large lookups at once. Each checks the
+//! server's resident memory (from /proc) or counts refusals; none times
+//! anything.
+
+use crate::server::{TestServer, call};
+use serde_json::{Value, json};
+use std::io::{Read, Write};
+use std::net::{SocketAddr, TcpStream};
+use std::time::Duration;
+
+const MIB: u64 = 1024;
+
+fn addr(server: &TestServer) -> SocketAddr {
+    server
+        .url
+        .trim_start_matches("http://")
+        .parse()
+        .expect("the server's address")
+}
+
+fn send(server: &TestServer, method: &str, path: &str, body: &str) -> u16 {
+    call(
+        method,
+        &format!("{}{path}", server.url),
+        Some(body),
+        &[("content-type", "application/json")],
+    )
+    .status
+}
+
+/// Environment 5 (levels [nodes]) whose component defines `big`.
+fn setup(server: &TestServer) {
+    let component = json!({"name": "app", "resource_definitions": [{"name": "big"}]});
+    assert_eq!(
+        send(
+            server,
+            "POST",
+            "/api/v1/config/components",
+            &component.to_string()
+        ),
+        201
+    );
+    let environment = r#"{"id": 5, "components": ["app"], "hierarchy_levels": ["nodes"]}"#;
+    assert_eq!(
+        send(server, "POST", "/api/v1/config/environments", environment),
+        201
+    );
+}
+
+const DOCUMENT: &str = "/api/v1/config/environments/5/resources/big/values";
+
+/// The server's resident memory in KiB.
+fn rss_kib(pid: u32) -> u64 {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap();
+    status
+        .lines()
+        .find_map(|l| l.strip_prefix("VmRSS:"))
+        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
+        .expect("VmRSS in /proc/PID/status")
+}
+
+/// The highest RSS seen over about four seconds (stopping early once it
+/// passes `over`): the server takes the pipelined requests as fast as it
+/// can make their answers.
+fn peak_rss(pid: u32, over: u64) -> u64 {
+    let mut peak = 0;
+    for _ in 0..40 {
+        peak = peak.max(rss_kib(pid));
+        if peak > over {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    peak
+}
+
+/// A connection that sends `requests` and never reads: its receive
+/// buffer is made small first, so the kernel takes little of the answers
+/// and the server holds the rest.
+fn never_reading(addr: SocketAddr, requests: &str) -> TcpStream {
+    use socket2::{Domain, Socket, Type};
+    let socket = Socket::new(Domain::IPV4, Type::STREAM, None).unwrap();
+    socket.set_recv_buffer_size(4096).unwrap();
+    socket.connect(&addr.into()).unwrap();
+    let mut stream: TcpStream = socket.into();
+    stream.write_all(requests.as_bytes()).unwrap();
+    stream
+}
+
+fn pipelined(path: &str, times: usize) -> String {
+    format!("GET {path} HTTP/1.1\r\nhost: x\r\n\r\n").repeat(times)
+}
+
+/// A whole raw exchange on a new connection: status line and headers,
+/// body.
+fn exchange(addr: SocketAddr, request: &[u8]) -> (String, String) {
+    let mut stream = TcpStream::connect(addr).unwrap();
+    stream
+        .set_read_timeout(Some(Duration::from_secs(60)))
+        .unwrap();
+    stream.write_all(request).unwrap();
+    let mut answer = Vec::new();
+    let _ = stream.read_to_end(&mut answer);
+    let answer = String::from_utf8_lossy(&answer).into_owned();
+    match answer.split_once("\r\n\r\n") {
+        Some((head, body)) => (head.to_owned(), body.to_owned()),
+        None => (answer, String::new()),
+    }
+}
+
+fn get(addr: SocketAddr, path: &str) -> (String, String) {
+    exchange(
+        addr,
+        format!("GET {path} HTTP/1.1\r\nhost: x\r\nconnection: close\r\n\r\n").as_bytes(),
+    )
+}
+
+fn healthy(addr: SocketAddr) {
+    let (head, _) = get(addr, "/healthz");
+    assert!(head.starts_with("HTTP/1.1 200"), "/healthz: {head}");
+}
+
+/// A 503 of a full memory bound: `Retry-After: 1`, error `busy`.
+fn assert_busy(head: &str, body: &str) {
+    assert!(head.starts_with("HTTP/1.1 503"), "{head}");
+    assert!(
+        head.to_ascii_lowercase().contains("\r\nretry-after: 1"),
+        "{head}"
+    );
+    let body: Value = serde_json::from_str(body).unwrap();
+    assert_eq!(body["error"], "busy", "{body}");
+}
+
+/// Connections pipelining GETs of a 12 MiB stored document (its latest
+/// version and an older one) and reading nothing share one body per
+/// version: before, each request encoded a copy that its connection held
+/// (48 connections: several hundred MiB).
+#[test]
+fn never_reading_clients_share_stored_documents() {
+    const CONNECTIONS: usize = 24;
+    let server = TestServer::empty();
+    let addr = addr(&server);
+    setup(&server);
+    for fill in ["x", "y"] {
+        let document = json!({"big": fill.repeat(12 * 1024 * 1024)}).to_string();
+        assert_eq!(send(&server, "PUT", DOCUMENT, &document), 204);
+    }
+    let old = format!("{DOCUMENT}?version=1");
+    for path in [DOCUMENT, &old] {
+        let (head, body) = get(addr, path);
+        assert!(head.starts_with("HTTP/1.1 200"), "{head}");
+        assert!(
+            body.len() > 12 * 1024 * 1024,
+            "{path}: {} bytes",
+            body.len()
+        );
+    }
+    let before = rss_kib(server.pid());
+    let bound = before + 128 * MIB;
+    let mut held = Vec::new();
+    for path in [DOCUMENT, &old] {
+        for _ in 0..CONNECTIONS {
+            held.push(never_reading(addr, &pipelined(path, 3)));
+        }
+    }
+    let peak = peak_rss(server.pid(), bound);
+    eprintln!(
+        "RSS {before} KiB before, peak {peak} KiB with {} never-reading connections",
+        held.len()
+    );
+    assert!(peak <= bound, "RSS grew from {before} KiB to {peak} KiB");
+    healthy(addr);
+    drop(held);
+}
+
+/// Answers made per request (a key of a document) that their clients
+/// leave unread are bounded by --unread-answers-mib: beyond it the
+/// answer is refused (503, Retry-After), and connections that read
+/// nothing for a second are closed to make room, so a client that reads
+/// gets its answer.
+#[test]
+fn unread_answers_are_bounded_and_stalled_readers_make_room() {
+    const CONNECTIONS: usize = 32;
+    let dir = tempfile::tempdir().unwrap();
+    let server = TestServer::start_on(
+        &dir.path().join("hierad.db"),
+        &["--no-sample", "--unread-answers-mib", "16"],
+    );
+    let addr = addr(&server);
+    setup(&server);
+    let document = json!({"big": "x".repeat(15 * 1024 * 1024)}).to_string();
+    assert_eq!(send(&server, "PUT", DOCUMENT, &document), 204);
+    let key = format!("{DOCUMENT}?key=big");
+    let before = rss_kib(server.pid());
+    let bound = before + 128 * MIB;
+    let held: Vec<TcpStream> = (0..CONNECTIONS)
+        .map(|_| never_reading(addr, &pipelined(&key, 2)))
+        .collect();
+    let peak = peak_rss(server.pid(), bound);
+    eprintln!(
+        "RSS {before} KiB before, peak {peak} KiB with {CONNECTIONS} never-reading connections"
+    );
+    assert!(peak <= bound, "RSS grew from {before} KiB to {peak} KiB");
+    healthy(addr);
+    // A client that reads: refused while the budget is full, served once
+    // the stalled connections are closed.
+    let mut served = false;
+    for _ in 0..10 {
+        let (head, body) = get(addr, &key);
+        if head.starts_with("HTTP/1.1 200") {
+            assert!(body.len() > 15 * 1024 * 1024, "{} bytes", body.len());
+            served = true;
+            break;
+        }
+        assert_busy(&head, &body);
+        std::thread::sleep(Duration::from_secs(1));
+    }
+    assert!(served, "a reading client was never served");
+    drop(held);
+}
+
+/// Lookups of nearly 1 MiB sent all at once beyond --lookup-queue-mib
+/// are refused with 503 and Retry-After instead of waiting, parsed, for
+/// a lookup worker; /healthz answers.
+#[test]
+fn lookups_beyond_the_queue_are_refused_with_retry_after() {
+    const CLIENTS: usize = 24;
+    let dir = tempfile::tempdir().unwrap();
+    let server = TestServer::start_on(
+        &dir.path().join("hierad.db"),
+        &[
+            "--no-sample",
+            "--lookup-queue-mib",
+            "2",
+            "--lookup-workers",
+            "1",
+        ],
+    );
+    let addr = addr(&server);
+    setup(&server);
+    let scope: serde_json::Map<String, Value> = (0..40_000)
+        .map(|i| (format!("v{i:06}"), json!("abcdefghij")))
+        .collect();
+    let body = json!({"environment": 5, "key": "k", "scope": scope}).to_string();
+    assert!(body.len() < 1024 * 1024 && body.len() > 800 * 1024);
+    let request = format!(
+        "POST /api/v1/lookup HTTP/1.1\r\nhost: x\r\ncontent-type: application/json\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{body}",
+        body.len()
+    );
+    let mut busy = 0;
+    let mut answered = 0;
+    for _round in 0..3 {
+        let barrier = std::sync::Arc::new(std::sync::Barrier::new(CLIENTS));
+        let clients: Vec<_> = (0..CLIENTS)
+            .map(|_| {
+                let barrier = std::sync::Arc::clone(&barrier);
+                let request = request.clone();
+                std::thread::spawn(move || {
+                    barrier.wait();
+                    exchange(addr, request.as_bytes())
+                })
+            })
+            .collect();
+        for client in clients {
+            let (head, body) = client.join().unwrap();
+            if head.starts_with("HTTP/1.1 503") {
+                assert_busy(&head, &body);
+                busy += 1;
+            } else {
+                assert!(head.starts_with("HTTP/1.1 200"), "{head}\n{body}");
+                answered += 1;
+            }
+        }
+        healthy(addr);
+        if busy > 0 {
+            break;
+        }
+    }
+    eprintln!("{answered} lookups answered, {busy} refused");
+    assert!(busy > 0, "no lookup was refused: {answered} answered");
+    assert!(answered > 0, "every lookup was refused");
+}
