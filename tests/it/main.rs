@@ -46,6 +46,7 @@ mod read_only_db;
 mod remembered;
 mod replicas;
 mod replicas_pg;
+mod sample_race;
 mod schemas;
 mod security;
 mod seeds_api;
