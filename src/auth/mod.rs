@@ -133,6 +133,9 @@ pub(crate) enum Need {
 const ADMIN_ROUTES: &[&str] = &[
     "/api/v1/config/components",
     "/api/v1/config/components/{id}",
+    // A definition's content (its schema) checks the resource's writes in
+    // every environment that uses the component.
+    "/api/v1/config/components/{component}/resource_definitions/{*resource}",
     "/api/v1/config/environments",
     "/api/v1/config/environments/{env}",
     "/api/v1/config/environments/{env}/restore",
@@ -382,6 +385,16 @@ mod tests {
             (
                 Method::GET,
                 "/api/v1/config/environments/{env}/retention",
+                Need::Role(Role::Read),
+            ),
+            (
+                Method::PUT,
+                "/api/v1/config/components/{component}/resource_definitions/{*resource}",
+                Need::Role(Role::Admin),
+            ),
+            (
+                Method::GET,
+                "/api/v1/config/components/{component}/resource_definitions/{*resource}",
                 Need::Role(Role::Read),
             ),
             (Method::POST, "/api/v1/hierarchies", Need::Role(Role::Read)),

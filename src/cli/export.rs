@@ -8,17 +8,24 @@
 //! configuration an import took from the tree. A resource whose effective
 //! document is empty is not written: Hiera answers the same for an empty
 //! data file and a missing one. Every document is rendered before the
-//! first file is written, so a failure leaves DIR as it was. DIR must be
-//! empty (or absent) unless `--force`, which replaces files of the same
-//! names and leaves other files alone.
+//! first file is written, and the tree is written whole in a staging
+//! folder before anything appears in DIR, so a failure (a full disk, a
+//! name the file system refuses) leaves DIR as it was: DIR absent or
+//! empty, the staging folder beside it is renamed to DIR; with `--force`
+//! into a non-empty DIR, the staging folder is a hidden one inside DIR
+//! and each file is renamed from it over its namesake, leaving other
+//! files alone.
+//!
+//! Exported files hold passwords: they are written 0600 and new folders
+//! 0700, whatever the umask (as the database and the auth file); a
+//! replaced file keeps its permissions, and an existing DIR its own.
 //!
 //! Nothing outside DIR is ever written. A link inside DIR where a file or
 //! folder would go is refused before the first file is written; folders
 //! and files are then opened relative to their parent's descriptor with
-//! `O_NOFOLLOW`, so a link put there meanwhile is caught too. Each file is
-//! written to a temporary name and renamed over the old one: a reader sees
-//! the old file or the new one whole, a hard link to the old file keeps
-//! the old content, and a replaced file keeps its permissions.
+//! `O_NOFOLLOW`, so a link put there meanwhile is caught too. Each file
+//! appears by a rename: a reader sees the old file or the new one whole,
+//! and a hard link to the old file keeps the old content.
 
 use super::args::{Access, Conn, EnvLevel};
 use super::report;
@@ -30,6 +37,7 @@ use rustix::fs::{AtFlags, FileType, Mode, OFlags};
 use rustix::io::Errno;
 use std::io::{IsTerminal, Write};
 use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
+use std::os::unix::fs::PermissionsExt as _;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
@@ -88,12 +96,13 @@ fn export(args: &Args) -> anyhow::Result<String> {
         files.push((format!("{name}.yaml"), text));
     }
     bar.finish_and_clear();
-    for (rel, _) in &files {
-        check_target(dir, rel)?;
-    }
-    let root = open_export_dir(dir)?;
-    for (rel, text) in &files {
-        write_file(root.as_fd(), dir, rel, text)?;
+    if is_empty_dir(dir)? {
+        write_fresh(dir, &files)?;
+    } else {
+        for (rel, _) in &files {
+            check_target(dir, rel)?;
+        }
+        write_over(dir, &files)?;
     }
     let mut done = format!(
         "exported {} resource(s) of environment {} at {} to {} ({skipped} empty, not written)",
@@ -177,10 +186,80 @@ fn link_error(path: &Path) -> anyhow::Error {
     )
 }
 
-/// DIR itself (created if missing). It is the user's choice, so a link
-/// naming it is followed; nothing under it is.
-fn open_export_dir(dir: &Path) -> anyhow::Result<OwnedFd> {
-    std::fs::create_dir_all(dir).map_err(|e| anyhow!("cannot create {}: {e}", dir.display()))?;
+/// Mode of exported files and of the folders export creates.
+const FILE_MODE: u32 = 0o600;
+const FOLDER_MODE: u32 = 0o700;
+
+/// Writes `files` into an absent or empty `dir`: whole into a staging
+/// folder beside it, which is then renamed to `dir`. A failure removes
+/// the staging folder and leaves `dir` as it was.
+fn write_fresh(dir: &Path, files: &[(String, String)]) -> anyhow::Result<()> {
+    // DIR is the user's choice: a link naming it is followed.
+    let target = match std::fs::canonicalize(dir) {
+        Ok(real) => real,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => dir.to_path_buf(),
+        Err(e) => bail!("cannot use {} as the export folder: {e}", dir.display()),
+    };
+    let parent = match target.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
+        _ => PathBuf::from("."),
+    };
+    let name = target
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    std::fs::create_dir_all(&parent)
+        .map_err(|e| anyhow!("cannot create {}: {e}", parent.display()))?;
+    // Hidden, so an import of the parent skips one a crash left behind.
+    let staging = tempfile::Builder::new()
+        .prefix(&format!(".{name}.hierad-export-"))
+        .permissions(std::os::unix::fs::PermissionsExt::from_mode(FOLDER_MODE))
+        .tempdir_in(&parent)
+        .map_err(|e| {
+            anyhow!(
+                "cannot create a staging folder in {}: {e}",
+                parent.display()
+            )
+        })?;
+    let root = open_dir(staging.path())?;
+    for (rel, text) in files {
+        write_file(root.as_fd(), dir, rel, text)?;
+    }
+    // An existing (empty) DIR keeps its permissions; a new one is 0700.
+    let mode = std::fs::metadata(&target).map_or(FOLDER_MODE, |m| m.permissions().mode() & 0o7777);
+    rustix::fs::fchmod(&root, Mode::from_raw_mode(mode))
+        .map_err(|e| anyhow!("cannot set the mode of {}: {e}", dir.display()))?;
+    // Replaces an empty folder in one step; refused if one appeared
+    // meanwhile with something in it.
+    std::fs::rename(staging.path(), &target)
+        .map_err(|e| anyhow!("cannot put the export in place at {}: {e}", dir.display()))?;
+    let _ = staging.keep();
+    Ok(())
+}
+
+/// Writes `files` into the non-empty `dir` (`--force`): whole into a
+/// hidden staging folder inside it, then each renamed over its namesake
+/// (a replaced file keeps its permissions). A failure while staging
+/// leaves `dir` as it was.
+fn write_over(dir: &Path, files: &[(String, String)]) -> anyhow::Result<()> {
+    let staging = tempfile::Builder::new()
+        .prefix(".hierad-export-")
+        .permissions(std::os::unix::fs::PermissionsExt::from_mode(FOLDER_MODE))
+        .tempdir_in(dir)
+        .map_err(|e| anyhow!("cannot create a staging folder in {}: {e}", dir.display()))?;
+    let staged = open_dir(staging.path())?;
+    for (rel, text) in files {
+        write_file(staged.as_fd(), dir, rel, text)?;
+    }
+    let root = open_dir(dir)?;
+    for (rel, _) in files {
+        put_in_place(root.as_fd(), staged.as_fd(), dir, rel)?;
+    }
+    Ok(())
+}
+
+/// A folder opened for `*at` calls.
+fn open_dir(dir: &Path) -> anyhow::Result<OwnedFd> {
     rustix::fs::open(
         dir,
         OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC,
@@ -189,20 +268,19 @@ fn open_export_dir(dir: &Path) -> anyhow::Result<OwnedFd> {
     .map_err(|e| anyhow!("cannot use {} as the export folder: {e}", dir.display()))
 }
 
-/// Writes `rel` (`a/b.yaml`) under the folder `root` (shown as `dir`):
-/// folders created or opened without following links, the text written
-/// to a temporary name beside the file and renamed over it.
-fn write_file(root: BorrowedFd<'_>, dir: &Path, rel: &str, text: &str) -> anyhow::Result<()> {
-    let parts: Vec<&str> = rel.split('/').collect();
-    let Some((file, folders)) = parts.split_last() else {
-        bail!("cannot write an unnamed file in {}", dir.display());
-    };
+/// The folder `folders` under `root` (shown as `dir`), each created 0700
+/// if missing and opened without following links; `None` for `root`.
+fn open_folders(
+    root: BorrowedFd<'_>,
+    dir: &Path,
+    folders: &[&str],
+) -> anyhow::Result<(Option<OwnedFd>, PathBuf)> {
     let mut shown = dir.to_path_buf();
     let mut parent: Option<OwnedFd> = None;
     for folder in folders {
         shown.push(folder);
         let at = parent.as_ref().map_or(root, AsFd::as_fd);
-        match rustix::fs::mkdirat(at, *folder, Mode::from_raw_mode(0o777)) {
+        match rustix::fs::mkdirat(at, *folder, Mode::from_raw_mode(FOLDER_MODE)) {
             Ok(()) | Err(Errno::EXIST) => {}
             Err(e) => bail!("cannot create {}: {e}", shown.display()),
         }
@@ -217,53 +295,78 @@ fn write_file(root: BorrowedFd<'_>, dir: &Path, rel: &str, text: &str) -> anyhow
             e => anyhow!("cannot open {}: {e}", shown.display()),
         })?);
     }
+    Ok((parent, shown))
+}
+
+/// Writes `rel` (`a/b.yaml`) under the staging folder `root`, a new
+/// file 0600 (folders 0700) whatever the umask; `dir` names the export
+/// in messages.
+fn write_file(root: BorrowedFd<'_>, dir: &Path, rel: &str, text: &str) -> anyhow::Result<()> {
+    let parts: Vec<&str> = rel.split('/').collect();
+    let Some((file, folders)) = parts.split_last() else {
+        bail!("cannot write an unnamed file in {}", dir.display());
+    };
+    let (parent, mut shown) = open_folders(root, dir, folders)?;
     let at = parent.as_ref().map_or(root, AsFd::as_fd);
     shown.push(file);
-    // A replaced file keeps its permissions: it may hold passwords.
-    let kept = match rustix::fs::statat(at, *file, AtFlags::SYMLINK_NOFOLLOW) {
+    write_new(at, file, text).map_err(|e| anyhow!("cannot write {}: {e}", shown.display()))
+}
+
+/// A new file `name` in `at` holding `text`, mode 0600.
+fn write_new(at: BorrowedFd<'_>, name: &str, text: &str) -> std::io::Result<()> {
+    let fd = rustix::fs::openat(
+        at,
+        name,
+        OFlags::WRONLY | OFlags::CREATE | OFlags::EXCL | OFlags::NOFOLLOW | OFlags::CLOEXEC,
+        Mode::from_raw_mode(FILE_MODE),
+    )?;
+    // Exactly these bits, whatever the umask.
+    rustix::fs::fchmod(&fd, Mode::from_raw_mode(FILE_MODE))?;
+    let mut file = std::fs::File::from(fd);
+    file.write_all(text.as_bytes())
+}
+
+/// Moves the staged `rel` from `staged` to its place under `root`
+/// (shown as `dir`), over a file of the same name, whose permissions it
+/// takes: a replaced file may hold passwords, and its owner chose who
+/// reads it.
+fn put_in_place(
+    root: BorrowedFd<'_>,
+    staged: BorrowedFd<'_>,
+    dir: &Path,
+    rel: &str,
+) -> anyhow::Result<()> {
+    let parts: Vec<&str> = rel.split('/').collect();
+    let Some((file, folders)) = parts.split_last() else {
+        bail!("cannot write an unnamed file in {}", dir.display());
+    };
+    let (from, _) = open_folders(staged, dir, folders)?;
+    let from = from.as_ref().map_or(staged, AsFd::as_fd);
+    let (parent, mut shown) = open_folders(root, dir, folders)?;
+    let at = parent.as_ref().map_or(root, AsFd::as_fd);
+    shown.push(file);
+    match rustix::fs::statat(at, *file, AtFlags::SYMLINK_NOFOLLOW) {
         Ok(stat) => match FileType::from_raw_mode(stat.st_mode) {
-            FileType::RegularFile => Some(Mode::from_raw_mode(stat.st_mode & 0o777)),
+            FileType::RegularFile => {
+                rustix::fs::chmodat(
+                    from,
+                    *file,
+                    Mode::from_raw_mode(stat.st_mode & 0o777),
+                    AtFlags::empty(),
+                )
+                .map_err(|e| anyhow!("cannot write {}: {e}", shown.display()))?;
+            }
             FileType::Symlink => return Err(link_error(&shown)),
             _ => bail!(
                 "{} is in the way of the exported file: it is not a regular file",
                 shown.display()
             ),
         },
-        Err(Errno::NOENT) => None,
+        Err(Errno::NOENT) => {}
         Err(e) => bail!("cannot use {}: {e}", shown.display()),
-    };
-    // Hidden, so an import of DIR skips one a crash left behind.
-    let temp = format!(".{file}.hierad-{}.tmp", std::process::id());
-    let _ = rustix::fs::unlinkat(at, temp.as_str(), AtFlags::empty());
-    let written = write_new(at, &temp, kept, text).and_then(|()| {
-        rustix::fs::renameat(at, temp.as_str(), at, *file).map_err(std::io::Error::from)
-    });
-    if let Err(e) = written {
-        let _ = rustix::fs::unlinkat(at, temp.as_str(), AtFlags::empty());
-        bail!("cannot write {}: {e}", shown.display());
     }
-    Ok(())
-}
-
-/// A new file `name` in `at` holding `text`, with the mode `kept` if given.
-fn write_new(
-    at: BorrowedFd<'_>,
-    name: &str,
-    kept: Option<Mode>,
-    text: &str,
-) -> std::io::Result<()> {
-    let fd = rustix::fs::openat(
-        at,
-        name,
-        OFlags::WRONLY | OFlags::CREATE | OFlags::EXCL | OFlags::NOFOLLOW | OFlags::CLOEXEC,
-        kept.unwrap_or(Mode::from_raw_mode(0o666)),
-    )?;
-    if let Some(mode) = kept {
-        // Exactly the old bits, whatever the umask.
-        rustix::fs::fchmod(&fd, mode)?;
-    }
-    let mut file = std::fs::File::from(fd);
-    file.write_all(text.as_bytes())
+    rustix::fs::renameat(from, *file, at, *file)
+        .map_err(|e| anyhow!("cannot write {}: {e}", shown.display()))
 }
 
 fn progress_bar(len: usize) -> ProgressBar {

@@ -108,8 +108,9 @@ pub(crate) struct Args {
     pub(crate) unread_answers_mib: u64,
     /// Keep at most this many versions of each document, the latest
     /// included (0: no limit), in environments that set no retention of
-    /// their own.
-    #[arg(long, env = "HIERAD_KEEP_VERSIONS", default_value_t = 0)]
+    /// their own. History is bounded by default: every version is held
+    /// in the database for ever otherwise.
+    #[arg(long, env = "HIERAD_KEEP_VERSIONS", default_value_t = DEFAULT_KEEP_VERSIONS)]
     pub(crate) keep_versions: u64,
     /// Keep versions written less than this many days ago (0: no limit),
     /// in environments that set no retention of their own. The latest
@@ -377,6 +378,23 @@ fn warn_if_readable_by_others(what: &str, path: &Path) {
     }
 }
 
+/// The default `--keep-versions`: a long way back for a document edited
+/// daily, bounded for one a script rewrites every minute.
+const DEFAULT_KEEP_VERSIONS: u64 = 100;
+
+/// Whether, after this process failed to load the sample, another one
+/// is loading it: the database holds an environment, or comes to within
+/// a few seconds (the winner creates its component, then environment 1).
+fn loaded_by_another(store: &dyn Store) -> anyhow::Result<bool> {
+    for _ in 0..50 {
+        if !store.environments()?.is_empty() {
+            return Ok(true);
+        }
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
+    Ok(false)
+}
+
 /// On first start, the sample tree becomes environment 1 (level `nodes`),
 /// every file a resource at the root, so the first lookup answers. The
 /// log says what was loaded, or why nothing was.
@@ -425,7 +443,28 @@ fn load_sample_if_empty(store: &Arc<dyn Store>, sample: &Sample) -> anyhow::Resu
         },
         define_up_front: true,
     };
-    let summary = ops::import_tree(&Local::new(store.clone()), &import, &|_| Ok(()))?;
+    // Only into an environment this process creates: another one that
+    // found the database empty too may have created it meanwhile.
+    let taken = |_: &crate::configdb::Environment| -> Result<(), ops::OpsError> {
+        Err(ops::OpsError::Refused(
+            "environment 1 was created meanwhile".to_owned(),
+        ))
+    };
+    let summary = match ops::import_tree(&Local::new(store.clone()), &import, &taken) {
+        Ok(summary) => summary,
+        // Replicas started together on an empty database each try; one
+        // creates environment 1 and the others fail on it (or on the
+        // component they define meanwhile), or find it made. A loser
+        // starts normally.
+        Err(e) if loaded_by_another(store.as_ref())? => {
+            tracing::info!(
+                sample = %sample,
+                "another process loaded the sample into the empty database meanwhile: not loaded again ({e})"
+            );
+            return Ok(());
+        }
+        Err(e) => return Err(e.into()),
+    };
     crate::sample::define_schemas(store.as_ref(), "fuel")
         .context("cannot set the sample's resource schemas")?;
     tracing::info!(

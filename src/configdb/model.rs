@@ -317,6 +317,7 @@ pub(crate) fn check_component_name(name: &str) -> Result<(), ConfigError> {
 /// [`Invalid::Name`].
 pub(crate) fn check_resource_name(name: &str) -> Result<(), ConfigError> {
     check_resource_path(name)?;
+    check_resource_length(name)?;
     if reads_as_id(name) {
         return Err(bad_name(
             "resource",
@@ -359,6 +360,34 @@ pub(crate) fn check_resource_path(name: &str) -> Result<(), ConfigError> {
         "a segment may not be '.' or '..'"
     } else if name.chars().any(char::is_control) {
         "it may not contain control characters"
+    } else {
+        return Ok(());
+    };
+    Err(bad_name("resource", name, reason))
+}
+
+/// The longest segment of a resource name, in bytes: its file
+/// `<segment>.yaml` must fit the 255 bytes a file name may have (ext4,
+/// XFS, btrfs; `NAME_MAX` in POSIX).
+pub(crate) const MAX_SEGMENT_BYTES: usize = 255 - ".yaml".len();
+
+/// The longest resource name, in bytes: its file path under an export
+/// folder must fit Linux's `PATH_MAX` (4096) with room for the folder.
+pub(crate) const MAX_RESOURCE_BYTES: usize = 1024;
+
+/// A resource name that `hierad export` can write as a file: each
+/// segment at most [`MAX_SEGMENT_BYTES`], the whole at most
+/// [`MAX_RESOURCE_BYTES`]. Refused at write time, so an export never
+/// meets a name it cannot write.
+///
+/// # Errors
+///
+/// [`Invalid::Name`].
+pub(crate) fn check_resource_length(name: &str) -> Result<(), ConfigError> {
+    let reason = if name.len() > MAX_RESOURCE_BYTES {
+        "it is longer than 1024 bytes, too long for a file path in an exported tree"
+    } else if name.split('/').any(|s| s.len() > MAX_SEGMENT_BYTES) {
+        "a segment is longer than 250 bytes, too long for a file name (with .yaml) in an exported tree"
     } else {
         return Ok(());
     };
@@ -429,6 +458,27 @@ mod tests {
                 (got, want) => panic!("{what} {name:?}: got {got:?}, want {want:?}"),
             }
         }
+    }
+
+    /// A 300-byte name was accepted, then `export` failed halfway with
+    /// "File name too long".
+    #[test]
+    fn resource_names_export_cannot_write_are_refused() {
+        let longest = "a".repeat(MAX_SEGMENT_BYTES);
+        assert!(check_resource_name(&longest).is_ok());
+        assert!(check_resource_name(&format!("override/{longest}")).is_ok());
+        for name in [
+            "a".repeat(MAX_SEGMENT_BYTES + 1),
+            format!("override/{}", "a".repeat(300)),
+            // Bytes, not characters: 126 × 2 bytes.
+            "é".repeat(126),
+        ] {
+            let e = check_resource_name(&name).unwrap_err().to_string();
+            assert!(e.contains("longer than 250 bytes"), "{e}");
+        }
+        let deep = vec!["x".repeat(200); 6].join("/");
+        let e = check_resource_name(&deep).unwrap_err().to_string();
+        assert!(e.contains("longer than 1024 bytes"), "{e}");
     }
 
     #[test]

@@ -90,7 +90,10 @@ pub(crate) fn compiled<E: From<Invalid>>(
 /// # Errors
 ///
 /// [`Invalid::Schema`] naming each offending value's path (a JSON pointer,
-/// `/configuration_options/create`) and what the schema expected there.
+/// `/configuration_options/create`), what the schema expected there and
+/// the rule that says so (its schema path). The value itself is never
+/// quoted: a refused document may hold passwords, and the refusal reaches
+/// the writer's terminal and the logs.
 pub(crate) fn check(
     at: &DocAddress,
     schema: &jsonschema::Validator,
@@ -106,7 +109,11 @@ pub(crate) fn check(
         }
         let path = error.instance_path().as_str();
         let path = if path.is_empty() { "/" } else { path };
-        problems.push(format!("at {path}: {error}"));
+        problems.push(format!(
+            "at {path}: {} (rule {})",
+            error.masked_with("the value"),
+            error.schema_path().as_str()
+        ));
     }
     if problems.is_empty() {
         return Ok(());
@@ -205,7 +212,29 @@ mod tests {
         let e = check(&at(), &schema, &doc(json!({"a": {"b": "maybe"}}))).unwrap_err();
         assert_eq!(
             e.to_string(),
-            "the values of resource \"r\" at the root of environment 1 do not match the resource's schema: at /a/b: \"maybe\" is not of type \"boolean\"; nothing was stored"
+            "the values of resource \"r\" at the root of environment 1 do not match the resource's schema: at /a/b: the value is not of type \"boolean\" (rule /properties/a/properties/b/type); nothing was stored"
         );
+    }
+
+    #[test]
+    fn a_violation_never_quotes_the_refused_value() {
+        let secret = "hunter2-do-not-print";
+        for schema in [
+            json!({"not": {}}),
+            json!({"properties": {"pw": {"type": "integer"}}}),
+            json!({"properties": {"pw": {"maxLength": 3}}}),
+            json!({"properties": {"pw": {"enum": ["a"]}}}),
+            json!({"properties": {"pw": {"pattern": "^x"}}}),
+            json!({"properties": {"pw": {"format": "ipv4"}}}),
+            json!({"anyOf": [{"required": ["x"]}, {"maxProperties": 0}]}),
+            json!({"properties": {"pw": false}}),
+        ] {
+            let validator = compile("r", &json!({ "schema": schema })).unwrap().unwrap();
+            let e = check(&at(), &validator, &doc(json!({"pw": secret, "n": 1})))
+                .unwrap_err()
+                .to_string();
+            assert!(!e.contains(secret), "{schema}: {e}");
+            assert!(e.contains("(rule /"), "{schema}: {e}");
+        }
     }
 }

@@ -206,7 +206,9 @@ pub(crate) async fn authorize(
     let Some(authenticator) = state.authenticator() else {
         return Ok(admit(request, Principal::anonymous(), who));
     };
-    if need == Need::Nobody {
+    // A probe is answered without credentials; one that sends some is
+    // authenticated, so /healthz may name what its principal may read.
+    if need == Need::Nobody && !sends_credentials(&request) {
         return Ok(request);
     }
     let peer = request.extensions().get::<Peer>().cloned();
@@ -247,6 +249,18 @@ pub(crate) async fn authorize(
         return Err(closing(response, may_have_body(&request)));
     }
     Ok(admit(request, principal, who))
+}
+
+/// Whether `request` carries credentials: a credentials header, or a
+/// client certificate on its connection.
+fn sends_credentials(request: &Request) -> bool {
+    let headers = request.headers();
+    headers.contains_key(header::AUTHORIZATION)
+        || headers.contains_key(&X_AUTH_TOKEN)
+        || request
+            .extensions()
+            .get::<Peer>()
+            .is_some_and(|peer| peer.cert.is_some())
 }
 
 /// The value of the credentials header `name`, if sent. Sent twice

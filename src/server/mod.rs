@@ -40,14 +40,21 @@ use axum::routing::get;
 use std::future::Future;
 use tokio::net::TcpListener;
 
-/// `ok`, or `degraded` with the unreadable documents named (never their
-/// content). Still 200: the replicas share one database, so a balancer
+/// `ok`, or `degraded` with the number of unreadable documents (never
+/// their content). Their names (a node's name is one) only to a request
+/// that authenticated, and only those of environments its principal may
+/// use: the probe itself needs no credentials. Without an auth file every
+/// request is an admin, and sees them all.
+/// Still 200: the replicas share one database, so a balancer
 /// that pulled one for a bad document would pull them all, while every
 /// other document is served.
 /// A stale server (see /readyz) says so too, still 200: it answers
 /// lookups from its last snapshot; while catching up with the database
 /// fails, a `database:` line says since when and the latest error.
-async fn health(axum::extract::State(state): axum::extract::State<AppState>) -> String {
+async fn health(
+    axum::extract::State(state): axum::extract::State<AppState>,
+    principal: Option<axum::Extension<crate::auth::Principal>>,
+) -> String {
     let snapshot = state.snapshot();
     let bad = snapshot.unreadable();
     let mut text = if bad.is_empty() {
@@ -55,8 +62,10 @@ async fn health(axum::extract::State(state): axum::extract::State<AppState>) -> 
     } else {
         format!("degraded: {} unreadable document(s)\n", bad.len())
     };
-    for doc in bad {
-        text.push_str(&format!("unreadable: {doc}\n"));
+    if let Some(axum::Extension(principal)) = principal {
+        for doc in bad.iter().filter(|doc| principal.may_use(doc.at.env)) {
+            text.push_str(&format!("unreadable: {doc}\n"));
+        }
     }
     if let Some(stale) = state.stale() {
         text.push_str(&stale);

@@ -66,12 +66,32 @@ pub(crate) fn check_read(
 
 /// `e`, naming as registering the value only the environments `who` may
 /// use: a principal limited to some would otherwise learn which other
-/// environment holds a node.
-fn seen_by(mut e: ConfigError, who: &Principal) -> ConfigError {
-    if let ConfigError::NotFound(NotFound::NotAssigned { elsewhere, .. }) = &mut e {
-        elsewhere.retain(|env| who.may_use(*env));
+/// environment holds a node. Registered only where `who` may not look,
+/// the value is answered as unknown, the same 404 word for word: "not
+/// assigned" alone would say that some other environment holds it.
+fn seen_by(e: ConfigError, who: &Principal) -> ConfigError {
+    match e {
+        ConfigError::NotFound(NotFound::NotAssigned {
+            env,
+            level,
+            value,
+            mut elsewhere,
+        }) => {
+            elsewhere.retain(|env| who.may_use(*env));
+            if elsewhere.is_empty() {
+                NotFound::Unregistered { env, level, value }.into()
+            } else {
+                NotFound::NotAssigned {
+                    env,
+                    level,
+                    value,
+                    elsewhere,
+                }
+                .into()
+            }
+        }
+        e => e,
     }
-    e
 }
 
 /// [`check_read`] for a write, against the store itself (the newest

@@ -336,3 +336,126 @@ fn export_force_replaces_files_whole_and_keeps_their_mode() {
         .collect();
     assert!(hidden.is_empty(), "{hidden:?}");
 }
+
+/// Every mode under `dir` (itself included), by path relative to it.
+fn modes(dir: &Path) -> Vec<(String, u32)> {
+    let mut found = vec![(String::new(), 0)];
+    let mut todo = vec![dir.to_path_buf()];
+    found[0].1 = std::fs::metadata(dir).unwrap().permissions().mode() & 0o777;
+    while let Some(folder) = todo.pop() {
+        for entry in std::fs::read_dir(&folder).unwrap() {
+            let path = entry.unwrap().path();
+            let meta = std::fs::symlink_metadata(&path).unwrap();
+            let rel = path.strip_prefix(dir).unwrap().display().to_string();
+            found.push((rel, meta.permissions().mode() & 0o777));
+            if meta.is_dir() {
+                todo.push(path);
+            }
+        }
+    }
+    found.sort();
+    found
+}
+
+/// `hierad args…` under umask 000, which used to make exported files 0666.
+fn ok_under_umask_000(args: &[&str]) {
+    let out = Command::new("sh")
+        .arg("-c")
+        .arg("umask 000 && exec \"$0\" \"$@\"")
+        .arg(crate::binary::BIN)
+        .args(args)
+        .env_remove("HIERAD_SERVER")
+        .current_dir(crate::binary::ROOT)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+/// Exported files hold every password: they were 0644 (0666 under umask
+/// 000). Files are 0600 and new folders 0700, whatever the umask; with
+/// `--force`, a replaced file keeps its mode and a new one is 0600.
+#[test]
+fn export_writes_files_0600_and_folders_0700_whatever_the_umask() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("h.db");
+    ok(&["import", "data", "--env", "1", "--db", s(&db)]);
+    let out = dir.path().join("out");
+    ok_under_umask_000(&["export", "--env", "1", s(&out), "--db", s(&db)]);
+    let found = modes(&out);
+    assert!(found.len() > 4, "{found:?}");
+    for (rel, mode) in &found {
+        let want = if out.join(rel).is_dir() { 0o700 } else { 0o600 };
+        assert_eq!(*mode, want, "{rel:?} is {mode:o}");
+    }
+    // Into a non-empty folder: a replaced file keeps its mode, the new
+    // ones are 0600, and no staging folder is left behind.
+    let again = dir.path().join("again");
+    std::fs::create_dir_all(&again).unwrap();
+    std::fs::set_permissions(&again, PermissionsExt::from_mode(0o750)).unwrap();
+    std::fs::write(again.join("astute.yaml"), "old: 1\n").unwrap();
+    std::fs::set_permissions(again.join("astute.yaml"), PermissionsExt::from_mode(0o640)).unwrap();
+    ok_under_umask_000(&["export", "--env", "1", s(&again), "--db", s(&db), "--force"]);
+    for (rel, mode) in modes(&again) {
+        let want = match rel.as_str() {
+            "" => 0o750,
+            "astute.yaml" => 0o640,
+            _ if again.join(&rel).is_dir() => 0o700,
+            _ => 0o600,
+        };
+        assert_eq!(mode, want, "{rel:?} is {mode:o}");
+        assert!(!rel.starts_with('.'), "{rel:?} left behind");
+    }
+}
+
+/// A resource name too long for a file (stored before such names were
+/// refused) made `export` fail halfway, "File name too long", leaving
+/// the files before it written. The tree is written whole in a staging
+/// folder first: a failure leaves the target as it was, absent or with
+/// only its own files, and no staging folder behind.
+#[test]
+fn a_failed_export_leaves_nothing_half_written() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("h.db");
+    ok(&["import", "data", "--env", "1", "--db", s(&db)]);
+    let long = format!("zzz{}", "z".repeat(297));
+    let conn = rusqlite::Connection::open(&db).unwrap();
+    // heads refers to documents: both renamed, so the checks wait.
+    conn.execute_batch("PRAGMA foreign_keys = OFF").unwrap();
+    for table in ["documents", "heads"] {
+        conn.execute(
+            &format!("UPDATE {table} SET resource = ?1 WHERE resource = 'globals'"),
+            [&long],
+        )
+        .unwrap();
+    }
+    conn.execute(
+        "UPDATE resource_definitions SET name = ?1 WHERE name = 'globals'",
+        [&long],
+    )
+    .unwrap();
+    drop(conn);
+    let out = dir.path().join("out");
+    let err = failing(&["export", "--env", "1", s(&out), "--db", s(&db)]);
+    assert!(err.contains("File name too long"), "{err}");
+    assert!(!out.exists(), "a half-written export was left");
+    let left: Vec<_> = std::fs::read_dir(dir.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|n| n.starts_with('.'))
+        .collect();
+    assert!(left.is_empty(), "{left:?}");
+    // With --force into a folder holding a file of its own.
+    std::fs::create_dir_all(&out).unwrap();
+    std::fs::write(out.join("mine.txt"), "x").unwrap();
+    let err = failing(&["export", "--env", "1", s(&out), "--db", s(&db), "--force"]);
+    assert!(err.contains("File name too long"), "{err}");
+    let names: Vec<_> = std::fs::read_dir(&out)
+        .unwrap()
+        .map(|e| e.unwrap().file_name())
+        .collect();
+    assert_eq!(names, ["mine.txt"]);
+}

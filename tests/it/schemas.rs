@@ -52,7 +52,7 @@ fn violations() -> Vec<(Json, &'static str, &'static str)> {
         (
             json!({"configuration_options": {"create": "maybe"}}),
             "/configuration_options/create",
-            "\"maybe\" is not of type \"boolean\"",
+            "the value is not of type \"boolean\"",
         ),
         (
             json!({"configuration": {"file": {"motd": ["content"]}}}),
@@ -62,7 +62,7 @@ fn violations() -> Vec<(Json, &'static str, &'static str)> {
         (
             json!({"configuration": {"file": "motd"}}),
             "/configuration/file",
-            "\"motd\" is not of type \"object\"",
+            "the value is not of type \"object\"",
         ),
         (
             json!({"configuration": ["file"]}),
@@ -92,12 +92,12 @@ fn violations() -> Vec<(Json, &'static str, &'static str)> {
         (
             json!({"configuration_options": {"types_filter": "file"}}),
             "/configuration_options/types_filter",
-            "\"file\" is not of type \"array\"",
+            "the value is not of type \"array\"",
         ),
         (
             json!({"configuration_options": {"titles_create_exception": [1]}}),
             "/configuration_options/titles_create_exception/0",
-            "1 is not of type \"string\"",
+            "the value is not of type \"string\"",
         ),
         (
             json!({"configuration_options": "create"}),
@@ -107,7 +107,7 @@ fn violations() -> Vec<(Json, &'static str, &'static str)> {
         (
             json!({"defaults": {"file": "0644"}}),
             "/defaults/file",
-            "\"0644\" is not of type \"object\"",
+            "the value is not of type \"object\"",
         ),
     ]
 }
@@ -251,7 +251,7 @@ fn schemas_are_set_with_a_component_or_later_and_a_bad_one_changes_nothing() {
         status,
         &body,
         "/port",
-        "0 is less than the minimum of 1",
+        "the value is less than the minimum of 1",
         "minimum",
     );
     let (status, body) = send(&server, "PUT", doc, &json!({"port": "80"}));
@@ -259,7 +259,7 @@ fn schemas_are_set_with_a_component_or_later_and_a_bad_one_changes_nothing() {
         status,
         &body,
         "/port",
-        "\"80\" is not of type \"integer\"",
+        "the value is not of type \"integer\"",
         "type",
     );
     // The unchecked resource takes anything.
@@ -386,7 +386,7 @@ fn the_cli_shows_sets_and_removes_schemas_and_a_refused_upload_is_a_clear_error(
         (
             "configuration_options:\n  create: maybe\n",
             "/configuration_options/create",
-            "\"maybe\" is not of type \"boolean\"",
+            "the value is not of type \"boolean\"",
         ),
         (
             "configuration:\n  notify:\n    hello: [message]\n",

@@ -197,7 +197,9 @@ async fn the_guard_judges_the_environment_the_route_reads() {
 
 /// A principal limited to environment 1 asking for a node only
 /// environment 2 registers was told "(it is registered in environment
-/// 2)". Only environments it may use are named; an unlimited one is told.
+/// 2)", and then "not assigned" (which says another environment holds
+/// it). It gets the 404 of a node no environment registers, the same
+/// body; an unlimited one is told where it is.
 #[tokio::test]
 async fn a_limited_principal_is_not_told_where_another_environments_nodes_are() {
     let (state, _) = shared().await;
@@ -209,10 +211,16 @@ async fn a_limited_principal_is_not_told_where_another_environments_nodes_are() 
     }
     let url = "/api/v1/config/environments/1/nodes/n2/resources/astute/values";
     let said = "Node with the given ID not assigned to cluster with the given ID: \"n2\" is not in the register of level \"nodes\" of environment 1";
+    let unknown = "/api/v1/config/environments/1/nodes/n9/resources/astute/values";
     for method in ["GET", "PUT"] {
         let (status, answer) = call(&state, WRITER1, method, url, "{}").await;
         assert_eq!(status, StatusCode::NOT_FOUND, "{answer}");
-        assert_eq!(message(&answer), said, "{method}");
+        let (_, unknown) = call(&state, WRITER1, method, unknown, "{}").await;
+        assert_eq!(
+            answer.to_string().replace("n2", "n9"),
+            unknown.to_string(),
+            "{method}"
+        );
         let (status, answer) = call(&state, WRITER, method, url, "{}").await;
         assert_eq!(status, StatusCode::NOT_FOUND, "{answer}");
         assert_eq!(

@@ -73,7 +73,7 @@ fn upload_with_hierad_config_then_puppet_apply_changes_the_resources() {
         assert_eq!(out.status.code(), Some(1), "{stderr}");
         assert!(
             stderr
-                .contains("at /configuration_options/create: \"maybe\" is not of type \"boolean\""),
+                .contains("at /configuration_options/create: the value is not of type \"boolean\""),
             "{stderr}"
         );
         let get = [
