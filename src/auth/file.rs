@@ -164,7 +164,8 @@ impl AuthFile {
     ///
     /// What is wrong, naming the entry.
     pub fn parse(text: &str) -> Result<AuthFile, String> {
-        let file: AuthFile = toml_edit::de::from_str(text).map_err(|e| e.to_string())?;
+        let file: AuthFile =
+            toml_edit::de::from_str(text).map_err(|e| not_toml(text, e.message(), e.span()))?;
         file.check()?;
         Ok(file)
     }
@@ -334,6 +335,37 @@ impl AuthFile {
         }
         warnings
     }
+}
+
+/// What is wrong with `text` where it is not an auth file's TOML: the
+/// line and column, and the parser's `message` without what the file says
+/// there. The parser's own text quotes the line, and the line may be a
+/// password hash or a token's digest, which must not reach a log.
+fn not_toml(text: &str, message: &str, span: Option<std::ops::Range<usize>>) -> String {
+    let span = span.unwrap_or(0..0);
+    let before = text.get(..span.start).unwrap_or(text);
+    let line = before.matches('\n').count() + 1;
+    let column = before.rsplit('\n').next().map_or(0, |l| l.chars().count()) + 1;
+    // The value the message quotes (`unknown variant `…``, `invalid type:
+    // string `…``) is the file's text: left out. Names the parser offers
+    // (`expected one of `read`, …`) and keys (`unknown field `…``) stay.
+    let wrote = text.get(span).unwrap_or_default().trim_matches(['"', '\'']);
+    let mut shown = String::new();
+    for (i, part) in message.split('`').enumerate() {
+        match (
+            i % 2,
+            part == wrote && !message.starts_with("unknown field"),
+        ) {
+            (1, true) => shown.push_str("(the value, not shown)"),
+            (1, false) => {
+                shown.push('`');
+                shown.push_str(part);
+                shown.push('`');
+            }
+            _ => shown.push_str(part),
+        }
+    }
+    format!("line {line}, column {column}: {}", shown.trim_end())
 }
 
 /// An entry's `environments`: absent (every environment) or some; `[]`
@@ -537,15 +569,27 @@ fn edit(
         message,
     };
     let file = AuthFile::parse(&text).map_err(invalid)?;
-    let mut doc: toml_edit::DocumentMut = text.parse().map_err(|e| invalid(format!("{e}")))?;
+    let mut doc: toml_edit::DocumentMut = text
+        .parse()
+        .map_err(|e: toml_edit::TomlError| invalid(not_toml(&text, e.message(), e.span())))?;
     change(&file, &mut doc).map_err(AuthFileError::Refused)?;
-    let text = doc.to_string();
+    let mut text = doc.to_string();
+    if text.trim().is_empty() {
+        // A running server keeps its old file when it finds this one
+        // empty (a truncation, cli/reload.rs): a file emptied on purpose
+        // says so.
+        text = EMPTIED.to_owned();
+    }
     AuthFile::parse(&text).map_err(invalid)?;
     write_private(path, text.as_bytes()).map_err(|error| AuthFileError::Write {
         path: path.to_owned(),
         error,
     })
 }
+
+/// What `hierad auth` writes when it removed the last entry.
+const EMPTIED: &str =
+    "# No users, tokens, client certificates or Keystone: this file lets nobody in.\n";
 
 /// The folder of `path` and a hidden name there ending in `suffix`:
 /// `/etc/hierad/.auth.toml.lock`.
@@ -715,6 +759,9 @@ mod tests {
         // comment with the entry it precedes.)
         remove_user(&path, "a").unwrap();
         assert!(AuthFile::load(&path).unwrap().users.is_empty());
+        // Emptied on purpose, it says so: a server reloads it (an empty
+        // file it would take for a truncation and keep the old one).
+        assert_eq!(std::fs::read_to_string(&path).unwrap(), EMPTIED);
     }
 
     /// A file handed to the container's user (`chown 8750:8750`, as
@@ -812,12 +859,55 @@ mod tests {
         );
     }
 
+    /// The parser's own message quotes the broken line, here a password
+    /// hash (and a token digest): only the line and column are named.
+    #[test]
+    fn a_syntax_error_names_its_place_not_the_line() {
+        let hash = "$argon2id$v=19$m=19456,t=2,p=1$c2FsdHNhbHQ$ZGlnZXN0ZGlnZXN0ZGlnZXN0";
+        let cases = [
+            (
+                format!("[[user]]\nname = \"a\"\nrole = \"read\"\npassword_hash = \"{hash}\n"),
+                "line 4, column 85: invalid basic string, expected `\"`",
+            ),
+            (
+                format!("[[user]]\nname = \"a\"\nrole = \"{hash}\"\n"),
+                "line 3, column 8: unknown variant (the value, not shown), expected one of `read`, `write`, `admin`",
+            ),
+            (
+                format!(
+                    "[[token]]\nname = \"t\"\nrole = \"read\"\nsha256 = {}\n",
+                    "ab".repeat(32)
+                ),
+                "line 4, column 10:",
+            ),
+            (
+                "[[user]]\nname = \"a\"\nrole = \"read\"\npasswd_hash = \"x\"\n".to_owned(),
+                "line 4, column 1: unknown field `passwd_hash`, expected one of",
+            ),
+        ];
+        for (text, message) in cases {
+            let error = AuthFile::parse(&text).unwrap_err();
+            assert!(error.starts_with(message), "{message} in {error}");
+            assert!(
+                !error.contains("argon2id") && !error.contains("abab"),
+                "{error}"
+            );
+        }
+        // `hierad auth` commands, which parse the file twice, say the same.
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("auth.toml");
+        std::fs::write(&path, format!("[[user]]\npassword_hash = \"{hash}\n")).unwrap();
+        let error = revoke_token(&path, "x").unwrap_err().to_string();
+        assert!(error.contains("line 2, column 85"), "{error}");
+        assert!(!error.contains("argon2id"), "{error}");
+    }
+
     #[test]
     fn mistakes_are_named() {
         let cases = [
             (
                 "[[user]]\nname = \"a\"\nrole = \"boss\"\npassword_hash = \"x\"\n",
-                "boss",
+                "line 3, column 8: unknown variant (the value, not shown), expected one of `read`, `write`, `admin`",
             ),
             (
                 "[[user]]\nname = \"a\"\nrole = \"read\"\npassword_hash = \"x\"\n",

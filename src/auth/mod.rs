@@ -8,6 +8,7 @@
 
 pub(crate) mod file;
 pub(crate) mod keystone;
+pub(crate) mod pool;
 pub(crate) mod remember;
 pub(crate) mod verify;
 

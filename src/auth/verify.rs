@@ -1,7 +1,7 @@
 //! Proving who a request comes from: a request's credentials checked
 //! against one loaded auth file. Passwords are Argon2 hashes (slow on
-//! purpose: a stolen file must not give the passwords back), checked off
-//! the async workers, a few at a time; a password once verified is
+//! purpose: a stolen file must not give the passwords back), checked on
+//! the password pool (`auth::pool`); a password once verified is
 //! remembered for a while by a SHA-256 keyed with a random per-process
 //! key (so the table, were memory read, gives no fast hash to test
 //! guesses against), and keep-alive clients do not pay Argon2 on every
@@ -11,12 +11,14 @@
 
 use super::file::{AuthFile, AuthFileError, CertEntry};
 use super::keystone::Keystone;
+use super::pool::PasswordPool;
 use super::{Principal, Role, Via};
 use argon2::password_hash::{PasswordHash, PasswordHasher, PasswordVerifier, SaltString};
 use sha2::{Digest, Sha256};
 use std::collections::HashMap;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
+use tokio::sync::watch;
 
 /// What a request offers to prove who it is.
 #[derive(Clone, Copy, Debug)]
@@ -66,12 +68,19 @@ pub enum AuthError {
     KeystoneRefused(String),
     #[error("Keystone cannot validate tokens now: {0}")]
     KeystoneDown(String),
+    /// The password pool's queue is full (`auth::pool`): the password was
+    /// not checked.
+    #[error(
+        "too many password checks are waiting; the password was not checked: try again in a moment (verified passwords, tokens and certificates are answered meanwhile)"
+    )]
+    Busy,
 }
 
 impl AuthError {
-    /// Keystone's failure is the server's problem (503), not the client's.
+    /// Keystone's failure, or a full password queue, is the server's
+    /// problem (503), not the client's.
     pub fn is_unavailable(&self) -> bool {
-        matches!(self, AuthError::KeystoneDown(_))
+        matches!(self, AuthError::KeystoneDown(_) | AuthError::Busy)
     }
 }
 
@@ -153,6 +162,11 @@ const VERIFIED_FOR: Duration = Duration::from_secs(300);
 /// more than this many things at once.
 const KEYSTONE_CALLS: usize = 32;
 
+/// The Argon2 checks under way, by [`Authenticator::verified_key`]: a
+/// request whose credentials are being checked already waits for that
+/// check's verdict (`Some(right)`) instead of queueing its own.
+type Running = Mutex<HashMap<[u8; 32], Arc<watch::Sender<Option<bool>>>>>;
+
 /// A principal proved, and how long its connection may present the same
 /// credentials again without their check (`None`: check every time).
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -173,8 +187,10 @@ pub struct Authenticator {
     verified: moka::sync::Cache<[u8; 32], Principal>,
     /// The random key of `verified`'s keys, new with every load.
     cache_key: [u8; 32],
-    /// Argon2 checks running at once (each takes 19 MiB and a core).
-    hashing: Arc<tokio::sync::Semaphore>,
+    /// Where Argon2 checks run (each takes 19 MiB and a core): the
+    /// server's, shared by every load of the file.
+    pool: Arc<PasswordPool>,
+    running: Arc<Running>,
     /// Calls to Keystone running at once ([`KEYSTONE_CALLS`]).
     keystone_calls: Arc<tokio::sync::Semaphore>,
     /// Checked for unknown users, so they take as long as known ones.
@@ -213,21 +229,47 @@ impl Authenticator {
     /// As [`AuthFile::load`], and a Keystone password file that cannot be
     /// read.
     pub fn load(path: &std::path::Path) -> Result<(AuthFile, Authenticator), AuthFileError> {
+        Authenticator::load_on(path, Arc::default())
+    }
+
+    /// [`Authenticator::load`], checking passwords on `pool`.
+    ///
+    /// # Errors
+    ///
+    /// As [`Authenticator::load`].
+    pub(crate) fn load_on(
+        path: &std::path::Path,
+        pool: Arc<PasswordPool>,
+    ) -> Result<(AuthFile, Authenticator), AuthFileError> {
         let file = AuthFile::load(path)?;
         let authenticator =
-            Authenticator::new(&file).map_err(|message| AuthFileError::Unusable {
+            Authenticator::with_pool(&file, pool).map_err(|message| AuthFileError::Unusable {
                 path: path.to_owned(),
                 message,
             })?;
         Ok((file, authenticator))
     }
 
-    /// Ready to check requests against `file`.
+    /// Ready to check requests against `file`, with a password pool of
+    /// its own (the defaults of `auth::pool`).
     ///
     /// # Errors
     ///
     /// The Keystone service password file cannot be read.
     pub fn new(file: &AuthFile) -> Result<Authenticator, String> {
+        Authenticator::with_pool(file, Arc::new(PasswordPool::default()))
+    }
+
+    /// Ready to check requests against `file`, checking passwords on
+    /// `pool`.
+    ///
+    /// # Errors
+    ///
+    /// The Keystone service password file cannot be read.
+    pub(crate) fn with_pool(
+        file: &AuthFile,
+        pool: Arc<PasswordPool>,
+    ) -> Result<Authenticator, String> {
         let users = file
             .users
             .iter()
@@ -277,7 +319,6 @@ impl Authenticator {
             .as_ref()
             .map(|k| Keystone::new(k).map(Arc::new))
             .transpose()?;
-        let workers = std::thread::available_parallelism().map_or(2, std::num::NonZero::get);
         let mut cache_key = [0u8; 32];
         getrandom::fill(&mut cache_key).map_err(|e| format!("no randomness: {e}"))?;
         Ok(Authenticator {
@@ -290,12 +331,19 @@ impl Authenticator {
                 .max_capacity(10_000)
                 .time_to_live(VERIFIED_FOR)
                 .build(),
-            hashing: Arc::new(tokio::sync::Semaphore::new(workers)),
+            pool,
+            running: Arc::default(),
             keystone_calls: Arc::new(tokio::sync::Semaphore::new(KEYSTONE_CALLS)),
             decoy: hash_password("decoy").unwrap_or_default(),
             #[cfg(test)]
             argon2_runs: Arc::default(),
         })
+    }
+
+    /// The pool its passwords are checked on (a reload checks the new
+    /// file's on the same one).
+    pub(crate) fn pool(&self) -> &Arc<PasswordPool> {
+        &self.pool
     }
 
     /// Whether Keystone tokens are accepted (for the 401 challenge).
@@ -423,50 +471,88 @@ impl Authenticator {
         hasher.finalize().into()
     }
 
+    /// Who `user` and `password` prove the requester to be: from the
+    /// verified passwords, or after an Argon2 check on the pool. Only a
+    /// request still waiting when its check ends remembers a right
+    /// password: a client that hung up (or whose time ran out) learns
+    /// nothing from its check, now or by sending it again.
     async fn basic(&self, user: &str, password: &str) -> Result<Principal, AuthError> {
         let key = self.verified_key(user, password);
         if let Some(principal) = self.verified.get(&key) {
             return Ok(principal);
         }
-        let found = self
-            .users
-            .get(user)
-            .map(|u| (u.hash.clone(), u.principal.clone()));
-        let hash = found
-            .as_ref()
-            .map_or_else(|| self.decoy.clone(), |(hash, _)| hash.clone());
-        let password = password.to_owned();
-        let _slot = self
-            .hashing
-            .acquire()
+        let found = self.users.get(user);
+        // An unknown user's check takes as long as a known one's.
+        let hash = found.map_or(&self.decoy, |u| &u.hash);
+        let mut verdict = self.check_password(key, hash, password)?;
+        // The sender gone without a verdict: the check panicked.
+        let right = verdict
+            .wait_for(Option::is_some)
             .await
-            .map_err(|_| AuthError::WrongPassword)?;
-        let verified = self.verified.clone();
-        #[cfg(test)]
-        let runs = Arc::clone(&self.argon2_runs);
-        // `try_get_with`: requests with the same credentials that miss the
-        // cache together (a client opening its connections) wait for one
-        // Argon2 run instead of each running their own. A failure is not
-        // cached: the next request checks again.
-        tokio::task::spawn_blocking(move || {
-            verified
-                .try_get_with(key, || {
+            .is_ok_and(|v| *v == Some(true));
+        match found {
+            Some(user) if right => {
+                self.verified.insert(key, user.principal.clone());
+                Ok(user.principal.clone())
+            }
+            _ => Err(AuthError::WrongPassword),
+        }
+    }
+
+    /// Where the verdict of `password` against `hash` will be: the check
+    /// of the same credentials already under way (a client opening its
+    /// connections at once waits for one Argon2 run, not one each), or a
+    /// new one on the pool. A check whose requests have all gone by the
+    /// time a thread takes it is not run: no one is there to tell (their
+    /// charges are kept, `server/guard.rs`).
+    ///
+    /// # Errors
+    ///
+    /// [`AuthError::Busy`]: the pool's queue is full.
+    fn check_password(
+        &self,
+        key: [u8; 32],
+        hash: &str,
+        password: &str,
+    ) -> Result<watch::Receiver<Option<bool>>, AuthError> {
+        let mut running = self.running.lock().unwrap_or_else(PoisonError::into_inner);
+        if let Some(check) = running.get(&key) {
+            return Ok(check.subscribe());
+        }
+        let (sender, receiver) = watch::channel(None);
+        let sender = Arc::new(sender);
+        let job = {
+            let sender = Arc::clone(&sender);
+            let running = Arc::clone(&self.running);
+            let hash = hash.to_owned();
+            let password = zeroize::Zeroizing::new(password.to_owned());
+            #[cfg(test)]
+            let runs = Arc::clone(&self.argon2_runs);
+            move || {
+                let right = (sender.receiver_count() > 0).then(|| {
                     #[cfg(test)]
                     runs.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
-                    let matches = PasswordHash::new(&hash).is_ok_and(|parsed| {
+                    PasswordHash::new(&hash).is_ok_and(|parsed| {
                         argon2::Argon2::default()
                             .verify_password(password.as_bytes(), &parsed)
                             .is_ok()
-                    });
-                    match found {
-                        Some((_, principal)) if matches => Ok(principal),
-                        _ => Err(AuthError::WrongPassword),
-                    }
-                })
-                .map_err(|e| (*e).clone())
-        })
-        .await
-        .unwrap_or(Err(AuthError::WrongPassword))
+                    })
+                });
+                // Out of the table before the verdict: a request arriving
+                // later checks anew (a failure is not kept) or finds the
+                // password verified.
+                running
+                    .lock()
+                    .unwrap_or_else(PoisonError::into_inner)
+                    .remove(&key);
+                if let Some(right) = right {
+                    sender.send_replace(Some(right));
+                }
+            }
+        };
+        self.pool.run(job).map_err(|_| AuthError::Busy)?;
+        running.insert(key, sender);
+        Ok(receiver)
     }
 
     fn bearer(&self, token: &str) -> Result<Proved, AuthError> {
@@ -672,6 +758,76 @@ mod tests {
             assert_eq!(wrong, Err(AuthError::WrongPassword));
         }
         assert_eq!(auth.argon2_runs.load(Ordering::SeqCst), before + 2);
+    }
+
+    /// A request that ends before its check (its client hung up) leaves
+    /// the check running to its end, and a right password it carried is
+    /// not remembered: a replay pays its own check. Before, the orphaned
+    /// check cached it, and a replay cut short after a few milliseconds
+    /// told a guesser which of its abandoned guesses was right.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_check_whose_request_is_gone_remembers_nothing() {
+        use std::sync::atomic::Ordering;
+        let (auth, _) = authenticator("");
+        let right = Credentials::Basic {
+            user: "ann",
+            password: "s3cret",
+        };
+        let cut = tokio::time::timeout(Duration::from_millis(1), auth.authenticate(right)).await;
+        assert!(cut.is_err(), "an Argon2 check takes longer than 1 ms");
+        // The check runs on (bounded wait: its thread ends it).
+        for _ in 0..1000 {
+            let idle = auth.running.lock().unwrap().is_empty();
+            if idle && auth.argon2_runs.load(Ordering::SeqCst) == 1 {
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+        assert_eq!(auth.argon2_runs.load(Ordering::SeqCst), 1);
+        assert!(auth.running.lock().unwrap().is_empty());
+        assert!(auth.guessable(&right), "not remembered");
+        assert_eq!(&*auth.authenticate(right).await.unwrap().name, "ann");
+        assert_eq!(auth.argon2_runs.load(Ordering::SeqCst), 2, "checked anew");
+        assert!(!auth.guessable(&right), "remembered once a request got it");
+    }
+
+    /// Beyond the pool's threads and queue a password is refused
+    /// unchecked (503), while a token is answered at once.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_full_password_queue_refuses_passwords_not_tokens() {
+        let (token, digest) = new_token().unwrap();
+        let text = format!(
+            "[[user]]\nname = \"ann\"\nrole = \"write\"\npassword_hash = \"{}\"\n\
+             [[token]]\nname = \"ci\"\nrole = \"read\"\nsha256 = \"{digest}\"\n",
+            hash_password("s3cret").unwrap()
+        );
+        let pool = Arc::new(PasswordPool::new(1, 0));
+        let auth =
+            Arc::new(Authenticator::with_pool(&AuthFile::parse(&text).unwrap(), pool).unwrap());
+        let guesses: Vec<_> = (0..8)
+            .map(|i| {
+                let auth = Arc::clone(&auth);
+                tokio::spawn(async move {
+                    let password = format!("guess-{i}");
+                    auth.authenticate(Credentials::Basic {
+                        user: "ann",
+                        password: &password,
+                    })
+                    .await
+                })
+            })
+            .collect();
+        let ci = auth
+            .authenticate(Credentials::Bearer(&token))
+            .await
+            .unwrap();
+        assert_eq!(&*ci.name, "token:ci");
+        let mut outcomes = Vec::new();
+        for guess in guesses {
+            outcomes.push(guess.await.unwrap().unwrap_err());
+        }
+        assert!(outcomes.contains(&AuthError::Busy), "{outcomes:?}");
+        assert!(AuthError::Busy.is_unavailable());
     }
 
     #[tokio::test]

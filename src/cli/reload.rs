@@ -3,10 +3,12 @@
 //! when they change on disk (looked at every [`POLL`]), so a `hierad auth
 //! revoke-token`, a new service password or a renewed certificate takes
 //! effect without anyone having to signal every server that reads them.
-//! What fails to load is logged and the old one kept; connections open
-//! go on.
+//! What fails to load is logged and the old one kept, and so is an
+//! auth file found empty (a truncation, `> auth.toml`, or a write caught
+//! half-way), which would let nobody in; connections open go on.
 
 use crate::auth::Authenticator;
+use crate::auth::pool::PasswordPool;
 use crate::server::AppState;
 use crate::server::tls::{Tls, TlsFiles};
 use std::path::{Path, PathBuf};
@@ -35,9 +37,10 @@ pub(crate) struct Baseline {
 pub(crate) fn load_auth(
     path: &Path,
     request_timeout: Duration,
+    pool: Arc<PasswordPool>,
 ) -> anyhow::Result<(Authenticator, Seen)> {
     let Seen(mut stamps) = Seen::of(&[path.to_owned()]);
-    let authenticator = load_authenticator(path, request_timeout)?;
+    let authenticator = load_authenticator(path, request_timeout, pool)?;
     let named: Vec<PathBuf> = authenticator
         .keystone_files()
         .into_iter()
@@ -58,7 +61,8 @@ pub(crate) fn load_tls(files: TlsFiles) -> anyhow::Result<(Tls, Seen)> {
 }
 
 /// Reads the auth file into an authenticator for a server whose requests
-/// get `request_timeout`; warns if a Keystone validation can outlast it.
+/// get `request_timeout`, checking passwords on `pool`; warns if a
+/// Keystone validation can outlast it.
 ///
 /// # Errors
 ///
@@ -66,8 +70,9 @@ pub(crate) fn load_tls(files: TlsFiles) -> anyhow::Result<(Tls, Seen)> {
 pub(crate) fn load_authenticator(
     path: &Path,
     request_timeout: Duration,
+    pool: Arc<PasswordPool>,
 ) -> anyhow::Result<Authenticator> {
-    let (file, authenticator) = Authenticator::load(path)?;
+    let (file, authenticator) = Authenticator::load_on(path, pool)?;
     // At start and at every reload: a file that lets nobody in locks
     // everyone out with no other sign.
     for warning in file.warnings() {
@@ -217,15 +222,37 @@ pub(crate) async fn run(
     }
 }
 
+/// Whether the file at `path` holds nothing but white space (unreadable:
+/// not known to be empty; its load says why).
+fn is_empty(path: &Path) -> bool {
+    crate::config_file::read_to_string(path).is_ok_and(|text| text.trim().is_empty())
+}
+
 async fn reload_auth_file(state: &AppState, path: &Path, why: &str) {
-    let path = path.to_owned();
+    let Some(pool) = state.authenticator().map(|a| Arc::clone(a.pool())) else {
+        return;
+    };
+    let file = path.to_owned();
     let request_timeout = state.settings().request_timeout;
-    match tokio::task::spawn_blocking(move || load_authenticator(&path, request_timeout)).await {
-        Ok(Ok(authenticator)) => {
+    let loaded = tokio::task::spawn_blocking(move || {
+        // Refused before it is parsed: an empty file is valid TOML, an
+        // auth file with no one in it.
+        (!is_empty(&file)).then(|| load_authenticator(&file, request_timeout, pool))
+    });
+    match loaded.await {
+        Ok(None) => {
+            tracing::warn!(
+                why,
+                file = %path.display(),
+                "the auth file is empty (truncated, or caught half-written?); the old one stays in force, \
+                 since an empty one would let nobody in. To refuse everyone on purpose, leave a comment in it"
+            );
+        }
+        Ok(Some(Ok(authenticator))) => {
             state.set_authenticator(Arc::new(authenticator));
             tracing::info!(why, "reloaded the auth file");
         }
-        Ok(Err(e)) => {
+        Ok(Some(Err(e))) => {
             tracing::error!(why, error = %format!("{e:#}"), "the auth file was not reloaded; the old one stays");
         }
         Err(e) => tracing::error!(why, error = %e, "the auth file was not reloaded"),
@@ -272,7 +299,7 @@ mod tests {
         )
         .unwrap();
         state.set_authenticator(Arc::new(
-            load_authenticator(&file, Duration::from_secs(30)).unwrap(),
+            load_authenticator(&file, Duration::from_secs(30), Arc::default()).unwrap(),
         ));
         assert_eq!(auth_files(&state, &file), [file.clone(), password]);
     }

@@ -2,6 +2,7 @@
 
 use super::reload::{self, Baseline};
 use crate::auth::Authenticator;
+use crate::auth::pool::PasswordPool;
 use crate::configdb::{DocKind, LevelPath, Retention};
 use crate::hiera::budget::Budget;
 use crate::ops::{self, Local, NewEnv, TreeImport};
@@ -106,6 +107,15 @@ pub(crate) struct Args {
     /// Retry-After: 1.
     #[arg(long, env = "HIERAD_UNREAD_ANSWERS_MIB", value_parser = clap::value_parser!(u64).range(1..=1_048_576), default_value_t = 256)]
     pub(crate) unread_answers_mib: u64,
+    /// Password checks (Argon2: 19 MiB and a core each) that run at once,
+    /// on threads of their own (default: one per CPU, at least 2).
+    #[arg(long, env = "HIERAD_PASSWORD_THREADS")]
+    pub(crate) password_threads: Option<NonZeroUsize>,
+    /// Password checks that may wait for a thread; one more is refused
+    /// unchecked (503, Retry-After). Tokens, certificates and passwords
+    /// verified lately never wait for these.
+    #[arg(long, env = "HIERAD_PASSWORD_QUEUE", value_parser = clap::value_parser!(u32).range(0..=100_000), default_value_t = crate::auth::pool::DEFAULT_QUEUE as u32)]
+    pub(crate) password_queue: u32,
     /// Keep at most this many versions of each document, the latest
     /// included (0: no limit), in environments that set no retention of
     /// their own. History is bounded by default: every version is held
@@ -313,7 +323,13 @@ impl Security {
         let mut baseline = Baseline::default();
         let authenticator = match args.auth.as_deref() {
             Some(path) => {
-                let (authenticator, stamps) = reload::load_auth(path, args.request_timeout)?;
+                let pool = PasswordPool::new(
+                    args.password_threads
+                        .map_or_else(crate::auth::pool::default_threads, NonZeroUsize::get),
+                    args.password_queue as usize,
+                );
+                let (authenticator, stamps) =
+                    reload::load_auth(path, args.request_timeout, Arc::new(pool))?;
                 baseline.auth = stamps;
                 Some(Arc::new(authenticator))
             }

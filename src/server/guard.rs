@@ -9,7 +9,7 @@
 use super::body::LookupBytes;
 use super::error::error_response;
 use super::state::AppState;
-use super::throttle::Admission;
+use super::throttle::{Admission, Turn};
 use crate::auth::{self, AuthError, Need, Principal, remember::Remembered, verify::CertIdentity};
 use axum::extract::{FromRequest, FromRequestParts, MatchedPath, Path, RawPathParams, Request};
 use axum::http::{HeaderValue, Method, StatusCode, header};
@@ -149,6 +149,11 @@ async fn check(
         }
         (Some(peer), _) => Some(throttle.unqueued(peer.addr.ip())),
     };
+    let mut under_way = UnderWay {
+        turn,
+        state,
+        client: peer.map(|p| p.addr.ip()),
+    };
     let checked = match parsed {
         Ok(credentials) => {
             let memo = peer.map(|p| &*p.remembered);
@@ -160,7 +165,10 @@ async fn check(
         .as_ref()
         .err()
         .filter(|e| !e.is_unavailable() && **e != AuthError::Missing);
-    let late = turn.map_or(Duration::ZERO, |turn| turn.settle(failed.is_some()));
+    let late = under_way
+        .turn
+        .take()
+        .map_or(Duration::ZERO, |turn| turn.settle(failed.is_some()));
     match checked {
         Ok(principal) => Ok(principal),
         Err(e) => {
@@ -171,6 +179,34 @@ async fn check(
             }
             Err(Refusal::Failed(e))
         }
+    }
+}
+
+/// A check of credentials under way, with its turn. Dropped before the
+/// check ends (the client hung up, or the request's time ran out), it is
+/// a failure: charged, counted (`abandoned`) and logged. Its turn given
+/// back instead, a client that hangs up before the verdict could guess
+/// for free, as fast as it can connect; and the Argon2 check it started
+/// runs on to its end all the same (`auth::pool`).
+struct UnderWay<'a> {
+    turn: Option<Turn<'a>>,
+    state: &'a AppState,
+    client: Option<IpAddr>,
+}
+
+impl Drop for UnderWay<'_> {
+    fn drop(&mut self) {
+        let Some(turn) = self.turn.take() else {
+            return;
+        };
+        turn.settle(true);
+        self.state.metrics().auth_failure("abandoned");
+        tracing::info!(
+            target: "hierad::access",
+            client = tracing::field::display(DisplayClient(self.client)),
+            outcome = "abandoned",
+            "a request left before its credentials' check ended (its client hung up, or its time ran out): counted as a failed authentication"
+        );
     }
 }
 
@@ -374,6 +410,7 @@ fn reason(e: &AuthError) -> &'static str {
         AuthError::UnknownCert(_) => "cert",
         AuthError::KeystoneRefused(_) => "keystone",
         AuthError::KeystoneDown(_) => "keystone_down",
+        AuthError::Busy => "busy",
     }
 }
 
@@ -381,11 +418,18 @@ fn reason(e: &AuthError) -> &'static str {
 /// 503 when Keystone cannot say.
 fn refused(e: &AuthError, keystone: Option<&str>) -> Response {
     if e.is_unavailable() {
-        return error_response(
+        let mut response = error_response(
             StatusCode::SERVICE_UNAVAILABLE,
             "auth_unavailable",
             e.to_string(),
         );
+        if *e == AuthError::Busy {
+            // A check takes some 50 ms: the queue moves within a second.
+            response
+                .headers_mut()
+                .insert(header::RETRY_AFTER, HeaderValue::from_static("1"));
+        }
+        return response;
     }
     let mut response = error_response(StatusCode::UNAUTHORIZED, "unauthorized", e.to_string());
     let headers = response.headers_mut();

@@ -271,7 +271,7 @@ impl Metrics {
             auth_failures: registered(
                 r,
                 "auth_failures",
-                "Requests refused for failed authentication (401, or 503 with Keystone down), by reason",
+                "Requests refused for failed authentication (401, or 503 with Keystone down or the password queue full), and requests that left before their check ended (abandoned), by reason",
                 Family::<AuthLabels, Counter>::default(),
             ),
             auth_throttled: registered(
@@ -286,7 +286,7 @@ impl Metrics {
 
     /// A request failed to authenticate, for `reason` (one of a fixed
     /// set: `missing`, `malformed`, `password`, `token`, `expired`,
-    /// `cert`, `keystone`, `keystone_down`).
+    /// `cert`, `keystone`, `keystone_down`, `busy`, `abandoned`).
     pub(crate) fn auth_failure(&self, reason: &'static str) {
         self.auth_failures
             .get_or_create(&AuthLabels { reason })
