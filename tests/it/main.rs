@@ -27,6 +27,7 @@ mod cli_client;
 mod cli_config;
 mod conn;
 mod crash;
+mod cross_site;
 mod depth;
 mod docker;
 mod health;
