@@ -340,6 +340,76 @@ fn both_lengths_are_refused_behind_leading_empty_lines() {
     }
 }
 
+/// `Transfer-Encoding: chunked` twice (two headers, or one listing it
+/// twice), which hyper read as chunked while a proxy in front may frame it
+/// otherwise, is refused as both lengths are, and the connection closed:
+/// plain and over TLS.
+#[test]
+fn chunked_twice_is_refused() {
+    use std::sync::Arc;
+    let dir = tempfile::tempdir().unwrap();
+    let pki = crate::pki::Pki::new(dir.path());
+    let (cert, key) = pki.issue("server", "127.0.0.1", &["127.0.0.1"], false);
+    let plain = TestServer::with_sample();
+    let (tls, _tls_dir) = started(&[
+        "--tls-cert",
+        cert.to_str().unwrap(),
+        "--tls-key",
+        key.to_str().unwrap(),
+    ]);
+    let config = pki.rustls_client();
+    let body = r#"{"environment": 1, "key": "k"}"#;
+    let chunked = format!("{:x}\r\n{body}\r\n0\r\n\r\n", body.len());
+    let request = |codings: &str| {
+        format!(
+            "POST /api/v1/lookup HTTP/1.1\r\nHost: localhost\r\n\
+             Content-Type: application/json\r\n{codings}\r\n\r\n{chunked}"
+        )
+    };
+    for codings in [
+        "Transfer-Encoding: chunked\r\nTransfer-Encoding: chunked",
+        "Transfer-Encoding: chunked, chunked",
+        "transfer-encoding: chunked,CHUNKED",
+        "Transfer-Encoding: gzip, chunked",
+    ] {
+        let request = request(codings);
+        let (answer, closed) = answer_and_close(addr(&plain), request.as_bytes());
+        assert!(
+            answer.starts_with("HTTP/1.1 400"),
+            "plain {codings:?}: {answer}"
+        );
+        assert!(
+            raw_json(&answer)["message"]
+                .as_str()
+                .unwrap()
+                .contains("Transfer-Encoding"),
+            "{answer}"
+        );
+        assert!(closed, "plain {codings:?}: the connection stays open");
+
+        let tcp = TcpStream::connect(tls.url.trim_start_matches("https://")).unwrap();
+        tcp.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
+        let name = rustls::pki_types::ServerName::try_from("127.0.0.1").unwrap();
+        let client = rustls::ClientConnection::new(Arc::clone(&config), name).unwrap();
+        let mut stream = rustls::StreamOwned::new(client, tcp);
+        stream.write_all(request.as_bytes()).unwrap();
+        let mut answer = Vec::new();
+        let closed = stream.read_to_end(&mut answer).is_ok();
+        let answer = String::from_utf8_lossy(&answer);
+        assert!(
+            answer.starts_with("HTTP/1.1 400"),
+            "TLS {codings:?}: {answer}"
+        );
+        assert!(closed, "TLS {codings:?}: the connection stays open");
+    }
+    // Once is taken.
+    let (answer, _) = answer_and_close(
+        addr(&plain),
+        request("Transfer-Encoding: chunked\r\nConnection: close").as_bytes(),
+    );
+    assert!(answer.starts_with("HTTP/1.1 200"), "{answer}");
+}
+
 /// A refusal sent before the body is read (413 from Content-Length, a
 /// route that does not exist) reaches a client that writes its whole body
 /// before reading: the server reads and drops the rest instead of
