@@ -162,7 +162,7 @@ base=$(count baseline "$N" bench baseline-server -- --mix priority=1)
   large_pid=$!
   for _ in $(seq 200); do
     url=$(address_in "$work/large.log")
-    [ -n "$url" ] && curl -sf -X POST -d "$probe" -o "$work/large.json" "$url/api/v1/lookup" && break
+    [ -n "$url" ] && curl -sf -X POST -H 'Content-Type: application/json' -d "$probe" -o "$work/large.json" "$url/api/v1/lookup" && break
     sleep 0.05
   done
   kill "$large_pid"

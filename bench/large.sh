@@ -44,8 +44,8 @@ fi
 # The answer every node gets (network_metadata is shared), as the bare
 # server's body.
 probe="{\"environment\":1,\"level\":\"nodes=$node\",\"key\":\"network_metadata\",\"resolution\":\"hash\",\"scope\":{\"::fqdn\":\"$node\"}}"
-curl -sf -X POST -d "$probe" -o "$work/body.json" "$memo_url/api/v1/lookup"
-curl -sf -X POST -d "$probe" -o "$work/nomemo.json" "$nomemo_url/api/v1/lookup"
+curl -sf -X POST -H 'Content-Type: application/json' -d "$probe" -o "$work/body.json" "$memo_url/api/v1/lookup"
+curl -sf -X POST -H 'Content-Type: application/json' -d "$probe" -o "$work/nomemo.json" "$nomemo_url/api/v1/lookup"
 cmp -s "$work/body.json" "$work/nomemo.json" || { echo "the two servers answer differently" >&2; exit 1; }
 start bare "$bin" bench baseline-server --listen 127.0.0.1:0 --body "$work/body.json"
 bare_url=$URL

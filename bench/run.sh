@@ -75,7 +75,7 @@ probe='{"environment":1,"level":"nodes=node-1.test.domain.local","key":"fqdn","s
 t0=$(date +%s.%N)
 start big "$bin" serve --listen 127.0.0.1:0 --db "$work/big.db" --no-sample
 big_pid=$PID big_url=$URL
-until curl -sf -o /dev/null -X POST -d "$probe" "$big_url/api/v1/lookup"; do sleep 0.01; done
+until curl -sf -o /dev/null -X POST -H 'Content-Type: application/json' -d "$probe" "$big_url/api/v1/lookup"; do sleep 0.01; done
 t1=$(date +%s.%N)
 awk -v a="$t0" -v b="$t1" 'BEGIN { printf("{\"startup_s\": %.3f}\n", b - a) }' >"$OUT/startup.json"
 start small "$bin" serve --listen 127.0.0.1:0 --db "$work/small.db" --no-sample

@@ -3,6 +3,7 @@
 
 use crate::configdb::Retention;
 use crate::hiera::budget::Budget;
+use crate::server::cross_site::AllowedHosts;
 use crate::server::proxied::Proxies;
 use std::net::SocketAddr;
 use std::path::PathBuf;
@@ -86,6 +87,9 @@ pub struct Settings {
     pub(crate) max_lag: Duration,
     /// The balancers whose connections start with a PROXY protocol header.
     pub(crate) proxies: Proxies,
+    /// The names requests may give as their `Host` besides IP addresses
+    /// and `localhost` (`server::cross_site`).
+    pub(crate) allowed_hosts: AllowedHosts,
 }
 
 /// Which sample `hierad serve` loads into an empty database.
@@ -126,6 +130,7 @@ impl Default for Settings {
             min_generation_wait: Duration::from_secs(5),
             max_lag: Duration::from_secs(5),
             proxies: Proxies::default(),
+            allowed_hosts: AllowedHosts::default(),
         }
     }
 }

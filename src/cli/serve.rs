@@ -190,6 +190,12 @@ pub(crate) struct Args {
     /// connections without one are closed.
     #[arg(long, env = "HIERAD_PROXY_PROTOCOL_FROM", value_name = "CIDR", value_delimiter = ',', value_parser = crate::server::proxied::parse_net)]
     pub(crate) proxy_protocol_from: Vec<ipnet::IpNet>,
+    /// A name clients reach this server by (a balancer's or a proxy's, or
+    /// the server's own), repeated or comma-separated: requests whose Host
+    /// is not an IP address, `localhost` or one of these are refused, so a
+    /// web page cannot reach the server through DNS rebinding
+    #[arg(long = "allowed-host", env = "HIERAD_ALLOWED_HOST", value_name = "NAME", value_delimiter = ',', value_parser = crate::server::cross_site::parse_allowed_host)]
+    pub(crate) allowed_hosts: Vec<String>,
 }
 
 /// A duration above zero: a zero timeout would refuse everything.
@@ -248,6 +254,7 @@ pub(crate) fn run(args: Args) -> anyhow::Result<ExitCode> {
         min_generation_wait: args.min_generation_wait,
         max_lag: args.max_lag,
         proxies: Proxies::new(args.proxy_protocol_from),
+        allowed_hosts: crate::server::cross_site::AllowedHosts::new(args.allowed_hosts),
     };
     let store: Arc<dyn Store> = crate::store::open_writable(&settings.db).with_context(|| {
         format!(

@@ -1,6 +1,7 @@
 //! Request bodies: JSON in the wire form, or YAML when the client says
 //! so, read up to the configured limit.
 
+use super::cross_site::{Media, SEND_JSON};
 use super::error::ApiError;
 use super::state::AppState;
 use crate::hiera::{Value, yaml};
@@ -21,9 +22,26 @@ impl FromRequest<AppState> for LimitedBytes {
     type Rejection = ApiError;
 
     async fn from_request(request: Request, state: &AppState) -> Result<Self, ApiError> {
-        let limit = BodyLimit::Any(state.settings().body_limit);
-        let (bytes, turn) = read(request, limit, state.big_bodies()).await?;
-        Ok(LimitedBytes(bytes, turn))
+        json_only(&request)?;
+        any(request, state).await
+    }
+}
+
+/// A body of any type this server reads, within `--body-limit`.
+async fn any(request: Request, state: &AppState) -> Result<LimitedBytes, ApiError> {
+    let limit = BodyLimit::Any(state.settings().body_limit);
+    let (bytes, turn) = read(request, limit, state.big_bodies()).await?;
+    Ok(LimitedBytes(bytes, turn))
+}
+
+/// Refuses a body declared YAML to a route that reads JSON alone (the
+/// other types are refused before routing, `cross_site`).
+fn json_only(request: &Request) -> Result<(), ApiError> {
+    match request.headers().get(CONTENT_TYPE).and_then(Media::of) {
+        Some(Media::Yaml) => Err(ApiError::UnsupportedMediaType(format!(
+            "this route takes a JSON body, not YAML (only document writes take YAML); send `{SEND_JSON}`"
+        ))),
+        _ => Ok(()),
     }
 }
 
@@ -55,6 +73,7 @@ impl FromRequest<AppState> for LookupBytes {
     type Rejection = ApiError;
 
     async fn from_request(request: Request, state: &AppState) -> Result<Self, ApiError> {
+        json_only(&request)?;
         let settings = state.settings();
         // Never more than any body may hold: then that limit is the one
         // to name.
@@ -163,7 +182,7 @@ async fn collect(body: Limited<RawBody>) -> Result<Bytes, axum::BoxError> {
 }
 
 /// A request body parsed into a value: YAML for `application/yaml` (or
-/// `text/yaml`), wire JSON otherwise; with its [`BigTurn`], taken before
+/// `text/yaml`, `application/x-yaml`, `text/x-yaml`), wire JSON otherwise; with its [`BigTurn`], taken before
 /// the parse.
 pub(crate) struct Body(pub(crate) Value, pub(crate) BigTurn);
 
@@ -171,12 +190,8 @@ impl FromRequest<AppState> for Body {
     type Rejection = ApiError;
 
     async fn from_request(request: Request, state: &AppState) -> Result<Self, ApiError> {
-        let is_yaml = request
-            .headers()
-            .get(CONTENT_TYPE)
-            .and_then(|v| v.to_str().ok())
-            .is_some_and(|v| v.contains("yaml"));
-        let LimitedBytes(bytes, turn) = LimitedBytes::from_request(request, state).await?;
+        let is_yaml = request.headers().get(CONTENT_TYPE).and_then(Media::of) == Some(Media::Yaml);
+        let LimitedBytes(bytes, turn) = any(request, state).await?;
         let text = std::str::from_utf8(&bytes)
             .map_err(|_| ApiError::BadRequest("the request body is not UTF-8".to_owned()))?;
         if is_yaml {

@@ -537,15 +537,17 @@ impl hyper::service::Service<hyper::Request<Incoming>> for Tracked {
     fn call(&self, mut request: hyper::Request<Incoming>) -> Self::Future {
         self.conn.set(Phase::Busy);
         request.extensions_mut().insert(self.peer.clone());
-        if self.conn.ambiguous.load(Ordering::Relaxed) {
+        let framing = if self.conn.ambiguous.load(Ordering::Relaxed) {
+            self.conn.ambiguous.store(false, Ordering::Relaxed);
             // hyper reads such a body as chunked and drops Content-Length;
             // a proxy in front may have framed it by Content-Length, so
             // what follows could be a smuggled request. Refuse and close.
-            self.conn.ambiguous.store(false, Ordering::Relaxed);
-            let mut refusal = ApiError::BadRequest(
-                "the request has both Content-Length and Transfer-Encoding; send one".to_owned(),
-            )
-            .into_response();
+            Some("the request has both Content-Length and Transfer-Encoding; send one")
+        } else {
+            unchunked(request.headers())
+        };
+        if let Some(why) = framing {
+            let mut refusal = ApiError::BadRequest(why.to_owned()).into_response();
             refusal.headers_mut().insert(
                 axum::http::header::CONNECTION,
                 axum::http::HeaderValue::from_static("close"),
@@ -604,6 +606,29 @@ async fn admit(response: Response, conn: &Conn, registry: &Registry) -> Response
         "refused an answer: the unread-answer budget is full"
     );
     ApiError::Busy(Busy::UnreadAnswers(unread.limit())).into_response()
+}
+
+/// Why a request's `Transfer-Encoding` is refused, if it is: anything but
+/// one `chunked`. hyper reads a body as chunked when the last coding is
+/// `chunked`, however many came before (`chunked, chunked`, or the header
+/// twice), where a proxy in front may refuse or frame it otherwise, as with
+/// both lengths; and hierad decodes no other coding.
+fn unchunked(headers: &axum::http::HeaderMap) -> Option<&'static str> {
+    let mut codings = headers
+        .get_all(axum::http::header::TRANSFER_ENCODING)
+        .iter()
+        .flat_map(|value| value.as_bytes().split(|&b| b == b','))
+        .map(<[u8]>::trim_ascii);
+    let first = codings.next()?;
+    if codings.next().is_some() {
+        Some(
+            "the request's Transfer-Encoding names more than one coding; send `Transfer-Encoding: chunked` once",
+        )
+    } else if !first.eq_ignore_ascii_case(b"chunked") {
+        Some("the request's Transfer-Encoding is not `chunked`, the only one hierad reads")
+    } else {
+        None
+    }
 }
 
 /// A request body that tells its connection when it waits for the

@@ -19,6 +19,13 @@ pub(crate) enum ApiError {
     /// 403: the principal may not do what the request would do (a rule
     /// the guard cannot apply before the handler reads the body).
     Forbidden(String),
+    /// 403: a request that may change something, sent by a web page of
+    /// another origin (`cross_site`).
+    CrossOrigin(String),
+    /// 415: a body not declared as a type the route reads (`cross_site`).
+    UnsupportedMediaType(String),
+    /// 421: a `Host` this server does not answer to (`cross_site`).
+    UnknownHost(String),
     /// 404: something it names does not exist.
     NotFound(String),
     /// 409: it would break a uniqueness rule.
@@ -144,6 +151,13 @@ impl IntoResponse for ApiError {
         let (status, kind, message) = match self {
             ApiError::BadRequest(m) => (StatusCode::BAD_REQUEST, "bad_request", m),
             ApiError::Forbidden(m) => (StatusCode::FORBIDDEN, "forbidden", m),
+            ApiError::CrossOrigin(m) => (StatusCode::FORBIDDEN, "cross_origin", m),
+            ApiError::UnsupportedMediaType(m) => (
+                StatusCode::UNSUPPORTED_MEDIA_TYPE,
+                "unsupported_media_type",
+                m,
+            ),
+            ApiError::UnknownHost(m) => (StatusCode::MISDIRECTED_REQUEST, "unknown_host", m),
             ApiError::NotFound(m) => (StatusCode::NOT_FOUND, "not_found", m),
             ApiError::Conflict(m) => (StatusCode::CONFLICT, "conflict", m),
             ApiError::TooLarge(limit) => (

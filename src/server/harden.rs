@@ -10,7 +10,9 @@
 //!    principal, whatever refused the request;
 //! 2. the metrics, which count and time every answer;
 //! 3. JSON bodies for the errors the router and extractors make;
-//! 4. the head limits (414, 431);
+//! 4. the head limits (414, 431), then the refusals of what a web page
+//!    could make a browser send (`cross_site`: 421, 403, 415), before
+//!    anyone is authenticated;
 //! 5. the time limit (408), over everything below;
 //! 6. authentication and authorization (`guard`);
 //! 7. the generation wait and stamp (`consistency`);
@@ -21,7 +23,7 @@
 
 use super::error::{self, ApiError};
 use super::state::AppState;
-use super::{consistency, guard, metrics};
+use super::{consistency, cross_site, guard, metrics};
 use axum::extract::Request;
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
@@ -111,7 +113,9 @@ where
     // the access log even when the time limit cut the request short.
     let who: OnceLock<Arc<str>> = OnceLock::new();
     let settings = state.settings();
-    let response = match head_limits(&request, settings.max_header_bytes) {
+    let refused = head_limits(&request, settings.max_header_bytes)
+        .or_else(|| cross_site::refusal(&request, &settings.allowed_hosts));
+    let response = match refused {
         Some(refused) => refused,
         None => {
             let limit = settings.request_timeout;
@@ -288,12 +292,12 @@ mod tests {
                     std::future::pending(),
                 ));
                 let big = format!(
-                    "GET /healthz HTTP/1.1\r\nhost: x\r\nx-filler: {}\r\n\r\n",
+                    "GET /healthz HTTP/1.1\r\nhost: localhost\r\nx-filler: {}\r\n\r\n",
                     "v".repeat(5000)
                 );
                 // Half a body, then nothing: the time limit answers.
-                let slow = "POST /api/v1/lookup HTTP/1.1\r\nhost: x\r\ncontent-length: 100\r\n\r\n{\"key\":";
-                let nowhere = "GET /nowhere HTTP/1.1\r\nhost: x\r\n\r\n";
+                let slow = "POST /api/v1/lookup HTTP/1.1\r\nhost: localhost\r\ncontent-type: application/json\r\ncontent-length: 100\r\n\r\n{\"key\":";
+                let nowhere = "GET /nowhere HTTP/1.1\r\nhost: localhost\r\n\r\n";
                 let mut statuses = Vec::new();
                 for request in [big, slow.to_owned(), nowhere.to_owned()] {
                     statuses.push(status_of(addr, request).await);

@@ -7,6 +7,7 @@ mod config_api;
 mod conn;
 pub(crate) mod consistency;
 mod content_api;
+pub(crate) mod cross_site;
 mod datasource;
 mod error;
 pub(crate) mod guard;
@@ -238,7 +239,7 @@ mod tests {
         let addr = listener.local_addr().unwrap();
         runtime.spawn(serve(listener, state, None, std::future::pending()));
         assert_eq!(
-            status_of(addr, "GET /healthz HTTP/1.1\r\nhost: x\r\n\r\n"),
+            status_of(addr, "GET /healthz HTTP/1.1\r\nhost: localhost\r\n\r\n"),
             "HTTP/1.1 200"
         );
         // Half a body, then nothing.
@@ -246,7 +247,7 @@ mod tests {
         assert_eq!(
             status_of(
                 addr,
-                "POST /api/v1/lookup HTTP/1.1\r\nhost: x\r\ncontent-length: 100\r\n\r\n{\"key\":"
+                "POST /api/v1/lookup HTTP/1.1\r\nhost: localhost\r\ncontent-type: application/json\r\ncontent-length: 100\r\n\r\n{\"key\":"
             ),
             "HTTP/1.1 408"
         );
@@ -424,11 +425,11 @@ mod tests {
         });
         for _ in 0..3 {
             assert_eq!(
-                status_of(addr, "GET /boom HTTP/1.1\r\nhost: x\r\n\r\n"),
+                status_of(addr, "GET /boom HTTP/1.1\r\nhost: localhost\r\n\r\n"),
                 "HTTP/1.1 500"
             );
             assert_eq!(
-                status_of(addr, "GET /fine HTTP/1.1\r\nhost: x\r\n\r\n"),
+                status_of(addr, "GET /fine HTTP/1.1\r\nhost: localhost\r\n\r\n"),
                 "HTTP/1.1 200"
             );
         }

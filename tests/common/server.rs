@@ -200,6 +200,14 @@ pub fn call_with(
     for (k, v) in headers {
         builder = builder.header(*k, *v);
     }
+    // A body is JSON unless the headers say otherwise, as every client
+    // declares it (the server refuses an undeclared one).
+    let typed = headers
+        .iter()
+        .any(|(k, _)| k.eq_ignore_ascii_case("content-type"));
+    if body.is_some() && !typed {
+        builder = builder.header("content-type", "application/json");
+    }
     let request = builder.body(body.unwrap_or("").to_owned()).unwrap();
     let mut response = agent.run(request).expect("request failed");
     let header = |name: &str| {
@@ -252,7 +260,7 @@ pub fn one_shot(url: &str, method: &str, path: &str, body: &str) -> Option<RawAn
         .set_read_timeout(Some(Duration::from_secs(30)))
         .ok()?;
     let head = format!(
-        "{method} {path} HTTP/1.1\r\nhost: x\r\ncontent-type: application/json\r\n\
+        "{method} {path} HTTP/1.1\r\nhost: localhost\r\ncontent-type: application/json\r\n\
          content-length: {}\r\nconnection: close\r\n\r\n",
         body.len()
     );

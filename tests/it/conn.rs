@@ -82,7 +82,7 @@ fn writes_whose_client_hangs_up_are_published() {
                 for i in (client..WRITES).step_by(4) {
                     let body = json!({"n": i}).to_string();
                     let request = format!(
-                        "PUT /api/v1/config/environments/5/resources/r{i}/values HTTP/1.1\r\nhost: x\r\ncontent-type: application/json\r\ncontent-length: {}\r\n\r\n{body}",
+                        "PUT /api/v1/config/environments/5/resources/r{i}/values HTTP/1.1\r\nhost: localhost\r\ncontent-type: application/json\r\ncontent-length: {}\r\n\r\n{body}",
                         body.len()
                     );
                     let mut stream = TcpStream::connect(addr).unwrap();
@@ -152,7 +152,7 @@ fn unknown_methods_do_not_grow_the_metrics() {
         let method = rng.method(200);
         let answer = raw(
             addr,
-            format!("{method} /healthz HTTP/1.1\r\nhost: x\r\nconnection: close\r\n\r\n")
+            format!("{method} /healthz HTTP/1.1\r\nhost: localhost\r\nconnection: close\r\n\r\n")
                 .as_bytes(),
         );
         assert!(answer.starts_with("HTTP/1.1 405"), "{answer}");
@@ -184,7 +184,8 @@ fn the_access_log_cuts_long_methods() {
     let method = "M".repeat(60_000);
     let answer = raw(
         addr(&server),
-        format!("{method} /healthz HTTP/1.1\r\nhost: x\r\nconnection: close\r\n\r\n").as_bytes(),
+        format!("{method} /healthz HTTP/1.1\r\nhost: localhost\r\nconnection: close\r\n\r\n")
+            .as_bytes(),
     );
     // Over --max-header-bytes: 431, logged all the same.
     assert!(answer.starts_with("HTTP/1.1 431"), "{answer:.200}");
@@ -242,7 +243,7 @@ fn bad_framing_is_refused_with_json_errors() {
     // A chunk size that is not hex: 400, not 413.
     let answer = raw(
         addr,
-        b"POST /api/v1/lookup HTTP/1.1\r\nhost: x\r\ntransfer-encoding: chunked\r\nconnection: close\r\n\r\nzz\r\n{}\r\n0\r\n\r\n",
+        b"POST /api/v1/lookup HTTP/1.1\r\nhost: localhost\r\ncontent-type: application/json\r\ntransfer-encoding: chunked\r\nconnection: close\r\n\r\nzz\r\n{}\r\n0\r\n\r\n",
     );
     assert!(answer.starts_with("HTTP/1.1 400"), "{answer}");
     assert_eq!(raw_json(&answer)["error"], "bad_request", "{answer}");
@@ -253,8 +254,9 @@ fn bad_framing_is_refused_with_json_errors() {
         "content-length: 3\r\ntransfer-encoding: chunked",
         "Transfer-Encoding: chunked\r\nContent-Length: 3",
     ] {
-        let request =
-            format!("POST /api/v1/lookup HTTP/1.1\r\nhost: x\r\n{headers}\r\n\r\n{chunked}");
+        let request = format!(
+            "POST /api/v1/lookup HTTP/1.1\r\nhost: localhost\r\n{headers}\r\n\r\n{chunked}"
+        );
         let (answer, closed) = answer_and_close(addr, request.as_bytes());
         assert!(answer.starts_with("HTTP/1.1 400"), "{answer}");
         assert!(
@@ -268,7 +270,7 @@ fn bad_framing_is_refused_with_json_errors() {
     }
     // A head over twice --max-header-bytes: hyper's own 431.
     let huge = format!(
-        "GET /healthz HTTP/1.1\r\nhost: x\r\nx-filler: {}\r\n\r\n",
+        "GET /healthz HTTP/1.1\r\nhost: localhost\r\nx-filler: {}\r\n\r\n",
         "a".repeat(80 * 1024)
     );
     let (answer, closed) = answer_and_close(addr, huge.as_bytes());
@@ -295,7 +297,7 @@ fn both_lengths_are_refused_behind_leading_empty_lines() {
     let config = pki.rustls_client();
     let body = r#"{"environment": 1, "key": "k"}"#;
     let head = format!(
-        "POST /api/v1/lookup HTTP/1.1\r\nHost: x\r\nContent-Length: 4\r\n\
+        "POST /api/v1/lookup HTTP/1.1\r\nHost: localhost\r\nContent-Length: 4\r\n\
          Transfer-Encoding: chunked\r\n\r\n{:x}\r\n{body}\r\n0\r\n\r\n",
         body.len()
     );
@@ -338,6 +340,76 @@ fn both_lengths_are_refused_behind_leading_empty_lines() {
     }
 }
 
+/// `Transfer-Encoding: chunked` twice (two headers, or one listing it
+/// twice), which hyper read as chunked while a proxy in front may frame it
+/// otherwise, is refused as both lengths are, and the connection closed:
+/// plain and over TLS.
+#[test]
+fn chunked_twice_is_refused() {
+    use std::sync::Arc;
+    let dir = tempfile::tempdir().unwrap();
+    let pki = crate::pki::Pki::new(dir.path());
+    let (cert, key) = pki.issue("server", "127.0.0.1", &["127.0.0.1"], false);
+    let plain = TestServer::with_sample();
+    let (tls, _tls_dir) = started(&[
+        "--tls-cert",
+        cert.to_str().unwrap(),
+        "--tls-key",
+        key.to_str().unwrap(),
+    ]);
+    let config = pki.rustls_client();
+    let body = r#"{"environment": 1, "key": "k"}"#;
+    let chunked = format!("{:x}\r\n{body}\r\n0\r\n\r\n", body.len());
+    let request = |codings: &str| {
+        format!(
+            "POST /api/v1/lookup HTTP/1.1\r\nHost: localhost\r\n\
+             Content-Type: application/json\r\n{codings}\r\n\r\n{chunked}"
+        )
+    };
+    for codings in [
+        "Transfer-Encoding: chunked\r\nTransfer-Encoding: chunked",
+        "Transfer-Encoding: chunked, chunked",
+        "transfer-encoding: chunked,CHUNKED",
+        "Transfer-Encoding: gzip, chunked",
+    ] {
+        let request = request(codings);
+        let (answer, closed) = answer_and_close(addr(&plain), request.as_bytes());
+        assert!(
+            answer.starts_with("HTTP/1.1 400"),
+            "plain {codings:?}: {answer}"
+        );
+        assert!(
+            raw_json(&answer)["message"]
+                .as_str()
+                .unwrap()
+                .contains("Transfer-Encoding"),
+            "{answer}"
+        );
+        assert!(closed, "plain {codings:?}: the connection stays open");
+
+        let tcp = TcpStream::connect(tls.url.trim_start_matches("https://")).unwrap();
+        tcp.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
+        let name = rustls::pki_types::ServerName::try_from("127.0.0.1").unwrap();
+        let client = rustls::ClientConnection::new(Arc::clone(&config), name).unwrap();
+        let mut stream = rustls::StreamOwned::new(client, tcp);
+        stream.write_all(request.as_bytes()).unwrap();
+        let mut answer = Vec::new();
+        let closed = stream.read_to_end(&mut answer).is_ok();
+        let answer = String::from_utf8_lossy(&answer);
+        assert!(
+            answer.starts_with("HTTP/1.1 400"),
+            "TLS {codings:?}: {answer}"
+        );
+        assert!(closed, "TLS {codings:?}: the connection stays open");
+    }
+    // Once is taken.
+    let (answer, _) = answer_and_close(
+        addr(&plain),
+        request("Transfer-Encoding: chunked\r\nConnection: close").as_bytes(),
+    );
+    assert!(answer.starts_with("HTTP/1.1 200"), "{answer}");
+}
+
 /// A refusal sent before the body is read (413 from Content-Length, a
 /// route that does not exist) reaches a client that writes its whole body
 /// before reading: the server reads and drops the rest instead of
@@ -361,7 +433,7 @@ fn refusals_before_the_body_reach_a_client_still_sending() {
                 .set_read_timeout(Some(Duration::from_secs(10)))
                 .unwrap();
             let head = format!(
-                "PUT {path} HTTP/1.1\r\nhost: x\r\ncontent-type: application/json\r\n\
+                "PUT {path} HTTP/1.1\r\nhost: localhost\r\ncontent-type: application/json\r\n\
                  connection: close\r\ncontent-length: {}\r\n\r\n",
                 body.len()
             );
@@ -390,13 +462,13 @@ fn slow_heads_and_idle_connections_are_closed() {
     let addr = addr(&server);
     // Half a head, then nothing.
     let mut slow = TcpStream::connect(addr).unwrap();
-    slow.write_all(b"GET /healthz HTTP/1.1\r\nhost: x\r\nx-slow: ")
+    slow.write_all(b"GET /healthz HTTP/1.1\r\nhost: localhost\r\nx-slow: ")
         .unwrap();
     // Nothing at all.
     let mut silent = TcpStream::connect(addr).unwrap();
     // One request, then idle.
     let mut idle = TcpStream::connect(addr).unwrap();
-    idle.write_all(b"GET /healthz HTTP/1.1\r\nhost: x\r\n\r\n")
+    idle.write_all(b"GET /healthz HTTP/1.1\r\nhost: localhost\r\n\r\n")
         .unwrap();
     let mut first = [0; 12];
     idle.read_exact(&mut first).unwrap();
@@ -428,7 +500,7 @@ fn a_client_that_never_reads_is_closed_after_the_idle_timeout() {
     assert_eq!(send(&server, "PUT", path, &document).status, 204);
     // 8 answers of 4 MiB: more than loopback's socket buffers hold.
     let mut stream = TcpStream::connect(addr(&server)).unwrap();
-    let get = format!("GET {path} HTTP/1.1\r\nhost: x\r\n\r\n");
+    let get = format!("GET {path} HTTP/1.1\r\nhost: localhost\r\n\r\n");
     stream.write_all(get.repeat(8).as_bytes()).unwrap();
     let deadline = Instant::now() + Duration::from_secs(60);
     while !server.log().contains("the client read none of its answer") {
@@ -459,7 +531,7 @@ fn at_the_connection_limit_idle_connections_make_room() {
             let mut stream = TcpStream::connect(addr).unwrap();
             if i % 2 == 0 {
                 stream
-                    .write_all(b"GET /healthz HTTP/1.1\r\nhost: x\r\n\r\n")
+                    .write_all(b"GET /healthz HTTP/1.1\r\nhost: localhost\r\n\r\n")
                     .unwrap();
             }
             stream
@@ -468,7 +540,7 @@ fn at_the_connection_limit_idle_connections_make_room() {
     for _ in 0..5 {
         let answer = raw(
             addr,
-            b"GET /healthz HTTP/1.1\r\nhost: x\r\nconnection: close\r\n\r\n",
+            b"GET /healthz HTTP/1.1\r\nhost: localhost\r\nconnection: close\r\n\r\n",
         );
         assert!(answer.starts_with("HTTP/1.1 200"), "{answer}");
     }
@@ -518,7 +590,7 @@ fn at_the_connection_limit_requests_waiting_on_their_clients_make_room() {
     let addr = addr(&server);
     // Pipelined waits for a generation far past the database's.
     let waiting =
-        "GET /healthz HTTP/1.1\r\nhost: x\r\nx-hierad-min-generation: 999999999999\r\n\r\n";
+        "GET /healthz HTTP/1.1\r\nhost: localhost\r\nx-hierad-min-generation: 999999999999\r\n\r\n";
     let mut held = TcpStream::connect(addr).unwrap();
     held.write_all(waiting.repeat(3).as_bytes()).unwrap();
     let answer = raw(
@@ -537,7 +609,7 @@ fn at_the_connection_limit_requests_waiting_on_their_clients_make_room() {
     drop(held);
     // Bodies that stop, once the server asked for them (so the request
     // is in progress): 5 of 100 bytes, and none.
-    let lookup = "POST /api/v1/lookup HTTP/1.1\r\nhost: x\r\ncontent-type: application/json\r\n\
+    let lookup = "POST /api/v1/lookup HTTP/1.1\r\nhost: localhost\r\ncontent-type: application/json\r\n\
                   content-length: 100\r\nexpect: 100-continue\r\n\r\n";
     for sent in [&b"{\"env"[..], b""] {
         let mut stalled = TcpStream::connect(addr).unwrap();
@@ -565,12 +637,12 @@ fn sigterm_closes_unfinished_heads_by_the_shutdown_deadline() {
     let (mut server, _dir) = started(&["--header-timeout", "1m", "--shutdown-timeout", "500ms"]);
     let mut stream = TcpStream::connect(addr(&server)).unwrap();
     stream
-        .write_all(b"GET /healthz HTTP/1.1\r\nhost: x\r\nx-unfinished: ")
+        .write_all(b"GET /healthz HTTP/1.1\r\nhost: localhost\r\nx-unfinished: ")
         .unwrap();
     // The server has read the partial head once a later request answers.
     let answer = raw(
         addr(&server),
-        b"GET /healthz HTTP/1.1\r\nhost: x\r\nconnection: close\r\n\r\n",
+        b"GET /healthz HTTP/1.1\r\nhost: localhost\r\nconnection: close\r\n\r\n",
     );
     assert!(answer.starts_with("HTTP/1.1 200"), "{answer}");
     // `stop` fails the test unless the server exits within 5 s.
@@ -590,7 +662,7 @@ fn rss_kib(pid: u32) -> u64 {
 fn healthy(addr: SocketAddr) {
     let answer = raw(
         addr,
-        b"GET /healthz HTTP/1.1\r\nhost: x\r\nconnection: close\r\n\r\n",
+        b"GET /healthz HTTP/1.1\r\nhost: localhost\r\nconnection: close\r\n\r\n",
     );
     assert!(answer.starts_with("HTTP/1.1 200"), "/healthz: {answer:?}");
 }
@@ -616,7 +688,7 @@ fn floods_leave_the_server_responsive_and_bounded() {
     }
     // Heads of 256 KiB that never end.
     let filler = format!(
-        "GET /healthz HTTP/1.1\r\nhost: x\r\nx-filler: {}",
+        "GET /healthz HTTP/1.1\r\nhost: localhost\r\nx-filler: {}",
         "a".repeat(256 * 1024)
     );
     for i in 0..SLOW {
@@ -636,7 +708,7 @@ fn floods_leave_the_server_responsive_and_bounded() {
         let method = rng.method(1000);
         let _ = raw(
             addr,
-            format!("{method} /healthz HTTP/1.1\r\nhost: x\r\nconnection: close\r\n\r\n")
+            format!("{method} /healthz HTTP/1.1\r\nhost: localhost\r\nconnection: close\r\n\r\n")
                 .as_bytes(),
         );
         if i % 500 == 0 {
@@ -656,7 +728,7 @@ fn floods_leave_the_server_responsive_and_bounded() {
     assert!(get(&server, "/metrics").body.len() < 16 * 1024);
     let mut unfinished = TcpStream::connect(addr).unwrap();
     unfinished
-        .write_all(b"GET /healthz HTTP/1.1\r\nhost: x\r\n")
+        .write_all(b"GET /healthz HTTP/1.1\r\nhost: localhost\r\n")
         .unwrap();
     assert!(server.stop().success());
     drop(held);

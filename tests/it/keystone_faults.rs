@@ -158,7 +158,7 @@ fn requests_held_by_a_hung_keystone_leave_blocking_threads_for_the_store() {
         .map(|i| {
             let mut stream = std::net::TcpStream::connect(&addr).unwrap();
             let request = format!(
-                "GET /api/v1/config/environments HTTP/1.1\r\nhost: x\r\nx-auth-token: ks-held-{i}\r\nconnection: close\r\n\r\n"
+                "GET /api/v1/config/environments HTTP/1.1\r\nhost: localhost\r\nx-auth-token: ks-held-{i}\r\nconnection: close\r\n\r\n"
             );
             stream.write_all(request.as_bytes()).unwrap();
             stream

@@ -28,6 +28,7 @@ mod cli_client;
 mod cli_config;
 mod conn;
 mod crash;
+mod cross_site;
 mod data_limits;
 mod depth;
 mod docker;

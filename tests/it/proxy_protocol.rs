@@ -43,7 +43,8 @@ fn get(url: &str, header: &[u8], path: &str, authorization: Option<&str>) -> (u1
         .set_read_timeout(Some(Duration::from_secs(30)))
         .unwrap();
     let auth = authorization.map_or(String::new(), |a| format!("authorization: {a}\r\n"));
-    let request = format!("GET {path} HTTP/1.1\r\nhost: x\r\n{auth}connection: close\r\n\r\n");
+    let request =
+        format!("GET {path} HTTP/1.1\r\nhost: localhost\r\n{auth}connection: close\r\n\r\n");
     stream
         .write_all(&[header, request.as_bytes()].concat())
         .unwrap();
@@ -121,7 +122,7 @@ fn a_header_before_the_tls_handshake_names_the_client() {
         let name = rustls::pki_types::ServerName::try_from("127.0.0.1").unwrap();
         let conn = rustls::ClientConnection::new(Arc::clone(&config), name).unwrap();
         let mut tls = rustls::StreamOwned::new(conn, tcp);
-        tls.write_all(b"GET /healthz HTTP/1.1\r\nhost: x\r\nconnection: close\r\n\r\n")?;
+        tls.write_all(b"GET /healthz HTTP/1.1\r\nhost: localhost\r\nconnection: close\r\n\r\n")?;
         let mut answer = String::new();
         tls.read_to_string(&mut answer)?;
         Ok(answer.get(9..12).map_or(0, |s| s.parse().unwrap_or(0)))

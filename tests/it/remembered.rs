@@ -26,8 +26,9 @@ impl KeepAlive {
     /// `GET path` with `authorization`: the status and the body. Panics
     /// when the server closed the connection (the test needs it open).
     pub(crate) fn get(&mut self, path: &str, authorization: &str) -> (u16, String) {
-        let request =
-            format!("GET {path} HTTP/1.1\r\nhost: x\r\nauthorization: {authorization}\r\n\r\n");
+        let request = format!(
+            "GET {path} HTTP/1.1\r\nhost: localhost\r\nauthorization: {authorization}\r\n\r\n"
+        );
         self.0.get_mut().write_all(request.as_bytes()).unwrap();
         let mut status = String::new();
         self.0.read_line(&mut status).unwrap();

@@ -36,6 +36,14 @@ fn send(
     for (k, v) in headers {
         builder = builder.header(*k, *v);
     }
+    // A body is JSON unless the headers say otherwise, as clients declare.
+    if !body.is_empty()
+        && !headers
+            .iter()
+            .any(|(k, _)| k.eq_ignore_ascii_case("content-type"))
+    {
+        builder = builder.header("content-type", "application/json");
+    }
     let mut response = agent
         .run(builder.body(body.to_owned()).unwrap())
         .unwrap_or_else(|e| panic!("{method} {url}: {e}"));

@@ -315,7 +315,8 @@ fn exchange(addr: std::net::SocketAddr, method: &str, path: &str, body: &str) ->
         .set_read_timeout(Some(std::time::Duration::from_secs(60)))
         .unwrap();
     let request = format!(
-        "{method} {path} HTTP/1.1\r\nhost: x\r\nconnection: close\r\ncontent-length: {}\r\n\r\n{body}",
+        "{method} {path} HTTP/1.1\r\nhost: localhost\r\nconnection: close\r\n\
+         content-type: application/json\r\ncontent-length: {}\r\n\r\n{body}",
         body.len()
     );
     stream.write_all(request.as_bytes()).unwrap();

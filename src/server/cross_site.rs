@@ -1,0 +1,746 @@
+//! Refuses what a web page open in the operator's browser could make that
+//! browser send (docs/security.md, "Browsers"). Without `--auth` every
+//! request is an admin's, and with it a browser attaches the Basic
+//! credentials it remembers to any site's requests; so, for every request,
+//! with or without `--auth`:
+//!
+//! - a `Host` must be an IP address, `localhost`, or a name given with
+//!   `--allowed-host` (421 otherwise): a page whose name its attacker
+//!   resolves to this server's address (DNS rebinding) sends its own name;
+//! - a request that may change something (not GET or HEAD) whose `Origin`
+//!   is not this server's own is refused (403): browsers name the page's
+//!   origin on such requests;
+//! - a body must be declared JSON or YAML (415): a page may send
+//!   `text/plain`, a form or an untyped body to any site without asking,
+//!   while any other type makes the browser ask first (a CORS preflight),
+//!   which this server never grants (it sends no CORS headers at all).
+//!
+//! A request without `Host` (HTTP/1.0, in-process tests) or without
+//! `Origin` (curl, the CLI, the Ruby shim) comes from no browser.
+
+use super::error::ApiError;
+use axum::extract::Request;
+use axum::http::{HeaderMap, HeaderValue, Method, header};
+use axum::response::{IntoResponse, Response};
+use hyper::body::Body as _;
+use std::net::{Ipv4Addr, Ipv6Addr};
+use std::sync::Arc;
+
+/// The flag that names further hosts, as refusals name it.
+pub(crate) const ALLOWED_HOST_FLAG: &str = "--allowed-host";
+
+/// The content type that refusals tell a client to send.
+pub(crate) const SEND_JSON: &str = "Content-Type: application/json";
+
+/// How much of a refused header value a refusal repeats: a client may
+/// send one as long as a head may be.
+const SHOWN: usize = 100;
+
+/// The names besides IP addresses and `localhost` that requests may give
+/// as their `Host` (`hierad serve --allowed-host`), lowercase, without a
+/// trailing dot.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct AllowedHosts(Arc<[Box<str>]>);
+
+impl AllowedHosts {
+    pub(crate) fn new(names: Vec<String>) -> AllowedHosts {
+        AllowedHosts(
+            names
+                .into_iter()
+                .map(|name| name.trim_end_matches('.').to_ascii_lowercase().into())
+                .collect(),
+        )
+    }
+
+    /// Whether a request may name `host` (without its port).
+    fn allows(&self, host: &str) -> bool {
+        if host.starts_with('[') || host.parse::<Ipv4Addr>().is_ok() {
+            // `split_authority` took a bracketed one only if it parses.
+            return true;
+        }
+        let name = host.strip_suffix('.').unwrap_or(host);
+        name.eq_ignore_ascii_case("localhost")
+            || self
+                .0
+                .iter()
+                .any(|allowed| name.eq_ignore_ascii_case(allowed))
+    }
+}
+
+/// Checks an `--allowed-host` value: a DNS name, without a scheme, port or
+/// path (any port is taken, so naming one would mislead).
+///
+/// # Errors
+///
+/// What is wrong with `text`, for clap to print.
+pub(crate) fn parse_allowed_host(text: &str) -> Result<String, String> {
+    let name = text.strip_suffix('.').unwrap_or(text);
+    let label_ok = |label: &str| {
+        !label.is_empty()
+            && label.len() <= 63
+            && label
+                .bytes()
+                .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_')
+    };
+    if text.contains("://") || text.contains('/') {
+        return Err(format!(
+            "{text:?} is a URL; give the host name alone, e.g. hierad.example.com"
+        ));
+    }
+    if text.contains(':') && !text.starts_with('[') {
+        return Err(format!(
+            "{text:?} has a port; give the host name alone (any port is taken)"
+        ));
+    }
+    if name.is_empty() || name.len() > 253 || !name.split('.').all(label_ok) {
+        return Err(format!(
+            "{text:?} is not a host name (letters, digits, '-' and '.'), e.g. hierad.example.com"
+        ));
+    }
+    Ok(name.to_owned())
+}
+
+/// A refusal for `request`, or `None` when a browser could not have been
+/// made to send it from another site.
+pub(crate) fn refusal(request: &Request, allowed: &AllowedHosts) -> Option<Response> {
+    check(request, allowed)
+        .err()
+        .map(IntoResponse::into_response)
+}
+
+fn check(request: &Request, allowed: &AllowedHosts) -> Result<(), ApiError> {
+    let headers = request.headers();
+    let host = host(request, allowed)?;
+    let changes = !matches!(*request.method(), Method::GET | Method::HEAD);
+    if changes {
+        origin(headers, host)?;
+    }
+    // Exact 0 for no body, or a Content-Length of 0.
+    let has_body = request.body().size_hint().exact() != Some(0);
+    content_type(headers, has_body, changes)
+}
+
+/// The request's `Host` split from its port, once checked; `None` when it
+/// names none (HTTP/1.0).
+fn host<'r>(
+    request: &'r Request,
+    allowed: &AllowedHosts,
+) -> Result<Option<(&'r str, Option<u16>)>, ApiError> {
+    let headers = request.headers();
+    let mut values = headers.get_all(header::HOST).iter();
+    let value = values.next();
+    if values.next().is_some() {
+        return Err(ApiError::BadRequest(
+            "the request has more than one Host header; send one".to_owned(),
+        ));
+    }
+    // An absolute request target names the host too, and wins over the
+    // header (RFC 9112, section 3.2.2): both are checked.
+    if let Some(target) = request.uri().authority() {
+        check_host(target.as_str(), allowed)?;
+    }
+    value
+        .map(|value| check_host(text(value)?, allowed))
+        .transpose()
+}
+
+fn check_host<'a>(
+    value: &'a str,
+    allowed: &AllowedHosts,
+) -> Result<(&'a str, Option<u16>), ApiError> {
+    match split_authority(value) {
+        Some((host, port)) if allowed.allows(host) => Ok((host, port)),
+        Some(_) => Err(ApiError::UnknownHost(format!(
+            "this server does not answer to the host {:?}: a request must name it by an IP \
+             address, `localhost`, or a name given with `hierad serve {ALLOWED_HOST_FLAG} NAME` \
+             (HIERAD_ALLOWED_HOST); a web page may be reaching it through a name that resolves \
+             to its address (DNS rebinding)",
+            super::Truncated(value, SHOWN).to_string()
+        ))),
+        None => Err(ApiError::BadRequest(format!(
+            "the request's Host {:?} is not a host with an optional port",
+            super::Truncated(value, SHOWN).to_string()
+        ))),
+    }
+}
+
+/// Refuses an `Origin` other than the request's own `Host`: the same name
+/// and port. The scheme only gives the port a bare `Host` means: behind a
+/// proxy that ends TLS the page's origin is https while this server sees
+/// http, and no other site can share a name and port with this one.
+fn origin(headers: &HeaderMap, host: Option<(&str, Option<u16>)>) -> Result<(), ApiError> {
+    let mut values = headers.get_all(header::ORIGIN).iter();
+    let Some(value) = values.next() else {
+        return Ok(());
+    };
+    let refused = |value: &str| {
+        ApiError::CrossOrigin(format!(
+            "a request from the web page at {:?} may not change anything here: a request \
+             that sends Origin must come from this server's own pages (a client that is not \
+             a browser sends no Origin)",
+            super::Truncated(value, SHOWN).to_string()
+        ))
+    };
+    if values.next().is_some() {
+        return Err(refused("(several)"));
+    }
+    let value = text(value).map_err(|_| refused("(not text)"))?;
+    let own = value.split_once("://").and_then(|(scheme, authority)| {
+        let default = match scheme.to_ascii_lowercase().as_str() {
+            "http" => 80,
+            "https" => 443,
+            _ => return None,
+        };
+        let (name, port) = split_authority(authority)?;
+        let (own_name, own_port) = host?;
+        (name.eq_ignore_ascii_case(own_name)
+            && port.unwrap_or(default) == own_port.unwrap_or(default))
+        .then_some(())
+    });
+    own.ok_or_else(|| refused(value))
+}
+
+/// What a body may be declared as.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Media {
+    Json,
+    Yaml,
+}
+
+impl Media {
+    /// The media type `value` declares (its parameters ignored), if one
+    /// this server reads.
+    pub(crate) fn of(value: &HeaderValue) -> Option<Media> {
+        let essence = value.to_str().ok()?.split(';').next()?.trim();
+        let is = |name: &str| essence.eq_ignore_ascii_case(name);
+        if is("application/json") {
+            Some(Media::Json)
+        } else if is("application/yaml")
+            || is("application/x-yaml")
+            || is("text/yaml")
+            || is("text/x-yaml")
+        {
+            Some(Media::Yaml)
+        } else {
+            None
+        }
+    }
+}
+
+/// A body must be declared JSON or YAML; so must a request that may change
+/// something and declares a type at all (a browser's form, even empty).
+fn content_type(headers: &HeaderMap, has_body: bool, changes: bool) -> Result<(), ApiError> {
+    let declared = headers.get(header::CONTENT_TYPE);
+    let shown = match declared {
+        None if has_body => "no Content-Type".to_owned(),
+        Some(value) if (has_body || changes) && Media::of(value).is_none() => format!(
+            "Content-Type {:?}",
+            super::Truncated(&String::from_utf8_lossy(value.as_bytes()), SHOWN).to_string()
+        ),
+        _ => return Ok(()),
+    };
+    Err(ApiError::UnsupportedMediaType(format!(
+        "the request has {shown}; send `{SEND_JSON}` with a JSON body (a document write \
+         also takes `Content-Type: application/yaml`)"
+    )))
+}
+
+/// Splits `host[:port]` (`[v6]` bracketed); `None` when it is not that.
+fn split_authority(authority: &str) -> Option<(&str, Option<u16>)> {
+    let (host, rest) = match authority.strip_prefix('[') {
+        Some(inner) => {
+            let (v6, _) = inner.split_once(']')?;
+            v6.parse::<Ipv6Addr>().ok()?;
+            authority.split_at(v6.len() + 2)
+        }
+        None => {
+            let (name, rest) = authority.split_at(authority.find(':').unwrap_or(authority.len()));
+            let valid = !name.is_empty()
+                && name
+                    .bytes()
+                    .all(|b| b.is_ascii_alphanumeric() || b"-._".contains(&b));
+            if !valid {
+                return None;
+            }
+            (name, rest)
+        }
+    };
+    let port = match rest {
+        "" => None,
+        _ => {
+            let digits = rest.strip_prefix(':')?;
+            if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
+                return None;
+            }
+            Some(digits.parse().ok()?)
+        }
+    };
+    Some((host, port))
+}
+
+fn text(value: &HeaderValue) -> Result<&str, ApiError> {
+    value
+        .to_str()
+        .map_err(|_| ApiError::BadRequest("the request's Host is not text".to_owned()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn authorities_split_into_host_and_port() {
+        for (text, want) in [
+            ("localhost", Some(("localhost", None))),
+            ("localhost:8750", Some(("localhost", Some(8750)))),
+            ("127.0.0.1:1", Some(("127.0.0.1", Some(1)))),
+            ("[::1]:8750", Some(("[::1]", Some(8750)))),
+            ("[::1]", Some(("[::1]", None))),
+            ("Hierad.Example.com.", Some(("Hierad.Example.com.", None))),
+            ("", None),
+            (":80", None),
+            ("x:", None),
+            ("x:+80", None),
+            ("x:65536", None),
+            ("x:80:80", None),
+            ("[::1", None),
+            ("[nope]:80", None),
+            ("[::1]x", None),
+            ("a b", None),
+            ("user@evil.example", None),
+            ("x/y", None),
+        ] {
+            assert_eq!(split_authority(text), want, "{text:?}");
+        }
+    }
+
+    #[test]
+    fn ip_addresses_localhost_and_allowed_names_are_allowed() {
+        let allowed = AllowedHosts::new(vec!["Hierad.Example.com".to_owned()]);
+        for host in [
+            "127.0.0.1",
+            "10.1.2.3",
+            "0.0.0.0",
+            "[::1]",
+            "[fe80::1]",
+            "localhost",
+            "LOCALHOST",
+            "localhost.",
+            "hierad.example.com",
+            "HIERAD.example.COM.",
+        ] {
+            assert!(allowed.allows(host), "{host}");
+        }
+        for host in [
+            "evil.example",
+            "localhost.evil.example",
+            "127.0.0.1.nip.io",
+            "example.com",
+            "x",
+            "127.1",
+        ] {
+            assert!(!allowed.allows(host), "{host}");
+        }
+    }
+
+    #[test]
+    fn allowed_host_values_are_names_alone() {
+        assert_eq!(
+            parse_allowed_host("hierad.example.com.").unwrap(),
+            "hierad.example.com"
+        );
+        assert_eq!(parse_allowed_host("hierad").unwrap(), "hierad");
+        for (bad, says) in [
+            ("https://hierad.example.com", "is a URL"),
+            ("hierad.example.com/", "is a URL"),
+            ("hierad.example.com:443", "has a port"),
+            ("", "not a host name"),
+            ("a..b", "not a host name"),
+            ("*.example.com", "not a host name"),
+            ("a b", "not a host name"),
+        ] {
+            let e = parse_allowed_host(bad).unwrap_err();
+            assert!(e.contains(says), "{bad:?}: {e}");
+        }
+    }
+
+    #[test]
+    fn media_types_are_read_by_their_essence() {
+        for (value, want) in [
+            ("application/json", Some(Media::Json)),
+            ("Application/JSON; charset=utf-8", Some(Media::Json)),
+            ("application/yaml", Some(Media::Yaml)),
+            ("text/yaml", Some(Media::Yaml)),
+            ("application/x-yaml", Some(Media::Yaml)),
+            ("text/plain", None),
+            ("text/plain; x=application/json", None),
+            ("application/x-www-form-urlencoded", None),
+            ("multipart/form-data; boundary=x", None),
+            ("application/jsonp", None),
+            ("", None),
+        ] {
+            assert_eq!(
+                Media::of(&HeaderValue::from_static(value)),
+                want,
+                "{value:?}"
+            );
+        }
+    }
+
+    /// The status and error kind of `request` answered by the whole
+    /// application (no environment exists: a request let through ends 404
+    /// or 400 in its handler, or 200 for `/healthz`).
+    fn answer(
+        method: &str,
+        uri: &str,
+        headers: &[(&str, &str)],
+        body: &'static str,
+    ) -> (u16, String, String, HeaderMap) {
+        let settings = crate::settings::Settings {
+            allowed_hosts: AllowedHosts::new(vec!["hierad.example.com".to_owned()]),
+            ..crate::settings::Settings::default()
+        };
+        let state = crate::server::AppState::in_memory(settings).unwrap();
+        let mut request = axum::http::Request::builder().method(method).uri(uri);
+        for (name, value) in headers {
+            request = request.header(*name, *value);
+        }
+        let request = request.body(axum::body::Body::from(body)).unwrap();
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap();
+        runtime.block_on(async move {
+            let response = tower::ServiceExt::oneshot(crate::server::app(state), request)
+                .await
+                .unwrap();
+            let status = response.status().as_u16();
+            let headers = response.headers().clone();
+            let body = axum::body::to_bytes(response.into_body(), 1 << 20)
+                .await
+                .unwrap();
+            let body: serde_json::Value = serde_json::from_slice(&body).unwrap_or_default();
+            let kind = body["error"].as_str().unwrap_or_default().to_owned();
+            let message = body["message"].as_str().unwrap_or_default().to_owned();
+            (status, kind, message, headers)
+        })
+    }
+
+    const LOOKUP: &str = "/api/v1/lookup";
+    const ASK: &str = r#"{"environment": 9, "key": "k"}"#;
+    const HOST: (&str, &str) = ("host", "localhost:8750");
+    const JSON: (&str, &str) = ("content-type", "application/json");
+
+    #[test]
+    fn bodies_must_be_declared_json_or_yaml() {
+        for (method, uri, content_type, body, want) in [
+            (
+                "POST",
+                LOOKUP,
+                Some("application/json"),
+                ASK,
+                (404, "not_found"),
+            ),
+            (
+                "POST",
+                LOOKUP,
+                Some("Application/JSON; charset=utf-8"),
+                ASK,
+                (404, "not_found"),
+            ),
+            (
+                "POST",
+                LOOKUP,
+                Some("text/plain"),
+                ASK,
+                (415, "unsupported_media_type"),
+            ),
+            (
+                "POST",
+                LOOKUP,
+                Some("text/plain;charset=UTF-8"),
+                ASK,
+                (415, "unsupported_media_type"),
+            ),
+            (
+                "POST",
+                LOOKUP,
+                Some("application/x-www-form-urlencoded"),
+                ASK,
+                (415, "unsupported_media_type"),
+            ),
+            (
+                "POST",
+                LOOKUP,
+                Some("multipart/form-data; boundary=x"),
+                ASK,
+                (415, "unsupported_media_type"),
+            ),
+            ("POST", LOOKUP, None, ASK, (415, "unsupported_media_type")),
+            // A route that reads JSON alone.
+            (
+                "POST",
+                LOOKUP,
+                Some("application/yaml"),
+                "key: k",
+                (415, "unsupported_media_type"),
+            ),
+            (
+                "POST",
+                "/api/v1/config/environments/9/import",
+                Some("text/yaml"),
+                "a: 1",
+                (415, "unsupported_media_type"),
+            ),
+            // A document write reads YAML (then finds no environment 9).
+            (
+                "PUT",
+                "/api/v1/config/environments/9/resources/a/values",
+                Some("application/yaml"),
+                "k: v",
+                (404, "not_found"),
+            ),
+            (
+                "PUT",
+                "/api/v1/config/environments/9/resources/a/values",
+                Some("text/plain"),
+                "k: v",
+                (415, "unsupported_media_type"),
+            ),
+            // No body: no type needed, but a form's type is refused.
+            (
+                "POST",
+                "/api/v1/config/environments/9/restore",
+                None,
+                "",
+                (404, "not_found"),
+            ),
+            (
+                "POST",
+                "/api/v1/config/environments/9/restore",
+                Some("text/plain"),
+                "",
+                (415, "unsupported_media_type"),
+            ),
+            (
+                "DELETE",
+                "/api/v1/config/environments/9",
+                Some("application/x-www-form-urlencoded"),
+                "",
+                (415, "unsupported_media_type"),
+            ),
+            (
+                "DELETE",
+                "/api/v1/config/environments/9",
+                None,
+                "",
+                (404, "not_found"),
+            ),
+            ("GET", "/healthz", Some("text/plain"), "", (200, "")),
+            ("GET", "/healthz", None, "", (200, "")),
+        ] {
+            let mut headers = vec![HOST];
+            headers.extend(content_type.map(|t| ("content-type", t)));
+            let (status, kind, message, _) = answer(method, uri, &headers, body);
+            assert_eq!(
+                (status, kind.as_str()),
+                want,
+                "{method} {uri} {content_type:?}: {message}"
+            );
+            if status == 415 {
+                assert!(
+                    message.contains("send `Content-Type: application/json`"),
+                    "{message}"
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn changes_from_another_origin_are_refused() {
+        let cross = (403, "cross_origin");
+        for (method, host, origin, want) in [
+            ("POST", "localhost:8750", None, (404, "not_found")),
+            (
+                "POST",
+                "localhost:8750",
+                Some("http://localhost:8750"),
+                (404, "not_found"),
+            ),
+            (
+                "POST",
+                "LOCALHOST:8750",
+                Some("http://localhost:8750"),
+                (404, "not_found"),
+            ),
+            (
+                "POST",
+                "127.0.0.1:8750",
+                Some("http://127.0.0.1:8750"),
+                (404, "not_found"),
+            ),
+            (
+                "POST",
+                "[::1]:8750",
+                Some("http://[::1]:8750"),
+                (404, "not_found"),
+            ),
+            // Behind a proxy that ends TLS: the port the scheme implies.
+            (
+                "POST",
+                "hierad.example.com",
+                Some("https://hierad.example.com"),
+                (404, "not_found"),
+            ),
+            (
+                "POST",
+                "hierad.example.com:443",
+                Some("https://hierad.example.com"),
+                (404, "not_found"),
+            ),
+            (
+                "POST",
+                "localhost:8750",
+                Some("https://evil.example"),
+                cross,
+            ),
+            ("POST", "localhost:8750", Some("null"), cross),
+            (
+                "POST",
+                "localhost:8750",
+                Some("http://localhost:3000"),
+                cross,
+            ),
+            ("POST", "localhost:8750", Some("http://localhost"), cross),
+            (
+                "POST",
+                "localhost:8750",
+                Some("http://127.0.0.1:8750"),
+                cross,
+            ),
+            (
+                "POST",
+                "localhost:8750",
+                Some("file://localhost:8750"),
+                cross,
+            ),
+            (
+                "POST",
+                "localhost:8750",
+                Some("http://localhost:8750/path"),
+                cross,
+            ),
+            (
+                "POST",
+                "hierad.example.com",
+                Some("https://hierad.example.com:8443"),
+                cross,
+            ),
+            ("PUT", "localhost:8750", Some("https://evil.example"), cross),
+            (
+                "DELETE",
+                "localhost:8750",
+                Some("https://evil.example"),
+                cross,
+            ),
+            (
+                "OPTIONS",
+                "localhost:8750",
+                Some("https://evil.example"),
+                cross,
+            ),
+            // Reads are not refused for their origin (the browser keeps
+            // their answers from the page: no CORS headers).
+            (
+                "GET",
+                "localhost:8750",
+                Some("https://evil.example"),
+                (404, "not_found"),
+            ),
+            (
+                "HEAD",
+                "localhost:8750",
+                Some("https://evil.example"),
+                (404, ""),
+            ),
+        ] {
+            let mut headers = vec![("host", host), JSON];
+            headers.extend(origin.map(|o| ("origin", o)));
+            let uri = match method {
+                "POST" => LOOKUP,
+                _ => "/api/v1/config/environments/9",
+            };
+            let body = if method == "POST" { ASK } else { "" };
+            let (status, kind, message, answered) = answer(method, uri, &headers, body);
+            assert_eq!(
+                (status, kind.as_str()),
+                want,
+                "{method} {host} {origin:?}: {message}"
+            );
+            if status == 403 {
+                assert!(message.contains(origin.unwrap()), "{message}");
+            }
+            let cors = answered
+                .keys()
+                .find(|name| name.as_str().starts_with("access-control-"));
+            assert_eq!(cors, None, "{method} {origin:?}");
+        }
+        // Without a Host, no Origin can be the server's own.
+        let (status, _, _, _) =
+            answer("POST", LOOKUP, &[JSON, ("origin", "http://localhost")], ASK);
+        assert_eq!(status, 403);
+    }
+
+    #[test]
+    fn hosts_must_be_addresses_localhost_or_allowed_names() {
+        for host in [
+            "localhost",
+            "localhost:8750",
+            "127.0.0.1:8750",
+            "[::1]:8750",
+            "10.0.0.1:1",
+            "0.0.0.0",
+            "hierad.example.com",
+            "HIERAD.EXAMPLE.COM.:443",
+        ] {
+            let (status, kind, message, _) = answer("GET", "/healthz", &[("host", host)], "");
+            assert_eq!((status, kind.as_str()), (200, ""), "{host}: {message}");
+        }
+        // No Host at all: HTTP/1.0, in-process clients.
+        assert_eq!(answer("GET", "/healthz", &[], "").0, 200);
+        for (host, why) in [
+            ("evil.example:8750", "evil.example:8750"),
+            ("x", "\"x\""),
+            ("127.0.0.1.nip.io", "127.0.0.1.nip.io"),
+            ("localhost.evil.example:8750", "localhost.evil.example"),
+        ] {
+            for (method, uri) in [("GET", "/api/v1/data/1/a"), ("POST", LOOKUP)] {
+                let origin = format!("http://{host}");
+                let headers = [("host", host), JSON, ("origin", origin.as_str())];
+                let (status, kind, message, _) = answer(method, uri, &headers, ASK);
+                assert_eq!(
+                    (status, kind.as_str()),
+                    (421, "unknown_host"),
+                    "{host}: {message}"
+                );
+                assert!(message.contains(why), "{message}");
+                assert!(message.contains("--allowed-host NAME"), "{message}");
+            }
+        }
+        // An absolute target names the host too.
+        let (status, ..) = answer("GET", "http://evil.example/healthz", &[HOST], "");
+        assert_eq!(status, 421);
+        for headers in [
+            &[("host", "localhost"), ("host", "evil.example")][..],
+            &[("host", "user@localhost")],
+            &[("host", "localhost:x")],
+        ] {
+            let (status, kind, message, _) = answer("GET", "/healthz", headers, "");
+            assert_eq!(
+                (status, kind.as_str()),
+                (400, "bad_request"),
+                "{headers:?}: {message}"
+            );
+        }
+    }
+}
