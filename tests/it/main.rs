@@ -40,6 +40,7 @@ mod migrate;
 mod pg_db;
 mod pg_faults;
 mod pg_tls;
+mod plain_on_tls;
 mod proxy_protocol;
 mod read_only_db;
 mod remembered;
