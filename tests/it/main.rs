@@ -18,6 +18,7 @@ pub mod server;
 
 mod api;
 mod auth_file;
+mod backup;
 mod bench;
 mod bench_tls;
 mod bodies;
