@@ -31,10 +31,11 @@ pub(crate) struct Conn {
     /// Seconds to wait for the server's connection to open
     #[arg(long, value_name = "SECS", default_value = Timeouts::CONNECT_DEFAULT, value_parser = seconds)]
     pub(crate) connect_timeout: Duration,
-    /// Seconds the server may stay silent once connected (a large import is
-    /// processed before it answers)
-    #[arg(long, value_name = "SECS", default_value = Timeouts::READ_DEFAULT, value_parser = seconds)]
-    pub(crate) timeout: Duration,
+    /// Seconds the server may stay silent once connected [default: 30 for
+    /// a command that only reads, 120 for one that writes: a large import is
+    /// processed before the server answers]
+    #[arg(long, value_name = "SECS", value_parser = seconds)]
+    pub(crate) timeout: Option<Duration>,
     #[command(flatten)]
     pub(crate) client: ClientFlags,
 }
@@ -46,7 +47,7 @@ impl Default for Conn {
             server: None,
             db: None,
             connect_timeout: timeouts.connect,
-            timeout: timeouts.read,
+            timeout: None,
             client: ClientFlags::default(),
         }
     }
@@ -208,6 +209,20 @@ impl Conn {
         }
     }
 
+    /// How long a command doing `access` waits for a server: `--timeout`,
+    /// else the default for reads or for writes.
+    pub(crate) fn timeouts(&self, access: Access) -> Timeouts {
+        let defaults = if access == Access::Read {
+            Timeouts::reads()
+        } else {
+            Timeouts::default()
+        };
+        Timeouts {
+            connect: self.connect_timeout,
+            read: self.timeout.unwrap_or(defaults.read),
+        }
+    }
+
     /// The operations on the target. A local database must exist unless
     /// `access` creates it, and accept writes if it writes.
     ///
@@ -217,17 +232,11 @@ impl Conn {
     /// accepts no writes when `access` writes.
     pub(crate) fn open(&self, access: Access) -> anyhow::Result<Box<dyn ConfigOps>> {
         match self.target() {
-            Target::Server(url) => {
-                let timeouts = Timeouts {
-                    connect: self.connect_timeout,
-                    read: self.timeout,
-                };
-                Ok(Box::new(Remote::connect(
-                    &url,
-                    timeouts,
-                    self.client.auth()?,
-                )?))
-            }
+            Target::Server(url) => Ok(Box::new(Remote::connect(
+                &url,
+                self.timeouts(access),
+                self.client.auth()?,
+            )?)),
             Target::Db(path) => {
                 if access != Access::Create && !crate::store::is_url(&path) && !path.exists() {
                     bail!(
@@ -369,16 +378,25 @@ mod tests {
             ConnProbe::try_parse_from(std::iter::once("probe").chain(args.iter().copied()))
                 .map(|p| p.conn)
         };
+        // A read gives up on a silent server sooner than a write (an
+        // import is processed before the answer).
         let plain = parse(&[]).unwrap();
+        let read = plain.timeouts(Access::Read);
         assert_eq!(
-            (plain.connect_timeout, plain.timeout),
-            (Duration::from_secs(10), Duration::from_secs(120))
+            (read.connect, read.read),
+            (Duration::from_secs(10), Duration::from_secs(30))
         );
+        for access in [Access::Write, Access::Create] {
+            assert_eq!(plain.timeouts(access).read, Duration::from_secs(120));
+        }
         let set = parse(&["--connect-timeout", "0.5", "--timeout", "3"]).unwrap();
-        assert_eq!(
-            (set.connect_timeout, set.timeout),
-            (Duration::from_millis(500), Duration::from_secs(3))
-        );
+        for access in [Access::Read, Access::Write] {
+            let got = set.timeouts(access);
+            assert_eq!(
+                (got.connect, got.read),
+                (Duration::from_millis(500), Duration::from_secs(3))
+            );
+        }
         for bad in ["0", "-1", "x", "inf", "1e9"] {
             let flag = format!("--timeout={bad}");
             let err = parse(&[flag.as_str()]).unwrap_err().to_string();

@@ -14,8 +14,13 @@
 //!   `yaml` is Ruby's `to_yaml`; `plain` prints a scalar's string form (nil
 //!   as an empty line) and an Array or Hash as the `hiera` command would.
 //!   With `--key K`, json and yaml print `{K: value}`.
-//! - Input: `--value V` is read as `--type` says, `str` when it says
-//!   nothing (text stays text: `yes` or `0x10` are never reinterpreted).
+//! - Input: `--value V` is read as `--type` says. When it says nothing, V
+//!   keeps the type of the value it replaces (the level's stored value,
+//!   else the effective one) if it reads as that type ([`keep_type`]: an
+//!   override of an Integer with `2` stays an Integer, as seeds/004's use
+//!   case 3 expects), else it is a String (text stays text: `yes` or
+//!   `0x10` are never reinterpreted). A keyed write prints what it stored,
+//!   `deployment_id = 2 (Integer)`, and the Hashes its key's dots created.
 //!   Without `--value`, the value (or with no `--key`, the whole document)
 //!   comes from stdin, read as `--type` or `--format` says, YAML when
 //!   neither does (YAML reads JSON too). `--type null` needs no value.
@@ -142,10 +147,15 @@ impl From<KindArg> for DocKind {
 pub(crate) struct SetArgs {
     #[command(flatten)]
     pub(crate) place: Place,
-    /// One key to set, dotted for nested keys: a.b.0 (without it, stdin is the whole document)
+    /// One key to set, dotted for nested keys: a.b.0 (without it, stdin is
+    /// the whole document). Every dot splits: quote a key that holds dots,
+    /// or slashes and dots such as a file name, with '…' or "…":
+    /// --key "configuration.file.'/etc/app.conf'.content"
     #[arg(long)]
     pub(crate) key: Option<String>,
-    /// The key's value (without it, the value is read from stdin)
+    /// The key's value (without it, the value is read from stdin). Without
+    /// --type, it keeps the type of the value it replaces when it reads as
+    /// one (2 for an Integer, true for a Boolean); a new key is a String
     #[arg(long, allow_hyphen_values = true)]
     pub(crate) value: Option<String>,
     /// How to read the value: null needs none; int and bool (true/false) must parse; json and yaml parse the text [default: str for --value, yaml for stdin]
@@ -168,8 +178,8 @@ pub(crate) fn run(args: Args) -> anyhow::Result<ExitCode> {
     let mut stdout = std::io::stdout().lock();
     let outcome = match args.op {
         Op::Get(get) => run_get(&get).map(Some),
-        Op::Set(set) => run_set(&set, DocKind::Values).map(|()| None),
-        Op::Override(set) => run_set(&set, DocKind::Overrides).map(|()| None),
+        Op::Set(set) => run_set(&set, DocKind::Values).map(Some),
+        Op::Override(set) => run_set(&set, DocKind::Overrides).map(Some),
         Op::Schema(schema) => super::schema::run(&schema).map(Some),
         Op::History(history) => super::history::history(&history).map(Some),
         Op::Restore(restore) => super::history::restore(&restore).map(Some),
@@ -251,7 +261,7 @@ pub(crate) fn render_output(value: &Value, format: Format) -> anyhow::Result<Str
     })
 }
 
-fn run_set(args: &SetArgs, kind: DocKind) -> anyhow::Result<()> {
+fn run_set(args: &SetArgs, kind: DocKind) -> anyhow::Result<String> {
     let key = args.key.as_deref().map(KeyPath::parse).transpose()?;
     let input = input_plan(
         key.is_some(),
@@ -269,14 +279,96 @@ fn run_set(args: &SetArgs, kind: DocKind) -> anyhow::Result<()> {
     let db = args.conn.open(Access::Write)?;
     let path = place.at.path_in(db.as_ref())?;
     let at = DocAddress::new(place.at.env, path, &place.resource, kind);
-    match key {
-        Some(key) => db.set_key(&at, &key, &value)?,
-        None => {
-            let doc = into_document(value).map_err(|e| anyhow!("stdin: {e}"))?;
-            db.put(&at, &doc)?;
+    let Some(key) = key else {
+        let doc = into_document(value).map_err(|e| anyhow!("stdin: {e}"))?;
+        db.put(&at, &doc)?;
+        return Ok(String::new());
+    };
+    // The value the write replaces: the level's own, else what a lookup
+    // finds there now (seeds/004 use case 3 overrides a root value).
+    let stored = db.stored(&at, None)?;
+    let replaced = match keypath::get(&stored, &key) {
+        Ok(Some(v)) => Some(v.clone()),
+        _ => {
+            let effective = db.effective(at.env, &at.path, &at.resource)?;
+            keypath::get(&effective, &key).ok().flatten().cloned()
         }
+    };
+    let value = match (&args.value, args.value_type) {
+        (Some(text), None) => keep_type(text, replaced.as_ref()),
+        _ => value,
+    };
+    let created = keypath::new_hashes(&stored, &key);
+    db.set_key(&at, &key, &value)?;
+    Ok(set_report(&key, &value, replaced.as_ref(), &created))
+}
+
+/// `--value` without `--type`: the type of the value it replaces when the
+/// text reads as one (`2` for an Integer, `true` for a Boolean, `1.5` for
+/// a Float, JSON for an Array or a Hash), else a String; a new key is a
+/// String. A nil or a String has nothing to keep.
+pub(crate) fn keep_type(text: &str, replaced: Option<&Value>) -> Value {
+    let kept = match replaced {
+        Some(Value::Int(_) | Value::BigInt(_)) => parse_int(text),
+        Some(Value::Bool(_)) => match text {
+            "true" => Some(Value::Bool(true)),
+            "false" => Some(Value::Bool(false)),
+            _ => None,
+        },
+        // Digits, a point, an exponent: never `inf` or `NaN`, which Rust
+        // reads and YAML writes otherwise.
+        Some(Value::Float(_)) => text
+            .bytes()
+            .all(|b| b.is_ascii_digit() || b"+-.eE".contains(&b))
+            .then(|| text.parse::<f64>().ok())
+            .flatten()
+            .filter(|f| f.is_finite())
+            .map(Value::Float),
+        Some(Value::Array(_)) => wire::from_str(text).ok().filter(|v| v.as_array().is_some()),
+        Some(Value::Hash(_)) => wire::from_str(text).ok().filter(|v| v.as_hash().is_some()),
+        _ => None,
+    };
+    kept.unwrap_or_else(|| Value::str(text))
+}
+
+/// A type's name in `set`'s report: Ruby's class, but one Boolean.
+fn type_name(value: &Value) -> &'static str {
+    match value {
+        Value::Bool(_) => "Boolean",
+        Value::Nil => "nil",
+        other => other.class_name(),
     }
-    Ok(())
+}
+
+/// What a keyed `set`/`override` stored, on stdout: `key = value (Type)`,
+/// the replaced value's type when it differs, and the Hashes the key's
+/// dots made (a title holding dots needs quotes: it is easy to split one
+/// unawares).
+fn set_report(
+    key: &KeyPath,
+    value: &Value,
+    replaced: Option<&Value>,
+    created: &[String],
+) -> String {
+    const SHOWN: usize = 80;
+    let json = serde_json::to_string(&wire::to_json(value)).unwrap_or_default();
+    let shown = if json.chars().count() > SHOWN {
+        format!("{}…", json.chars().take(SHOWN).collect::<String>())
+    } else {
+        json
+    };
+    let ty = type_name(value);
+    let mut report = match replaced.map(type_name) {
+        Some(was) if was != ty => format!("{key} = {shown} ({ty}, was {was})\n"),
+        _ => format!("{key} = {shown} ({ty})\n"),
+    };
+    if !created.is_empty() {
+        report.push_str(&format!(
+            "created Hashes: {} (each dot of --key splits a key; quote a key holding dots: a.'b.c')\n",
+            created.join(", ")
+        ));
+    }
+    report
 }
 
 /// Where a `set`/`override` value comes from, and how it is read.

@@ -3,6 +3,7 @@
 
 pub(crate) mod args;
 pub(crate) mod auth;
+pub(crate) mod backup;
 pub(crate) mod bench;
 pub(crate) mod config;
 pub(crate) mod doctor;
@@ -66,6 +67,9 @@ pub(crate) enum Command {
     /// Copy a whole ConfigDB, history included, into an empty database;
     /// prints the counts and a checksum of both sides
     Migrate(migrate::Args),
+    /// Copy a database (SQLite or PostgreSQL) into a new SQLite file only
+    /// its owner can read (0600), while servers use it
+    Backup(backup::Args),
     /// Whether the server on this machine is up and healthy (GET /healthz,
     /// over TLS if it speaks it): for a container's HEALTHCHECK
     Health(health::Args),
@@ -88,6 +92,7 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Bench(args) => bench::run(*args),
         Command::Auth(args) => auth::run(args),
         Command::Migrate(args) => migrate::run(args),
+        Command::Backup(args) => backup::run(args),
         Command::Health(args) => Ok(report(health::run(&args))),
     }
 }

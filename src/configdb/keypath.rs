@@ -163,6 +163,30 @@ pub(crate) fn get<'v>(doc: &'v Hash, key: &KeyPath) -> Result<Option<&'v Value>,
     Ok(Some(cur))
 }
 
+/// The intermediate Hashes [`set`] would create for `key` in `doc`, as
+/// key paths from the outermost: the write's way of saying how it split
+/// the key (`a./etc/app.conf.b` makes `/etc/app` and `conf` two Hashes).
+/// Empty when every container on the way is there.
+pub(crate) fn new_hashes(doc: &Hash, key: &KeyPath) -> Vec<String> {
+    let last = key.segments.len() - 1;
+    let mut cur = doc.get(&Value::str(key.segments[0].as_str()));
+    for depth in 0..last {
+        match cur {
+            None | Some(Value::Nil) => {
+                return (depth + 1..=last).map(|n| key.prefix(n)).collect();
+            }
+            Some(Value::Hash(h)) => cur = h.get(&Value::str(key.segments[depth + 1].as_str())),
+            Some(Value::Array(a)) => match key.index(depth + 1) {
+                Ok(i) => cur = a.get(i),
+                Err(_) => return Vec::new(),
+            },
+            // `set` refuses this key; nothing is created.
+            Some(_) => return Vec::new(),
+        }
+    }
+    Vec::new()
+}
+
 /// A place that holds values by key or by index.
 enum Container<'a> {
     Hash(&'a mut Hash),
@@ -304,6 +328,35 @@ mod tests {
                 }
                 (got, want) => panic!("{text}: got {got:?}, want {want:?}"),
             }
+        }
+    }
+
+    #[test]
+    fn new_hashes_are_the_containers_set_creates() {
+        let doc = doc();
+        let created = |key: &str| new_hashes(&doc, &KeyPath::parse(key).unwrap());
+        assert_eq!(
+            created("configuration.file./etc/app.conf.content"),
+            [
+                "configuration",
+                "configuration.file",
+                "configuration.file./etc/app",
+                "configuration.file./etc/app.conf"
+            ]
+        );
+        assert_eq!(
+            created("configuration.file.'/etc/app.conf'.content"),
+            [
+                "configuration",
+                "configuration.file",
+                "configuration.file.'/etc/app.conf'"
+            ]
+        );
+        assert_eq!(created("a.b.0.d.e"), ["a.b.0.d"]);
+        // A nil on the way becomes a Hash.
+        assert_eq!(created("a.n.q"), ["a.n"]);
+        for there in ["fresh", "a.b.0.c", "a.b.1", "'x.y'.w", "a.s.q", "a.b.x.y"] {
+            assert!(created(there).is_empty(), "{there}");
         }
     }
 

@@ -35,17 +35,18 @@ impl Local {
 
 /// Who writes when a process writes the database file itself (`hierad
 /// config --db`, `doctor --repair`, `serve --import`): `local:` and the
-/// Unix user (`$USER`, else `$LOGNAME`, else `uid=N`). Such a process
+/// name of the process's user in the password database (`uid=N` when it
+/// has no entry there). Not `$USER`: a non-login shell (cron, `su -c`,
+/// a container) leaves it unset or someone else's. Such a process
 /// bypasses the server's authentication, so this says where a version
 /// came from rather than proving who.
 pub(crate) fn local_author() -> String {
-    let named = ["USER", "LOGNAME"]
-        .iter()
-        .filter_map(|var| std::env::var(var).ok())
-        .find(|name| !name.is_empty() && !name.chars().any(char::is_control));
-    match named {
-        Some(name) => format!("local:{name}"),
-        None => format!("local:uid={}", rustix::process::getuid().as_raw()),
+    // whoami reads the effective uid's passwd entry (getpwuid_r).
+    match whoami::username() {
+        Ok(name) if !name.is_empty() && !name.chars().any(char::is_control) => {
+            format!("local:{name}")
+        }
+        _ => format!("local:uid={}", rustix::process::geteuid().as_raw()),
     }
 }
 

@@ -18,16 +18,28 @@ pub(crate) struct Timeouts {
 impl Timeouts {
     /// `--connect-timeout`'s default, in seconds.
     pub(crate) const CONNECT_DEFAULT: &str = "10";
-    /// `--timeout`'s default, in seconds: a large import is processed
-    /// before the server answers.
-    pub(crate) const READ_DEFAULT: &str = "120";
+    /// `--timeout`'s default for a command that only reads: a read is
+    /// answered at once, so a silent server is given up on sooner.
+    pub(crate) const READ_DEFAULT: Duration = Duration::from_secs(30);
+    /// `--timeout`'s default for a command that writes: a large import is
+    /// processed before the server answers.
+    pub(crate) const WRITE_DEFAULT: Duration = Duration::from_secs(120);
+
+    /// The defaults of a command that only reads.
+    pub(crate) fn reads() -> Timeouts {
+        Timeouts {
+            read: Timeouts::READ_DEFAULT,
+            ..Timeouts::default()
+        }
+    }
 }
 
+/// The defaults of a command that writes.
 impl Default for Timeouts {
     fn default() -> Timeouts {
         Timeouts {
             connect: Duration::from_secs(10),
-            read: Duration::from_secs(120),
+            read: Timeouts::WRITE_DEFAULT,
         }
     }
 }

@@ -6,6 +6,7 @@
 
 use super::error::{ApiError, Busy};
 use super::guard::Peer;
+use super::plain_on_tls::{self, Opening};
 use super::proxied::{HeaderError, Prefixed, Proxied, read_header};
 use super::tls::Tls;
 use super::unread::{COUNTED, Held, Shared, Unread};
@@ -373,19 +374,32 @@ impl One {
         acceptor: tokio_rustls::TlsAcceptor,
         stream: S,
         addr: SocketAddr,
-    ) -> Option<(tokio_rustls::server::TlsStream<S>, Peer)>
+    ) -> Option<(tokio_rustls::server::TlsStream<Prefixed<S>>, Peer)>
     where
         S: AsyncRead + AsyncWrite + Unpin,
     {
         let mut stopping = self.stopping.clone();
+        // `http://` to this port: a plain 400 saying so, not an alert.
+        let handshake = async {
+            match plain_on_tls::opening(stream).await {
+                Opening::Tls(stream) => acceptor.accept(stream).await.ok(),
+                Opening::PlainHttp(mut stream) => {
+                    plain_on_tls::refuse(&mut stream).await;
+                    tracing::debug!(client = %addr, "answered a plain HTTP request on the TLS port with 400");
+                    linger(stream, &self.conn, self.stopping.clone()).await;
+                    None
+                }
+                Opening::Closed => None,
+            }
+        };
         let accepted = tokio::select! {
-            accepted = tokio::time::timeout(self.timeouts.header, acceptor.accept(stream)) => accepted,
+            accepted = tokio::time::timeout(self.timeouts.header, handshake) => accepted,
             () = self.conn.shed.notified() => return None,
             _ = stopping.changed() => return None,
         };
         // A failed handshake is the client's business (rustls has told it
         // with an alert); nothing to log at the rate a scanner makes them.
-        let stream = accepted.ok()?.ok()?;
+        let stream = accepted.ok()??;
         let cert = stream
             .get_ref()
             .1

@@ -17,6 +17,7 @@ pub(crate) mod listen;
 mod lookup_api;
 pub(crate) mod metrics;
 mod params;
+mod plain_on_tls;
 #[cfg(test)]
 mod props;
 pub(crate) mod proxied;

@@ -45,7 +45,7 @@ pub(crate) async fn round(state: &AppState) {
                 }
             }
             Err(e) => {
-                tracing::error!(error = ?e, "pruning old versions failed");
+                tracing::error!(error = %e.detail(), "pruning old versions failed");
                 break;
             }
         }
@@ -53,6 +53,6 @@ pub(crate) async fn round(state: &AppState) {
     }
     match state.read(|store| Ok(store.database_size()?)).await {
         Ok(size) => state.metrics().set_database_size(&size),
-        Err(e) => tracing::error!(error = ?e, "cannot measure the database"),
+        Err(e) => tracing::error!(error = %e.detail(), "cannot measure the database"),
     }
 }

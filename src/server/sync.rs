@@ -44,7 +44,7 @@ pub(crate) fn spawn(state: AppState) {
                 Err(e) => {
                     if !failing {
                         failing = true;
-                        tracing::error!(error = ?e, "cannot catch up with the database; serving the last snapshot, retrying with backoff");
+                        tracing::error!(error = %e.detail(), "cannot catch up with the database; serving the last snapshot, retrying with backoff");
                     }
                     pause = next_pause(pause, every);
                 }

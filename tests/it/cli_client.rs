@@ -65,7 +65,12 @@ impl Drop for FrozenServer {
     }
 }
 
-fn run_bounded(mut command: Command) -> Output {
+fn run_bounded(command: Command) -> Output {
+    run_bounded_for(command, Duration::from_secs(30))
+}
+
+/// Runs the command, killing it (and failing) past `limit`.
+fn run_bounded_for(mut command: Command, limit: Duration) -> Output {
     let mut child = command
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
@@ -78,7 +83,7 @@ fn run_bounded(mut command: Command) -> Output {
         stderr.read_to_end(&mut text).unwrap();
         text
     });
-    let status = wait_bounded(&mut child, Duration::from_secs(30));
+    let status = wait_bounded(&mut child, limit);
     let mut stdout = Vec::new();
     child
         .stdout
@@ -91,6 +96,25 @@ fn run_bounded(mut command: Command) -> Output {
         stdout,
         stderr: reader.join().unwrap(),
     }
+}
+
+/// A command that only reads gives up on a silent server after 30 s
+/// (not the 120 s a write's server may spend on an import), saying so.
+/// The test waits those 30 s: the point is the default.
+#[test]
+fn a_read_gives_up_on_a_silent_server_after_30_s_by_default() {
+    let frozen = FrozenServer::start();
+    let mut command = hierad(&["config", "get", "--env", "1", "--resource", "astute"]);
+    command.args(["--server", &frozen.url]);
+    let out = run_bounded_for(command, Duration::from_secs(55));
+    assert_eq!(
+        String::from_utf8_lossy(&out.stderr),
+        format!(
+            "hierad: timed out waiting for an answer from the hierad server at {} (no progress in 30 s; --timeout sets the limit)\n",
+            frozen.url
+        )
+    );
+    assert_eq!(out.status.code(), Some(1));
 }
 
 #[test]
@@ -313,16 +337,16 @@ fn a_connection_lost_after_sending_says_the_write_may_have_been_applied() {
     let lost = format!(
         "hierad: the connection to the hierad server at {url} was lost after the request was sent, before an answer"
     );
+    // A write whose first request writes (`set --key` reads the key's
+    // old value first, a read that would change nothing).
     let write = [
         "config",
-        "override",
+        "restore",
         "--env",
         "1",
         "--resource",
         "a",
-        "--key",
-        "k",
-        "--value",
+        "--version",
         "1",
     ];
     let e = run(&write, &url);

@@ -147,10 +147,14 @@ fn use_cases(conn: &[String], scratch: &Path) {
         v.extend_from_slice(extra);
         v
     };
-    // The seed's exact command: --value without --type is a String.
-    ok(conn, &override_args(&["--value", "2"]));
+    // The seed's exact command: --value without --type keeps the type of
+    // the Integer it overrides, and says what it stored.
+    assert_eq!(
+        ok(conn, &override_args(&["--value", "2"])),
+        "deployment_id = 2 (Integer)\n"
+    );
     assert_eq!(ok(conn, &get(&with(&["--format", "plain"]))), "2\n");
-    assert_eq!(ok(conn, &get(&key)), "{\n  \"deployment_id\": \"2\"\n}\n");
+    assert_eq!(ok(conn, &get(&key)), "{\n  \"deployment_id\": 2\n}\n");
     ok(conn, &override_args(&["--value", "3", "--type", "int"]));
     assert_eq!(ok(conn, &get(&key)), "{\n  \"deployment_id\": 3\n}\n");
     assert_eq!(
@@ -176,7 +180,7 @@ fn use_cases(conn: &[String], scratch: &Path) {
                 "1"
             ])
         ),
-        "{\n  \"deployment_id\": \"2\"\n}\n"
+        "{\n  \"deployment_id\": 2\n}\n"
     );
     // An override of a nested key keeps its siblings.
     ok(
@@ -401,6 +405,146 @@ fn versions(conn: &[String]) {
     assert_eq!(stored(), "{\n  \"a\": \"1\"\n}\n");
 }
 
+/// `set --key K --value V` without `--type`: V keeps the type of the
+/// value it replaces when it reads as one, else it is a String and the
+/// report says what it was; `--type` always wins; a key whose dots make
+/// new Hashes says which.
+fn types_kept_and_hashes_created(conn: &[String]) {
+    // A node the other cases leave alone; globals has none of these keys.
+    const KEPT: &str = "nodes=node-127.test.domain.local";
+    let set = |key: &str, extra: &[&str]| {
+        let args: Vec<&str> = [
+            &[
+                "config",
+                "set",
+                "--env",
+                "1",
+                "--level",
+                KEPT,
+                "--resource",
+                "globals",
+                "--key",
+                key,
+            ][..],
+            extra,
+        ]
+        .concat();
+        ok(conn, &args)
+    };
+    for (key, ty, value) in [
+        ("int", "int", "1"),
+        ("float", "yaml", "1.5"),
+        ("bool", "bool", "true"),
+        ("list", "json", "[1]"),
+        ("map", "json", "{\"a\": 1}"),
+        ("str", "str", "x"),
+    ] {
+        set(key, &["--value", value, "--type", ty]);
+    }
+    set("nil", &["--type", "null"]);
+    for (key, value, report) in [
+        ("int", "7", "int = 7 (Integer)"),
+        ("int", "seven", "int = \"seven\" (String, was Integer)"),
+        ("int", "8", "int = \"8\" (String)"),
+        ("float", "2.5", "float = 2.5 (Float)"),
+        ("float", "3", "float = 3.0 (Float)"),
+        ("float", "inf", "float = \"inf\" (String, was Float)"),
+        ("bool", "false", "bool = false (Boolean)"),
+        ("bool", "yes", "bool = \"yes\" (String, was Boolean)"),
+        ("list", "[1, \"b\"]", "list = [1,\"b\"] (Array)"),
+        ("map", "{\"b\": 2}", "map = {\"b\":2} (Hash)"),
+        ("map", "[2]", "map = \"[2]\" (String, was Hash)"),
+        ("nil", "3", "nil = \"3\" (String, was nil)"),
+        ("str", "5", "str = \"5\" (String)"),
+        ("new", "5", "new = \"5\" (String)"),
+    ] {
+        assert_eq!(
+            set(key, &["--value", value]),
+            format!("{report}\n"),
+            "{key} {value}"
+        );
+    }
+    assert_eq!(
+        set("str", &["--value", "9", "--type", "int"]),
+        "str = 9 (Integer, was String)\n"
+    );
+    let stored = ok(
+        conn,
+        &[
+            "config",
+            "get",
+            "--env",
+            "1",
+            "--level",
+            KEPT,
+            "--resource",
+            "globals",
+            "--stored",
+            "--format",
+            "json",
+        ],
+    );
+    let stored = hierad::wire::from_str(&stored).unwrap();
+    let stored = stored.as_hash().unwrap();
+    assert_eq!(stored[&Value::str("float")], Value::str("inf"));
+    assert_eq!(
+        stored[&Value::str("list")],
+        Value::Array(vec![Value::Int(1), Value::str("b")])
+    );
+    assert_eq!(stored[&Value::str("bool")], Value::str("yes"));
+    assert_eq!(stored[&Value::str("str")], Value::Int(9));
+
+    // A file name's dots split the key: the write says which Hashes it made.
+    assert_eq!(
+        set(
+            "configuration.file./etc/app.conf.content",
+            &["--value", "x"]
+        ),
+        "configuration.file./etc/app.conf.content = \"x\" (String)\n\
+         created Hashes: configuration, configuration.file, configuration.file./etc/app, \
+         configuration.file./etc/app.conf (each dot of --key splits a key; quote a key \
+         holding dots: a.'b.c')\n"
+    );
+    assert_eq!(
+        set(
+            "configuration.file.'/etc/app.conf'.content",
+            &["--value", "y"]
+        ),
+        "configuration.file.'/etc/app.conf'.content = \"y\" (String)\n\
+         created Hashes: configuration.file.'/etc/app.conf' (each dot of --key splits a key; \
+         quote a key holding dots: a.'b.c')\n"
+    );
+    assert_eq!(
+        set(
+            "configuration.file.'/etc/app.conf'.mode",
+            &["--value", "0644"]
+        ),
+        "configuration.file.'/etc/app.conf'.mode = \"0644\" (String)\n"
+    );
+    let got = ok(
+        conn,
+        &[
+            "config",
+            "get",
+            "--env",
+            "1",
+            "--level",
+            KEPT,
+            "--resource",
+            "globals",
+            "--key",
+            "configuration.file",
+            "--format",
+            "yaml",
+        ],
+    );
+    assert_eq!(
+        got,
+        "---\nconfiguration.file:\n  \"/etc/app\":\n    conf:\n      content: x\n  \
+         \"/etc/app.conf\":\n    content: \"y\"\n    mode: '0644'\n"
+    );
+}
+
 fn conn_db(db: &Path) -> Vec<String> {
     vec!["--db".into(), db.to_str().unwrap().into()]
 }
@@ -412,6 +556,13 @@ fn use_cases_on_a_local_database() {
     use_cases(&conn, dir.path());
     user_errors(&conn);
     versions(&conn);
+    types_kept_and_hashes_created(&conn);
+    // --help says how to quote a key holding dots.
+    let help = ok(&[], &["config", "set", "--help"]);
+    assert!(
+        help.contains("--key \"configuration.file.'/etc/app.conf'.content\""),
+        "{help}"
+    );
     // A database that does not exist is not created by a read.
     let missing = dir.path().join("missing.db");
     let err = error(
@@ -430,6 +581,7 @@ fn use_cases_over_http() {
     use_cases(&conn, dir.path());
     user_errors(&conn);
     versions(&conn);
+    types_kept_and_hashes_created(&conn);
 
     // Use case 4 through the server: `hierad lookup --server` answers as
     // `hierad lookup` over the exported tree, in every format and
@@ -617,5 +769,50 @@ fn an_unreachable_server_is_named() {
     assert_eq!(
         text(&out.stderr),
         "hierad: a server lookup needs --server URL (or HIERAD_SERVER)\n"
+    );
+}
+
+/// A process on the database file writes as `local:` and its uid's name
+/// from the password database, even from a shell that sets no `$USER`
+/// (cron, `su -c`, a container), where it once wrote `local:uid=0`.
+#[test]
+fn local_authors_are_the_uid_s_name_without_user_in_the_environment() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("hierad.db");
+    let conn = conn_db(&db);
+    ok(&conn, &["import", "data", "--env", "1"]);
+    let mut command = binary::command(&[
+        "config",
+        "override",
+        "--env",
+        "1",
+        "--resource",
+        "astute",
+        "--key",
+        "a",
+        "--value",
+        "1",
+    ]);
+    command.args(&conn).env_remove("USER").env_remove("LOGNAME");
+    binary::succeeded(&"config override", binary::output(command, None));
+    let name = Command::new("id").arg("-un").output().unwrap();
+    let name = text(&name.stdout).trim().to_owned();
+    assert!(!name.is_empty());
+    let history = ok(
+        &conn,
+        &[
+            "config",
+            "history",
+            "--env",
+            "1",
+            "--resource",
+            "astute",
+            "--kind",
+            "overrides",
+        ],
+    );
+    assert!(
+        history.contains(&format!("  local:{name}  ")),
+        "{name}: {history}"
     );
 }

@@ -101,3 +101,29 @@ fn an_unreachable_database_is_named_without_its_password() {
         assert!(!stderr.contains("pa55-w0rd"), "{args:?}: {stderr}");
     }
 }
+
+/// Servers starting together on a new PostgreSQL database migrate it once
+/// (the others wait on the migration lock, then find it done) and log no
+/// PostgreSQL NOTICE: the `CREATE TABLE IF NOT EXISTS schema_version` of
+/// those that waited was logged as `NOTICE: relation "schema_version"
+/// already exists, skipping`.
+#[test]
+fn servers_starting_together_log_no_postgres_notice() {
+    let db = pg::fresh_database();
+    let servers: Vec<TestServer> = std::thread::scope(|scope| {
+        let starting: Vec<_> = (0..3)
+            .map(|_| {
+                scope.spawn(|| TestServer::start_logging(Path::new(&db), &["--no-sample"], "info"))
+            })
+            .collect();
+        starting.into_iter().map(|s| s.join().unwrap()).collect()
+    });
+    for mut server in servers {
+        server.stop();
+        let log = server.log();
+        assert!(
+            !log.contains("NOTICE") && !log.contains("already exists"),
+            "{log}"
+        );
+    }
+}

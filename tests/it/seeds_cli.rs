@@ -209,26 +209,27 @@ fn seeds_004_use_cases_word_for_word_against_the_sample() {
     );
     assert_eq!(got, "{\n  \"deployment_id\": 15\n}\n");
 
-    // Use case 3: override, then look it up again.
+    // Use case 3: override, then look it up again. The Integer stays one
+    // (no --type in the seed's words), and the command says so.
     let got = ok(
         dir.path(),
         &url,
         "hierad config override --env 1 --level node=node-1.domain.tld --resource astute --key deployment_id --value 2",
     );
-    assert_eq!(got, "");
+    assert_eq!(got, "deployment_id = 2 (Integer)\n");
     let got = ok(
         dir.path(),
         &url,
         "hierad config get --env 1 --level node=node-1.domain.tld --resource astute --key deployment_id",
     );
-    assert_eq!(got, "{\n  \"deployment_id\": \"2\"\n}\n");
+    assert_eq!(got, "{\n  \"deployment_id\": 2\n}\n");
     // Written at the level the seed means (`nodes`), nowhere else.
     let got = ok(
         dir.path(),
         &url,
         "hierad config get --env 1 --level nodes=node-1.domain.tld --resource astute --stored --kind overrides",
     );
-    assert_eq!(got, "{\n  \"deployment_id\": \"2\"\n}\n");
+    assert_eq!(got, "{\n  \"deployment_id\": 2\n}\n");
     let got = ok(
         dir.path(),
         &url,

@@ -151,6 +151,10 @@ pub(crate) fn migrate(client: &mut Client, migrations: &[&str]) -> Result<()> {
     }
     let mut tx = client.transaction()?;
     tx.execute("SELECT pg_advisory_xact_lock($1)", &[&MIGRATION_LOCK])?;
+    // `IF NOT EXISTS` on a table another process made meanwhile is a
+    // NOTICE, which the client library logs as if it mattered; warnings
+    // and errors still come through.
+    tx.batch_execute("SET LOCAL client_min_messages = warning")?;
     tx.batch_execute(
         "CREATE TABLE IF NOT EXISTS schema_version (
              id      BIGINT PRIMARY KEY CHECK (id = 1),
