@@ -42,6 +42,7 @@ mod pg_faults;
 mod pg_tls;
 mod proxy_protocol;
 mod read_only_db;
+mod recipes;
 mod remembered;
 mod replicas;
 mod replicas_pg;
