@@ -22,6 +22,19 @@
 # plain) shows what is left of the method's own error: its ratio should be
 # 1. The TLS-alone pair shows what TLS costs without authentication.
 #
+# The fair limit of TLS's cost: a bare hyper server (`hierad bench
+# baseline-server`) over the same rustls configuration (the server's own
+# code: the same certificate, provider and suite order) against the same
+# bare server in plain HTTP, loaded together as a pair, both answering
+# every lookup with a body of the mean size of hierad's answers in the
+# plain server's warm-up (its bytes ÷ its lookups), so TLS seals as many
+# bytes a lookup. rustls' record layer and AES-GCM cost a server that does
+# nothing else this much; the goal: hierad's TLS ratio (TLS alone ÷
+# plain) within 0.95 of the bare servers' (bare TLS ÷ bare plain), and
+# authentication (bearer, Basic, client certificate) adding at most 3 %
+# to TLS alone (TLS's ratio ÷ the authenticated one's, less 1). Both are
+# printed last.
+#
 # Then, with valgrind, the plain server's and the TLS + auth server's
 # instructions per lookup once connected and per connection (callgrind,
 # counting only while INSTR_N and then 3 x INSTR_N measured lookups run
@@ -31,7 +44,7 @@
 # VAES code it uses on CPUs that have it, so the counts overstate the
 # crypto there.
 #
-#   bash bench/tls.sh                 # about 6 minutes after the release build
+#   bash bench/tls.sh                 # about 7 minutes after the release build
 #
 # PIN=1 (the default where taskset and 2 CPUs are): servers on CPU 0,
 # clients on CPU 1 (PIN=0: anywhere).
@@ -128,6 +141,8 @@ client() {
       --password-file "$work/user.pw" "${tls[@]}" ;;
     cert) env -u HIERAD_TOKEN "${on_client[@]}" "$BIN" bench --server "$auth_url" \
       --client-cert "$work/client.pem" --client-key "$work/client.key" "${tls[@]}" ;;
+    bare) env -u HIERAD_TOKEN "${on_client[@]}" "$BIN" bench --server "$bare_url" "${run[@]}" ;;
+    bare-tls) env -u HIERAD_TOKEN "${on_client[@]}" "$BIN" bench --server "$bare_tls_url" "${tls[@]}" ;;
   esac
 }
 
@@ -146,21 +161,23 @@ median() {
     if (range) printf("%.3f (%.3f..%.3f)", m, v[1], v[NR]); else print m }'
 }
 
-# pair NAME CONNS ROUND: NAME's server and the plain one loaded together;
-# the ratios NAME ÷ plain of the run appended to `ratios`.
-declare -A ratios=() server_us=()
+# pair NAME CONNS ROUND: NAME's server and its reference (the plain one;
+# the bare plain one for bare-tls) loaded together; the ratios NAME ÷
+# reference of the run appended to `ratios`.
+declare -A ratios=() server_us=() ref_of=([bare-tls]=bare)
 pair() {
-  local name=$1 conns=$2 round=$3
-  local pid=${pid_of[$name]} a=$OUT/tls-plain-$name-c$conns-r$round.json b=$OUT/tls-$name-c$conns-r$round.json
+  local name=$1 conns=$2 round=$3 ref=${ref_of[$1]:-plain}
+  local pid=${pid_of[$name]} ref_pid=${pid_of[${ref_of[$1]:-plain}]}
+  local a=$OUT/tls-$ref-$name-c$conns-r$round.json b=$OUT/tls-$name-c$conns-r$round.json
   local plain0 other0 plain_ns other_ns
-  plain0=$(cpu_ns "$plain_pid") other0=$(cpu_ns "$pid")
-  client plain "$conns" >"$a" &
+  plain0=$(cpu_ns "$ref_pid") other0=$(cpu_ns "$pid")
+  client "$ref" "$conns" >"$a" &
   local pa=$!
   client "$name" "$conns" >"$b" &
   local pb=$!
   wait "$pa"
   wait "$pb"
-  plain_ns=$(($(cpu_ns "$plain_pid") - plain0)) other_ns=$(($(cpu_ns "$pid") - other0))
+  plain_ns=$(($(cpu_ns "$ref_pid") - plain0)) other_ns=$(($(cpu_ns "$pid") - other0))
   checked "$a"
   checked "$b"
   local plain_n other_n
@@ -173,17 +190,32 @@ pair() {
   ratios[$name,$conns,rps]+="$(jq -rs '.[1].lookups_per_s / .[0].lookups_per_s' "$a" "$b") "
   ratios[$name,$conns,p50]+="$(jq -rs '.[1].latency_us.p50 / .[0].latency_us.p50' "$a" "$b") "
   ratios[$name,$conns,p99]+="$(jq -rs '.[1].latency_us.p99 / .[0].latency_us.p99' "$a" "$b") "
-  echo "round $round c=$conns: $name $other_us µs/lookup, plain $plain_us µs/lookup (server CPU)" >&2
+  echo "round $round c=$conns: $name $other_us µs/lookup, $ref $plain_us µs/lookup (server CPU)" >&2
 }
 
-names=(mirror tls bearer basic cert)
+names=(mirror tls bearer basic cert bare-tls)
 # Every server warmed up first (its answer cache filled, its connections'
 # buffers grown): the plain server is loaded in every pair, the others
 # only in theirs.
 echo "== tls: warming up the servers (${WARMUP}s each)" >&2
 for name in plain mirror tls bearer; do
-  DURATION=$WARMUP client "$name" "$CONNS" >"$work/warmup.json"
-  checked "$work/warmup.json"
+  DURATION=$WARMUP client "$name" "$CONNS" >"$work/warmup-$name.json"
+  checked "$work/warmup-$name.json"
+done
+# The bare servers' answer: as many bytes as hierad's mean answer in the
+# plain server's warm-up, as a found lookup answer.
+answer_bytes=$(jq '(.bytes_received / .requests) | floor' "$work/warmup-plain.json")
+pad=$((answer_bytes > 26 ? answer_bytes - 25 : 1))
+printf '{"found":true,"value":"%s"}' "$(head -c "$pad" /dev/zero | tr '\0' x)" >"$work/body.json"
+echo "== tls: bare servers answering $(wc -c <"$work/body.json") bytes a lookup (hierad's mean: $answer_bytes)" >&2
+start bare "${on_server[@]}" "$BIN" bench baseline-server --listen 127.0.0.1:0 --nodelay --body "$work/body.json"
+bare_url=$URL pid_of[bare]=$PID
+CURL_CA_BUNDLE=$work/ca.pem start bare-tls "${on_server[@]}" "$BIN" bench baseline-server --listen 127.0.0.1:0 \
+  --nodelay --body "$work/body.json" --tls-cert "$work/server.pem" --tls-key "$work/server.key"
+bare_tls_url=$URL pid_of[bare-tls]=$PID
+for name in bare bare-tls; do
+  DURATION=$WARMUP client "$name" "$CONNS" >"$work/warmup-$name.json"
+  checked "$work/warmup-$name.json"
 done
 for round in $(seq "$ROUNDS"); do
   echo "== tls: round $round of $ROUNDS" >&2
@@ -200,22 +232,35 @@ if [ "$ROUNDS" -gt 0 ]; then
   echo "TLS and authentication, each server loaded together with the plain one (bench/tls.sh,"
   echo "$TLS_NODES nodes, ${DURATION}s x $ROUNDS rounds, PIN=$PIN, load before: $load_before)"
   echo "server capacity ÷ plain's in the same runs (lookups per CPU-second of each server), per round,"
-  echo "median (min..max); mirror is a second plain server, the control (1 = no error in the method):"
+  echo "median (min..max); mirror is a second plain server, the control (1 = no error in the method);"
+  echo "bare-tls is the bare hyper server over TLS ÷ the same in plain HTTP (TLS's fair limit):"
   for conns in "$CONNS" 1; do
     for name in "${names[@]}"; do
-      printf '  c=%-3s %-6s %s  = %s\n' "$conns" "$name" "${ratios[$name,$conns,cpu]}" \
+      printf '  c=%-3s %-8s %s  = %s\n' "$conns" "$name" "${ratios[$name,$conns,cpu]}" \
         "$(echo "${ratios[$name,$conns,cpu]}" | median range)"
     done
   done
-  echo "medians: server CPU µs per lookup (the plain server's in the same runs), ratios ÷ plain:"
-  printf '  %-5s %-6s %9s %9s %10s %8s %8s\n' conns server µs plain_µs lookups/s p50 p99
+  echo "medians: server CPU µs per lookup (the reference's in the same runs), ratios ÷ the reference:"
+  printf '  %-5s %-8s %9s %9s %10s %8s %8s\n' conns server µs ref_µs lookups/s p50 p99
   for conns in "$CONNS" 1; do
     for name in "${names[@]}"; do
-      printf '  %-5s %-6s %9s %9s %10.3f %8.3f %8.3f\n' "$conns" "$name" \
+      printf '  %-5s %-8s %9s %9s %10.3f %8.3f %8.3f\n' "$conns" "$name" \
         "$(echo "${server_us[$name,$conns]}" | median)" "$(echo "${server_us[plain,$name,$conns]}" | median)" \
         "$(echo "${ratios[$name,$conns,rps]}" | median)" "$(echo "${ratios[$name,$conns,p50]}" | median)" \
         "$(echo "${ratios[$name,$conns,p99]}" | median)"
     done
+  done
+  echo "the goals, from the median capacity ratios: hierad's TLS ratio ÷ the bare servers' (at least"
+  echo "0.95), and what authentication adds to TLS alone (TLS's ratio ÷ its own, less 1; at most 3 %):"
+  for conns in "$CONNS" 1; do
+    tls_r=$(echo "${ratios[tls,$conns,cpu]}" | median) bare_r=$(echo "${ratios[bare-tls,$conns,cpu]}" | median)
+    printf '  c=%-3s hierad TLS %.3f, bare TLS %.3f: %s of the bare ratio; authentication over TLS:' \
+      "$conns" "$tls_r" "$bare_r" "$(ratio "$tls_r" "$bare_r")"
+    for name in bearer basic cert; do
+      printf ' %s %+.1f %%' "$name" "$(awk -v t="$tls_r" -v a="$(echo "${ratios[$name,$conns,cpu]}" | median)" \
+        'BEGIN { print (t / a - 1) * 100 }')"
+    done
+    echo
   done
   echo "load after: $(cut -d' ' -f1-3 /proc/loadavg)"
 } | tee "$OUT/tls.txt"

@@ -1,7 +1,9 @@
 //! The bare server the benchmark compares hierad with: hyper 1 HTTP/1.1
 //! keep-alive on the same tokio runtime as `hierad serve`, reading each
 //! request's body and answering a fixed body (a short lookup answer, or
-//! the bytes of a whole document). Its throughput is the ceiling of any
+//! the bytes of a whole document), over plain TCP or over TLS with the
+//! server's own rustls configuration (bench/tls.sh: what TLS costs a
+//! server that does nothing else). Its throughput is the ceiling of any
 //! server on this machine with this client.
 
 use bytes::Bytes;
@@ -13,6 +15,7 @@ use hyper::{Request, Response};
 use hyper_util::rt::TokioIo;
 use std::convert::Infallible;
 use std::future::Future;
+use tokio::io::{AsyncRead, AsyncWrite};
 use tokio::net::TcpListener;
 
 /// What every request gets: a short found answer, as a lookup of a
@@ -40,8 +43,9 @@ async fn answer(
         .expect("a valid response"))
 }
 
-/// Serves `body` (e.g. [`FIXED`]) until `shutdown` resolves. `nodelay` as hierad's own listener
-/// sets it, so the two differ in their handlers only.
+/// Serves `body` (e.g. [`FIXED`]) until `shutdown` resolves, over TLS
+/// when given an acceptor (hierad's, `server::tls`, so the two differ in
+/// their handlers only). `nodelay` as hierad's own listener sets it.
 ///
 /// # Errors
 ///
@@ -49,6 +53,7 @@ async fn answer(
 pub(crate) async fn serve(
     listener: TcpListener,
     nodelay: bool,
+    tls: Option<tokio_rustls::TlsAcceptor>,
     body: Bytes,
     shutdown: impl Future<Output = ()>,
 ) -> std::io::Result<()> {
@@ -62,12 +67,29 @@ pub(crate) async fn serve(
             stream.set_nodelay(true)?;
         }
         let body = body.clone();
+        let tls = tls.clone();
         tokio::spawn(async move {
-            let service = service_fn(move |request| answer(request, body.clone()));
-            let _ = http1::Builder::new()
-                .keep_alive(true)
-                .serve_connection(TokioIo::new(stream), service)
-                .await;
+            match tls {
+                None => connection(stream, body).await,
+                // A failed handshake ends the connection, as in hierad.
+                Some(acceptor) => {
+                    if let Ok(stream) = acceptor.accept(stream).await {
+                        connection(stream, body).await;
+                    }
+                }
+            }
         });
     }
+}
+
+/// HTTP/1.1 keep-alive on one connection until it ends.
+async fn connection<S>(stream: S, body: Bytes)
+where
+    S: AsyncRead + AsyncWrite + Unpin + Send + 'static,
+{
+    let service = service_fn(move |request| answer(request, body.clone()));
+    let _ = http1::Builder::new()
+        .keep_alive(true)
+        .serve_connection(TokioIo::new(stream), service)
+        .await;
 }

@@ -118,6 +118,13 @@ pub(crate) enum Sub {
         /// (the same bytes as a whole document hierad sends).
         #[arg(long, value_name = "FILE")]
         body: Option<PathBuf>,
+        /// Serve TLS with this certificate chain (PEM), built as `serve
+        /// --tls-cert` builds it (bench/tls.sh's bare TLS server).
+        #[arg(long, value_name = "FILE", requires = "tls_key")]
+        tls_cert: Option<PathBuf>,
+        /// The certificate's private key (PEM).
+        #[arg(long, value_name = "FILE", requires = "tls_cert")]
+        tls_key: Option<PathBuf>,
     },
 }
 
@@ -333,7 +340,19 @@ pub(crate) fn run(args: Args) -> anyhow::Result<ExitCode> {
             listen,
             nodelay,
             body,
-        }) => baseline_server(listen, nodelay, body.as_deref()),
+            tls_cert,
+            tls_key,
+        }) => {
+            let tls = match (tls_cert, tls_key) {
+                (Some(cert), Some(key)) => Some(crate::server::tls::TlsFiles {
+                    cert,
+                    key,
+                    client_ca: None,
+                }),
+                _ => None,
+            };
+            baseline_server(listen, nodelay, body.as_deref(), tls)
+        }
         None => load_test(args.run),
     }
 }
@@ -362,12 +381,18 @@ fn generate_tree(
 }
 
 /// `bench baseline-server`: a bare hyper server answering `body` (or a
-/// fixed small answer) to every request, the yardstick of the figures.
+/// fixed small answer) to every request, over TLS given `tls`, the
+/// yardstick of the figures.
 fn baseline_server(
     listen: SocketAddr,
     nodelay: bool,
     body: Option<&Path>,
+    tls: Option<crate::server::tls::TlsFiles>,
 ) -> anyhow::Result<ExitCode> {
+    let tls = tls
+        .map(crate::server::tls::Tls::load)
+        .transpose()?
+        .map(|tls| tls.acceptor());
     runtime(None)?.block_on(async move {
         let body = match body {
             Some(path) => bytes::Bytes::from(
@@ -378,10 +403,12 @@ fn baseline_server(
         let listener = tokio::net::TcpListener::bind(listen)
             .await
             .with_context(|| format!("cannot listen on {listen}"))?;
-        eprintln!("listening on http://{}", listener.local_addr()?);
+        let scheme = if tls.is_some() { "https" } else { "http" };
+        eprintln!("listening on {scheme}://{}", listener.local_addr()?);
         baseline::serve(
             listener,
             nodelay,
+            tls,
             body,
             crate::server::signal::shutdown_signal(),
         )

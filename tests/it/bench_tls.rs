@@ -271,3 +271,60 @@ fn bench_visible_over_tls() {
         "{stderr}"
     );
 }
+
+/// bench/tls.sh's bare TLS server: `bench baseline-server` with the
+/// server's certificate and key answers over TLS (hierad's rustls
+/// configuration) with the body it is given, every request of a bench
+/// run, and names https in its `listening on` line.
+#[test]
+fn the_bare_baseline_server_speaks_tls() {
+    use std::io::{BufRead, BufReader};
+    use std::process::Stdio;
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let (cert, key) = Pki::new(d).issue("server", "localhost", &["localhost"], false);
+    let body = br#"{"found":true,"value":"the same bytes as hierad's mean answer"}"#;
+    std::fs::write(d.join("body.json"), body).unwrap();
+    let mut child = command(&[
+        "bench",
+        "baseline-server",
+        "--listen",
+        "127.0.0.1:0",
+        "--body",
+        &path(d, "body.json"),
+        "--tls-cert",
+        cert.to_str().unwrap(),
+        "--tls-key",
+        key.to_str().unwrap(),
+    ])
+    .stderr(Stdio::piped())
+    .spawn()
+    .unwrap();
+    let line = BufReader::new(child.stderr.take().unwrap())
+        .lines()
+        .next()
+        .unwrap()
+        .unwrap();
+    let url = line
+        .strip_prefix("listening on https://127.0.0.1:")
+        .map(|port| format!("https://localhost:{port}"));
+    let generated_dir = path(d, "gen");
+    let generated = command(&["bench", "generate", "--nodes", "3", &generated_dir]);
+    succeeded(&"bench generate", output(generated, None));
+    let plan = path(d, "gen/bench-plan.json");
+    let ca = path(d, "ca.pem");
+    let args = url.as_deref().map(|url| {
+        [
+            "bench", "--json", "--server", url, "--cacert", &ca, "--plan", &plan, "-n", "100",
+            "-c", "2", "--warmup", "0s",
+        ]
+    });
+    let report = args.map(|args| succeeded(&args, output(command(&args), None)));
+    let _ = child.kill();
+    let _ = child.wait();
+    assert!(url.is_some(), "not a TLS listener: {line}");
+    let r: Value = serde_json::from_str(&report.unwrap()).unwrap();
+    assert_eq!(r["requests"], 100, "{r}");
+    assert_eq!(r["errors"]["total"], 0, "{r}");
+    assert_eq!(r["bytes_received"], 100 * body.len() as u64, "{r}");
+}

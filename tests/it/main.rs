@@ -48,6 +48,7 @@ mod plain_on_tls;
 mod pressure;
 mod proxy_protocol;
 mod read_only_db;
+mod recipes;
 mod remembered;
 mod replicas;
 mod replicas_pg;
