@@ -68,6 +68,34 @@ pub(crate) struct BudgetErrorBody {
     pub(crate) message: String,
 }
 
+/// A 413 `quota_exceeded`: a document write refused because the document,
+/// or its environment's latest documents with it, would be larger than
+/// the server keeps (docs/operations.md, "Limits"). Sizes are bytes of
+/// the stored encoding (wire JSON). Nothing was written.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub(crate) struct QuotaErrorBody {
+    /// `quota_exceeded`.
+    pub(crate) error: String,
+    /// `document` or `environment`.
+    pub(crate) quota: String,
+    /// The document refused (for an import: the first over the limit).
+    pub(crate) environment: i64,
+    /// Its level path (`nodes=node-1`; empty: the root).
+    pub(crate) level: String,
+    pub(crate) resource: String,
+    /// `values` or `overrides`.
+    pub(crate) kind: String,
+    /// The document's size.
+    pub(crate) size: u64,
+    /// The environment's total with this write (`environment` only).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) total: Option<u64>,
+    pub(crate) limit: u64,
+    /// The `hierad serve` flag that sets the limit.
+    pub(crate) flag: String,
+    pub(crate) message: String,
+}
+
 /// `GET /components…`: a component and its resource definitions.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub(crate) struct Component {

@@ -10,7 +10,7 @@ use crate::server::proxied::Proxies;
 use crate::server::tls::{Tls, TlsFiles};
 use crate::server::{self, AppState};
 use crate::settings::{DEFAULT_DB, DEFAULT_PORT, Sample, Settings, default_lookup_workers};
-use crate::store::Store;
+use crate::store::{Quotas, Store};
 use crate::tree::read_tree;
 use anyhow::Context;
 use std::net::SocketAddr;
@@ -127,6 +127,18 @@ pub(crate) struct Args {
     /// version of a document is always kept.
     #[arg(long, env = "HIERAD_KEEP_DAYS", default_value_t = 0)]
     pub(crate) keep_days: u64,
+    /// Largest document a write may store, in MiB of its stored encoding
+    /// (wire JSON; 0: no limit): a PUT, key-path edit, restore or import
+    /// beyond it is refused with 413 and writes nothing. The default is
+    /// --body-limit's, so whatever one request may carry fits.
+    #[arg(long, env = "HIERAD_MAX_DOCUMENT_MIB", default_value_t = 16)]
+    pub(crate) max_document_mib: u64,
+    /// Largest total of an environment's latest documents, in MiB of their
+    /// stored encoding (0: no limit): a write that would grow it beyond is
+    /// refused with 413 and writes nothing. A replica holds some 8 times
+    /// this in memory per environment.
+    #[arg(long, env = "HIERAD_MAX_ENVIRONMENT_MIB", default_value_t = 256)]
+    pub(crate) max_environment_mib: u64,
     /// Time between pruning rounds (old versions the retention no longer
     /// keeps; also when hierad_database_bytes is measured).
     #[arg(long, value_parser = positive_duration, default_value = "60s")]
@@ -262,6 +274,11 @@ pub(crate) fn run(args: Args) -> anyhow::Result<ExitCode> {
             crate::store::describe(&settings.db)
         )
     })?;
+    // Every write this server makes is bounded, the sample's too.
+    store.set_quotas(Quotas {
+        document_bytes: args.max_document_mib.saturating_mul(1024 * 1024),
+        environment_bytes: args.max_environment_mib.saturating_mul(1024 * 1024),
+    });
     load_sample_if_empty(&store, &settings.sample)?;
     // Dropped last, after the runtime: PostgreSQL's blocking client runs a
     // runtime of its own to close its connections, which panics on one of

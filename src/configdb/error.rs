@@ -2,7 +2,7 @@
 //! malformed, each with a message that tells the user what to change.
 //!
 //! The families map onto HTTP statuses one to one (NotFound → 404,
-//! Conflict → 409, Invalid → 400, Stale → 412); [`ConfigError::kind`] gives the family
+//! Conflict → 409, Invalid → 400, Stale → 412, OverQuota → 413); [`ConfigError::kind`] gives the family
 //! without matching every variant.
 
 use super::keypath::KeyPathError;
@@ -25,6 +25,10 @@ pub(crate) enum ConfigError {
     /// A conditional write whose condition no longer holds (412).
     #[error(transparent)]
     Stale(#[from] Stale),
+    /// A write that would make a document or its environment larger
+    /// than the server keeps (413).
+    #[error(transparent)]
+    OverQuota(#[from] OverQuota),
     /// The request needs a stored document that cannot be read (a server
     /// failure, not the request's: 500).
     #[error(
@@ -40,6 +44,7 @@ pub(crate) enum ErrorKind {
     Conflict,
     Invalid,
     Stale,
+    OverQuota,
     Unreadable,
 }
 
@@ -50,6 +55,7 @@ impl ConfigError {
             ConfigError::Conflict(_) => ErrorKind::Conflict,
             ConfigError::Invalid(_) => ErrorKind::Invalid,
             ConfigError::Stale(_) => ErrorKind::Stale,
+            ConfigError::OverQuota(_) => ErrorKind::OverQuota,
             ConfigError::Unreadable(_) => ErrorKind::Unreadable,
         }
     }
@@ -268,6 +274,43 @@ pub(crate) enum Invalid {
     /// A resource definition's content that cannot be used.
     #[error("the content of resource definition \"{resource}\" is refused: {reason}")]
     BadContent { resource: String, reason: String },
+}
+
+/// A document write refused by a quota (store/quota.rs): sizes are bytes
+/// of the stored encoding, wire JSON.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub(crate) enum OverQuota {
+    #[error(
+        "the {doc} would take {size} bytes, over the limit of {limit} bytes a document may take \
+         (hierad serve --max-document-mib); nothing was stored"
+    )]
+    Document {
+        doc: DocAddress,
+        size: u64,
+        limit: u64,
+    },
+    #[error(
+        "writing the {doc} ({size} bytes) would bring environment {}'s documents to {total} bytes, \
+         over the limit of {limit} bytes (hierad serve --max-environment-mib); nothing was stored",
+        doc.env
+    )]
+    Environment {
+        doc: DocAddress,
+        size: u64,
+        /// The environment's latest documents with this write.
+        total: u64,
+        limit: u64,
+    },
+}
+
+impl OverQuota {
+    /// The `hierad serve` flag that sets the limit.
+    pub(crate) fn flag(&self) -> &'static str {
+        match self {
+            OverQuota::Document { .. } => "--max-document-mib",
+            OverQuota::Environment { .. } => "--max-environment-mib",
+        }
+    }
 }
 
 fn defined_text(defined: usize) -> String {

@@ -2,8 +2,8 @@
 //! with its status; database failures are logged and answered 503 (the
 //! database is unavailable) or 500 (anything else) without their details.
 
-use crate::api::{BudgetErrorBody, ErrorBody};
-use crate::configdb::{ConfigError, ErrorKind};
+use crate::api::{BudgetErrorBody, ErrorBody, QuotaErrorBody};
+use crate::configdb::{ConfigError, OverQuota};
 use crate::hiera::HieraError;
 use crate::hiera::budget::Limit;
 use crate::store::StoreError;
@@ -32,6 +32,9 @@ pub(crate) enum ApiError {
     Conflict(String),
     /// 413: the body is over the limit.
     TooLarge(super::body::BodyLimit),
+    /// 413: the write would store a document, or make its environment,
+    /// larger than the server's quotas (nothing was written).
+    OverQuota(OverQuota),
     /// 422: Hiera itself fails this lookup.
     Hiera(HieraError),
     /// 408: not answered within the request time limit.
@@ -84,14 +87,15 @@ impl ApiError {
 
 impl From<ConfigError> for ApiError {
     fn from(e: ConfigError) -> ApiError {
-        match e.kind() {
-            ErrorKind::NotFound => ApiError::NotFound(e.to_string()),
-            ErrorKind::Conflict => ApiError::Conflict(e.to_string()),
-            ErrorKind::Invalid => ApiError::BadRequest(e.to_string()),
-            ErrorKind::Stale => ApiError::PreconditionFailed(e.to_string()),
+        match &e {
+            ConfigError::NotFound(_) => ApiError::NotFound(e.to_string()),
+            ConfigError::Conflict(_) => ApiError::Conflict(e.to_string()),
+            ConfigError::Invalid(_) => ApiError::BadRequest(e.to_string()),
+            ConfigError::Stale(_) => ApiError::PreconditionFailed(e.to_string()),
+            ConfigError::OverQuota(over) => ApiError::OverQuota(over.clone()),
             // The server's fault, logged; it names the document, never
             // its content.
-            ErrorKind::Unreadable => ApiError::Internal(e.to_string()),
+            ConfigError::Unreadable(_) => ApiError::Internal(e.to_string()),
         }
     }
 }
@@ -165,6 +169,35 @@ impl IntoResponse for ApiError {
                 "payload_too_large",
                 limit.to_string(),
             ),
+            ApiError::OverQuota(over) => {
+                let (doc, size, total, limit) = match &over {
+                    OverQuota::Document { doc, size, limit } => (doc, *size, None, *limit),
+                    OverQuota::Environment {
+                        doc,
+                        size,
+                        total,
+                        limit,
+                    } => (doc, *size, Some(*total), *limit),
+                };
+                let body = QuotaErrorBody {
+                    error: "quota_exceeded".to_owned(),
+                    quota: match over {
+                        OverQuota::Document { .. } => "document",
+                        OverQuota::Environment { .. } => "environment",
+                    }
+                    .to_owned(),
+                    environment: doc.env,
+                    level: doc.path.to_string(),
+                    resource: doc.resource.clone(),
+                    kind: doc.kind.as_str().to_owned(),
+                    size,
+                    total,
+                    limit,
+                    flag: over.flag().to_owned(),
+                    message: over.to_string(),
+                };
+                return (StatusCode::PAYLOAD_TOO_LARGE, Json(body)).into_response();
+            }
             ApiError::Hiera(e) => {
                 let body = ErrorBody {
                     error: "hiera_error".to_owned(),

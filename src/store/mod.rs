@@ -33,6 +33,7 @@ pub(crate) mod dump;
 mod migrations;
 mod packing;
 mod postgres;
+mod quota;
 mod shared;
 mod sql;
 mod sqlite;
@@ -41,13 +42,14 @@ mod switch;
 
 pub(crate) use self::postgres::{ChangeFeed, PgStore};
 pub(crate) use changes::Changes;
+pub(crate) use quota::Quotas;
 pub(crate) use sqlite::SqliteStore;
 #[cfg(test)]
 pub(crate) use switch::SwitchedStore;
 
 use crate::configdb::{
     Component, ComponentRef, ConfigError, Conflict, DocAddress, DocKind, Environment, Invalid,
-    LevelPath, NewComponent, NewEnvironment, NotFound, Retention, SnapshotData, Version,
+    LevelPath, NewComponent, NewEnvironment, NotFound, OverQuota, Retention, SnapshotData, Version,
 };
 use crate::hiera::Hash;
 
@@ -95,6 +97,12 @@ impl From<NotFound> for StoreError {
 
 impl From<Conflict> for StoreError {
     fn from(e: Conflict) -> Self {
+        StoreError::Config(e.into())
+    }
+}
+
+impl From<OverQuota> for StoreError {
+    fn from(e: OverQuota) -> Self {
         StoreError::Config(e.into())
     }
 }
@@ -378,6 +386,14 @@ pub(crate) trait Store: Send + Sync {
 
     /// The size of the database.
     fn database_size(&self) -> Result<DatabaseSize>;
+
+    /// Sets the quotas every later document write checks (a store opens
+    /// with none): a write that would store a document over
+    /// `document_bytes`, or grow its environment's latest documents past
+    /// `environment_bytes`, is refused with [`OverQuota`] and writes
+    /// nothing (an import: none of its documents). A write that shrinks
+    /// or deletes is never refused for the environment's total.
+    fn set_quotas(&self, quotas: Quotas);
 
     /// Checks that this process can write to the database, changing
     /// nothing: what `serve` and the commands that write ask at start, so

@@ -205,4 +205,7 @@ pub(crate) trait Engine: Send + Sync {
     fn change_feed(&self) -> Option<super::ChangeFeed> {
         None
     }
+
+    /// The quotas every document write checks ([`super::quota`]).
+    fn quotas(&self) -> &super::quota::QuotaCell;
 }

@@ -10,6 +10,7 @@
 
 use super::changes::Log;
 use super::migrations::{self, MIGRATIONS};
+use super::quota::QuotaCell;
 use super::sql::{Cell, Engine, Param, Row, Sql};
 use super::{DatabaseSize, Result, StoreError};
 use rusqlite::types::{ToSqlOutput, Value, ValueRef};
@@ -29,6 +30,7 @@ pub(crate) const BUSY_TIMEOUT: Duration = Duration::from_secs(10);
 /// file; SQLite's own locking orders their writes.
 pub(crate) struct SqliteStore {
     conn: Mutex<Connection>,
+    quotas: QuotaCell,
 }
 
 impl From<rusqlite::Error> for StoreError {
@@ -75,6 +77,7 @@ impl SqliteStore {
         migrations::migrate(&mut conn, migrations)?;
         Ok(SqliteStore {
             conn: Mutex::new(conn),
+            quotas: QuotaCell::default(),
         })
     }
 
@@ -113,6 +116,10 @@ impl Engine for SqliteStore {
             bytes: pragma("page_count")? * page,
             free_bytes: pragma("freelist_count")? * page,
         })
+    }
+
+    fn quotas(&self) -> &QuotaCell {
+        &self.quotas
     }
 
     fn check_writable(&self) -> Result<()> {

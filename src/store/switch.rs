@@ -63,4 +63,8 @@ impl Engine for SwitchedStore {
         self.asked()?;
         self.inner.check_writable()
     }
+
+    fn quotas(&self) -> &super::quota::QuotaCell {
+        self.inner.quotas()
+    }
 }

@@ -257,3 +257,120 @@ fn the_default_retention_keeps_the_last_100_versions() {
     assert_eq!(oldest.status, 200, "{}", oldest.body);
     assert!(oldest.body.contains(r#""n":1"#), "{}", oldest.body);
 }
+
+/// `n` bytes of a JSON string's content.
+fn pad(n: usize) -> String {
+    "x".repeat(n)
+}
+
+/// The versions of a document, as the history route lists them.
+fn versions(server: &TestServer, doc: &str) -> Vec<u64> {
+    let reply = call("GET", &format!("{}{doc}/history", server.url), None, &[]);
+    assert_eq!(reply.status, 200, "{}", reply.body);
+    reply
+        .json()
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| v["version"].as_u64().unwrap())
+        .collect()
+}
+
+fn put(server: &TestServer, path: &str, body: &str) -> Reply {
+    call(
+        "PUT",
+        &format!("{}{path}", server.url),
+        Some(body),
+        &[("content-type", "application/json")],
+    )
+}
+
+/// A writer could store documents of any size (each costs several times
+/// its size in every replica's memory). `--max-document-mib` bounds one
+/// document's stored size: a PUT or a key-path edit past it is 413 and
+/// writes nothing; without the flag, the default (16 MiB) lets it through.
+#[test]
+fn a_document_over_the_limit_is_413_and_writes_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = TestServer::start_on(&dir.path().join("h.db"), &["--max-document-mib", "1"]);
+    let doc = "/api/v1/config/environments/1/resources/globals/values";
+    let before = versions(&server, doc);
+    let big = format!(r#"{{"pad": "{}"}}"#, pad(1024 * 1024));
+    let reply = put(&server, doc, &big);
+    assert_eq!(reply.status, 413, "{}", reply.body);
+    let body = reply.json();
+    assert_eq!(body["error"], "quota_exceeded", "{body}");
+    assert_eq!(body["quota"], "document");
+    assert_eq!(body["environment"], 1);
+    assert_eq!(body["level"], "");
+    assert_eq!(body["resource"], "globals");
+    assert_eq!(body["kind"], "values");
+    assert_eq!(body["size"], 1024 * 1024 + 10);
+    assert_eq!(body["limit"], 1024 * 1024);
+    assert_eq!(body["flag"], "--max-document-mib");
+    assert!(
+        body["message"]
+            .as_str()
+            .unwrap()
+            .contains("nothing was stored"),
+        "{body}"
+    );
+    assert!(!reply.body.contains("xxxx"), "the document is not quoted");
+    assert_eq!(versions(&server, doc), before, "nothing written");
+
+    // A key-path edit grows a document past the limit in a small body.
+    let fits = format!(r#"{{"pad": "{}"}}"#, pad(900 * 1024));
+    assert_eq!(put(&server, doc, &fits).status, 204);
+    let before = versions(&server, doc);
+    let reply = put(
+        &server,
+        &format!("{doc}/keys/more"),
+        &format!(r#""{}""#, pad(200 * 1024)),
+    );
+    assert_eq!(reply.status, 413, "{}", reply.body);
+    assert_eq!(reply.json()["quota"], "document");
+    assert_eq!(versions(&server, doc), before, "nothing written");
+    drop(server);
+
+    // The default limit is --body-limit's: what one request carries fits.
+    let server = TestServer::start_on(&dir.path().join("h2.db"), &[]);
+    let reply = put(&server, doc, &big);
+    assert_eq!(reply.status, 204, "{}", reply.body);
+}
+
+/// `--max-environment-mib` bounds the total of an environment's latest
+/// documents: an import that would cross it is 413 and writes none of its
+/// documents; the same import passes once the limit is raised.
+#[test]
+fn an_import_past_the_environment_total_is_413_and_writes_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("h.db");
+    let import = format!(
+        r#"{{"level": "", "documents": {{"astute": {{"a": "{p}"}}, "globals": {{"g": "{p}"}}, "override/plugins": {{"p": "{p}"}}}}}}"#,
+        p = pad(800 * 1024)
+    );
+    let docs = [
+        "/api/v1/config/environments/1/resources/astute/values",
+        "/api/v1/config/environments/1/resources/globals/values",
+        "/api/v1/config/environments/1/resources/override/plugins/values",
+    ];
+    let mut server = TestServer::start_on(&db, &["--max-environment-mib", "2"]);
+    let before: Vec<Vec<u64>> = docs.iter().map(|d| versions(&server, d)).collect();
+    let reply = server.post_json("/api/v1/config/environments/1/import", &import);
+    assert_eq!(reply.status, 413, "{}", reply.body);
+    let body = reply.json();
+    assert_eq!(body["error"], "quota_exceeded", "{body}");
+    assert_eq!(body["quota"], "environment");
+    assert_eq!(body["environment"], 1);
+    assert_eq!(body["limit"], 2 * 1024 * 1024);
+    assert_eq!(body["flag"], "--max-environment-mib");
+    assert!(body["total"].as_u64().unwrap() > 2 * 1024 * 1024, "{body}");
+    let after: Vec<Vec<u64>> = docs.iter().map(|d| versions(&server, d)).collect();
+    assert_eq!(after, before, "the import wrote none of its documents");
+    server.stop();
+
+    let server = TestServer::start_on(&db, &["--max-environment-mib", "3"]);
+    let reply = server.post_json("/api/v1/config/environments/1/import", &import);
+    assert_eq!(reply.status, 200, "{}", reply.body);
+    assert_eq!(reply.json()["written"], 3);
+}

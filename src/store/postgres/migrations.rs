@@ -123,6 +123,14 @@ pub(crate) const MIGRATIONS: &[&str] = &[
     r#"
     ALTER TABLE documents ADD COLUMN author TEXT;
     "#,
+    // 7: each environment's total of latest live documents (store/quota.rs).
+    r#"
+    ALTER TABLE environments ADD COLUMN live_bytes BIGINT NOT NULL DEFAULT 0;
+    UPDATE environments SET live_bytes = (
+        SELECT coalesce(sum(d.size), 0) FROM heads h JOIN documents d USING
+            (environment_id, level, level_value, resource, kind, version)
+        WHERE h.environment_id = environments.id AND d.deleted = 0);
+    "#,
 ];
 
 /// The advisory lock key of migrations ("hierad" in ASCII).

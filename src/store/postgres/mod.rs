@@ -120,6 +120,7 @@ pub(crate) struct PgStore {
     feed: tokio_postgres::Config,
     tls: tokio_postgres_rustls::MakeRustlsConnect,
     health: std::sync::Arc<Health>,
+    quotas: crate::store::quota::QuotaCell,
 }
 
 impl std::fmt::Debug for PgStore {
@@ -276,6 +277,7 @@ impl PgStore {
             feed: parsed,
             tls,
             health,
+            quotas: crate::store::quota::QuotaCell::default(),
         })
     }
 
@@ -476,6 +478,10 @@ impl Engine for PgStore {
         }
         // An empty write transaction: whatever else refuses one.
         self.run(IsolationLevel::ReadCommitted, false, |_| Ok(()))
+    }
+
+    fn quotas(&self) -> &crate::store::quota::QuotaCell {
+        &self.quotas
     }
 
     fn change_feed(&self) -> Option<ChangeFeed> {

@@ -5,15 +5,15 @@ use super::{
     EnvContext, decode, encode, now, resolve_component, slot_of, sql_version, version_from,
 };
 use crate::configdb::{
-    ConfigError, DocAddress, DocKind, Invalid, LevelValue, NotFound, Stale, StoredDoc, Version,
-    check_depth,
+    ConfigError, DocAddress, DocKind, Invalid, LevelValue, NotFound, OverQuota, Stale, StoredDoc,
+    Version, check_depth,
 };
 use crate::hiera::Hash;
 use crate::store::changes::{Latest, Log};
 use crate::store::content::check_schema;
 use crate::store::packing::{self, Packing};
 use crate::store::sql::{Sql, params};
-use crate::store::{DocWrite, ImportBatch, ImportReport, Result, StoreError, WriteCtx};
+use crate::store::{DocWrite, ImportBatch, ImportReport, Quotas, Result, StoreError, WriteCtx};
 use std::collections::HashSet;
 use std::sync::Arc;
 
@@ -110,19 +110,25 @@ pub(super) fn version_row(
 
 /// Writes the next version of a document: `content` is wire JSON, or
 /// `None` for a deletion marker; the version it replaces is packed (see
-/// [`packing`]). Must run inside a write transaction.
+/// [`packing`]). Must run inside a write transaction. The one place every
+/// document write goes through, so the one that checks the [`Quotas`]
+/// and keeps the environment's total of latest documents.
 pub(super) fn append(
     tx: &dyn Sql,
     log: &mut Log,
     at: &DocAddress,
     content: Option<&str>,
     author: Option<&str>,
+    quotas: Quotas,
 ) -> Result<Version> {
     log.document(at);
     let (level, value) = slot_of(&at.path);
     let latest = head(tx, at)?;
     let number = latest.as_ref().map_or(0, |(v, _)| v.number) + 1;
     let text = content.unwrap_or("");
+    let live = |v: &Version| if v.deleted { 0 } else { v.size as u64 };
+    let old_size = latest.as_ref().map_or(0, |(v, _)| live(v));
+    count_bytes(tx, at, (old_size, text.len() as u64), quotas)?;
     let version = version_from(
         sql_version(number),
         now(),
@@ -183,6 +189,47 @@ pub(super) fn append(
     Ok(version)
 }
 
+/// Checks a document's new stored size (`sizes`: its latest version's and
+/// the new one's, 0 for none or a deletion marker) against the quotas and
+/// moves the environment's total by the difference. The total is read
+/// back from the update itself, which waits for any concurrent writer's
+/// (SQLite's write lock; PostgreSQL's generation row and the row lock),
+/// so it is exact. A write that does not grow the total passes whatever
+/// the total is, so an environment over a lowered limit can shrink.
+fn count_bytes(tx: &dyn Sql, at: &DocAddress, sizes: (u64, u64), quotas: Quotas) -> Result<()> {
+    let (old, new) = sizes;
+    if quotas.document_bytes > 0 && new > quotas.document_bytes {
+        return Err(OverQuota::Document {
+            doc: at.clone(),
+            size: new,
+            limit: quotas.document_bytes,
+        }
+        .into());
+    }
+    if old == new {
+        return Ok(());
+    }
+    let delta = i64::try_from(new).unwrap_or(i64::MAX) - i64::try_from(old).unwrap_or(i64::MAX);
+    let total = tx
+        .query_one(
+            "UPDATE environments SET live_bytes = live_bytes + ?2 WHERE id = ?1
+             RETURNING live_bytes",
+            params![at.env, delta],
+        )?
+        .int(0)?;
+    let total = u64::try_from(total).unwrap_or_default();
+    if delta > 0 && quotas.environment_bytes > 0 && total > quotas.environment_bytes {
+        return Err(OverQuota::Environment {
+            doc: at.clone(),
+            size: new,
+            total,
+            limit: quotas.environment_bytes,
+        }
+        .into());
+    }
+    Ok(())
+}
+
 /// The stored text of version `version` of a document, to be written
 /// again by a restore: NotFound if it does not exist, Invalid if it is a
 /// deletion marker or nests past the depth limit (a version written before
@@ -217,6 +264,7 @@ pub(super) fn write_document(
     at: &DocAddress,
     (write, put_text): (DocWrite<'_>, Option<String>),
     ctx: WriteCtx<'_>,
+    quotas: Quotas,
 ) -> Result<Version> {
     EnvContext::load(tx, at.env)?.check(at)?;
     let latest = head(tx, at)?;
@@ -251,12 +299,12 @@ pub(super) fn write_document(
         DocWrite::Restore(version) => restorable(tx, at, version)?,
         DocWrite::Delete => {
             return match latest {
-                Some((v, _)) if !v.deleted => append(tx, log, at, None, ctx.author),
+                Some((v, _)) if !v.deleted => append(tx, log, at, None, ctx.author, quotas),
                 _ => Err(NotFound::Document(at.clone()).into()),
             };
         }
     };
-    append(tx, log, at, Some(&text), ctx.author)
+    append(tx, log, at, Some(&text), ctx.author, quotas)
 }
 
 /// [`Store::get`](crate::store::Store::get) inside a read transaction.
@@ -318,6 +366,7 @@ pub(super) fn import(
     log: &mut Log,
     batch: &ImportBatch,
     texts: &[String],
+    quotas: Quotas,
 ) -> Result<ImportReport> {
     let author = batch.author.as_deref();
     let mut ctx = EnvContext::load(tx, batch.env)?;
@@ -358,7 +407,7 @@ pub(super) fn import(
         match head(tx, &at)? {
             Some((v, old)) if !v.deleted && old == *text => report.unchanged.push(at),
             _ => {
-                let v = append(tx, log, &at, Some(text), author)?;
+                let v = append(tx, log, &at, Some(text), author, quotas)?;
                 report.written.push((at, v));
             }
         }
@@ -380,7 +429,7 @@ pub(super) fn import(
         for resource in live {
             if !seen.contains(&(path.slot(), resource.as_str(), *kind)) {
                 let at = DocAddress::new(batch.env, path.clone(), resource, *kind);
-                let v = append(tx, log, &at, None, author)?;
+                let v = append(tx, log, &at, None, author, quotas)?;
                 report.deleted.push((at, v));
             }
         }

@@ -365,6 +365,15 @@ pub(crate) fn replay(
             }
         }
     }
+    // The running totals the quotas read (store/quota.rs), counted once
+    // for the copy, as migration 7 counts them.
+    tx.execute(
+        "UPDATE environments SET live_bytes = (
+             SELECT coalesce(sum(d.size), 0) FROM heads h JOIN documents d USING
+                 (environment_id, level, level_value, resource, kind, version)
+             WHERE h.environment_id = environments.id AND d.deleted = 0)",
+        params![],
+    )?;
     Ok(())
 }
 

@@ -17,7 +17,7 @@ use crate::hiera::Hash;
 use crate::store::changes::{self, Changes};
 use crate::store::sql::{Engine, Sql, params};
 use crate::store::{
-    DatabaseSize, DocWrite, ImportBatch, ImportReport, PruneReport, Result, Store, WriteCtx,
+    DatabaseSize, DocWrite, ImportBatch, ImportReport, PruneReport, Quotas, Result, Store, WriteCtx,
 };
 use std::collections::{HashMap, HashSet};
 
@@ -336,6 +336,10 @@ impl<E: Engine> Store for E {
         Engine::check_writable(self)
     }
 
+    fn set_quotas(&self, quotas: Quotas) {
+        Engine::quotas(self).set(quotas);
+    }
+
     fn write_document(
         &self,
         at: &DocAddress,
@@ -349,7 +353,8 @@ impl<E: Engine> Store for E {
             }
             _ => None,
         };
-        self.write(|tx, log| documents::write_document(tx, log, at, (write, put_text), ctx))
+        let quotas = Engine::quotas(self).get();
+        self.write(|tx, log| documents::write_document(tx, log, at, (write, put_text), ctx, quotas))
     }
 
     fn get(&self, at: &DocAddress, version: Option<u64>) -> Result<Option<(Version, Hash)>> {
@@ -366,7 +371,8 @@ impl<E: Engine> Store for E {
             check_depth(&at, &doc.content)?;
         }
         let texts: Vec<String> = batch.documents.iter().map(|d| encode(&d.content)).collect();
-        self.write(|tx, log| documents::import(tx, log, batch, &texts))
+        let quotas = Engine::quotas(self).get();
+        self.write(|tx, log| documents::import(tx, log, batch, &texts, quotas))
     }
 
     fn register(&self, env: i64, level: &str) -> Result<Option<Vec<String>>> {

@@ -22,6 +22,7 @@ mod documents;
 mod dump;
 mod history;
 mod postgres;
+mod quotas;
 mod registers;
 mod scale;
 mod sqlite;
