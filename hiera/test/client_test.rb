@@ -142,6 +142,29 @@ class ClientTest < Minitest::Test
     assert_equal 2, s.request_list.size
   end
 
+  # hierad busy (503, Retry-After: a memory bound is full): waited for
+  # once, as a 429 is; a second one is the answer.
+  def test_a_busy_server_is_retried_once_after_its_retry_after
+    answers = [[503, { 'Retry-After' => '1' }, '{"error":"busy","message":"retry in a moment"}'],
+               [200, {}, '"ok"']]
+    s = server { |_req| answers.shift || [503, { 'Retry-After' => '60' }, '{}'] }
+    client = Client.new(url: s.url, read_timeout: 5)
+    started = Process.clock_gettime(Process::CLOCK_MONOTONIC)
+    assert_equal '"ok"', client.get('/').body
+    assert_operator Process.clock_gettime(Process::CLOCK_MONOTONIC) - started, :>=, 0.9
+    assert_equal 2, s.request_list.size
+    # Beyond the read timeout, or without Retry-After: a failed server,
+    # as before.
+    assert_raises(PuppetX::Hierad::Error) { client.get('/') }
+    assert_equal 1, s.request_list.size
+    answers.replace([[503, {}, '{}']])
+    assert_raises(PuppetX::Hierad::Error) { client.get('/') }
+    assert_equal 1, s.request_list.size
+    answers.replace([[503, { 'Retry-After' => '1' }, '{}']] * 3)
+    assert_equal 503, client.get('/').status, 'once'
+    assert_equal 2, s.request_list.size
+  end
+
   def test_credentials_in_a_url_are_refused_unrepeated
     error = assert_raises(PuppetX::Hierad::Error) { Client.new(url: 'https://puppet:Pw-in-url9@127.0.0.1:8750') }
     assert_includes error.message, 'holds credentials'

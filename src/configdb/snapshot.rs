@@ -112,6 +112,17 @@ impl Encoded {
     pub(crate) fn of(doc: &Hash) -> Encoded {
         let mut out = Vec::new();
         crate::wire::write_hash(&mut out, doc);
+        Encoded::written(out)
+    }
+
+    /// `value`'s wire JSON and its tag.
+    pub(crate) fn of_value(value: &crate::hiera::Value) -> Encoded {
+        let mut out = Vec::new();
+        crate::wire::write_to(&mut out, value);
+        Encoded::written(out)
+    }
+
+    fn written(out: Vec<u8>) -> Encoded {
         // Whole UTF-8 strings and ASCII are all that is written.
         let text = String::from_utf8(out)
             .unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned());

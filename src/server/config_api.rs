@@ -9,11 +9,12 @@ use super::error::ApiError;
 use super::params::Params;
 use super::registers;
 use super::state::AppState;
+use super::versions::Answer;
 use crate::api;
 use crate::auth::{self, Principal};
 use crate::configdb::{
     ComponentRef, DocAddress, DocKind, Encoded, KeyPath, LevelPath, NewComponent, NewEnvironment,
-    Retention, Version, keypath,
+    Retention, Snapshot, Version, keypath,
 };
 use crate::hiera::{Hash, Value};
 use crate::store::{DocWrite, ImportBatch, ImportDoc, WriteCtx};
@@ -479,32 +480,32 @@ fn encoded_response(doc: &Encoded) -> Response {
     )
 }
 
-/// Version `number` of the document at `at`, encoded once for every
-/// request that asks for it at this generation (`versions.rs`).
-async fn stored_version(
+/// `answer` about the document at `at`, made by `make` (off the async
+/// workers) once for every request that asks for it at this generation
+/// (`versions.rs`).
+async fn shared_answer(
     state: &AppState,
     at: DocAddress,
-    number: u64,
+    answer: Answer,
+    make: impl FnOnce(&dyn crate::store::Store, &Snapshot) -> Result<Encoded, ApiError> + Send + 'static,
 ) -> Result<std::sync::Arc<Encoded>, ApiError> {
+    // The generation first: a snapshot read after it is at least as new.
     let generation = state.generation();
-    if let Some(kept) = state.versions().get(generation, &at, number) {
+    if let Some(kept) = state.versions().get(generation, &at, &answer) {
         return Ok(kept);
     }
-    let reader = state.clone();
+    let snapshot = state.snapshot();
+    let maker = state.clone();
     state
         .read(move |store| {
-            reader
+            maker
                 .versions()
-                .get_or_read(generation, &at, number, || {
-                    let (_, doc) = store.get(&at, Some(number))?.ok_or_else(|| {
-                        ApiError::NotFound(format!("version {number} does not exist"))
-                    })?;
-                    Ok::<_, ApiError>(doc)
-                })
+                .get_or_make(generation, &at, answer, || make(store, &snapshot))
                 .map_err(|shared| {
-                    // Each caller waiting on one failed read gets its error.
+                    // Each caller waiting on one failed make gets its error.
                     std::sync::Arc::try_unwrap(shared).unwrap_or_else(|shared| match &*shared {
                         ApiError::NotFound(m) => ApiError::NotFound(m.clone()),
+                        ApiError::BadRequest(m) => ApiError::BadRequest(m.clone()),
                         ApiError::Unavailable(m) => ApiError::Unavailable(m.clone()),
                         other => ApiError::Internal(other.detail()),
                     })
@@ -513,14 +514,78 @@ async fn stored_version(
         .await
 }
 
+/// Version `number` of the document at `at`, as stored.
+async fn stored_version(
+    state: &AppState,
+    at: DocAddress,
+    number: u64,
+) -> Result<std::sync::Arc<Encoded>, ApiError> {
+    let read = at.clone();
+    shared_answer(state, at, Answer::Stored(number), move |store, _| {
+        let (_, doc) = store
+            .get(&read, Some(number))?
+            .ok_or_else(|| ApiError::NotFound(format!("version {number} does not exist")))?;
+        Ok(Encoded::of(&doc))
+    })
+    .await
+}
+
+/// Key `key` of the document at `at`: of `version` (the latest: `None`),
+/// stored or `effective`.
+async fn key_answer(
+    state: &AppState,
+    at: DocAddress,
+    key: KeyPath,
+    version: Option<u64>,
+    effective: bool,
+) -> Result<std::sync::Arc<Encoded>, ApiError> {
+    let answer = Answer::Key {
+        version,
+        effective,
+        key: key.as_str().to_owned(),
+    };
+    let read = at.clone();
+    shared_answer(state, at, answer, move |store, snapshot| {
+        let at = &read;
+        let doc: std::sync::Arc<Hash> = match (version, effective) {
+            (Some(version), true) => {
+                std::sync::Arc::new(datasource::effective_at(store, snapshot, at, version)?)
+            }
+            (Some(version), false) => {
+                let (_, doc) = store.get(at, Some(version))?.ok_or_else(|| {
+                    ApiError::NotFound(format!("version {version} does not exist"))
+                })?;
+                std::sync::Arc::new(doc)
+            }
+            (None, true) => {
+                if at.kind != DocKind::Values {
+                    return Err(effective_of_overrides());
+                }
+                snapshot.try_effective(at.env, &at.path, &at.resource)?
+            }
+            (None, false) => snapshot
+                .stored(at.env, &at.path, &at.resource, at.kind)?
+                .map(|d| d.content.clone())
+                .unwrap_or_default(),
+        };
+        nested(&doc, &key)
+    })
+    .await
+}
+
+fn effective_of_overrides() -> ApiError {
+    ApiError::BadRequest("effective applies to values (it folds values and overrides)".to_owned())
+}
+
 fn key_path(text: &str) -> Result<KeyPath, ApiError> {
     KeyPath::parse(text).map_err(|e| ApiError::BadRequest(e.to_string()))
 }
 
-fn nested(doc: &Hash, key: &KeyPath) -> Result<Value, ApiError> {
+/// Key `key` of `doc`, encoded.
+fn nested(doc: &Hash, key: &KeyPath) -> Result<Encoded, ApiError> {
     keypath::get(doc, key)
         .map_err(|e| ApiError::NotFound(e.to_string()))?
-        .cloned()
+        .map(Encoded::of_value)
         .ok_or_else(|| ApiError::NotFound(format!("key {} is not in the document", key.as_str())))
 }
 
@@ -549,9 +614,8 @@ async fn get_document(
         Target::Restore => Err(ApiError::BadRequest("restore is a POST".to_owned())),
         Target::Key(key) => {
             let key = key_path(&key)?;
-            let stored = snapshot.stored(env, &at.path, &at.resource, at.kind)?;
-            let doc = stored.map(|d| d.content.clone()).unwrap_or_default();
-            Ok(wire_response(StatusCode::OK, &nested(&doc, &key)?))
+            let doc = key_answer(&state, at, key, None, false).await?;
+            Ok(encoded_response(&doc))
         }
         Target::Document => {
             let key = query.get("key").map(|k| key_path(k)).transpose()?;
@@ -582,46 +646,37 @@ async fn get_document(
                     _ => response,
                 });
             }
+            // A key, or an old version's effective document: made once
+            // for every request that asks for it (`versions.rs`).
+            let doc = match (key, version) {
+                (Some(key), _) => key_answer(&state, at.clone(), key, version, effective).await?,
+                (None, Some(version)) => {
+                    let read = at.clone();
+                    shared_answer(
+                        &state,
+                        at.clone(),
+                        Answer::Effective(version),
+                        move |store, snapshot| {
+                            let doc = datasource::effective_at(store, snapshot, &read, version)?;
+                            Ok(Encoded::of(&doc))
+                        },
+                    )
+                    .await?
+                }
+                (None, None) => return Err(effective_of_overrides()),
+            };
+            let response = encoded_response(&doc);
             // The latest live version of a stored document, for a
             // conditional write.
-            let mut latest = None;
-            let doc: std::sync::Arc<Hash> = match (version, effective) {
-                (Some(version), true) => {
-                    std::sync::Arc::new(datasource::effective_at(&state, at, version).await?)
-                }
-                (Some(version), false) => {
-                    let (_, doc) = state
-                        .read(move |store| {
-                            store.get(&at, Some(version))?.ok_or_else(|| {
-                                ApiError::NotFound(format!("version {version} does not exist"))
-                            })
-                        })
-                        .await?;
-                    std::sync::Arc::new(doc)
-                }
-                (None, true) => {
-                    if at.kind != DocKind::Values {
-                        return Err(ApiError::BadRequest(
-                            "effective applies to values (it folds values and overrides)"
-                                .to_owned(),
-                        ));
-                    }
-                    snapshot.try_effective(env, &at.path, &at.resource)?
-                }
+            Ok(match (version, effective) {
                 (None, false) => {
                     let stored = snapshot.stored(env, &at.path, &at.resource, at.kind)?;
-                    latest = stored.map(|d| d.version.clone());
-                    stored.map(|d| d.content.clone()).unwrap_or_default()
+                    match stored {
+                        Some(d) => with_version(response, &d.version),
+                        None => response,
+                    }
                 }
-            };
-            let response = match key {
-                Some(key) => wire_response(StatusCode::OK, &nested(&doc, &key)?),
-                None => wire_response(StatusCode::OK, &Value::Hash((*doc).clone())),
-            };
-            // The latest live version, for a conditional write.
-            Ok(match latest {
-                Some(version) => with_version(response, &version),
-                None => response,
+                _ => response,
             })
         }
     }

@@ -225,6 +225,7 @@ pub(crate) async fn serve(
     listener: TcpListener,
     app: Router,
     settings: &Settings,
+    unread: Arc<Unread>,
     tls: Option<Arc<Tls>>,
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> io::Result<()> {
@@ -236,7 +237,6 @@ pub(crate) async fn serve(
         .header_read_timeout(None);
     let slots = Arc::new(Semaphore::new(settings.max_connections));
     let registry = Arc::new(Registry::default());
-    let unread = Arc::new(Unread::new(settings.unread_answers_bytes));
     let (stop, stopping) = watch::channel(Stop::Serve);
     let timeouts = Timeouts {
         header: settings.header_timeout,
@@ -551,6 +551,10 @@ impl hyper::service::Service<hyper::Request<Incoming>> for Tracked {
     fn call(&self, mut request: hyper::Request<Incoming>) -> Self::Future {
         self.conn.set(Phase::Busy);
         request.extensions_mut().insert(self.peer.clone());
+        request.extensions_mut().insert(Room {
+            unread: Arc::clone(self.conn.held.unread()),
+            registry: Arc::clone(&self.registry),
+        });
         let framing = if self.conn.ambiguous.load(Ordering::Relaxed) {
             self.conn.ambiguous.store(false, Ordering::Relaxed);
             // hyper reads such a body as chunked and drops Content-Length;
@@ -581,6 +585,31 @@ impl hyper::service::Service<hyper::Request<Incoming>> for Tracked {
             conn.set(Phase::Idle);
             Ok(response)
         })
+    }
+}
+
+/// The unread-answer budget as a handler sees it (a request extension):
+/// to refuse an answer made per request before making it, when there is
+/// no room for one and no stalled connection to close for it. Refused
+/// after it is made, it had cost its CPU and its memory for nothing.
+#[derive(Clone)]
+pub(crate) struct Room {
+    unread: Arc<Unread>,
+    registry: Arc<Registry>,
+}
+
+impl Room {
+    /// # Errors
+    ///
+    /// [`ApiError::Busy`] when a counted answer would not fit and no
+    /// stalled connection can be closed to make room.
+    pub(crate) fn check(&self) -> Result<(), ApiError> {
+        if self.unread.fits(COUNTED) || self.registry.shed_unread(self.unread.shortfall(COUNTED)) {
+            return Ok(());
+        }
+        self.unread.refused();
+        tracing::debug!("refused a request: the unread-answer budget is full");
+        Err(ApiError::Busy(Busy::UnreadAnswers(self.unread.limit())))
     }
 }
 
@@ -619,6 +648,7 @@ async fn admit(response: Response, conn: &Conn, registry: &Registry) -> Response
         bytes = size,
         "refused an answer: the unread-answer budget is full"
     );
+    unread.refused();
     ApiError::Busy(Busy::UnreadAnswers(unread.limit())).into_response()
 }
 

@@ -5,7 +5,6 @@
 //! The routes themselves are in `config_api.rs`.
 
 use super::error::ApiError;
-use super::state::AppState;
 use crate::configdb::model::{parse_id, reads_as_id};
 use crate::configdb::{DocAddress, DocKind, ErrorKind, LevelPath, Snapshot, fold};
 use crate::hiera::Hash;
@@ -147,9 +146,10 @@ pub(crate) fn redirect(
 /// 404 "Cannot find a given version…" when the level's values never had
 /// that version; 400 for overrides (effective reads values); the
 /// snapshot's errors (environment, level, resource).
-pub(crate) async fn effective_at(
-    state: &AppState,
-    at: DocAddress,
+pub(crate) fn effective_at(
+    store: &dyn crate::store::Store,
+    snapshot: &Snapshot,
+    at: &DocAddress,
     version: u64,
 ) -> Result<Hash, ApiError> {
     if at.kind != DocKind::Values {
@@ -157,23 +157,22 @@ pub(crate) async fn effective_at(
             "effective applies to values (it folds values and overrides)".to_owned(),
         ));
     }
-    let snapshot = state.snapshot();
     // The environment, the path and the resource must exist first.
     snapshot.try_effective(at.env, &at.path, &at.resource)?;
-    let (env, path, resource) = (at.env, at.path.clone(), at.resource.clone());
-    let shown = at.to_string();
-    let old = state
-        .read(move |store| match store.get(&at, Some(version)) {
-            // A deletion marker reads as an empty Hash: the level had no
-            // values then.
-            Ok(Some((_, doc))) => Ok(doc),
-            Err(e) if !e.config().is_some_and(|c| c.kind() == ErrorKind::NotFound) => Err(e.into()),
-            _ => Err(ApiError::NotFound(format!(
-                "Cannot find a given version of data for the given cluster, node and data source: {shown} has no version {version}"
-            ))),
-        })
-        .await?;
-    fold_with(&snapshot, env, &path, &resource, &old)
+    let old = match store.get(at, Some(version)) {
+        // A deletion marker reads as an empty Hash: the level had no
+        // values then.
+        Ok(Some((_, doc))) => doc,
+        Err(e) if !e.config().is_some_and(|c| c.kind() == ErrorKind::NotFound) => {
+            return Err(e.into());
+        }
+        _ => {
+            return Err(ApiError::NotFound(format!(
+                "Cannot find a given version of data for the given cluster, node and data source: {at} has no version {version}"
+            )));
+        }
+    };
+    fold_with(snapshot, at.env, &at.path, &at.resource, &old)
 }
 
 /// Folds the layers of `path` from the root, taking the values of the

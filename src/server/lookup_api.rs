@@ -3,6 +3,7 @@
 //! with hot answers cached until the next write.
 
 use super::body::LookupBytes;
+use super::conn::Room;
 use super::error::ApiError;
 use super::hierarchies::HierarchyId;
 use super::metrics::Metrics;
@@ -17,13 +18,13 @@ use crate::hiera::lookup::{Answer, Outcome as StepOutcome, Resolution, Step};
 use crate::hiera::{Hash, HieraError, Value};
 use crate::lookup::{Request, hash_resolution, lookup, scope_variables};
 use crate::wire;
-use axum::Json;
 use axum::Router;
 use axum::body::Bytes;
 use axum::extract::{Path, State};
 use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
+use axum::{Extension, Json};
 use serde::de::{Deserialize, Deserializer, IgnoredAny, MapAccess, Visitor};
 use std::borrow::Cow;
 use std::cell::Cell;
@@ -82,8 +83,17 @@ static TAG_FINDER: std::sync::LazyLock<memchr::memmem::Finder<'static>> =
 
 async fn lookup_handler(
     State(state): State<AppState>,
+    room: Option<Extension<Room>>,
     LookupBytes(bytes, _turn): LookupBytes,
 ) -> Result<Response, ApiError> {
+    // An explanation (an answer made per request, often large) is
+    // refused before it is made when the unread-answer budget has no
+    // room for one.
+    let room = room.map(|Extension(room)| room);
+    let check = move |room: &Option<Room>, explain: bool| match room {
+        Some(room) if explain => room.check(),
+        _ => Ok(()),
+    };
     // Read before the snapshot: writers publish a snapshot, then bump the
     // generation, so nothing kept under a generation (answers, configs)
     // comes from a snapshot older than the one it stands for.
@@ -111,6 +121,7 @@ async fn lookup_handler(
     // async workers for seconds.
     if bytes.len() <= INLINE_BODY {
         let (parsed, configured) = prepare(&state, &snapshot, generation, &bytes)?;
+        check(&room, parsed.request.explain)?;
         let inline = INLINE_BUDGET.min(budget);
         if parsed.is_small() {
             match answer_body(&snapshot, &configured, &parsed, inline) {
@@ -135,6 +146,7 @@ async fn lookup_handler(
     let body = Box::pin(state.costly_lookup(move || {
         let _queued = queued;
         let (parsed, configured) = prepare(&worker, &snapshot, generation, &bytes)?;
+        check(&room, parsed.request.explain)?;
         Ok(answer_body(&snapshot, &configured, &parsed, budget))
     }))
     .await?

@@ -102,6 +102,7 @@ pub(crate) struct Metrics {
     costly: Counter,
     costly_running: Gauge,
     refusals: Family<BudgetLabels, Counter>,
+    busy: Family<BoundLabels, Counter>,
     database_bytes: Gauge,
     database_free_bytes: Gauge,
     versions_pruned: Counter,
@@ -131,6 +132,12 @@ struct AuthLabels {
 struct ThrottleLabels {
     /// `waited` for its turn, or `refused` (429).
     outcome: &'static str,
+}
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct BoundLabels {
+    /// `unread_answers` or `lookup_queue`.
+    bound: &'static str,
 }
 
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
@@ -219,6 +226,12 @@ impl Metrics {
                 "lookup_budget_refusals",
                 "Lookups refused for exceeding their budget, by budget",
                 Family::<BudgetLabels, Counter>::default(),
+            ),
+            busy: registered(
+                r,
+                "busy_refusals",
+                "Requests refused with 503 busy because a memory bound was full, by bound (--unread-answers-mib, --lookup-queue-mib)",
+                Family::<BoundLabels, Counter>::default(),
             ),
             database_bytes: registered(
                 r,
@@ -317,6 +330,12 @@ impl Metrics {
     /// A lookup refused for exceeding its `budget` (`steps`, `bytes`).
     pub(crate) fn budget_refusal(&self, budget: &'static str) {
         self.refusals.get_or_create(&BudgetLabels { budget }).inc();
+    }
+
+    /// The counter of requests refused because `bound` (`unread_answers`,
+    /// `lookup_queue`) was full: a handle that shares the series.
+    pub(crate) fn busy_refusals(&self, bound: &'static str) -> Counter {
+        self.busy.get_or_create(&BoundLabels { bound }).clone()
     }
 
     pub(crate) fn cache_hit(&self) {

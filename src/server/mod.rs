@@ -202,7 +202,8 @@ pub(crate) async fn serve(
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> std::io::Result<()> {
     let settings = state.settings().clone();
-    conn::serve(listener, app(state), &settings, tls, shutdown).await
+    let unread = std::sync::Arc::clone(state.unread());
+    conn::serve(listener, app(state), &settings, unread, tls, shutdown).await
 }
 
 #[cfg(test)]
@@ -422,7 +423,15 @@ mod tests {
         let addr = listener.local_addr().unwrap();
         let settings = state.settings().clone();
         runtime.spawn(async move {
-            conn::serve(listener, router, &settings, None, std::future::pending()).await
+            conn::serve(
+                listener,
+                router,
+                &settings,
+                Arc::new(unread::Unread::new(1 << 20, Default::default())),
+                None,
+                std::future::pending(),
+            )
+            .await
         });
         for _ in 0..3 {
             assert_eq!(

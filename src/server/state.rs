@@ -69,6 +69,8 @@ struct Inner {
     lookup_queue: Arc<tokio::sync::Semaphore>,
     /// Encoded old versions of documents, shared by their readers.
     versions: super::versions::Versions,
+    /// The bound on answers made but not read yet (`unread.rs`).
+    unread: Arc<super::unread::Unread>,
     /// The one turn of request bodies over `body::BIG_BODY` bytes.
     big_bodies: Arc<tokio::sync::Semaphore>,
     settings: Settings,
@@ -105,6 +107,10 @@ impl AppState {
         let metrics = Arc::new(Metrics::new());
         metrics.set_unreadable(snapshot.unreadable().len());
         metrics.set_generation(generation);
+        let unread = Arc::new(super::unread::Unread::new(
+            settings.unread_answers_bytes,
+            metrics.busy_refusals("unread_answers"),
+        ));
         let cache = AnswerCache::new(settings.cache_bytes);
         let lookup_turns = Arc::new(tokio::sync::Semaphore::new(settings.lookup_workers.max(1)));
         Ok(AppState {
@@ -129,6 +135,7 @@ impl AppState {
                         .clamp(1, tokio::sync::Semaphore::MAX_PERMITS),
                 )),
                 versions: super::versions::Versions::default(),
+                unread,
                 big_bodies: Arc::new(tokio::sync::Semaphore::new(1)),
                 settings,
                 authenticator: ArcSwapOption::empty(),
@@ -241,10 +248,16 @@ impl AppState {
         Arc::clone(&self.inner.lookup_queue)
             .try_acquire_many_owned(kib)
             .map_err(|_| {
+                self.inner.metrics.busy_refusals("lookup_queue").inc();
                 ApiError::Busy(super::error::Busy::LookupQueue(
                     self.inner.settings.lookup_queue_bytes,
                 ))
             })
+    }
+
+    /// The bound on unread answers (`unread.rs`).
+    pub(crate) fn unread(&self) -> &Arc<super::unread::Unread> {
+        &self.inner.unread
     }
 
     /// Encoded old versions of documents (`versions.rs`).

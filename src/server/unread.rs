@@ -39,15 +39,23 @@ pub(crate) struct Unread {
     /// Notified when bytes are given back, for answers waiting on room
     /// made by closing stalled connections.
     released: Notify,
+    /// Answers refused for want of room (`hierad_busy_refusals_total`).
+    refused: prometheus_client::metrics::counter::Counter,
 }
 
 impl Unread {
-    pub(crate) fn new(limit: u64) -> Unread {
+    pub(crate) fn new(limit: u64, refused: prometheus_client::metrics::counter::Counter) -> Unread {
         Unread {
             limit,
             held: AtomicU64::new(0),
             released: Notify::new(),
+            refused,
         }
+    }
+
+    /// An answer was refused for want of room.
+    pub(crate) fn refused(&self) {
+        self.refused.inc();
     }
 
     pub(crate) fn limit(&self) -> u64 {
@@ -63,6 +71,12 @@ impl Unread {
                     .then(|| held.saturating_add(bytes))
             })
             .is_ok()
+    }
+
+    /// Whether `bytes` would fit now (see [`Unread::try_take`]).
+    pub(crate) fn fits(&self, bytes: u64) -> bool {
+        let held = self.held.load(Ordering::Acquire);
+        held == 0 || held.saturating_add(bytes) <= self.limit
     }
 
     /// How many bytes would have to be given back for `bytes` to fit.
@@ -101,7 +115,7 @@ impl Held {
         }
     }
 
-    pub(crate) fn unread(&self) -> &Unread {
+    pub(crate) fn unread(&self) -> &std::sync::Arc<Unread> {
         &self.unread
     }
 
@@ -146,7 +160,7 @@ mod tests {
 
     #[test]
     fn answers_take_what_fits_and_give_it_back_as_written() {
-        let unread = Arc::new(Unread::new(100));
+        let unread = Arc::new(Unread::new(100, Default::default()));
         let a = Held::new(Arc::clone(&unread));
         assert!(unread.try_take(80));
         a.took(80);
@@ -167,7 +181,7 @@ mod tests {
 
     #[test]
     fn an_answer_larger_than_the_budget_is_sent_alone() {
-        let unread = Unread::new(100);
+        let unread = Unread::new(100, Default::default());
         assert!(unread.try_take(500));
         assert!(!unread.try_take(1));
     }

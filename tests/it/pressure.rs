@@ -175,11 +175,78 @@ fn never_reading_clients_share_stored_documents() {
     drop(held);
 }
 
-/// Answers made per request (a key of a document) that their clients
-/// leave unread are bounded by --unread-answers-mib: beyond it the
-/// answer is refused (503, Retry-After), and connections that read
-/// nothing for a second are closed to make room, so a client that reads
-/// gets its answer.
+/// Connections pipelining GETs of answers made from a 12 MiB document (a
+/// key, an old version's effective document) and reading nothing share
+/// one body per answer, made once off the async workers: before, each
+/// request made and held its own copy (48 connections: gigabytes), and
+/// /healthz waited behind their making.
+#[test]
+fn never_reading_clients_share_keys_and_effective_versions() {
+    const CONNECTIONS: usize = 24;
+    let server = TestServer::empty();
+    let addr = addr(&server);
+    setup(&server);
+    for fill in ["x", "y"] {
+        let document = json!({"big": fill.repeat(12 * 1024 * 1024)}).to_string();
+        assert_eq!(send(&server, "PUT", DOCUMENT, &document), 204);
+    }
+    let key = format!("{DOCUMENT}?key=big");
+    let effective = format!("{DOCUMENT}?effective&version=1");
+    for path in [&key, &effective] {
+        let (head, body) = get(addr, path);
+        assert!(head.starts_with("HTTP/1.1 200"), "{head}");
+        assert!(
+            body.len() > 12 * 1024 * 1024,
+            "{path}: {} bytes",
+            body.len()
+        );
+    }
+    let before = rss_kib(server.pid());
+    let bound = before + 128 * MIB;
+    let mut held = Vec::new();
+    for path in [&key, &effective] {
+        for _ in 0..CONNECTIONS {
+            held.push(never_reading(addr, &pipelined(path, 3)));
+        }
+    }
+    let peak = peak_rss(server.pid(), bound);
+    eprintln!(
+        "RSS {before} KiB before, peak {peak} KiB with {} never-reading connections",
+        held.len()
+    );
+    assert!(peak <= bound, "RSS grew from {before} KiB to {peak} KiB");
+    healthy(addr);
+    drop(held);
+}
+
+/// The value of `hierad_busy_refusals_total{bound="BOUND"}` in /metrics.
+fn busy_refusals(addr: SocketAddr, bound: &str) -> u64 {
+    let (head, body) = get(addr, "/metrics");
+    assert!(head.starts_with("HTTP/1.1 200"), "{head}");
+    let series = format!("hierad_busy_refusals_total{{bound=\"{bound}\"}} ");
+    body.lines()
+        .find_map(|l| l.strip_prefix(series.as_str()))
+        .map_or(0, |n| n.trim().parse().expect("a counter"))
+}
+
+/// An explained lookup of `big` in environment 6 (whose `common` holds
+/// it), told apart by `n`: an answer made for this request alone.
+fn explained(n: usize) -> String {
+    let body =
+        json!({"environment": 6, "key": "big", "scope": {"n": n.to_string()}, "explain": true})
+            .to_string();
+    format!(
+        "POST /api/v1/lookup HTTP/1.1\r\nhost: x\r\ncontent-type: application/json\r\ncontent-length: {}\r\n\r\n{body}",
+        body.len()
+    )
+}
+
+/// Answers made per request (explained lookups of a 15 MiB value) that
+/// their clients leave unread are bounded by --unread-answers-mib: beyond
+/// it the request is refused (503, Retry-After) and counted in
+/// `hierad_busy_refusals_total`, and connections that read nothing for a
+/// second are closed to make room, so a client that reads gets its
+/// answer.
 #[test]
 fn unread_answers_are_bounded_and_stalled_readers_make_room() {
     const CONNECTIONS: usize = 32;
@@ -189,14 +256,28 @@ fn unread_answers_are_bounded_and_stalled_readers_make_room() {
         &["--no-sample", "--unread-answers-mib", "16"],
     );
     let addr = addr(&server);
-    setup(&server);
+    let component = json!({"name": "base", "resource_definitions": [{"name": "common"}]});
+    assert_eq!(
+        send(
+            &server,
+            "POST",
+            "/api/v1/config/components",
+            &component.to_string()
+        ),
+        201
+    );
+    let environment = r#"{"id": 6, "components": ["base"], "hierarchy_levels": ["nodes"]}"#;
+    assert_eq!(
+        send(&server, "POST", "/api/v1/config/environments", environment),
+        201
+    );
     let document = json!({"big": "x".repeat(15 * 1024 * 1024)}).to_string();
-    assert_eq!(send(&server, "PUT", DOCUMENT, &document), 204);
-    let key = format!("{DOCUMENT}?key=big");
+    let common = "/api/v1/config/environments/6/resources/common/values";
+    assert_eq!(send(&server, "PUT", common, &document), 204);
     let before = rss_kib(server.pid());
     let bound = before + 128 * MIB;
     let held: Vec<TcpStream> = (0..CONNECTIONS)
-        .map(|_| never_reading(addr, &pipelined(&key, 2)))
+        .map(|n| never_reading(addr, &(explained(2 * n) + &explained(2 * n + 1))))
         .collect();
     let peak = peak_rss(server.pid(), bound);
     eprintln!(
@@ -204,11 +285,20 @@ fn unread_answers_are_bounded_and_stalled_readers_make_room() {
     );
     assert!(peak <= bound, "RSS grew from {before} KiB to {peak} KiB");
     healthy(addr);
+    assert!(
+        busy_refusals(addr, "unread_answers") > 0,
+        "no refusal counted"
+    );
     // A client that reads: refused while the budget is full, served once
     // the stalled connections are closed.
     let mut served = false;
-    for _ in 0..10 {
-        let (head, body) = get(addr, &key);
+    for n in 0..10 {
+        let (head, body) = exchange(
+            addr,
+            explained(1000 + n)
+                .replace("\r\n\r\n", "\r\nconnection: close\r\n\r\n")
+                .as_bytes(),
+        );
         if head.starts_with("HTTP/1.1 200") {
             assert!(body.len() > 15 * 1024 * 1024, "{} bytes", body.len());
             served = true;
@@ -280,5 +370,10 @@ fn lookups_beyond_the_queue_are_refused_with_retry_after() {
     }
     eprintln!("{answered} lookups answered, {busy} refused");
     assert!(busy > 0, "no lookup was refused: {answered} answered");
+    assert_eq!(
+        busy_refusals(addr, "lookup_queue"),
+        busy,
+        "refusals counted"
+    );
     assert!(answered > 0, "every lookup was refused");
 }

@@ -87,11 +87,12 @@ module PuppetX
       # A 429 (this machine's network failed to log in too often, and
       # hierad's throttle did not check the credentials) whose Retry-After
       # is within the read timeout is waited for once: a Puppet run next
-      # to a guesser is slowed, not failed.
+      # to a guesser is slowed, not failed. So is a 503 with Retry-After
+      # from every server (busy: a memory bound of hierad's is full).
       def request(method, path, body, headers)
         sent = @secrets
         response = request_any(method, path, body, headers)
-        if response.status == 429 && (wait = retry_after(response))
+        if [429, 503].include?(response.status) && (wait = retry_after(response))
           sleep(wait)
           response = request_any(method, path, body, headers)
         end
@@ -100,7 +101,7 @@ module PuppetX
         request_any(method, path, body, headers)
       end
 
-      # A 429's Retry-After in seconds, if worth waiting for.
+      # A 429's or 503's Retry-After in seconds, if worth waiting for.
       def retry_after(response)
         wait = Integer(response.headers['retry-after'].to_s, 10, exception: false)
         wait if wait&.positive? && wait <= @read_timeout
@@ -151,9 +152,12 @@ module PuppetX
       end
 
       # Tries each URL (from the one that last answered) until one answers
-      # with anything but a 5xx; raises Error naming every URL tried.
+      # with anything but a 5xx; raises Error naming every URL tried, but
+      # gives back a 503 with a Retry-After worth waiting for (`request`
+      # waits for it once).
       def request_any(method, path, body, headers)
         failures = []
+        busy = nil
         start = @preferred
         @endpoints.size.times do |i|
           index = (start + i) % @endpoints.size
@@ -166,11 +170,14 @@ module PuppetX
           end
           if response.status >= 500
             failures << "#{endpoint.url}: HTTP #{response.status}: #{response.error_message}"
+            busy ||= response if response.status == 503 && retry_after(response)
             next
           end
           @preferred = index
           return response
         end
+        return busy if busy
+
         raise Error, "hierad: no server answered #{method} #{path} (#{failures.join('; ')})"
       end
 
