@@ -148,6 +148,30 @@ pub(crate) enum NotFound {
     Register { env: i64, level: String },
 }
 
+impl NotFound {
+    /// The 404 for a level value `env` does not register: `NotAssigned`
+    /// naming the environments in `elsewhere`, or `Unregistered`, word for
+    /// word the unknown value's, when there are none (none at all, or none
+    /// the requester may be told of).
+    pub(crate) fn unregistered(
+        env: i64,
+        level: String,
+        value: String,
+        elsewhere: Vec<i64>,
+    ) -> Self {
+        if elsewhere.is_empty() {
+            NotFound::Unregistered { env, level, value }
+        } else {
+            NotFound::NotAssigned {
+                env,
+                level,
+                value,
+                elsewhere,
+            }
+        }
+    }
+}
+
 /// ` (it is registered in environment 2, 3)`, or nothing for no
 /// environment the requester may be told of.
 fn registered_in(elsewhere: &[i64]) -> String {
@@ -347,6 +371,24 @@ fn latest_text(latest: Option<u64>) -> String {
     match latest {
         Some(n) => format!("the latest is {n}"),
         None => "it has no versions".to_owned(),
+    }
+}
+
+/// At most `.1` bytes of `.0` (on a character boundary), marked with `…`
+/// if cut; written without a copy, as the access log does per request.
+pub(crate) struct Truncated<'a>(pub(crate) &'a str, pub(crate) usize);
+
+impl std::fmt::Display for Truncated<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let Truncated(text, max) = *self;
+        if text.len() <= max {
+            return f.write_str(text);
+        }
+        let mut end = max;
+        while !text.is_char_boundary(end) {
+            end -= 1;
+        }
+        write!(f, "{}…", &text[..end])
     }
 }
 

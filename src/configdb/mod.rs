@@ -17,7 +17,9 @@ pub(crate) mod retention;
 pub(crate) mod schema;
 pub(crate) mod snapshot;
 
-pub(crate) use error::{ConfigError, Conflict, ErrorKind, Invalid, NotFound, OverQuota, Stale};
+pub(crate) use error::{
+    ConfigError, Conflict, ErrorKind, Invalid, NotFound, OverQuota, Stale, Truncated,
+};
 pub(crate) use keypath::KeyPath;
 pub(crate) use level::{LevelPath, LevelPathError, LevelValue};
 pub(crate) use model::{

@@ -2,7 +2,7 @@
 //! environments, document kinds, versions and document addresses, plus the
 //! naming rules they share.
 
-use super::error::{ConfigError, Invalid};
+use super::error::{ConfigError, Invalid, Truncated};
 use super::level::{LevelPath, LevelValue};
 use crate::hiera::{Hash, Value};
 use std::fmt;
@@ -403,10 +403,15 @@ pub(crate) fn check_level_name(name: &str) -> Result<(), ConfigError> {
     super::level::check_text("name", name).map_err(ConfigError::from)
 }
 
+/// How much of a refused name its error repeats: a name may be as long as
+/// a request body, and the message goes back to the client and may be
+/// logged.
+const NAME_SHOWN: usize = 120;
+
 fn bad_name(what: &'static str, name: &str, reason: &'static str) -> ConfigError {
     Invalid::Name {
         what,
-        name: name.to_owned(),
+        name: Truncated(name, NAME_SHOWN).to_string(),
         reason,
     }
     .into()
@@ -479,6 +484,12 @@ mod tests {
         let deep = vec!["x".repeat(200); 6].join("/");
         let e = check_resource_name(&deep).unwrap_err().to_string();
         assert!(e.contains("longer than 1024 bytes"), "{e}");
+        // The message repeats the start of the name, not all of it.
+        assert!(
+            e.contains(&format!("\"{}…\"", "x".repeat(NAME_SHOWN))),
+            "{e}"
+        );
+        assert!(e.len() < 300, "{e}");
     }
 
     #[test]

@@ -44,17 +44,7 @@ pub(crate) fn check<E: From<NotFound>>(
         let mut elsewhere = registered_in(&pair.level, &pair.value)?;
         elsewhere.retain(|e| *e != env);
         let (level, value) = (pair.level.clone(), pair.value.clone());
-        return Err(if elsewhere.is_empty() {
-            NotFound::Unregistered { env, level, value }
-        } else {
-            NotFound::NotAssigned {
-                env,
-                level,
-                value,
-                elsewhere,
-            }
-        }
-        .into());
+        return Err(NotFound::unregistered(env, level, value, elsewhere).into());
     }
     Ok(())
 }

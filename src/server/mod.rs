@@ -157,23 +157,7 @@ async fn method_not_allowed(method: Method, uri: Uri) -> Response {
 /// send one as long as a head may be.
 pub(crate) const METHOD_SHOWN: usize = 32;
 
-/// At most `.1` bytes of `.0` (on a character boundary), marked with `…`
-/// if cut; written without a copy, as the access log does per request.
-pub(crate) struct Truncated<'a>(pub(crate) &'a str, pub(crate) usize);
-
-impl std::fmt::Display for Truncated<'_> {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        let Truncated(text, max) = *self;
-        if text.len() <= max {
-            return f.write_str(text);
-        }
-        let mut end = max;
-        while !text.is_char_boundary(end) {
-            end -= 1;
-        }
-        write!(f, "{}…", &text[..end])
-    }
-}
+pub(crate) use crate::configdb::Truncated;
 
 async fn metrics_text(State(state): State<AppState>) -> impl IntoResponse {
     state.metrics().set_sync_age(

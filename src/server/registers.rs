@@ -78,17 +78,7 @@ fn seen_by(e: ConfigError, who: &Principal) -> ConfigError {
             mut elsewhere,
         }) => {
             elsewhere.retain(|env| who.may_use(*env));
-            if elsewhere.is_empty() {
-                NotFound::Unregistered { env, level, value }.into()
-            } else {
-                NotFound::NotAssigned {
-                    env,
-                    level,
-                    value,
-                    elsewhere,
-                }
-                .into()
-            }
+            NotFound::unregistered(env, level, value, elsewhere).into()
         }
         e => e,
     }
