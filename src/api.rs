@@ -467,6 +467,12 @@ impl From<Version> for configdb::Version {
 
 /// The lookup route: where clients send a [`LookupRequest`], and the
 /// route template the server's rules (roles, metrics) name.
+/// The message of the 400 a TLS port answers to a plain-HTTP request
+/// (server/plain_on_tls.rs); `hierad health`, which tries plain HTTP
+/// first, takes it for "try https".
+pub(crate) const SPEAKS_TLS: &str =
+    "this hierad server speaks TLS on this port: use https:// instead of http://";
+
 pub(crate) const LOOKUP_PATH: &str = "/api/v1/lookup";
 
 /// `POST /api/v1/lookup` as a client sends it (the server decodes it by

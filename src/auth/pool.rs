@@ -19,10 +19,13 @@ use std::sync::OnceLock;
 /// about 50 ms an Argon2 check, a few seconds of work for two threads.
 pub(crate) const DEFAULT_QUEUE: usize = 64;
 
-/// One thread per core, at least two: Argon2 is CPU-bound, more threads
-/// would only share the cores more finely and take more memory at once.
+/// Half the cores, at least one: Argon2 is CPU-bound, so more threads
+/// would only share the cores more finely and take more memory at once,
+/// and a flood of guesses that fills the pool still leaves the other half
+/// to every request that needs no password check (/healthz, tokens,
+/// certificates, passwords verified lately).
 pub(crate) fn default_threads() -> usize {
-    std::thread::available_parallelism().map_or(2, |n| n.get().max(2))
+    std::thread::available_parallelism().map_or(1, |n| (n.get() / 2).max(1))
 }
 
 type Job = Box<dyn FnOnce() + Send>;

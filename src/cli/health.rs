@@ -57,6 +57,11 @@ pub(crate) fn run(args: &Args) -> anyhow::Result<String> {
                 if status == 200 {
                     return Ok(body.trim_end().to_owned());
                 }
+                // A TLS port telling a plain request to use https.
+                if status == 400 && scheme == "http" && body.contains(crate::api::SPEAKS_TLS) {
+                    failures.push(format!("{scheme}: {}", crate::api::SPEAKS_TLS));
+                    continue;
+                }
                 bail!("{url} answered {status}: {}", body.trim_end());
             }
             // Nothing listens: the other protocol would fail the same way.

@@ -108,7 +108,7 @@ pub(crate) struct Args {
     #[arg(long, env = "HIERAD_UNREAD_ANSWERS_MIB", value_parser = clap::value_parser!(u64).range(1..=1_048_576), default_value_t = 256)]
     pub(crate) unread_answers_mib: u64,
     /// Password checks (Argon2: 19 MiB and a core each) that run at once,
-    /// on threads of their own (default: one per CPU, at least 2).
+    /// on threads of their own (default: half the CPUs, at least 1).
     #[arg(long, env = "HIERAD_PASSWORD_THREADS")]
     pub(crate) password_threads: Option<NonZeroUsize>,
     /// Password checks that may wait for a thread; one more is refused

@@ -39,7 +39,7 @@ pub(super) async fn opening<S: AsyncRead + Unpin>(mut stream: S) -> Opening<S> {
 pub(super) fn answer() -> Vec<u8> {
     let body = serde_json::json!({
         "error": "bad_request",
-        "message": "this hierad server speaks TLS on this port: use https:// instead of http://",
+        "message": crate::api::SPEAKS_TLS,
     })
     .to_string();
     format!(

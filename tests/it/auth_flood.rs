@@ -42,7 +42,7 @@ fn connect_from(source: [u8; 4], to: SocketAddr) -> TcpStream {
 
 fn request(authorization: &str) -> String {
     format!(
-        "GET {ROUTE} HTTP/1.1\r\nhost: x\r\nauthorization: {authorization}\r\nconnection: close\r\n\r\n"
+        "GET {ROUTE} HTTP/1.1\r\nhost: localhost\r\nauthorization: {authorization}\r\nconnection: close\r\n\r\n"
     )
 }
 
@@ -205,10 +205,21 @@ fn a_right_password_whose_client_left_is_not_remembered() {
     let server = TestServer::start_on(&dir.path().join("hierad.db"), &["--auth", f]);
     let to = addr(&server.url);
     let abandoned = "hierad_auth_failures_total{reason=\"abandoned\"}";
-    send_and_reset([127, 0, 4, 1], to, &root(ROOT_PASSWORD), 2);
-    until("the abandoned check to be counted", || {
-        counter(&server.url, &reader, abandoned) == 1
-    });
+    // A reset that reaches the server before it has read the request
+    // drops the request unread (no check, nothing counted): on a loaded
+    // machine that takes a few tries.
+    let mut tries = 0;
+    while counter(&server.url, &reader, abandoned) == 0 {
+        assert!(tries < 20, "no abandoned check in {tries} tries");
+        tries += 1;
+        send_and_reset([127, 0, 4, 1], to, &root(ROOT_PASSWORD), 2);
+        for _ in 0..20 {
+            if counter(&server.url, &reader, abandoned) > 0 {
+                break;
+            }
+            std::thread::sleep(Duration::from_millis(100));
+        }
+    }
     let replayer = [127, 0, 4, 2];
     let mut guesses: Vec<TcpStream> = (0..10)
         .map(|i| {
