@@ -56,7 +56,7 @@ def basic(user, pw):
     return "Basic " + base64.b64encode(f"{user}:{pw}".encode()).decode()
 
 def request(authorization, path="/api/v1/config/environments"):
-    return (f"GET {path} HTTP/1.1\r\nhost: x\r\nauthorization: {authorization}\r\n"
+    return (f"GET {path} HTTP/1.1\r\nhost: localhost\r\nauthorization: {authorization}\r\n"
             "connection: close\r\n\r\n").encode()
 
 def status_of(authorization, timeout=60):
@@ -101,7 +101,7 @@ class Watch:
                 if s is None:
                     s = socket.create_connection((host, port), timeout=30)
                 start = time.monotonic()
-                s.sendall(b"GET /healthz HTTP/1.1\r\nhost: x\r\n\r\n")
+                s.sendall(b"GET /healthz HTTP/1.1\r\nhost: localhost\r\n\r\n")
                 data = b""
                 while b"\r\n\r\n" not in data:
                     chunk = s.recv(4096)

@@ -55,7 +55,7 @@ def rss_mib():
 def healthz_ms():
     start = time.monotonic()
     s = socket.create_connection((host, port), timeout=60)
-    s.sendall(b"GET /healthz HTTP/1.1\r\nhost: x\r\nconnection: close\r\n\r\n")
+    s.sendall(b"GET /healthz HTTP/1.1\r\nhost: localhost\r\nconnection: close\r\n\r\n")
     while s.recv(65536):
         pass
     s.close()
@@ -99,7 +99,7 @@ def readers_load():
         s = socket.socket()
         s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
         s.connect((host, port))
-        s.sendall(f"GET {paths[i % 3]} HTTP/1.1\r\nhost: x\r\n\r\n".encode() * 5)
+        s.sendall(f"GET {paths[i % 3]} HTTP/1.1\r\nhost: localhost\r\n\r\n".encode() * 5)
         held.append(s)
 p50, p99, peak = probe(readers_load)
 rows.append((f"{readers} never-reading readers", p50, p99, peak, "latest, version=1, key=big; 5 GETs each"))

@@ -89,6 +89,11 @@ impl StoredDoc {
         )
     }
 
+    /// Its body if a read has made it already ([`Self::encoded`]).
+    pub(crate) fn encoded_made(&self) -> Option<Arc<Encoded>> {
+        self.encoded.get().cloned()
+    }
+
     /// The value of top-level `key`, and whether it is final.
     fn get(&self, key: &HashedKey<'_>) -> Option<(&Value, bool)> {
         let (at, value) = key.find_in(&self.content)?;

@@ -14,7 +14,7 @@ use crate::api;
 use crate::auth::{self, Principal};
 use crate::configdb::{
     ComponentRef, DocAddress, DocKind, Encoded, KeyPath, LevelPath, NewComponent, NewEnvironment,
-    Retention, Snapshot, Version, keypath,
+    Retention, Snapshot, StoredDoc, Version, keypath,
 };
 use crate::hiera::{Hash, Value};
 use crate::store::{DocWrite, ImportBatch, ImportDoc, WriteCtx};
@@ -26,6 +26,7 @@ use axum::routing::{get, post};
 use axum::{Extension, Json, Router};
 use serde::Deserialize;
 use std::collections::HashMap;
+use std::sync::Arc;
 
 /// The ConfigDB routes, to be nested under `/api/v1/config`.
 pub(crate) fn routes() -> Router<AppState> {
@@ -594,6 +595,21 @@ fn version_param(text: &str) -> Result<u64, ApiError> {
         .map_err(|_| ApiError::BadRequest(format!("version must be a number, not {text:?}")))
 }
 
+/// `doc`'s shared body; its first encoding runs on a blocking thread: a
+/// large document's JSON takes a debug build a tenth of a second and more
+/// to write, and on an async worker every request behind it (/healthz
+/// included) waited that long.
+async fn encoded_off_workers(doc: &StoredDoc) -> Result<Arc<Encoded>, ApiError> {
+    if let Some(made) = doc.encoded_made() {
+        return Ok(made);
+    }
+    // The clone shares the document's one body (an `Arc`'d cell).
+    let doc = doc.clone();
+    tokio::task::spawn_blocking(move || doc.encoded())
+        .await
+        .map_err(|e| ApiError::Internal(format!("encoding a document failed: {e}")))
+}
+
 async fn get_document(
     State(state): State<AppState>,
     Extension(who): Extension<Principal>,
@@ -636,8 +652,8 @@ async fn get_document(
                     (None, None) => {
                         return Ok(wire_response(StatusCode::OK, &Value::Hash(Hash::default())));
                     }
-                    (None, Some(d)) => d.encoded(),
-                    (Some(n), Some(d)) if d.version.number == n => d.encoded(),
+                    (None, Some(d)) => encoded_off_workers(d).await?,
+                    (Some(n), Some(d)) if d.version.number == n => encoded_off_workers(d).await?,
                     (Some(n), _) => stored_version(&state, at, n).await?,
                 };
                 let response = encoded_response(&doc);
