@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Memory pressure from readers (issue 29, items 3 and 4): the server's RSS
+# Memory pressure from readers (the limits in docs/operations.md,
+# "Connections and requests"): the server's RSS
 # and /healthz latency (p50, p99 of PROBES probes) idle, under clients that
 # pipeline GETs of a large document and never read (its latest version, an
 # old one, and one of its keys: an answer made per request), and under

@@ -597,7 +597,7 @@ fn ids(pid: &str) -> (String, String) {
     (field("Uid:"), field("Gid:"))
 }
 
-/// The image built and run for real (issue 30, items 15 and 16): the
+/// The image built and run for real (docs/deploy.md, "Container image"): the
 /// Dockerfile's first example starts, turns healthy, answers a lookup from
 /// the host and runs as hierad (uid 8750); the HEALTHCHECK follows a
 /// `--listen` flag; an auth file `hierad auth` made 0600 for root is

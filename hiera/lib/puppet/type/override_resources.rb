@@ -16,7 +16,8 @@
 #
 # Two forms, told apart by the title alone. An instance whose title is
 # exactly the name of a resource type (built in or in the modulepath) takes
-# that type's data without the type level, as seeds/001's own example does
+# that type's data without the type level, as the Fuel specification's own
+# example does (<https://blueprints.launchpad.net/fuel/+spec/puppet-resource-override>)
 # (and fuel-library's first version of the type did):
 #
 #   override_resources { 'package':

@@ -9,7 +9,8 @@
 #                             types_create_exception, titles_create_exception }
 #   defaults:               { <type> => { <param> => value } }
 #
-# or, given `type:` (seeds/001's `override_resources {'package': ...}`, as
+# or, given `type:` (the Fuel specification's `override_resources {'package': ...}`,
+# <https://blueprints.launchpad.net/fuel/+spec/puppet-resource-override>, as
 # fuel-library's first version of the type took it), the same without the
 # type level: configuration { <title> => { <param> => value } } and
 # defaults { <param> => value }, both of that one type.
