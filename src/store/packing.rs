@@ -8,7 +8,7 @@
 //! oldest versions depend on newer ones and never the other way round, so
 //! pruning the oldest never breaks a chain, and a typical write changes a
 //! few keys of a large document: the delta costs about the size of the
-//! change (BENCHMARKS.md, "History storage", has the figures).
+//! change (bench/LOG.md, "History storage", has the figures).
 //!
 //! A chain of deltas is read from the head down, so every
 //! [`KEYFRAME_EVERY`]th version is packed alone instead: reading any old
@@ -46,7 +46,7 @@ impl Packing {
 pub(crate) const KEYFRAME_EVERY: u64 = 16;
 
 /// zstd's level: 3 (its default) packed Fuel documents within a few
-/// percent of level 9 at a fifth of the time (BENCHMARKS.md).
+/// percent of level 9 at a fifth of the time (bench/LOG.md, "History storage").
 const LEVEL: i32 = 3;
 
 /// A base at least this large turns on long-distance matching, which
@@ -337,7 +337,7 @@ mod tests {
         started.elapsed().as_secs_f64() * 1000.0 / old.len() as f64
     }
 
-    /// The figures of BENCHMARKS.md's "History storage": bytes kept for
+    /// The figures of bench/LOG.md's "History storage": bytes kept for
     /// 20 one-key writes under each way of storing old versions.
     /// `cargo test --lib store::packing::tests::measure -- --ignored --nocapture`
     #[test]
