@@ -1,4 +1,5 @@
-//! seeds/000 and 001's own form of `override_resources`: an instance
+//! The specification's own form of `override_resources`
+//! (docs/spec/override-resources.md): an instance
 //! titled with a type's name (`override_resources {'package': ...}`)
 //! whose `configuration` maps titles to parameters and whose `defaults`
 //! are parameters, both of that type. The seeds' block runs word for word
@@ -10,7 +11,7 @@
 use super::{Applied, Case, apply};
 use serde_json::json;
 
-/// seeds/001's block, verbatim (tests/fixtures/seeds/SOURCES.md).
+/// The specification's block, verbatim (tests/fixtures/seeds/SOURCES.md).
 const SEEDS_BLOCK: &str = include_str!("../../fixtures/seeds/override_resources.pp");
 
 /// The seeds' block again, after the manifest's own `mc`: the block
