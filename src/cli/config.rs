@@ -4,17 +4,17 @@
 //! hierad server over HTTP (`--server URL`, or `HIERAD_SERVER`) or a local
 //! database (`--db PATH`), through [`crate::ops`].
 //!
-//! Decisions where the seed is silent:
+//! Decisions where the specification is silent:
 //! - `get` prints the EFFECTIVE document (the fold of the root and each
 //!   level of `--level`, values then overrides); `--stored` prints what is
 //!   stored at exactly that level (`--kind values|overrides`), `--version N`
 //!   one old version of it.
-//! - Output `--format` defaults to json, as the seed says. `json` is the
-//!   wire form (plain JSON; tagged objects only for what JSON cannot say),
-//!   so `get --format json | set --format json` round-trips every type;
-//!   `yaml` is Ruby's `to_yaml`; `plain` prints a scalar's string form (nil
-//!   as an empty line) and an Array or Hash as the `hiera` command would.
-//!   With `--key K`, json and yaml print `{K: value}`.
+//! - Output `--format` defaults to json, as the specification says. `json` is
+//!   the wire form (plain JSON; tagged objects only for what JSON cannot say),
+//!   so `get --format json | set --format json` round-trips every type; `yaml`
+//!   is Ruby's `to_yaml`; `plain` prints a scalar's string form (nil as an
+//!   empty line) and an Array or Hash as the `hiera` command would. With
+//!   `--key K`, json and yaml print `{K: value}`.
 //! - Input: `--value V` is read as `--type` says. When it says nothing, V
 //!   keeps the type of the value it replaces (the level's stored value, else
 //!   the effective one) if it reads as that type ([`keep_type`]: an override
