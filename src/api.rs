@@ -332,7 +332,7 @@ pub(crate) struct ImportRequest {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(crate) kind: Option<String>,
     /// Adds each value of `level` to its level's register (created if
-    /// missing) in the same request (issue 14); without it, a level value
+    /// missing) in the same request; without it, a level value
     /// a register does not list is refused (404).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub(crate) register: bool,

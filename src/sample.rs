@@ -41,7 +41,7 @@ pub(crate) const FILES: &[(&str, &str)] = &[
     ),
 ];
 
-/// The JSON Schema of the data override_resources applies (issue 12),
+/// The JSON Schema of the data override_resources applies,
 /// `schemas/override_resources.json`.
 pub(crate) const OVERRIDE_RESOURCES_SCHEMA: &str =
     include_str!("../schemas/override_resources.json");

@@ -16,8 +16,8 @@ pub(crate) const DEFAULT_PORT: u16 = 8750;
 /// default: `hierad.db` in the working directory.
 pub(crate) const DEFAULT_DB: &str = "hierad.db";
 
-/// How often a server looks for other processes' writes: well within the
-/// 100 ms in which issue 11 wants them seen, at one cheap read each.
+/// How often a server looks for other processes' writes: well within
+/// 100 ms of the write, at one cheap read each.
 pub(crate) const DEFAULT_SYNC_EVERY: Duration = Duration::from_millis(20);
 
 /// The default of `--lookup-body-limit`: a lookup names its scope

@@ -193,7 +193,7 @@ pub(crate) fn write_hash(out: &mut Vec<u8>, h: &Hash) {
 /// A string as JSON text, with serde_json's escapes (`\"`, `\\`, `\b`,
 /// `\f`, `\n`, `\r`, `\t`, other control characters as `\u00xx`), the
 /// unescaped runs copied whole. serde_json's own writer, set up per
-/// string, cost most of a small answer's writing (issue 15, goal 3).
+/// string, cost most of a small answer's writing.
 pub(crate) fn write_str(out: &mut Vec<u8>, s: &str) {
     let bytes = s.as_bytes();
     out.reserve(bytes.len() + 2);
@@ -429,7 +429,7 @@ pub(crate) struct Decode<'d>(&'d Decoding);
 /// Whether serde_json presents a number with the map type `A`: with
 /// `arbitrary_precision`, a number that is not a 64-bit integer comes as a
 /// one-entry map of its text, whose key, `"$serde_json::private::Number"`,
-/// any JSON object may hold as well (issue 9: `{"a": {that key: "xyz"}}`
+/// any JSON object may hold as well (`{"a": {that key: "xyz"}}`
 /// was stored as `{"a": 0}`). The map's type tells them apart, and only a
 /// number has it; the type is learnt from serde_json itself, once.
 fn is_number<A>() -> bool {

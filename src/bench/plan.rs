@@ -10,7 +10,7 @@ use serde::{Deserialize, Serialize};
 use std::fmt::Write as _;
 
 /// Answers at least this large (as wire JSON) form the `large` and
-/// `large-array` classes (issue 15: answers of 10 KB and more are large).
+/// `large-array` classes (answers of 10 KB and more are large).
 pub(crate) const LARGE_BYTES: usize = 10_000;
 
 /// The file `hierad bench generate` writes its plan to.

@@ -1,5 +1,5 @@
 //! `hierad bench visible`: how long a write through one server takes to
-//! be served by another (issue 11). Each round writes a key of a document
+//! be served by another. Each round writes a key of a document
 //! through the writing server, then reads it back through the reading
 //! server, without a pause, until it answers the new value; the time from
 //! sending the write to the first read that shows it is one sample.

@@ -290,8 +290,9 @@ pub(crate) struct EnvLevel {
 }
 
 impl EnvLevel {
-    /// `--level` with seeds/004's spellings understood against the
-    /// environment's levels (`node=…` for the level `nodes`; see
+    /// `--level` with the ConfigDB specification's spellings
+    /// (docs/spec/configdb-api.md) understood against the environment's
+    /// levels (`node=…` for the level `nodes`; see
     /// [`LevelPath::with_level_aliases`]); as given for the root or an
     /// environment that does not exist (the command then says so).
     ///

@@ -1,29 +1,30 @@
-//! `hierad config get|set|override` (seeds/004's "Fuel Client"; `history`,
-//! `restore` and `delete` are in [`super::history`]), on a
+//! `hierad config get|set|override` (the "Fuel Client" of
+//! docs/spec/configdb-api.md; `history`, `restore` and `delete` are in
+//! [`super::history`]), on a
 //! hierad server over HTTP (`--server URL`, or `HIERAD_SERVER`) or a local
 //! database (`--db PATH`), through [`crate::ops`].
 //!
-//! Decisions where the seed is silent:
+//! Decisions where the specification is silent:
 //! - `get` prints the EFFECTIVE document (the fold of the root and each
 //!   level of `--level`, values then overrides); `--stored` prints what is
 //!   stored at exactly that level (`--kind values|overrides`), `--version N`
 //!   one old version of it.
-//! - Output `--format` defaults to json, as the seed says. `json` is the
-//!   wire form (plain JSON; tagged objects only for what JSON cannot say),
-//!   so `get --format json | set --format json` round-trips every type;
-//!   `yaml` is Ruby's `to_yaml`; `plain` prints a scalar's string form (nil
-//!   as an empty line) and an Array or Hash as the `hiera` command would.
-//!   With `--key K`, json and yaml print `{K: value}`.
+//! - Output `--format` defaults to json, as the specification says. `json` is
+//!   the wire form (plain JSON; tagged objects only for what JSON cannot say),
+//!   so `get --format json | set --format json` round-trips every type; `yaml`
+//!   is Ruby's `to_yaml`; `plain` prints a scalar's string form (nil as an
+//!   empty line) and an Array or Hash as the `hiera` command would. With
+//!   `--key K`, json and yaml print `{K: value}`.
 //! - Input: `--value V` is read as `--type` says. When it says nothing, V
-//!   keeps the type of the value it replaces (the level's stored value,
-//!   else the effective one) if it reads as that type ([`keep_type`]: an
-//!   override of an Integer with `2` stays an Integer, as seeds/004's use
-//!   case 3 expects), else it is a String (text stays text: `yes` or
-//!   `0x10` are never reinterpreted). A keyed write prints what it stored,
-//!   `deployment_id = 2 (Integer)`, and the Hashes its key's dots created.
-//!   Without `--value`, the value (or with no `--key`, the whole document)
-//!   comes from stdin, read as `--type` or `--format` says, YAML when
-//!   neither does (YAML reads JSON too). `--type null` needs no value.
+//!   keeps the type of the value it replaces (the level's stored value, else
+//!   the effective one) if it reads as that type ([`keep_type`]: an override
+//!   of an Integer with `2` stays an Integer, as use case 3 of
+//!   docs/spec/configdb-api.md expects), else it is a String (text stays text:
+//!   `yes` or `0x10` are never reinterpreted). A keyed write prints what it
+//!   stored, `deployment_id = 2 (Integer)`, and the Hashes its key's dots
+//!   created. Without `--value`, the value (or with no `--key`, the whole
+//!   document) comes from stdin, read as `--type` or `--format` says, YAML
+//!   when neither does (YAML reads JSON too). `--type null` needs no value.
 //! - `set --key` changes one key of the level's stored `values` (siblings
 //!   kept); `override --key` one key of its stored `overrides`. Without
 //!   `--key`, the whole document is replaced.
@@ -285,7 +286,8 @@ fn run_set(args: &SetArgs, kind: DocKind) -> anyhow::Result<String> {
         return Ok(String::new());
     };
     // The value the write replaces: the level's own, else what a lookup
-    // finds there now (seeds/004 use case 3 overrides a root value).
+    // finds there now (use case 3 of docs/spec/configdb-api.md overrides
+    // a root value).
     let stored = db.stored(&at, None)?;
     let replaced = match keypath::get(&stored, &key) {
         Ok(Some(v)) => Some(v.clone()),

@@ -1,5 +1,5 @@
 //! `hierad migrate --from DB --to DB`: copies a whole ConfigDB, history
-//! included, from one database into an empty one (issue 11), and shows
+//! included, from one database into an empty one, and shows
 //! that the copy is whole: the counts of each kind of row and a checksum,
 //! computed the same way on both sides ([`crate::store::dump::Tally`]),
 //! from what was read and from the copy read back.

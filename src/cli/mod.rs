@@ -39,9 +39,9 @@ pub(crate) enum Command {
     /// command, with the same arguments and output (plus `--explain`).
     #[command(disable_help_flag = true)]
     Lookup(lookup::Args),
-    /// Read and write ConfigDB documents: get, set, override (seeds/004's
-    /// `fuel config`), on a server (--server, HIERAD_SERVER) or a local
-    /// database (--db)
+    /// Read and write ConfigDB documents: get, set, override (the ConfigDB
+    /// specification's `fuel config`), on a server (--server, HIERAD_SERVER)
+    /// or a local database (--db)
     Config(config::Args),
     /// Upload a Hiera data tree (/etc/hiera) into one level of an
     /// environment (created if missing), all or nothing

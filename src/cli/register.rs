@@ -1,9 +1,9 @@
-//! `hierad register`: the values a level of an environment takes (its
-//! nodes). With a register, the environment answers 404 for level values
-//! it does not list (seeds/004's "Cannot find a node with the given
-//! identifier" and "Node with the given ID not assigned to cluster with
-//! the given ID"), reads and writes alike; without one, any value is
-//! taken. `hierad import --register` registers as it uploads.
+//! `hierad register`: the values a level of an environment takes (its nodes).
+//! With a register, the environment answers 404 for level values it does not
+//! list (docs/spec/configdb-api.md's "Cannot find a node with the given
+//! identifier" and "Node with the given ID not assigned to cluster with the
+//! given ID"), reads and writes alike; without one, any value is taken.
+//! `hierad import --register` registers as it uploads.
 
 use super::args::{Access, Conn};
 use super::report;

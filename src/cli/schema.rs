@@ -1,5 +1,5 @@
 //! `hierad config schema`: shows, sets or removes the JSON Schema of a
-//! resource definition (issue 12). Once set, every write of the resource
+//! resource definition. Once set, every write of the resource
 //! (set, override, a key, an import, a restore) must match it, or is
 //! refused naming the offending value's path and nothing is stored.
 

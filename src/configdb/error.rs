@@ -119,8 +119,9 @@ pub(crate) enum NotFound {
     /// A key path that leads nowhere in a document.
     #[error("key \"{key}\" is not in the {what}")]
     Key { key: String, what: String },
-    /// A level value no environment registers (seeds/004's first 404 for
-    /// nodes), asked of an environment that keeps a register of the level.
+    /// A level value no environment registers (the first 404 for nodes of
+    /// docs/spec/configdb-api.md), asked of an environment that keeps a
+    /// register of the level.
     #[error(
         "Cannot find a node with the given identifier: {value:?} is not in the register of level \"{level}\" of environment {env}, nor of any other environment"
     )]
@@ -129,8 +130,8 @@ pub(crate) enum NotFound {
         level: String,
         value: String,
     },
-    /// A level value registered by other environments only (seeds/004's
-    /// second 404).
+    /// A level value registered by other environments only (the second
+    /// 404 of docs/spec/configdb-api.md).
     #[error(
         "Node with the given ID not assigned to cluster with the given ID: {value:?} is not in the register of level \"{level}\" of environment {env}{}",
         registered_in(elsewhere)

@@ -261,12 +261,13 @@ impl LevelPath {
         Ok(())
     }
 
-    /// The path with seeds/004's spelling of level names understood: the
-    /// seed writes `--level node=node-1.domain.tld` for an environment
-    /// whose level is `nodes`. A level name the environment lacks stands
-    /// for its level of the plural (`node` → `nodes`) or singular (`roles`
-    /// → `role`) spelling when it has exactly that one; other names are
-    /// kept, for [`LevelPath::check`] to name.
+    /// The path with the ConfigDB specification's spelling of level names
+    /// understood: docs/spec/configdb-api.md writes `--level
+    /// node=node-1.domain.tld` for an environment whose level is `nodes`. A
+    /// level name the environment lacks stands for its level of the plural
+    /// (`node` → `nodes`) or singular (`roles` → `role`) spelling when it has
+    /// exactly that one; other names are kept, for [`LevelPath::check`] to
+    /// name.
     pub(crate) fn with_level_aliases(&self, levels: &[String]) -> LevelPath {
         let alias = |name: &str| -> Option<&String> {
             if levels.iter().any(|l| l == name) {

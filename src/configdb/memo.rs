@@ -1,5 +1,5 @@
 //! What one snapshot remembers of the answers made from its stored, final
-//! values (issue 15, goal 2): work done once per snapshot, not per request.
+//! values: work done once per snapshot, not per request.
 //!
 //! - **Merged Hashes**, keyed by the identity (address) of the stored
 //!   values merged, in order, and the merge behaviour: a hash lookup whose

@@ -1,4 +1,4 @@
-//! Level registers (issue 14) as the model sees them: the one rule that
+//! Level registers as the model sees them: the one rule that
 //! checks a level path against an environment's registers ([`check`]),
 //! and the in-memory copy of every register that a [`Snapshot`] holds
 //! ([`Registers`]), so a read checks its path with no store access.

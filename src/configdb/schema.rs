@@ -1,4 +1,4 @@
-//! Resource schemas (issue 12): a resource definition's `content` may hold
+//! Resource schemas: a resource definition's `content` may hold
 //! a JSON Schema under `"schema"`, and then every document written to that
 //! resource, at any level and of either kind, must match it. The rule is
 //! here, free of I/O (no remote `$ref` is ever fetched); the store applies

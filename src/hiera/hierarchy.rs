@@ -8,7 +8,7 @@ use super::value::Value;
 /// `:hierarchy:`, or levels a client registered or sent): written as it
 /// was, with the [`Template`] of each of its levels worked out once, so
 /// that a walk only reads the scope variables a level names and joins
-/// them with its text (issue 15).
+/// them with its text.
 #[derive(Clone, Debug, PartialEq)]
 pub(crate) struct Hierarchy {
     written: Value,

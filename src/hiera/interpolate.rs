@@ -534,7 +534,7 @@ mod tests {
     }
 
     /// Ten tokens of the level below at each level: `e1` is "ab", `e2`
-    /// ten `%{hiera('e1')}`, … (the fan-out of issue 9).
+    /// ten `%{hiera('e1')}`, …: each level ten times the lookups below.
     fn fan_out() -> Hash {
         let mut data = rhash! {"e1" => "ab"};
         for level in 2..=6 {

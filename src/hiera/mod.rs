@@ -1,7 +1,7 @@
 //! The Hiera 3.10 semantics, as pure functions: no I/O, no async, no clock.
 //!
 //! Everything that decides an answer lives here, written to the letter of
-//! `research/hiera3-semantics.md`; data files reach it through the
+//! `docs/spec/hiera3-semantics.md`; data files reach it through the
 //! [`lookup::DataSource`] trait, so the CLI, the server and the bench share
 //! one lookup path.
 

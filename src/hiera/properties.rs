@@ -1,4 +1,4 @@
-//! Property tests of the pure core (issue 9, "make it stay fixed"): the
+//! Property tests of the pure core, so what is fixed stays fixed: the
 //! YAML loader never panics, and what it loads, dumped and loaded again, is
 //! the same value; dotted keys split back into their segments. Bounded:
 //! `PROPTEST_CASES` cases each (256 by default).

@@ -1,4 +1,4 @@
-//! The change log (issue 11): every committed write takes the next
+//! The change log: every committed write takes the next
 //! global generation and records what it changed, in its own transaction,
 //! so any process on the same database learns of every write by reading
 //! the log past the generation it has.

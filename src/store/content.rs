@@ -1,4 +1,4 @@
-//! Resource definitions' content in the store (issue 12): reading and
+//! Resource definitions' content in the store: reading and
 //! writing it, and the schema check every document write makes inside its
 //! transaction (the rule itself is [`crate::configdb::schema`]).
 

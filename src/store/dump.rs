@@ -1,5 +1,5 @@
 //! A whole ConfigDB as a stream of rows, for copying it from one store to
-//! another (`hierad migrate`, issue 11): [`Store::dump`](super::Store::dump)
+//! another (`hierad migrate`): [`Store::dump`](super::Store::dump)
 //! yields [`Dumped`] items, [`Store::replay`](super::Store::replay) writes
 //! them into an empty store keeping every id, version number and date.
 //!

@@ -1,6 +1,6 @@
 //! Persistence of the ConfigDB behind a narrow trait, [`Store`]; the only
 //! module that knows SQL. [`SqliteStore`] is the embedded engine,
-//! [`PgStore`] the one several replicas share (issue 11); both run the same
+//! [`PgStore`] the one several replicas share; both run the same
 //! code ([`shared`]) over a small dialect layer ([`sql`]), and [`open`]
 //! picks one from `--db`.
 //!
@@ -475,7 +475,7 @@ pub(crate) trait Store: Send + Sync {
     /// live version of every document.
     fn load_all(&self) -> Result<SnapshotData>;
 
-    // Registers (issue 14): an environment may list the values a level
+    // Registers: an environment may list the values a level
     // takes (its nodes); documents at other values of that level are then
     // refused (`check_registered`). A level without a register takes any
     // value. Registers go with their environment (kept by a restorable

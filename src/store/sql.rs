@@ -1,5 +1,5 @@
 //! The small dialect layer that lets one body of store code ([`super::shared`])
-//! run on SQLite and PostgreSQL (issue 11): statements are written once, in
+//! run on SQLite and PostgreSQL: statements are written once, in
 //! the SQL both engines agree on, with `?1`-style parameters (PostgreSQL's
 //! side rewrites them to `$1`); parameters and rows travel as the few
 //! types the schema uses. Each engine implements [`Sql`] over its

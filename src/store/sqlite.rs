@@ -9,7 +9,7 @@
 //! waits for the lock (up to [`BUSY_TIMEOUT`]) instead of failing.
 
 use super::changes::Log;
-use super::migrations::{self, MIGRATIONS};
+use super::migrations;
 use super::quota::QuotaCell;
 use super::sql::{Cell, Engine, Param, Row, Sql};
 use super::{DatabaseSize, Result, StoreError};
@@ -55,7 +55,7 @@ impl SqliteStore {
     pub(crate) fn open(path: impl AsRef<Path>) -> Result<Self> {
         let path = path.as_ref();
         create_private(path)?;
-        Self::from_connection(Connection::open(path)?, MIGRATIONS)
+        Self::from_connection(Connection::open(path)?, migrations::SQLITE)
     }
 
     /// A private database in memory, for tests and throwaway use.
@@ -64,7 +64,7 @@ impl SqliteStore {
     ///
     /// As [`SqliteStore::open`].
     pub(crate) fn open_in_memory() -> Result<Self> {
-        Self::from_connection(Connection::open_in_memory()?, MIGRATIONS)
+        Self::from_connection(Connection::open_in_memory()?, migrations::SQLITE)
     }
 
     fn from_connection(mut conn: Connection, migrations: &[&str]) -> Result<Self> {
@@ -244,7 +244,10 @@ pub(super) fn open_with_migrations(path: &Path, migrations: &[&str]) -> Result<S
 #[cfg(test)]
 pub(super) fn open_read_only(path: &Path) -> Result<SqliteStore> {
     let flags = rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY | rusqlite::OpenFlags::SQLITE_OPEN_URI;
-    SqliteStore::from_connection(Connection::open_with_flags(path, flags)?, MIGRATIONS)
+    SqliteStore::from_connection(
+        Connection::open_with_flags(path, flags)?,
+        migrations::SQLITE,
+    )
 }
 
 #[cfg(test)]

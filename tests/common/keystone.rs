@@ -1,10 +1,10 @@
-//! A stand-in Keystone for the tests of Keystone authentication (issue
-//! 10): the fast suite's tests/it/security.rs and the shim's end-to-end
-//! tests (tests/oracle/shim/tls.rs). It answers `POST /v3/auth/tokens`
-//! (password method) and `GET /v3/auth/tokens` (`X-Auth-Token` +
-//! `X-Subject-Token`) with the statuses, headers and bodies the Keystone v3
-//! API reference documents, and fails on demand. The real Keystone's
-//! tokens are tested in tests/oracle/keystone_real.rs.
+//! A stand-in Keystone for the tests of Keystone authentication: the fast
+//! suite's tests/it/security.rs and the shim's end-to-end tests
+//! (tests/oracle/shim/tls.rs). It answers `POST /v3/auth/tokens` (password
+//! method) and `GET /v3/auth/tokens` (`X-Auth-Token` + `X-Subject-Token`) with
+//! the statuses, headers and bodies the Keystone v3 API reference documents,
+//! and fails on demand. The real Keystone's tokens are tested in
+//! tests/oracle/keystone_real.rs.
 
 use std::io::{Read, Write};
 use std::net::TcpListener;

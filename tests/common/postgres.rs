@@ -1,4 +1,4 @@
-//! A throwaway PostgreSQL server for tests (issue 11): one per test binary,
+//! A throwaway PostgreSQL server for tests: one per test binary,
 //! started on first use, each test in a fresh database of its own.
 //!
 //! The server runs from Debian's `postgresql` package (`.ci/run` installs

@@ -1,4 +1,4 @@
-//! The auth file (issue 10): `hierad auth`'s edits run at the same time
+//! The auth file: `hierad auth`'s edits run at the same time
 //! (a deployment tool adding a token per Puppet master in parallel) each
 //! keep their entry, none lost to another's rewrite; and a running server
 //! follows the file's changes without a signal.

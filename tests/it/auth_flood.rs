@@ -101,7 +101,7 @@ fn threads(pid: u32) -> u64 {
         .unwrap()
 }
 
-/// The attack: wrong passwords whose clients reset a few
+/// The attack: wrong passwords whose clients reset a few
 /// milliseconds after sending. Before, each dropped request gave its
 /// turn back and left its Argon2 run going on a thread of its own: none
 /// was counted or logged, one address guessed as fast as it could

@@ -286,7 +286,7 @@ fn summary_prints_the_table_and_a_line_per_run() {
 }
 
 /// `hierad bench visible` between two replicas on one PostgreSQL database
-/// (issue 11, bench/replicas.sh), a few writes: the figures' shape only.
+/// (bench/replicas.sh), a few writes: the figures' shape only.
 #[test]
 fn visible_between_two_replicas_on_postgres() {
     let db = crate::pg::fresh_database();

@@ -1,5 +1,5 @@
-//! `hierad bench` against the real server over TLS with an auth file
-//! (issue 10), briefly (a few hundred requests): a bearer token, Basic with
+//! `hierad bench` against the real server over TLS with an auth file,
+//! briefly (a few hundred requests): a bearer token, Basic with
 //! the password from a file and a client certificate each load it with no
 //! failed request, the cache counters read from /metrics with the same
 //! credentials, a write principal's writer; and the clear one-line

@@ -1,4 +1,4 @@
-//! Lookup budgets against the real binary (issue 9, defect 4): fan-out
+//! Lookup budgets against the real binary: fan-out
 //! lookups are refused with a 422 naming the budget, lookups within it
 //! answer as before, and while fan-out lookups run in parallel `/healthz`
 //! and `/metrics` stay responsive and the server's memory stays bounded.
@@ -36,8 +36,8 @@ fn chain(data: &mut serde_json::Map<String, Value>, prefix: &str, top: u32, toke
     }
 }
 
-/// Environment 1 with one resource, `common` (Hiera's default hierarchy):
-/// the issue's reproducer. `e`:
+/// Environment 1 with one resource, `common` (Hiera's default hierarchy),
+/// data whose interpolation fans out. `e`:
 /// 10 kB at the bottom, ten `%{hiera()}` a level (e5 would be 100 MB);
 /// `f`: one byte at the bottom (f6 would take 111,110 steps); `a`: the
 /// `%{alias()}` variant.

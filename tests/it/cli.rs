@@ -169,7 +169,7 @@ fn inventory_service_fails_as_without_puppet() {
     );
 }
 
-/// Data whose interpolation fans out (issue 9, defect 4): `f1` is "y",
+/// Data whose interpolation fans out: `f1` is "y",
 /// `fN` ten `%{hiera('fN-1')}`, so `f6` would take 111,110 steps.
 fn fan_out_tree() -> tempfile::TempDir {
     let dir = tempfile::tempdir().unwrap();

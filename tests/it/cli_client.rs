@@ -1,4 +1,4 @@
-//! The command-line client as a tool in a shell (issue 14, items 7 and 8):
+//! The command-line client as a tool in a shell:
 //! a server that stops answering is a timeout naming the server and what
 //! timed out, and a reader that stops reading (`| head -1`) is a normal
 //! end.

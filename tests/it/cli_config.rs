@@ -1,7 +1,7 @@
-//! seeds/004's acceptance use cases 1–4 end to end through `hierad config`
-//! (and `hierad lookup` for 4), twice: on a local database (`--db`) and
-//! over HTTP against a real `hierad serve`. Plus the user errors: each is
-//! one line on stderr, exit status 1, and writes nothing.
+//! The acceptance use cases 1–4 of docs/spec/configdb-api.md end to end
+//! through `hierad config` (and `hierad lookup` for 4), twice: on a local
+//! database (`--db`) and over HTTP against a real `hierad serve`. Plus the
+//! user errors: each is one line on stderr, exit status 1, and writes nothing.
 //!
 //! Use case 4's "hiera looks up the right value" is judged over HTTP by
 //! `hierad lookup --server`, whose answers must match the local `hierad

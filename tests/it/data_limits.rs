@@ -1,5 +1,5 @@
 //! What one principal may do to everyone else's data, and what a stranger
-//! learns (issue "Attacks that still work", items 6, 7 and 10): component
+//! learns (docs/security.md): component
 //! resource definitions are an admin's, a schema refusal never quotes the
 //! refused document, writers have quotas, and `/healthz` and register
 //! 404s name nothing a principal may not read.

@@ -75,7 +75,7 @@ fn every_way_in_refuses_too_deep_documents_and_accepted_ones_survive_a_restart()
     let mut server = TestServer::start_on(&db, &["--no-sample"]);
     setup(&server);
     assert_eq!(json(&server, "PUT", DOC, r#"{"kept": 1}"#).status, 204);
-    // The reproducers of the issue: YAML 127 deep, JSON 126 arrays around
+    // Documents once too deep to answer: YAML 127 deep, JSON 126 arrays around
     // a tagged float, Integer-keyed YAML Hashes, deep JSON of any depth.
     let yaml = format!("a: {}", brackets(127, ""));
     refused(&send(&server, "PUT", DOC, &yaml, "application/yaml"));

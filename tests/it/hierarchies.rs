@@ -1,4 +1,4 @@
-//! Hierarchies sent by reference (issue 15 goal 3), over the real server:
+//! Hierarchies sent by reference (docs/api.md), over the real server:
 //! `POST /api/v1/hierarchies` answers an id, and a lookup naming it by
 //! `hierarchy_id` answers exactly as the same lookup with the hierarchy
 //! inline; an id this server does not hold is a 409 the client mends by

@@ -1,4 +1,4 @@
-//! Keystone v3 tokens (issue 10) when Keystone misbehaves or is asked a
+//! Keystone v3 tokens when Keystone misbehaves or is asked a
 //! lot: hung, slow, the same new token sent many times at once. Against
 //! the stand-in Keystone of tests/common/keystone.rs, over plain HTTP on
 //! loopback (tests/it/security.rs covers the way in over TLS).

@@ -1,4 +1,4 @@
-//! What the log may hold (issue 10): whatever `HIERAD_LOG` asks for, down
+//! What the log may hold: whatever `HIERAD_LOG` asks for, down
 //! to `trace` of every crate, no password, token or document value reaches
 //! it. The run covers each dependency that carries secrets: PostgreSQL
 //! (documents written and read), the Keystone client (the service

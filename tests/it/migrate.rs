@@ -1,4 +1,4 @@
-//! `hierad migrate` (issue 11): a whole ConfigDB, history included, copied
+//! `hierad migrate`: a whole ConfigDB, history included, copied
 //! into another database, verifiably; the copy answers every read as the
 //! source does.
 

@@ -1,4 +1,4 @@
-//! `--db postgres://…` (issue 11): `hierad serve` and the CLI on one
+//! `--db postgres://…`: `hierad serve` and the CLI on one
 //! PostgreSQL database (a throwaway server, tests/common/postgres.rs): the
 //! sample loads, the CLI's writes reach the server without a restart (the
 //! change log, polled), doctor reads it; a database that cannot be reached

@@ -1,4 +1,4 @@
-//! Faults on PostgreSQL (issue 11, "Faults"): the database restarted under
+//! Faults on PostgreSQL: the database restarted under
 //! a replica serving writes, and a replica killed with SIGKILL while it
 //! serves writes. Every write answered 204 must be in the store after.
 //! Every loop is bounded in count and time; nothing is timed.

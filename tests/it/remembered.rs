@@ -1,5 +1,5 @@
-//! A keep-alive connection's proved credentials are remembered (issue 10:
-//! the check's cost per request), and that memory never outlasts what it
+//! A keep-alive connection's proved credentials are remembered (the
+//! check's cost per request), and that memory never outlasts what it
 //! stands for: a token revoked by a reloaded auth file, a token that
 //! expired, other credentials on the same connection. The real binary,
 //! one TCP connection per client, requests written by hand so the test

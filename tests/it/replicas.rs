@@ -1,4 +1,4 @@
-//! Several processes on one SQLite file (issue 11): a server publishes
+//! Several processes on one SQLite file: a server publishes
 //! what the CLI with `--db` and other servers write, by the change log's
 //! generation, without a restart. The waits are bounded; how long each
 //! took is printed (the 100 ms goal is measured by the benchmark, not
@@ -94,7 +94,7 @@ fn the_cli_writing_the_servers_file_is_seen_without_a_restart() {
         || lookup(url, "deployment_id", &["astute"]),
     );
     eprintln!("override visible after {took:?}");
-    // The issue's case: an import defining a new resource.
+    // The hardest case: an import defining a new resource.
     let tree = dir.path().join("tree");
     std::fs::create_dir(&tree).unwrap();
     std::fs::write(tree.join("brand_new.yaml"), "fresh_key: fresh\n").unwrap();

@@ -1,4 +1,4 @@
-//! Three replicas on one PostgreSQL database (issue 11, a throwaway server,
+//! Three replicas on one PostgreSQL database (a throwaway server,
 //! tests/common/postgres.rs). B and C poll only once an hour, so what they
 //! serve of A's writes came by NOTIFY and the LISTEN task. The waits are
 //! bounded; how long each took is printed.

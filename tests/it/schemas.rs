@@ -1,4 +1,4 @@
-//! Resource schemas (issue 12): a resource definition's content may hold a
+//! Resource schemas: a resource definition's content may hold a
 //! JSON Schema; every write of the resource (PUT values and overrides, a
 //! key-path write, an import, a restore) is checked against it, a
 //! violation is a 400 naming the offending value's path and what was

@@ -1,5 +1,5 @@
-//! seeds/004's document URLs as the seed writes them (issue 14, items 1,
-//! 2 and 4), in process: a datasource named by its resource definition's
+//! The document URLs as docs/spec/configdb-api.md writes them, in
+//! process: a datasource named by its resource definition's
 //! id, the opt-in 308 for writes by name, `?effective&version=N`, and
 //! `?effective=false`.
 
@@ -406,7 +406,8 @@ async fn registers_refuse_unknown_nodes_for_reads_and_writes() {
     )
     .await;
     assert_eq!((status, json(&body)), (StatusCode::OK, json!({"uid": "1"})));
-    // Others: seeds/004's two 404s, for every method, and nothing written.
+    // Others: the two 404s of docs/spec/configdb-api.md, for every
+    // method, and nothing written.
     let unknown = "Cannot find a node with the given identifier";
     let elsewhere = "Node with the given ID not assigned to cluster with the given ID";
     let n9 = node(1, "node-9");

@@ -1,6 +1,7 @@
-//! The operator's first hour with seeds/004 open (issue 14): `hierad
+//! The operator's first hour with docs/spec/configdb-api.md open: `hierad
 //! serve` run outside the repository serves the built-in sample and says
-//! so; seeds/004's acceptance use cases 1–4, word for word, against it;
+//! so; the specification's acceptance use cases 1–4, word for word,
+//! against it;
 //! level registers from the command line.
 
 use crate::binary::{BIN, ROOT, text};

@@ -1,5 +1,5 @@
 //! Failed authentications make their network's checks take turns
-//! (issue 10, docs/security.md "Failed authentications"): against the
+//! (docs/security.md "Failed authentications"): against the
 //! real binary, a guesser who holds a valid low-privilege token cannot
 //! reset the count with it, and right credentials are answered without
 //! waiting.

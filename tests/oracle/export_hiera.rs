@@ -1,8 +1,8 @@
-//! seeds/004's use case 4 judged by the real `hiera`: after `hierad config
-//! override` of a node's deployment_id, the tree `hierad export` writes for
-//! the node makes `hiera` answer the overridden value, on a local database
-//! (`--db`) and through a server (`--server`). The rest of the use cases
-//! are in tests/it/cli_config.rs.
+//! Use case 4 of docs/spec/configdb-api.md judged by the real `hiera`: after
+//! `hierad config override` of a node's deployment_id, the tree `hierad
+//! export` writes for the node makes `hiera` answer the overridden value, on a
+//! local database (`--db`) and through a server (`--server`). The rest of the
+//! use cases are in tests/it/cli_config.rs.
 
 use crate::server::TestServer;
 use crate::tools;

@@ -1,4 +1,4 @@
-//! hierad against the real Keystone (issue 10): Debian's python3-keystone
+//! hierad against the real Keystone: Debian's python3-keystone
 //! (`bash .ci/run` installs it), bootstrapped in a throwaway folder (a
 //! SQLite database, Fernet keys) and served by its own WSGI script on a
 //! free port of 127.0.0.1. Its users, projects and role assignments are

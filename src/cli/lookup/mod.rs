@@ -179,7 +179,8 @@ fn remote(
     let (server, mut body) = request;
     let auth = super::args::ClientFlags::from_env().auth()?;
     let answer = match Remote::connect(&server, Timeouts::reads(), auth).and_then(|remote| {
-        // seeds/004's `node=…` for the level `nodes` (LevelPath::with_level_aliases).
+        // The ConfigDB specification's `node=…` for the level `nodes`
+        // (docs/spec/configdb-api.md, LevelPath::with_level_aliases).
         if let Some(level) = &body.level {
             if let (Ok(path), Some(env)) = (
                 LevelPath::parse_cli(level),

@@ -1,5 +1,5 @@
 //! [`PgStore`]: the [`Store`](crate::store::Store) on PostgreSQL, for several
-//! hierad replicas on one database (issue 11). The store's logic is
+//! hierad replicas on one database. The store's logic is
 //! [`super::shared`], the same code SQLite runs, over [`Sql`] on a
 //! PostgreSQL transaction ([`sql`]).
 //!
@@ -260,7 +260,7 @@ impl PgStore {
         // a server that is down or not trusted fails at once, saying why.
         let mut first = r2d2::ManageConnection::connect(&manager)
             .map_err(|e| unreachable(&server, chain(&e)))?;
-        migrations::migrate(&mut first.client, migrations::MIGRATIONS)
+        migrations::migrate(&mut first.client, crate::store::migrations::POSTGRES)
             .map_err(|e| context(&server, e))?;
         let pool = r2d2::Pool::builder()
             .max_size(POOL_SIZE)

@@ -1,4 +1,4 @@
-//! The [`Store`](super::Store) written once over [`Sql`] (issue 11): every
+//! The [`Store`](super::Store) written once over [`Sql`]: every
 //! engine ([`super::SqliteStore`], [`super::PgStore`]) runs this code in its
 //! own transactions, so the two cannot drift apart.
 

@@ -1,4 +1,4 @@
-//! Who wrote each version (issue 10): every write records its author,
+//! Who wrote each version: every write records its author,
 //! every read of a version gives it back, packed or not.
 
 use super::*;

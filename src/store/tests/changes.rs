@@ -1,6 +1,6 @@
 //! The change log: every committed write takes the next generation and
 //! says what it changed; readers get documents, or everything when they
-//! must reload (issue 11).
+//! must reload.
 
 use super::*;
 use crate::store::changes::DERIVE_AT_MOST;

@@ -1,4 +1,4 @@
-//! Dump and replay (`hierad migrate`, issue 11): a replayed copy dumps
+//! Dump and replay (`hierad migrate`): a replayed copy dumps
 //! the same (counts and checksum), reads the same through every method
 //! (authors included),
 //! is packed as the source is; a store that is not empty is refused, and a

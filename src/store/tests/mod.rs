@@ -1,4 +1,4 @@
-//! The store's behaviour, on both engines (issue 11): every operation and
+//! The store's behaviour, on both engines: every operation and
 //! error, versions, history, retention, imports, concurrent writers. Each
 //! topic's file lists its tests in `both!`, which runs each on SQLite and
 //! on PostgreSQL (a throwaway server, tests/common/postgres.rs): the test
@@ -25,8 +25,10 @@ mod postgres;
 mod quotas;
 mod registers;
 mod scale;
+mod schema7;
 mod sqlite;
 mod structure;
+mod upgrade;
 
 /// The engine a test runs on; `both!`'s wrappers set it for their thread.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

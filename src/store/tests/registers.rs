@@ -1,4 +1,4 @@
-//! The store's level registers (issue 14): their contract in `Store`, on
+//! The store's level registers: their contract in `Store`, on
 //! both engines.
 
 use super::*;

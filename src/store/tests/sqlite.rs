@@ -101,7 +101,7 @@ fn a_database_of_the_first_schema_opens_and_reads_back() {
     let a = at(1, "nodes=n1", "astute", DocKind::Values);
     let docs: Vec<Hash> = (0..4).map(|i| rhash! {"v" => i}).collect();
     {
-        let old = open_with_migrations(&file, &migrations::MIGRATIONS[..1]).unwrap();
+        let old = open_with_migrations(&file, &super::schema7::SQLITE[..1]).unwrap();
         // Rows as the first schema's hierad wrote them: plain text.
         old.raw(|c| {
             c.execute_batch(
@@ -166,14 +166,14 @@ fn migrations_run_once_and_are_tracked() {
             .unwrap()
     };
     drop(SqliteStore::open(&file).unwrap());
-    assert_eq!(user_version(), migrations::MIGRATIONS.len() as i64);
+    assert_eq!(user_version(), migrations::SQLITE.len() as i64);
     // Opening again runs nothing (CREATE TABLE would fail if it did).
     drop(SqliteStore::open(&file).unwrap());
-    assert_eq!(user_version(), migrations::MIGRATIONS.len() as i64);
+    assert_eq!(user_version(), migrations::SQLITE.len() as i64);
 
     // A later release appends a migration: only it runs, once.
     let counting = "CREATE TABLE IF NOT EXISTS runs (n INTEGER); INSERT INTO runs VALUES (1);";
-    let mut longer = migrations::MIGRATIONS.to_vec();
+    let mut longer = migrations::SQLITE.to_vec();
     longer.push(counting);
     drop(open_with_migrations(&file, &longer).unwrap());
     drop(open_with_migrations(&file, &longer).unwrap());
@@ -187,11 +187,11 @@ fn migrations_run_once_and_are_tracked() {
     assert!(matches!(
         SqliteStore::open(&file),
         Err(StoreError::SchemaTooNew { found, known })
-            if found == longer.len() as i64 && known == migrations::MIGRATIONS.len()
+            if found == longer.len() as i64 && known == migrations::SQLITE.len()
     ));
     // A failing migration rolls back with its version bump.
     let other = dir.path().join("other.sqlite");
-    let broken = [migrations::MIGRATIONS[0], "CREATE TABLE t (a); NOT SQL;"];
+    let broken = [migrations::SQLITE[0], "CREATE TABLE t (a); NOT SQL;"];
     assert!(matches!(
         open_with_migrations(&other, &broken),
         Err(StoreError::Database(_))

@@ -1,6 +1,6 @@
 //! `override_resources` (hiera/lib/puppet/type/override_resources.rb,
-//! issue 12, seeds/001) under the real Puppet 7: `puppet apply` of
-//! manifests with safe resources (`file` under a temporary folder,
+//! docs/spec/override-resources.md) under the real Puppet 7: `puppet
+//! apply` of manifests with safe resources (`file` under a temporary folder,
 //! `notify`, `exec` of `true`), the node's `configuration`,
 //! `configuration_options` and `defaults` served by a running hierad
 //! through `hierad_data_hash`. Each test checks what Puppet did: file

@@ -1,8 +1,8 @@
-//! The operator's path (issue 12, part 3): put the override_resources
-//! schema on a resource and upload a YAML file to a level with `hierad
-//! config` (as seeds/004's `set`, from stdin); a refused upload changes
-//! nothing; `hierad config get` shows the effective `configuration`; and
-//! `puppet apply` with `include hierad::override` changes the resources.
+//! The operator's path: put the override_resources schema on a resource and
+//! upload a YAML file to a level with `hierad config` (as the `set` of
+//! docs/spec/configdb-api.md, from stdin); a refused upload changes nothing;
+//! `hierad config get` shows the effective `configuration`; and `puppet apply`
+//! with `include hierad::override` changes the resources.
 
 use super::{CLUSTER_DATA, Case, LEVEL, apply_on};
 use crate::shim::env::Hierad;

@@ -1,7 +1,8 @@
-//! seeds/000 and 001's own form of `override_resources`: an instance
+//! The specification's own form of `override_resources`
+//! (docs/spec/override-resources.md): an instance
 //! titled with a type's name (`override_resources {'package': ...}`)
 //! whose `configuration` maps titles to parameters and whose `defaults`
-//! are parameters, both of that type. The seeds' block runs word for word
+//! are parameters, both of that type. The specification's block runs word for word
 //! (tests/fixtures/seeds/override_resources.pp); every rule of rules.rs
 //! runs again in this form; a title that names no type keeps the nested
 //! form, and data in the wrong form is refused naming the form it was
@@ -10,10 +11,10 @@
 use super::{Applied, Case, apply};
 use serde_json::json;
 
-/// seeds/001's block, verbatim (tests/fixtures/seeds/SOURCES.md).
+/// The specification's block, verbatim (tests/fixtures/seeds/SOURCES.md).
 const SEEDS_BLOCK: &str = include_str!("../../fixtures/seeds/override_resources.pp");
 
-/// The seeds' block again, after the manifest's own `mc`: the block
+/// The specification's block again, after the manifest's own `mc`: the block
 /// updates it rather than declaring a second one.
 const SEEDS_BLOCK_OVER_A_MANIFEST: &str = concat!(
     "package { 'mc': ensure => 'absent' }\n",
@@ -32,7 +33,7 @@ fn installed(package: &str) -> bool {
         .is_ok_and(|o| o.stdout.ends_with(b" installed"))
 }
 
-/// The block as the seeds print it, applied with `--noop` (it names real
+/// The block as the specification prints it, applied with `--noop` (it names real
 /// packages): the catalog gets both packages with `ensure => latest`;
 /// before, Puppet refused it (`configuration.fontconfig-config.ensure:
 /// expected a Hash, got String "latest"`).
@@ -253,7 +254,7 @@ override_resources { 'notify':
 
 /// Data in the other form than the title selects fails the run before
 /// anything is applied, saying which form the title selected; the
-/// seeds' block under a misspelt type is one of them.
+/// specification's block under a misspelt type is one of them.
 #[test]
 fn data_in_the_other_form_is_refused_naming_the_form() {
     let table: [(&str, &'static str, &str); 4] = [

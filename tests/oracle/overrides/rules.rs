@@ -1,4 +1,5 @@
-//! One test per rule of seeds/001, each a batch of `puppet apply` runs.
+//! One test per rule of docs/spec/override-resources.md, each a batch of
+//! `puppet apply` runs.
 
 use super::{Applied, Case, apply};
 use serde_json::{Value as Json, json};

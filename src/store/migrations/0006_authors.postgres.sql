@@ -1,0 +1,2 @@
+-- 6: who wrote each version; NULL for versions written before.
+ALTER TABLE documents ADD COLUMN author TEXT;
