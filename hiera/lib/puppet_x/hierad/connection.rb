@@ -1,7 +1,8 @@
 # The shim's HTTP/1.1 transport, written for it (socket and openssl):
 # persistent connections (plain or TLS) with connect and read deadlines,
-# pooled per server URL and handed to one thread at a time. Measured
-# against Net::HTTP in BENCHMARKS.md ("The shim's HTTP client").
+# pooled per server URL and handed to one thread at a time. It makes a
+# lookup about twice as fast as Net::HTTP (BENCHMARKS.md, "The shim's HTTP
+# client").
 require 'socket'
 require 'io/wait'
 require_relative 'wire'
@@ -19,31 +20,26 @@ module PuppetX
       end
     end
 
-    # Failures of one connection: Endpoint#request retries or reports them.
+    # A failure of one connection. `fresh`: nothing of a response arrived,
+    # so a reused keep-alive connection the server had closed may be retried.
     class TransportError < StandardError
-      # True when nothing of a response arrived, so a reused keep-alive
-      # connection the server had already closed may be retried.
-      attr_reader :before_response
+      attr_reader :fresh
 
-      def initialize(message, before_response = false)
+      def initialize(message, fresh = false)
         super(message)
-        @before_response = before_response
+        @fresh = fresh
       end
     end
 
     # One persistent HTTP/1.1 connection (plain or TLS). Not thread-safe on
     # its own: an Endpoint hands it to one thread at a time.
     class Connection
-      CRLF2 = "\r\n\r\n".freeze
       READ_SIZE = 65_536
-
-      # Set when the connection is taken from the idle pool.
-      attr_accessor :reused
+      attr_accessor :reused # set when taken from the idle pool
 
       def initialize(endpoint)
-        @endpoint = endpoint
+        @ep = endpoint
         @buf = String.new(capacity: READ_SIZE, encoding: Encoding::BINARY)
-        @reused = false
         @sock = open_socket
       end
 
@@ -59,187 +55,134 @@ module PuppetX
         @sock.nil?
       end
 
-      # Sends one request (head already built, body a String) and reads the
-      # response. Raises TransportError.
+      # Sends one request (head already built) and reads the response.
       def request(head, body)
         begin
           @sock.write(body.empty? ? head : head + body)
-        rescue StandardError => e
-          # Socket and TLS errors alike (OpenSSL's are StandardErrors).
-          close
-          raise TransportError.new("write failed: #{e.message}", true)
+        rescue StandardError => e # socket and TLS errors alike
+          failed("write failed: #{e.message}", true)
         end
-        read_response
+        read_response(now + @ep.read_timeout)
       end
 
       private
 
       def open_socket
-        ep = @endpoint
-        tcp = begin
-          connect(ep)
-        rescue Errno::ETIMEDOUT
-          raise TransportError, "connect timed out after #{ep.connect_timeout}s"
-        rescue SocketError, SystemCallError => e
-          raise TransportError, e.message
-        end
+        tcp = connect
         tcp.setsockopt(Socket::IPPROTO_TCP, Socket::TCP_NODELAY, 1)
-        ep.tls? ? start_tls(tcp) : tcp
+        @ep.tls? ? start_tls(tcp) : tcp
+      rescue Errno::ETIMEDOUT
+        raise TransportError, "connect timed out after #{@ep.connect_timeout}s"
+      rescue SocketError, SystemCallError => e
+        raise TransportError, e.message
       end
 
-      # JRuby's Socket.tcp reports a refused connection as EBADF ("Bad
-      # file descriptor"); its TCPSocket.new reports it right but takes no
-      # timeout, so Timeout bounds it there (as Net::HTTP does).
-      if RUBY_ENGINE == 'jruby'
-        require 'timeout'
+      # JRuby's Socket.tcp reports a refused connection as EBADF; its
+      # TCPSocket.new reports it right but takes no timeout, so Timeout
+      # bounds it there (as Net::HTTP does).
+      def connect
+        return Socket.tcp(@ep.host, @ep.port, connect_timeout: @ep.connect_timeout) unless RUBY_ENGINE == 'jruby'
 
-        def connect(ep)
-          Timeout.timeout(ep.connect_timeout, Errno::ETIMEDOUT) { TCPSocket.new(ep.host, ep.port) }
-        end
-      else
-        def connect(ep)
-          Socket.tcp(ep.host, ep.port, connect_timeout: ep.connect_timeout)
-        end
+        require 'timeout'
+        Timeout.timeout(@ep.connect_timeout, Errno::ETIMEDOUT) { TCPSocket.new(@ep.host, @ep.port) }
       end
 
       def start_tls(tcp)
-        ep = @endpoint
-        ctx = ep.ssl_context # first: it loads openssl, which `hiera` has not
+        ctx = @ep.ssl_context # first: it loads openssl, which `hiera` has not
         ssl = OpenSSL::SSL::SSLSocket.new(tcp, ctx)
-        ssl.hostname = ep.host
+        ssl.hostname = @ep.host
         ssl.sync_close = true
-        deadline = now + ep.connect_timeout
-        loop do
-          case ssl.connect_nonblock(exception: false)
-          when :wait_readable then wait(ssl, :read, deadline, 'TLS handshake')
-          when :wait_writable then wait(ssl, :write, deadline, 'TLS handshake')
-          else break
-          end
+        deadline = now + @ep.connect_timeout
+        while (state = ssl.connect_nonblock(exception: false)).is_a?(Symbol)
+          wait(ssl, state, deadline, 'TLS handshake', @ep.connect_timeout)
         end
-        ssl.post_connection_check(ep.host)
+        ssl.post_connection_check(@ep.host)
         ssl
-      rescue OpenSSL::SSL::SSLError, SystemCallError, IOError => e
+      rescue OpenSSL::SSL::SSLError, SystemCallError, IOError, TransportError => e
         tcp.close
-        raise TransportError, "TLS: #{e.message}"
-      rescue TransportError
-        tcp.close
-        raise
+        raise e.is_a?(TransportError) ? e : TransportError.new("TLS: #{e.message}")
       end
 
       def now
         Process.clock_gettime(Process::CLOCK_MONOTONIC)
       end
 
-      def wait(io, what, deadline, doing)
+      def wait(io, state, deadline, doing, seconds)
         left = deadline - now
-        ready =
-          if !left.positive? then false
-          elsif io.is_a?(::IO) then what == :read ? io.wait_readable(left) : io.wait_writable(left)
-          else what == :read ? IO.select([io], nil, nil, left) : IO.select(nil, [io], nil, left)
-          end
+        read = state == :wait_readable
+        ready = left.positive? && (read ? IO.select([io], nil, nil, left) : IO.select(nil, [io], nil, left))
         return if ready
 
-        close
         io.close unless io.closed?
-        raise TransportError, "#{doing} timed out after #{@endpoint.timeout_for(doing)}s"
+        failed("#{doing} timed out after #{seconds}s")
+      end
+
+      def failed(message, fresh = false)
+        close
+        raise TransportError.new(message, fresh)
       end
 
       # Reads more bytes into @buf; false at end of stream.
       def fill(deadline)
         loop do
           chunk = @sock.read_nonblock(READ_SIZE, exception: false)
-          case chunk
-          when :wait_readable then wait(@sock, :read, deadline, 'read')
-          when :wait_writable then wait(@sock, :write, deadline, 'read')
-          when nil then return false
-          else
-            @buf << chunk
-            return true
-          end
+          return false if chunk.nil?
+          return @buf << chunk unless chunk.is_a?(Symbol)
+
+          wait(@sock, chunk, deadline, 'read', @ep.read_timeout)
         end
       rescue TransportError
         raise
       rescue StandardError => e
-        close
-        raise TransportError.new("read failed: #{e.message}", @buf.empty?)
+        failed("read failed: #{e.message}", @buf.empty?)
       end
 
-      def read_response
-        deadline = now + @endpoint.read_timeout
-        until (head_end = @buf.index(CRLF2))
+      # Reads until `pattern` is in @buf (its index), or `size` bytes are.
+      # `head`: reading a response's head, which may not have begun.
+      def fill_to(deadline, pattern: nil, size: nil, head: false)
+        until pattern ? (at = @buf.index(pattern)) : @buf.bytesize >= size
           next if fill(deadline)
 
-          fresh = @buf.empty?
-          close
-          raise TransportError.new('connection closed by the server', fresh)
+          fresh = head && @buf.empty?
+          failed(fresh ? 'connection closed by the server' : 'connection closed in the middle of a response', fresh)
         end
-        lines = @buf.byteslice(0, head_end).split("\r\n")
-        status_line = lines.shift
-        status = status_line[9, 3].to_i
-        raise TransportError, "not an HTTP response: #{status_line[0, 80].inspect}" unless status_line.start_with?('HTTP/1.') && status >= 100
+        at || size
+      end
 
-        headers = {}
-        lines.each do |line|
-          colon = line.index(':') or next
-          headers[line[0, colon].downcase] = line[colon + 1..].strip
-        end
-        @buf = @buf.byteslice(head_end + 4, @buf.bytesize) || String.new(encoding: Encoding::BINARY)
+      def take(size, skip = 0)
+        part = @buf.byteslice(0, size)
+        @buf = @buf.byteslice(size + skip, @buf.bytesize) || String.new(encoding: Encoding::BINARY)
+        part
+      end
+
+      def read_response(deadline)
+        lines = take(fill_to(deadline, pattern: "\r\n\r\n", head: true), 4).split("\r\n")
+        status = lines[0][9, 3].to_i
+        raise TransportError, "not an HTTP response: #{lines[0][0, 80].inspect}" unless lines[0].start_with?('HTTP/1.') && status >= 100
+
+        headers = lines.drop(1).to_h { |l| l.split(':', 2).then { |k, v| [k.downcase, v.to_s.strip] } }
         body =
-          if (len = headers['content-length'])
-            read_exact(len.to_i, deadline)
-          elsif headers['transfer-encoding'].to_s.downcase.include?('chunked')
-            read_chunked(deadline)
-          elsif status == 204 || status == 304
-            ''
-          else
-            read_to_end(deadline)
+          if (len = headers['content-length']) then take(fill_to(deadline, size: len.to_i))
+          elsif headers['transfer-encoding'].to_s.downcase.include?('chunked') then read_chunked(deadline)
+          elsif [204, 304].include?(status) then +''
+          else read_to_end(deadline)
           end
         close if headers['connection'].to_s.downcase == 'close'
         Response.new(status, headers, body.force_encoding(Encoding::UTF_8))
       end
 
-      def read_exact(len, deadline)
-        while @buf.bytesize < len
-          next if fill(deadline)
-
-          close
-          raise TransportError, 'connection closed in the middle of a response'
-        end
-        body = @buf.byteslice(0, len)
-        @buf = @buf.byteslice(len, @buf.bytesize)
-        body
-      end
-
-      def read_line(deadline)
-        until (eol = @buf.index("\r\n"))
-          next if fill(deadline)
-
-          close
-          raise TransportError, 'connection closed in the middle of a response'
-        end
-        line = @buf.byteslice(0, eol)
-        @buf = @buf.byteslice(eol + 2, @buf.bytesize)
-        line
-      end
-
       def read_chunked(deadline)
         body = String.new(encoding: Encoding::BINARY)
-        loop do
-          size = read_line(deadline).to_i(16)
-          if size.zero?
-            # Trailers end with an empty line.
-            nil until read_line(deadline).empty?
-            return body
-          end
-          body << read_exact(size, deadline)
-          read_line(deadline)
+        until (size = take(fill_to(deadline, pattern: "\r\n"), 2).to_i(16)).zero?
+          body << take(fill_to(deadline, size: size + 2) - 2, 2)
         end
+        nil until take(fill_to(deadline, pattern: "\r\n"), 2).empty? # trailers end with an empty line
+        body
       end
 
       def read_to_end(deadline)
         nil while fill(deadline)
-        body = @buf
-        @buf = String.new(encoding: Encoding::BINARY)
+        body = take(@buf.bytesize)
         close
         body
       end
@@ -249,12 +192,11 @@ module PuppetX
     # connection out for one request, so they never share a socket.
     class Endpoint
       MAX_IDLE = 8
-
-      attr_reader :url, :host, :port, :base_path, :connect_timeout, :read_timeout
-
       # scheme, host (an IPv6 address in brackets), port, path. Parsed here
       # because `require 'uri'` costs a one-shot `hiera` run ~20 ms.
       URL = %r{\A(https?)://(\[[0-9A-Fa-f:.]+\]|[^/:\[\]@?#]+)(?::(\d+))?(/[^?#]*)?\z}.freeze
+
+      attr_reader :url, :host, :port, :connect_timeout, :read_timeout
 
       def initialize(url, options)
         m = URL.match(url)
@@ -268,17 +210,12 @@ module PuppetX
 
         @url = url.chomp('/')
         @tls = m[1] == 'https'
-        default_port = @tls ? 443 : 80
         @host = m[2].delete_prefix('[').delete_suffix(']')
-        @port = m[3] ? m[3].to_i : default_port
+        @port = m[3] ? m[3].to_i : (@tls ? 443 : 80)
         @base_path = m[4].to_s.chomp('/')
-        @connect_timeout = options.fetch(:connect_timeout)
-        @read_timeout = options.fetch(:read_timeout)
-        @ca_file = options[:ca_file]
-        @cert_file = options[:cert_file]
-        @key_file = options[:key_file]
-        host_header = (@port == default_port ? m[2] : "#{m[2]}:#{@port}")
-        @host_line = "Host: #{host_header}\r\n"
+        @host_line = "Host: #{@port == (@tls ? 443 : 80) ? m[2] : "#{m[2]}:#{@port}"}\r\n"
+        @options = options
+        @connect_timeout, @read_timeout = options.values_at(:connect_timeout, :read_timeout)
         self.headers = options[:headers]
         @idle = []
         @mutex = Mutex.new
@@ -294,31 +231,18 @@ module PuppetX
         @fixed_headers = "#{@host_line}#{head(headers)}"
       end
 
-      def timeout_for(doing)
-        doing == 'read' ? @read_timeout : @connect_timeout
-      end
-
+      # A store of our own: OpenSSL would load a ca_file into the
+      # process-wide default store (shared with Puppet) otherwise.
       def ssl_context
         @ssl_context ||= begin
           require 'openssl'
-          # A store of our own: OpenSSL would load a ca_file into the
-          # process-wide default store (shared with Puppet) otherwise.
           store = OpenSSL::X509::Store.new
-          @ca_file ? store.add_file(@ca_file) : store.set_default_paths
+          @options[:ca_file] ? store.add_file(@options[:ca_file]) : store.set_default_paths
           ctx = OpenSSL::SSL::SSLContext.new
           ctx.set_params(verify_mode: OpenSSL::SSL::VERIFY_PEER, cert_store: store)
-          client_cert(ctx) if @cert_file
+          client_cert(ctx, *@options.values_at(:cert_file, :key_file)) if @options[:cert_file]
           ctx
         end
-      end
-
-      # The client certificate and key (PEM), e.g. the Puppet master's own
-      # hostcert and hostprivkey, for a server that maps them to a role.
-      def client_cert(ctx)
-        ctx.cert = OpenSSL::X509::Certificate.new(File.read(@cert_file))
-        ctx.key = OpenSSL::PKey.read(File.read(@key_file))
-      rescue SystemCallError, OpenSSL::OpenSSLError => e
-        raise Error, "hierad: cannot use the client certificate #{@cert_file} / #{@key_file}: #{e.message}"
       end
 
       # One request (headers a Hash, body a String or nil); retried once on
@@ -328,16 +252,16 @@ module PuppetX
         body ||= ''
         head = "#{method} #{@base_path}#{path} HTTP/1.1\r\n#{@fixed_headers}#{head(headers)}" \
                "Content-Length: #{body.bytesize}\r\n\r\n"
-        conn = checkout
+        conn = @mutex.synchronize { @idle.pop }&.tap { |c| c.reused = true } || Connection.new(self)
         begin
           response = conn.request(head, body)
         rescue TransportError => e
-          raise unless e.before_response && conn.reused
+          raise unless e.fresh && conn.reused
 
-          conn = Connection.new(self)
-          response = conn.request(head, body)
+          response = (conn = Connection.new(self)).request(head, body)
         end
-        checkin(conn)
+        keep = !conn.closed? && @mutex.synchronize { @idle.size < MAX_IDLE && @idle.push(conn) }
+        conn.close unless keep
         response
       rescue TransportError => e
         raise Error, e.message
@@ -349,21 +273,13 @@ module PuppetX
         headers.map { |name, value| "#{name}: #{value}\r\n" }.join
       end
 
-      def checkout
-        conn = @mutex.synchronize { @idle.pop }
-        if conn
-          conn.reused = true
-          conn
-        else
-          Connection.new(self)
-        end
-      end
-
-      def checkin(conn)
-        return if conn.closed?
-
-        keep = @mutex.synchronize { @idle.size < MAX_IDLE && @idle.push(conn) }
-        conn.close unless keep
+      # The client certificate and key (PEM), e.g. the Puppet master's own
+      # hostcert and hostprivkey, for a server that maps them to a role.
+      def client_cert(ctx, cert_file, key_file)
+        ctx.cert = OpenSSL::X509::Certificate.new(File.read(cert_file))
+        ctx.key = OpenSSL::PKey.read(File.read(key_file))
+      rescue SystemCallError, OpenSSL::OpenSSLError => e
+        raise Error, "hierad: cannot use the client certificate #{cert_file} / #{key_file}: #{e.message}"
       end
     end
   end

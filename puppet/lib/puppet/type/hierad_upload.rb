@@ -1,4 +1,4 @@
-# The type behind the class hierad::upload: the yaml files of a folder
+# The type behind the class hierad_resources::upload: the yaml files of a folder
 # (seeds/004: /etc/hiera) uploaded to a hierad server at one level of one
 # environment. In sync when the files are those last uploaded from this
 # node to that place (their digest is kept under Puppet's vardir); a change

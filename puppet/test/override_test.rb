@@ -1,7 +1,7 @@
-# The rules of override_resources apart from Puppet (lib/puppet_x/hierad/
+# The rules of override_resources apart from Puppet (puppet/lib/puppet_x/hierad_resources/
 # override.rb); Puppet applying them is tested in tests/oracle/overrides.
 require_relative 'test_helper'
-require 'puppet_x/hierad/override'
+require 'puppet_x/hierad_resources/override'
 
 class OverrideTest < Minitest::Test
   Override = PuppetX::Hierad::Override

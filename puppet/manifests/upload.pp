@@ -14,7 +14,7 @@
 # @param register Add the level's values to the environment's registers.
 # @param token A bearer token, when the server asks for one.
 # @param ca_file The CA certificate to trust for an https:// url.
-class hierad::upload (
+class hierad_resources::upload (
   Variant[String[1], Array[String[1], 1]] $url,
   Integer $environment,
   String $level = "nodes=${facts['networking']['fqdn']}",

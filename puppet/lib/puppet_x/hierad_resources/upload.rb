@@ -3,13 +3,19 @@
 # folder becomes the datasource of its path without `.yaml`
 # (`override/plugins.yaml` -> `override/plugins`), all of them written at
 # one level of one environment in one all-or-nothing import. Used by the
-# Bolt task `hierad::upload` and by the type `hierad_upload` (the class
-# `hierad::upload`, for sites without Bolt).
+# Bolt task `hierad_resources::upload` and by the type `hierad_upload` (the class
+# `hierad_resources::upload`, for sites without Bolt).
 require 'digest'
 require 'json'
 require 'yaml'
-require_relative 'client'
-require_relative 'wire'
+# The HTTP client is the hierad module's (hiera/ in the repository): on
+# the load path where Puppet syncs plugins or Bolt's task puts it, else
+# beside this module in the same modulepath.
+begin
+  require 'puppet_x/hierad/client'
+rescue LoadError
+  require_relative '../../../../hierad/lib/puppet_x/hierad/client'
+end
 
 module PuppetX
   module Hierad
