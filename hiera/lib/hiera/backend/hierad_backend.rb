@@ -17,7 +17,6 @@ class Hiera
     class Hierad_backend
       LOOKUP_PATH = '/api/v1/lookup'.freeze
       SCOPE_TTL = 60.0
-      SETTINGS = (PuppetX::Hierad::Client::OPTIONS + %i[environment level failure]).freeze
       Wire = PuppetX::Hierad::Wire
 
       # A configuration's hierarchy as its server knows it: one per client
@@ -56,10 +55,7 @@ class Hiera
           response = @client.post(PATH, @body)
           raise @client.refused("POST #{PATH}", response) unless response.status == 200
 
-          id = JSON.parse(response.body)['id']
-          raise @client.refused("POST #{PATH} answered no id", response) unless id.to_s.match?(/\A\h{32}\z/)
-
-          ",\"hierarchy_id\":\"#{id}\""
+          ",\"hierarchy_id\":#{Wire.dump(JSON.parse(response.body)['id'])}"
         end
       end
 
@@ -106,17 +102,13 @@ class Hiera
         settings = key[0] || {}
         invalid("the :hierad: section of hiera.yaml must be a Hash, not #{settings.class}") unless settings.is_a?(Hash)
         settings = settings.to_h { |k, v| [k.to_sym, v] }
-        unknown = settings.keys - SETTINGS
-        invalid("unknown setting(s) #{unknown.join(', ')} in the :hierad: section (known: #{SETTINGS.join(', ')})") unless unknown.empty?
-        failure = (settings[:failure] || 'error').to_s
-        modes = PuppetX::Hierad::Cache::FAILURE_MODES
-        invalid(":failure: must be one of #{modes.join(', ')}, not #{failure.inspect}") unless modes.include?(failure)
-        invalid(':environment: is not set in the :hierad: section of hiera.yaml') unless settings[:environment]
+        problem = PuppetX::Hierad::Client.problem(settings, 'setting')
+        invalid("#{problem}, in the :hierad: section of hiera.yaml") if problem
         # A level as the server takes it: text, as Hiera makes a file name.
         hierarchy = [key[1]].flatten.map { |l| l.nil? ? invalid('a hierarchy level is nil (~), which the hierad backend cannot look up') : l.to_s }
         options = key[3].is_a?(Hash) ? symbol_entries(key[3]) : key[3] || {}
         client = PuppetX::Hierad::Client.shared(settings)
-        Prepared.new(key, client, failure == 'stale', template(settings, :environment), template(settings, :level),
+        Prepared.new(key, client, settings[:failure].to_s == 'stale', template(settings, :environment), template(settings, :level),
                      ",\"merge_behavior\":#{Wire.dump(key[2])},\"deep_merge_options\":#{Wire.dump(options)}",
                      hierarchy, Registration.shared(client, hierarchy), [key[4]].flatten.map(&:to_s) - ['hierad'] == [])
       end

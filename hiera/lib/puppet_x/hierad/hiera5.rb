@@ -15,39 +15,22 @@
 # The datasource (resource) of each location comes from `uri`/`uris`.
 require_relative 'cache'
 
-module PuppetX
-  module Hierad
-    module Hiera5
-      OPTION_NAMES = (Client::OPTIONS.map(&:to_s) + %w[environment level failure]).freeze
-      # Symbol keys become Strings, as yaml_data makes them.
-      @datasources = Datasources.new { |data| Puppet::Pops::Lookup::HieraConfig.symkeys_to_string(data) }
+module PuppetX::Hierad
+  module Hiera5
+    # Symbol keys become Strings, as yaml_data makes them.
+    @datasources = Datasources.new { |data| Puppet::Pops::Lookup::HieraConfig.symkeys_to_string(data) }
 
-      # A whole effective datasource. `function` is named in errors about
-      # the options.
-      def self.data_hash(options, function = 'hierad::data_hash')
-        stale = check(options, function) == 'stale'
-        client = Client.shared(options)
-        @datasources.fetch(client, options['environment'], options['level'], options['uri'].to_s, stale) { |w| Puppet.warning(w) }
-      rescue Error => e
-        raise Puppet::DataBinding::LookupError, e.message
-      end
+    # A whole effective datasource. `function` is named in errors about
+    # the options.
+    def self.data_hash(options, function = 'hierad::data_hash')
+      settings = options.reject { |k, _| %w[uri path].include?(k) }.to_h { |k, v| [k.to_sym, v] }
+      problem = Client.problem(settings, 'option')
+      problem ||= 'the hierarchy entry must name hierad datasources with uri: or uris:' if options['uri'].to_s.empty?
+      raise Puppet::DataBinding::LookupError, "#{function}: #{problem}" if problem
 
-      # The failure mode of valid options; a LookupError naming the
-      # function otherwise.
-      def self.check(options, function)
-        unknown = options.keys - OPTION_NAMES - %w[uri path]
-        mode = (options['failure'] || 'error').to_s
-        problem =
-          if !unknown.empty? then "unknown option(s) #{unknown.join(', ')} (known: #{OPTION_NAMES.join(', ')})"
-          elsif options['url'].nil? then "option 'url' is required (one hierad URL or a list)"
-          elsif options['environment'].to_s.empty? then "option 'environment' is required (a hierad environment id)"
-          elsif !Cache::FAILURE_MODES.include?(mode) then "option 'failure' must be error or stale, not #{mode}"
-          elsif options['uri'].to_s.empty? then 'the hierarchy entry must name hierad datasources with uri: or uris:'
-          end
-        raise Puppet::DataBinding::LookupError, "#{function}: #{problem}" if problem
-
-        mode
-      end
+      @datasources.fetch(Client.shared(settings), *options.values_at('environment', 'level', 'uri'), settings[:failure].to_s == 'stale') { |w| Puppet.warning(w) }
+    rescue Error => e
+      raise Puppet::DataBinding::LookupError, e.message
     end
   end
 end

@@ -32,10 +32,8 @@ module PuppetX
       class << self
         # JSON text -> Ruby value; Error if the text is not JSON.
         def parse(text)
-          return parse_oj(text) if @oj
-
           @oj = oj_loaded if @oj.nil? && (@parsed += text.bytesize) >= OJ_AFTER
-          parse_json(text)
+          @oj ? parse_oj(text) : parse_json(text)
         end
 
         def parse_json(text)
@@ -58,11 +56,9 @@ module PuppetX
         # Back to what HIERAD_SHIM_JSON asks for (tests and benchmarks).
         def reset(choice = ENV['HIERAD_SHIM_JSON'])
           @parsed = 0
-          @oj = CHOICES.fetch(choice.to_s) do
-            raise Error, "hierad: HIERAD_SHIM_JSON must be one of json, oj, not #{choice.inspect}"
-          end
-          @oj = defined?(::Oj.load) ? true : nil if @oj.nil?
-          @oj &&= oj_loaded || raise(Error, 'hierad: HIERAD_SHIM_JSON=oj, but Oj does not load (install ruby-oj or the oj gem)')
+          @oj = CHOICES.fetch(choice.to_s) { raise Error, "hierad: HIERAD_SHIM_JSON must be one of json, oj, not #{choice.inspect}" }
+          @oj = true if @oj.nil? && defined?(::Oj.load)
+          raise Error, 'hierad: HIERAD_SHIM_JSON=oj, but Oj does not load (install ruby-oj or the oj gem)' if @oj && !oj_loaded
         end
 
         private
