@@ -252,12 +252,12 @@ exit unless options[:puppet]
 
 # The requests (and the time) of one `puppet lookup` of many keys through
 # the Hiera 5 functions: one per hierarchy location with either function
-# (hierad_lookup_key answers a location's keys from its whole datasource).
+# (hierad::lookup_key answers a location's keys from its whole datasource).
 levels = base[:hierarchy].map { |l| l.gsub('%{disable_globals_yaml}', '').gsub('%{::fqdn}', '%{trusted.certname}') }
 levels.reject! { |l| l.include?('calling_') }
 envs = File.join(tmp, 'envs')
 node = options[:nodes].first
-{ 'datahash' => 'data_hash: hierad_data_hash', 'lookupkey' => 'lookup_key: hierad_lookup_key' }.each do |env, backend|
+{ 'datahash' => 'data_hash: hierad::data_hash', 'lookupkey' => 'lookup_key: hierad::lookup_key' }.each do |env, backend|
   dir = File.join(envs, env)
   # A copy, not a link into the checkout: nothing Puppet writes can land there.
   FileUtils.mkdir_p(File.join(dir, 'modules', 'hierad'))
@@ -288,7 +288,7 @@ routes = ['/api/v1/data/{env}/{*resource}', '/api/v1/config/environments/{env}/{
                     '--node', node, '--facts', facts, '--render-as', 'json', *ks], err: File::NULL, &:read)
     took = Process.clock_gettime(Process::CLOCK_MONOTONIC) - t0
     n = routes.sum { |route| metric(url, route, 'GET') } - n0
-    fn = env == 'datahash' ? 'hierad_data_hash' : 'hierad_lookup_key'
-    puts "  #{fn.ljust(17)} #{ks.size.to_s.rjust(3)} key(s): #{n.to_s.rjust(5)} requests, #{format('%.1f', took)} s (answer #{out.strip[0, 40]})"
+    fn = env == 'datahash' ? 'hierad::data_hash' : 'hierad::lookup_key'
+    puts "  #{fn.ljust(18)} #{ks.size.to_s.rjust(3)} key(s): #{n.to_s.rjust(5)} requests, #{format('%.1f', took)} s (answer #{out.strip[0, 40]})"
   end
 end

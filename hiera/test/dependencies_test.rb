@@ -54,7 +54,7 @@ class DependenciesTest < Minitest::Test
     meta = JSON.parse(File.read(File.expand_path('../metadata.json', __dir__)))
     assert_equal 'hierad-hierad', meta['name']
     assert_equal [], meta['dependencies']
-    %w[hiera/backend/hierad_backend.rb puppet/functions/hierad_data_hash.rb puppet/functions/hierad_lookup_key.rb].each do |f|
+    %w[hiera/backend/hierad_backend.rb puppet/functions/hierad/data_hash.rb puppet/functions/hierad/lookup_key.rb].each do |f|
       assert File.file?(File.join(LIB, f)), f
     end
   end

@@ -1,5 +1,5 @@
-//! Every command block of README.md, docs/*.md, hiera/README.md and
-//! data/README.md run as printed, so a recipe cannot rot: each document's
+//! Every command block of README.md, docs/*.md, hiera/README.md,
+//! puppet/README.md and data/README.md run as printed, so a recipe cannot rot: each document's
 //! blocks in order, as one bash script (`set -e`), in a fresh copy of the
 //! checkout with `hierad` on the PATH and `HOME` there, against the servers
 //! the recipes start themselves (on 8750, the docs' port). A failure names
@@ -67,7 +67,7 @@ fn documents() -> Vec<String> {
     docs.sort();
     let mut all = vec!["README.md".to_owned()];
     all.extend(docs);
-    all.extend(["hiera/README.md".to_owned(), "data/README.md".to_owned()]);
+    all.extend(["hiera/README.md", "puppet/README.md", "data/README.md"].map(str::to_owned));
     all
 }
 

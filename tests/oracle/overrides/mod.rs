@@ -1,9 +1,9 @@
-//! `override_resources` (hiera/lib/puppet/type/override_resources.rb,
+//! `override_resources` (puppet/lib/puppet/type/override_resources.rb,
 //! docs/spec/override-resources.md) under the real Puppet 7: `puppet
 //! apply` of manifests with safe resources (`file` under a temporary folder,
 //! `notify`, `exec` of `true`), the node's `configuration`,
 //! `configuration_options` and `defaults` served by a running hierad
-//! through `hierad_data_hash`. Each test checks what Puppet did: file
+//! through `hierad::data_hash`. Each test checks what Puppet did: file
 //! contents and modes, notices, and the resources of the run's report.
 //!
 //! Every case gets its own hierad environment and Puppet environment, so
@@ -164,7 +164,7 @@ pub(crate) fn apply_on(
         );
         let puppet_env = dir.join("envs/production");
         std::fs::create_dir_all(puppet_env.join("modules")).unwrap();
-        install_module(&puppet_env.join("modules/hierad"));
+        install_modules(&puppet_env.join("modules"));
         std::fs::write(puppet_env.join("hiera.yaml"), hiera_yaml(hierad.url(), env)).unwrap();
         std::fs::write(dir.join("site.pp"), at(&case.manifest)).unwrap();
         then(hierad, env, &dir);
@@ -194,13 +194,19 @@ pub(crate) fn apply_on(
     applied
 }
 
-/// The module as an operator installs it: hiera/ as `modules/hierad`.
-fn install_module(to: &Path) {
-    let from = Path::new(ROOT).join("hiera");
-    for part in ["lib", "manifests"] {
-        copy_tree(&from.join(part), &to.join(part));
+/// The modules as an operator installs them: hiera/ as `modules/hierad`,
+/// puppet/ as `modules/hierad_resources`.
+fn install_modules(modules: &Path) {
+    for (from, name, parts) in [
+        ("hiera", "hierad", &["lib"][..]),
+        ("puppet", "hierad_resources", &["lib", "manifests"][..]),
+    ] {
+        let (from, to) = (Path::new(ROOT).join(from), modules.join(name));
+        for part in parts {
+            copy_tree(&from.join(part), &to.join(part));
+        }
+        std::fs::copy(from.join("metadata.json"), to.join("metadata.json")).unwrap();
     }
-    std::fs::copy(from.join("metadata.json"), to.join("metadata.json")).unwrap();
 }
 
 fn copy_tree(from: &Path, to: &Path) {
@@ -219,7 +225,7 @@ fn copy_tree(from: &Path, to: &Path) {
 fn hiera_yaml(url: &str, env: i64) -> String {
     let options = json!({"url": url, "environment": env, "level": LEVEL});
     format!(
-        "---\nversion: 5\nhierarchy:\n  - name: hierad\n    data_hash: hierad_data_hash\n    \
+        "---\nversion: 5\nhierarchy:\n  - name: hierad\n    data_hash: hierad::data_hash\n    \
          uris: {}\n    options: {options}\n",
         json!([NODE_DATA, CLUSTER_DATA])
     )

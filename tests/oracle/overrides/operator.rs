@@ -2,7 +2,7 @@
 //! upload a YAML file to a level with `hierad config` (as the `set` of
 //! docs/spec/configdb-api.md, from stdin); a refused upload changes nothing;
 //! `hierad config get` shows the effective `configuration`; and `puppet apply`
-//! with `include hierad::override` changes the resources.
+//! with `include hierad_resources::override` changes the resources.
 
 use super::{CLUSTER_DATA, Case, LEVEL, apply_on};
 use crate::shim::env::Hierad;
@@ -37,7 +37,7 @@ fn text(bytes: &[u8]) -> String {
 #[test]
 fn upload_with_hierad_config_then_puppet_apply_changes_the_resources() {
     let hierad = Hierad::start();
-    let manifest = "file { '@D/out/a': content => \"manifest a\\n\", mode => '0644' }\ninclude hierad::override\n";
+    let manifest = "file { '@D/out/a': content => \"manifest a\\n\", mode => '0644' }\ninclude hierad_resources::override\n";
     let case = Case::new("operator", manifest, json!({}));
     let upload = |hierad: &Hierad, env: i64, dir: &Path| {
         let schema = Path::new(ROOT).join("schemas/override_resources.json");

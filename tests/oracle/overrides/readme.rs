@@ -73,8 +73,13 @@ fn sandbox() -> tempfile::TempDir {
     .unwrap();
     use std::os::unix::fs::PermissionsExt as _;
     std::fs::set_permissions(&wrapper, std::fs::Permissions::from_mode(0o755)).unwrap();
-    std::os::unix::fs::symlink(Path::new(ROOT).join("hiera"), dir.path().join("cwd/hiera"))
+    for module in ["hiera", "puppet"] {
+        std::os::unix::fs::symlink(
+            Path::new(ROOT).join(module),
+            dir.path().join("cwd").join(module),
+        )
         .unwrap();
+    }
     dir
 }
 
@@ -116,7 +121,7 @@ fn the_readmes_puppet_recipes_work_on_the_sample_as_printed() {
     assert!(
         dir.path()
             .join(
-                "code/environments/production/modules/hierad/lib/puppet/type/override_resources.rb"
+                "code/environments/production/modules/hierad_resources/lib/puppet/type/override_resources.rb"
             )
             .is_file(),
         "{}",

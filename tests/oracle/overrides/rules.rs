@@ -12,7 +12,7 @@ file { 'shared': path => '@D/out/shared', content => "manifest shared\n", mode =
 file { '@D/out/untouched': content => "manifest untouched\n", mode => '0644' }
 notify { 'n1': message => 'manifest n1' }
 notify { 'n2': message => 'manifest n2' }
-include hierad::override
+include hierad_resources::override
 "#;
 
 fn with(configuration: Json, options: Json, defaults: Json) -> Json {
@@ -49,7 +49,7 @@ file { 'shared': path => '@D/out/shared', content => "manifest shared\n", mode =
 notify { 'n1': message => 'manifest n1' }
 notify { 'n2': message => 'manifest n2' }
 notify { 'shared': message => 'manifest shared' }
-include hierad::override
+include hierad_resources::override
 "#,
             with(configuration.clone(), json!(null), json!(null)),
         ),
@@ -202,7 +202,7 @@ fn create_and_its_exception_lists_in_both_senses() {
         (false, json!([]), titles.clone(), &["b", "x"]),
         (false, types, json!(["x"]), &["b", "c", "x"]),
     ];
-    let manifest = "notify { 'base': message => 'base' }\ninclude hierad::override\n";
+    let manifest = "notify { 'base': message => 'base' }\ninclude hierad_resources::override\n";
     let cases = table
         .iter()
         .map(|(create, types, titles, _)| {
@@ -360,7 +360,7 @@ fn defaults_fill_in_below_the_data() {
     );
 }
 
-/// `include hierad::override` merges the three keys over the hierarchy:
+/// `include hierad_resources::override` merges the three keys over the hierarchy:
 /// `hash` (the default) lets a type at a more specific level replace the
 /// same type below it; `merge => deep` combines titles from every level.
 #[test]
@@ -373,8 +373,9 @@ fn the_one_line_class_merges_the_levels() {
         "defaults": {"file": {"mode": "0600"}},
     });
     let node = json!({"configuration": {"file": {"@D/out/c": {"content": "node c\n"}}}});
-    let manifest_deep = "notify { 'n1': message => 'manifest n1' }\nclass { 'hierad::override': merge => 'deep' }\n";
-    let manifest_hash = "notify { 'n1': message => 'manifest n1' }\ninclude hierad::override\n";
+    let manifest_deep = "notify { 'n1': message => 'manifest n1' }\nclass { 'hierad_resources::override': merge => 'deep' }\n";
+    let manifest_hash =
+        "notify { 'n1': message => 'manifest n1' }\ninclude hierad_resources::override\n";
     let case = |name, manifest: &str| Case {
         name,
         manifest: manifest.into(),

@@ -1,5 +1,5 @@
 # For tests/oracle/shim/puppet.rs: several catalog compiles in one Puppet (as in
-# a Puppet Server), each looking keys up through `hierad_data_hash`, with
+# a Puppet Server), each looking keys up through `hierad::data_hash`, with
 # the server's request counts by status after each; between the second
 # and the third, one value changes on the server.
 #

@@ -5,8 +5,8 @@
 //! happens when the server is down, and how many requests a compile makes.
 //!
 //! Three Puppet environments share one set of data: `yaml` (yaml_data over
-//! the files), `hierad` (hierad_data_hash) and `hieradkey`
-//! (hierad_lookup_key), each with two hierarchy entries: tests/fixtures/
+//! the files), `hierad` (hierad::data_hash) and `hieradkey`
+//! (hierad::lookup_key), each with two hierarchy entries: tests/fixtures/
 //! shim/puppet/data (awkward types, lookup_options, class parameters) and
 //! the Fuel node node-126 of the differential suite.
 
@@ -103,8 +103,8 @@ impl PuppetTree {
         let module = Path::new(ROOT).join("tests/fixtures/shim/puppet/modules/shimtest");
         for (env, backend) in [
             ("yaml", "yaml"),
-            ("hierad", "data_hash: hierad_data_hash"),
-            ("hieradkey", "lookup_key: hierad_lookup_key"),
+            ("hierad", "data_hash: hierad::data_hash"),
+            ("hieradkey", "lookup_key: hierad::lookup_key"),
         ] {
             let root = dir.path().join("envs").join(env);
             std::fs::create_dir_all(root.join("modules")).unwrap();
@@ -394,7 +394,7 @@ fn a_compile_makes_one_request_per_level_not_per_key() {
     many.push("shimtest::port".into());
     let many: Vec<&str> = many.iter().map(String::as_str).collect();
     let mut counts = Vec::new();
-    // hierad_lookup_key too: it answers each key from the datasource it
+    // hierad::lookup_key too: it answers each key from the datasource it
     // fetched whole on the location's first key.
     let runs =
         ["hierad", "hieradkey"].map(|env| [(env, &["shimtest::port"][..]), (env, &many[..])]);

@@ -1,7 +1,7 @@
-//! seeds/004's upload task, shipped in the hiera/ module (issue 14, item
-//! 10), with the real Puppet and Ruby against a hierad started here: the
-//! class `hierad::upload` by `puppet apply` (sites without Bolt), and the
-//! Bolt task `hierad::upload` run as Bolt runs it (parameters as JSON on
+//! The upload task of docs/spec/configdb-api.md, shipped in the puppet/ module
+//! (`hierad_resources`, on the hiera/ module's client), with the real Puppet and Ruby against a hierad started here: the
+//! class `hierad_resources::upload` by `puppet apply` (sites without Bolt), and the
+//! Bolt task `hierad_resources::upload` run as Bolt runs it (parameters as JSON on
 //! stdin, the metadata's `files` laid out under `_installdir`).
 
 use crate::server::TestServer;
@@ -76,19 +76,13 @@ fn the_puppet_class_uploads_etc_hiera_when_it_changes() {
     let dir = tempfile::tempdir().unwrap();
     let etc = etc_hiera(dir.path());
     let modules = dir.path().join("modules");
-    for part in ["lib", "manifests"] {
-        copy_tree(
-            &Path::new(ROOT).join("hiera").join(part),
-            &modules.join("hierad").join(part),
-        );
+    for (from, name) in [("hiera", "hierad"), ("puppet", "hierad_resources")] {
+        let to = modules.join(name);
+        copy_tree(&Path::new(ROOT).join(from), &to);
+        std::fs::remove_dir_all(to.join("test")).unwrap();
     }
-    std::fs::copy(
-        Path::new(ROOT).join("hiera/metadata.json"),
-        modules.join("hierad/metadata.json"),
-    )
-    .unwrap();
     let manifest = format!(
-        "class {{ 'hierad::upload': url => '{}', environment => 1, level => '{NODE}', datadir => '{}' }}",
+        "class {{ 'hierad_resources::upload': url => '{}', environment => 1, level => '{NODE}', datadir => '{}' }}",
         server.url,
         etc.display()
     );
@@ -172,30 +166,33 @@ fn the_puppet_class_uploads_etc_hiera_when_it_changes() {
 }
 
 /// Runs tasks/upload.rb as Bolt does: `files` of the metadata copied under
-/// a fresh `_installdir` (the module's name, hierad, first), the task
-/// itself from another folder, the parameters on stdin.
+/// a fresh `_installdir` (each under its module's name), the task itself
+/// from another folder, the parameters on stdin.
 fn bolt_run(params: &Json) -> Output {
     let install = tempfile::tempdir().unwrap();
     let metadata: Json = serde_json::from_str(
-        &std::fs::read_to_string(Path::new(ROOT).join("hiera/tasks/upload.json")).unwrap(),
+        &std::fs::read_to_string(Path::new(ROOT).join("puppet/tasks/upload.json")).unwrap(),
     )
     .unwrap();
     for file in metadata["files"].as_array().unwrap() {
         let file = file.as_str().unwrap();
-        let inside = file
-            .strip_prefix("hierad/")
-            .expect("files name the module hierad");
+        let (module, inside) = file.split_once('/').unwrap();
+        let folder = match module {
+            "hierad" => "hiera",
+            "hierad_resources" => "puppet",
+            other => panic!("{file}: no module {other}"),
+        };
         let to = install.path().join(file);
         std::fs::create_dir_all(to.parent().unwrap()).unwrap();
-        std::fs::copy(Path::new(ROOT).join("hiera").join(inside), &to)
+        std::fs::copy(Path::new(ROOT).join(folder).join(inside), &to)
             .unwrap_or_else(|e| panic!("{file}: {e}"));
     }
     let task_dir = tempfile::tempdir().unwrap();
     let task = task_dir.path().join("upload.rb");
-    std::fs::copy(Path::new(ROOT).join("hiera/tasks/upload.rb"), &task).unwrap();
+    std::fs::copy(Path::new(ROOT).join("puppet/tasks/upload.rb"), &task).unwrap();
     let mut params = params.clone();
     params["_installdir"] = json!(install.path());
-    params["_task"] = json!("hierad::upload");
+    params["_task"] = json!("hierad_resources::upload");
     let mut child = command("ruby")
         .arg(&task)
         .stdin(Stdio::piped())

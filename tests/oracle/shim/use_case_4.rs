@@ -1,4 +1,4 @@
-//! seeds/004's use case 4 with the real `hiera` command and the shim:
+//! Use case 4 of docs/spec/configdb-api.md with the real `hiera` command and the shim:
 //! "hiera deployment_id --yaml test_scope.yaml" on a Puppet master whose
 //! Hiera reads the hierad server (the built-in sample, environment 1),
 //! before and after use case 3's `config override` of the node. The one

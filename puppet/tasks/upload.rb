@@ -1,18 +1,16 @@
 #!/usr/bin/env ruby
-# The Bolt task hierad::upload (tasks/upload.json): its parameters as JSON
-# on stdin, its result as JSON on stdout; a failure is Bolt's error object
-# and exit status 1. The work is PuppetX::Hierad::Upload, which Bolt copies
-# beside the task (`files` in the metadata, under `_installdir`).
+# The Bolt task hierad_resources::upload (tasks/upload.json): its
+# parameters as JSON on stdin, its result as JSON on stdout; a failure is
+# Bolt's error object and exit status 1. The work is
+# PuppetX::Hierad::Upload, on the hierad module's HTTP client: Bolt copies
+# both beside the task (`files` in the metadata, under `_installdir`).
 require 'json'
 require 'socket'
 
 params = JSON.parse($stdin.read)
-lib = if params['_installdir']
-        File.join(params['_installdir'], 'hierad', 'lib')
-      else
-        File.expand_path('../lib', __dir__)
-      end
-require File.join(lib, 'puppet_x', 'hierad', 'upload')
+modules = params['_installdir'] || File.expand_path('../..', __dir__)
+%w[hierad hierad_resources].each { |m| $LOAD_PATH.unshift(File.join(modules, m, 'lib')) }
+require 'puppet_x/hierad_resources/upload'
 
 begin
   options = params.reject { |k, _| k.start_with?('_') }

@@ -1,5 +1,5 @@
 # override_resources: changes the resources of the catalog being applied
-# with data (issue 12, seeds/000 and seeds/001). For each `<type>` of
+# with data (docs/spec/override-resources.md). For each `<type>` of
 # `configuration`, then each `<title>` under it: the resource of that type
 # and title found in the catalog gets the parameters the data gives (its
 # type's `defaults` below them); a resource the catalog lacks is created
@@ -12,7 +12,7 @@
 #     defaults      => lookup('defaults', Hash, 'hash', {}),
 #   }
 #
-# or, the same in one line, `include hierad::override`.
+# or, the same in one line, `include hierad_resources::override`.
 #
 # Two forms, told apart by the title alone. An instance whose title is
 # exactly the name of a resource type (built in or in the modulepath) takes
@@ -25,7 +25,7 @@
 #     defaults      => { 'ensure' => 'installed' },             # <parameter> => value
 #   }
 #
-# Any other title (`hierad`, `hierad::override`) takes the nested form
+# Any other title (`hierad`, `hierad_resources::override`) takes the nested form
 # above. The title decides, not the data's shape: a parameter's value may
 # itself be a Hash, so the shape alone cannot tell the forms apart.
 #
@@ -38,7 +38,7 @@
 # every processed type is in the modulepath and knows every parameter the
 # data gives it. A value a type refuses (`mode => 'rwx'`) fails the run
 # before any resource is applied.
-require_relative '../../puppet_x/hierad/override'
+require_relative '../../puppet_x/hierad_resources/override'
 
 Puppet::Type.newtype(:override_resources) do
   @doc = 'Updates or creates resources of the catalog from data: `configuration` ' \

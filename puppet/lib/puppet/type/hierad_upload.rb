@@ -1,10 +1,10 @@
-# The type behind the class hierad::upload: the yaml files of a folder
-# (seeds/004: /etc/hiera) uploaded to a hierad server at one level of one
+# The type behind the class hierad_resources::upload: the yaml files of a folder
+# (/etc/hiera, docs/spec/configdb-api.md) uploaded to a hierad server at one level of one
 # environment. In sync when the files are those last uploaded from this
 # node to that place (their digest is kept under Puppet's vardir); a change
 # to any file, a new or a removed one, uploads the folder again.
 Puppet::Type.newtype(:hierad_upload) do
-  @doc = 'Uploads the yaml files of a Hiera data folder to a hierad server (seeds/004 upload task).'
+  @doc = 'Uploads the yaml files of a Hiera data folder to a hierad server (the upload task of docs/spec/configdb-api.md).'
 
   newparam(:datadir, namevar: true) do
     desc 'The folder whose yaml files are uploaded, e.g. /etc/hiera.'

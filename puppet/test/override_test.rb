@@ -1,7 +1,7 @@
-# The rules of override_resources apart from Puppet (lib/puppet_x/hierad/
+# The rules of override_resources apart from Puppet (puppet/lib/puppet_x/hierad_resources/
 # override.rb); Puppet applying them is tested in tests/oracle/overrides.
 require_relative 'test_helper'
-require 'puppet_x/hierad/override'
+require 'puppet_x/hierad_resources/override'
 
 class OverrideTest < Minitest::Test
   Override = PuppetX::Hierad::Override
@@ -55,7 +55,7 @@ class OverrideTest < Minitest::Test
     end
   end
 
-  # seeds/001's `override_resources {'package': configuration => {<title> => <parameters>}}`:
+  # docs/spec/override-resources.md's `override_resources {'package': configuration => {<title> => <parameters>}}`:
   # the same rules over one type's data, defaults without the type level.
   def test_the_per_type_form_is_the_nested_form_of_one_type
     rules = Override.new({ 'mc' => { 'ensure' => 'latest' }, 'vim' => {} }, { 'titles_create_exception' => ['vim'] },

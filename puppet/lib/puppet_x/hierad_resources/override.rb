@@ -1,4 +1,4 @@
-# The rules of `override_resources` (issue 12, seeds/000 and 001), apart
+# The rules of `override_resources` (docs/spec/override-resources.md), apart
 # from Puppet's catalog so they can be tested alone: which entries of the
 # data are processed, which missing resources are created, and the
 # parameters each gets once `defaults` are applied.
@@ -24,7 +24,7 @@ module PuppetX
 
     # One override_resources instance's data, checked and normalised.
     class Override
-      # The options and their defaults (seeds/001: create is true unless
+      # The options and their defaults (docs/spec/override-resources.md: create is true unless
       # the data says otherwise; empty lists filter nothing out).
       OPTIONS = {
         'create' => true,

@@ -1,5 +1,5 @@
 # @summary Uploads the yaml files of /etc/hiera to a hierad server
-#   (seeds/004's deployment task), for sites that run Puppet but not Bolt.
+#   (the deployment task of docs/spec/configdb-api.md), for sites that run Puppet but not Bolt.
 #
 # Each yaml file becomes the datasource of its path without `.yaml`
 # (`override/plugins.yaml` -> `override/plugins`), all written at `level`
@@ -14,7 +14,7 @@
 # @param register Add the level's values to the environment's registers.
 # @param token A bearer token, when the server asks for one.
 # @param ca_file The CA certificate to trust for an https:// url.
-class hierad::upload (
+class hierad_resources::upload (
   Variant[String[1], Array[String[1], 1]] $url,
   Integer $environment,
   String $level = "nodes=${facts['networking']['fqdn']}",

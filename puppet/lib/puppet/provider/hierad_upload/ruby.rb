@@ -1,6 +1,6 @@
 require 'digest'
 require 'fileutils'
-require_relative '../../../puppet_x/hierad/upload'
+require_relative '../../../puppet_x/hierad_resources/upload'
 
 Puppet::Type.type(:hierad_upload).provide(:ruby) do
   desc 'Uploads with PuppetX::Hierad::Upload over the shim HTTP client.'

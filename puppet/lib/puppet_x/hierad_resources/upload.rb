@@ -1,15 +1,21 @@
-# seeds/004's deployment task: "fetch all yaml files from /etc/hiera and
+# The deployment task of docs/spec/configdb-api.md: "fetch all yaml files from /etc/hiera and
 # upload them into corresponding data sources". Each file under the data
 # folder becomes the datasource of its path without `.yaml`
 # (`override/plugins.yaml` -> `override/plugins`), all of them written at
 # one level of one environment in one all-or-nothing import. Used by the
-# Bolt task `hierad::upload` and by the type `hierad_upload` (the class
-# `hierad::upload`, for sites without Bolt).
+# Bolt task `hierad_resources::upload` and by the type `hierad_upload` (the class
+# `hierad_resources::upload`, for sites without Bolt).
 require 'digest'
 require 'json'
 require 'yaml'
-require_relative 'client'
-require_relative 'wire'
+# The HTTP client is the hierad module's (hiera/ in the repository): on
+# the load path where Puppet syncs plugins or Bolt's task puts it, else
+# beside this module in the same modulepath.
+begin
+  require 'puppet_x/hierad/client'
+rescue LoadError
+  require_relative '../../../../hierad/lib/puppet_x/hierad/client'
+end
 
 module PuppetX
   module Hierad
@@ -62,7 +68,7 @@ module PuppetX
       # Uploads `datadir` (options: url, environment, level, replace,
       # register, datadir, token, user, password, ca_file, timeouts).
       # Creates the environment (levels [nodes], component fuel) when it is
-      # missing, as seeds/004's upload task does. Returns the server's
+      # missing, as the upload task of docs/spec/configdb-api.md does. Returns the server's
       # summary: written, unchanged, deleted, defined.
       def run(options)
         options = options.to_h { |k, v| [k.to_sym, v] }
