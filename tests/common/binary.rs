@@ -46,7 +46,8 @@ impl<S: AsRef<str>> Args for [S] {
     }
 }
 
-impl<S: AsRef<str>, const N: usize> Args for [S; N] {
+// For `&str` only, so that `&[]` needs no annotation.
+impl<const N: usize> Args for [&str; N] {
     fn words(&self) -> Vec<String> {
         self[..].words()
     }
