@@ -5,6 +5,7 @@
 //! environment limits, expiry and revocation, and a log of the whole run
 //! that holds no password, token or document value.
 
+use crate::binary::Args;
 use crate::keystone::FakeKeystone;
 use crate::pki::Pki;
 use std::io::{BufRead, BufReader};
@@ -67,11 +68,11 @@ struct Server {
 }
 
 impl Server {
-    fn start(args: &[&std::ffi::OsStr], env: &[(&str, &str)]) -> Server {
+    fn start(args: &(impl Args + ?Sized), env: &[(&str, &str)]) -> Server {
         let mut command = Command::new(HIERAD);
         command
             .arg("serve")
-            .args(args)
+            .args(args.words())
             .current_dir(env!("CARGO_MANIFEST_DIR"))
             .env("HIERAD_LOG", "info")
             .stderr(Stdio::piped());
@@ -116,10 +117,11 @@ impl Drop for Server {
 }
 
 /// `hierad auth ARGS`: its stdout, checking it succeeded.
-fn auth(args: &[&str]) -> String {
+fn auth(args: &(impl Args + ?Sized)) -> String {
+    let args = args.words();
     let out = Command::new(HIERAD)
         .arg("auth")
-        .args(args)
+        .args(&args)
         .output()
         .unwrap();
     assert!(
@@ -204,54 +206,25 @@ fn every_way_of_authenticating_over_tls() {
     {
         let pw = d.join(format!("{user}.pw"));
         std::fs::write(&pw, format!("{password}\n")).unwrap();
-        let mut args = vec![
-            "add-user",
-            "--file",
-            f,
-            "--role",
-            role,
-            "--password-file",
-            pw.to_str().unwrap(),
-        ];
+        let mut args = format!(
+            "add-user --file {f} --role {role} --password-file {}",
+            pw.display()
+        );
         if let Some(env) = envs {
-            args.extend(["--env", env]);
+            args += &format!(" --env {env}");
         }
-        args.push(user);
-        auth(&args);
+        auth(&format!("{args} {user}"));
     }
     let read_token = auth(&["add-token", "--file", f, "--role", "read", "reader"]);
-    let write_token = auth(&[
-        "add-token",
-        "--file",
-        f,
-        "--role",
-        "write",
-        "--expires",
-        "30d",
-        "writer",
-    ]);
-    let env2_token = auth(&[
-        "add-token",
-        "--file",
-        f,
-        "--role",
-        "write",
-        "--env",
-        "2",
-        "env2",
-    ]);
+    let write_token = auth(&format!(
+        "add-token --file {f} --role write --expires 30d writer"
+    ));
+    let env2_token = auth(&format!("add-token --file {f} --role write --env 2 env2"));
     // `add-token` refuses an expiry already past: the entry is dated back
     // by hand, as a token that expired in service would be.
-    let expired = auth(&[
-        "add-token",
-        "--file",
-        f,
-        "--role",
-        "admin",
-        "--expires",
-        "2099-01-01T00:00:00Z",
-        "old",
-    ]);
+    let expired = auth(&format!(
+        "add-token --file {f} --role admin --expires 2099-01-01T00:00:00Z old"
+    ));
     let dated = std::fs::read_to_string(&file)
         .unwrap()
         .replace("2099-01-01T00:00:00Z", "2020-01-01T00:00:00Z");
@@ -280,22 +253,14 @@ fn every_way_of_authenticating_over_tls() {
     std::fs::write(&file, extra).unwrap();
 
     let db = d.join("hierad.db");
-    let os = |p: &Path| p.as_os_str().to_owned();
-    let args = [
-        "--listen".into(),
-        "127.0.0.1:0".into(),
-        "--db".into(),
-        os(&db),
-        "--auth".into(),
-        os(&file),
-        "--tls-cert".into(),
-        os(&server_cert.0),
-        "--tls-key".into(),
-        os(&server_cert.1),
-        "--tls-client-ca".into(),
-        os(&d.join("ca.pem")),
-    ];
-    let args: Vec<&std::ffi::OsStr> = args.iter().map(std::ffi::OsString::as_os_str).collect();
+    let args = format!(
+        "--listen 127.0.0.1:0 --db {} --auth {} --tls-cert {} --tls-key {} --tls-client-ca {}",
+        db.display(),
+        file.display(),
+        server_cert.0.display(),
+        server_cert.1.display(),
+        d.join("ca.pem").display()
+    );
     let server = Server::start(&args, &[]);
     let url = server.url.replace("127.0.0.1", "localhost");
     assert!(url.starts_with("https://"), "{url}");
@@ -673,14 +638,7 @@ fn cli_over_tls(url: &str, d: &Path, token: &str) {
         command
             .args(["config", "get", "--server", url, "--cacert"])
             .arg(d.join("ca.pem"))
-            .args([
-                "--env",
-                "1",
-                "--resource",
-                "astute",
-                "--key",
-                "aodh.db_password",
-            ])
+            .args("--env 1 --resource astute --key aodh.db_password".words())
             .args(extra);
         for (k, v) in env {
             command.env(k, v);
@@ -692,6 +650,7 @@ fn cli_over_tls(url: &str, d: &Path, token: &str) {
     std::fs::write(&token_file, format!("{token}\n")).unwrap();
     let token_file = token_file.to_str().unwrap();
     let (cert, key) = (d.join("reader.pem"), d.join("reader.key"));
+    let (cert, key) = (cert.to_str().unwrap(), key.to_str().unwrap());
     type Flags<'a> = (&'a [&'a str], &'a [(&'a str, &'a str)]);
     let ways: [Flags; 5] = [
         (&[], &[("HIERAD_TOKEN", token)]),
@@ -701,15 +660,7 @@ fn cli_over_tls(url: &str, d: &Path, token: &str) {
             &["--user", "rita", "--password-file", pw.to_str().unwrap()],
             &[],
         ),
-        (
-            &[
-                "--client-cert",
-                cert.to_str().unwrap(),
-                "--client-key",
-                key.to_str().unwrap(),
-            ],
-            &[],
-        ),
+        (&["--client-cert", cert, "--client-key", key], &[]),
     ];
     for (extra, env) in ways {
         let out = get(extra, env);
@@ -743,13 +694,10 @@ fn listening_beyond_loopback_needs_auth_or_insecure() {
         "{err}"
     );
     assert!(err.contains("--auth FILE"), "{err}");
-    let db = db.into_os_string();
-    let args: Vec<&std::ffi::OsStr> =
-        ["--no-sample", "--listen", "0.0.0.0:0", "--insecure", "--db"]
-            .iter()
-            .map(std::ffi::OsStr::new)
-            .chain([db.as_os_str()])
-            .collect();
+    let args = format!(
+        "--no-sample --listen 0.0.0.0:0 --insecure --db {}",
+        db.display()
+    );
     let server = Server::start(&args, &[]);
     let log = server.stop();
     assert!(
