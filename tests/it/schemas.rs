@@ -5,6 +5,7 @@
 //! expected, and nothing is stored. The sample's
 //! `override/configuration/*` resources carry schemas/override_resources.json.
 
+use crate::binary::Args;
 use crate::server::{TestServer, call};
 use serde_json::{Value as Json, json};
 use std::io::Write as _;
@@ -336,9 +337,9 @@ fn schemas_are_set_with_a_component_or_later_and_a_bad_one_changes_nothing() {
     assert_eq!(send(&server, "PUT", definition, &json!(["schema"])).0, 400);
 }
 
-fn hierad(server: &TestServer, args: &[&str], stdin: &str) -> Output {
+fn hierad(server: &TestServer, args: &(impl Args + ?Sized), stdin: &str) -> Output {
     let mut child = Command::new(env!("CARGO_BIN_EXE_hierad"))
-        .args(args)
+        .args(args.words())
         .args(["--server", &server.url])
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
@@ -357,30 +358,14 @@ fn hierad(server: &TestServer, args: &[&str], stdin: &str) -> Output {
 #[test]
 fn the_cli_shows_sets_and_removes_schemas_and_a_refused_upload_is_a_clear_error() {
     let server = TestServer::with_sample();
-    let resource = [
-        "--component",
-        "fuel",
-        "--resource",
-        "override/configuration/role",
-    ];
-    let shown = hierad(
-        &server,
-        &[&["config", "schema"][..], &resource].concat(),
-        "",
-    );
+    let role_schema = "config schema --component fuel --resource override/configuration/role";
+    let shown = hierad(&server, role_schema, "");
     assert!(shown.status.success(), "{shown:?}");
     let schema: Json = serde_json::from_slice(&shown.stdout).unwrap();
     assert_eq!(schema["title"], "override_resources data");
-    let set = [
-        "config",
-        "set",
-        "--env",
-        "1",
-        "--resource",
-        "override/configuration/role",
-    ];
+    let set = "config set --env 1 --resource override/configuration/role";
     let upload = "configuration:\n  notify:\n    hello:\n      message: hi\n";
-    let out = hierad(&server, &set, upload);
+    let out = hierad(&server, set, upload);
     assert!(out.status.success(), "{out:?}");
     for (yaml, path, expected) in [
         (
@@ -394,7 +379,7 @@ fn the_cli_shows_sets_and_removes_schemas_and_a_refused_upload_is_a_clear_error(
             "is not of type \"object\"",
         ),
     ] {
-        let out = hierad(&server, &set, yaml);
+        let out = hierad(&server, set, yaml);
         let stderr = String::from_utf8_lossy(&out.stderr);
         assert_eq!(out.status.code(), Some(1), "{stderr}");
         assert!(
@@ -403,26 +388,10 @@ fn the_cli_shows_sets_and_removes_schemas_and_a_refused_upload_is_a_clear_error(
                 && stderr.contains("nothing was stored"),
             "{stderr}"
         );
-        let key = [
-            "--key",
-            "configuration.notify.hello.message",
-            "--format",
-            "plain",
-        ];
         let kept = hierad(
             &server,
-            &[
-                &[
-                    "config",
-                    "get",
-                    "--env",
-                    "1",
-                    "--resource",
-                    "override/configuration/role",
-                ][..],
-                &key,
-            ]
-            .concat(),
+            "config get --env 1 --resource override/configuration/role \
+             --key configuration.notify.hello.message --format plain",
             "",
         );
         assert_eq!(String::from_utf8_lossy(&kept.stdout), "hi\n", "{kept:?}");
@@ -430,34 +399,22 @@ fn the_cli_shows_sets_and_removes_schemas_and_a_refused_upload_is_a_clear_error(
     // A schema of one's own from stdin, then none.
     let own = hierad(
         &server,
-        &[&["config", "schema"][..], &resource, &["--set", "-"]].concat(),
+        &format!("{role_schema} --set -"),
         "type: object\nrequired: [configuration]\n",
     );
     assert!(own.status.success(), "{own:?}");
-    let out = hierad(&server, &set, "defaults: {}\n");
+    let out = hierad(&server, set, "defaults: {}\n");
     assert!(
         String::from_utf8_lossy(&out.stderr).contains("\"configuration\" is a required property"),
         "{out:?}"
     );
-    let removed = hierad(
-        &server,
-        &[&["config", "schema"][..], &resource, &["--remove"]].concat(),
-        "",
-    );
+    let removed = hierad(&server, &format!("{role_schema} --remove"), "");
     assert!(removed.status.success(), "{removed:?}");
-    let shown = hierad(
-        &server,
-        &[&["config", "schema"][..], &resource].concat(),
-        "",
-    );
+    let shown = hierad(&server, role_schema, "");
     assert_eq!(String::from_utf8_lossy(&shown.stdout), "null\n");
-    let out = hierad(&server, &set, "configuration_options:\n  create: maybe\n");
+    let out = hierad(&server, set, "configuration_options:\n  create: maybe\n");
     assert!(out.status.success(), "no schema, no check: {out:?}");
-    let bad = hierad(
-        &server,
-        &[&["config", "schema"][..], &resource, &["--set", "-"]].concat(),
-        "[1, 2]\n",
-    );
+    let bad = hierad(&server, &format!("{role_schema} --set -"), "[1, 2]\n");
     assert!(
         String::from_utf8_lossy(&bad.stderr)
             .contains("must be a JSON Schema (an object), not an array"),
