@@ -70,40 +70,17 @@ fn a_connections_remembered_credentials_follow_revocation_and_expiry() {
     let file = dir.path().join("auth.toml");
     let f = file.to_str().unwrap();
     let kept = ok(&["auth", "add-token", "--file", f, "--role", "read", "kept"]);
-    let revoked = ok(&[
-        "auth",
-        "add-token",
-        "--file",
-        f,
-        "--role",
-        "read",
-        "revoked",
-    ]);
-    let expiring = ok(&[
-        "auth",
-        "add-token",
-        "--file",
-        f,
-        "--role",
-        "read",
-        "--expires",
-        "4s",
-        "brief",
-    ]);
+    let revoked = ok(&format!("auth add-token --file {f} --role read revoked"));
+    let expiring = ok(&format!(
+        "auth add-token --file {f} --role read --expires 4s brief"
+    ));
     let expires_at = Instant::now() + Duration::from_secs(4);
     let password = dir.path().join("pw");
     std::fs::write(&password, "Pw-0f-ann\n").unwrap();
-    ok(&[
-        "auth",
-        "add-user",
-        "--file",
-        f,
-        "--role",
-        "read",
-        "--password-file",
-        password.to_str().unwrap(),
-        "ann",
-    ]);
+    ok(&format!(
+        "auth add-user --file {f} --role read --password-file {} ann",
+        password.display()
+    ));
     let server = TestServer::start_on(&dir.path().join("hierad.db"), &["--auth", f]);
     let bearer = |token: &str| format!("Bearer {}", token.trim());
     let basic = |user: &str, password: &str| {
