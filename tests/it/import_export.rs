@@ -31,8 +31,15 @@ fn latest_version(db: &Path, env: &str, level: &str, resource: &str) -> Option<u
         .last()
 }
 
-#[test]
-fn a_broken_file_writes_nothing() {
+/// A database holding environment 2, and a tree whose
+/// override/plugins.yaml does not parse, beside a good one.
+struct Scratch {
+    dir: tempfile::TempDir,
+    db: PathBuf,
+    tree: PathBuf,
+}
+
+fn scratch() -> Scratch {
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("h.db");
     let tree = dir.path().join("tree");
@@ -44,8 +51,28 @@ fn a_broken_file_writes_nothing() {
         "plugins:\n  - name: x\n   bad: indent\n",
     )
     .unwrap();
-    // A new environment: not even it is created.
     ok(&format!("import data --env 2 --db {}", db.display()));
+    Scratch { dir, db, tree }
+}
+
+impl Scratch {
+    /// A tree of two good files, imported at nodes=n1 of environment 3.
+    fn good_at_n1_of_3(&self) -> PathBuf {
+        let good = self.dir.path().join("good");
+        copy(&data("astute.yaml"), &good.join("astute.yaml"));
+        copy(&data("globals.yaml"), &good.join("globals.yaml"));
+        ok(&format!(
+            "import {} --env 3 --level nodes=n1 --db {}",
+            good.display(),
+            self.db.display()
+        ));
+        good
+    }
+}
+
+#[test]
+fn a_broken_file_creates_not_even_the_environment() {
+    let Scratch { db, tree, .. } = &scratch();
     let err = failing(&format!(
         "import {} --env 3 --db {}",
         tree.display(),
@@ -58,18 +85,16 @@ fn a_broken_file_writes_nothing() {
         db.display()
     ));
     assert_eq!(err, "environment 3 does not exist");
+}
 
-    // An existing environment with data: --replace of a broken tree
-    // changes nothing either.
-    let good = dir.path().join("good");
-    copy(&data("astute.yaml"), &good.join("astute.yaml"));
-    copy(&data("globals.yaml"), &good.join("globals.yaml"));
-    ok(&format!(
-        "import {} --env 3 --level nodes=n1 --db {}",
-        good.display(),
-        db.display()
-    ));
-    let before = latest_version(&db, "3", "nodes=n1", "astute");
+/// An existing environment with data: --replace of a broken tree
+/// changes nothing either.
+#[test]
+fn a_broken_tree_replaces_nothing_in_an_existing_level() {
+    let scratch = scratch();
+    let Scratch { db, tree, .. } = &scratch;
+    scratch.good_at_n1_of_3();
+    let before = latest_version(db, "3", "nodes=n1", "astute");
     assert_eq!(before, Some(1));
     std::fs::write(tree.join("astute.yaml"), "deployment_id: 99\n").unwrap();
     std::fs::write(tree.join("override/plugins.yaml"), "- a list\n").unwrap();
@@ -82,14 +107,19 @@ fn a_broken_file_writes_nothing() {
         err.contains("override/plugins.yaml: the top level is an Array, not a Hash"),
         "{err}"
     );
-    assert_eq!(latest_version(&db, "3", "nodes=n1", "astute"), before);
+    assert_eq!(latest_version(db, "3", "nodes=n1", "astute"), before);
     let id = ok(&format!(
         "config get --env 3 --level nodes=n1 --resource astute --key deployment_id --format plain --db {}",
         db.display()
     ));
     assert_eq!(id, "15\n");
+}
 
-    // A level the environment lacks: refused before anything is written.
+#[test]
+fn a_level_the_environment_lacks_is_refused_before_anything_is_written() {
+    let scratch = scratch();
+    let good = scratch.good_at_n1_of_3();
+    let db = &scratch.db;
     let err = failing(&format!(
         "import {} --env 4 --level racks=r1 --db {}",
         good.display(),
