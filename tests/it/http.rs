@@ -331,15 +331,13 @@ fn retention_prunes_old_versions_and_the_size_is_measured() {
     assert!(bytes >= 4096, "{bytes}");
 }
 
-#[test]
-fn documents_levels_effective_keys_versions() {
-    let server = TestServer::empty();
-    setup(&server);
+/// Environment 5 of [`setup`] with resource "a" written at its root.
+fn resource_a_at_the_root(server: &TestServer) -> &'static str {
+    setup(server);
     let root = "/api/v1/config/environments/5/resources/a";
-    let node = "/api/v1/config/environments/5/nodes/n1/resources/a";
     assert_eq!(
         send(
-            &server,
+            server,
             "PUT",
             &format!("{root}/values"),
             r#"{"k": {"x": 1, "y": 2}, "l": [1, 2], "f": 1.0}"#
@@ -347,6 +345,16 @@ fn documents_levels_effective_keys_versions() {
         .status,
         204
     );
+    root
+}
+
+/// Stored vs effective at a node: a deep fold (k merged, l replaced,
+/// null kept), read whole or one key at a time.
+#[test]
+fn a_nodes_effective_document_folds_its_levels_deeply() {
+    let server = TestServer::empty();
+    resource_a_at_the_root(&server);
+    let node = "/api/v1/config/environments/5/nodes/n1/resources/a";
     assert_eq!(
         send(
             &server,
@@ -367,7 +375,6 @@ fn documents_levels_effective_keys_versions() {
         .status,
         204
     );
-    // Stored vs effective (deep fold: k merged, l replaced, null kept).
     assert_eq!(
         get(&server, &format!("{node}/values")).json(),
         json!({"k": {"x": 10}, "l": [3]})
@@ -392,7 +399,12 @@ fn documents_levels_effective_keys_versions() {
         get(&server, &format!("{node}/overrides")).json(),
         json!({"k": {"z": null}})
     );
-    // Percent-encoded slashes name the same resource.
+}
+
+#[test]
+fn percent_encoded_slashes_name_the_same_resource() {
+    let server = TestServer::empty();
+    setup(&server);
     assert_eq!(
         send(
             &server,
@@ -411,7 +423,14 @@ fn documents_levels_effective_keys_versions() {
         .json(),
         json!({"n": 1})
     );
-    // One key at a time, siblings kept.
+}
+
+/// One key at a time, siblings kept; versions: history, old version,
+/// restore as a new write, delete marker.
+#[test]
+fn a_key_write_keeps_its_siblings_and_versions_restore_and_delete() {
+    let server = TestServer::empty();
+    let root = resource_a_at_the_root(&server);
     assert_eq!(
         send(&server, "PUT", &format!("{root}/values/keys/k.w"), "5").status,
         204
@@ -453,7 +472,13 @@ fn documents_levels_effective_keys_versions() {
             .len(),
         4
     );
-    // YAML bodies.
+}
+
+#[test]
+fn a_yaml_body_is_read_as_yaml() {
+    let server = TestServer::empty();
+    setup(&server);
+    let root = "/api/v1/config/environments/5/resources/a";
     let r = call(
         "PUT",
         &format!("{}{root}/values", server.url),
