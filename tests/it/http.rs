@@ -59,7 +59,7 @@ fn health_and_metrics() {
 }
 
 #[test]
-fn components_and_environments() {
+fn components_and_environments_are_listed_and_read_by_id() {
     let server = TestServer::empty();
     setup(&server);
     let r = get(&server, "/api/v1/config/components");
@@ -81,7 +81,13 @@ fn components_and_environments() {
         get(&server, "/api/v1/config/environments/5/hierarchy_levels").json(),
         json!([{"name": "nodes", "parent": null}])
     );
-    // Errors: duplicate (409), unknown (404), malformed (400), in use (409).
+}
+
+/// The errors: duplicate (409), unknown (404), malformed (400).
+#[test]
+fn a_duplicate_unknown_or_malformed_creation_is_refused() {
+    let server = TestServer::empty();
+    setup(&server);
     let dup = send(
         &server,
         "POST",
@@ -121,6 +127,16 @@ fn components_and_environments() {
     );
     assert_eq!(get(&server, "/api/v1/config/environments/99").status, 404);
     assert_eq!(get(&server, "/api/v1/config/components/99").status, 404);
+}
+
+/// A component in use (409) is deleted once its environment is purged.
+#[test]
+fn a_component_in_use_is_deleted_only_after_its_environment() {
+    let server = TestServer::empty();
+    setup(&server);
+    let id = get(&server, "/api/v1/config/components").json()[0]["id"]
+        .as_i64()
+        .unwrap();
     assert_eq!(
         call(
             "DELETE",
