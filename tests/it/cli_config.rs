@@ -435,10 +435,30 @@ fn use_cases_over_http() {
     user_errors(&conn);
     versions(&conn);
     types_kept_and_hashes_created(&conn);
+}
 
-    // Use case 4 through the server: `hierad lookup --server` answers as
-    // `hierad lookup` over the exported tree, in every format and
-    // resolution, errors included.
+/// A server holding the use cases' environment, with the node's
+/// deployment_id overridden to 3 as use case 3 leaves it; its `conn`.
+fn deployed_over_http(scratch: &Path) -> (TestServer, Vec<String>) {
+    let server = TestServer::empty();
+    let conn = vec!["--server".to_owned(), server.url.clone()];
+    deploy(&conn, scratch);
+    ok(
+        &conn,
+        &format!(
+            "config override --env 1 --level {NODE} --resource astute --key deployment_id --value 3 --type int"
+        ),
+    );
+    (server, conn)
+}
+
+/// Use case 4 through the server: `hierad lookup --server` answers as
+/// `hierad lookup` over the exported tree, in every format and
+/// resolution, errors included.
+#[test]
+fn lookups_over_http_answer_as_lookups_over_the_exported_tree() {
+    let dir = tempfile::tempdir().unwrap();
+    let (server, conn) = deployed_over_http(dir.path());
     ok(
         &conn,
         "config set --env 1 --resource globals --key looping --value \"%{hiera('looping')}\"",
@@ -522,8 +542,12 @@ fn use_cases_over_http() {
         "{explained}"
     );
     assert_eq!(lines[lines.len() - 2..], ["Result: found", "3"]);
+}
 
-    // HIERAD_SERVER stands for --server.
+#[test]
+fn hierad_server_stands_for_server() {
+    let dir = tempfile::tempdir().unwrap();
+    let (server, _) = deployed_over_http(dir.path());
     let out = Command::new(BIN)
         .args(get("--resource astute --key deployment_id --format plain").words())
         .env("HIERAD_SERVER", &server.url)
