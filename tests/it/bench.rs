@@ -7,6 +7,7 @@ use crate::binary::ok as hierad;
 use crate::server::TestServer;
 use serde_json::Value;
 use std::io::{BufRead, BufReader};
+use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
 fn report(args: &str) -> Value {
@@ -64,10 +65,10 @@ fn bench_the_sample_environment_by_discovery() {
     assert_eq!(r["cache"]["hits"], 0, "{}", r["cache"]);
 }
 
-#[test]
-fn generate_load_and_bench_with_writes() {
-    let dir = tempfile::tempdir().unwrap();
-    let env_dir = dir.path().join("env");
+/// `bench generate` of four nodes in `dir`, loaded by `bench load` into
+/// an empty server: the server and the generated folder.
+fn loaded(dir: &Path) -> (TestServer, PathBuf) {
+    let env_dir = dir.join("env");
     let env_arg = env_dir.to_str().unwrap();
     hierad(&format!("bench generate --nodes 4 {env_arg}"));
     assert!(
@@ -82,8 +83,15 @@ fn generate_load_and_bench_with_writes() {
     )))
     .unwrap();
     assert_eq!(loaded["levels"], 5, "{loaded}");
-    // Node imports publish a derived snapshot: each node's own data
-    // answers, and a re-import of one node is seen at once.
+    (server, env_dir)
+}
+
+/// Node imports publish a derived snapshot: each node's own data
+/// answers, and a re-import of one node is seen at once.
+#[test]
+fn a_generated_environment_loads_and_a_node_reimport_is_seen_at_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let (server, _) = loaded(dir.path());
     let lookup = |node: &str, key: &str| {
         let body = serde_json::json!({
             "environment": 1, "level": format!("nodes={node}"), "key": key,
@@ -121,6 +129,12 @@ fn generate_load_and_bench_with_writes() {
     );
     assert_eq!(lookup("node-3.test.domain.local", "uid")["value"], "3");
     assert!(lookup("node-2.test.domain.local", "nodes")["value"].is_array());
+}
+
+#[test]
+fn bench_with_writes_asks_every_class_and_charts_the_run() {
+    let dir = tempfile::tempdir().unwrap();
+    let (server, env_dir) = loaded(dir.path());
     let plan = env_dir.join("bench-plan.json");
     let chart = dir.path().join("chart.svg");
     let r = report(&format!(
@@ -145,7 +159,14 @@ fn generate_load_and_bench_with_writes() {
     }
     let svg = std::fs::read_to_string(&chart).unwrap();
     assert!(svg.starts_with("<svg") && svg.contains("writes"));
-    // The one-key mode, and a chart of saved reports.
+}
+
+/// The one-key mode, and a chart of saved reports.
+#[test]
+fn the_one_key_mode_and_a_chart_of_saved_reports() {
+    let dir = tempfile::tempdir().unwrap();
+    let (server, env_dir) = loaded(dir.path());
+    let plan = env_dir.join("bench-plan.json");
     let r = report(&format!(
         "--server {} --plan {} -n 50 --warmup 0s --key network_metadata --resolution hash",
         server.url,
