@@ -259,8 +259,9 @@ fn deleting_an_environment_is_restorable_and_purging_is_explicit() {
 
 /// Issue 9, defect 6: retention per environment and by default, pruned in
 /// the background, measured in /metrics.
-#[test]
-fn retention_prunes_old_versions_and_the_size_is_measured() {
+/// A server pruning every second to 4 versions by default, with
+/// environment 5 of [`setup`].
+fn pruning() -> (tempfile::TempDir, TestServer) {
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("hierad.db");
     let server = TestServer::start_on(
@@ -268,6 +269,12 @@ fn retention_prunes_old_versions_and_the_size_is_measured() {
         &["--no-sample", "--keep-versions", "4", "--prune-every", "1s"],
     );
     setup(&server);
+    (dir, server)
+}
+
+#[test]
+fn retention_is_set_per_environment_and_a_bad_one_is_refused() {
+    let (_dir, server) = pruning();
     let retention = "/api/v1/config/environments/5/retention";
     assert_eq!(
         get(&server, retention).json(),
@@ -290,6 +297,19 @@ fn retention_prunes_old_versions_and_the_size_is_measured() {
         get(&server, "/api/v1/config/environments/9/retention").status,
         404
     );
+}
+
+#[test]
+fn old_versions_are_pruned_counted_and_the_size_is_measured() {
+    let (_dir, server) = pruning();
+    let retention = "/api/v1/config/environments/5/retention";
+    let r = send(
+        &server,
+        "PUT",
+        retention,
+        r#"{"keep_versions": 2, "keep_days": 0}"#,
+    );
+    assert_eq!(r.status, 200, "{}", r.body);
     let doc = "/api/v1/config/environments/5/nodes/n1/resources/a/values";
     for i in 1..=10 {
         assert_eq!(
@@ -686,7 +706,13 @@ fn lookups_answer_like_hiera_over_the_sample() {
         let local: Value = serde_json::from_str(&local_lookup(&args)).unwrap();
         assert_eq!(r.json()["value"], local, "{resolution} {key}");
     }
-    // found null, false, missing, default: all distinct.
+}
+
+/// Found null, false, missing, default: all distinct; Hiera's errors
+/// carry Hiera's class.
+#[test]
+fn misses_defaults_and_hiera_errors_answer_distinctly() {
+    let server = TestServer::with_sample();
     let r = lookup(&server, json!({"environment": 1, "key": "no_such_key"}));
     assert_eq!(r.json(), json!({"found": false}));
     let r = lookup(
@@ -697,7 +723,6 @@ fn lookups_answer_like_hiera_over_the_sample() {
         r.json(),
         json!({"found": false, "default": true, "value": "d"})
     );
-    // Hiera's errors carry Hiera's class.
     let r = lookup(
         &server,
         json!({"environment": 1, "key": "nova", "resolution": "array"}),
@@ -708,7 +733,12 @@ fn lookups_answer_like_hiera_over_the_sample() {
         r.json()["message"],
         "Hiera type mismatch for key 'nova': expected Array and got Hash"
     );
-    // Many keys in one request.
+}
+
+/// Many keys in one request; explain names the levels.
+#[test]
+fn many_keys_answer_in_one_request_and_explain_names_the_levels() {
+    let server = TestServer::with_sample();
     let r = lookup(
         &server,
         json!({"environment": 1, "keys": ["uid", "nope", "nova.db_password"]}),
@@ -721,7 +751,6 @@ fn lookups_answer_like_hiera_over_the_sample() {
         r.json()["answers"][1],
         json!({"key": "nope", "found": false})
     );
-    // Explain names the levels.
     let r = lookup(
         &server,
         json!({"environment": 1, "key": "uid", "explain": true}),
@@ -733,7 +762,11 @@ fn lookups_answer_like_hiera_over_the_sample() {
             .any(|s| s["source"] == "astute" && s["outcome"] == "found"),
         "{steps:?}"
     );
-    // Bad requests.
+}
+
+#[test]
+fn a_bad_lookup_request_is_refused() {
+    let server = TestServer::with_sample();
     for bad in [
         json!({"key": "x"}),
         json!({"environment": 1}),
