@@ -175,18 +175,26 @@ fn delete(server: &TestServer, path: &str) -> Reply {
 }
 
 /// Issue 9, defect 7: `DELETE /environments/N` destroyed every version.
-#[test]
-fn deleting_an_environment_is_restorable_and_purging_is_explicit() {
-    let server = TestServer::empty();
-    setup(&server);
+/// Environment 5 of [`setup`] with two versions of a document at
+/// nodes=n1: its path, and a lookup that answers its value, 2.
+fn two_versions_at_n1(server: &TestServer) -> (&'static str, Value) {
+    setup(server);
     let doc = "/api/v1/config/environments/5/nodes/n1/resources/a/values";
-    assert_eq!(send(&server, "PUT", doc, r#"{"k": 1}"#).status, 204);
-    assert_eq!(send(&server, "PUT", doc, r#"{"k": 2}"#).status, 204);
+    assert_eq!(send(server, "PUT", doc, r#"{"k": 1}"#).status, 204);
+    assert_eq!(send(server, "PUT", doc, r#"{"k": 2}"#).status, 204);
     let ask = json!({"environment": 5, "level": "nodes=n1", "key": "k", "hierarchy": ["a"]});
-    assert_eq!(lookup(&server, ask.clone()).json()["value"], 2);
+    assert_eq!(lookup(server, ask.clone()).json()["value"], 2);
 
+    (doc, ask)
+}
+
+/// Deleted: gone from lists, GETs and lookups, as an unknown environment
+/// is, listed as deleted, and its id not reused.
+#[test]
+fn a_deleted_environment_is_gone_and_its_id_not_reused() {
+    let server = TestServer::empty();
+    let (doc, ask) = two_versions_at_n1(&server);
     assert_eq!(delete(&server, "/api/v1/config/environments/5").status, 204);
-    // Gone from lists, GETs and lookups, as an unknown environment is.
     assert_eq!(
         get(&server, "/api/v1/config/environments").json(),
         json!([])
@@ -218,8 +226,14 @@ fn deleting_an_environment_is_restorable_and_purging_is_explicit() {
         message.contains("environments/5/restore") && message.contains("?purge=true"),
         "{message}"
     );
+}
 
-    // Restore: documents, history and lookups are back.
+/// Restore: documents, history and lookups are back; once.
+#[test]
+fn a_deleted_environment_is_restored_whole() {
+    let server = TestServer::empty();
+    let (doc, ask) = two_versions_at_n1(&server);
+    assert_eq!(delete(&server, "/api/v1/config/environments/5").status, 204);
     let r = send(&server, "POST", "/api/v1/config/environments/5/restore", "");
     assert_eq!(r.status, 200, "{}", r.body);
     assert_eq!(r.json()["id"], 5);
@@ -231,8 +245,14 @@ fn deleting_an_environment_is_restorable_and_purging_is_explicit() {
     assert_eq!(lookup(&server, ask.clone()).json()["value"], 2);
     let r = send(&server, "POST", "/api/v1/config/environments/5/restore", "");
     assert_eq!(r.status, 409, "{}", r.body);
+}
 
-    // Purge removes it for good; then the id is free.
+/// Purge removes it for good, and only when asked plainly; then the id
+/// is free.
+#[test]
+fn purging_is_explicit_and_frees_the_id() {
+    let server = TestServer::empty();
+    let (doc, _) = two_versions_at_n1(&server);
     assert_eq!(
         delete(&server, "/api/v1/config/environments/5?purge=maybe").status,
         400
@@ -257,8 +277,9 @@ fn deleting_an_environment_is_restorable_and_purging_is_explicit() {
     assert_eq!(get(&server, &format!("{doc}/history")).json(), json!([]));
 }
 
-/// Issue 9, defect 6: retention per environment and by default, pruned in
-/// the background, measured in /metrics.
+// Retention per environment and by default, pruned in the background,
+// measured in /metrics.
+
 /// A server pruning every second to 4 versions by default, with
 /// environment 5 of [`setup`].
 fn pruning() -> (tempfile::TempDir, TestServer) {
