@@ -17,13 +17,66 @@ pub const ROOT: &str = env!("CARGO_MANIFEST_DIR");
 /// hanging the suite.
 const LIMIT: Duration = Duration::from_secs(60);
 
+/// A command line's arguments: a whole line as one string, split as a
+/// shell splits it (quotes for an argument with spaces, never through a
+/// real shell), or the arguments already apart.
+///
+/// `ok("config get --env 1 --resource astute")` reads as the command a
+/// user types; a value from the test goes in with `format!`, quoted with
+/// [`quote`] where it may hold spaces.
+pub trait Args {
+    fn words(&self) -> Vec<String>;
+}
+
+impl Args for str {
+    fn words(&self) -> Vec<String> {
+        shlex::split(self).unwrap_or_else(|| panic!("unbalanced quotes in {self:?}"))
+    }
+}
+
+impl Args for String {
+    fn words(&self) -> Vec<String> {
+        self.as_str().words()
+    }
+}
+
+impl<S: AsRef<str>> Args for [S] {
+    fn words(&self) -> Vec<String> {
+        self.iter().map(|s| s.as_ref().to_owned()).collect()
+    }
+}
+
+// For `&str` only, so that `&[]` needs no annotation.
+impl<const N: usize> Args for [&str; N] {
+    fn words(&self) -> Vec<String> {
+        self[..].words()
+    }
+}
+
+impl<S: AsRef<str>> Args for Vec<S> {
+    fn words(&self) -> Vec<String> {
+        self[..].words()
+    }
+}
+
+impl<A: Args + ?Sized> Args for &A {
+    fn words(&self) -> Vec<String> {
+        (**self).words()
+    }
+}
+
+/// `value` as one word of a command line given as a string.
+pub fn quote(value: &str) -> String {
+    shlex::try_quote(value).expect("no NUL").into_owned()
+}
+
 /// `hierad args…` in the repository root, without the variables that
 /// would change what it does on a developer's machine (`HIERAD_SERVER`,
 /// `HIERAD_TOKEN`, `COLUMNS`).
-pub fn command(args: &[&str]) -> Command {
+pub fn command(args: &(impl Args + ?Sized)) -> Command {
     let mut command = Command::new(BIN);
     command
-        .args(args)
+        .args(args.words())
         .env_remove("HIERAD_SERVER")
         .env_remove("HIERAD_TOKEN")
         .env_remove("COLUMNS")
@@ -62,19 +115,19 @@ pub fn output(mut command: Command, stdin: Option<&str>) -> Output {
 }
 
 /// `hierad args…` run to its end.
-pub fn run(args: &[&str]) -> Output {
+pub fn run(args: &(impl Args + ?Sized)) -> Output {
     output(command(args), None)
 }
 
 /// The standard output of `hierad args…`, which must succeed.
-pub fn ok(args: &[&str]) -> String {
-    succeeded(&args, run(args))
+pub fn ok(args: &(impl Args + ?Sized)) -> String {
+    succeeded(&args.words(), run(args))
 }
 
 /// The one line a refused `hierad args…` prints, without its `hierad: `
 /// prefix; it must exit with status 1 and print nothing else.
-pub fn refused(args: &[&str]) -> String {
-    refusal(&args, run(args))
+pub fn refused(args: &(impl Args + ?Sized)) -> String {
+    refusal(&args.words(), run(args))
 }
 
 /// The standard output of a run of `what`, which must have succeeded.

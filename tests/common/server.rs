@@ -1,6 +1,7 @@
 //! A real `hierad serve` on 127.0.0.1:0 with a temporary database, for
 //! integration tests; stopped (SIGTERM, then waited for) when dropped.
 
+use crate::binary::Args;
 use std::io::{BufRead, BufReader};
 use std::path::Path;
 use std::process::{Child, Command, Stdio};
@@ -45,27 +46,32 @@ impl TestServer {
     }
 
     /// A server over `db` (kept by the caller), with extra flags.
-    pub fn start_on(db: &Path, extra: &[&str]) -> TestServer {
+    pub fn start_on(db: &Path, extra: &(impl Args + ?Sized)) -> TestServer {
         TestServer::start_at("127.0.0.1:0", db, extra)
     }
 
     /// A server listening on `listen` (a restart on the same port) over
     /// `db`, with extra flags.
-    pub fn start_at(listen: &str, db: &Path, extra: &[&str]) -> TestServer {
+    pub fn start_at(listen: &str, db: &Path, extra: &(impl Args + ?Sized)) -> TestServer {
         TestServer::launch(listen, db, extra, "warn")
     }
 
     /// A server over `db` with extra flags, logging as `HIERAD_LOG` =
     /// `directives` says (its log: [`TestServer::log`]).
-    pub fn start_logging(db: &Path, extra: &[&str], directives: &str) -> TestServer {
+    pub fn start_logging(db: &Path, extra: &(impl Args + ?Sized), directives: &str) -> TestServer {
         TestServer::launch("127.0.0.1:0", db, extra, directives)
     }
 
-    fn launch(listen: &str, db: &Path, extra: &[&str], directives: &str) -> TestServer {
+    fn launch(
+        listen: &str,
+        db: &Path,
+        extra: &(impl Args + ?Sized),
+        directives: &str,
+    ) -> TestServer {
         let mut child = Command::new(env!("CARGO_BIN_EXE_hierad"))
             .args(["serve", "--listen", listen, "--db"])
             .arg(db)
-            .args(extra)
+            .args(extra.words())
             .current_dir(env!("CARGO_MANIFEST_DIR"))
             .env("HIERAD_LOG", directives)
             .stderr(Stdio::piped())

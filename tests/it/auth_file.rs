@@ -23,17 +23,9 @@ fn concurrent_edits_keep_every_entry() {
                 binary::command(&["auth", "add-token", "--file", f, "--role", "read", &name])
             } else {
                 let pw = pw.to_str().unwrap();
-                binary::command(&[
-                    "auth",
-                    "add-user",
-                    "--file",
-                    f,
-                    "--role",
-                    "read",
-                    "--password-file",
-                    pw,
-                    &name,
-                ])
+                binary::command(&format!(
+                    "auth add-user --file {f} --role read --password-file {pw} {name}"
+                ))
             };
             command
                 .stdout(Stdio::null())
@@ -180,15 +172,9 @@ fn a_fifo_for_the_auth_file_is_refused_not_waited_on() {
     let db = dir.path().join("hierad.db");
     let (fifo_s, db_s) = (fifo.to_str().unwrap(), db.to_str().unwrap());
     let why = "it is a FIFO (named pipe), not a regular file";
-    let line = binary::refused(&[
-        "serve",
-        "--listen",
-        "127.0.0.1:0",
-        "--db",
-        db_s,
-        "--auth",
-        fifo_s,
-    ]);
+    let line = binary::refused(&format!(
+        "serve --listen 127.0.0.1:0 --db {db_s} --auth {fifo_s}"
+    ));
     assert_eq!(line, format!("cannot read the auth file {fifo_s}: {why}"));
     let line = binary::refused(&["auth", "add-token", "--file", fifo_s, "--role", "read", "x"]);
     assert_eq!(line, format!("cannot read the auth file {fifo_s}: {why}"));
@@ -246,32 +232,14 @@ fn the_file_is_listed_and_checked_as_the_server_loads_it() {
     std::fs::write(&pw, "List-pw-8q\n").unwrap();
     let p = pw.to_str().unwrap();
     let add_ops = || {
-        binary::ok(&[
-            "auth",
-            "add-user",
-            "--file",
-            f,
-            "--role",
-            "write",
-            "--password-file",
-            p,
-            "ops",
-        ])
+        binary::ok(&format!(
+            "auth add-user --file {f} --role write --password-file {p} ops"
+        ))
     };
     add_ops();
-    binary::ok(&[
-        "auth",
-        "add-token",
-        "--file",
-        f,
-        "--role",
-        "read",
-        "--env",
-        "4",
-        "--expires",
-        "90d",
-        "ci",
-    ]);
+    binary::ok(&format!(
+        "auth add-token --file {f} --role read --env 4 --expires 90d ci"
+    ));
     let listed = binary::ok(&["auth", "list", "--file", f]);
     let lines: Vec<&str> = listed.lines().collect();
     assert_eq!(lines.len(), 2, "{listed}");
@@ -320,15 +288,10 @@ fn the_file_is_listed_and_checked_as_the_server_loads_it() {
         "{line}"
     );
     let db = dir.path().join("hierad.db");
-    let served = binary::refused(&[
-        "serve",
-        "--listen",
-        "127.0.0.1:0",
-        "--db",
-        db.to_str().unwrap(),
-        "--auth",
-        f,
-    ]);
+    let served = binary::refused(&format!(
+        "serve --listen 127.0.0.1:0 --db {} --auth {f}",
+        db.display()
+    ));
     assert_eq!(served, line);
 }
 
@@ -353,15 +316,7 @@ fn a_sighup_reload_is_not_repeated_by_the_next_look() {
     // the round shows nothing, and another is made.
     for round in 1..=3 {
         let looked = count("changed on disk");
-        binary::ok(&[
-            "auth",
-            "add-token",
-            "--file",
-            f,
-            "--role",
-            "read",
-            &format!("t{round}"),
-        ]);
+        binary::ok(&format!("auth add-token --file {f} --role read t{round}"));
         let hup = std::process::Command::new("kill")
             .args(["-HUP", &server.pid().to_string()])
             .status()

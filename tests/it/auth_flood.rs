@@ -258,14 +258,7 @@ fn a_full_password_queue_refuses_guesses_not_tokens() {
     let f = file.to_str().unwrap();
     let server = TestServer::start_on(
         &dir.path().join("hierad.db"),
-        &[
-            "--auth",
-            f,
-            "--password-threads",
-            "1",
-            "--password-queue",
-            "1",
-        ],
+        &format!("--auth {f} --password-threads 1 --password-queue 1"),
     );
     let to = addr(&server.url);
     assert_eq!(status_from([127, 0, 5, 1], to, &root(ROOT_PASSWORD)).0, 200);

@@ -4,20 +4,20 @@
 //! same data; an existing file is replaced only with --force; from
 //! PostgreSQL through migrate's copy.
 
-use crate::binary::{self, BIN, ROOT};
+use crate::binary::{self, Args, BIN, ROOT};
 use crate::pg;
 use std::os::unix::fs::PermissionsExt;
 use std::path::Path;
 use std::process::Command;
 
 /// `hierad args…` under umask 000, in the repository root.
-fn under_umask_000(args: &[&str]) -> std::process::Output {
+fn under_umask_000(args: &(impl Args + ?Sized)) -> std::process::Output {
     let mut command = Command::new("sh");
     command
         .arg("-c")
         .arg("umask 000 && exec \"$0\" \"$@\"")
         .arg(BIN)
-        .args(args)
+        .args(args.words())
         .current_dir(ROOT)
         .env_remove("HIERAD_SERVER");
     binary::output(command, None)
@@ -32,16 +32,7 @@ fn astute(db: &str) -> String {
     binary::succeeded(
         &db,
         binary::output(
-            binary::command(&[
-                "config",
-                "get",
-                "--env",
-                "1",
-                "--resource",
-                "astute",
-                "--db",
-                db,
-            ]),
+            binary::command(&format!("config get --env 1 --resource astute --db {db}")),
             None,
         ),
     )
@@ -123,12 +114,11 @@ fn a_sqlite_backup_is_0600_and_holds_the_same_data() {
         .unwrap();
     let refused = binary::refusal(
         &"empty",
-        under_umask_000(&[
-            "backup",
-            "--db",
-            empty.to_str().unwrap(),
-            target.to_str().unwrap(),
-        ]),
+        under_umask_000(&format!(
+            "backup --db {} {}",
+            empty.display(),
+            target.display()
+        )),
     );
     assert!(refused.contains("is not a hierad database"), "{refused}");
     assert!(!target.exists());

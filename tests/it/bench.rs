@@ -7,12 +7,11 @@ use crate::binary::ok as hierad;
 use crate::server::TestServer;
 use serde_json::Value;
 use std::io::{BufRead, BufReader};
+use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
-fn report(args: &[&str]) -> Value {
-    let mut all = vec!["bench", "--json"];
-    all.extend_from_slice(args);
-    serde_json::from_str(&hierad(&all)).expect("a JSON report")
+fn report(args: &str) -> Value {
+    serde_json::from_str(&hierad(&format!("bench --json {args}"))).expect("a JSON report")
 }
 
 fn check_shape(r: &Value, requests: u64) {
@@ -44,16 +43,7 @@ fn check_shape(r: &Value, requests: u64) {
 #[test]
 fn bench_the_sample_environment_by_discovery() {
     let server = TestServer::with_sample();
-    let r = report(&[
-        "--server",
-        &server.url,
-        "-n",
-        "300",
-        "-c",
-        "4",
-        "--warmup",
-        "0s",
-    ]);
+    let r = report(&format!("--server {} -n 300 -c 4 --warmup 0s", server.url));
     check_shape(&r, 300);
     // Every measured lookup went through the cache, hit or miss.
     let cache = &r["cache"];
@@ -67,45 +57,41 @@ fn bench_the_sample_environment_by_discovery() {
     assert!(r["answers"]["not_found"].as_u64().unwrap() > 0);
     assert!(r["classes"]["missing"]["requests"].as_u64().unwrap() > 0);
     // --unique defeats the cache: every lookup is a miss.
-    let r = report(&[
-        "--server",
-        &server.url,
-        "-n",
-        "200",
-        "-c",
-        "2",
-        "--warmup",
-        "0s",
-        "--unique",
-    ]);
+    let r = report(&format!(
+        "--server {} -n 200 -c 2 --warmup 0s --unique",
+        server.url
+    ));
     check_shape(&r, 200);
     assert_eq!(r["cache"]["hits"], 0, "{}", r["cache"]);
 }
 
-#[test]
-fn generate_load_and_bench_with_writes() {
-    let dir = tempfile::tempdir().unwrap();
-    let env_dir = dir.path().join("env");
+/// `bench generate` of four nodes in `dir`, loaded by `bench load` into
+/// an empty server: the server and the generated folder.
+fn loaded(dir: &Path) -> (TestServer, PathBuf) {
+    let env_dir = dir.join("env");
     let env_arg = env_dir.to_str().unwrap();
-    hierad(&["bench", "generate", "--nodes", "4", env_arg]);
+    hierad(&format!("bench generate --nodes 4 {env_arg}"));
     assert!(
         env_dir
             .join("nodes/node-4.test.domain.local/astute.yaml")
             .is_file()
     );
     let server = TestServer::empty();
-    let loaded: Value = serde_json::from_str(&hierad(&[
-        "bench",
-        "load",
-        env_arg,
-        "--server",
-        &server.url,
-        "--json",
-    ]))
+    let loaded: Value = serde_json::from_str(&hierad(&format!(
+        "bench load {env_arg} --server {} --json",
+        server.url
+    )))
     .unwrap();
     assert_eq!(loaded["levels"], 5, "{loaded}");
-    // Node imports publish a derived snapshot: each node's own data
-    // answers, and a re-import of one node is seen at once.
+    (server, env_dir)
+}
+
+/// Node imports publish a derived snapshot: each node's own data
+/// answers, and a re-import of one node is seen at once.
+#[test]
+fn a_generated_environment_loads_and_a_node_reimport_is_seen_at_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let (server, _) = loaded(dir.path());
     let lookup = |node: &str, key: &str| {
         let body = serde_json::json!({
             "environment": 1, "level": format!("nodes={node}"), "key": key,
@@ -143,26 +129,20 @@ fn generate_load_and_bench_with_writes() {
     );
     assert_eq!(lookup("node-3.test.domain.local", "uid")["value"], "3");
     assert!(lookup("node-2.test.domain.local", "nodes")["value"].is_array());
+}
+
+#[test]
+fn bench_with_writes_asks_every_class_and_charts_the_run() {
+    let dir = tempfile::tempdir().unwrap();
+    let (server, env_dir) = loaded(dir.path());
     let plan = env_dir.join("bench-plan.json");
     let chart = dir.path().join("chart.svg");
-    let r = report(&[
-        "--server",
-        &server.url,
-        "--plan",
-        plan.to_str().unwrap(),
-        "-d",
-        "1s",
-        "--warmup",
-        "100ms",
-        "-c",
-        "4",
-        "--write-every",
-        "200ms",
-        "--label",
-        "writes",
-        "--chart",
-        chart.to_str().unwrap(),
-    ]);
+    let r = report(&format!(
+        "--server {} --plan {} -d 1s --warmup 100ms -c 4 --write-every 200ms --label writes --chart {}",
+        server.url,
+        plan.display(),
+        chart.display()
+    ));
     let requests = r["requests"].as_u64().unwrap();
     assert!(requests > 0);
     check_shape(&r, requests);
@@ -179,21 +159,19 @@ fn generate_load_and_bench_with_writes() {
     }
     let svg = std::fs::read_to_string(&chart).unwrap();
     assert!(svg.starts_with("<svg") && svg.contains("writes"));
-    // The one-key mode, and a chart of saved reports.
-    let r = report(&[
-        "--server",
-        &server.url,
-        "--plan",
-        plan.to_str().unwrap(),
-        "-n",
-        "50",
-        "--warmup",
-        "0s",
-        "--key",
-        "network_metadata",
-        "--resolution",
-        "hash",
-    ]);
+}
+
+/// The one-key mode, and a chart of saved reports.
+#[test]
+fn the_one_key_mode_and_a_chart_of_saved_reports() {
+    let dir = tempfile::tempdir().unwrap();
+    let (server, env_dir) = loaded(dir.path());
+    let plan = env_dir.join("bench-plan.json");
+    let r = report(&format!(
+        "--server {} --plan {} -n 50 --warmup 0s --key network_metadata --resolution hash",
+        server.url,
+        plan.display()
+    ));
     check_shape(&r, 50);
     assert_eq!(r["answers"]["found"], 50);
     assert!(
@@ -204,14 +182,12 @@ fn generate_load_and_bench_with_writes() {
     let saved = dir.path().join("r.json");
     std::fs::write(&saved, r.to_string()).unwrap();
     let combined = dir.path().join("both.svg");
-    hierad(&[
-        "bench",
-        "chart",
-        "-o",
-        combined.to_str().unwrap(),
-        saved.to_str().unwrap(),
-        saved.to_str().unwrap(),
-    ]);
+    hierad(&format!(
+        "bench chart -o {} {} {}",
+        combined.display(),
+        saved.display(),
+        saved.display()
+    ));
     assert_eq!(
         std::fs::read_to_string(&combined)
             .unwrap()
@@ -233,24 +209,12 @@ fn baseline_server_answers_a_fixed_body() {
     let url = line.strip_prefix("listening on ").unwrap().to_owned();
     let dir = tempfile::tempdir().unwrap();
     let env_dir = dir.path().join("env");
-    hierad(&[
-        "bench",
-        "generate",
-        "--nodes",
-        "3",
-        env_dir.to_str().unwrap(),
-    ]);
+    hierad(&format!("bench generate --nodes 3 {}", env_dir.display()));
     let plan = env_dir.join("bench-plan.json");
-    let r = report(&[
-        "--server",
-        &url,
-        "--plan",
-        plan.to_str().unwrap(),
-        "-n",
-        "200",
-        "--warmup",
-        "0s",
-    ]);
+    let r = report(&format!(
+        "--server {url} --plan {} -n 200 --warmup 0s",
+        plan.display()
+    ));
     let _ = child.kill();
     let _ = child.wait();
     check_shape(&r, 200);
@@ -268,8 +232,8 @@ fn summary_prints_the_table_and_a_line_per_run() {
         "/tests/fixtures/bench-summary/two-rounds"
     );
     let want = std::fs::read_to_string(format!("{dir}/summary.txt")).unwrap();
-    assert_eq!(hierad(&["bench", "summary", dir]), want);
-    let line = hierad(&["bench", "summary", "--run", &format!("{dir}/large-r2.json")]);
+    assert_eq!(hierad(&format!("bench summary {dir}")), want);
+    let line = hierad(&format!("bench summary --run {dir}/large-r2.json"));
     assert!(
         line.starts_with("  large ") && line.contains("errors 0"),
         "{line}"
@@ -292,9 +256,10 @@ fn visible_between_two_replicas_on_postgres() {
     let db = crate::pg::fresh_database();
     let a = TestServer::start_on(std::path::Path::new(&db), &[]);
     let b = TestServer::start_on(std::path::Path::new(&db), &["--no-sample"]);
-    let out = hierad(&[
-        "bench", "visible", "--write", &a.url, "--read", &b.url, "-n", "5", "--json",
-    ]);
+    let out = hierad(&format!(
+        "bench visible --write {} --read {} -n 5 --json",
+        a.url, b.url
+    ));
     let figures: Value = serde_json::from_str(&out).expect("JSON figures");
     assert_eq!(figures["writes"], 5, "{figures}");
     let us = |k: &str| {

@@ -6,7 +6,7 @@
 //! refusals: a wrong token, a wrong password, a read principal's writer,
 //! https without the CA that signed the server's certificate.
 
-use crate::binary::{command, output, succeeded, text};
+use crate::binary::{Args, command, output, succeeded, text};
 use crate::pki::Pki;
 use crate::server::TestServer;
 use serde_json::Value;
@@ -23,9 +23,8 @@ struct Site {
     write_token: String,
 }
 
-fn auth(args: &[&str]) -> String {
-    let mut all = vec!["auth"];
-    all.extend_from_slice(args);
+fn auth(args: &str) -> String {
+    let all = format!("auth {args}");
     succeeded(&all, output(command(&all), None))
         .trim()
         .to_owned()
@@ -40,33 +39,23 @@ fn site() -> Site {
     let file = d.join("auth.toml");
     let f = file.to_str().unwrap();
     std::fs::write(d.join("rita.pw"), "read-pw-Xq81\n").unwrap();
-    auth(&[
-        "add-user",
-        "--file",
-        f,
-        "--role",
-        "read",
-        "--password-file",
-        d.join("rita.pw").to_str().unwrap(),
-        "rita",
-    ]);
-    let read_token = auth(&["add-token", "--file", f, "--role", "read", "reader"]);
-    let write_token = auth(&["add-token", "--file", f, "--role", "write", "writer"]);
+    auth(&format!(
+        "add-user --file {f} --role read --password-file {} rita",
+        d.join("rita.pw").display()
+    ));
+    let read_token = auth(&format!("add-token --file {f} --role read reader"));
+    let write_token = auth(&format!("add-token --file {f} --role write writer"));
     let mut text = std::fs::read_to_string(&file).unwrap();
     text.push_str("\n[[client_cert]]\ncn = \"reader.test\"\nrole = \"read\"\n");
     std::fs::write(&file, text).unwrap();
     let server = TestServer::start_on(
         &d.join("hierad.db"),
-        &[
-            "--auth",
-            f,
-            "--tls-cert",
-            cert.to_str().unwrap(),
-            "--tls-key",
-            key.to_str().unwrap(),
-            "--tls-client-ca",
-            d.join("ca.pem").to_str().unwrap(),
-        ],
+        &format!(
+            "--auth {f} --tls-cert {} --tls-key {} --tls-client-ca {}",
+            cert.display(),
+            key.display(),
+            d.join("ca.pem").display()
+        ),
     );
     // The certificate names localhost, not 127.0.0.1.
     let url = server.url.replace("127.0.0.1", "localhost");
@@ -87,15 +76,16 @@ fn path(d: &Path, name: &str) -> String {
 /// `hierad bench --json` against the site with `extra` flags and
 /// environment: its report, which must show `requests` lookups all
 /// answered.
-fn bench(site: &Site, extra: &[&str], env: &[(&str, &str)], requests: u64) -> Value {
+fn bench(site: &Site, extra: &(impl Args + ?Sized), env: &[(&str, &str)], requests: u64) -> Value {
     let d = site.dir.path();
-    let n = requests.to_string();
     let ca = path(d, "ca.pem");
-    let mut args = vec![
-        "bench", "--json", "--server", &site.url, "--cacert", &ca, "-n", &n, "-c", "4", "--warmup",
-        "0s",
-    ];
-    args.extend_from_slice(extra);
+    let line = format!(
+        "bench --json --server {} --cacert {ca} -n {requests} -c 4 --warmup 0s",
+        site.url
+    );
+    let extra = extra.words();
+    let mut args = line.words();
+    args.extend(extra.iter().cloned());
     let mut cmd = command(&args);
     for (k, v) in env {
         cmd.env(k, v);
@@ -122,13 +112,13 @@ fn bench(site: &Site, extra: &[&str], env: &[(&str, &str)], requests: u64) -> Va
 
 /// The one line a failed `hierad bench` prints (exit status 1), without
 /// its `hierad: ` prefix.
-fn refused(site: &Site, extra: &[&str], with_ca: bool) -> String {
+fn refused(site: &Site, extra: &(impl Args + ?Sized), with_ca: bool) -> String {
     let ca = path(site.dir.path(), "ca.pem");
-    let mut args = vec!["bench", "--server", &site.url, "-n", "50", "--warmup", "0s"];
+    let mut args = format!("bench --server {} -n 50 --warmup 0s", site.url).words();
     if with_ca {
-        args.extend(["--cacert", &ca]);
+        args.extend(["--cacert".to_owned(), ca]);
     }
-    args.extend_from_slice(extra);
+    args.extend(extra.words());
     let mut cmd = command(&args);
     cmd.env_remove("HIERAD_TOKEN");
     let out = output(cmd, None);
@@ -162,12 +152,11 @@ fn bench_over_tls_with_each_way_of_authenticating() {
     );
     bench(
         &site,
-        &[
-            "--client-cert",
-            &path(d, "reader.pem"),
-            "--client-key",
-            &path(d, "reader.key"),
-        ],
+        &format!(
+            "--client-cert {} --client-key {}",
+            path(d, "reader.pem"),
+            path(d, "reader.key")
+        ),
         &[],
         200,
     );
@@ -221,12 +210,11 @@ fn bench_refusals_are_one_clear_line() {
     );
     let err = refused(
         &site,
-        &[
-            "--token",
-            &site.read_token,
-            "--cacert",
-            &path(d, "missing.pem"),
-        ],
+        &format!(
+            "--token {} --cacert {}",
+            site.read_token,
+            path(d, "missing.pem")
+        ),
         false,
     );
     assert!(
@@ -285,18 +273,12 @@ fn the_bare_baseline_server_speaks_tls() {
     let (cert, key) = Pki::new(d).issue("server", "localhost", &["localhost"], false);
     let body = br#"{"found":true,"value":"the same bytes as hierad's mean answer"}"#;
     std::fs::write(d.join("body.json"), body).unwrap();
-    let mut child = command(&[
-        "bench",
-        "baseline-server",
-        "--listen",
-        "127.0.0.1:0",
-        "--body",
-        &path(d, "body.json"),
-        "--tls-cert",
-        cert.to_str().unwrap(),
-        "--tls-key",
-        key.to_str().unwrap(),
-    ])
+    let mut child = command(&format!(
+        "bench baseline-server --listen 127.0.0.1:0 --body {} --tls-cert {} --tls-key {}",
+        path(d, "body.json"),
+        cert.display(),
+        key.display()
+    ))
     .stderr(Stdio::piped())
     .spawn()
     .unwrap();

@@ -104,14 +104,13 @@ fn assert_refused(r: &Reply, key: &str) {
     );
 }
 
+/// Within the default budgets: answered in full, off the async workers
+/// when they outgrow the inline attempt (e3: 110 steps, 1 MB).
 #[test]
-fn fan_out_lookups_are_refused_and_never_stall_the_server() {
+fn lookups_within_the_budgets_are_answered_in_full() {
     // The default budgets: what a deployment runs with.
     let server = TestServer::empty();
     setup(&server);
-
-    // Within the budget: answered in full, off the async workers when
-    // they outgrow the inline attempt (e3: 110 steps, 1 MB).
     let r = lookup(&server, "e3");
     assert_eq!(r.status, 200);
     assert_eq!(r.json()["value"], json!("x".repeat(1_000_000)));
@@ -123,8 +122,14 @@ fn fan_out_lookups_are_refused_and_never_stall_the_server() {
         Value::Array(vec![Value::Array(vec![a1(); 10]); 10]),
         "a3"
     );
+}
 
-    // Beyond it: refused, each naming its budget.
+/// Beyond them: refused, each naming its budget.
+#[test]
+fn lookups_beyond_a_budget_are_refused_naming_it() {
+    // The default budgets: what a deployment runs with.
+    let server = TestServer::empty();
+    setup(&server);
     let r = lookup(&server, "e5");
     assert_refused(&r, "e5");
     assert_eq!(r.json()["budget"], "bytes");
@@ -132,9 +137,15 @@ fn fan_out_lookups_are_refused_and_never_stall_the_server() {
     assert_refused(&r, "f6");
     assert_eq!(r.json()["budget"], "steps");
     assert_refused(&lookup(&server, "a5"), "a5");
+}
 
-    // Fan-out lookups from eight clients at once (bounded in count and
-    // time), while /healthz and /metrics are asked all along.
+/// Fan-out lookups from eight clients at once (bounded in count and
+/// time), while /healthz and /metrics are asked all along.
+#[test]
+fn fan_out_lookups_are_refused_and_never_stall_the_server() {
+    // The default budgets: what a deployment runs with.
+    let server = TestServer::empty();
+    setup(&server);
     let deadline = Instant::now() + Duration::from_secs(120);
     let url = server.url.clone();
     let loaders: Vec<_> = (0..8)

@@ -2,14 +2,14 @@
 //! hierad's additions (`--explain`, `-y` without Puppet) and the README's
 //! first command on the sample data.
 
-use crate::binary::{BIN, ROOT, text};
+use crate::binary::{Args, BIN, ROOT, text};
 use std::path::Path;
 use std::process::{Command, Output};
 
-fn lookup(dir: &Path, args: &[&str]) -> Output {
+fn lookup(dir: &Path, args: &(impl Args + ?Sized)) -> Output {
     Command::new(BIN)
         .arg("lookup")
-        .args(args)
+        .args(args.words())
         .current_dir(dir)
         .env_remove("COLUMNS")
         .output()
@@ -20,13 +20,7 @@ fn lookup(dir: &Path, args: &[&str]) -> Output {
 fn readme_command_answers_from_the_sample_data() {
     let out = lookup(
         Path::new(ROOT),
-        &[
-            "-c",
-            "data/hiera.yaml",
-            "-h",
-            "nova",
-            "::fqdn=node-126.test.domain.local",
-        ],
+        "-c data/hiera.yaml -h nova ::fqdn=node-126.test.domain.local",
     );
     assert!(out.status.success(), "{}", text(&out.stderr));
     // The node override's state_path wins; astute supplies the rest.
@@ -40,14 +34,7 @@ fn readme_command_answers_from_the_sample_data() {
 fn explain_names_the_levels_and_what_each_supplied() {
     let out = lookup(
         Path::new(ROOT),
-        &[
-            "-c",
-            "data/hiera.yaml",
-            "--explain",
-            "-a",
-            "dns_nameservers",
-            "::fqdn=node-126.test.domain.local",
-        ],
+        "-c data/hiera.yaml --explain -a dns_nameservers ::fqdn=node-126.test.domain.local",
     );
     assert!(out.status.success(), "{}", text(&out.stderr));
     let stdout = text(&out.stdout);
@@ -83,13 +70,7 @@ fn explain_names_the_levels_and_what_each_supplied() {
 fn explain_reports_errors_and_defaults() {
     let out = lookup(
         Path::new(ROOT),
-        &[
-            "-c",
-            "data/hiera.yaml",
-            "--explain",
-            "no_such_key",
-            "fallback",
-        ],
+        "-c data/hiera.yaml --explain no_such_key fallback",
     );
     assert!(out.status.success());
     assert!(text(&out.stdout).ends_with("Result: not found, the default applies\nfallback\n"));
@@ -236,15 +217,7 @@ fn a_lookup_over_its_budget_is_refused_naming_the_flag() {
     // A server lookup runs on the server's budget.
     let out = lookup(
         dir.path(),
-        &[
-            "--server",
-            "http://127.0.0.1:1",
-            "--env",
-            "1",
-            "--budget-steps",
-            "5",
-            "f4",
-        ],
+        "--server http://127.0.0.1:1 --env 1 --budget-steps 5 f4",
     );
     assert_eq!(out.status.code(), Some(1));
     assert!(

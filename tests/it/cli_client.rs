@@ -120,21 +120,10 @@ fn a_read_gives_up_on_a_silent_server_after_30_s_by_default() {
 #[test]
 fn a_frozen_server_is_a_timeout_naming_the_server_and_the_phase() {
     let frozen = FrozenServer::start();
-    let cases: &[&[&str]] = &[
-        &["config", "get", "--env", "1", "--resource", "astute"],
-        &[
-            "config",
-            "override",
-            "--env",
-            "1",
-            "--resource",
-            "astute",
-            "--key",
-            "a",
-            "--value",
-            "1",
-        ],
-        &["export", "--env", "1", "/nonexistent/never-written"],
+    let cases = [
+        "config get --env 1 --resource astute",
+        "config override --env 1 --resource astute --key a --value 1",
+        "export --env 1 /nonexistent/never-written",
     ];
     for args in cases {
         let mut command = hierad(args);
@@ -175,18 +164,9 @@ fn a_reader_that_stops_reading_is_a_normal_end() {
     // The sample's astute is about 87 KB, more than a pipe holds: the
     // writer is still writing when the reader goes, as with `| head -1`.
     for format in ["json", "yaml", "plain"] {
-        let mut child = hierad(&[
-            "config",
-            "get",
-            "--env",
-            "1",
-            "--resource",
-            "astute",
-            "--format",
-            format,
-            "--db",
-            db,
-        ])
+        let mut child = hierad(&format!(
+            "config get --env 1 --resource astute --format {format} --db {db}"
+        ))
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
@@ -216,18 +196,9 @@ fn a_reader_that_stops_reading_is_a_normal_end() {
 fn credentials_in_a_server_url_are_refused_unrepeated() {
     let url = "http://alice:Pw-in-url7@127.0.0.1:1";
     for args in [
-        vec![
-            "config",
-            "get",
-            "--server",
-            url,
-            "--env",
-            "1",
-            "--resource",
-            "astute",
-        ],
-        vec!["lookup", "--server", url, "--env", "1", "fqdn"],
-        vec!["bench", "--server", url, "-n", "1"],
+        format!("config get --server {url} --env 1 --resource astute"),
+        format!("lookup --server {url} --env 1 fqdn"),
+        format!("bench --server {url} -n 1"),
     ] {
         let refusal = binary::refused(&args);
         assert!(refusal.contains("holds credentials"), "{args:?}: {refusal}");
@@ -244,18 +215,10 @@ fn a_token_file_that_gives_no_token_is_named() {
     std::fs::write(&empty, "\n").unwrap();
     let absent = dir.path().join("absent.token");
     let get = |file: &std::path::Path| {
-        binary::refused(&[
-            "config",
-            "get",
-            "--server",
-            "http://127.0.0.1:1",
-            "--token-file",
-            file.to_str().unwrap(),
-            "--env",
-            "1",
-            "--resource",
-            "astute",
-        ])
+        binary::refused(&format!(
+            "config get --server http://127.0.0.1:1 --token-file {} --env 1 --resource astute",
+            file.display()
+        ))
     };
     assert_eq!(
         get(&empty),
@@ -266,20 +229,10 @@ fn a_token_file_that_gives_no_token_is_named() {
         unreadable.starts_with(&format!("cannot read the token file {}", absent.display())),
         "{unreadable}"
     );
-    let both = binary::run(&[
-        "config",
-        "get",
-        "--server",
-        "http://127.0.0.1:1",
-        "--token",
-        "t",
-        "--token-file",
-        empty.to_str().unwrap(),
-        "--env",
-        "1",
-        "--resource",
-        "astute",
-    ]);
+    let both = binary::run(&format!(
+        "config get --server http://127.0.0.1:1 --token t --token-file {} --env 1 --resource astute",
+        empty.display()
+    ));
     assert_eq!(both.status.code(), Some(2), "{both:?}");
     assert!(
         binary::text(&both.stderr).contains("cannot be used with"),
@@ -327,7 +280,7 @@ fn hang_up_server() -> String {
 #[test]
 fn a_connection_lost_after_sending_says_the_write_may_have_been_applied() {
     let url = hang_up_server();
-    let run = |args: &[&str], server: &str| {
+    let run = |args: &str, server: &str| {
         let mut command = hierad(args);
         command.args(["--server", server, "--timeout", "10"]);
         let out = run_bounded(command);
@@ -339,23 +292,14 @@ fn a_connection_lost_after_sending_says_the_write_may_have_been_applied() {
     );
     // A write whose first request writes (`set --key` reads the key's
     // old value first, a read that would change nothing).
-    let write = [
-        "config",
-        "restore",
-        "--env",
-        "1",
-        "--resource",
-        "a",
-        "--version",
-        "1",
-    ];
-    let e = run(&write, &url);
+    let write = "config restore --env 1 --resource a --version 1";
+    let e = run(write, &url);
     assert!(e.starts_with(&lost), "{e}");
     assert!(
         e.contains("it may have been applied: check with `hierad config history`"),
         "{e}"
     );
-    let e = run(&["config", "get", "--env", "1", "--resource", "a"], &url);
+    let e = run("config get --env 1 --resource a", &url);
     assert!(e.starts_with(&lost), "{e}");
     assert!(e.contains("it changed nothing: send it again"), "{e}");
 
@@ -366,7 +310,7 @@ fn a_connection_lost_after_sending_says_the_write_may_have_been_applied() {
             .local_addr()
             .unwrap()
     );
-    let e = run(&write, &closed);
+    let e = run(write, &closed);
     assert!(
         e.starts_with(&format!(
             "hierad: cannot reach the hierad server at {closed}"

@@ -8,7 +8,7 @@
 //! lookup` over the tree `hierad export` writes; the real `hiera` judges
 //! that tree in tests/oracle/export_hiera.rs.
 
-use crate::binary::{self, BIN, ROOT, text};
+use crate::binary::{self, Args, BIN, ROOT, quote, text};
 use crate::server::TestServer;
 use hierad::hiera::{Value, yaml};
 use std::path::Path;
@@ -18,23 +18,23 @@ const NODE: &str = "nodes=node-126.test.domain.local";
 const FQDN_SCOPE: &str = "::fqdn=node-126.test.domain.local";
 
 /// Runs hierad with `args`, then `conn` (`--db X` or `--server URL`).
-fn run(conn: &[String], args: &[&str], stdin: Option<&str>) -> Output {
+fn run(conn: &[String], args: &(impl Args + ?Sized), stdin: Option<&str>) -> Output {
     let mut command = binary::command(args);
     command.args(conn);
     binary::output(command, stdin)
 }
 
-fn ok(conn: &[String], args: &[&str]) -> String {
+fn ok(conn: &[String], args: &(impl Args + ?Sized)) -> String {
     ok_in(conn, args, None)
 }
 
-fn ok_in(conn: &[String], args: &[&str], stdin: Option<&str>) -> String {
-    binary::succeeded(&(args, conn), run(conn, args, stdin))
+fn ok_in(conn: &[String], args: &(impl Args + ?Sized), stdin: Option<&str>) -> String {
+    binary::succeeded(&(args.words(), conn), run(conn, args, stdin))
 }
 
 /// The one line a failing command prints; it must exit 1.
-fn error(conn: &[String], args: &[&str]) -> String {
-    binary::refusal(&(args, conn), run(conn, args, None))
+fn error(conn: &[String], args: &(impl Args + ?Sized)) -> String {
+    binary::refusal(&(args.words(), conn), run(conn, args, None))
 }
 
 fn astute() -> Value {
@@ -50,10 +50,8 @@ fn nested(v: &Value, path: &[&str]) -> String {
     cur.as_str().unwrap().to_owned()
 }
 
-fn get<'a>(args: &[&'a str]) -> Vec<&'a str> {
-    let mut all = vec!["config", "get", "--env", "1", "--level", NODE];
-    all.extend_from_slice(args);
-    all
+fn get(args: &str) -> String {
+    format!("config get --env 1 --level {NODE} {args}")
 }
 
 /// The environment of the use cases: Fuel's sample tree at the root (its
@@ -71,14 +69,7 @@ fn deploy(conn: &[String], scratch: &Path) {
     .unwrap();
     let report = ok(
         conn,
-        &[
-            "import",
-            node_tree.to_str().unwrap(),
-            "--env",
-            "1",
-            "--level",
-            NODE,
-        ],
+        &format!("import {} --env 1 --level {NODE}", node_tree.display()),
     );
     assert!(report.contains("1 written"), "{report}");
 }
@@ -89,36 +80,25 @@ fn use_cases(conn: &[String], scratch: &Path) {
 
     // Use case 1: all deployment data of a node, in the format of the
     // node's /etc/hiera/astute.yaml (and as JSON, the default format).
-    let as_yaml = ok(conn, &get(&["--resource", "astute", "--format", "yaml"]));
+    let as_yaml = ok(conn, &get("--resource astute --format yaml"));
     assert_eq!(yaml::load(&as_yaml).unwrap(), astute());
-    let as_json = ok(conn, &get(&["--resource", "astute"]));
+    let as_json = ok(conn, &get("--resource astute"));
     assert_eq!(hierad::wire::from_str(&as_json).unwrap(), astute());
 
     // Use case 2: one key.
-    let key = ["--resource", "astute", "--key", "deployment_id"];
-    assert_eq!(ok(conn, &get(&key)), "{\n  \"deployment_id\": 15\n}\n");
-    let with = |extra: &[&'static str]| {
-        let mut v = key.to_vec();
-        v.extend_from_slice(extra);
-        v
-    };
-    assert_eq!(ok(conn, &get(&with(&["--format", "plain"]))), "15\n");
+    let key = "--resource astute --key deployment_id";
+    assert_eq!(ok(conn, &get(key)), "{\n  \"deployment_id\": 15\n}\n");
+    let with = |extra: &str| format!("{key} {extra}");
+    assert_eq!(ok(conn, &get(&with("--format plain"))), "15\n");
     assert_eq!(
-        ok(conn, &get(&with(&["--format", "yaml"]))),
+        ok(conn, &get(&with("--format yaml"))),
         "---\ndeployment_id: 15\n"
     );
     // Nested keys and Array indexes read the same way.
     assert_eq!(
         ok(
             conn,
-            &get(&[
-                "--resource",
-                "astute",
-                "--key",
-                "network_metadata.vips.management.ipaddr",
-                "--format",
-                "plain"
-            ])
+            &get("--resource astute --key network_metadata.vips.management.ipaddr --format plain")
         ),
         format!(
             "{}\n",
@@ -131,76 +111,38 @@ fn use_cases(conn: &[String], scratch: &Path) {
 
     // Use case 3: override one key; the effective value changes, the
     // uploaded value does not.
-    let override_args = |extra: &[&'static str]| {
-        let mut v = vec![
-            "config",
-            "override",
-            "--env",
-            "1",
-            "--level",
-            NODE,
-            "--resource",
-            "astute",
-            "--key",
-            "deployment_id",
-        ];
-        v.extend_from_slice(extra);
-        v
+    let override_args = |extra: &str| {
+        format!(
+            "config override --env 1 --level {NODE} --resource astute --key deployment_id {extra}"
+        )
     };
     // The seed's exact command: --value without --type keeps the type of
     // the Integer it overrides, and says what it stored.
     assert_eq!(
-        ok(conn, &override_args(&["--value", "2"])),
+        ok(conn, &override_args("--value 2")),
         "deployment_id = 2 (Integer)\n"
     );
-    assert_eq!(ok(conn, &get(&with(&["--format", "plain"]))), "2\n");
-    assert_eq!(ok(conn, &get(&key)), "{\n  \"deployment_id\": 2\n}\n");
-    ok(conn, &override_args(&["--value", "3", "--type", "int"]));
-    assert_eq!(ok(conn, &get(&key)), "{\n  \"deployment_id\": 3\n}\n");
+    assert_eq!(ok(conn, &get(&with("--format plain"))), "2\n");
+    assert_eq!(ok(conn, &get(key)), "{\n  \"deployment_id\": 2\n}\n");
+    ok(conn, &override_args("--value 3 --type int"));
+    assert_eq!(ok(conn, &get(key)), "{\n  \"deployment_id\": 3\n}\n");
+    assert_eq!(ok(conn, &get(&with("--stored --format plain"))), "15\n");
     assert_eq!(
-        ok(conn, &get(&with(&["--stored", "--format", "plain"]))),
-        "15\n"
-    );
-    assert_eq!(
-        ok(
-            conn,
-            &get(&["--resource", "astute", "--stored", "--kind", "overrides"])
-        ),
+        ok(conn, &get("--resource astute --stored --kind overrides")),
         "{\n  \"deployment_id\": 3\n}\n"
     );
     assert_eq!(
-        ok(
-            conn,
-            &get(&[
-                "--resource",
-                "astute",
-                "--kind",
-                "overrides",
-                "--version",
-                "1"
-            ])
-        ),
+        ok(conn, &get("--resource astute --kind overrides --version 1")),
         "{\n  \"deployment_id\": 2\n}\n"
     );
     // An override of a nested key keeps its siblings.
     ok(
         conn,
-        &[
-            "config",
-            "override",
-            "--env",
-            "1",
-            "--level",
-            NODE,
-            "--resource",
-            "astute",
-            "--key",
-            "nova.state_path",
-            "--value",
-            "/srv/nova",
-        ],
+        &format!(
+            "config override --env 1 --level {NODE} --resource astute --key nova.state_path --value /srv/nova"
+        ),
     );
-    let nova = ok(conn, &get(&["--resource", "astute", "--key", "nova"]));
+    let nova = ok(conn, &get("--resource astute --key nova"));
     let nova = hierad::wire::from_str(&nova).unwrap();
     let nova = nova.as_hash().unwrap()[&Value::str("nova")]
         .as_hash()
@@ -212,64 +154,25 @@ fn use_cases(conn: &[String], scratch: &Path) {
     // set: one key from stdin (typed), and a whole document from stdin.
     ok_in(
         conn,
-        &[
-            "config",
-            "set",
-            "--env",
-            "1",
-            "--resource",
-            "globals",
-            "--key",
-            "extra.list",
-            "--type",
-            "yaml",
-        ],
+        "config set --env 1 --resource globals --key extra.list --type yaml",
         Some("[1, two, 3.0, null, true]\n"),
     );
     assert_eq!(
         ok(
             conn,
-            &[
-                "config",
-                "get",
-                "--env",
-                "1",
-                "--resource",
-                "globals",
-                "--key",
-                "extra.list",
-                "--format",
-                "yaml"
-            ]
+            "config get --env 1 --resource globals --key extra.list --format yaml"
         ),
         "---\nextra.list:\n- 1\n- two\n- 3.0\n-\n- true\n"
     );
     let document = "{\"a\": 1, \"b\": [1.0, null, {\"c\": \"d\"}], \"s\": {\"__hierad__\": \"sym\", \"name\": \"x\"}}";
     ok_in(
         conn,
-        &[
-            "config",
-            "set",
-            "--env",
-            "1",
-            "--level",
-            NODE,
-            "--resource",
-            "override/plugins",
-            "--format",
-            "json",
-        ],
+        &format!("config set --env 1 --level {NODE} --resource override/plugins --format json"),
         Some(document),
     );
     let stored = ok(
         conn,
-        &get(&[
-            "--resource",
-            "override/plugins",
-            "--stored",
-            "--format",
-            "yaml",
-        ]),
+        &get("--resource override/plugins --stored --format yaml"),
     );
     assert_eq!(stored, "---\na: 1\nb:\n- 1.0\n-\n- c: d\ns: :x\n");
 }
@@ -301,29 +204,12 @@ fn user_errors(conn: &[String]) {
     }
     // Nothing was written: the node's overrides still have their three
     // versions and their content.
-    let third = error(
-        conn,
-        &get(&[
-            "--resource",
-            "astute",
-            "--kind",
-            "overrides",
-            "--version",
-            "4",
-        ]),
-    );
+    let third = error(conn, &get("--resource astute --kind overrides --version 4"));
     assert!(third.contains("version 4"), "{third}");
     assert_eq!(
         ok(
             conn,
-            &get(&[
-                "--resource",
-                "astute",
-                "--key",
-                "deployment_id",
-                "--format",
-                "plain"
-            ])
+            &get("--resource astute --key deployment_id --format plain")
         ),
         "3\n"
     );
@@ -413,22 +299,12 @@ fn types_kept_and_hashes_created(conn: &[String]) {
     // A node the other cases leave alone; globals has none of these keys.
     const KEPT: &str = "nodes=node-127.test.domain.local";
     let set = |key: &str, extra: &[&str]| {
-        let args: Vec<&str> = [
-            &[
-                "config",
-                "set",
-                "--env",
-                "1",
-                "--level",
-                KEPT,
-                "--resource",
-                "globals",
-                "--key",
-                key,
-            ][..],
-            extra,
-        ]
-        .concat();
+        let line = format!(
+            "config set --env 1 --level {KEPT} --resource globals --key {}",
+            quote(key)
+        );
+        let mut args = line.words();
+        args.extend(extra.iter().map(|s| s.to_string()));
         ok(conn, &args)
     };
     for (key, ty, value) in [
@@ -470,19 +346,7 @@ fn types_kept_and_hashes_created(conn: &[String]) {
     );
     let stored = ok(
         conn,
-        &[
-            "config",
-            "get",
-            "--env",
-            "1",
-            "--level",
-            KEPT,
-            "--resource",
-            "globals",
-            "--stored",
-            "--format",
-            "json",
-        ],
+        &format!("config get --env 1 --level {KEPT} --resource globals --stored --format json"),
     );
     let stored = hierad::wire::from_str(&stored).unwrap();
     let stored = stored.as_hash().unwrap();
@@ -523,20 +387,9 @@ fn types_kept_and_hashes_created(conn: &[String]) {
     );
     let got = ok(
         conn,
-        &[
-            "config",
-            "get",
-            "--env",
-            "1",
-            "--level",
-            KEPT,
-            "--resource",
-            "globals",
-            "--key",
-            "configuration.file",
-            "--format",
-            "yaml",
-        ],
+        &format!(
+            "config get --env 1 --level {KEPT} --resource globals --key configuration.file --format yaml"
+        ),
     );
     assert_eq!(
         got,
@@ -582,72 +435,61 @@ fn use_cases_over_http() {
     user_errors(&conn);
     versions(&conn);
     types_kept_and_hashes_created(&conn);
+}
 
-    // Use case 4 through the server: `hierad lookup --server` answers as
-    // `hierad lookup` over the exported tree, in every format and
-    // resolution, errors included.
+/// A server holding the use cases' environment, with the node's
+/// deployment_id overridden to 3 as use case 3 leaves it; its `conn`.
+fn deployed_over_http(scratch: &Path) -> (TestServer, Vec<String>) {
+    let server = TestServer::empty();
+    let conn = vec!["--server".to_owned(), server.url.clone()];
+    deploy(&conn, scratch);
     ok(
         &conn,
-        &[
-            "config",
-            "set",
-            "--env",
-            "1",
-            "--resource",
-            "globals",
-            "--key",
-            "looping",
-            "--value",
-            "%{hiera('looping')}",
-        ],
+        &format!(
+            "config override --env 1 --level {NODE} --resource astute --key deployment_id --value 3 --type int"
+        ),
     );
+    (server, conn)
+}
+
+/// Use case 4 through the server: `hierad lookup --server` answers as
+/// `hierad lookup` over the exported tree, in every format and
+/// resolution, errors included.
+#[test]
+fn lookups_over_http_answer_as_lookups_over_the_exported_tree() {
+    let dir = tempfile::tempdir().unwrap();
+    let (server, conn) = deployed_over_http(dir.path());
+    set_looping(&conn);
     // Exported as `data/` so the tree's hiera.yaml (datadir: data) finds
     // it when run from the scratch folder.
     let tree = dir.path().join("data");
     ok(
         &conn,
-        &[
-            "export",
-            "--env",
-            "1",
-            "--level",
-            NODE,
-            tree.to_str().unwrap(),
-        ],
+        &format!("export --env 1 --level {NODE} {}", tree.display()),
     );
-    let cases: &[&[&str]] = &[
-        &["deployment_id"],
-        &["-f", "json", "deployment_id"],
-        &["-f", "yaml", "nova"],
-        &["-h", "nova"],
-        &["-a", "dns_nameservers"],
-        &["keystone_auth_uri"],
-        &["management_vip"],
-        &["no_such_key"],
-        &["no_such_key", "fallback"],
-        &["-f", "json", "no_such_key"],
-        &["-a", "deployment_id"],
-        &["looping"],
-        &["network_metadata"],
+    let cases = [
+        "deployment_id",
+        "-f json deployment_id",
+        "-f yaml nova",
+        "-h nova",
+        "-a dns_nameservers",
+        "keystone_auth_uri",
+        "management_vip",
+        "no_such_key",
+        "no_such_key fallback",
+        "-f json no_such_key",
+        "-a deployment_id",
+        "looping",
+        "network_metadata",
     ];
     for case in cases {
-        let mut remote_args = vec![
-            "lookup",
-            "--server",
-            server.url.as_str(),
-            "--env",
-            "1",
-            "--level",
-            NODE,
-        ];
-        remote_args.extend_from_slice(case);
-        remote_args.push(FQDN_SCOPE);
-        let remote = run(&[], &remote_args, None);
-        let mut local_args = vec!["lookup", "-c", "data/hiera.yaml"];
-        local_args.extend_from_slice(case);
-        local_args.push(FQDN_SCOPE);
+        let remote = format!(
+            "lookup --server {} --env 1 --level {NODE} {case} {FQDN_SCOPE}",
+            server.url
+        );
+        let remote = run(&[], &remote, None);
         let local = Command::new(BIN)
-            .args(&local_args)
+            .args(format!("lookup -c data/hiera.yaml {case} {FQDN_SCOPE}").words())
             .current_dir(dir.path())
             .env_remove("COLUMNS")
             .output()
@@ -666,7 +508,21 @@ fn use_cases_over_http() {
             "{case:?}"
         );
     }
-    // The loop really was an error, and --explain names the levels.
+}
+
+/// Sets a key whose value interpolates itself (an endless loop).
+fn set_looping(conn: &[String]) {
+    ok(
+        conn,
+        "config set --env 1 --resource globals --key looping --value \"%{hiera('looping')}\"",
+    );
+}
+
+#[test]
+fn a_lookup_over_http_names_a_loop_and_explains_the_levels() {
+    let dir = tempfile::tempdir().unwrap();
+    let (server, conn) = deployed_over_http(dir.path());
+    set_looping(&conn);
     let looping = run(
         &[],
         &["lookup", "--server", &server.url, "--env", "1", "looping"],
@@ -680,18 +536,10 @@ fn use_cases_over_http() {
     );
     let explained = ok(
         &[],
-        &[
-            "lookup",
-            "--server",
-            &server.url,
-            "--env",
-            "1",
-            "--level",
-            NODE,
-            "--explain",
-            "deployment_id",
-            FQDN_SCOPE,
-        ],
+        &format!(
+            "lookup --server {} --env 1 --level {NODE} --explain deployment_id {FQDN_SCOPE}",
+            server.url
+        ),
     );
     let lines: Vec<&str> = explained.lines().collect();
     assert_eq!(lines[0], "Explaining priority lookup of 'deployment_id':");
@@ -702,17 +550,14 @@ fn use_cases_over_http() {
         "{explained}"
     );
     assert_eq!(lines[lines.len() - 2..], ["Result: found", "3"]);
+}
 
-    // HIERAD_SERVER stands for --server.
+#[test]
+fn hierad_server_stands_for_server() {
+    let dir = tempfile::tempdir().unwrap();
+    let (server, _) = deployed_over_http(dir.path());
     let out = Command::new(BIN)
-        .args(get(&[
-            "--resource",
-            "astute",
-            "--key",
-            "deployment_id",
-            "--format",
-            "plain",
-        ]))
+        .args(get("--resource astute --key deployment_id --format plain").words())
         .env("HIERAD_SERVER", &server.url)
         .output()
         .unwrap();
@@ -730,21 +575,10 @@ fn an_unreachable_server_is_named() {
     // Port 1 on the loopback: nothing listens there.
     let url = "http://127.0.0.1:1";
     let conn = vec!["--server".to_owned(), url.to_owned()];
-    let cases: &[&[&str]] = &[
-        &["config", "get", "--env", "1", "--resource", "astute"],
-        &[
-            "config",
-            "override",
-            "--env",
-            "1",
-            "--resource",
-            "astute",
-            "--key",
-            "a",
-            "--value",
-            "1",
-        ],
-        &["import", "data", "--env", "1"],
+    let cases = [
+        "config get --env 1 --resource astute",
+        "config override --env 1 --resource astute --key a --value 1",
+        "import data --env 1",
     ];
     for args in cases {
         let err = error(&conn, args);
@@ -781,18 +615,8 @@ fn local_authors_are_the_uid_s_name_without_user_in_the_environment() {
     let db = dir.path().join("hierad.db");
     let conn = conn_db(&db);
     ok(&conn, &["import", "data", "--env", "1"]);
-    let mut command = binary::command(&[
-        "config",
-        "override",
-        "--env",
-        "1",
-        "--resource",
-        "astute",
-        "--key",
-        "a",
-        "--value",
-        "1",
-    ]);
+    let mut command =
+        binary::command("config override --env 1 --resource astute --key a --value 1");
     command.args(&conn).env_remove("USER").env_remove("LOGNAME");
     binary::succeeded(&"config override", binary::output(command, None));
     let name = Command::new("id").arg("-un").output().unwrap();
@@ -800,16 +624,7 @@ fn local_authors_are_the_uid_s_name_without_user_in_the_environment() {
     assert!(!name.is_empty());
     let history = ok(
         &conn,
-        &[
-            "config",
-            "history",
-            "--env",
-            "1",
-            "--resource",
-            "astute",
-            "--kind",
-            "overrides",
-        ],
+        "config history --env 1 --resource astute --kind overrides",
     );
     assert!(
         history.contains(&format!("  local:{name}  ")),

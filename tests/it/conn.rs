@@ -3,6 +3,7 @@
 //! timeouts, error bodies for what hyper and the router refuse, and the
 //! resource-exhaustion run (idle, slow and junk connections).
 
+use crate::binary::Args;
 use crate::server::{Reply, TestServer, call};
 use serde_json::{Value, json};
 use std::io::{Read, Write};
@@ -206,10 +207,10 @@ fn the_access_log_cuts_long_methods() {
 }
 
 /// A server over a fresh, empty database with `extra` flags.
-fn started(extra: &[&str]) -> (TestServer, tempfile::TempDir) {
+fn started(extra: &(impl Args + ?Sized)) -> (TestServer, tempfile::TempDir) {
     let dir = tempfile::tempdir().unwrap();
-    let mut flags = vec!["--no-sample"];
-    flags.extend_from_slice(extra);
+    let mut flags = vec!["--no-sample".to_owned()];
+    flags.extend(extra.words());
     let server = TestServer::start_on(&dir.path().join("hierad.db"), &flags);
     (server, dir)
 }
@@ -288,12 +289,11 @@ fn both_lengths_are_refused_behind_leading_empty_lines() {
     let pki = crate::pki::Pki::new(dir.path());
     let (cert, key) = pki.issue("server", "127.0.0.1", &["127.0.0.1"], false);
     let plain = TestServer::empty();
-    let (tls, _tls_dir) = started(&[
-        "--tls-cert",
-        cert.to_str().unwrap(),
-        "--tls-key",
-        key.to_str().unwrap(),
-    ]);
+    let (tls, _tls_dir) = started(&format!(
+        "--tls-cert {} --tls-key {}",
+        cert.display(),
+        key.display()
+    ));
     let config = pki.rustls_client();
     let body = r#"{"environment": 1, "key": "k"}"#;
     let head = format!(
@@ -351,12 +351,11 @@ fn chunked_twice_is_refused() {
     let pki = crate::pki::Pki::new(dir.path());
     let (cert, key) = pki.issue("server", "127.0.0.1", &["127.0.0.1"], false);
     let plain = TestServer::with_sample();
-    let (tls, _tls_dir) = started(&[
-        "--tls-cert",
-        cert.to_str().unwrap(),
-        "--tls-key",
-        key.to_str().unwrap(),
-    ]);
+    let (tls, _tls_dir) = started(&format!(
+        "--tls-cert {} --tls-key {}",
+        cert.display(),
+        key.display()
+    ));
     let config = pki.rustls_client();
     let body = r#"{"environment": 1, "key": "k"}"#;
     let chunked = format!("{:x}\r\n{body}\r\n0\r\n\r\n", body.len());
@@ -579,14 +578,8 @@ fn at_the_connection_limit_idle_connections_make_room() {
 /// so without that the new client's 10 s read times out.
 #[test]
 fn at_the_connection_limit_requests_waiting_on_their_clients_make_room() {
-    let (server, _dir) = started(&[
-        "--max-connections",
-        "1",
-        "--min-generation-wait",
-        "1m",
-        "--request-timeout",
-        "1m",
-    ]);
+    let (server, _dir) =
+        started("--max-connections 1 --min-generation-wait 1m --request-timeout 1m");
     let addr = addr(&server);
     // Pipelined waits for a generation far past the database's.
     let waiting =

@@ -174,12 +174,9 @@ fn allowed_hosts_are_answered() {
 #[test]
 fn a_bad_allowed_host_is_refused_at_start() {
     let output = std::process::Command::new(env!("CARGO_BIN_EXE_hierad"))
-        .args([
-            "serve",
-            "--no-sample",
-            "--allowed-host",
-            "https://hierad.example",
-        ])
+        .args(crate::binary::Args::words(
+            "serve --no-sample --allowed-host https://hierad.example",
+        ))
         .output()
         .unwrap();
     assert!(!output.status.success());

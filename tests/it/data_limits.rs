@@ -131,17 +131,10 @@ fn healthz_names_unreadable_documents_only_to_who_may_read_them() {
     assert_eq!(changed, 1);
     drop(conn);
     let auth = authed._dir.path().join("auth.toml");
-    let other = binary::ok(&[
-        "auth",
-        "add-token",
-        "--file",
-        auth.to_str().unwrap(),
-        "--role",
-        "read",
-        "--env",
-        "2",
-        "elsewhere",
-    ]);
+    let other = binary::ok(&format!(
+        "auth add-token --file {} --role read --env 2 elsewhere",
+        auth.display()
+    ));
     let other = format!("Bearer {}", other.trim());
     authed.server = TestServer::start_on(&db, &["--auth", auth.to_str().unwrap()]);
     let health = |who: Option<&str>| {

@@ -193,12 +193,15 @@ fn the_number_token_is_an_ordinary_key_on_every_way_in() {
     );
 }
 
-/// Issue 9, defect 1 (defence in depth): a stored document that cannot be
-/// read no longer stops the server. It starts, serves everything else,
-/// names the document in /healthz (200, degraded) and in a metric, answers
-/// 500 only for requests that need it, and a write replaces it.
-#[test]
-fn an_unreadable_document_degrades_only_what_needs_it() {
+// Defence in depth: a stored document that cannot be read no longer
+// stops the server. It starts, serves everything else, names the
+// document in /healthz (200, degraded) and in a metric, answers 500 only
+// for requests that need it, and a write replaces it.
+
+/// A server over a database whose version 1 of resource "a" (at the
+/// root of environment 5) is not valid JSON; resource "b" at nodes=n1
+/// holds {"k": "from b"}.
+fn with_an_unreadable_document() -> (tempfile::TempDir, TestServer) {
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("h.db");
     let mut server = TestServer::start_on(&db, &["--no-sample"]);
@@ -235,6 +238,24 @@ fn an_unreadable_document_degrades_only_what_needs_it() {
     drop(conn);
 
     let server = TestServer::start_on(&db, &["--no-sample"]);
+    (dir, server)
+}
+
+/// A lookup of "k" at nodes=n1 of environment 5 over `hierarchy` (JSON).
+fn lookup_k(server: &TestServer, hierarchy: &str) -> Reply {
+    json(
+        server,
+        "POST",
+        "/api/v1/lookup",
+        &format!(
+            r#"{{"environment": 5, "key": "k", "level": "nodes=n1", "hierarchy": {hierarchy}}}"#
+        ),
+    )
+}
+
+#[test]
+fn an_unreadable_document_is_named_in_healthz_and_a_metric() {
+    let (_dir, server) = with_an_unreadable_document();
     let health = get(&server, "/healthz");
     assert_eq!(health.status, 200);
     assert!(
@@ -255,18 +276,14 @@ fn an_unreadable_document_degrades_only_what_needs_it() {
         metrics.contains("hierad_unreadable_documents 1"),
         "{metrics}"
     );
-    // What does not need it is served; what does, fails.
+}
+
+#[test]
+fn only_what_needs_an_unreadable_document_fails() {
+    let (_dir, server) = with_an_unreadable_document();
+    let b = "/api/v1/config/environments/5/nodes/n1/resources/b/values";
+    let lookup = |hierarchy: &str| lookup_k(&server, hierarchy);
     assert_eq!(get(&server, b).body, r#"{"k":"from b"}"#);
-    let lookup = |hierarchy: &str| {
-        json(
-            &server,
-            "POST",
-            "/api/v1/lookup",
-            &format!(
-                r#"{{"environment": 5, "key": "k", "level": "nodes=n1", "hierarchy": {hierarchy}}}"#
-            ),
-        )
-    };
     let r = lookup(r#"["b"]"#);
     assert_eq!(
         (r.status, r.body.as_str()),
@@ -276,7 +293,12 @@ fn an_unreadable_document_degrades_only_what_needs_it() {
     let r = get(&server, DOC);
     assert_eq!(r.status, 500, "{}", r.body);
     assert!(!r.body.contains("secret"), "{}", r.body);
-    // A write replaces it.
+}
+
+#[test]
+fn a_write_replaces_an_unreadable_document() {
+    let (_dir, server) = with_an_unreadable_document();
+    let lookup = |hierarchy: &str| lookup_k(&server, hierarchy);
     assert_eq!(json(&server, "PUT", DOC, r#"{"k": "new"}"#).status, 204);
     assert_eq!(get(&server, "/healthz").body, "ok\n");
     assert!(

@@ -35,13 +35,11 @@ fn health_finds_plain_and_tls_servers_and_says_when_none_listens() {
     let (cert, key) = pki.issue("server", "hierad.example", &["hierad.example"], false);
     let tls = TestServer::start_on(
         &dir.path().join("tls.db"),
-        &[
-            "--no-sample",
-            "--tls-cert",
-            cert.to_str().unwrap(),
-            "--tls-key",
-            key.to_str().unwrap(),
-        ],
+        &format!(
+            "--no-sample --tls-cert {} --tls-key {}",
+            cert.display(),
+            key.display()
+        ),
     );
     assert!(tls.url.starts_with("https://"), "{}", tls.url);
     let mut command = binary::command(&["health"]);

@@ -112,7 +112,7 @@ fn a_registered_hierarchy_answers_as_the_inline_one() {
 }
 
 #[test]
-fn unknown_and_malformed_ids_are_refused() {
+fn an_unknown_id_is_a_conflict_until_it_is_registered() {
     let server = TestServer::with_sample();
     let unknown = "0123456789abcdef0123456789abcdef";
     let r = lookup(
@@ -141,7 +141,12 @@ fn unknown_and_malformed_ids_are_refused() {
         "{}",
         r.body
     );
+}
 
+#[test]
+fn a_malformed_lookup_by_id_is_refused_saying_why() {
+    let server = TestServer::with_sample();
+    let id = id_of(&server, &["astute"]);
     let bad_lookups = [
         (
             json!({"environment": 1, "key": "uid", "hierarchy_id": id, "hierarchy": ["astute"]}),
@@ -167,6 +172,12 @@ fn unknown_and_malformed_ids_are_refused() {
         let message = r.json()["message"].as_str().unwrap().to_owned();
         assert!(message.starts_with(says), "{body}: {message}");
     }
+}
+
+/// A registration is a POST of a list of datasource names.
+#[test]
+fn a_malformed_registration_is_refused_saying_why() {
+    let server = TestServer::with_sample();
     let bad_registrations = [
         (
             r#"{"hierarchy": "astute"}"#,

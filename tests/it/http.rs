@@ -59,7 +59,7 @@ fn health_and_metrics() {
 }
 
 #[test]
-fn components_and_environments() {
+fn components_and_environments_are_listed_and_read_by_id() {
     let server = TestServer::empty();
     setup(&server);
     let r = get(&server, "/api/v1/config/components");
@@ -81,7 +81,13 @@ fn components_and_environments() {
         get(&server, "/api/v1/config/environments/5/hierarchy_levels").json(),
         json!([{"name": "nodes", "parent": null}])
     );
-    // Errors: duplicate (409), unknown (404), malformed (400), in use (409).
+}
+
+/// The errors: duplicate (409), unknown (404), malformed (400).
+#[test]
+fn a_duplicate_unknown_or_malformed_creation_is_refused() {
+    let server = TestServer::empty();
+    setup(&server);
     let dup = send(
         &server,
         "POST",
@@ -121,6 +127,16 @@ fn components_and_environments() {
     );
     assert_eq!(get(&server, "/api/v1/config/environments/99").status, 404);
     assert_eq!(get(&server, "/api/v1/config/components/99").status, 404);
+}
+
+/// A component in use (409) is deleted once its environment is purged.
+#[test]
+fn a_component_in_use_is_deleted_only_after_its_environment() {
+    let server = TestServer::empty();
+    setup(&server);
+    let id = get(&server, "/api/v1/config/components").json()[0]["id"]
+        .as_i64()
+        .unwrap();
     assert_eq!(
         call(
             "DELETE",
@@ -159,18 +175,26 @@ fn delete(server: &TestServer, path: &str) -> Reply {
 }
 
 /// Issue 9, defect 7: `DELETE /environments/N` destroyed every version.
-#[test]
-fn deleting_an_environment_is_restorable_and_purging_is_explicit() {
-    let server = TestServer::empty();
-    setup(&server);
+/// Environment 5 of [`setup`] with two versions of a document at
+/// nodes=n1: its path, and a lookup that answers its value, 2.
+fn two_versions_at_n1(server: &TestServer) -> (&'static str, Value) {
+    setup(server);
     let doc = "/api/v1/config/environments/5/nodes/n1/resources/a/values";
-    assert_eq!(send(&server, "PUT", doc, r#"{"k": 1}"#).status, 204);
-    assert_eq!(send(&server, "PUT", doc, r#"{"k": 2}"#).status, 204);
+    assert_eq!(send(server, "PUT", doc, r#"{"k": 1}"#).status, 204);
+    assert_eq!(send(server, "PUT", doc, r#"{"k": 2}"#).status, 204);
     let ask = json!({"environment": 5, "level": "nodes=n1", "key": "k", "hierarchy": ["a"]});
-    assert_eq!(lookup(&server, ask.clone()).json()["value"], 2);
+    assert_eq!(lookup(server, ask.clone()).json()["value"], 2);
 
+    (doc, ask)
+}
+
+/// Deleted: gone from lists, GETs and lookups, as an unknown environment
+/// is, listed as deleted, and its id not reused.
+#[test]
+fn a_deleted_environment_is_gone_and_its_id_not_reused() {
+    let server = TestServer::empty();
+    let (doc, ask) = two_versions_at_n1(&server);
     assert_eq!(delete(&server, "/api/v1/config/environments/5").status, 204);
-    // Gone from lists, GETs and lookups, as an unknown environment is.
     assert_eq!(
         get(&server, "/api/v1/config/environments").json(),
         json!([])
@@ -202,8 +226,14 @@ fn deleting_an_environment_is_restorable_and_purging_is_explicit() {
         message.contains("environments/5/restore") && message.contains("?purge=true"),
         "{message}"
     );
+}
 
-    // Restore: documents, history and lookups are back.
+/// Restore: documents, history and lookups are back; once.
+#[test]
+fn a_deleted_environment_is_restored_whole() {
+    let server = TestServer::empty();
+    let (doc, ask) = two_versions_at_n1(&server);
+    assert_eq!(delete(&server, "/api/v1/config/environments/5").status, 204);
     let r = send(&server, "POST", "/api/v1/config/environments/5/restore", "");
     assert_eq!(r.status, 200, "{}", r.body);
     assert_eq!(r.json()["id"], 5);
@@ -215,8 +245,14 @@ fn deleting_an_environment_is_restorable_and_purging_is_explicit() {
     assert_eq!(lookup(&server, ask.clone()).json()["value"], 2);
     let r = send(&server, "POST", "/api/v1/config/environments/5/restore", "");
     assert_eq!(r.status, 409, "{}", r.body);
+}
 
-    // Purge removes it for good; then the id is free.
+/// Purge removes it for good, and only when asked plainly; then the id
+/// is free.
+#[test]
+fn purging_is_explicit_and_frees_the_id() {
+    let server = TestServer::empty();
+    let (doc, _) = two_versions_at_n1(&server);
     assert_eq!(
         delete(&server, "/api/v1/config/environments/5?purge=maybe").status,
         400
@@ -241,10 +277,12 @@ fn deleting_an_environment_is_restorable_and_purging_is_explicit() {
     assert_eq!(get(&server, &format!("{doc}/history")).json(), json!([]));
 }
 
-/// Issue 9, defect 6: retention per environment and by default, pruned in
-/// the background, measured in /metrics.
-#[test]
-fn retention_prunes_old_versions_and_the_size_is_measured() {
+// Retention per environment and by default, pruned in the background,
+// measured in /metrics.
+
+/// A server pruning every second to 4 versions by default, with
+/// environment 5 of [`setup`].
+fn pruning() -> (tempfile::TempDir, TestServer) {
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("hierad.db");
     let server = TestServer::start_on(
@@ -252,6 +290,12 @@ fn retention_prunes_old_versions_and_the_size_is_measured() {
         &["--no-sample", "--keep-versions", "4", "--prune-every", "1s"],
     );
     setup(&server);
+    (dir, server)
+}
+
+#[test]
+fn retention_is_set_per_environment_and_a_bad_one_is_refused() {
+    let (_dir, server) = pruning();
     let retention = "/api/v1/config/environments/5/retention";
     assert_eq!(
         get(&server, retention).json(),
@@ -274,6 +318,19 @@ fn retention_prunes_old_versions_and_the_size_is_measured() {
         get(&server, "/api/v1/config/environments/9/retention").status,
         404
     );
+}
+
+#[test]
+fn old_versions_are_pruned_counted_and_the_size_is_measured() {
+    let (_dir, server) = pruning();
+    let retention = "/api/v1/config/environments/5/retention";
+    let r = send(
+        &server,
+        "PUT",
+        retention,
+        r#"{"keep_versions": 2, "keep_days": 0}"#,
+    );
+    assert_eq!(r.status, 200, "{}", r.body);
     let doc = "/api/v1/config/environments/5/nodes/n1/resources/a/values";
     for i in 1..=10 {
         assert_eq!(
@@ -331,15 +388,13 @@ fn retention_prunes_old_versions_and_the_size_is_measured() {
     assert!(bytes >= 4096, "{bytes}");
 }
 
-#[test]
-fn documents_levels_effective_keys_versions() {
-    let server = TestServer::empty();
-    setup(&server);
+/// Environment 5 of [`setup`] with resource "a" written at its root.
+fn resource_a_at_the_root(server: &TestServer) -> &'static str {
+    setup(server);
     let root = "/api/v1/config/environments/5/resources/a";
-    let node = "/api/v1/config/environments/5/nodes/n1/resources/a";
     assert_eq!(
         send(
-            &server,
+            server,
             "PUT",
             &format!("{root}/values"),
             r#"{"k": {"x": 1, "y": 2}, "l": [1, 2], "f": 1.0}"#
@@ -347,6 +402,16 @@ fn documents_levels_effective_keys_versions() {
         .status,
         204
     );
+    root
+}
+
+/// Stored vs effective at a node: a deep fold (k merged, l replaced,
+/// null kept), read whole or one key at a time.
+#[test]
+fn a_nodes_effective_document_folds_its_levels_deeply() {
+    let server = TestServer::empty();
+    resource_a_at_the_root(&server);
+    let node = "/api/v1/config/environments/5/nodes/n1/resources/a";
     assert_eq!(
         send(
             &server,
@@ -367,7 +432,6 @@ fn documents_levels_effective_keys_versions() {
         .status,
         204
     );
-    // Stored vs effective (deep fold: k merged, l replaced, null kept).
     assert_eq!(
         get(&server, &format!("{node}/values")).json(),
         json!({"k": {"x": 10}, "l": [3]})
@@ -392,7 +456,12 @@ fn documents_levels_effective_keys_versions() {
         get(&server, &format!("{node}/overrides")).json(),
         json!({"k": {"z": null}})
     );
-    // Percent-encoded slashes name the same resource.
+}
+
+#[test]
+fn percent_encoded_slashes_name_the_same_resource() {
+    let server = TestServer::empty();
+    setup(&server);
     assert_eq!(
         send(
             &server,
@@ -411,7 +480,14 @@ fn documents_levels_effective_keys_versions() {
         .json(),
         json!({"n": 1})
     );
-    // One key at a time, siblings kept.
+}
+
+/// One key at a time, siblings kept; versions: history, old version,
+/// restore as a new write, delete marker.
+#[test]
+fn a_key_write_keeps_its_siblings_and_versions_restore_and_delete() {
+    let server = TestServer::empty();
+    let root = resource_a_at_the_root(&server);
     assert_eq!(
         send(&server, "PUT", &format!("{root}/values/keys/k.w"), "5").status,
         204
@@ -453,7 +529,13 @@ fn documents_levels_effective_keys_versions() {
             .len(),
         4
     );
-    // YAML bodies.
+}
+
+#[test]
+fn a_yaml_body_is_read_as_yaml() {
+    let server = TestServer::empty();
+    setup(&server);
+    let root = "/api/v1/config/environments/5/resources/a";
     let r = call(
         "PUT",
         &format!("{}{root}/values", server.url),
@@ -645,7 +727,13 @@ fn lookups_answer_like_hiera_over_the_sample() {
         let local: Value = serde_json::from_str(&local_lookup(&args)).unwrap();
         assert_eq!(r.json()["value"], local, "{resolution} {key}");
     }
-    // found null, false, missing, default: all distinct.
+}
+
+/// Found null, false, missing, default: all distinct; Hiera's errors
+/// carry Hiera's class.
+#[test]
+fn misses_defaults_and_hiera_errors_answer_distinctly() {
+    let server = TestServer::with_sample();
     let r = lookup(&server, json!({"environment": 1, "key": "no_such_key"}));
     assert_eq!(r.json(), json!({"found": false}));
     let r = lookup(
@@ -656,7 +744,6 @@ fn lookups_answer_like_hiera_over_the_sample() {
         r.json(),
         json!({"found": false, "default": true, "value": "d"})
     );
-    // Hiera's errors carry Hiera's class.
     let r = lookup(
         &server,
         json!({"environment": 1, "key": "nova", "resolution": "array"}),
@@ -667,7 +754,12 @@ fn lookups_answer_like_hiera_over_the_sample() {
         r.json()["message"],
         "Hiera type mismatch for key 'nova': expected Array and got Hash"
     );
-    // Many keys in one request.
+}
+
+/// Many keys in one request; explain names the levels.
+#[test]
+fn many_keys_answer_in_one_request_and_explain_names_the_levels() {
+    let server = TestServer::with_sample();
     let r = lookup(
         &server,
         json!({"environment": 1, "keys": ["uid", "nope", "nova.db_password"]}),
@@ -680,7 +772,6 @@ fn lookups_answer_like_hiera_over_the_sample() {
         r.json()["answers"][1],
         json!({"key": "nope", "found": false})
     );
-    // Explain names the levels.
     let r = lookup(
         &server,
         json!({"environment": 1, "key": "uid", "explain": true}),
@@ -692,7 +783,11 @@ fn lookups_answer_like_hiera_over_the_sample() {
             .any(|s| s["source"] == "astute" && s["outcome"] == "found"),
         "{steps:?}"
     );
-    // Bad requests.
+}
+
+#[test]
+fn a_bad_lookup_request_is_refused() {
+    let server = TestServer::with_sample();
     for bad in [
         json!({"key": "x"}),
         json!({"environment": 1}),

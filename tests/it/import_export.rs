@@ -8,10 +8,6 @@ use std::path::{Path, PathBuf};
 
 use crate::binary::{ROOT, ok, refused as failing, run as hierad};
 
-fn s(p: &Path) -> &str {
-    p.to_str().unwrap()
-}
-
 fn copy(from: &Path, to: &Path) {
     std::fs::create_dir_all(to.parent().unwrap()).unwrap();
     std::fs::copy(from, to).unwrap();
@@ -26,28 +22,24 @@ fn data(rel: &str) -> PathBuf {
 fn latest_version(db: &Path, env: &str, level: &str, resource: &str) -> Option<u64> {
     (1..50)
         .take_while(|n| {
-            hierad(&[
-                "config",
-                "get",
-                "--env",
-                env,
-                "--level",
-                level,
-                "--resource",
-                resource,
-                "--version",
-                &n.to_string(),
-                "--db",
-                s(db),
-            ])
-            .status
-            .success()
+            let line = format!(
+                "config get --env {env} --level {level} --resource {resource} --version {n} --db {}",
+                db.display()
+            );
+            hierad(&line).status.success()
         })
         .last()
 }
 
-#[test]
-fn a_broken_file_writes_nothing() {
+/// A database holding environment 2, and a tree whose
+/// override/plugins.yaml does not parse, beside a good one.
+struct Scratch {
+    dir: tempfile::TempDir,
+    db: PathBuf,
+    tree: PathBuf,
+}
+
+fn scratch() -> Scratch {
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("h.db");
     let tree = dir.path().join("tree");
@@ -59,101 +51,88 @@ fn a_broken_file_writes_nothing() {
         "plugins:\n  - name: x\n   bad: indent\n",
     )
     .unwrap();
-    // A new environment: not even it is created.
-    ok(&["import", "data", "--env", "2", "--db", s(&db)]);
-    let err = failing(&["import", s(&tree), "--env", "3", "--db", s(&db)]);
+    ok(&format!("import data --env 2 --db {}", db.display()));
+    Scratch { dir, db, tree }
+}
+
+impl Scratch {
+    /// A tree of two good files, imported at nodes=n1 of environment 3.
+    fn good_at_n1_of_3(&self) -> PathBuf {
+        let good = self.dir.path().join("good");
+        copy(&data("astute.yaml"), &good.join("astute.yaml"));
+        copy(&data("globals.yaml"), &good.join("globals.yaml"));
+        ok(&format!(
+            "import {} --env 3 --level nodes=n1 --db {}",
+            good.display(),
+            self.db.display()
+        ));
+        good
+    }
+}
+
+#[test]
+fn a_broken_file_creates_not_even_the_environment() {
+    let Scratch { db, tree, .. } = &scratch();
+    let err = failing(&format!(
+        "import {} --env 3 --db {}",
+        tree.display(),
+        db.display()
+    ));
     assert!(err.contains("override/plugins.yaml: "), "{err}");
     assert!(err.contains("(Psych::SyntaxError)"), "{err}");
-    let err = failing(&[
-        "config",
-        "get",
-        "--env",
-        "3",
-        "--resource",
-        "astute",
-        "--db",
-        s(&db),
-    ]);
+    let err = failing(&format!(
+        "config get --env 3 --resource astute --db {}",
+        db.display()
+    ));
     assert_eq!(err, "environment 3 does not exist");
+}
 
-    // An existing environment with data: --replace of a broken tree
-    // changes nothing either.
-    let good = dir.path().join("good");
-    copy(&data("astute.yaml"), &good.join("astute.yaml"));
-    copy(&data("globals.yaml"), &good.join("globals.yaml"));
-    ok(&[
-        "import",
-        s(&good),
-        "--env",
-        "3",
-        "--level",
-        "nodes=n1",
-        "--db",
-        s(&db),
-    ]);
-    let before = latest_version(&db, "3", "nodes=n1", "astute");
+/// An existing environment with data: --replace of a broken tree
+/// changes nothing either.
+#[test]
+fn a_broken_tree_replaces_nothing_in_an_existing_level() {
+    let scratch = scratch();
+    let Scratch { db, tree, .. } = &scratch;
+    scratch.good_at_n1_of_3();
+    let before = latest_version(db, "3", "nodes=n1", "astute");
     assert_eq!(before, Some(1));
     std::fs::write(tree.join("astute.yaml"), "deployment_id: 99\n").unwrap();
     std::fs::write(tree.join("override/plugins.yaml"), "- a list\n").unwrap();
-    let err = failing(&[
-        "import",
-        s(&tree),
-        "--env",
-        "3",
-        "--level",
-        "nodes=n1",
-        "--replace",
-        "--db",
-        s(&db),
-    ]);
+    let err = failing(&format!(
+        "import {} --env 3 --level nodes=n1 --replace --db {}",
+        tree.display(),
+        db.display()
+    ));
     assert!(
         err.contains("override/plugins.yaml: the top level is an Array, not a Hash"),
         "{err}"
     );
-    assert_eq!(latest_version(&db, "3", "nodes=n1", "astute"), before);
-    let id = ok(&[
-        "config",
-        "get",
-        "--env",
-        "3",
-        "--level",
-        "nodes=n1",
-        "--resource",
-        "astute",
-        "--key",
-        "deployment_id",
-        "--format",
-        "plain",
-        "--db",
-        s(&db),
-    ]);
+    assert_eq!(latest_version(db, "3", "nodes=n1", "astute"), before);
+    let id = ok(&format!(
+        "config get --env 3 --level nodes=n1 --resource astute --key deployment_id --format plain --db {}",
+        db.display()
+    ));
     assert_eq!(id, "15\n");
+}
 
-    // A level the environment lacks: refused before anything is written.
-    let err = failing(&[
-        "import",
-        s(&good),
-        "--env",
-        "4",
-        "--level",
-        "racks=r1",
-        "--db",
-        s(&db),
-    ]);
+#[test]
+fn a_level_the_environment_lacks_is_refused_before_anything_is_written() {
+    let scratch = scratch();
+    let good = scratch.good_at_n1_of_3();
+    let db = &scratch.db;
+    let err = failing(&format!(
+        "import {} --env 4 --level racks=r1 --db {}",
+        good.display(),
+        db.display()
+    ));
     assert!(
         err.contains("level \"racks\" is not one of environment 4's levels [nodes]"),
         "{err}"
     );
-    failing(&[
-        "config",
-        "get",
-        "--env",
-        "4",
-        "--resource",
-        "astute",
-        "--db",
-        s(&db),
-    ]);
+    failing(&format!(
+        "config get --env 4 --resource astute --db {}",
+        db.display()
+    ));
 }
 
 #[test]
@@ -166,58 +145,33 @@ fn replace_makes_a_level_hold_exactly_the_tree() {
         &data("override/plugins.yaml"),
         &tree.join("override/plugins.yaml"),
     );
-    let level = ["--level", "nodes=n1"];
-    let with = |args: &[&str]| -> Vec<String> {
-        let mut v: Vec<String> = args.iter().map(|a| (*a).to_owned()).collect();
-        v.extend(level.iter().map(|a| (*a).to_owned()));
-        v.extend(["--db".to_owned(), s(&db).to_owned()]);
-        v
-    };
-    let run = |args: Vec<String>| ok(&args.iter().map(String::as_str).collect::<Vec<_>>());
-    run(with(&["import", s(&tree), "--env", "5"]));
+    let with = |args: &str| format!("{args} --level nodes=n1 --db {}", db.display());
+    let run = |line: String| ok(&line);
+    run(with(&format!("import {} --env 5", tree.display())));
     // A user override survives a values re-import.
-    run(with(&[
-        "config",
-        "override",
-        "--env",
-        "5",
-        "--resource",
-        "override/plugins",
-        "--key",
-        "extra",
-        "--value",
-        "kept",
-    ]));
+    run(with(
+        "config override --env 5 --resource override/plugins --key extra --value kept",
+    ));
     std::fs::remove_file(tree.join("override/plugins.yaml")).unwrap();
-    let report = run(with(&["import", s(&tree), "--env", "5", "--replace"]));
+    let report = run(with(&format!(
+        "import {} --env 5 --replace",
+        tree.display()
+    )));
     assert!(
         report.contains("0 written, 1 unchanged, 1 deleted"),
         "{report}"
     );
-    let stored = run(with(&[
-        "config",
-        "get",
-        "--env",
-        "5",
-        "--resource",
-        "override/plugins",
-        "--stored",
-    ]));
+    let stored = run(with(
+        "config get --env 5 --resource override/plugins --stored",
+    ));
     assert_eq!(stored, "{}\n");
-    let effective = run(with(&[
-        "config",
-        "get",
-        "--env",
-        "5",
-        "--resource",
-        "override/plugins",
-    ]));
+    let effective = run(with("config get --env 5 --resource override/plugins"));
     assert_eq!(effective, "{\n  \"extra\": \"kept\"\n}\n");
     // Without --replace, a missing file leaves its document alone.
     copy(&data("globals.yaml"), &tree.join("globals.yaml"));
-    run(with(&["import", s(&tree), "--env", "5"]));
+    run(with(&format!("import {} --env 5", tree.display())));
     std::fs::remove_file(tree.join("globals.yaml")).unwrap();
-    let report = run(with(&["import", s(&tree), "--env", "5"]));
+    let report = run(with(&format!("import {} --env 5", tree.display())));
     assert!(
         report.contains("0 written, 1 unchanged, 0 deleted"),
         "{report}"
@@ -228,34 +182,41 @@ fn replace_makes_a_level_hold_exactly_the_tree() {
 fn export_refuses_a_non_empty_folder() {
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("h.db");
-    ok(&["import", "data", "--env", "1", "--db", s(&db)]);
+    ok(&format!("import data --env 1 --db {}", db.display()));
     let out = dir.path().join("out");
     std::fs::create_dir_all(&out).unwrap();
     std::fs::write(out.join("astute.yaml"), "old: 1\n").unwrap();
-    let err = failing(&["export", "--env", "1", s(&out), "--db", s(&db)]);
+    let err = failing(&format!(
+        "export --env 1 {} --db {}",
+        out.display(),
+        db.display()
+    ));
     assert!(err.contains("is not empty"), "{err}");
     assert_eq!(
         std::fs::read_to_string(out.join("astute.yaml")).unwrap(),
         "old: 1\n"
     );
-    ok(&["export", "--env", "1", s(&out), "--db", s(&db), "--force"]);
+    ok(&format!(
+        "export --env 1 {} --db {} --force",
+        out.display(),
+        db.display()
+    ));
     let astute = std::fs::read_to_string(out.join("astute.yaml")).unwrap();
     assert!(astute.starts_with("---\n"), "{astute}");
     assert!(!astute.contains("old: 1"));
     // Unknown environment or level: one line, exit 1.
     let empty = dir.path().join("empty");
-    let err = failing(&["export", "--env", "2", s(&empty), "--db", s(&db)]);
+    let err = failing(&format!(
+        "export --env 2 {} --db {}",
+        empty.display(),
+        db.display()
+    ));
     assert_eq!(err, "environment 2 does not exist");
-    let err = failing(&[
-        "export",
-        "--env",
-        "1",
-        "--level",
-        "role=x",
-        s(&empty),
-        "--db",
-        s(&db),
-    ]);
+    let err = failing(&format!(
+        "export --env 1 --level role=x {} --db {}",
+        empty.display(),
+        db.display()
+    ));
     assert!(
         err.contains("level \"role\" is not one of environment 1's levels"),
         "{err}"
@@ -270,7 +231,7 @@ fn export_refuses_a_non_empty_folder() {
 fn hidden_resource_names_are_warned_of_on_export() {
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("h.db");
-    ok(&["import", "data", "--env", "1", "--db", s(&db)]);
+    ok(&format!("import data --env 1 --db {}", db.display()));
     // As a database from before the rule holds it.
     let conn = rusqlite::Connection::open(&db).unwrap();
     conn.execute_batch(
@@ -282,7 +243,11 @@ fn hidden_resource_names_are_warned_of_on_export() {
     .unwrap();
     drop(conn);
     let out = dir.path().join("out");
-    let report = ok(&["export", "--env", "1", s(&out), "--db", s(&db)]);
+    let report = ok(&format!(
+        "export --env 1 {} --db {}",
+        out.display(),
+        db.display()
+    ));
     assert!(
         report.contains("warning: 1 resource(s) written as hidden files")
             && report.contains(".astute"),

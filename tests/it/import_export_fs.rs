@@ -190,16 +190,11 @@ fn import_refuses_a_file_over_the_limit() {
     // At the limit exactly, it is read.
     std::fs::write(tree.join("big.yaml"), yaml_of(MIB)).unwrap();
     let db = dir.path().join("h3.db");
-    let report = ok(&[
-        "import",
-        s(&tree),
-        "--env",
-        "7",
-        "--max-file-mib",
-        "1",
-        "--db",
-        s(&db),
-    ]);
+    let report = ok(&format!(
+        "import {} --env 7 --max-file-mib 1 --db {}",
+        tree.display(),
+        db.display()
+    ));
     assert!(report.starts_with("imported 2 file(s)"), "{report}");
 }
 
@@ -244,16 +239,10 @@ fn import_over_the_server_body_limit_says_so() {
     assert!(err.contains("--body-limit"), "{err}");
     // No document was written. (The environment itself is created before
     // the upload over --server, unlike locally.)
-    let err = failing(&[
-        "config",
-        "get",
-        "--env",
-        "7",
-        "--resource",
-        "good",
-        "--server",
-        &server.url,
-    ]);
+    let err = failing(&format!(
+        "config get --env 7 --resource good --server {}",
+        server.url
+    ));
     assert!(err.contains("resource \"good\" is not defined"), "{err}");
 }
 

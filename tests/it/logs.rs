@@ -44,26 +44,11 @@ fn a_trace_log_holds_no_secret() {
     let f = file.to_str().unwrap();
     let pw = d.join("rdr.pw");
     std::fs::write(&pw, format!("{USER_PASSWORD}\n")).unwrap();
-    binary::ok(&[
-        "auth",
-        "add-user",
-        "--file",
-        f,
-        "--role",
-        "read",
-        "--password-file",
-        pw.to_str().unwrap(),
-        "rhea",
-    ]);
-    let token = binary::ok(&[
-        "auth",
-        "add-token",
-        "--file",
-        f,
-        "--role",
-        "write",
-        "writer",
-    ]);
+    binary::ok(&format!(
+        "auth add-user --file {f} --role read --password-file {} rhea",
+        pw.display()
+    ));
+    let token = binary::ok(&format!("auth add-token --file {f} --role write writer"));
     let token = token.trim();
     let keystone = FakeKeystone::start(SERVICE_PASSWORD);
     std::fs::write(d.join("ks.pw"), format!("{SERVICE_PASSWORD}\n")).unwrap();
@@ -78,18 +63,10 @@ fn a_trace_log_holds_no_secret() {
 
     let pki = Pki::new(d);
     let (cert, key) = pki.issue("server", "localhost", &["localhost", "127.0.0.1"], false);
-    let tls = [
-        "--tls-cert",
-        cert.to_str().unwrap(),
-        "--tls-key",
-        key.to_str().unwrap(),
-    ];
+    let tls = format!("--tls-cert {} --tls-key {}", cert.display(), key.display());
     let db = pg::fresh_database();
-    let mut server = TestServer::start_logging(
-        Path::new(&db),
-        &[&["--auth", f][..], &tls].concat(),
-        "trace",
-    );
+    let mut server =
+        TestServer::start_logging(Path::new(&db), &format!("--auth {f} {tls}"), "trace");
     let url = server.url.clone();
     assert!(url.starts_with("https://"), "{url}");
     let agent = pki.client(None);
@@ -186,14 +163,10 @@ fn a_trace_log_holds_no_secret() {
 fn unreadable_log_directives_stop_the_start() {
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("hierad.db");
-    let args = [
-        "serve",
-        "--listen",
-        "127.0.0.1:0",
-        "--no-sample",
-        "--db",
-        db.to_str().unwrap(),
-    ];
+    let args = format!(
+        "serve --listen 127.0.0.1:0 --no-sample --db {}",
+        db.display()
+    );
     let mut command = binary::command(&args);
     command.env("HIERAD_LOG", "hierad=loud");
     let refusal = binary::refusal(&args, binary::output(command, None));

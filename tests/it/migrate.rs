@@ -8,25 +8,21 @@ use serde_json::{Value, json};
 use std::path::Path;
 use std::process::Output;
 
-fn args<'a>(from: &'a Path, to: &'a Path, extra: &[&'a str]) -> Vec<&'a str> {
-    let mut all = vec![
-        "migrate",
-        "--from",
-        from.to_str().unwrap(),
-        "--to",
-        to.to_str().unwrap(),
-    ];
-    all.extend_from_slice(extra);
-    all
+fn args(from: &Path, to: &Path, extra: &str) -> String {
+    format!(
+        "migrate --from {} --to {} {extra}",
+        from.display(),
+        to.display()
+    )
 }
 
-fn migrate(from: &Path, to: &Path, extra: &[&str]) -> Output {
+fn migrate(from: &Path, to: &Path, extra: &str) -> Output {
     binary::run(&args(from, to, extra))
 }
 
 /// The one line a refused copy prints (exit 1, nothing else).
 fn refused(from: &Path, to: &Path) -> String {
-    binary::refused(&args(from, to, &[]))
+    binary::refused(&args(from, to, ""))
 }
 
 fn send(server: &TestServer, method: &str, path: &str, body: &Value) -> u16 {
@@ -182,7 +178,7 @@ fn a_copy_holds_everything_and_answers_as_the_source() {
     let dir = tempfile::tempdir().unwrap();
     let (source, copy) = (dir.path().join("source.db"), dir.path().join("copy.db"));
     fill(&source);
-    let out = migrate(&source, &copy, &[]);
+    let out = migrate(&source, &copy, "");
     let (stdout, stderr) = text(&out);
     assert!(out.status.success(), "{stdout}{stderr}");
     eprintln!("{stdout}");
@@ -230,7 +226,7 @@ fn a_copy_holds_everything_and_answers_as_the_source() {
     drop(server);
     // And back the other way, into a third file: the same checksum.
     let back = dir.path().join("back.db");
-    let out = migrate(&source, &back, &[]);
+    let out = migrate(&source, &back, "");
     assert!(out.status.success(), "{:?}", text(&out));
     assert_eq!(checksums(&text(&out).0).0, a);
 }
@@ -263,7 +259,7 @@ fn a_target_that_is_not_empty_is_refused_unless_replaced() {
     let after = listing(&TestServer::start_on(&target, &["--no-sample"]));
     assert_eq!(before, after);
     assert!(after[1].contains("\"id\":1"), "{after:?}");
-    let replaced = migrate(&source, &target, &["--replace"]);
+    let replaced = migrate(&source, &target, "--replace");
     let (stdout, stderr) = text(&replaced);
     assert!(replaced.status.success(), "{stdout}{stderr}");
     let (a, b) = checksums(&stdout);

@@ -4,6 +4,7 @@
 //! change log, polled), doctor reads it; a database that cannot be reached
 //! is named in the error without its password. The waits are bounded.
 
+use crate::binary::Args;
 use crate::pg;
 use crate::server::{TestServer, call};
 use serde_json::{Value, json};
@@ -14,9 +15,9 @@ use std::time::{Duration, Instant};
 const BIN: &str = env!("CARGO_BIN_EXE_hierad");
 const PATIENCE: Duration = Duration::from_secs(10);
 
-fn hierad(args: &[&str], db: &str) -> Output {
+fn hierad(args: &(impl Args + ?Sized), db: &str) -> Output {
     Command::new(BIN)
-        .args(args)
+        .args(args.words())
         .args(["--db", db])
         .env_remove("HIERAD_SERVER")
         .env_remove("PGPASSWORD")
@@ -36,20 +37,7 @@ fn serve_and_the_cli_share_a_postgres_database() {
     let url = &server.url;
     assert_eq!(lookup(url, "deployment_id")["value"], json!(15));
     let out = hierad(
-        &[
-            "config",
-            "override",
-            "--env",
-            "1",
-            "--resource",
-            "astute",
-            "--key",
-            "deployment_id",
-            "--type",
-            "int",
-            "--value",
-            "77",
-        ],
+        "config override --env 1 --resource astute --key deployment_id --type int --value 77",
         &db,
     );
     assert!(

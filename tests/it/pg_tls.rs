@@ -23,17 +23,11 @@ fn lookup(url: &str, key: &str) -> Value {
 }
 
 /// `hierad config get` of the globals from database `db`.
-fn get_globals(db: &str) -> [&str; 8] {
-    [
-        "config",
-        "get",
-        "--env",
-        "1",
-        "--resource",
-        "globals",
-        "--db",
-        db,
-    ]
+fn get_globals(db: &str) -> String {
+    format!(
+        "config get --env 1 --resource globals --db {}",
+        binary::quote(db)
+    )
 }
 
 #[test]

@@ -18,12 +18,7 @@ fn http_to_a_tls_port_is_told_to_use_https() {
     let db = dir.path().join("hierad.db");
     let server = TestServer::start_on(
         &db,
-        &[
-            "--tls-cert",
-            cert.to_str().unwrap(),
-            "--tls-key",
-            key.to_str().unwrap(),
-        ],
+        &format!("--tls-cert {} --tls-key {}", cert.display(), key.display()),
     );
     let https = server.url.clone();
     assert!(https.starts_with("https://"), "{https}");

@@ -323,13 +323,7 @@ fn lookups_beyond_the_queue_are_refused_with_retry_after() {
     let dir = tempfile::tempdir().unwrap();
     let server = TestServer::start_on(
         &dir.path().join("hierad.db"),
-        &[
-            "--no-sample",
-            "--lookup-queue-mib",
-            "2",
-            "--lookup-workers",
-            "1",
-        ],
+        "--no-sample --lookup-queue-mib 2 --lookup-workers 1",
     );
     let addr = addr(&server);
     setup(&server);

@@ -102,14 +102,11 @@ fn a_header_before_the_tls_handshake_names_the_client() {
     let (cert, key) = pki.issue("server", "127.0.0.1", &["127.0.0.1"], false);
     let mut server = TestServer::start_logging(
         &dir.path().join("hierad.db"),
-        &[
-            "--tls-cert",
-            cert.to_str().unwrap(),
-            "--tls-key",
-            key.to_str().unwrap(),
-            "--proxy-protocol-from",
-            "127.0.0.0/8,::1",
-        ],
+        &format!(
+            "--tls-cert {} --tls-key {} --proxy-protocol-from 127.0.0.0/8,::1",
+            cert.display(),
+            key.display()
+        ),
         "info",
     );
     let addr = server.url.strip_prefix("https://").unwrap().to_owned();

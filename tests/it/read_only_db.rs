@@ -3,7 +3,7 @@
 //! only read still work. (`serve` started on a read-only file, said ready,
 //! and answered every write `503` + `Retry-After: 1` for ever.)
 
-use crate::binary::{BIN, ROOT, output, refusal, succeeded};
+use crate::binary::{Args, BIN, ROOT, output, refusal, succeeded};
 use crate::server::TestServer;
 use std::os::unix::fs::PermissionsExt;
 use std::process::Command;
@@ -16,7 +16,7 @@ fn is_root() -> bool {
 
 /// `hierad args…` as a user that may not write a 0444 file: `nobody`
 /// when the tests run as root.
-fn unprivileged(args: &[&str]) -> Command {
+fn unprivileged(args: &(impl Args + ?Sized)) -> Command {
     let mut command = if is_root() {
         let mut runuser = Command::new("runuser");
         runuser.args(["-u", "nobody", "--", BIN]);
@@ -25,7 +25,7 @@ fn unprivileged(args: &[&str]) -> Command {
         Command::new(BIN)
     };
     command
-        .args(args)
+        .args(args.words())
         .env_remove("HIERAD_SERVER")
         .env_remove("HIERAD_TOKEN")
         .current_dir(ROOT);
@@ -66,36 +66,18 @@ fn a_database_that_accepts_no_writes_stops_serve_and_writes_but_not_reads() {
          SQLite could open the file for reading only"
     );
 
-    let config = |verb: &'static str, more: &[&'static str]| {
-        let mut args = vec![
-            "config",
-            verb,
-            "--db",
-            path,
-            "--env",
-            "1",
-            "--resource",
-            "astute",
-        ];
-        args.extend(more);
-        args
+    let config = |verb: &str, more: &str| {
+        format!("config {verb} --db {path} --env 1 --resource astute {more}")
     };
-    let set = config("set", &["--key", "k", "--value", "v"]);
+    let set = config("set", "--key k --value v");
     let e = refusal(&set, output(unprivileged(&set), None));
     assert!(e.starts_with(&why), "{e}");
 
-    let get = config("get", &["--stored"]);
+    let get = config("get", "--stored");
     let doc = succeeded(&get, output(unprivileged(&get), None));
     assert!(doc.contains("fqdn"), "{doc}");
 
-    let serve = [
-        "serve",
-        "--listen",
-        "127.0.0.1:0",
-        "--no-sample",
-        "--db",
-        path,
-    ];
+    let serve = format!("serve --listen 127.0.0.1:0 --no-sample --db {path}");
     let out = output(unprivileged(&serve), None);
     // Its log warns first that other users can read the file.
     let stderr = crate::binary::text(&out.stderr);

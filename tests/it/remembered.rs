@@ -64,67 +64,53 @@ impl KeepAlive {
 
 const ROUTE: &str = "/api/v1/config/environments";
 
-#[test]
-fn a_connections_remembered_credentials_follow_revocation_and_expiry() {
+/// A server whose auth file holds user ann and, made in this order, the
+/// read tokens `tokens` (`NAME [--expires D]`): their secrets.
+fn started(tokens: &[&str]) -> (tempfile::TempDir, TestServer, Vec<String>) {
     let dir = tempfile::tempdir().unwrap();
     let file = dir.path().join("auth.toml");
     let f = file.to_str().unwrap();
-    let kept = ok(&["auth", "add-token", "--file", f, "--role", "read", "kept"]);
-    let revoked = ok(&[
-        "auth",
-        "add-token",
-        "--file",
-        f,
-        "--role",
-        "read",
-        "revoked",
-    ]);
-    let expiring = ok(&[
-        "auth",
-        "add-token",
-        "--file",
-        f,
-        "--role",
-        "read",
-        "--expires",
-        "4s",
-        "brief",
-    ]);
-    let expires_at = Instant::now() + Duration::from_secs(4);
+    let secrets = tokens
+        .iter()
+        .map(|t| ok(&format!("auth add-token --file {f} --role read {t}")))
+        .collect();
     let password = dir.path().join("pw");
     std::fs::write(&password, "Pw-0f-ann\n").unwrap();
-    ok(&[
-        "auth",
-        "add-user",
-        "--file",
-        f,
-        "--role",
-        "read",
-        "--password-file",
-        password.to_str().unwrap(),
-        "ann",
-    ]);
+    ok(&format!(
+        "auth add-user --file {f} --role read --password-file {} ann",
+        password.display()
+    ));
     let server = TestServer::start_on(&dir.path().join("hierad.db"), &["--auth", f]);
-    let bearer = |token: &str| format!("Bearer {}", token.trim());
-    let basic = |user: &str, password: &str| {
-        use base64::Engine;
-        let pair = format!("{user}:{password}");
-        format!(
-            "Basic {}",
-            base64::engine::general_purpose::STANDARD.encode(pair)
-        )
-    };
+    (dir, server, secrets)
+}
 
-    // Proved once, then the same header again on the same connection;
-    // other credentials on it are checked, and do not replace a good
-    // memory with a bad one.
+fn bearer(token: &str) -> String {
+    format!("Bearer {}", token.trim())
+}
+
+fn basic(user: &str, password: &str) -> String {
+    use base64::Engine;
+    let pair = format!("{user}:{password}");
+    format!(
+        "Basic {}",
+        base64::engine::general_purpose::STANDARD.encode(pair)
+    )
+}
+
+/// Proved once, then the same header again on the same connection;
+/// other credentials on it are checked, and do not replace a good
+/// memory with a bad one.
+#[test]
+fn a_connection_checks_other_credentials_and_keeps_the_good_one() {
+    let (_dir, server, tokens) = started(&["kept"]);
+    let kept = &tokens[0];
     let mut a = KeepAlive::open(&server.url);
     for _ in 0..3 {
-        assert_eq!(a.get(ROUTE, &bearer(&kept)).0, 200);
+        assert_eq!(a.get(ROUTE, &bearer(kept)).0, 200);
     }
     let (status, body) = a.get(ROUTE, &bearer("hierad_never-issued"));
     assert_eq!(status, 401, "{body}");
-    let mut cut = bearer(&kept);
+    let mut cut = bearer(kept);
     cut.pop();
     assert_eq!(
         a.get(ROUTE, &cut).0,
@@ -132,11 +118,11 @@ fn a_connections_remembered_credentials_follow_revocation_and_expiry() {
         "a prefix of the remembered token"
     );
     assert_eq!(
-        a.get(ROUTE, &format!("{}x", bearer(&kept))).0,
+        a.get(ROUTE, &format!("{}x", bearer(kept))).0,
         401,
         "the remembered token and more"
     );
-    assert_eq!(a.get(ROUTE, &bearer(&kept)).0, 200);
+    assert_eq!(a.get(ROUTE, &bearer(kept)).0, 200);
     assert_eq!(a.get(ROUTE, &basic("ann", "Pw-0f-ann")).0, 200);
     assert_eq!(
         a.get(ROUTE, &basic("ann", "Pw-0f-anm")).0,
@@ -144,10 +130,17 @@ fn a_connections_remembered_credentials_follow_revocation_and_expiry() {
         "a wrong password after a right one"
     );
     assert_eq!(a.get(ROUTE, &basic("ann", "Pw-0f-ann")).0, 200);
+}
 
-    // Revoked and reloaded: the connection that proved it is refused too.
+/// Revoked and reloaded: the connection that proved it is refused too.
+#[test]
+fn a_token_revoked_and_reloaded_is_refused_on_the_connection_that_proved_it() {
+    let (dir, server, tokens) = started(&["kept", "revoked"]);
+    let (kept, revoked) = (&tokens[0], &tokens[1]);
+    let file = dir.path().join("auth.toml");
+    let f = file.to_str().unwrap();
     let mut b = KeepAlive::open(&server.url);
-    assert_eq!(b.get(ROUTE, &bearer(&revoked)).0, 200);
+    assert_eq!(b.get(ROUTE, &bearer(revoked)).0, 200);
     ok(&["auth", "revoke-token", "--file", f, "revoked"]);
     Command::new("kill")
         .args(["-HUP", &server.pid().to_string()])
@@ -155,7 +148,7 @@ fn a_connections_remembered_credentials_follow_revocation_and_expiry() {
         .unwrap();
     let mut refused = None;
     for _ in 0..200 {
-        let (status, body) = b.get(ROUTE, &bearer(&revoked));
+        let (status, body) = b.get(ROUTE, &bearer(revoked));
         if status != 200 {
             refused = Some((status, body));
             break;
@@ -167,11 +160,18 @@ fn a_connections_remembered_credentials_follow_revocation_and_expiry() {
     assert_eq!(status, 401, "{body}");
     assert!(body.contains("unknown token"), "{body}");
     // The reload did not forget the others.
-    assert_eq!(b.get(ROUTE, &bearer(&kept)).0, 200);
+    assert_eq!(b.get(ROUTE, &bearer(kept)).0, 200);
+}
 
-    // Expired while remembered: refused on the connection that proved it.
+/// Expired while remembered: refused on the connection that proved it.
+#[test]
+fn a_token_that_expires_while_remembered_is_refused_on_its_connection() {
+    let (_dir, server, tokens) = started(&["brief --expires 4s"]);
+    // Measured after the token was made: later than its expiry, if anything.
+    let expires_at = Instant::now() + Duration::from_secs(4);
+    let expiring = &tokens[0];
     let mut c = KeepAlive::open(&server.url);
-    let (status, body) = c.get(ROUTE, &bearer(&expiring));
+    let (status, body) = c.get(ROUTE, &bearer(expiring));
     assert_eq!(
         status, 200,
         "the 4 s token expired before its first use: {body}"
@@ -179,7 +179,7 @@ fn a_connections_remembered_credentials_follow_revocation_and_expiry() {
     std::thread::sleep(
         expires_at.saturating_duration_since(Instant::now()) + Duration::from_millis(500),
     );
-    let (status, body) = c.get(ROUTE, &bearer(&expiring));
+    let (status, body) = c.get(ROUTE, &bearer(expiring));
     assert_eq!(status, 401, "{body}");
     assert!(body.contains("expired"), "{body}");
 }

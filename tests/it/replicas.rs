@@ -4,6 +4,7 @@
 //! took is printed (the 100 ms goal is measured by the benchmark, not
 //! asserted here).
 
+use crate::binary::Args;
 use crate::server::{TestServer, call};
 use serde_json::{Value, json};
 use std::path::Path;
@@ -15,9 +16,10 @@ const BIN: &str = env!("CARGO_BIN_EXE_hierad");
 /// poll, to leave room for a loaded CI machine.
 const PATIENCE: Duration = Duration::from_secs(10);
 
-fn hierad(args: &[&str], db: &Path) {
+fn hierad(args: &(impl Args + ?Sized), db: &Path) {
+    let args = args.words();
     let out = Command::new(BIN)
-        .args(args)
+        .args(&args)
         .arg("--db")
         .arg(db)
         .env_remove("HIERAD_SERVER")
@@ -72,20 +74,7 @@ fn the_cli_writing_the_servers_file_is_seen_without_a_restart() {
         );
     }
     hierad(
-        &[
-            "config",
-            "override",
-            "--env",
-            "1",
-            "--resource",
-            "astute",
-            "--key",
-            "deployment_id",
-            "--type",
-            "int",
-            "--value",
-            "77",
-        ],
+        "config override --env 1 --resource astute --key deployment_id --type int --value 77",
         &db,
     );
     let took = until(
@@ -170,13 +159,7 @@ fn a_reader_naming_the_writes_generation_reads_it_on_another_server() {
     // generation a request names makes it catch up.
     let b = TestServer::start_on(
         &db,
-        &[
-            "--no-sample",
-            "--sync-every",
-            "3600s",
-            "--min-generation-wait",
-            "300ms",
-        ],
+        "--no-sample --sync-every 3600s --min-generation-wait 300ms",
     );
     let before = call("GET", &format!("{}{GLOBALS}", b.url), None, &[]).json();
     let written = put(&a.url, GLOBALS, &json!({"fresh": 1}), &[]);

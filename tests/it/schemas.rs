@@ -5,6 +5,7 @@
 //! expected, and nothing is stored. The sample's
 //! `override/configuration/*` resources carry schemas/override_resources.json.
 
+use crate::binary::Args;
 use crate::server::{TestServer, call};
 use serde_json::{Value as Json, json};
 use std::io::Write as _;
@@ -199,17 +200,51 @@ fn the_samples_override_data_is_checked_on_every_write_and_a_refusal_stores_noth
     assert_eq!(status, 204);
 }
 
-#[test]
-fn schemas_are_set_with_a_component_or_later_and_a_bad_one_changes_nothing() {
-    let server = TestServer::empty();
-    let schema =
-        json!({"type": "object", "properties": {"port": {"type": "integer", "minimum": 1}}});
-    let component = json!({"name": "app", "resource_definitions": [
-        {"name": "checked", "content": {"schema": schema, "owner": "ops"}},
+/// The schema the cases set on resource "checked" of component "app".
+fn port_schema() -> Json {
+    json!({"type": "object", "properties": {"port": {"type": "integer", "minimum": 1}}})
+}
+
+fn app_component() -> Json {
+    json!({"name": "app", "resource_definitions": [
+        {"name": "checked", "content": {"schema": port_schema(), "owner": "ops"}},
         {"name": "free"},
-    ]});
-    // A schema that is not one: 400, and no component is left behind.
-    let mut bad = component.clone();
+    ]})
+}
+
+/// Component "app" (resource "checked" under [`port_schema`], "free"
+/// without one) in environment 5: the path of checked's document.
+const APP_DOC: &str = "/api/v1/config/environments/5/resources/checked/values";
+const APP_DEFINITION: &str = "/api/v1/config/components/app/resource_definitions/checked";
+
+fn app_in_environment_5(server: &TestServer) {
+    let (status, body) = send(
+        server,
+        "POST",
+        "/api/v1/config/components",
+        &app_component(),
+    );
+    assert_eq!(status, 201, "{body}");
+    assert_eq!(
+        body["resource_definitions"][0]["content"]["owner"], "ops",
+        "{body}"
+    );
+    assert!(
+        body["resource_definitions"][1].get("content").is_none(),
+        "{body}"
+    );
+    let env = json!({"id": 5, "components": ["app"], "hierarchy_levels": ["nodes"]});
+    assert_eq!(
+        send(server, "POST", "/api/v1/config/environments", &env).0,
+        201
+    );
+}
+
+/// A schema that is not one: 400, and no component is left behind.
+#[test]
+fn a_component_with_a_schema_that_is_not_one_is_refused_whole() {
+    let server = TestServer::empty();
+    let mut bad = app_component();
     bad["resource_definitions"][0]["content"]["schema"] = json!({"type": "integer-ish"});
     let (status, body) = send(&server, "POST", "/api/v1/config/components", &bad);
     assert_eq!(status, 400, "{body}");
@@ -229,24 +264,14 @@ fn schemas_are_set_with_a_component_or_later_and_a_bad_one_changes_nothing() {
         .status,
         404
     );
-    let (status, body) = send(&server, "POST", "/api/v1/config/components", &component);
-    assert_eq!(status, 201, "{body}");
-    assert_eq!(
-        body["resource_definitions"][0]["content"]["owner"], "ops",
-        "{body}"
-    );
-    assert!(
-        body["resource_definitions"][1].get("content").is_none(),
-        "{body}"
-    );
-    let env = json!({"id": 5, "components": ["app"], "hierarchy_levels": ["nodes"]});
-    assert_eq!(
-        send(&server, "POST", "/api/v1/config/environments", &env).0,
-        201
-    );
-    let doc = "/api/v1/config/environments/5/resources/checked/values";
-    assert_eq!(send(&server, "PUT", doc, &json!({"port": 80})).0, 204);
-    let (status, body) = send(&server, "PUT", doc, &json!({"port": 0}));
+}
+
+#[test]
+fn a_write_the_schema_refuses_is_refused_and_a_resource_without_one_takes_anything() {
+    let server = TestServer::empty();
+    app_in_environment_5(&server);
+    assert_eq!(send(&server, "PUT", APP_DOC, &json!({"port": 80})).0, 204);
+    let (status, body) = send(&server, "PUT", APP_DOC, &json!({"port": 0}));
     assert_refused(
         status,
         &body,
@@ -254,7 +279,7 @@ fn schemas_are_set_with_a_component_or_later_and_a_bad_one_changes_nothing() {
         "the value is less than the minimum of 1",
         "minimum",
     );
-    let (status, body) = send(&server, "PUT", doc, &json!({"port": "80"}));
+    let (status, body) = send(&server, "PUT", APP_DOC, &json!({"port": "80"}));
     assert_refused(
         status,
         &body,
@@ -273,35 +298,50 @@ fn schemas_are_set_with_a_component_or_later_and_a_bad_one_changes_nothing() {
         .0,
         204
     );
-    // Restoring a version the schema refuses is refused too.
-    let definition = "/api/v1/config/components/app/resource_definitions/checked";
-    assert_eq!(send(&server, "PUT", definition, &json!({})).0, 200);
-    assert_eq!(send(&server, "PUT", doc, &json!({"port": "eighty"})).0, 204);
+}
+
+/// A schema set later: a refused one changes nothing, and restoring a
+/// version the schema refuses is refused too.
+#[test]
+fn a_schema_set_later_refuses_the_restore_of_a_version_it_refuses() {
+    let server = TestServer::empty();
+    app_in_environment_5(&server);
+    assert_eq!(send(&server, "PUT", APP_DOC, &json!({"port": 80})).0, 204);
+    assert_eq!(send(&server, "PUT", APP_DEFINITION, &json!({})).0, 200);
+    assert_eq!(
+        send(&server, "PUT", APP_DOC, &json!({"port": "eighty"})).0,
+        204
+    );
     let (status, body) = send(
         &server,
         "PUT",
-        definition,
+        APP_DEFINITION,
         &json!({"schema": {"type": "array"}, "owner": 1}),
     );
     assert_eq!(status, 200, "{body}");
     let (status, body) = send(
         &server,
         "PUT",
-        definition,
+        APP_DEFINITION,
         &json!({"schema": {"minimum": "one"}}),
     );
     assert_eq!(status, 400, "{body}");
     assert_eq!(
-        get(&server, definition)["content"]["owner"],
+        get(&server, APP_DEFINITION)["content"]["owner"],
         1,
         "a refused content changed the old"
     );
-    let (status, body) = send(&server, "PUT", definition, &json!({"schema": schema}));
+    let (status, body) = send(
+        &server,
+        "PUT",
+        APP_DEFINITION,
+        &json!({"schema": port_schema()}),
+    );
     assert_eq!(status, 200, "{body}");
     let (status, body) = send(
         &server,
         "POST",
-        &format!("{doc}/restore?version=2"),
+        &format!("{APP_DOC}/restore?version=2"),
         &json!(null),
     );
     assert_refused(
@@ -311,8 +351,14 @@ fn schemas_are_set_with_a_component_or_later_and_a_bad_one_changes_nothing() {
         "is not of type \"integer\"",
         "restore",
     );
-    assert_eq!(get(&server, doc), json!({"port": "eighty"}));
-    // Unknown component or resource: 404; content that is not an object: 400.
+    assert_eq!(get(&server, APP_DOC), json!({"port": "eighty"}));
+}
+
+/// Unknown component or resource: 404; content that is not an object: 400.
+#[test]
+fn a_definition_of_an_unknown_resource_is_404_and_content_must_be_an_object() {
+    let server = TestServer::empty();
+    app_in_environment_5(&server);
     assert_eq!(
         send(
             &server,
@@ -333,12 +379,15 @@ fn schemas_are_set_with_a_component_or_later_and_a_bad_one_changes_nothing() {
         .0,
         404
     );
-    assert_eq!(send(&server, "PUT", definition, &json!(["schema"])).0, 400);
+    assert_eq!(
+        send(&server, "PUT", APP_DEFINITION, &json!(["schema"])).0,
+        400
+    );
 }
 
-fn hierad(server: &TestServer, args: &[&str], stdin: &str) -> Output {
+fn hierad(server: &TestServer, args: &(impl Args + ?Sized), stdin: &str) -> Output {
     let mut child = Command::new(env!("CARGO_BIN_EXE_hierad"))
-        .args(args)
+        .args(args.words())
         .args(["--server", &server.url])
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
@@ -357,30 +406,14 @@ fn hierad(server: &TestServer, args: &[&str], stdin: &str) -> Output {
 #[test]
 fn the_cli_shows_sets_and_removes_schemas_and_a_refused_upload_is_a_clear_error() {
     let server = TestServer::with_sample();
-    let resource = [
-        "--component",
-        "fuel",
-        "--resource",
-        "override/configuration/role",
-    ];
-    let shown = hierad(
-        &server,
-        &[&["config", "schema"][..], &resource].concat(),
-        "",
-    );
+    let role_schema = "config schema --component fuel --resource override/configuration/role";
+    let shown = hierad(&server, role_schema, "");
     assert!(shown.status.success(), "{shown:?}");
     let schema: Json = serde_json::from_slice(&shown.stdout).unwrap();
     assert_eq!(schema["title"], "override_resources data");
-    let set = [
-        "config",
-        "set",
-        "--env",
-        "1",
-        "--resource",
-        "override/configuration/role",
-    ];
+    let set = "config set --env 1 --resource override/configuration/role";
     let upload = "configuration:\n  notify:\n    hello:\n      message: hi\n";
-    let out = hierad(&server, &set, upload);
+    let out = hierad(&server, set, upload);
     assert!(out.status.success(), "{out:?}");
     for (yaml, path, expected) in [
         (
@@ -394,7 +427,7 @@ fn the_cli_shows_sets_and_removes_schemas_and_a_refused_upload_is_a_clear_error(
             "is not of type \"object\"",
         ),
     ] {
-        let out = hierad(&server, &set, yaml);
+        let out = hierad(&server, set, yaml);
         let stderr = String::from_utf8_lossy(&out.stderr);
         assert_eq!(out.status.code(), Some(1), "{stderr}");
         assert!(
@@ -403,26 +436,10 @@ fn the_cli_shows_sets_and_removes_schemas_and_a_refused_upload_is_a_clear_error(
                 && stderr.contains("nothing was stored"),
             "{stderr}"
         );
-        let key = [
-            "--key",
-            "configuration.notify.hello.message",
-            "--format",
-            "plain",
-        ];
         let kept = hierad(
             &server,
-            &[
-                &[
-                    "config",
-                    "get",
-                    "--env",
-                    "1",
-                    "--resource",
-                    "override/configuration/role",
-                ][..],
-                &key,
-            ]
-            .concat(),
+            "config get --env 1 --resource override/configuration/role \
+             --key configuration.notify.hello.message --format plain",
             "",
         );
         assert_eq!(String::from_utf8_lossy(&kept.stdout), "hi\n", "{kept:?}");
@@ -430,34 +447,22 @@ fn the_cli_shows_sets_and_removes_schemas_and_a_refused_upload_is_a_clear_error(
     // A schema of one's own from stdin, then none.
     let own = hierad(
         &server,
-        &[&["config", "schema"][..], &resource, &["--set", "-"]].concat(),
+        &format!("{role_schema} --set -"),
         "type: object\nrequired: [configuration]\n",
     );
     assert!(own.status.success(), "{own:?}");
-    let out = hierad(&server, &set, "defaults: {}\n");
+    let out = hierad(&server, set, "defaults: {}\n");
     assert!(
         String::from_utf8_lossy(&out.stderr).contains("\"configuration\" is a required property"),
         "{out:?}"
     );
-    let removed = hierad(
-        &server,
-        &[&["config", "schema"][..], &resource, &["--remove"]].concat(),
-        "",
-    );
+    let removed = hierad(&server, &format!("{role_schema} --remove"), "");
     assert!(removed.status.success(), "{removed:?}");
-    let shown = hierad(
-        &server,
-        &[&["config", "schema"][..], &resource].concat(),
-        "",
-    );
+    let shown = hierad(&server, role_schema, "");
     assert_eq!(String::from_utf8_lossy(&shown.stdout), "null\n");
-    let out = hierad(&server, &set, "configuration_options:\n  create: maybe\n");
+    let out = hierad(&server, set, "configuration_options:\n  create: maybe\n");
     assert!(out.status.success(), "no schema, no check: {out:?}");
-    let bad = hierad(
-        &server,
-        &[&["config", "schema"][..], &resource, &["--set", "-"]].concat(),
-        "[1, 2]\n",
-    );
+    let bad = hierad(&server, &format!("{role_schema} --set -"), "[1, 2]\n");
     assert!(
         String::from_utf8_lossy(&bad.stderr)
             .contains("must be a JSON Schema (an object), not an array"),

@@ -4,7 +4,7 @@
 //! against it;
 //! level registers from the command line.
 
-use crate::binary::{BIN, ROOT, text};
+use crate::binary::{self, BIN, ROOT, text};
 use std::io::{BufRead, BufReader};
 use std::path::Path;
 use std::process::{Child, Command, Output, Stdio};
@@ -260,105 +260,100 @@ fn seeds_004_use_cases_word_for_word_against_the_sample() {
     assert_eq!(got, "15\n");
 }
 
+/// The node register's life from the command line, over `conn`
+/// (`--db PATH` or `--server URL`) to a database holding the sample as
+/// environment 1; `scratch` for a tree to import.
+fn register_from_the_command_line(conn: &str, scratch: &Path) {
+    let run = |line: &str| binary::output(binary::command(&format!("{line} {conn}")), None);
+    let ok = |line: &str| {
+        let out = run(line);
+        assert!(out.status.success(), "{line} {conn}: {}", text(&out.stderr));
+        text(&out.stdout)
+    };
+    let fails = |line: &str| {
+        let out = run(line);
+        assert_eq!(out.status.code(), Some(1), "{line} {conn}");
+        text(&out.stderr)
+    };
+    if conn.starts_with("--db") {
+        ok("import data --env 1");
+    }
+    // Without a register, any node, as before.
+    ok("config get --env 1 --level nodes=node-5 --resource astute --key deployment_id");
+    assert!(
+        fails("register list --env 1 --level nodes")
+            .contains("environment 1 keeps no register of level \"nodes\"")
+    );
+    assert_eq!(
+        ok("register add --env 1 --level nodes node-1 node-2"),
+        "added 2 value(s) to the register of level nodes of environment 1 (2 in all)\n"
+    );
+    assert_eq!(
+        ok("register list --env 1 --level nodes"),
+        "node-1\nnode-2\n"
+    );
+    let refused = fails("config get --env 1 --level node=node-5 --resource astute");
+    assert!(
+        refused.starts_with("hierad: Cannot find a node with the given identifier: \"node-5\""),
+        "{refused}"
+    );
+    let refused =
+        fails("config override --env 1 --level nodes=node-5 --resource astute --key a --value 1");
+    assert!(
+        refused.contains("Cannot find a node with the given identifier"),
+        "{refused}"
+    );
+    ok("config override --env 1 --level node=node-1 --resource astute --key a --value 1");
+    // import --register registers as it uploads.
+    let tree = scratch.join("node-tree");
+    std::fs::create_dir_all(&tree).unwrap();
+    std::fs::write(tree.join("astute.yaml"), "uid: '7'\n").unwrap();
+    let tree = tree.to_str().unwrap();
+    let refused = fails(&format!("import {tree} --env 1 --level nodes=node-7"));
+    assert!(
+        refused.contains("Cannot find a node with the given identifier"),
+        "{refused}"
+    );
+    ok(&format!(
+        "import {tree} --env 1 --level nodes=node-7 --register"
+    ));
+    assert_eq!(
+        ok("register list --env 1 --level nodes"),
+        "node-1\nnode-2\nnode-7\n"
+    );
+    assert_eq!(
+        ok("config get --env 1 --level nodes=node-7 --resource astute --key uid --format plain"),
+        "7\n"
+    );
+    assert_eq!(
+        ok("register remove --env 1 --level nodes node-2 node-9"),
+        "removed 1 value(s) from the register of level nodes of environment 1 (2 left)\n"
+    );
+    assert!(
+        fails("register add --env 1 --level nodes=x y")
+            .contains("--level names a level here (e.g. nodes), not a level path")
+    );
+    assert!(
+        fails("register add --env 1 --level racks r1")
+            .contains("level \"racks\" is not one of environment 1's levels")
+    );
+    assert_eq!(
+        ok("register clear --env 1 --level nodes"),
+        "removed the register of level nodes of environment 1: the level takes any value\n"
+    );
+    ok("config get --env 1 --level nodes=node-5 --resource astute --key deployment_id");
+}
+
 #[test]
-fn registers_from_the_command_line() {
+fn registers_from_the_command_line_on_a_local_database() {
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("hierad.db");
-    let db = db.to_str().unwrap();
+    register_from_the_command_line(&format!("--db {}", db.display()), dir.path());
+}
+
+#[test]
+fn registers_from_the_command_line_over_http() {
+    let dir = tempfile::tempdir().unwrap();
     let served = Served::start(dir.path(), &["--db", "served.db"]).unwrap();
-    for conn in [format!("--db {db}"), format!("--server {}", served.url)] {
-        let run = |line: &str| {
-            let words: Vec<String> = line
-                .split_whitespace()
-                .map(str::to_owned)
-                .chain(conn.split(' ').map(str::to_owned))
-                .collect();
-            Command::new(BIN)
-                .args(&words)
-                .current_dir(ROOT)
-                .env_remove("HIERAD_SERVER")
-                .output()
-                .unwrap()
-        };
-        let ok = |line: &str| {
-            let out = run(line);
-            assert!(out.status.success(), "{line} {conn}: {}", text(&out.stderr));
-            text(&out.stdout)
-        };
-        let fails = |line: &str| {
-            let out = run(line);
-            assert_eq!(out.status.code(), Some(1), "{line} {conn}");
-            text(&out.stderr)
-        };
-        if conn.starts_with("--db") {
-            ok("import data --env 1");
-        }
-        // Without a register, any node, as before.
-        ok("config get --env 1 --level nodes=node-5 --resource astute --key deployment_id");
-        assert!(
-            fails("register list --env 1 --level nodes")
-                .contains("environment 1 keeps no register of level \"nodes\"")
-        );
-        assert_eq!(
-            ok("register add --env 1 --level nodes node-1 node-2"),
-            "added 2 value(s) to the register of level nodes of environment 1 (2 in all)\n"
-        );
-        assert_eq!(
-            ok("register list --env 1 --level nodes"),
-            "node-1\nnode-2\n"
-        );
-        let refused = fails("config get --env 1 --level node=node-5 --resource astute");
-        assert!(
-            refused.starts_with("hierad: Cannot find a node with the given identifier: \"node-5\""),
-            "{refused}"
-        );
-        let refused = fails(
-            "config override --env 1 --level nodes=node-5 --resource astute --key a --value 1",
-        );
-        assert!(
-            refused.contains("Cannot find a node with the given identifier"),
-            "{refused}"
-        );
-        ok("config override --env 1 --level node=node-1 --resource astute --key a --value 1");
-        // import --register registers as it uploads.
-        let tree = dir.path().join("node-tree");
-        std::fs::create_dir_all(&tree).unwrap();
-        std::fs::write(tree.join("astute.yaml"), "uid: '7'\n").unwrap();
-        let tree = tree.to_str().unwrap();
-        let refused = fails(&format!("import {tree} --env 1 --level nodes=node-7"));
-        assert!(
-            refused.contains("Cannot find a node with the given identifier"),
-            "{refused}"
-        );
-        ok(&format!(
-            "import {tree} --env 1 --level nodes=node-7 --register"
-        ));
-        assert_eq!(
-            ok("register list --env 1 --level nodes"),
-            "node-1\nnode-2\nnode-7\n"
-        );
-        assert_eq!(
-            ok(
-                "config get --env 1 --level nodes=node-7 --resource astute --key uid --format plain"
-            ),
-            "7\n"
-        );
-        assert_eq!(
-            ok("register remove --env 1 --level nodes node-2 node-9"),
-            "removed 1 value(s) from the register of level nodes of environment 1 (2 left)\n"
-        );
-        assert!(
-            fails("register add --env 1 --level nodes=x y")
-                .contains("--level names a level here (e.g. nodes), not a level path")
-        );
-        assert!(
-            fails("register add --env 1 --level racks r1")
-                .contains("level \"racks\" is not one of environment 1's levels")
-        );
-        assert_eq!(
-            ok("register clear --env 1 --level nodes"),
-            "removed the register of level nodes of environment 1: the level takes any value\n"
-        );
-        ok("config get --env 1 --level nodes=node-5 --resource astute --key deployment_id");
-    }
+    register_from_the_command_line(&format!("--server {}", served.url), dir.path());
 }

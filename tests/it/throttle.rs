@@ -18,17 +18,9 @@ pub(crate) fn guarded(dir: &std::path::Path) -> (std::path::PathBuf, String) {
     let password = dir.join("pw");
     std::fs::write(&password, "Adm1n-pw-Qq8\n").unwrap();
     let p = password.to_str().unwrap();
-    ok(&[
-        "auth",
-        "add-user",
-        "--file",
-        f,
-        "--role",
-        "admin",
-        "--password-file",
-        p,
-        "root",
-    ]);
+    ok(&format!(
+        "auth add-user --file {f} --role admin --password-file {p} root"
+    ));
     (file, format!("Bearer {}", token.trim()))
 }
 
