@@ -20,6 +20,23 @@ pub(crate) const MAX_BYTES: u64 = 16 * 1024 * 1024;
 /// It cannot be opened or read, is not a regular file (the message says
 /// what it is), or is over [`MAX_BYTES`].
 pub(crate) fn read(path: &Path) -> std::io::Result<Vec<u8>> {
+    read_checked(path, false)
+}
+
+/// [`read`], refused unless only its owner may read or write it (mode
+/// 0600 or 0400): a private key others can read is no longer private.
+/// The mode is checked on the file opened, so a swap between the check
+/// and the read changes nothing.
+///
+/// # Errors
+///
+/// As [`read`], and a file others may read or write (the message gives
+/// its mode and the `chmod` that fixes it).
+pub(crate) fn read_private(path: &Path) -> std::io::Result<Vec<u8>> {
+    read_checked(path, true)
+}
+
+fn read_checked(path: &Path, private: bool) -> std::io::Result<Vec<u8>> {
     // O_NONBLOCK: a FIFO opens at once (and is then refused) instead of
     // waiting for a writer.
     let flags = OFlags::RDONLY | OFlags::NONBLOCK | OFlags::NOCTTY | OFlags::CLOEXEC;
@@ -30,6 +47,13 @@ pub(crate) fn read(path: &Path) -> std::io::Result<Vec<u8>> {
         return Err(Error::new(
             ErrorKind::InvalidInput,
             format!("it is {}, not a regular file", kind_name(kind)),
+        ));
+    }
+    let mode = stat.st_mode & 0o777;
+    if private && mode & 0o077 != 0 {
+        return Err(Error::new(
+            ErrorKind::PermissionDenied,
+            format!("other users may read or change it (mode {mode:o}); chmod 600 it"),
         ));
     }
     let mut bytes = Vec::new();
