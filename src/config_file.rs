@@ -7,7 +7,7 @@
 
 use rustix::fs::{FileType, Mode, OFlags};
 use std::io::{Error, ErrorKind, Read};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 /// The largest file read: far above any real one (an auth file entry is
 /// about 300 bytes, a CA bundle a few hundred KiB).
@@ -120,6 +120,44 @@ pub(crate) fn kind_name(kind: FileType) -> &'static str {
         FileType::Directory => "a folder",
         FileType::RegularFile => "a regular file",
         FileType::Unknown => "not a regular file",
+    }
+}
+
+/// What a file looks like on disk (see [`Seen`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct Stamp {
+    device: u64,
+    inode: u64,
+    len: u64,
+    /// Seconds and nanoseconds.
+    modified: (i64, i64),
+    changed: (i64, i64),
+}
+
+/// Files' [`Stamp`]s (`None`: missing), the cheap "changed on disk?" of
+/// a reload: a change of any part is a change of the file, however it
+/// was written (in place, by rename, or through a swapped symlink, as
+/// Kubernetes updates a mounted secret). Stamp before reading, so a
+/// change while reading is seen by the next look.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub(crate) struct Seen(Vec<Option<Stamp>>);
+
+impl Seen {
+    pub(crate) fn of<'a>(paths: impl IntoIterator<Item = &'a PathBuf>) -> Seen {
+        use std::os::unix::fs::MetadataExt as _;
+        let stamp = |m: std::fs::Metadata| Stamp {
+            device: m.dev(),
+            inode: m.ino(),
+            len: m.len(),
+            modified: (m.mtime(), m.mtime_nsec()),
+            changed: (m.ctime(), m.ctime_nsec()),
+        };
+        Seen(
+            paths
+                .into_iter()
+                .map(|path| std::fs::metadata(path).ok().map(stamp))
+                .collect(),
+        )
     }
 }
 

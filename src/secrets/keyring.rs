@@ -5,7 +5,7 @@
 
 use super::block;
 use super::pkcs7::{self, Recipient};
-use crate::config_file;
+use crate::config_file::{self, Seen};
 use der::{Decode as _, Encode as _};
 use rsa::{RsaPrivateKey, RsaPublicKey};
 use std::path::{Path, PathBuf};
@@ -57,7 +57,7 @@ pub(crate) struct Keyring {
     /// The current key first, then the older ones in the order given.
     private: Vec<RsaPrivateKey>,
     public: Option<Recipient>,
-    seen: Vec<Option<Stamp>>,
+    seen: Seen,
 }
 
 impl std::fmt::Debug for Keyring {
@@ -218,34 +218,14 @@ fn certificate(path: &Path) -> Result<Recipient, KeyError> {
     })
 }
 
-/// What a file was: a change of any part is a change.
-#[derive(Clone, Debug, PartialEq, Eq)]
-struct Stamp {
-    dev: u64,
-    ino: u64,
-    len: u64,
-    mtime: (i64, i64),
-    ctime: (i64, i64),
-}
-
-fn stamps(files: &KeyFiles) -> Vec<Option<Stamp>> {
-    use std::os::unix::fs::MetadataExt as _;
-    let paths = files
-        .private_key
-        .iter()
-        .chain(&files.public_key)
-        .chain(&files.old_private_keys);
-    paths
-        .map(|path| {
-            std::fs::metadata(path).ok().map(|m| Stamp {
-                dev: m.dev(),
-                ino: m.ino(),
-                len: m.len(),
-                mtime: (m.mtime(), m.mtime_nsec()),
-                ctime: (m.ctime(), m.ctime_nsec()),
-            })
-        })
-        .collect()
+fn stamps(files: &KeyFiles) -> Seen {
+    Seen::of(
+        files
+            .private_key
+            .iter()
+            .chain(&files.public_key)
+            .chain(&files.old_private_keys),
+    )
 }
 
 #[cfg(test)]

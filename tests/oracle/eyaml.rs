@@ -62,17 +62,26 @@ fn eyaml_decrypt(keys: &Keys, text: &str) -> String {
     binary::text(&out.stdout)
 }
 
+/// `hierad args…` with `stdin`, the key files only as `args` name them
+/// (no `HIERAD_EYAML_*` of the shell running the tests).
+fn hierad(args: &[&str], stdin: &str) -> std::process::Output {
+    let mut command = binary::command(args);
+    for var in [
+        "HIERAD_EYAML_PRIVATE_KEY",
+        "HIERAD_EYAML_PUBLIC_KEY",
+        "HIERAD_EYAML_OLD_PRIVATE_KEYS",
+    ] {
+        command.env_remove(var);
+    }
+    binary::output(command, Some(stdin))
+}
+
 fn hierad_decrypt(keys: &Keys, text: &str) -> std::process::Output {
-    let mut command = binary::command(&[
-        "secrets",
-        "decrypt",
-        "--eyaml-private-key",
-        path(&keys.private),
-        "--eyaml-public-key",
-        path(&keys.public),
-    ]);
-    command.env_remove("HIERAD_EYAML_OLD_PRIVATE_KEYS");
-    binary::output(command, Some(text))
+    let private = path(&keys.private);
+    hierad(
+        &["secrets", "decrypt", "--eyaml-private-key", private],
+        text,
+    )
 }
 
 const PLAINTEXTS: &[&str] = &["s3cret", "pässwörd with spaces", "two\nlines", "x"];
@@ -157,16 +166,15 @@ fn blocks_hierad_makes_eyaml_decrypts() {
         path(&file),
     ]);
     assert_eq!(eyaml_decrypt(&keys, block.trim_end()), "from a file\n");
-    let mut command = binary::command(&[
+    let args = [
         "secrets",
         "encrypt",
         "-o",
         "string",
         "--eyaml-public-key",
         public,
-    ]);
-    command.env_remove("HIERAD_EYAML_PRIVATE_KEY");
-    let block = binary::succeeded(&"stdin", binary::output(command, Some("from stdin")));
+    ];
+    let block = binary::succeeded(&"stdin", hierad(&args, "from stdin"));
     assert_eq!(eyaml_decrypt(&keys, block.trim_end()), "from stdin\n");
 }
 
@@ -200,7 +208,7 @@ fn hierad_prints_blocks_as_eyaml_does() {
             "--pkcs7-public-key",
             path(&keys.public),
         ];
-        let mut hierad = vec![
+        let mut ours_args = vec![
             "secrets",
             "encrypt",
             "-o",
@@ -211,11 +219,11 @@ fn hierad_prints_blocks_as_eyaml_does() {
         ];
         if let Some(label) = label {
             eyaml.extend(["-l", label]);
-            hierad.extend(["-l", label]);
+            ours_args.extend(["-l", label]);
         }
         let out = tools::command("eyaml").args(&eyaml).output().unwrap();
         let theirs = binary::text(&out.stdout);
-        let ours = binary::ok(&hierad);
+        let ours = binary::ok(&ours_args);
         assert!(theirs.contains("ENC[PKCS7,"), "{theirs}");
         // Same lines, same lengths: a 2048-bit key's block is as long.
         assert_eq!(
@@ -238,19 +246,18 @@ fn what_cannot_be_decrypted_is_named_not_shown() {
         "cannot decrypt the value at stdin: a block was encrypted for another key: no eyaml private key given decrypts it"
     );
     // The old key, listed for a rotation, opens it.
-    let mut command = binary::command(&[
+    let old = path(&other.private);
+    let args = [
         "secrets",
         "decrypt",
         "--eyaml-private-key",
         path(&keys.private),
-        "--eyaml-old-private-key",
-        path(&other.private),
-    ]);
-    command.env_remove("HIERAD_EYAML_PUBLIC_KEY");
-    assert_eq!(
-        binary::succeeded(&"rotation", binary::output(command, Some(foreign))),
-        "elsewhere\n"
+    ];
+    let rotation = hierad(
+        &[&args[..], &["--eyaml-old-private-key", old]].concat(),
+        foreign,
     );
+    assert_eq!(binary::succeeded(&"rotation", rotation), "elsewhere\n");
 
     let corrupt = format!("{}AAAA]", &foreign[..foreign.len() - 40]);
     let refusal = binary::refusal(&"corrupt", hierad_decrypt(&keys, &corrupt));
