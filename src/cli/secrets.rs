@@ -124,13 +124,18 @@ struct DecryptArgs {
 pub(crate) fn run(args: Args) -> anyhow::Result<String> {
     match args.command {
         SecretsCommand::Encrypt(args) => {
-            let keyring = load(&args.keys)?;
+            // The public key only: a private key named in the shell's
+            // environment is neither needed nor read.
+            let keyring = Keyring::load(&KeyFiles {
+                public_key: args.keys.eyaml_public_key.clone(),
+                ..KeyFiles::default()
+            })?;
             let (text, _) = args.input.read()?;
             let block = keyring.encrypt(&text)?;
             Ok(format_block(&block, args.output, args.label.as_deref()))
         }
         SecretsCommand::Decrypt(args) => {
-            let keyring = load(&args.keys)?;
+            let keyring = Keyring::load(&args.keys.files().unwrap_or_default())?;
             if !keyring.can_decrypt() {
                 anyhow::bail!(
                     "decrypting needs the eyaml private key: give --eyaml-private-key PEM"
@@ -153,8 +158,4 @@ pub(crate) fn run(args: Args) -> anyhow::Result<String> {
             })
         }
     }
-}
-
-fn load(keys: &KeyArgs) -> anyhow::Result<Keyring> {
-    Ok(Keyring::load(&keys.files().unwrap_or_default())?)
 }

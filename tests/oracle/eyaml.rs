@@ -176,6 +176,11 @@ fn blocks_hierad_makes_eyaml_decrypts() {
     ];
     let block = binary::succeeded(&"stdin", hierad(&args, "from stdin"));
     assert_eq!(eyaml_decrypt(&keys, block.trim_end()), "from stdin\n");
+    // Encrypting reads no private key, even one the shell names.
+    let mut command = binary::command(&args);
+    command.env("HIERAD_EYAML_PRIVATE_KEY", dir.path().join("absent.pem"));
+    let block = binary::succeeded(&"no private key", binary::output(command, Some("x")));
+    assert_eq!(eyaml_decrypt(&keys, block.trim_end()), "x\n");
 }
 
 /// hierad prints what `eyaml encrypt` prints, each output form and a
