@@ -7,7 +7,7 @@
 
 use rustix::fs::{FileType, Mode, OFlags};
 use std::io::{Error, ErrorKind, Read};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 /// The largest file read: far above any real one (an auth file entry is
 /// about 300 bytes, a CA bundle a few hundred KiB).
@@ -20,6 +20,23 @@ pub(crate) const MAX_BYTES: u64 = 16 * 1024 * 1024;
 /// It cannot be opened or read, is not a regular file (the message says
 /// what it is), or is over [`MAX_BYTES`].
 pub(crate) fn read(path: &Path) -> std::io::Result<Vec<u8>> {
+    read_checked(path, false)
+}
+
+/// [`read`], refused unless only its owner may read or write it (mode
+/// 0600 or 0400): a private key others can read is no longer private.
+/// The mode is checked on the file opened, so a swap between the check
+/// and the read changes nothing.
+///
+/// # Errors
+///
+/// As [`read`], and a file others may read or write (the message gives
+/// its mode and the `chmod` that fixes it).
+pub(crate) fn read_private(path: &Path) -> std::io::Result<Vec<u8>> {
+    read_checked(path, true)
+}
+
+fn read_checked(path: &Path, private: bool) -> std::io::Result<Vec<u8>> {
     // O_NONBLOCK: a FIFO opens at once (and is then refused) instead of
     // waiting for a writer.
     let flags = OFlags::RDONLY | OFlags::NONBLOCK | OFlags::NOCTTY | OFlags::CLOEXEC;
@@ -30,6 +47,13 @@ pub(crate) fn read(path: &Path) -> std::io::Result<Vec<u8>> {
         return Err(Error::new(
             ErrorKind::InvalidInput,
             format!("it is {}, not a regular file", kind_name(kind)),
+        ));
+    }
+    let mode = stat.st_mode & 0o777;
+    if private && mode & 0o077 != 0 {
+        return Err(Error::new(
+            ErrorKind::PermissionDenied,
+            format!("other users may read or change it (mode {mode:o}); chmod 600 it"),
         ));
     }
     let mut bytes = Vec::new();
@@ -96,6 +120,44 @@ pub(crate) fn kind_name(kind: FileType) -> &'static str {
         FileType::Directory => "a folder",
         FileType::RegularFile => "a regular file",
         FileType::Unknown => "not a regular file",
+    }
+}
+
+/// What a file looks like on disk (see [`Seen`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct Stamp {
+    device: u64,
+    inode: u64,
+    len: u64,
+    /// Seconds and nanoseconds.
+    modified: (i64, i64),
+    changed: (i64, i64),
+}
+
+/// Files' [`Stamp`]s (`None`: missing), the cheap "changed on disk?" of
+/// a reload: a change of any part is a change of the file, however it
+/// was written (in place, by rename, or through a swapped symlink, as
+/// Kubernetes updates a mounted secret). Stamp before reading, so a
+/// change while reading is seen by the next look.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub(crate) struct Seen(Vec<Option<Stamp>>);
+
+impl Seen {
+    pub(crate) fn of<'a>(paths: impl IntoIterator<Item = &'a PathBuf>) -> Seen {
+        use std::os::unix::fs::MetadataExt as _;
+        let stamp = |m: std::fs::Metadata| Stamp {
+            device: m.dev(),
+            inode: m.ino(),
+            len: m.len(),
+            modified: (m.mtime(), m.mtime_nsec()),
+            changed: (m.ctime(), m.ctime_nsec()),
+        };
+        Seen(
+            paths
+                .into_iter()
+                .map(|path| std::fs::metadata(path).ok().map(stamp))
+                .collect(),
+        )
     }
 }
 

@@ -24,6 +24,9 @@
 //! - [`auth`]: principals, roles, the rule of which route needs which
 //!   role; the auth file; checking passwords, tokens, client certificates
 //!   and Keystone tokens.
+//! - [`secrets`]: hiera-eyaml's `ENC[PKCS7,…]` values: the key files,
+//!   blocks encrypted and decrypted, values decrypted for a principal who
+//!   may see plaintext.
 //! - [`server`]: the HTTP server (axum): routes, errors, metrics, shutdown;
 //!   `server/conn.rs` owns the connections (accept loop, limits, timeouts),
 //!   `server/guard.rs` who may do what, `server/throttle.rs` what failed
@@ -49,6 +52,7 @@ pub mod hiera;
 pub(crate) mod lookup;
 pub(crate) mod ops;
 pub(crate) mod sample;
+pub(crate) mod secrets;
 pub mod server;
 pub mod settings;
 pub(crate) mod store;

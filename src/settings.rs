@@ -90,6 +90,12 @@ pub struct Settings {
     /// The names requests may give as their `Host` besides IP addresses
     /// and `localhost` (`server::cross_site`).
     pub(crate) allowed_hosts: AllowedHosts,
+    /// The eyaml key files (`crate::secrets`); `None`: values are answered
+    /// as stored.
+    pub(crate) eyaml: Option<crate::secrets::KeyFiles>,
+    /// The bound of the decrypted values kept in memory.
+    #[expect(dead_code, reason = "for the server's decryptions, to be wired in")]
+    pub(crate) eyaml_cache_bytes: u64,
 }
 
 /// Which sample `hierad serve` loads into an empty database.
@@ -131,6 +137,8 @@ impl Default for Settings {
             max_lag: Duration::from_secs(5),
             proxies: Proxies::default(),
             allowed_hosts: AllowedHosts::default(),
+            eyaml: None,
+            eyaml_cache_bytes: 16 * 1024 * 1024,
         }
     }
 }

@@ -255,6 +255,7 @@ impl Keystone {
             role,
             environments,
             via: Via::Keystone,
+            decrypt: self.config.decrypt,
         };
         Ok((principal, expires))
     }

@@ -6,6 +6,8 @@
 //! `remember`; the server applies all of it in one middleware
 //! (`server/guard.rs`).
 
+pub(crate) mod credentials;
+pub(crate) mod edit;
 pub(crate) mod file;
 pub(crate) mod keystone;
 pub(crate) mod pool;
@@ -84,6 +86,9 @@ pub struct Principal {
     /// The environments it may touch; `None`: all.
     pub environments: Option<Arc<[i64]>>,
     pub via: Via,
+    /// Whether it may read eyaml `ENC[…]` values decrypted: only where the
+    /// auth file says `decrypt = true`, whatever the role.
+    pub decrypt: bool,
 }
 
 impl Principal {
@@ -98,6 +103,8 @@ impl Principal {
             role: Role::Admin,
             environments: None,
             via: Via::Nothing,
+            // No auth file says so.
+            decrypt: false,
         }
     }
 
@@ -308,6 +315,7 @@ mod tests {
             role,
             environments: envs.map(Arc::from),
             via: Via::Basic,
+            decrypt: false,
         }
     }
 

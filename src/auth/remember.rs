@@ -120,7 +120,7 @@ pub(crate) async fn check(
 mod tests {
     use super::*;
     use crate::auth::AuthFile;
-    use crate::auth::verify::{CertIdentity, credentials, hash_password, new_token};
+    use crate::auth::credentials::{CertIdentity, credentials, hash_password, new_token};
 
     /// What the server does with a request's `Authorization` header.
     async fn prove(

@@ -9,40 +9,21 @@
 //! SHA-256 suffices to store them: no dictionary reaches that space,
 //! and the lookup by digest is a hash-map probe.
 
+// Where the server's modules have always found them.
+#[cfg(test)]
+pub(crate) use super::credentials::hex;
+pub(crate) use super::credentials::{CertIdentity, Credentials, credentials, sha256};
+use super::credentials::{hash_password, unhex};
 use super::file::{AuthFile, AuthFileError, CertEntry};
 use super::keystone::Keystone;
 use super::pool::PasswordPool;
 use super::{Principal, Role, Via};
-use argon2::password_hash::{PasswordHash, PasswordHasher, PasswordVerifier, SaltString};
+use argon2::password_hash::{PasswordHash, PasswordVerifier};
 use sha2::{Digest, Sha256};
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 use tokio::sync::watch;
-
-/// What a request offers to prove who it is.
-#[derive(Clone, Copy, Debug)]
-pub enum Credentials<'a> {
-    None,
-    Basic {
-        user: &'a str,
-        password: &'a str,
-    },
-    Bearer(&'a str),
-    /// Keystone's `X-Auth-Token`.
-    Keystone(&'a str),
-    /// A client certificate the TLS layer verified against the client CA.
-    Cert(&'a CertIdentity),
-}
-
-/// What the server knows of a verified client certificate.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct CertIdentity {
-    /// The subject's common name.
-    pub cn: Option<String>,
-    /// The DNS names of its subject alternative names.
-    pub dns_names: Vec<String>,
-}
 
 /// Why a request is not authenticated (401, or 503 for Keystone down).
 /// The messages name the principal at most, never a secret.
@@ -82,61 +63,6 @@ impl AuthError {
     pub fn is_unavailable(&self) -> bool {
         matches!(self, AuthError::KeystoneDown(_) | AuthError::Busy)
     }
-}
-
-/// SHA-256 of `bytes`.
-pub(crate) fn sha256(bytes: &[u8]) -> [u8; 32] {
-    Sha256::digest(bytes).into()
-}
-
-/// `bytes` as lowercase hex.
-pub(crate) fn hex(bytes: &[u8]) -> String {
-    bytes.iter().map(|b| format!("{b:02x}")).collect()
-}
-
-fn unhex(text: &str) -> Option<[u8; 32]> {
-    let mut out = [0; 32];
-    if text.len() != 64 {
-        return None;
-    }
-    for (i, byte) in out.iter_mut().enumerate() {
-        *byte = u8::from_str_radix(text.get(2 * i..2 * i + 2)?, 16).ok()?;
-    }
-    Some(out)
-}
-
-/// An Argon2id hash (the crate's defaults: 19 MiB, 2 passes) of
-/// `password` with a random salt, in the PHC form.
-///
-/// # Errors
-///
-/// The system has no randomness to give.
-pub(crate) fn hash_password(password: &str) -> Result<String, String> {
-    let mut salt = [0; 16];
-    getrandom::fill(&mut salt).map_err(|e| format!("no random salt: {e}"))?;
-    let salt = SaltString::encode_b64(&salt).map_err(|e| e.to_string())?;
-    argon2::Argon2::default()
-        .hash_password(password.as_bytes(), &salt)
-        .map(|hash| hash.to_string())
-        .map_err(|e| e.to_string())
-}
-
-/// A new bearer token (`hierad_` and 256 random bits, URL-safe base64)
-/// and the hex SHA-256 the auth file keeps.
-///
-/// # Errors
-///
-/// The system has no randomness to give.
-pub(crate) fn new_token() -> Result<(String, String), String> {
-    use base64::Engine;
-    let mut bytes = [0; 32];
-    getrandom::fill(&mut bytes).map_err(|e| format!("no randomness: {e}"))?;
-    let token = format!(
-        "hierad_{}",
-        base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(bytes)
-    );
-    let digest = hex(&sha256(token.as_bytes()));
-    Ok((token, digest))
 }
 
 struct User {
@@ -211,12 +137,19 @@ impl std::fmt::Debug for Authenticator {
     }
 }
 
-fn principal(name: String, role: Role, envs: Option<&Vec<i64>>, via: Via) -> Principal {
+fn principal(
+    name: String,
+    role: Role,
+    envs: Option<&Vec<i64>>,
+    via: Via,
+    decrypt: bool,
+) -> Principal {
     Principal {
         name: Arc::from(name),
         role,
         environments: envs.map(|e| Arc::from(e.as_slice())),
         via,
+        decrypt,
     }
 }
 
@@ -281,6 +214,7 @@ impl Authenticator {
                         u.role,
                         u.environments.as_ref(),
                         Via::Basic,
+                        u.decrypt,
                     ),
                 };
                 (u.name.clone(), user)
@@ -296,6 +230,7 @@ impl Authenticator {
                         t.role,
                         t.environments.as_ref(),
                         Via::Bearer,
+                        t.decrypt,
                     ),
                     expires: t.expires_at.as_deref().and_then(|e| e.parse().ok()),
                 };
@@ -310,7 +245,13 @@ impl Authenticator {
                     (Some(cn), _) => format!("cert:{cn}"),
                     (None, san) => format!("cert:{}", san.as_deref().unwrap_or_default()),
                 };
-                let p = principal(name, c.role, c.environments.as_ref(), Via::ClientCert);
+                let p = principal(
+                    name,
+                    c.role,
+                    c.environments.as_ref(),
+                    Via::ClientCert,
+                    c.decrypt,
+                );
                 (c.clone(), p)
             })
             .collect();
@@ -600,64 +541,10 @@ impl Authenticator {
     }
 }
 
-/// Reads the credentials of a request's `Authorization` and
-/// `X-Auth-Token` headers (`cert`: what the TLS layer verified). A header
-/// wins over the certificate: a master may act as a named user.
-///
-/// # Errors
-///
-/// A header that is present but malformed.
-pub(crate) fn credentials<'a>(
-    authorization: Option<&'a [u8]>,
-    auth_token: Option<&'a [u8]>,
-    cert: Option<&'a CertIdentity>,
-    decoded: &'a mut String,
-) -> Result<Credentials<'a>, AuthError> {
-    use base64::Engine;
-    if let Some(header) = authorization {
-        let header = std::str::from_utf8(header).map_err(|_| {
-            AuthError::Malformed("the Authorization header is not UTF-8".to_owned())
-        })?;
-        let (scheme, rest) = header.split_once(' ').unwrap_or((header, ""));
-        let rest = rest.trim();
-        if scheme.eq_ignore_ascii_case("bearer") {
-            return Ok(Credentials::Bearer(rest));
-        }
-        if scheme.eq_ignore_ascii_case("basic") {
-            let bytes = base64::engine::general_purpose::STANDARD
-                .decode(rest)
-                .map_err(|_| AuthError::Malformed("Basic credentials are not base64".to_owned()))?;
-            *decoded = String::from_utf8(bytes)
-                .map_err(|_| AuthError::Malformed("Basic credentials are not UTF-8".to_owned()))?;
-            let (user, password) = decoded.split_once(':').ok_or_else(|| {
-                AuthError::Malformed("Basic credentials must be user:password".to_owned())
-            })?;
-            return Ok(Credentials::Basic { user, password });
-        }
-        // The scheme is named only when it looks like one (`Digest`,
-        // `Negotiate`): a header that is a bare token or password (the
-        // scheme forgotten) must not come back in the answer, which a
-        // client may log.
-        let named = !rest.is_empty()
-            && scheme.len() <= 16
-            && scheme.bytes().all(|b| b.is_ascii_alphabetic() || b == b'-');
-        return Err(AuthError::Malformed(if named {
-            format!("unknown Authorization scheme {scheme:?}; use Basic or Bearer")
-        } else {
-            "the Authorization header names no scheme; send `Bearer TOKEN` or `Basic …`".to_owned()
-        }));
-    }
-    if let Some(token) = auth_token {
-        let token = std::str::from_utf8(token)
-            .map_err(|_| AuthError::Malformed("X-Auth-Token is not UTF-8".to_owned()))?;
-        return Ok(Credentials::Keystone(token.trim()));
-    }
-    Ok(cert.map_or(Credentials::None, Credentials::Cert))
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::auth::credentials::new_token;
 
     #[test]
     fn verified_passwords_are_remembered_under_a_keyed_hash() {
@@ -688,8 +575,9 @@ mod tests {
 
     #[tokio::test]
     async fn passwords_tokens_and_certificates() {
-        let (auth, token) =
-            authenticator("[[client_cert]]\ncn = \"puppet.example\"\nrole = \"read\"\n");
+        let (auth, token) = authenticator(
+            "[[client_cert]]\ncn = \"puppet.example\"\nrole = \"read\"\ndecrypt = true\n",
+        );
         let ok = |user, password| Credentials::Basic { user, password };
         let ann = auth.authenticate(ok("ann", "s3cret")).await.unwrap();
         assert_eq!((&*ann.name, ann.role), ("ann", Role::Write));
@@ -719,6 +607,8 @@ mod tests {
         };
         let p = auth.authenticate(Credentials::Cert(&puppet)).await.unwrap();
         assert_eq!(&*p.name, "cert:puppet.example");
+        // The auth file's decrypt = true, carried on the principal only.
+        assert!(p.decrypt && !ann.decrypt && !ci.decrypt);
         let other = CertIdentity {
             cn: Some("db.example".to_owned()),
             dns_names: vec![],
@@ -845,44 +735,5 @@ mod tests {
             refused.to_string(),
             "the token \"old\" expired at 2020-01-01T00:00:00Z"
         );
-    }
-
-    #[test]
-    fn headers_become_credentials() {
-        let mut buffer = String::new();
-        let basic = b"Basic YW5uOnMzY3JldDp3aXRoOmNvbG9ucw==";
-        match credentials(Some(basic), None, None, &mut buffer).unwrap() {
-            Credentials::Basic { user, password } => {
-                assert_eq!((user, password), ("ann", "s3cret:with:colons"));
-            }
-            other => panic!("{other:?}"),
-        }
-        let mut buffer = String::new();
-        assert!(matches!(
-            credentials(Some(b"Bearer abc"), None, None, &mut buffer),
-            Ok(Credentials::Bearer("abc"))
-        ));
-        assert!(matches!(
-            credentials(None, Some(b"k"), None, &mut buffer),
-            Ok(Credentials::Keystone("k"))
-        ));
-        let refusal = |header: &[u8]| {
-            let mut buffer = String::new();
-            match credentials(Some(header), None, None, &mut buffer) {
-                Err(AuthError::Malformed(message)) => message,
-                other => panic!("{other:?}"),
-            }
-        };
-        assert!(refusal(b"Digest x").contains("scheme \"Digest\""));
-        // A bare token (the scheme forgotten) is not repeated.
-        for header in [&b"hierad_Zk3o9Qe4Vb"[..], b"s3cretToken x", b"Zk3o9Qe4Vb"] {
-            let message = refusal(header);
-            assert!(message.contains("names no scheme"), "{message}");
-            assert!(!message.contains("Zk3o9") && !message.contains("s3cret"));
-        }
-        assert!(matches!(
-            credentials(None, None, None, &mut buffer),
-            Ok(Credentials::None)
-        ));
     }
 }

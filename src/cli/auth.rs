@@ -3,8 +3,9 @@
 //! command line (which every user of the machine can read in `ps`);
 //! a new token is printed once and only its SHA-256 is kept.
 
-use crate::auth::file::{self, NewToken, NewUser};
-use crate::auth::{AuthFile, Authenticator, Role, verify};
+use crate::auth::edit::{self, NewToken, NewUser};
+use crate::auth::file;
+use crate::auth::{AuthFile, Authenticator, Role, credentials};
 use anyhow::{Context, bail};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -46,6 +47,10 @@ pub(crate) struct Entry {
     /// Limit it to this environment (repeat for several; default: all)
     #[arg(long = "env", value_name = "ID")]
     pub environments: Vec<i64>,
+    /// It may read eyaml ENC[PKCS7,…] values decrypted, whatever its role
+    /// (`decrypt = true`; docs/security.md, "Secrets")
+    #[arg(long)]
+    pub decrypt: bool,
 }
 
 impl Entry {
@@ -116,7 +121,7 @@ pub(crate) fn run(args: Args) -> anyhow::Result<ExitCode> {
     let report = match args.command {
         AuthCommand::AddUser(add) => add_user(&add),
         AuthCommand::AddToken(add) => add_token(&add),
-        AuthCommand::RevokeToken(revoke) => file::revoke_token(&revoke.file, &revoke.name)
+        AuthCommand::RevokeToken(revoke) => edit::revoke_token(&revoke.file, &revoke.name)
             .map(|()| {
                 format!(
                     "revoked the token {:?}; servers reading the file refuse it within 2 s",
@@ -124,7 +129,7 @@ pub(crate) fn run(args: Args) -> anyhow::Result<ExitCode> {
                 )
             })
             .map_err(Into::into),
-        AuthCommand::RemoveUser(remove) => file::remove_user(&remove.file, &remove.name)
+        AuthCommand::RemoveUser(remove) => edit::remove_user(&remove.file, &remove.name)
             .map(|()| {
                 format!(
                     "removed the user {:?}; servers reading the file refuse it within 2 s",
@@ -230,8 +235,8 @@ fn add_user(add: &AddUser) -> anyhow::Result<String> {
     if password.is_empty() {
         bail!("the password is empty");
     }
-    let hash = verify::hash_password(&password).map_err(anyhow::Error::msg)?;
-    file::add_user(
+    let hash = credentials::hash_password(&password).map_err(anyhow::Error::msg)?;
+    edit::add_user(
         &add.entry.file,
         &NewUser {
             name: &add.name,
@@ -239,6 +244,7 @@ fn add_user(add: &AddUser) -> anyhow::Result<String> {
             environments: add.entry.environments(),
             password_hash: hash,
             replace: add.replace,
+            decrypt: add.entry.decrypt,
         },
     )?;
     Ok(format!(
@@ -257,8 +263,8 @@ fn add_token(add: &AddToken) -> anyhow::Result<String> {
         .as_deref()
         .map(|text| future_expiry(text, now))
         .transpose()?;
-    let (token, sha256) = verify::new_token().map_err(anyhow::Error::msg)?;
-    file::add_token(
+    let (token, sha256) = credentials::new_token().map_err(anyhow::Error::msg)?;
+    edit::add_token(
         &add.entry.file,
         &NewToken {
             name: &add.name,
@@ -266,6 +272,7 @@ fn add_token(add: &AddToken) -> anyhow::Result<String> {
             environments: add.entry.environments(),
             sha256,
             expires_at,
+            decrypt: add.entry.decrypt,
         },
     )?;
     eprintln!(

@@ -17,6 +17,7 @@ pub(crate) mod migrate;
 pub(crate) mod register;
 pub(crate) mod reload;
 pub(crate) mod schema;
+pub(crate) mod secrets;
 pub(crate) mod serve;
 
 use crate::configdb::LevelPathError;
@@ -73,6 +74,8 @@ pub(crate) enum Command {
     /// Whether the server on this machine is up and healthy (GET /healthz,
     /// over TLS if it speaks it): for a container's HEALTHCHECK
     Health(health::Args),
+    /// hiera-eyaml's ENC[PKCS7,…] values: encrypt and decrypt
+    Secrets(secrets::Args),
 }
 
 /// Runs a parsed command line.
@@ -94,6 +97,7 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Migrate(args) => migrate::run(args),
         Command::Backup(args) => backup::run(args),
         Command::Health(args) => Ok(report(health::run(&args))),
+        Command::Secrets(args) => Ok(report(secrets::run(args))),
     }
 }
 

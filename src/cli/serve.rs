@@ -208,6 +208,17 @@ pub(crate) struct Args {
     /// web page cannot reach the server through DNS rebinding
     #[arg(long = "allowed-host", env = "HIERAD_ALLOWED_HOST", value_name = "NAME", value_delimiter = ',', value_parser = crate::server::cross_site::parse_allowed_host)]
     pub(crate) allowed_hosts: Vec<String>,
+    #[command(flatten)]
+    pub(crate) eyaml: super::secrets::KeyArgs,
+    /// Decrypted eyaml values kept in memory (never on disk), at most
+    /// this many MiB; emptied when the keys are reloaded
+    #[arg(
+        long,
+        env = "HIERAD_EYAML_CACHE_MIB",
+        value_name = "MIB",
+        default_value_t = 16
+    )]
+    pub(crate) eyaml_cache_mib: u64,
 }
 
 /// A duration above zero: a zero timeout would refuse everything.
@@ -267,7 +278,14 @@ pub(crate) fn run(args: Args) -> anyhow::Result<ExitCode> {
         max_lag: args.max_lag,
         proxies: Proxies::new(args.proxy_protocol_from),
         allowed_hosts: crate::server::cross_site::AllowedHosts::new(args.allowed_hosts),
+        eyaml: args.eyaml.files(),
+        eyaml_cache_bytes: args.eyaml_cache_mib.saturating_mul(1024 * 1024),
     };
+    // Read and checked now: a wrong key file stops the start, named.
+    if let Some(files) = &settings.eyaml {
+        let keyring = crate::secrets::Keyring::load(files)?;
+        tracing::info!(decrypts = keyring.can_decrypt(), files = ?keyring.files(), "eyaml keys loaded");
+    }
     let store: Arc<dyn Store> = crate::store::open_writable(&settings.db).with_context(|| {
         format!(
             "cannot open the database {}",

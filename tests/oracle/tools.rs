@@ -11,6 +11,7 @@ const TOOLS: &[&str] = &[
     "hiera",
     "puppet",
     "openssl",
+    "eyaml",
     "keystone-manage",
     "keystone-wsgi-public",
 ];
@@ -35,7 +36,7 @@ fn missing(tools: &[&str]) -> Option<String> {
         format!(
             "the oracle suite (tests/oracle) compares hierad with the real tools and \
              cannot find {} on PATH. Install Ruby, Hiera 3, deep_merge, Puppet 7, \
-             openssl and Keystone with `bash .ci/run`, or run only the fast suite with \
+             openssl, hiera-eyaml and Keystone with `bash .ci/run`, or run only the fast suite with \
              `cargo test --lib --test it`.",
             absent.join(", ")
         )
