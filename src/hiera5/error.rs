@@ -1,0 +1,55 @@
+//! Why a Hiera 5 lookup failed, worded as Puppet 7 words it (the issue
+//! texts of puppet/pops/issues.rb and the messages of puppet/pops/lookup/).
+
+/// A failed Hiera 5 lookup. Puppet raises almost all of these as
+/// `Puppet::DataBinding::LookupError`, which `puppet lookup` answers with
+/// exit status 1 and no output; the text shows in explanations.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum Error {
+    /// A hiera.yaml that Puppet refuses (its wording, with the file).
+    #[error("{message} (file: {path})")]
+    Config { path: String, message: String },
+    /// A data file that does not parse: Puppet's "Unable to parse …".
+    #[error("{0}")]
+    Data(String),
+    /// An interpolation Puppet refuses (unknown method, misplaced alias,
+    /// method syntax in hiera.yaml).
+    #[error("{0}")]
+    Interpolation(String),
+    /// A key or interpolated key that does not split into segments.
+    #[error("Syntax error in {0}")]
+    KeySyntax(String),
+    /// A dotted key reaching into a value that has no keys.
+    #[error(
+        "Data Provider type mismatch: Got {class} when a hash-like object was expected to access value using '{segment}' from key '{key}'"
+    )]
+    NotDiggable {
+        class: String,
+        segment: String,
+        key: String,
+    },
+    /// A key looked up again while it is being looked up.
+    #[error("Recursive lookup detected in [{0}]")]
+    Recursive(String),
+    /// `lookup_options` itself, or a key below it, was asked for.
+    #[error("Lookup of key 'lookup_options' failed: the key is reserved")]
+    Reserved,
+    /// A `lookup_options` entry Puppet refuses, or a `merge` it does not know.
+    #[error("{0}")]
+    Options(String),
+    /// A merge of two values of types the strategy cannot merge.
+    #[error("{0}")]
+    Merge(String),
+    /// `convert_to` with a type hierad does not convert to (Puppet's type
+    /// system is not ported; the common scalar and Array types are).
+    #[error("The convert_to lookup_option for key '{key}' raised error: {message}")]
+    Convert { key: String, message: String },
+    /// Puppet's final answer for a key found nowhere.
+    #[error("Function lookup() did not find a value for the name '{0}'")]
+    NotFound(String),
+    /// The same, for several keys.
+    #[error("Function lookup() did not find a value for any of the names [{0}]")]
+    NoneFound(String),
+}
+
+pub type Result<T, E = Error> = std::result::Result<T, E>;
