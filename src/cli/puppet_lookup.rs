@@ -6,7 +6,7 @@ mod files;
 
 use crate::hiera::render::{json, ruby, yaml};
 use crate::hiera::{Hash, Value};
-use crate::hiera5::{Lookup, Scope, Strategy, Tree};
+use crate::hiera5::{Error, Lookup, Scope, Strategy, Tree};
 use std::io::Write;
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -42,7 +42,11 @@ pub(crate) struct Args {
     #[arg(long)]
     merge: Option<String>,
     /// With --merge deep: the prefix marking values to remove.
-    #[arg(long = "knock-out-prefix", value_name = "PREFIX")]
+    #[arg(
+        long = "knock-out-prefix",
+        value_name = "PREFIX",
+        allow_hyphen_values = true
+    )]
     knock_out_prefix: Option<String>,
     /// With --merge deep: sort merged arrays.
     #[arg(long)]
@@ -74,7 +78,8 @@ const RUN_HELP: &str = "Run 'puppet lookup --help' for more details";
 
 /// Runs `hierad puppet-lookup`: exit 0 with the value, 1 when no key is
 /// found or the lookup fails (silently, as `puppet lookup` does), 1 with
-/// `Error: Could not run: …` for bad flags or facts.
+/// `Error: Could not run: …` for bad flags or facts, 1 with `hierad: …`
+/// for what Puppet reads and hierad does not.
 ///
 /// # Errors
 /// Only failures to write the output.
@@ -93,22 +98,41 @@ pub(crate) fn run(args: Args) -> anyhow::Result<ExitCode> {
                 None => Ok(ExitCode::from(1)),
             }
         }
-        Err(message) => {
+        Err(Refused::Puppet(message)) => {
             writeln!(std::io::stderr().lock(), "Error: Could not run: {message}")?;
+            Ok(ExitCode::from(1))
+        }
+        Err(Refused::Hierad(message)) => {
+            writeln!(std::io::stderr().lock(), "hierad: {message}")?;
             Ok(ExitCode::from(1))
         }
     }
 }
 
-/// The text printed (`None`: nothing, exit 1) and the warnings, or the
-/// message of a refused command line.
-fn answer(args: &Args) -> Result<(Option<String>, Vec<String>), String> {
+/// Why nothing was looked up or printed.
+enum Refused {
+    /// Puppet refuses it too, with this message (exit 1).
+    Puppet(String),
+    /// Puppet would answer but hierad does not read this (exit 1, one
+    /// `hierad: …` line).
+    Hierad(String),
+}
+
+impl From<String> for Refused {
+    fn from(message: String) -> Refused {
+        Refused::Puppet(message)
+    }
+}
+
+/// The text printed (`None`: nothing, exit 1) and the warnings, or why
+/// nothing was looked up.
+fn answer(args: &Args) -> Result<(Option<String>, Vec<String>), Refused> {
     let deep_flags =
         args.sort_merged_arrays || args.merge_hash_arrays || args.knock_out_prefix.is_some();
     if deep_flags && args.merge.as_deref() != Some("deep") {
-        return Err(format!(
+        return Err(Refused::Puppet(format!(
             "The options --knock-out-prefix, --sort-merged-arrays, and --merge-hash-arrays are only available with '--merge deep'\n{RUN_HELP}"
-        ));
+        )));
     }
     let merge = match args.merge.as_deref() {
         None => None,
@@ -119,30 +143,35 @@ fn answer(args: &Args) -> Result<(Option<String>, Vec<String>), String> {
                 args.sort_merged_arrays,
                 args.merge_hash_arrays,
             )
-            .map_err(|e| e.to_string())?,
+            .map_err(|e| Refused::Puppet(e.to_string()))?,
         ),
         Some(_) => {
-            return Err(format!(
+            return Err(Refused::Puppet(format!(
                 "The --merge option only accepts 'first', 'hash', 'unique', or 'deep'\n{RUN_HELP}"
-            ));
+            )));
         }
     };
     if args.explain {
-        return Err(
-            "hierad puppet-lookup does not explain lookups yet; run it without --explain".into(),
-        );
+        return Err(Refused::Hierad(
+            "puppet-lookup does not explain lookups yet; run it without --explain".into(),
+        ));
     }
     if args.keys.is_empty() {
-        return Err("No keys were given to lookup.".into());
+        return Err(Refused::Puppet("No keys were given to lookup.".into()));
     }
     let format = args.render_as.as_deref().unwrap_or("yaml");
-    if !matches!(format, "s" | "json" | "yaml") {
-        return Err(match format {
-            "binary" | "msgpack" | "pson" => {
-                format!("hierad puppet-lookup renders as s, json or yaml, not {format}")
-            }
-            other => format!("Unknown rendering format '{other}'"),
-        });
+    match format {
+        "s" | "json" | "yaml" => {}
+        "binary" | "msgpack" | "pson" => {
+            return Err(Refused::Hierad(format!(
+                "puppet-lookup renders as s, json or yaml, not {format}"
+            )));
+        }
+        other => {
+            return Err(Refused::Puppet(format!(
+                "Unknown rendering format '{other}'"
+            )));
+        }
     }
     let facts = facts(args)?;
     let files = files::Disk;
@@ -154,12 +183,15 @@ fn answer(args: &Args) -> Result<(Option<String>, Vec<String>), String> {
     let found = match lookup.lookup(&args.keys, merge.as_ref()) {
         Ok(Some(v)) => Some(v),
         Ok(None) => args.default.clone().map(Value::String),
-        // Puppet answers a failed lookup as one that found nothing.
+        Err(e) if e.printed_by_puppet() => return Err(Refused::Puppet(e.to_string())),
+        Err(e @ Error::Unsupported(_)) => return Err(Refused::Hierad(e.to_string())),
+        // Puppet answers a failed lookup (a LookupError) as one that found
+        // nothing: exit 1, nothing printed.
         Err(_) => None,
     };
     let out = match found {
         None => None,
-        Some(v) => Some(render(&v, format)?),
+        Some(v) => Some(render(&v, format).map_err(Refused::Hierad)?),
     };
     Ok((out, lookup.warnings()))
 }

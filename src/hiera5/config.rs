@@ -100,8 +100,9 @@ impl Config {
             path: path.to_owned(),
             message,
         };
+        let unsupported = |message: String| Error::Unsupported(format!("{path}: {message}"));
         let Value::Hash(top) = loaded else {
-            return Err(fail(
+            return Err(unsupported(
                 "hierad reads only hiera.yaml version 5, and this file is no Hash".into(),
             ));
         };
@@ -112,10 +113,10 @@ impl Config {
         match get("version") {
             Some(Value::Int(5)) => {}
             Some(Value::String(s)) if s.trim() == "5" => {}
-            None => return Err(fail("hierad reads only hiera.yaml version 5 here, and this file has no version (version 3)".into())),
+            None => return Err(unsupported("hierad reads only hiera.yaml version 5 here, and this file has no version (version 3)".into())),
             Some(v) => {
                 let v = crate::hiera::render::ruby::to_s(v);
-                return Err(fail(format!("hierad reads only hiera.yaml version 5 here, not version {v}")));
+                return Err(unsupported(format!("hierad reads only hiera.yaml version 5 here, not version {v}")));
             }
         }
         for key in top.keys() {
@@ -136,7 +137,7 @@ impl Config {
             }
         }
         if get("default_hierarchy").is_some() {
-            return Err(fail(
+            return Err(unsupported(
                 "hierad does not read 'default_hierarchy' (a module's defaults) yet".into(),
             ));
         }
@@ -184,7 +185,10 @@ impl Config {
         };
         let mut entries: Vec<Entry> = Vec::new();
         for he in hierarchy {
-            let entry = entry(he, defaults, &datadir).map_err(fail)?;
+            let entry = entry(he, defaults, &datadir).map_err(|r| match r {
+                Refusal::Puppet(m) => fail(m),
+                Refusal::Hierad(m) => unsupported(m),
+            })?;
             if entries.iter().any(|e| e.name == entry.name) {
                 return Err(fail(format!(
                     "Hierarchy name '{}' defined more than once.",
@@ -200,9 +204,9 @@ impl Config {
     }
 }
 
-fn entry(he: &Value, defaults: &Hash, datadir: &str) -> Result<Entry, String> {
+fn entry(he: &Value, defaults: &Hash, datadir: &str) -> Result<Entry, Refusal> {
     let Value::Hash(he) = he else {
-        return Err("a hierarchy entry expects a Hash".into());
+        return Err(Refusal::Puppet("a hierarchy entry expects a Hash".into()));
     };
     let text = |k: &str| -> Result<Option<String>, String> {
         match he.get(&Value::str(k)) {
@@ -211,15 +215,15 @@ fn entry(he: &Value, defaults: &Hash, datadir: &str) -> Result<Entry, String> {
             Some(_) => Err(format!("hierarchy entry '{k}' expects a non-empty String")),
         }
     };
-    let name = text("name")?.ok_or("a hierarchy entry has no 'name'")?;
+    let name = text("name")?.ok_or_else(|| "a hierarchy entry has no 'name'".to_owned())?;
     if let Some(key) = he.keys().find(|k| {
         !k.as_str()
             .is_some_and(|k| ENTRY_KEYS.contains(&k) || k == "datadir")
     }) {
-        return Err(format!(
+        return Err(Refusal::Puppet(format!(
             "hierarchy entry '{name}' has an unrecognized key '{}'",
             crate::hiera::render::ruby::to_s(key)
-        ));
+        )));
     }
     let mut functions = FUNCTION_KEYS
         .iter()
@@ -227,10 +231,10 @@ fn entry(he: &Value, defaults: &Hash, datadir: &str) -> Result<Entry, String> {
         .filter(|k| he.contains_key(&Value::str(**k)));
     let (kind, function) = match (functions.next(), functions.next()) {
         (Some(_), Some(_)) => {
-            return Err(format!(
+            return Err(Refusal::Puppet(format!(
                 "Only one of {} can be defined in hierarchy '{name}'",
                 combine(&FUNCTION_KEYS)
-            ));
+            )));
         }
         (Some(kind), None) => (*kind, he.get(&Value::str(*kind)).cloned()),
         (None, _) => match FUNCTION_KEYS
@@ -239,10 +243,10 @@ fn entry(he: &Value, defaults: &Hash, datadir: &str) -> Result<Entry, String> {
         {
             Some(kind) => (*kind, defaults.get(&Value::str(*kind)).cloned()),
             None => {
-                return Err(format!(
+                return Err(Refusal::Puppet(format!(
                     "One of {} must be defined in hierarchy '{name}'",
                     combine(&FUNCTION_KEYS)
-                ));
+                )));
             }
         },
     };
@@ -255,9 +259,9 @@ fn entry(he: &Value, defaults: &Hash, datadir: &str) -> Result<Entry, String> {
         ("data_hash", "yaml_data") => DataFormat::Yaml,
         ("data_hash", "json_data") => DataFormat::Json,
         (kind, function) => {
-            return Err(format!(
+            return Err(Refusal::Hierad(format!(
                 "hierad reads only 'data_hash: yaml_data' and 'data_hash: json_data'; hierarchy '{name}' uses '{kind}: {function}'"
-            ));
+            )));
         }
     };
     if LOCATION_KEYS
@@ -266,10 +270,10 @@ fn entry(he: &Value, defaults: &Hash, datadir: &str) -> Result<Entry, String> {
         .count()
         > 1
     {
-        return Err(format!(
+        return Err(Refusal::Puppet(format!(
             "Only one of {} can be defined in hierarchy '{name}'",
             combine(&LOCATION_KEYS)
-        ));
+        )));
     }
     if let Some(Value::Hash(options)) = he.get(&Value::str("options")) {
         reserved_options(options, Some(&name))?;
@@ -319,6 +323,19 @@ fn entry(he: &Value, defaults: &Hash, datadir: &str) -> Result<Entry, String> {
         format,
         locations,
     })
+}
+
+/// Who refuses a hierarchy entry: Puppet (its words), or hierad, for
+/// what Puppet reads and hierad does not.
+enum Refusal {
+    Puppet(String),
+    Hierad(String),
+}
+
+impl From<String> for Refusal {
+    fn from(message: String) -> Refusal {
+        Refusal::Puppet(message)
+    }
 }
 
 /// `options` may not set `path` or `uri`, which Puppet passes itself.

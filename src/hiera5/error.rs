@@ -34,22 +34,34 @@ pub enum Error {
     /// `lookup_options` itself, or a key below it, was asked for.
     #[error("Lookup of key 'lookup_options' failed: the key is reserved")]
     Reserved,
-    /// A `lookup_options` entry Puppet refuses, or a `merge` it does not know.
+    /// A `lookup_options` value Puppet refuses.
     #[error("{0}")]
     Options(String),
+    /// A `merge` Puppet does not know (an `ArgumentError` in Puppet, which
+    /// `puppet lookup` prints, unlike its lookup errors).
+    #[error("{0}")]
+    Strategy(String),
+    /// What Puppet reads but hierad does not (yet): named, never guessed.
+    #[error("{0}")]
+    Unsupported(String),
     /// A merge of two values of types the strategy cannot merge.
     #[error("{0}")]
     Merge(String),
-    /// `convert_to` with a type hierad does not convert to (Puppet's type
-    /// system is not ported; the common scalar and Array types are).
-    #[error("The convert_to lookup_option for key '{key}' raised error: {message}")]
-    Convert { key: String, message: String },
     /// Puppet's final answer for a key found nowhere.
     #[error("Function lookup() did not find a value for the name '{0}'")]
     NotFound(String),
     /// The same, for several keys.
     #[error("Function lookup() did not find a value for any of the names [{0}]")]
     NoneFound(String),
+}
+
+impl Error {
+    /// Whether `puppet lookup` prints this error (`Error: Could not run:
+    /// …`) rather than exiting 1 silently as it does for a
+    /// `Puppet::DataBinding::LookupError`.
+    pub fn printed_by_puppet(&self) -> bool {
+        matches!(self, Error::Strategy(_))
+    }
 }
 
 pub type Result<T, E = Error> = std::result::Result<T, E>;

@@ -41,7 +41,7 @@ impl Strategy {
             Value::Hash(h) => match h.get(&Value::str("strategy")) {
                 Some(name) => (name, (h.len() > 1).then_some(h)),
                 None => {
-                    return Err(Error::Options(
+                    return Err(Error::Strategy(
                         "The hash given as 'merge' must contain the name of a strategy in string form for the key 'strategy'".into(),
                     ));
                 }
@@ -61,7 +61,7 @@ impl Strategy {
         };
         if let Some(extra) = options.and_then(|h| h.keys().find(|k| k.as_str() != Some("strategy")))
         {
-            return Err(Error::Options(format!(
+            return Err(Error::Strategy(format!(
                 "The merge options has wrong type, unrecognized key '{}'",
                 crate::hiera::render::ruby::to_s(extra)
             )));
@@ -193,7 +193,7 @@ fn deep(options: Option<&Hash>) -> Result<Strategy> {
             continue;
         };
         if !DEEP_OPTIONS.contains(&name) {
-            return Err(Error::Options(format!(
+            return Err(Error::Strategy(format!(
                 "The merge options has wrong type, unrecognized key '{name}'"
             )));
         }
@@ -207,7 +207,7 @@ fn deep(options: Option<&Hash>) -> Result<Strategy> {
 }
 
 fn unknown(name: &str) -> Error {
-    Error::Options(format!("Unknown merge strategy: '{name}'"))
+    Error::Strategy(format!("Unknown merge strategy: '{name}'"))
 }
 
 fn wrong_type(which: &str, expected: &str, got: &Value) -> Error {

@@ -96,9 +96,10 @@ pub(crate) fn convert(key: &str, convert_to: &Value, value: Value) -> Result<Val
         Value::Array(items) if !items.is_empty() => (&items[0], &items[1..]),
         other => (other, &[][..]),
     };
-    let refuse = |message: String| Error::Convert {
-        key: key.to_owned(),
-        message,
+    let refuse = |message: String| {
+        Error::Unsupported(format!(
+            "The convert_to lookup_option for key '{key}': {message}"
+        ))
     };
     let Some(ty) = ty.as_str() else {
         return Err(refuse(format!(

@@ -18,6 +18,7 @@ mod tools;
 
 mod differential;
 mod export_hiera;
+mod hiera5;
 mod json_ruby;
 mod keystone_real;
 mod merge_ruby;
