@@ -9,6 +9,7 @@
 #   bash bench/puppet-lookup.sh                    # needs puppet 7 and hyperfine
 #   BIN=target/debug/hierad bash bench/puppet-lookup.sh   # skip the release build
 #
+# Each case first checks that both print the same answer.
 # Environment: RUNS (hyperfine runs per command, 10), BIN.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -73,6 +74,12 @@ cases=(
 printf '%-14s %16s %16s %8s\n' lookup "hierad (ms)" "puppet (ms)" ratio
 for case in "${cases[@]}"; do
   name=${case%%:*}; args=${case#*:}
+  # The same answer first: a figure for a different answer means nothing.
+  # shellcheck disable=SC2086
+  if [ "$($BIN puppet-lookup $flags $args)" != "$(puppet lookup $flags $args)" ]; then
+    echo "$name: hierad puppet-lookup and puppet lookup answer differently" >&2
+    exit 1
+  fi
   hyperfine -N --warmup 2 --runs "${RUNS:-10}" --export-json "$work/$name.json" \
     "$BIN puppet-lookup $flags $args" \
     "puppet lookup $flags $args" >/dev/null

@@ -31,9 +31,6 @@ pub enum Error {
     /// A key looked up again while it is being looked up.
     #[error("Recursive lookup detected in [{0}]")]
     Recursive(String),
-    /// `lookup_options` itself, or a key below it, was asked for.
-    #[error("Lookup of key 'lookup_options' failed: the key is reserved")]
-    Reserved,
     /// A `lookup_options` value Puppet refuses.
     #[error("{0}")]
     Options(String),
@@ -47,12 +44,6 @@ pub enum Error {
     /// A merge of two values of types the strategy cannot merge.
     #[error("{0}")]
     Merge(String),
-    /// Puppet's final answer for a key found nowhere.
-    #[error("Function lookup() did not find a value for the name '{0}'")]
-    NotFound(String),
-    /// The same, for several keys.
-    #[error("Function lookup() did not find a value for any of the names [{0}]")]
-    NoneFound(String),
 }
 
 impl Error {

@@ -24,8 +24,6 @@ pub trait Files {
     fn read(&self, path: &str) -> Option<String>;
     /// Whether a file (not a directory) is at `path`.
     fn is_file(&self, path: &str) -> bool;
-    /// Whether a directory is at `path`.
-    fn is_dir(&self, path: &str) -> bool;
     /// The files (not directories) matching a Ruby `Dir.glob` pattern,
     /// sorted as Ruby sorts them.
     fn glob(&self, pattern: &str) -> Vec<String>;

@@ -18,15 +18,18 @@ impl Compiled {
     /// `compile_patterns`: keys starting with `^` are regular expressions.
     ///
     /// # Errors
-    /// A pattern that does not compile.
+    /// [`Error::Unsupported`] for a pattern the regex crate does not read.
     pub(crate) fn new(options: &Hash) -> Result<Compiled> {
         let mut compiled = Compiled::default();
         for (k, v) in options {
             match k.as_str() {
                 Some(pattern) if pattern.starts_with('^') => {
+                    // Ruby's regexps and the regex crate's differ at the
+                    // edges (look-around, backreferences): such a pattern
+                    // is refused by name rather than read otherwise.
                     let re = regex::Regex::new(pattern).map_err(|e| {
-                        Error::Options(format!(
-                            "lookup_options pattern {pattern:?} does not compile: {e}"
+                        Error::Unsupported(format!(
+                            "lookup_options pattern {pattern:?} is a regexp hierad cannot read: {e}"
                         ))
                     })?;
                     compiled.patterns.push((re, v.clone()));

@@ -11,10 +11,6 @@ impl Files for Texts {
     fn is_file(&self, path: &str) -> bool {
         self.0.contains_key(path)
     }
-    fn is_dir(&self, path: &str) -> bool {
-        let prefix = format!("{path}/");
-        self.0.keys().any(|k| k.starts_with(&prefix))
-    }
     fn glob(&self, pattern: &str) -> Vec<String> {
         let (dir, suffix) = pattern.split_once('*').unwrap();
         self.0
