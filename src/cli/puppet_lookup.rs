@@ -8,7 +8,7 @@ use crate::hiera::render::{json, ruby, yaml};
 use crate::hiera::{Hash, Value};
 use crate::hiera5::{Error, Lookup, Scope, Strategy, Tree};
 use std::io::Write;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 /// `puppet lookup`'s flags that concern data, spelled as Puppet spells them.
@@ -84,26 +84,27 @@ const RUN_HELP: &str = "Run 'puppet lookup --help' for more details";
 /// # Errors
 /// Only failures to write the output.
 pub(crate) fn run(args: Args) -> anyhow::Result<ExitCode> {
-    match answer(&args) {
-        Ok((out, warnings)) => {
-            let mut stderr = std::io::stderr().lock();
-            for w in &warnings {
-                writeln!(stderr, "Warning: {w}")?;
+    let mut warnings = Vec::new();
+    let answer = answer(&args, &mut warnings);
+    // Puppet logs its warnings as they happen, before any error.
+    let mut stderr = std::io::stderr().lock();
+    for w in &warnings {
+        writeln!(stderr, "Warning: {w}")?;
+    }
+    match answer {
+        Ok(out) => match out {
+            Some(text) => {
+                std::io::stdout().lock().write_all(text.as_bytes())?;
+                Ok(ExitCode::SUCCESS)
             }
-            match out {
-                Some(text) => {
-                    std::io::stdout().lock().write_all(text.as_bytes())?;
-                    Ok(ExitCode::SUCCESS)
-                }
-                None => Ok(ExitCode::from(1)),
-            }
-        }
+            None => Ok(ExitCode::from(1)),
+        },
         Err(Refused::Puppet(message)) => {
-            writeln!(std::io::stderr().lock(), "Error: Could not run: {message}")?;
+            writeln!(stderr, "Error: Could not run: {message}")?;
             Ok(ExitCode::from(1))
         }
         Err(Refused::Hierad(message)) => {
-            writeln!(std::io::stderr().lock(), "hierad: {message}")?;
+            writeln!(stderr, "hierad: {message}")?;
             Ok(ExitCode::from(1))
         }
     }
@@ -124,9 +125,9 @@ impl From<String> for Refused {
     }
 }
 
-/// The text printed (`None`: nothing, exit 1) and the warnings, or why
-/// nothing was looked up.
-fn answer(args: &Args) -> Result<(Option<String>, Vec<String>), Refused> {
+/// The text printed (`None`: nothing, exit 1), or why nothing was looked
+/// up; Puppet's warnings go to `warnings` either way.
+fn answer(args: &Args, warnings: &mut Vec<String>) -> Result<Option<String>, Refused> {
     let deep_flags =
         args.sort_merged_arrays || args.merge_hash_arrays || args.knock_out_prefix.is_some();
     if deep_flags && args.merge.as_deref() != Some("deep") {
@@ -174,13 +175,24 @@ fn answer(args: &Args) -> Result<(Option<String>, Vec<String>), Refused> {
         }
     }
     let facts = facts(args)?;
+    let tree = tree(args);
+    let env_dir = tree.environment_dir.clone().unwrap_or_default();
+    if !std::path::Path::new(&env_dir).is_dir() {
+        // Puppet dies of an uncaught EnvironmentNotFound here.
+        return Err(Refused::Hierad(format!(
+            "Could not find a directory environment named '{}' anywhere in the path: {}. Does the directory exist?",
+            args.environment,
+            Path::new(&env_dir)
+                .parent()
+                .map(|p| p.display().to_string())
+                .unwrap_or_default()
+        )));
+    }
     let files = files::Disk;
-    let lookup = Lookup::new(
-        tree(args),
-        &files,
-        Scope::for_node(facts, &args.environment),
-    );
-    let found = match lookup.lookup(&args.keys, merge.as_ref()) {
+    let lookup = Lookup::new(tree, &files, Scope::for_node(facts, &args.environment));
+    let result = lookup.lookup(&args.keys, merge.as_ref());
+    *warnings = lookup.warnings();
+    let found = match result {
         Ok(Some(v)) => Some(v),
         Ok(None) => args.default.clone().map(Value::String),
         Err(e) if e.printed_by_puppet() => return Err(Refused::Puppet(e.to_string())),
@@ -193,7 +205,7 @@ fn answer(args: &Args) -> Result<(Option<String>, Vec<String>), Refused> {
         None => None,
         Some(v) => Some(render(&v, format).map_err(Refused::Hierad)?),
     };
-    Ok((out, lookup.warnings()))
+    Ok(out)
 }
 
 fn tree(args: &Args) -> Tree {

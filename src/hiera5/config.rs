@@ -15,6 +15,16 @@ pub enum DataFormat {
     Json,
 }
 
+impl DataFormat {
+    /// The data function's name, as Puppet's messages give it.
+    pub(crate) fn function(self) -> &'static str {
+        match self {
+            DataFormat::Yaml => "yaml_data",
+            DataFormat::Json => "json_data",
+        }
+    }
+}
+
 /// Where a hierarchy entry's data is.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub(crate) enum Locations {

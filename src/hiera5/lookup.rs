@@ -204,6 +204,12 @@ impl<'f, F: Files> Lookup<'f, F> {
                             self.data(&loc.path, entries[i].format, layered.module.as_deref())?;
                         match data.get(&Value::str(key.root.as_str())) {
                             None => Ok(None),
+                            Some(v) if !is_rich_data(v) => Err(Error::Data(format!(
+                                "Value for key '{}', in hash returned from data_hash function '{}', when using location '{}', has wrong type, expects Puppet::LookupValue",
+                                key.root,
+                                entries[i].format.function(),
+                                loc.path
+                            ))),
                             Some(v) => self.interpolate(v.clone(), &self.scope, true).map(Some),
                         }
                     }
@@ -421,16 +427,29 @@ impl<'f, F: Files> Lookup<'f, F> {
                     .is_some_and(|k| k == LOOKUP_OPTIONS || k.starts_with(&prefix))
             });
             if hash.len() != before {
-                let function = match format {
-                    DataFormat::Yaml => "yaml_data",
-                    DataFormat::Json => "json_data",
-                };
                 self.warn(format!(
-                    "Module '{m}': Value returned from data_hash function '{function}', when using location '{path}', must use keys qualified with the name of the module"
+                    "Module '{m}': Value returned from data_hash function '{}', when using location '{path}', must use keys qualified with the name of the module",
+                    format.function()
                 ));
             }
         }
         Ok(Rc::new(hash))
+    }
+}
+
+/// Puppet's `RichData` (`validate_data_value`): no Symbols, and Hash keys
+/// that are Strings or numbers.
+fn is_rich_data(v: &Value) -> bool {
+    match v {
+        Value::Symbol(_) => false,
+        Value::Array(items) => items.iter().all(is_rich_data),
+        Value::Hash(h) => h.iter().all(|(k, v)| {
+            matches!(
+                k,
+                Value::String(_) | Value::Int(_) | Value::BigInt(_) | Value::Float(_)
+            ) && is_rich_data(v)
+        }),
+        _ => true,
     }
 }
 

@@ -91,6 +91,11 @@ fn what_hierad_does_not_do_yet_is_refused_by_name() {
     assert!(message.contains("--explain"), "{message}");
     let message = refused_in(dir.path(), &["--render-as", "msgpack", "key"]);
     assert!(message.contains("msgpack"), "{message}");
+    let message = refused_in(dir.path(), &["--environment", "nosuch", "key"]);
+    assert!(
+        message.contains("Could not find a directory environment named 'nosuch'"),
+        "{message}"
+    );
 }
 
 #[test]

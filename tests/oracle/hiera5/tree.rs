@@ -204,6 +204,46 @@ bad_merge: [x]
     ),
     ("envs/broken/data/bad.yaml", "key: [1\nother: 2\n"),
     ("envs/broken/data/common.yaml", "fine: value\n"),
+    // Odd data: an empty file and a list (warned about, read as {}), a
+    // Symbol (not Puppet data), a merge Hash with an option deep does not
+    // take, convert_to of several types, interpolated Hash keys.
+    (
+        "envs/odd/hiera.yaml",
+        "---\nversion: 5\ndefaults: {datadir: data, data_hash: yaml_data}\nhierarchy:\n  - {name: node, path: \"nodes/%{trusted.certname}.yaml\"}\n  - {name: empty, path: empty.yaml}\n  - {name: list, path: list.yaml}\n  - {name: common, path: common.yaml}\n",
+    ),
+    ("envs/odd/data/empty.yaml", ""),
+    ("envs/odd/data/list.yaml", "- a\n"),
+    (
+        "envs/odd/data/nodes/web1.example.com.yaml",
+        "uh: [2]\nhh: {b: 2}\nma: [{c: 3}]\n",
+    ),
+    (
+        "envs/odd/data/common.yaml",
+        r#"uh: {a: 1}
+hh: [1]
+sym: :a_symbol
+bogus: {a: 1}
+al_missing: "%{alias('nope')}"
+lk_hash: "x%{lookup('uh')}y"
+tr: "%{trusted}"
+keyi: {"%{trusted.certname}": "%{facts.os.family}"}
+ca: [1, 2]
+ci: 3
+cs: "true"
+ma: [{a: 1}, {b: 2}]
+lookup_options:
+  ca: {convert_to: [Array]}
+  ci: {convert_to: String}
+  cs: {convert_to: Boolean}
+  bogus: {merge: {strategy: deep, no_such_option: 1}}
+"#,
+    ),
+    // Two hierarchy entries of one name: Puppet refuses the environment.
+    (
+        "envs/twice/hiera.yaml",
+        "---\nversion: 5\ndefaults: {data_hash: yaml_data}\nhierarchy:\n  - {name: a, path: a.yaml}\n  - {name: a, path: b.yaml}\n",
+    ),
+    ("envs/twice/data/a.yaml", "k: v\n"),
     // An environment without hiera.yaml: only the global layer answers.
     ("envs/bare/manifests/site.pp", "\n"),
     // Facts: the four trusted ones together, as Puppet requires.
