@@ -14,6 +14,8 @@
 //! - [`store`]: persistence of the ConfigDB (SQLite); the only SQL.
 //! - [`tree`]: a Hiera data tree on disk, read as resources.
 //! - [`sample`]: the sample environment (data/) built into the binary.
+//! - [`hiera5`]: the pure Hiera 5 core as Puppet 7's `lookup` applies it
+//!   (`hierad puppet-lookup`).
 //! - [`datafiles`]: Hiera data files on disk, for `hierad lookup`.
 //! - [`lookup`]: the one lookup path over the ConfigDB snapshot.
 //! - [`cache`]: the server's caches (lookup answers, loaded configurations)
@@ -49,6 +51,7 @@ pub(crate) mod config_file;
 pub(crate) mod configdb;
 pub(crate) mod datafiles;
 pub mod hiera;
+pub mod hiera5;
 pub(crate) mod lookup;
 pub(crate) mod ops;
 pub(crate) mod sample;

@@ -14,6 +14,7 @@ pub(crate) mod import;
 pub(crate) mod logging;
 pub(crate) mod lookup;
 pub(crate) mod migrate;
+pub(crate) mod puppet_lookup;
 pub(crate) mod register;
 pub(crate) mod reload;
 pub(crate) mod schema;
@@ -40,6 +41,10 @@ pub(crate) enum Command {
     /// command, with the same arguments and output (plus `--explain`).
     #[command(disable_help_flag = true)]
     Lookup(lookup::Args),
+    /// Look keys up in a Puppet tree of Hiera 5 data (hiera.yaml version
+    /// 5 at the global, environment and module layers): a drop-in for the
+    /// data side of `puppet lookup`, with its flags and output.
+    PuppetLookup(puppet_lookup::Args),
     /// Read and write ConfigDB documents: get, set, override (the ConfigDB
     /// specification's `fuel config`), on a server (--server, HIERAD_SERVER)
     /// or a local database (--db)
@@ -86,6 +91,7 @@ pub(crate) enum Command {
 pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
     match cli.command {
         Command::Lookup(args) => lookup::run(args),
+        Command::PuppetLookup(args) => puppet_lookup::run(args),
         Command::Config(args) => config::run(args),
         Command::Import(args) => import::run(args),
         Command::Export(args) => export::run(args),

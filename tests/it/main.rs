@@ -47,6 +47,7 @@ mod pg_tls;
 mod plain_on_tls;
 mod pressure;
 mod proxy_protocol;
+mod puppet_lookup;
 mod read_only_db;
 mod recipes;
 mod remembered;

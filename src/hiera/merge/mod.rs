@@ -219,16 +219,32 @@ fn merge(
     spec: &MergeSpec,
     trace: Option<&mut String>,
 ) -> Result<Hash> {
-    let default_preserve = match spec.behavior {
-        Behavior::Native => {
-            for (k, v) in higher {
-                lower.insert(k, v);
-            }
-            return Ok(lower);
+    if spec.behavior == Behavior::Native {
+        for (k, v) in higher {
+            lower.insert(k, v);
         }
-        Behavior::Deep => true,
-        Behavior::Deeper => false,
-    };
+        return Ok(lower);
+    }
+    match deep_merge(Value::Hash(higher), Value::Hash(lower), spec, trace)? {
+        Value::Hash(h) => Ok(h),
+        // A Hash merged into a Hash stays a Hash.
+        other => unreachable!("deep_merge of two Hashes gave {other:?}"),
+    }
+}
+
+/// deep_merge's `deep_merge!(source, dest, options)` over any two values,
+/// as Puppet's deep merge strategy calls it (puppet/pops/merge_strategy.rb):
+/// `source` wins. A native `spec` merges as deeper does.
+///
+/// # Errors
+/// As [`merge_answer_traced`] for deep merges.
+pub(crate) fn deep_merge(
+    source: Value,
+    dest: Value,
+    spec: &MergeSpec,
+    trace: Option<&mut String>,
+) -> Result<Value> {
+    let default_preserve = spec.behavior == Behavior::Deep;
     if let Some(err) = &spec.options_error {
         return Err(err.clone());
     }
@@ -252,11 +268,7 @@ fn merge(
         overwrite,
         trace: if opts.merge_debug { trace } else { None },
     };
-    match merger.merge(Value::Hash(higher), Value::Hash(lower), Indent::TOP)? {
-        Value::Hash(h) => Ok(h),
-        // A Hash merged into a Hash stays a Hash.
-        other => unreachable!("deep_merge of two Hashes gave {other:?}"),
-    }
+    merger.merge(source, dest, Indent::TOP)
 }
 
 fn invalid_parameter(message: &str) -> HieraError {

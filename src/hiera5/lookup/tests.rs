@@ -1,0 +1,115 @@
+use super::*;
+use std::collections::BTreeMap;
+
+/// Files as a map of texts.
+struct Texts(BTreeMap<String, String>);
+
+impl Files for Texts {
+    fn read(&self, path: &str) -> Option<String> {
+        self.0.get(path).cloned()
+    }
+    fn is_file(&self, path: &str) -> bool {
+        self.0.contains_key(path)
+    }
+    fn glob(&self, pattern: &str) -> Vec<String> {
+        let (dir, suffix) = pattern.split_once('*').unwrap();
+        self.0
+            .keys()
+            .filter(|k| k.starts_with(dir) && k.ends_with(suffix))
+            .cloned()
+            .collect()
+    }
+}
+
+fn tree(files: &[(&str, &str)]) -> Texts {
+    Texts(
+        files
+            .iter()
+            .map(|(p, t)| ((*p).to_owned(), (*t).to_owned()))
+            .collect(),
+    )
+}
+
+const ENV_CONFIG: &str = "version: 5\ndefaults: {data_hash: yaml_data}\nhierarchy:\n- {name: node, path: 'nodes/%{trusted.certname}.yaml'}\n- {name: common, path: common.yaml}\n";
+
+fn lookup_in(files: &Texts, key: &str, merge: Option<&Strategy>) -> Result<Option<Value>> {
+    let mut facts = Hash::default();
+    facts.insert(Value::str("clientcert"), Value::str("web1"));
+    let lookup = Lookup::new(
+        Tree {
+            global_config: "/conf/hiera.yaml".into(),
+            environment_dir: Some("/env".into()),
+        },
+        files,
+        Scope::for_node(facts, "production"),
+    );
+    lookup.lookup(&[key.to_owned()], merge)
+}
+
+fn yaml(text: &str) -> Value {
+    crate::hiera::yaml::load(text).unwrap()
+}
+
+#[test]
+fn lookup_options_pick_the_merge_and_the_layers_merge() {
+    let files = tree(&[
+        ("/env/hiera.yaml", ENV_CONFIG),
+        ("/env/data/nodes/web1.yaml", "h: {a: 1}\nl: [x]\n"),
+        (
+            "/env/data/common.yaml",
+            "h: {b: 2}\nl: [y, x]\nlookup_options: {h: {merge: deep}}\n",
+        ),
+        ("/conf/data/common.yaml", "l: [z]\n"),
+    ]);
+    assert_eq!(
+        lookup_in(&files, "h", None).unwrap(),
+        Some(yaml("{b: 2, a: 1}"))
+    );
+    assert_eq!(lookup_in(&files, "l", None).unwrap(), Some(yaml("[z]")));
+    assert_eq!(
+        lookup_in(&files, "l", Some(&Strategy::Unique)).unwrap(),
+        Some(yaml("[z, x, y]"))
+    );
+    assert_eq!(lookup_in(&files, "h.a", None).unwrap(), Some(Value::Int(1)));
+    assert_eq!(lookup_in(&files, "lookup_options", None).unwrap(), None);
+}
+
+#[test]
+fn interpolation_reaches_scope_and_other_keys() {
+    let files = tree(&[
+        ("/env/hiera.yaml", ENV_CONFIG),
+        (
+            "/env/data/common.yaml",
+            "a: \"%{lookup('b')}-%{trusted.certname}-%{literal('%')}\"\nb: x\nc: \"%{alias('d')}\"\nd: [1]\ne: \"%{lookup('e')}\"\nf: \"%{bad('x')}\"\n",
+        ),
+    ]);
+    assert_eq!(
+        lookup_in(&files, "a", None).unwrap(),
+        Some(Value::str("x-web1-%"))
+    );
+    assert_eq!(lookup_in(&files, "c", None).unwrap(), Some(yaml("[1]")));
+    assert!(matches!(
+        lookup_in(&files, "e", None),
+        Err(Error::Recursive(_))
+    ));
+    let err = lookup_in(&files, "f", None).unwrap_err();
+    assert_eq!(err.to_string(), "Unknown interpolation method 'bad'");
+}
+
+#[test]
+fn a_broken_module_file_fails_only_that_modules_keys() {
+    let files = tree(&[
+        ("/env/hiera.yaml", ENV_CONFIG),
+        ("/env/data/common.yaml", "a: 1\n"),
+        (
+            "/env/modules/m/hiera.yaml",
+            "version: 5\nhierarchy:\n- {name: c, path: common.yaml, data_hash: yaml_data}\n",
+        ),
+        ("/env/modules/m/data/common.yaml", "m::x: [1\n"),
+    ]);
+    assert_eq!(lookup_in(&files, "a", None).unwrap(), Some(Value::Int(1)));
+    assert!(matches!(
+        lookup_in(&files, "m::x", None),
+        Err(Error::Data(_))
+    ));
+}

@@ -1,0 +1,318 @@
+//! `hierad puppet-lookup` against the real `puppet lookup` (Puppet 7)
+//! over the same Hiera 5 tree, facts and flags: exit status, stdout and
+//! stderr byte for byte. The expected answers come from Puppet at test
+//! time, every Puppet run forked from one Ruby process that loaded Puppet
+//! once (tests/support/puppet_oracle.rb).
+
+mod tree;
+
+use crate::binary;
+use base64::Engine as _;
+use base64::engine::general_purpose::STANDARD as B64;
+use serde_json::{Value as Json, json};
+use std::io::Write as _;
+use std::path::Path;
+use std::process::Stdio;
+
+/// Flags (after the common ones) and keys: one `puppet lookup` each.
+const CASES: &[&str] = &[
+    // Plain values through the hierarchy, in each format.
+    "greeting",
+    "--render-as s greeting",
+    "--render-as json greeting",
+    "os_only",
+    "role_only",
+    "int",
+    "--render-as json int",
+    "--render-as s float",
+    "float",
+    "big",
+    "--render-as json big",
+    "yes_string",
+    "--render-as s bool",
+    "nil_value",
+    "--render-as s nil_value",
+    "--render-as json nil_value",
+    "empty_string",
+    "multiline",
+    "colon",
+    "nested",
+    "--render-as s nested",
+    "--render-as json nested",
+    "json_value",
+    "extra_value",
+    // Missing keys, several keys, defaults.
+    "no_such_key",
+    "no_such_key greeting int",
+    "--default fallback no_such_key",
+    "--default fallback greeting",
+    "--render-as json --default 5 no_such_key",
+    "lookup_options",
+    "lookup_options.hash_deep",
+    // Dotted and quoted keys.
+    "nested.map.inner",
+    "nested.list.1",
+    "nested.list.5",
+    "nested.list.x",
+    "greeting.x",
+    "'\"dotted.key\"'",
+    "'quoted.\"a.b\".c'",
+    "a..b",
+    // lookup_options: names, Hashes, patterns, convert_to.
+    "hash_deep",
+    "list",
+    "layered",
+    "layered_hash",
+    "ko",
+    "ko_list",
+    "sorted",
+    "strategy_only",
+    "re_one",
+    "re_two",
+    "conv_array",
+    "conv_int",
+    "conv_hash_array",
+    "bad_merge",
+    // --merge overrides lookup_options.
+    "--merge first hash_deep",
+    "--merge unique list",
+    "--merge hash hash_deep",
+    "--merge deep hash_deep",
+    "--merge deep --knock-out-prefix -- ko_list",
+    "--merge deep --sort-merged-arrays sorted",
+    "--merge deep --merge-hash-arrays hash_arrays",
+    "--merge unique greeting",
+    "--merge hash list",
+    "--merge bogus greeting",
+    "--sort-merged-arrays greeting",
+    // Interpolation.
+    "interp_scope",
+    "interp_scope_fn",
+    "interp_quoted",
+    "interp_lookup",
+    "interp_lookup_dotted",
+    "interp_lookup_missing",
+    "interp_alias",
+    "interp_alias_list",
+    "interp_literal",
+    "interp_empty",
+    "interp_undefined",
+    "interp_hash_in_string",
+    "interp_in_hash",
+    "interp_in_array",
+    "interp_bad_method",
+    "interp_alias_partial",
+    "interp_loop",
+    "interp_loop_a",
+    "interp_syntax",
+    // glob, globs, mapped_paths.
+    "svc_value",
+    "svc_list",
+    "glob_value",
+    "glob_list",
+    "many_list",
+    // The three layers.
+    "global_only",
+    "mymod::only",
+    "mymod::layered",
+    "mymod::merged",
+    "mymod::interp",
+    "unqualified",
+    "broken::key",
+    "--environment broken fine",
+    "--environment bare global_only",
+    "--environment bare greeting",
+    // Another node, facts as YAML.
+    "--facts facts.yaml greeting",
+    "--facts facts.yaml mymod::merged",
+    "--facts facts.yaml svc_list",
+    // Odd data.
+    "--environment odd --merge unique uh",
+    "--environment odd --merge hash hh",
+    "--environment odd sym",
+    "--environment odd bogus",
+    "--environment odd al_missing",
+    "--environment odd lk_hash",
+    "--environment odd tr",
+    "--environment odd keyi",
+    "--environment odd ca",
+    "--environment odd ci",
+    "--environment odd cs",
+    "--environment odd --merge deep --merge-hash-arrays ma",
+    "--environment twice k",
+    // Command lines Puppet refuses.
+    "--render-as xml greeting",
+    "",
+];
+
+/// The flags every run gets: a private confdir (whose hiera.yaml is the
+/// global layer), the tree's environments, the node and its facts.
+fn common(root: &Path, run: usize) -> Vec<String> {
+    let d = |sub: &str| {
+        root.join(format!("run-{run}"))
+            .join(sub)
+            .to_string_lossy()
+            .into_owned()
+    };
+    let mut args: Vec<String> = vec!["lookup".into()];
+    for (flag, value) in [
+        (
+            "--confdir",
+            root.join("conf").to_string_lossy().into_owned(),
+        ),
+        ("--vardir", d("var")),
+        ("--codedir", d("code")),
+        ("--rundir", d("run")),
+        ("--logdir", d("log")),
+        (
+            "--environmentpath",
+            root.join("envs").to_string_lossy().into_owned(),
+        ),
+        ("--color", "false".into()),
+        ("--node", "web1.example.com".into()),
+    ] {
+        args.extend([flag.to_owned(), value]);
+    }
+    args
+}
+
+fn words(case: &str) -> Vec<String> {
+    crate::shell::shell_split(case).expect("case splits")
+}
+
+/// The full argument list of a case; `--facts facts.json` unless the case
+/// gives its own, `--environment production` likewise.
+fn job(root: &Path, run: usize, case: &str) -> Vec<String> {
+    let mut args = common(root, run);
+    let mine = words(case);
+    if !mine.iter().any(|w| w == "--facts") {
+        args.extend(["--facts".into(), "facts.json".into()]);
+    }
+    if !mine.iter().any(|w| w == "--environment") {
+        args.extend(["--environment".into(), "production".into()]);
+    }
+    args.extend(mine);
+    args
+}
+
+#[derive(Debug, PartialEq)]
+struct Outcome {
+    status: i32,
+    stdout: String,
+    stderr: String,
+}
+
+/// Every job through one Ruby process that loaded Puppet once.
+fn puppet(root: &Path, jobs: &[Vec<String>]) -> Vec<Outcome> {
+    let input: Vec<Json> = jobs
+        .iter()
+        .map(|args| json!({"args": args, "dir": root}))
+        .collect();
+    let mut child = crate::tools::command("ruby")
+        .arg(Path::new(binary::ROOT).join("tests/support/puppet_oracle.rb"))
+        .env("LC_ALL", "C.UTF-8")
+        .env("PUPPET_ORACLE_JOBS", "2")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::inherit())
+        .spawn()
+        .expect("start ruby");
+    let bytes = serde_json::to_vec(&input).unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    let writer = std::thread::spawn(move || stdin.write_all(&bytes));
+    let out = child.wait_with_output().expect("ruby output");
+    writer.join().unwrap().expect("write ruby input");
+    assert!(
+        out.status.success(),
+        "puppet_oracle.rb failed: {}",
+        out.status
+    );
+    let results: Json = serde_json::from_slice(&out.stdout).expect("puppet_oracle.rb JSON");
+    let text =
+        |r: &Json, k: &str| String::from_utf8(B64.decode(r[k].as_str().unwrap()).unwrap()).unwrap();
+    results
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| Outcome {
+            status: r["status"].as_i64().unwrap() as i32,
+            stdout: text(r, "stdout"),
+            stderr: text(r, "stderr"),
+        })
+        .collect()
+}
+
+fn hierad(root: &Path, args: &[String]) -> Outcome {
+    let mut all = vec!["puppet-lookup".to_owned()];
+    all.extend(args[1..].iter().cloned());
+    let refs: Vec<&str> = all.iter().map(String::as_str).collect();
+    let mut command = binary::command(&refs);
+    command.current_dir(root);
+    let out = binary::output(command, None);
+    Outcome {
+        status: out.status.code().unwrap_or(-1),
+        stdout: String::from_utf8(out.stdout).unwrap(),
+        stderr: String::from_utf8(out.stderr).unwrap(),
+    }
+}
+
+#[test]
+fn puppet_lookup_answers_as_puppet_lookup_does() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    tree::write(root);
+    let jobs: Vec<Vec<String>> = CASES
+        .iter()
+        .enumerate()
+        .map(|(i, c)| job(root, i, c))
+        .collect();
+    let expected = puppet(root, &jobs);
+    assert_eq!(expected.len(), CASES.len(), "one Puppet answer per case");
+
+    // The fork-per-run shortcut gives what the `puppet` command gives.
+    let direct = crate::tools::command("puppet")
+        .args(job(root, CASES.len(), CASES[0]))
+        .current_dir(root)
+        .output()
+        .expect("run puppet");
+    assert_eq!(
+        (
+            direct.status.code(),
+            String::from_utf8_lossy(&direct.stdout).into_owned()
+        ),
+        (Some(expected[0].status), expected[0].stdout.clone()),
+        "puppet directly and through puppet_oracle.rb"
+    );
+
+    // Guards against passing vacuously: Puppet answered, found values,
+    // refused some, and its answers differ from case to case.
+    let found = expected
+        .iter()
+        .filter(|o| o.status == 0 && !o.stdout.is_empty())
+        .count();
+    let failed = expected.iter().filter(|o| o.status == 1).count();
+    let distinct: std::collections::HashSet<&str> =
+        expected.iter().map(|o| o.stdout.as_str()).collect();
+    assert!(
+        found >= CASES.len() / 2 && failed >= 10 && distinct.len() >= CASES.len() / 2,
+        "Puppet found {found}, failed {failed}, {} distinct answers",
+        distinct.len()
+    );
+
+    let mut problems = Vec::new();
+    for ((case, args), want) in CASES.iter().zip(&jobs).zip(&expected) {
+        let got = hierad(root, args);
+        if got != *want {
+            problems.push(format!(
+                "puppet-lookup {case}\n  puppet: {want:?}\n  hierad: {got:?}"
+            ));
+        }
+    }
+    assert!(
+        problems.is_empty(),
+        "{} of {} cases differ:\n{}",
+        problems.len(),
+        CASES.len(),
+        problems.join("\n")
+    );
+}
