@@ -213,6 +213,11 @@ pub(crate) struct ImportBatch {
     /// this component (which the environment must use), in the same
     /// transaction; `None` makes them an error.
     pub(crate) define_missing_in: Option<ComponentRef>,
+    /// Each level value of the batch's paths is first added to its
+    /// level's register (created if missing), in the same transaction;
+    /// without it a value a register does not list is refused, as for
+    /// every document write.
+    pub(crate) register: bool,
 }
 
 /// What an import did.
@@ -403,6 +408,9 @@ pub(crate) trait Store: Send + Sync {
 
     /// Writes one document as `write` says (see the methods below for
     /// each write's errors), recording `ctx.author` with the new version.
+    /// Its level path is checked against the registers inside the write's
+    /// transaction (as [`Store::check_registered`]), so a register change
+    /// cannot slip in between the check and the write.
     /// With `ctx.expected`, first checks inside the write's transaction
     /// that the document's latest version is that number (0: never
     /// written; a deletion marker counts): Stale otherwise, and nothing is
@@ -504,8 +512,9 @@ pub(crate) trait Store: Send + Sync {
 
     /// Whether the register of `level` in `env` lists `value`; `None` if
     /// there is no such register (or no such environment or level: the
-    /// caller checks those). Asked for every document write at a level
-    /// path (reads check the snapshot's copy of the registers).
+    /// caller checks those). What a read through `ops::Local` checks
+    /// (the server's reads check the snapshot's copy of the registers;
+    /// writes check inside their own transaction).
     fn in_register(&self, env: i64, level: &str, value: &str) -> Result<Option<bool>>;
 
     /// The live environments whose register of `level` lists `value`.
