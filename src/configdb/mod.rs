@@ -16,9 +16,10 @@ pub(crate) mod registers;
 pub(crate) mod retention;
 pub(crate) mod schema;
 pub(crate) mod snapshot;
+pub(crate) mod tags;
 
 pub(crate) use error::{
-    ConfigError, Conflict, ErrorKind, Invalid, NotFound, OverQuota, Stale, Truncated,
+    ConfigError, Conflict, ErrorKind, Gone, Invalid, NotFound, OverQuota, Stale, Truncated,
 };
 pub(crate) use keypath::KeyPath;
 pub(crate) use level::{LevelPath, LevelPathError, LevelValue};
@@ -30,3 +31,4 @@ pub(crate) use model::{
 pub(crate) use registers::RegisterRow;
 pub(crate) use retention::Retention;
 pub(crate) use snapshot::{Encoded, PathReader, Snapshot, StoredDoc};
+pub(crate) use tags::Tag;

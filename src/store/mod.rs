@@ -49,7 +49,8 @@ pub(crate) use switch::SwitchedStore;
 
 use crate::configdb::{
     Component, ComponentRef, ConfigError, Conflict, DocAddress, DocKind, Environment, Invalid,
-    LevelPath, NewComponent, NewEnvironment, NotFound, OverQuota, Retention, SnapshotData, Version,
+    LevelPath, NewComponent, NewEnvironment, NotFound, OverQuota, Retention, SnapshotData, Tag,
+    Version,
 };
 use crate::hiera::Hash;
 
@@ -72,6 +73,9 @@ pub(crate) enum StoreError {
     /// behind hierad's back.
     #[error("stored {what} is corrupt: {reason}")]
     Corrupt { what: String, reason: String },
+    /// A read at a generation retention pruned (410 Gone material).
+    #[error(transparent)]
+    Gone(#[from] crate::configdb::Gone),
     /// The database was written by a newer hierad.
     #[error(
         "the database's schema version is {found}, newer than this hierad knows ({known}); run a newer hierad"
@@ -482,6 +486,85 @@ pub(crate) trait Store: Send + Sync {
     /// one consistent transaction: components, environments, and the latest
     /// live version of every document.
     fn load_all(&self) -> Result<SnapshotData>;
+
+    // Reads at an exact generation (`shared/at.rs`): each version records
+    // the generation that wrote it; documents read as they were when
+    // generation N committed (components, environments, levels and
+    // registers as they are now).
+
+    /// What [`Store::load_all`] read when generation `generation` had just
+    /// committed, in one consistent transaction; with `env`, only that
+    /// environment's documents. Invalid
+    /// ([`Invalid::GenerationAhead`]): a generation not written yet.
+    /// [`StoreError::Gone`]: one before [`Store::oldest_readable`].
+    #[cfg_attr(
+        not(test),
+        expect(
+            dead_code,
+            reason = "no route reads at a generation or names a tag yet"
+        )
+    )]
+    fn load_at(&self, generation: u64, env: Option<i64>) -> Result<SnapshotData>;
+
+    /// The oldest generation [`Store::load_at`] can read (of `env`'s
+    /// documents, or of all): versions before it were pruned by
+    /// retention or written before generations were recorded.
+    #[cfg_attr(
+        not(test),
+        expect(
+            dead_code,
+            reason = "no route reads at a generation or names a tag yet"
+        )
+    )]
+    fn oldest_readable(&self, env: Option<i64>) -> Result<u64>;
+
+    // Tags (`shared/tags.rs`): named generations; retention keeps every
+    // version a read at a tag's generation needs. Making or deleting a
+    // tag changes no data and takes no generation.
+
+    /// Creates tag `name` at `generation` (`None`: the newest), made by
+    /// `author`. Invalid: a bad name ([`crate::configdb::tags`]), a
+    /// generation not written yet. Gone: one no longer readable.
+    /// Conflict: the name is taken.
+    #[cfg_attr(
+        not(test),
+        expect(
+            dead_code,
+            reason = "no route reads at a generation or names a tag yet"
+        )
+    )]
+    fn create_tag(&self, name: &str, generation: Option<u64>, author: Option<&str>) -> Result<Tag>;
+
+    /// The tag `name`. NotFound: there is none.
+    #[cfg_attr(
+        not(test),
+        expect(
+            dead_code,
+            reason = "no route reads at a generation or names a tag yet"
+        )
+    )]
+    fn tag(&self, name: &str) -> Result<Tag>;
+
+    /// Every tag, oldest generation first.
+    #[cfg_attr(
+        not(test),
+        expect(
+            dead_code,
+            reason = "no route reads at a generation or names a tag yet"
+        )
+    )]
+    fn tags(&self) -> Result<Vec<Tag>>;
+
+    /// Deletes tag `name`; returns it. What it pinned may be pruned by
+    /// the next retention run. NotFound: there is none.
+    #[cfg_attr(
+        not(test),
+        expect(
+            dead_code,
+            reason = "no route reads at a generation or names a tag yet"
+        )
+    )]
+    fn delete_tag(&self, name: &str) -> Result<Tag>;
 
     // Registers: an environment may list the values a level
     // takes (its nodes); documents at other values of that level are then

@@ -122,9 +122,9 @@ pub(super) fn append(
     author: Option<&str>,
     quotas: Quotas,
 ) -> Result<Version> {
-    log.document(at);
     let (level, value) = slot_of(&at.path);
     let number = latest.as_ref().map_or(0, |(v, _)| v.number) + 1;
+    log.document(at, number);
     let text = content.unwrap_or("");
     let live = |v: &Version| if v.deleted { 0 } else { v.size as u64 };
     let old_size = latest.as_ref().map_or(0, |(v, _)| live(v));

@@ -2,12 +2,14 @@
 //! engine ([`super::SqliteStore`], [`super::PgStore`]) runs this code in its
 //! own transactions, so the two cannot drift apart.
 
+pub(super) mod at;
 mod documents;
 mod dump;
 mod load;
 pub(super) mod registers;
 mod retention;
 mod store_impl;
+mod tags;
 
 pub(super) use load::load_all;
 

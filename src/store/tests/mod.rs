@@ -20,6 +20,7 @@ mod authors;
 mod changes;
 mod documents;
 mod dump;
+mod generations;
 mod history;
 mod postgres;
 mod quotas;
