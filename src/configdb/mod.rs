@@ -6,6 +6,7 @@
 //! Persistence lives in [`crate::store`]; this module only says what is
 //! valid and what a set of documents means.
 
+pub(crate) mod diff;
 pub(crate) mod error;
 pub(crate) mod fold;
 pub(crate) mod keypath;
