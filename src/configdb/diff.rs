@@ -60,6 +60,17 @@ pub(crate) fn key_diff(a: &Value, b: &Value) -> KeyDiff {
     out
 }
 
+/// [`key_diff`] of two Hashes (two documents), without copying them.
+pub(crate) fn hash_diff(a: &Hash, b: &Hash) -> KeyDiff {
+    let mut out = KeyDiff::default();
+    if string_keys(a) && string_keys(b) {
+        walk_hashes(a, b, &mut Vec::new(), &mut out);
+    } else if a != b {
+        out.changed.push(String::new());
+    }
+    out
+}
+
 fn walk_keys(a: &Value, b: &Value, path: &mut Vec<String>, out: &mut KeyDiff) {
     if a == b {
         return;

@@ -9,6 +9,7 @@
 pub(crate) mod diff;
 pub(crate) mod error;
 pub(crate) mod fold;
+pub(crate) mod impact;
 pub(crate) mod keypath;
 pub(crate) mod level;
 pub(crate) mod memo;
