@@ -15,6 +15,7 @@
 
 use super::diff::hash_diff;
 use super::keypath::{KeyPath, get};
+use super::snapshot::compare::SlotsChanged;
 use super::{ConfigError, DocKind, LevelPath, LevelValue, Snapshot, StoredDoc, Version};
 use crate::hiera::{Hash, Value};
 use std::collections::BTreeSet;
@@ -74,12 +75,22 @@ pub(crate) fn nodes_changed(
     nodes: &[LevelPath],
     compare: &Compare,
 ) -> Vec<NodeChange> {
-    let resources = resources(before, after, env, compare);
+    // Only the nodes a changed slot reaches are folded and compared.
+    let resources: Vec<(String, SlotsChanged)> = resources(before, after, env, compare)
+        .into_iter()
+        .map(|r| {
+            let changed = before.slots_changed(after, env, &r);
+            (r, changed)
+        })
+        .collect();
     nodes
         .iter()
         .filter_map(|node| {
             let mut changes = Vec::new();
-            for resource in &resources {
+            for (resource, slots) in &resources {
+                if !slots.reaches(node.pairs()) {
+                    continue;
+                }
                 let old = before.effective(env, node, resource);
                 let new = after.effective(env, node, resource);
                 if let (Some(a), Some(b)) = (&old, &new) {
@@ -211,5 +222,7 @@ pub(crate) fn dry_run(
     Ok(nodes_changed(snapshot, &after, env, nodes, compare))
 }
 
+#[cfg(test)]
+mod bench;
 #[cfg(test)]
 mod tests;

@@ -785,5 +785,6 @@ impl Snapshot {
     }
 }
 
+pub(crate) mod compare;
 #[cfg(test)]
 mod tests;
