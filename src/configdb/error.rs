@@ -149,6 +149,13 @@ pub(crate) enum NotFound {
     Register { env: i64, level: String },
     #[error("tag \"{0}\" does not exist")]
     Tag(String),
+    /// A node no level register of the environment lists (scopes are
+    /// kept for registered nodes only).
+    #[error("node \"{node}\" is not registered in environment {env}: no level register lists it")]
+    Node { env: i64, node: String },
+    /// A registered node with no stored scope (never written, or deleted).
+    #[error("node \"{node}\" of environment {env} has no stored scope")]
+    Scope { env: i64, node: String },
 }
 
 impl NotFound {
@@ -305,6 +312,9 @@ pub(crate) enum Invalid {
     /// A resource definition's content that cannot be used.
     #[error("the content of resource definition \"{resource}\" is refused: {reason}")]
     BadContent { resource: String, reason: String },
+    /// A node scope that is not a JSON object.
+    #[error("a node scope must be a JSON object of facts and scope variables, not {0}")]
+    ScopeNotAnObject(&'static str),
     /// A read or a tag at a generation not written yet.
     #[error("generation {asked} is not written yet: the newest is {newest}")]
     GenerationAhead { asked: u64, newest: u64 },

@@ -14,3 +14,14 @@ CREATE TABLE tags (
     created_at BIGINT NOT NULL,
     author     TEXT
 );
+-- Node scopes (see the SQLite file).
+CREATE TABLE node_scopes (
+    environment_id BIGINT NOT NULL REFERENCES environments (id) ON DELETE CASCADE,
+    node           TEXT COLLATE "C" NOT NULL,
+    version        BIGINT NOT NULL CHECK (version >= 1),
+    created_at     BIGINT NOT NULL,
+    author         TEXT,
+    deleted        BIGINT NOT NULL CHECK (deleted IN (0, 1)),
+    content        TEXT NOT NULL,
+    PRIMARY KEY (environment_id, node, version)
+);

@@ -17,3 +17,16 @@ CREATE TABLE tags (
     created_at INTEGER NOT NULL,
     author     TEXT
 ) WITHOUT ROWID;
+-- Node scopes (store/shared/scopes.rs): the facts and scope variables
+-- (a JSON object) of a registered node, versioned like documents; a
+-- deletion marker has content ''.
+CREATE TABLE node_scopes (
+    environment_id INTEGER NOT NULL REFERENCES environments (id) ON DELETE CASCADE,
+    node           TEXT NOT NULL,
+    version        INTEGER NOT NULL CHECK (version >= 1),
+    created_at     INTEGER NOT NULL,
+    author         TEXT,
+    deleted        INTEGER NOT NULL CHECK (deleted IN (0, 1)),
+    content        TEXT NOT NULL,
+    PRIMARY KEY (environment_id, node, version)
+) WITHOUT ROWID;

@@ -256,11 +256,12 @@ fn is_empty(tx: &dyn Sql) -> Result<bool> {
     .flag(0)
 }
 
-/// Removes every component, environment and document, and the tags
-/// (they named generations of the history replaced).
+/// Removes every component, environment and document, node scopes, and
+/// the tags (they named generations of the history replaced).
 fn erase(tx: &dyn Sql) -> Result<()> {
     for table in [
         "tags",
+        "node_scopes",
         "heads",
         "documents",
         "register_values",

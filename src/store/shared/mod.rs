@@ -8,10 +8,12 @@ mod dump;
 mod load;
 pub(super) mod registers;
 mod retention;
+pub(crate) mod scopes;
 mod store_impl;
 mod tags;
 
 pub(super) use load::load_all;
+pub(crate) use scopes::Scope;
 
 use super::sql::{Sql, params};
 use super::{Result, content::decode_content};

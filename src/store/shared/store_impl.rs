@@ -427,6 +427,28 @@ impl<E: Engine> Store for E {
         self.write(|tx, _| super::tags::delete(tx, name))
     }
 
+    fn put_scope(
+        &self,
+        env: i64,
+        node: &str,
+        scope: &super::Scope,
+        author: Option<&str>,
+    ) -> Result<Version> {
+        self.write(|tx, _| super::scopes::put(tx, (env, node), scope, author))
+    }
+
+    fn scope(&self, env: i64, node: &str, version: Option<u64>) -> Result<(Version, super::Scope)> {
+        self.read(|tx| super::scopes::get(tx, (env, node), version))
+    }
+
+    fn scope_history(&self, env: i64, node: &str) -> Result<Vec<Version>> {
+        self.read(|tx| super::scopes::history(tx, (env, node)))
+    }
+
+    fn delete_scope(&self, env: i64, node: &str, author: Option<&str>) -> Result<Version> {
+        self.write(|tx, _| super::scopes::delete(tx, (env, node), author))
+    }
+
     fn generation(&self) -> Result<u64> {
         self.read(|tx| changes::generation(tx))
     }

@@ -27,6 +27,7 @@ mod quotas;
 mod registers;
 mod scale;
 mod schema7;
+mod scopes;
 mod sqlite;
 mod structure;
 mod upgrade;
