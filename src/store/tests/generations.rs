@@ -247,3 +247,49 @@ both![
     a_tag_keeps_its_generation_readable_through_pruning,
     tags_are_made_listed_and_deleted_with_clear_errors,
 ];
+
+/// A measurement (`--ignored`): a read at an old generation, whose
+/// versions are packed deltas, against a read of the newest, on SQLite in
+/// the same run.
+///
+/// cargo test --lib store::tests::generations::old_generation_read -- --ignored --nocapture
+#[test]
+#[ignore = "a measurement: prints figures"]
+fn old_generation_read_against_the_newest() {
+    let s = SqliteStore::open_in_memory().unwrap();
+    seed(&s);
+    let nodes = 300;
+    let doc = |n: usize, round: i64| {
+        let mut h = super::history::big_doc(8, n % 7, round);
+        h.insert(Value::from("node"), Value::from(n as i64));
+        h
+    };
+    for n in 0..nodes {
+        s.put(
+            &at(1, &format!("nodes=n{n}"), "astute", DocKind::Values),
+            &doc(n, 0),
+        )
+        .unwrap();
+    }
+    let old = s.generation().unwrap();
+    for round in 1..=3 {
+        for n in 0..nodes {
+            let a = at(1, &format!("nodes=n{n}"), "astute", DocKind::Values);
+            s.put(&a, &doc(n, round)).unwrap();
+        }
+    }
+    let time = |f: &dyn Fn() -> SnapshotData| {
+        let start = std::time::Instant::now();
+        let data = f();
+        (start.elapsed().as_secs_f64(), data.documents.len())
+    };
+    let (newest, n1) = time(&|| s.load_all().unwrap());
+    let (at_old, n2) = time(&|| s.load_at(old, None).unwrap());
+    assert_eq!((n1, n2), (nodes, nodes));
+    println!("{nodes} documents of ~8 KiB, 3 newer versions each (packed):");
+    println!("  load_all (newest)      {newest:>8.4} s");
+    println!(
+        "  load_at (old)          {at_old:>8.4} s  {:>5.2}x",
+        at_old / newest
+    );
+}
