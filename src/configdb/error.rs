@@ -147,6 +147,15 @@ pub(crate) enum NotFound {
     /// A level the environment keeps no register of.
     #[error("environment {env} keeps no register of level \"{level}\"")]
     Register { env: i64, level: String },
+    #[error("tag \"{0}\" does not exist")]
+    Tag(String),
+    /// A node no level register of the environment lists (scopes are
+    /// kept for registered nodes only).
+    #[error("node \"{node}\" is not registered in environment {env}: no level register lists it")]
+    Node { env: i64, node: String },
+    /// A registered node with no stored scope (never written, or deleted).
+    #[error("node \"{node}\" of environment {env} has no stored scope")]
+    Scope { env: i64, node: String },
 }
 
 impl NotFound {
@@ -239,6 +248,10 @@ pub(crate) enum Conflict {
         "the database already holds components or environments; a whole copy goes only into an empty one"
     )]
     NotEmpty,
+    #[error(
+        "tag \"{name}\" already exists (at generation {generation}); delete it first to move it"
+    )]
+    Tag { name: String, generation: u64 },
 }
 
 /// A malformed request.
@@ -299,6 +312,24 @@ pub(crate) enum Invalid {
     /// A resource definition's content that cannot be used.
     #[error("the content of resource definition \"{resource}\" is refused: {reason}")]
     BadContent { resource: String, reason: String },
+    /// A node scope that is not a JSON object.
+    #[error("a node scope must be a JSON object of facts and scope variables, not {0}")]
+    ScopeNotAnObject(&'static str),
+    /// A read or a tag at a generation not written yet.
+    #[error("generation {asked} is not written yet: the newest is {newest}")]
+    GenerationAhead { asked: u64, newest: u64 },
+}
+
+/// A read at a generation that can no longer be answered exactly (410
+/// Gone): retention pruned a version it needs, or its versions were
+/// written before hierad recorded generations.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error(
+    "generation {asked} can no longer be read: the oldest readable generation is {oldest} (older versions were pruned by retention or written before generations were recorded); a tag keeps a generation readable"
+)]
+pub(crate) struct Gone {
+    pub(crate) asked: u64,
+    pub(crate) oldest: u64,
 }
 
 /// A document write refused by a quota (store/quota.rs): sizes are bytes

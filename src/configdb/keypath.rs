@@ -84,17 +84,7 @@ impl KeyPath {
 
     /// The first `n` segments as text, for messages.
     fn prefix(&self, n: usize) -> String {
-        let parts: Vec<String> = self.segments[..n]
-            .iter()
-            .map(|s| {
-                if s.contains('.') {
-                    format!("'{s}'")
-                } else {
-                    s.clone()
-                }
-            })
-            .collect();
-        parts.join(".")
+        join_segments(&self.segments[..n])
     }
 
     fn index(&self, depth: usize) -> Result<usize, KeyPathError> {
@@ -138,6 +128,25 @@ impl std::str::FromStr for KeyPath {
     fn from_str(s: &str) -> Result<Self, Self::Err> {
         KeyPath::parse(s)
     }
+}
+
+/// Segments written as a key path: a segment with a dot or a quote
+/// quoted (with `"` if it holds a `'`), so [`KeyPath::parse`] reads it
+/// back (a segment holding both quotes, or none at all, has no spelling).
+pub(crate) fn join_segments(segments: &[String]) -> String {
+    let parts: Vec<String> = segments
+        .iter()
+        .map(|s| {
+            if !s.is_empty() && !s.contains(['.', '\'', '"']) {
+                s.clone()
+            } else if s.contains('\'') {
+                format!("\"{s}\"")
+            } else {
+                format!("'{s}'")
+            }
+        })
+        .collect();
+    parts.join(".")
 }
 
 /// The value at `key` in `doc`; `Ok(None)` when it is not there.

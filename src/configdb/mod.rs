@@ -6,8 +6,10 @@
 //! Persistence lives in [`crate::store`]; this module only says what is
 //! valid and what a set of documents means.
 
+pub(crate) mod diff;
 pub(crate) mod error;
 pub(crate) mod fold;
+pub(crate) mod impact;
 pub(crate) mod keypath;
 pub(crate) mod level;
 pub(crate) mod memo;
@@ -16,9 +18,10 @@ pub(crate) mod registers;
 pub(crate) mod retention;
 pub(crate) mod schema;
 pub(crate) mod snapshot;
+pub(crate) mod tags;
 
 pub(crate) use error::{
-    ConfigError, Conflict, ErrorKind, Invalid, NotFound, OverQuota, Stale, Truncated,
+    ConfigError, Conflict, ErrorKind, Gone, Invalid, NotFound, OverQuota, Stale, Truncated,
 };
 pub(crate) use keypath::KeyPath;
 pub(crate) use level::{LevelPath, LevelPathError, LevelValue};
@@ -30,3 +33,4 @@ pub(crate) use model::{
 pub(crate) use registers::RegisterRow;
 pub(crate) use retention::Retention;
 pub(crate) use snapshot::{Encoded, PathReader, Snapshot, StoredDoc};
+pub(crate) use tags::Tag;

@@ -101,6 +101,14 @@ impl Registers {
         Registers { by_env }
     }
 
+    /// The values `env`'s register of `level` lists, sorted; `None`: no
+    /// such register.
+    pub(crate) fn values(&self, env: i64, level: &str) -> Option<Vec<String>> {
+        let mut values: Vec<String> = self.by_env.get(&env)?.get(level)?.iter().cloned().collect();
+        values.sort();
+        Some(values)
+    }
+
     /// Whether `env`'s register of `level` lists `value`; `None`: no such
     /// register.
     pub(crate) fn lists(&self, env: i64, level: &str, value: &str) -> Option<bool> {

@@ -76,6 +76,24 @@ impl Retention {
             .map(|(n, _, _)| *n)
     }
 
+    /// The oldest version of a document that a read at the pinned
+    /// generation `tag` needs, which pruning must keep with every later
+    /// one: the newest written at or before it; for a document written
+    /// only after it, the first (a read infers that a document whose
+    /// oldest kept version is not its first had an older one live before
+    /// that version's generation, so only the first shows it was absent).
+    /// `versions` are each version's number and the generation that wrote
+    /// it (`None`: before generations were recorded, so before any tag),
+    /// oldest first.
+    pub(crate) fn pinned(versions: &[(u64, Option<u64>)], tag: u64) -> Option<u64> {
+        versions
+            .iter()
+            .rev()
+            .find(|(_, generation)| generation.is_none_or(|g| g <= tag))
+            .or(versions.first())
+            .map(|(n, _)| *n)
+    }
+
     /// Whether this policy prunes anything at all.
     pub(crate) fn prunes(&self) -> bool {
         self.versions_limit().is_some() || self.keep_days.is_some_and(|d| d > 0)

@@ -743,6 +743,12 @@ impl Snapshot {
             .check(env, path, |e| self.envs.contains_key(&e))
     }
 
+    /// The values registered for `level` in `env`, sorted; `None`: no
+    /// such register.
+    pub(crate) fn register(&self, env: i64, level: &str) -> Option<Vec<String>> {
+        self.registers.values(env, level)
+    }
+
     /// A new snapshot with the register of `level` in `env` replaced by
     /// `values` (`None`: removed), sharing everything else. Documents and
     /// their cached effective forms stay: a register decides which paths
@@ -779,5 +785,6 @@ impl Snapshot {
     }
 }
 
+pub(crate) mod compare;
 #[cfg(test)]
 mod tests;

@@ -5,7 +5,7 @@
 use super::{ConfigOps, ImportSummary, LevelDocs, OpsError, Result};
 use crate::configdb::{
     ComponentRef, ConfigError, Conflict, DocAddress, DocKind, Environment, KeyPath, LevelPath,
-    NewComponent, NewEnvironment, NotFound, Version, fold::fold, keypath,
+    NewComponent, NewEnvironment, NotFound, Version, fold::fold,
 };
 use crate::hiera::{Hash, Value};
 use crate::store::{DocWrite, ImportBatch, ImportDoc, Store, StoreError, WriteCtx};
@@ -92,20 +92,7 @@ impl ConfigOps for Local {
         register: bool,
     ) -> Result<ImportSummary> {
         let environment = self.store.environment(env)?;
-        for (path, _) in levels {
-            if register {
-                for pair in path.pairs() {
-                    self.store.add_to_register(
-                        env,
-                        &pair.level,
-                        std::slice::from_ref(&pair.value),
-                    )?;
-                }
-            } else {
-                self.store.check_registered(env, path)?;
-            }
-        }
-        let Some(first) = environment.components.first() else {
+        let Some(first) = super::writes::defines_in(&environment) else {
             return Err(OpsError::Refused(format!(
                 "environment {env} uses no component, so the resources of the tree cannot be defined; create it with a component"
             )));
@@ -114,8 +101,9 @@ impl ConfigOps for Local {
             env,
             documents: Vec::new(),
             replace: Vec::new(),
-            define_missing_in: Some(ComponentRef::Id(*first)),
+            define_missing_in: Some(first),
             author: Some(self.author.clone()),
+            register,
         };
         for (path, files) in levels {
             batch.documents.extend(files.iter().map(|f| ImportDoc {
@@ -128,13 +116,7 @@ impl ConfigOps for Local {
                 batch.replace.push((path.clone(), kind));
             }
         }
-        let report = self.store.import(&batch)?;
-        Ok(ImportSummary {
-            written: report.written.len(),
-            unchanged: report.unchanged.len(),
-            deleted: report.deleted.len(),
-            defined: report.defined,
-        })
+        Ok(super::writes::import(self.store.as_ref(), &batch)?)
     }
 
     fn resource_names(&self, env: i64) -> Result<Vec<String>> {
@@ -174,19 +156,15 @@ impl ConfigOps for Local {
             .unwrap_or_default())
     }
 
+    // Writes check the registers inside their own transaction.
     fn put(&self, at: &DocAddress, doc: &Hash) -> Result<()> {
-        self.store.check_registered(at.env, &at.path)?;
         self.store
             .write_document(at, DocWrite::Put(doc), self.ctx())?;
         Ok(())
     }
 
     fn set_key(&self, at: &DocAddress, key: &KeyPath, value: &Value) -> Result<()> {
-        self.store.check_registered(at.env, &at.path)?;
-        let mut edit =
-            |doc: &mut Hash| keypath::set(doc, key, value.clone()).map_err(ConfigError::from);
-        self.store
-            .write_document(at, DocWrite::Update(&mut edit), self.ctx())?;
+        super::writes::set_key(self.store.as_ref(), at, key, value.clone(), self.ctx())?;
         Ok(())
     }
 
@@ -196,14 +174,12 @@ impl ConfigOps for Local {
     }
 
     fn restore(&self, at: &DocAddress, version: u64) -> Result<Version> {
-        self.store.check_registered(at.env, &at.path)?;
         Ok(self
             .store
             .write_document(at, DocWrite::Restore(version), self.ctx())?)
     }
 
     fn delete(&self, at: &DocAddress) -> Result<()> {
-        self.store.check_registered(at.env, &at.path)?;
         self.store
             .write_document(at, DocWrite::Delete, self.ctx())?;
         Ok(())

@@ -9,6 +9,7 @@ pub(crate) mod client_auth;
 pub(crate) mod local;
 pub(crate) mod remote;
 mod timeouts;
+pub(crate) mod writes;
 
 pub(crate) use local::Local;
 pub(crate) use remote::{Remote, RemoteError};

@@ -17,6 +17,7 @@ use crate::configdb::{
     Retention, Snapshot, StoredDoc, Version, keypath,
 };
 use crate::hiera::{Hash, Value};
+use crate::ops;
 use crate::store::{DocWrite, ImportBatch, ImportDoc, WriteCtx};
 use crate::wire;
 use axum::extract::{OriginalUri, Path, State};
@@ -324,17 +325,6 @@ async fn import(
         }
         None => LevelPath::root(),
     };
-    if !body.register {
-        registers::check_write(&state, &who, env, &path).await?;
-    }
-    let register: Vec<(String, String)> = if body.register {
-        path.pairs()
-            .iter()
-            .map(|p| (p.level.clone(), p.value.clone()))
-            .collect()
-    } else {
-        Vec::new()
-    };
     let kind = match &body.kind {
         Some(k) => k
             .parse::<DocKind>()
@@ -357,11 +347,8 @@ async fn import(
     let snapshot = state.snapshot();
     let first = snapshot
         .environment(env)
-        .ok_or_else(|| ApiError::NotFound(format!("environment {env} does not exist")))?
-        .components
-        .first()
-        .copied()
-        .map(ComponentRef::Id);
+        .ok_or_else(|| ApiError::NotFound(format!("environment {env} does not exist")))
+        .map(ops::writes::defines_in)?;
     let mut undefined: Vec<String> = Vec::new();
     for doc in &documents {
         let defined = snapshot
@@ -386,23 +373,17 @@ async fn import(
         },
         define_missing_in: component,
         author: Some(who.name.to_string()),
+        register: body.register,
     };
-    let report = state
-        .write(move |store| {
-            // Registered first: an import refused after this leaves
-            // the values registered, which a retry needs anyway.
-            for (level, value) in &register {
-                store.add_to_register(batch.env, level, std::slice::from_ref(value))?;
-            }
-            Ok(store.import(&batch)?)
-        })
+    let summary = state
+        .write(move |store| ops::writes::import(store, &batch).map_err(|e| seen_by(e, &who).into()))
         .await?;
-    Ok(Json(api::ImportSummary {
-        written: report.written.len(),
-        unchanged: report.unchanged.len(),
-        deleted: report.deleted.len(),
-        defined: report.defined,
-    }))
+    Ok(Json(summary))
+}
+
+/// A store's refusal as `who` may see it ([`ops::writes::seen_by`]).
+fn seen_by(e: crate::store::StoreError, who: &Principal) -> crate::store::StoreError {
+    ops::writes::store_error_seen_by(e, who)
 }
 
 /// What a document URL names.
@@ -708,7 +689,6 @@ async fn put_document(
 ) -> Result<Response, ApiError> {
     let env = env_id(&env)?;
     let (mut at, target) = parse_document_url(env, &rest)?;
-    registers::check_write(&state, &who, env, &at.path).await?;
     let snapshot = state.snapshot();
     let named_by = datasource::resolve(&snapshot, &mut at)?;
     let tail = match &target {
@@ -733,26 +713,18 @@ async fn put_document(
             let doc = document(body)?;
             state
                 .write(move |store| {
-                    Ok(store.write_document(&at, DocWrite::Put(&doc), by(&who, expected))?)
+                    store
+                        .write_document(&at, DocWrite::Put(&doc), by(&who, expected))
+                        .map_err(|e| seen_by(e, &who).into())
                 })
                 .await?
         }
         Target::Key(key) => {
-            // Read, edit and written in one transaction: a concurrent
-            // writer's change to another key is kept.
             let key = key_path(&key)?;
             state
                 .write(move |store| {
-                    let mut value = Some(body);
-                    let mut edit = |doc: &mut Hash| {
-                        keypath::set(doc, &key, value.take().unwrap_or(Value::Nil))?;
-                        Ok(())
-                    };
-                    Ok(store.write_document(
-                        &at,
-                        DocWrite::Update(&mut edit),
-                        by(&who, expected),
-                    )?)
+                    ops::writes::set_key(store, &at, &key, body, by(&who, expected))
+                        .map_err(|e| seen_by(e, &who).into())
                 })
                 .await?
         }
@@ -795,7 +767,6 @@ async fn delete_document(
 ) -> Result<Response, ApiError> {
     let env = env_id(&env)?;
     let (mut at, target) = parse_document_url(env, &rest)?;
-    registers::check_write(&state, &who, env, &at.path).await?;
     datasource::resolve(&state.snapshot(), &mut at)?;
     if target != Target::Document {
         return Err(ApiError::BadRequest(
@@ -804,7 +775,11 @@ async fn delete_document(
     }
     let expected = consistency::if_match(&headers)?;
     let marker = state
-        .write(move |store| Ok(store.write_document(&at, DocWrite::Delete, by(&who, expected))?))
+        .write(move |store| {
+            store
+                .write_document(&at, DocWrite::Delete, by(&who, expected))
+                .map_err(|e| seen_by(e, &who).into())
+        })
         .await?;
     Ok(with_version(
         StatusCode::NO_CONTENT.into_response(),
@@ -821,7 +796,6 @@ async fn post_document(
 ) -> Result<Response, ApiError> {
     let env = env_id(&env)?;
     let (mut at, target) = parse_document_url(env, &rest)?;
-    registers::check_write(&state, &who, env, &at.path).await?;
     datasource::resolve(&state.snapshot(), &mut at)?;
     if target != Target::Restore {
         return Err(ApiError::BadRequest(
@@ -836,7 +810,9 @@ async fn post_document(
     let expected = consistency::if_match(&headers)?;
     let restored = state
         .write(move |store| {
-            Ok(store.write_document(&at, DocWrite::Restore(version), by(&who, expected))?)
+            store
+                .write_document(&at, DocWrite::Restore(version), by(&who, expected))
+                .map_err(|e| seen_by(e, &who).into())
         })
         .await?;
     let response = (StatusCode::CREATED, Json(api::Version::from(&restored))).into_response();

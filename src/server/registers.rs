@@ -17,7 +17,6 @@ use super::state::AppState;
 use crate::api;
 use crate::auth::Principal;
 use crate::configdb::{ConfigError, LevelPath, NotFound, Snapshot};
-use crate::store::StoreError;
 use axum::Json;
 use axum::Router;
 use axum::extract::{Path, State};
@@ -61,54 +60,7 @@ pub(crate) fn check_read(
     }
     snapshot
         .check_registered(env, path)
-        .map_err(|e| seen_by(ConfigError::from(e), who).into())
-}
-
-/// `e`, naming as registering the value only the environments `who` may
-/// use: a principal limited to some would otherwise learn which other
-/// environment holds a node. Registered only where `who` may not look,
-/// the value is answered as unknown, the same 404 word for word: "not
-/// assigned" alone would say that some other environment holds it.
-fn seen_by(e: ConfigError, who: &Principal) -> ConfigError {
-    match e {
-        ConfigError::NotFound(NotFound::NotAssigned {
-            env,
-            level,
-            value,
-            mut elsewhere,
-        }) => {
-            elsewhere.retain(|env| who.may_use(*env));
-            NotFound::unregistered(env, level, value, elsewhere).into()
-        }
-        e => e,
-    }
-}
-
-/// [`check_read`] for a write, against the store itself (the newest
-/// registers, whatever this server has published).
-///
-/// # Errors
-///
-/// [`NotFound::Unregistered`] or [`NotFound::NotAssigned`]; store failures.
-pub(crate) async fn check_write(
-    state: &AppState,
-    who: &Principal,
-    env: i64,
-    path: &LevelPath,
-) -> Result<(), ApiError> {
-    if path.is_root() {
-        return Ok(());
-    }
-    let path = path.clone();
-    let who = who.clone();
-    state
-        .read(move |store| {
-            store.check_registered(env, &path).map_err(|e| match e {
-                StoreError::Config(e) => StoreError::Config(seen_by(e, &who)).into(),
-                other => other.into(),
-            })
-        })
-        .await
+        .map_err(|e| crate::ops::writes::seen_by(ConfigError::from(e), who).into())
 }
 
 fn env_id(text: &str) -> Result<i64, ApiError> {

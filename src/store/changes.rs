@@ -62,8 +62,14 @@ impl Changes {
 #[derive(Debug, Default)]
 pub(crate) struct Log {
     documents: BTreeSet<(i64, String, String, String, &'static str)>,
+    /// The version each document got: stamped with the generation at
+    /// commit, so a read at a generation finds it (`shared/at.rs`).
+    versions: Vec<(DocAddress, u64)>,
     registers: BTreeSet<(i64, String)>,
     structure: bool,
+    /// The versions written carry no generation (a replay): reads are
+    /// exact only from this transaction's generation on.
+    unrecorded: bool,
 }
 
 /// The `kind` of a log entry that names a register (its environment and
@@ -72,8 +78,9 @@ pub(crate) struct Log {
 const REGISTER: &str = "register";
 
 impl Log {
-    /// A document got a new version.
-    pub(crate) fn document(&mut self, at: &DocAddress) {
+    /// A document got version `version`.
+    pub(crate) fn document(&mut self, at: &DocAddress, version: u64) {
+        self.versions.push((at.clone(), version));
         let (level, value) = super::shared::slot_of(&at.path);
         self.documents.insert((
             at.env,
@@ -93,6 +100,13 @@ impl Log {
     /// Components, environments or definitions changed: readers reload.
     pub(crate) fn structure(&mut self) {
         self.structure = true;
+    }
+
+    /// Versions were written whose generations are not known (a replay of
+    /// a dump): reads at generations before this one are refused.
+    pub(crate) fn unrecorded(&mut self) {
+        self.structure = true;
+        self.unrecorded = true;
     }
 
     /// Takes the next generation and records the changes, inside the
@@ -131,8 +145,46 @@ impl Log {
                 params![generation, *env, level, none, none, REGISTER],
             )?;
         }
+        self.stamp(tx, generation)?;
         Ok(Some(u64::try_from(generation).unwrap_or_default()))
     }
+
+    /// Records `generation` with every version this transaction wrote.
+    fn stamp(&self, tx: &dyn Sql, generation: i64) -> Result<()> {
+        for (at, version) in &self.versions {
+            let (level, value) = super::shared::slot_of(&at.path);
+            tx.execute(
+                "UPDATE documents SET generation = ?1
+                 WHERE environment_id = ?2 AND level = ?3 AND level_value = ?4
+                   AND resource = ?5 AND kind = ?6 AND version = ?7",
+                params![
+                    generation,
+                    at.env,
+                    level,
+                    value,
+                    &at.resource,
+                    at.kind.as_str(),
+                    i64::try_from(*version).unwrap_or(i64::MAX)
+                ],
+            )?;
+        }
+        if self.unrecorded {
+            tx.execute(
+                "UPDATE generation SET recorded_from = ?1 WHERE id = 1",
+                params![generation],
+            )?;
+        }
+        Ok(())
+    }
+}
+
+/// The oldest generation whose versions are all recorded: a read at an
+/// older one cannot be exact.
+pub(crate) fn recorded_from(tx: &dyn Sql) -> Result<u64> {
+    let n = tx
+        .query_one("SELECT recorded_from FROM generation WHERE id = 1", &[])?
+        .int(0)?;
+    Ok(u64::try_from(n).unwrap_or_default())
 }
 
 /// The newest committed generation (0: nothing written since the log began).

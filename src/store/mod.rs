@@ -49,7 +49,8 @@ pub(crate) use switch::SwitchedStore;
 
 use crate::configdb::{
     Component, ComponentRef, ConfigError, Conflict, DocAddress, DocKind, Environment, Invalid,
-    LevelPath, NewComponent, NewEnvironment, NotFound, OverQuota, Retention, SnapshotData, Version,
+    LevelPath, NewComponent, NewEnvironment, NotFound, OverQuota, Retention, SnapshotData, Tag,
+    Version,
 };
 use crate::hiera::Hash;
 
@@ -72,6 +73,9 @@ pub(crate) enum StoreError {
     /// behind hierad's back.
     #[error("stored {what} is corrupt: {reason}")]
     Corrupt { what: String, reason: String },
+    /// A read at a generation retention pruned (410 Gone material).
+    #[error(transparent)]
+    Gone(#[from] crate::configdb::Gone),
     /// The database was written by a newer hierad.
     #[error(
         "the database's schema version is {found}, newer than this hierad knows ({known}); run a newer hierad"
@@ -213,6 +217,11 @@ pub(crate) struct ImportBatch {
     /// this component (which the environment must use), in the same
     /// transaction; `None` makes them an error.
     pub(crate) define_missing_in: Option<ComponentRef>,
+    /// Each level value of the batch's paths is first added to its
+    /// level's register (created if missing), in the same transaction;
+    /// without it a value a register does not list is refused, as for
+    /// every document write.
+    pub(crate) register: bool,
 }
 
 /// What an import did.
@@ -403,6 +412,9 @@ pub(crate) trait Store: Send + Sync {
 
     /// Writes one document as `write` says (see the methods below for
     /// each write's errors), recording `ctx.author` with the new version.
+    /// Its level path is checked against the registers inside the write's
+    /// transaction (as [`Store::check_registered`]), so a register change
+    /// cannot slip in between the check and the write.
     /// With `ctx.expected`, first checks inside the write's transaction
     /// that the document's latest version is that number (0: never
     /// written; a deletion marker counts): Stale otherwise, and nothing is
@@ -475,6 +487,85 @@ pub(crate) trait Store: Send + Sync {
     /// live version of every document.
     fn load_all(&self) -> Result<SnapshotData>;
 
+    // Reads at an exact generation (`shared/at.rs`): each version records
+    // the generation that wrote it; documents read as they were when
+    // generation N committed (components, environments, levels and
+    // registers as they are now).
+
+    /// What [`Store::load_all`] read when generation `generation` had just
+    /// committed, in one consistent transaction; with `env`, only that
+    /// environment's documents. Invalid
+    /// ([`Invalid::GenerationAhead`]): a generation not written yet.
+    /// [`StoreError::Gone`]: one before [`Store::oldest_readable`].
+    #[cfg_attr(
+        not(test),
+        expect(
+            dead_code,
+            reason = "no route reads at a generation or names a tag yet"
+        )
+    )]
+    fn load_at(&self, generation: u64, env: Option<i64>) -> Result<SnapshotData>;
+
+    /// The oldest generation [`Store::load_at`] can read (of `env`'s
+    /// documents, or of all): versions before it were pruned by
+    /// retention or written before generations were recorded.
+    #[cfg_attr(
+        not(test),
+        expect(
+            dead_code,
+            reason = "no route reads at a generation or names a tag yet"
+        )
+    )]
+    fn oldest_readable(&self, env: Option<i64>) -> Result<u64>;
+
+    // Tags (`shared/tags.rs`): named generations; retention keeps every
+    // version a read at a tag's generation needs. Making or deleting a
+    // tag changes no data and takes no generation.
+
+    /// Creates tag `name` at `generation` (`None`: the newest), made by
+    /// `author`. Invalid: a bad name ([`crate::configdb::tags`]), a
+    /// generation not written yet. Gone: one no longer readable.
+    /// Conflict: the name is taken.
+    #[cfg_attr(
+        not(test),
+        expect(
+            dead_code,
+            reason = "no route reads at a generation or names a tag yet"
+        )
+    )]
+    fn create_tag(&self, name: &str, generation: Option<u64>, author: Option<&str>) -> Result<Tag>;
+
+    /// The tag `name`. NotFound: there is none.
+    #[cfg_attr(
+        not(test),
+        expect(
+            dead_code,
+            reason = "no route reads at a generation or names a tag yet"
+        )
+    )]
+    fn tag(&self, name: &str) -> Result<Tag>;
+
+    /// Every tag, oldest generation first.
+    #[cfg_attr(
+        not(test),
+        expect(
+            dead_code,
+            reason = "no route reads at a generation or names a tag yet"
+        )
+    )]
+    fn tags(&self) -> Result<Vec<Tag>>;
+
+    /// Deletes tag `name`; returns it. What it pinned may be pruned by
+    /// the next retention run. NotFound: there is none.
+    #[cfg_attr(
+        not(test),
+        expect(
+            dead_code,
+            reason = "no route reads at a generation or names a tag yet"
+        )
+    )]
+    fn delete_tag(&self, name: &str) -> Result<Tag>;
+
     // Registers: an environment may list the values a level
     // takes (its nodes); documents at other values of that level are then
     // refused (`check_registered`). A level without a register takes any
@@ -504,8 +595,9 @@ pub(crate) trait Store: Send + Sync {
 
     /// Whether the register of `level` in `env` lists `value`; `None` if
     /// there is no such register (or no such environment or level: the
-    /// caller checks those). Asked for every document write at a level
-    /// path (reads check the snapshot's copy of the registers).
+    /// caller checks those). What a read through `ops::Local` checks
+    /// (the server's reads check the snapshot's copy of the registers;
+    /// writes check inside their own transaction).
     fn in_register(&self, env: i64, level: &str, value: &str) -> Result<Option<bool>>;
 
     /// The live environments whose register of `level` lists `value`.
@@ -522,6 +614,49 @@ pub(crate) trait Store: Send + Sync {
             |level, value| self.registered_in(level, value),
         )
     }
+
+    // Node scopes (`shared/scopes.rs`): the facts and scope variables of
+    // a registered node (one that a level register of the environment
+    // lists), versioned like documents. They take no generation: they are
+    // not in snapshots; a lookup naming a node reads its scope here.
+
+    /// Writes a new version of `node`'s scope in `env`. NotFound: the
+    /// environment, or a node no register of it lists.
+    #[cfg_attr(
+        not(test),
+        expect(dead_code, reason = "no route reads or writes node scopes yet")
+    )]
+    fn put_scope(
+        &self,
+        env: i64,
+        node: &str,
+        scope: &shared::Scope,
+        author: Option<&str>,
+    ) -> Result<Version>;
+
+    /// A version of `node`'s scope (`None`: the latest). NotFound: as
+    /// `put_scope`; no scope (never written, or deleted); no such version.
+    #[cfg_attr(
+        not(test),
+        expect(dead_code, reason = "no route reads or writes node scopes yet")
+    )]
+    fn scope(&self, env: i64, node: &str, version: Option<u64>)
+    -> Result<(Version, shared::Scope)>;
+
+    /// Every version of `node`'s scope, oldest first. NotFound: as
+    /// `put_scope`.
+    #[cfg_attr(
+        not(test),
+        expect(dead_code, reason = "no route reads or writes node scopes yet")
+    )]
+    fn scope_history(&self, env: i64, node: &str) -> Result<Vec<Version>>;
+
+    /// Writes a deletion marker for `node`'s scope. NotFound: as `scope`.
+    #[cfg_attr(
+        not(test),
+        expect(dead_code, reason = "no route reads or writes node scopes yet")
+    )]
+    fn delete_scope(&self, env: i64, node: &str, author: Option<&str>) -> Result<Version>;
 
     /// The newest committed generation (0: none since the log began).
     /// Cheap: servers poll it to notice other processes' writes.

@@ -1,7 +1,6 @@
 //! Reads check their level path against the snapshot's registers, with
 //! no store access; register writes are published before they answer.
 
-use super::check_write;
 use crate::server::{AppState, app};
 use crate::settings::Settings;
 use crate::store::{Store, SwitchedStore};
@@ -85,7 +84,8 @@ async fn setup(state: &AppState) {
 /// registers were in the snapshot) answers for a node of environment 1.
 async fn store_answer(state: &AppState, node: &str) -> (StatusCode, String) {
     let path = crate::configdb::LevelPath::parse_cli(&format!("nodes={node}")).unwrap();
-    let error = check_write(state, &crate::auth::Principal::anonymous(), 1, &path)
+    let error = state
+        .read(move |store| Ok(store.check_registered(1, &path)?))
         .await
         .unwrap_err();
     let response = axum::response::IntoResponse::into_response(error);
@@ -194,4 +194,45 @@ async fn reads_check_registers_without_the_store_and_see_every_register_write() 
         call(&state, "GET", &effective("n2"), "").await.0,
         StatusCode::OK
     );
+}
+
+/// A document write is at most two store transactions (the write, with
+/// its register check inside, and the catch-up that publishes it); a
+/// refused one is its one transaction and writes nothing.
+#[tokio::test]
+async fn a_write_is_two_transactions_with_its_register_check_inside() {
+    let store = Arc::new(SwitchedStore::in_memory().unwrap());
+    let state = AppState::new(Arc::clone(&store) as Arc<dyn Store>, Settings::default()).unwrap();
+    setup(&state).await;
+    let doc = format!("{ENV}/nodes/n1/resources/astute/values");
+    let key = format!("{doc}/keys/c.d");
+    let import = format!("{ENV}/import");
+    for (method, path, body) in [
+        ("PUT", doc.as_str(), r#"{"b": 3}"#),
+        ("PUT", key.as_str(), "4"),
+        (
+            "POST",
+            import.as_str(),
+            r#"{"level": "nodes=n3", "register": true, "documents": {"astute": {"x": 1}}}"#,
+        ),
+        (
+            "POST",
+            import.as_str(),
+            r#"{"level": "nodes=n1", "documents": {"astute": {"x": 2}}}"#,
+        ),
+        ("DELETE", doc.as_str(), ""),
+    ] {
+        let before = store.transactions();
+        let (status, answer) = call(&state, method, path, body).await;
+        assert!(status.is_success(), "{method} {path}: {status} {answer}");
+        let used = store.transactions() - before;
+        assert!(used <= 2, "{method} {path}: {used} transactions");
+    }
+    let refused = format!("{ENV}/nodes/n9/resources/astute/values/keys/a");
+    let generation = store.generation().unwrap();
+    let before = store.transactions();
+    let (status, answer) = call(&state, "PUT", &refused, "1").await;
+    assert_eq!(status, StatusCode::NOT_FOUND, "{answer}");
+    assert_eq!(store.transactions() - before, 1);
+    assert_eq!(store.generation().unwrap(), generation);
 }

@@ -26,4 +26,5 @@ migrations![
     "0005_definition_content",
     "0006_authors",
     "0007_live_bytes",
+    "0008_generations",
 ];

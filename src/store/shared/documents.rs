@@ -110,21 +110,21 @@ pub(super) fn version_row(
 
 /// Writes the next version of a document: `content` is wire JSON, or
 /// `None` for a deletion marker; the version it replaces is packed (see
-/// [`packing`]). Must run inside a write transaction. The one place every
+/// [`packing`]). Must run inside a write transaction; `latest` is the
+/// document's [`head`], read once by the caller in the same transaction. The one place every
 /// document write goes through, so the one that checks the [`Quotas`]
 /// and keeps the environment's total of latest documents.
 pub(super) fn append(
     tx: &dyn Sql,
     log: &mut Log,
-    at: &DocAddress,
+    (at, latest): (&DocAddress, Option<(Version, String)>),
     content: Option<&str>,
     author: Option<&str>,
     quotas: Quotas,
 ) -> Result<Version> {
-    log.document(at);
     let (level, value) = slot_of(&at.path);
-    let latest = head(tx, at)?;
     let number = latest.as_ref().map_or(0, |(v, _)| v.number) + 1;
+    log.document(at, number);
     let text = content.unwrap_or("");
     let live = |v: &Version| if v.deleted { 0 } else { v.size as u64 };
     let old_size = latest.as_ref().map_or(0, |(v, _)| live(v));
@@ -267,6 +267,7 @@ pub(super) fn write_document(
     quotas: Quotas,
 ) -> Result<Version> {
     EnvContext::load(tx, at.env)?.check(at)?;
+    check_registered(tx, at.env, &at.path)?;
     let latest = head(tx, at)?;
     if let Some(expected) = ctx.expected {
         let number = latest.as_ref().map_or(0, |(v, _)| v.number);
@@ -285,9 +286,9 @@ pub(super) fn write_document(
             put_text.unwrap_or_default()
         }
         DocWrite::Update(edit) => {
-            let mut doc = match latest {
+            let mut doc = match &latest {
                 Some((v, text)) if !v.deleted => {
-                    decode(|| format!("version {} of the {at}", v.number), &text)?
+                    decode(|| format!("version {} of the {at}", v.number), text)?
                 }
                 _ => Hash::default(),
             };
@@ -299,12 +300,26 @@ pub(super) fn write_document(
         DocWrite::Restore(version) => restorable(tx, at, version)?,
         DocWrite::Delete => {
             return match latest {
-                Some((v, _)) if !v.deleted => append(tx, log, at, None, ctx.author, quotas),
+                Some((v, text)) if !v.deleted => {
+                    append(tx, log, (at, Some((v, text))), None, ctx.author, quotas)
+                }
                 _ => Err(NotFound::Document(at.clone()).into()),
             };
         }
     };
-    append(tx, log, at, Some(&text), ctx.author, quotas)
+    append(tx, log, (at, latest), Some(&text), ctx.author, quotas)
+}
+
+/// Checks every level value of `path` against `env`'s registers inside
+/// the caller's transaction: a write and its check see the same
+/// registers, so no register change slips in between.
+fn check_registered(tx: &dyn Sql, env: i64, path: &crate::configdb::LevelPath) -> Result<()> {
+    crate::configdb::registers::check(
+        env,
+        path,
+        |level, value| super::registers::contains(tx, env, level, value),
+        |level, value| super::registers::environments_with(tx, level, value),
+    )
 }
 
 /// [`Store::get`](crate::store::Store::get) inside a read transaction.
@@ -371,6 +386,7 @@ pub(super) fn import(
     let author = batch.author.as_deref();
     let mut ctx = EnvContext::load(tx, batch.env)?;
     let mut report = ImportReport::default();
+    register_paths(tx, log, batch)?;
     if let Some(which) = &batch.define_missing_in {
         let (component, name) = resolve_component(tx, which)?;
         if !ctx.env.components.contains(&component) {
@@ -406,8 +422,8 @@ pub(super) fn import(
         check_schema(tx, &at, &doc.content)?;
         match head(tx, &at)? {
             Some((v, old)) if !v.deleted && old == *text => report.unchanged.push(at),
-            _ => {
-                let v = append(tx, log, &at, Some(text), author, quotas)?;
+            latest => {
+                let v = append(tx, log, (&at, latest), Some(text), author, quotas)?;
                 report.written.push((at, v));
             }
         }
@@ -429,12 +445,38 @@ pub(super) fn import(
         for resource in live {
             if !seen.contains(&(path.slot(), resource.as_str(), *kind)) {
                 let at = DocAddress::new(batch.env, path.clone(), resource, *kind);
-                let v = append(tx, log, &at, None, author, quotas)?;
+                let latest = head(tx, &at)?;
+                let v = append(tx, log, (&at, latest), None, author, quotas)?;
                 report.deleted.push((at, v));
             }
         }
     }
     Ok(report)
+}
+
+/// Registers the level values of the batch's paths when it says so
+/// ([`ImportBatch::register`]), then checks them: in the import's
+/// transaction, so a refused import registers nothing.
+fn register_paths(tx: &dyn Sql, log: &mut Log, batch: &ImportBatch) -> Result<()> {
+    let mut paths: Vec<&crate::configdb::LevelPath> =
+        batch.documents.iter().map(|d| &d.path).collect();
+    paths.extend(batch.replace.iter().map(|(path, _)| path));
+    paths.dedup();
+    for path in paths {
+        if batch.register {
+            for pair in path.pairs() {
+                super::registers::add(
+                    tx,
+                    log,
+                    batch.env,
+                    &pair.level,
+                    std::slice::from_ref(&pair.value),
+                )?;
+            }
+        }
+        check_registered(tx, batch.env, path)?;
+    }
+    Ok(())
 }
 
 /// A changed document's latest state, for the change log's readers.

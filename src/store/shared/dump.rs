@@ -256,9 +256,12 @@ fn is_empty(tx: &dyn Sql) -> Result<bool> {
     .flag(0)
 }
 
-/// Removes every component, environment and document.
+/// Removes every component, environment and document, node scopes, and
+/// the tags (they named generations of the history replaced).
 fn erase(tx: &dyn Sql) -> Result<()> {
     for table in [
+        "tags",
+        "node_scopes",
         "heads",
         "documents",
         "register_values",
@@ -282,7 +285,7 @@ pub(crate) fn replay(
     items: &mut dyn Iterator<Item = Result<Dumped>>,
     replace: bool,
 ) -> Result<()> {
-    log.structure();
+    log.unrecorded();
     if replace {
         erase(tx)?;
     } else if !is_empty(tx)? {

@@ -46,14 +46,14 @@ pub(crate) fn load_all(tx: &dyn Sql) -> Result<SnapshotData> {
 }
 
 /// A stored document row before decoding.
-struct RawDoc {
-    env: i64,
-    level: String,
-    value: String,
-    resource: String,
-    kind: String,
-    version: Version,
-    text: String,
+pub(super) struct RawDoc {
+    pub(super) env: i64,
+    pub(super) level: String,
+    pub(super) value: String,
+    pub(super) resource: String,
+    pub(super) kind: String,
+    pub(super) version: Version,
+    pub(super) text: String,
 }
 
 /// A row's document, or why it cannot be read.
@@ -110,7 +110,9 @@ impl RawDoc {
 /// Decodes documents on every core: decoding, not reading, is what a
 /// large database spends its start-up on (about 60 MB/s of wire JSON per
 /// core), and the documents are independent.
-fn decode_all(raw: Vec<RawDoc>) -> Result<(Vec<StoredDocument>, Vec<UnreadableDocument>)> {
+pub(super) fn decode_all(
+    raw: Vec<RawDoc>,
+) -> Result<(Vec<StoredDocument>, Vec<UnreadableDocument>)> {
     let threads = std::thread::available_parallelism()
         .map_or(1, usize::from)
         .min(8);

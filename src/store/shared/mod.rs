@@ -2,14 +2,18 @@
 //! engine ([`super::SqliteStore`], [`super::PgStore`]) runs this code in its
 //! own transactions, so the two cannot drift apart.
 
+pub(super) mod at;
 mod documents;
 mod dump;
 mod load;
 pub(super) mod registers;
 mod retention;
+pub(crate) mod scopes;
 mod store_impl;
+mod tags;
 
 pub(super) use load::load_all;
+pub(crate) use scopes::Scope;
 
 use super::sql::{Sql, params};
 use super::{Result, content::decode_content};

@@ -23,7 +23,9 @@ pub(super) fn read_retention(tx: &dyn Sql, env: i64) -> Result<Retention> {
 /// `retention` no longer keeps; returns how many went.
 ///
 /// Only documents whose oldest version falls outside the policy are
-/// looked at closer (one index seek per document finds those).
+/// looked at closer (one index seek per document finds those). The
+/// version a read at the oldest tag's generation needs is kept, with every
+/// later one ([`Retention::pinned`]).
 pub(super) fn prune_batch(
     tx: &dyn Sql,
     env: i64,
@@ -31,6 +33,7 @@ pub(super) fn prune_batch(
     now: i64,
     budget: usize,
 ) -> Result<usize> {
+    let tag = super::tags::oldest_pinned(tx)?;
     let limit = retention.versions_limit();
     let cutoff = retention.cutoff(now);
     type Doc = (String, String, String, String);
@@ -58,25 +61,26 @@ pub(super) fn prune_batch(
         if pruned >= budget {
             break;
         }
-        let versions: Vec<(u64, i64, bool)> = tx
-            .query(
-                "SELECT version, created_at, deleted FROM documents
-                 WHERE environment_id = ?1 AND level = ?2 AND level_value = ?3
-                   AND resource = ?4 AND kind = ?5 ORDER BY version",
-                params![env, &level, &value, &resource, &kind],
-            )?
-            .into_iter()
-            .map(|r| {
-                Ok((
-                    u64::try_from(r.int(0)?).unwrap_or_default(),
-                    r.int(1)?,
-                    r.flag(2)?,
-                ))
-            })
-            .collect::<Result<_>>()?;
-        let Some(keep_from) = retention.oldest_kept(&versions, now) else {
+        let rows = tx.query(
+            "SELECT version, created_at, deleted, generation FROM documents
+             WHERE environment_id = ?1 AND level = ?2 AND level_value = ?3
+               AND resource = ?4 AND kind = ?5 ORDER BY version",
+            params![env, &level, &value, &resource, &kind],
+        )?;
+        let mut versions: Vec<(u64, i64, bool)> = Vec::with_capacity(rows.len());
+        let mut generations: Vec<(u64, Option<u64>)> = Vec::with_capacity(rows.len());
+        for r in rows {
+            let n = u64::try_from(r.int(0)?).unwrap_or_default();
+            versions.push((n, r.int(1)?, r.flag(2)?));
+            let generation = r.opt_int(3)?.map(|g| u64::try_from(g).unwrap_or_default());
+            generations.push((n, generation));
+        }
+        let Some(mut keep_from) = retention.oldest_kept(&versions, now) else {
             continue;
         };
+        if let Some(pinned) = tag.and_then(|t| Retention::pinned(&generations, t)) {
+            keep_from = keep_from.min(pinned);
+        }
         // Within the budget, still oldest first.
         let upto = versions
             .iter()

@@ -11,7 +11,7 @@ use super::{
 use crate::configdb::model::{check_component_name, check_level_name};
 use crate::configdb::{
     Component, ComponentRef, Conflict, DocAddress, Environment, Invalid, NewComponent,
-    NewEnvironment, NotFound, Retention, SnapshotData, Version, check_depth,
+    NewEnvironment, NotFound, Retention, SnapshotData, Tag, Version, check_depth,
 };
 use crate::hiera::Hash;
 use crate::store::changes::{self, Changes};
@@ -401,6 +401,52 @@ impl<E: Engine> Store for E {
 
     fn load_all(&self) -> Result<SnapshotData> {
         self.read(|tx| load_all(tx))
+    }
+
+    fn load_at(&self, generation: u64, env: Option<i64>) -> Result<SnapshotData> {
+        self.read(|tx| super::at::load_at(tx, generation, env))
+    }
+
+    fn oldest_readable(&self, env: Option<i64>) -> Result<u64> {
+        self.read(|tx| super::at::oldest_readable(tx, env))
+    }
+
+    fn create_tag(&self, name: &str, generation: Option<u64>, author: Option<&str>) -> Result<Tag> {
+        self.write(|tx, _| super::tags::create(tx, name, generation, author))
+    }
+
+    fn tag(&self, name: &str) -> Result<Tag> {
+        self.read(|tx| super::tags::get(tx, name))
+    }
+
+    fn tags(&self) -> Result<Vec<Tag>> {
+        self.read(|tx| super::tags::all(tx))
+    }
+
+    fn delete_tag(&self, name: &str) -> Result<Tag> {
+        self.write(|tx, _| super::tags::delete(tx, name))
+    }
+
+    fn put_scope(
+        &self,
+        env: i64,
+        node: &str,
+        scope: &super::Scope,
+        author: Option<&str>,
+    ) -> Result<Version> {
+        self.write(|tx, _| super::scopes::put(tx, (env, node), scope, author))
+    }
+
+    fn scope(&self, env: i64, node: &str, version: Option<u64>) -> Result<(Version, super::Scope)> {
+        self.read(|tx| super::scopes::get(tx, (env, node), version))
+    }
+
+    fn scope_history(&self, env: i64, node: &str) -> Result<Vec<Version>> {
+        self.read(|tx| super::scopes::history(tx, (env, node)))
+    }
+
+    fn delete_scope(&self, env: i64, node: &str, author: Option<&str>) -> Result<Version> {
+        self.write(|tx, _| super::scopes::delete(tx, (env, node), author))
     }
 
     fn generation(&self) -> Result<u64> {

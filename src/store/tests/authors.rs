@@ -80,6 +80,7 @@ fn imports_record_their_author_on_writes_and_replacements() {
         replace: vec![(path("nodes=n1"), DocKind::Values)],
         define_missing_in: None,
         author: Some("importer".into()),
+        register: false,
     };
     let report = s.import(&batch).unwrap();
     assert_eq!(report.written[0].1.author.as_deref(), Some("importer"));

@@ -196,6 +196,7 @@ fn import_writes_all_skips_unchanged_and_replaces() {
         replace: vec![],
         define_missing_in: None,
         author: None,
+        register: false,
     };
     let report = s.import(&batch).unwrap();
     assert_eq!(report.written.len(), 4);
@@ -218,6 +219,7 @@ fn import_writes_all_skips_unchanged_and_replaces() {
         replace: vec![(path("nodes=n1"), DocKind::Values)],
         define_missing_in: Some(ComponentRef::Name("fuel".into())),
         author: None,
+        register: false,
     };
     let report = s.import(&batch).unwrap();
     let written: Vec<(&str, u64)> = report

@@ -135,6 +135,17 @@ fn a_database_written_by_the_version_7_binary_opens_and_reads_back() {
         fresh.retain(|l| !l.starts_with("generation"));
         assert_eq!(have, fresh);
     });
+    // Its versions carry no generation: reads are exact from the
+    // generation it had when it was upgraded on, and refused before.
+    let upgraded = s.generation().unwrap();
+    assert!(upgraded > 0);
+    assert_eq!(s.oldest_readable(None).unwrap(), upgraded);
+    let now = s.load_all().unwrap().documents;
+    assert_eq!(s.load_at(upgraded, None).unwrap().documents, now);
+    match s.load_at(upgraded - 1, None) {
+        Err(StoreError::Gone(g)) => assert_eq!(g.oldest, upgraded),
+        other => panic!("expected Gone, got {other:?}"),
+    }
     let v3 = s.put(&astute, &rhash! {"deployment_id" => 3}).unwrap();
     assert_eq!(v3.number, 3);
     drop(s);

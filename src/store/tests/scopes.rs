@@ -1,0 +1,89 @@
+//! Node scopes: versions with author and time, deletion markers, and
+//! clear errors for unknown environments, nodes and scopes.
+
+use super::*;
+use crate::store::shared::scopes::scope_from;
+
+fn scope(json: serde_json::Value) -> serde_json::Map<String, serde_json::Value> {
+    scope_from(json).unwrap()
+}
+
+fn a_registered_node_keeps_versions_of_its_scope() {
+    let s = fuel();
+    s.set_register(1, "nodes", Some(&names(&["node-1", "node-2"])))
+        .unwrap();
+    let first = scope(serde_json::json!({"fqdn": "node-1", "role": "compute"}));
+    let v1 = s.put_scope(1, "node-1", &first, Some("alice")).unwrap();
+    assert_eq!(
+        (v1.number, v1.author.as_deref(), v1.deleted),
+        (1, Some("alice"), false)
+    );
+    let second = scope(serde_json::json!({"fqdn": "node-1", "nested": {"a": [1, 2.5, null]}}));
+    s.put_scope(1, "node-1", &second, Some("bob")).unwrap();
+    assert_eq!(s.scope(1, "node-1", None).unwrap().1, second);
+    assert_eq!(s.scope(1, "node-1", Some(1)).unwrap().1, first);
+    let deleted = s.delete_scope(1, "node-1", Some("carol")).unwrap();
+    assert!(deleted.deleted);
+    let history: Vec<(u64, Option<String>, bool)> = s
+        .scope_history(1, "node-1")
+        .unwrap()
+        .into_iter()
+        .map(|v| (v.number, v.author, v.deleted))
+        .collect();
+    assert_eq!(
+        history,
+        vec![
+            (1, Some("alice".into()), false),
+            (2, Some("bob".into()), false),
+            (3, Some("carol".into()), true)
+        ]
+    );
+    assert_error(
+        s.scope(1, "node-1", None),
+        ErrorKind::NotFound,
+        "node \"node-1\" of environment 1 has no stored scope",
+    );
+    assert_error(
+        s.delete_scope(1, "node-1", None),
+        ErrorKind::NotFound,
+        "has no stored scope",
+    );
+    assert_error(
+        s.scope(1, "node-1", Some(9)),
+        ErrorKind::NotFound,
+        "has no stored scope",
+    );
+    // Scopes take no generation: snapshots do not hold them.
+    let g = s.generation().unwrap();
+    s.put_scope(1, "node-2", &first, None).unwrap();
+    assert_eq!(s.generation().unwrap(), g);
+}
+
+fn unknown_environments_nodes_and_bodies_are_refused() {
+    let s = fuel();
+    s.set_register(1, "nodes", Some(&names(&["node-1"])))
+        .unwrap();
+    let any = scope(serde_json::json!({}));
+    assert_error(
+        s.put_scope(1, "node-9", &any, None),
+        ErrorKind::NotFound,
+        "node \"node-9\" is not registered in environment 1: no level register lists it",
+    );
+    assert_error(
+        s.put_scope(7, "node-1", &any, None),
+        ErrorKind::NotFound,
+        "environment 7",
+    );
+    assert_error(s.scope_history(1, "node-9"), ErrorKind::NotFound, "node-9");
+    assert!(s.scope_history(1, "node-1").unwrap().is_empty());
+    let e = scope_from(serde_json::json!([1])).unwrap_err().to_string();
+    assert_eq!(
+        e,
+        "a node scope must be a JSON object of facts and scope variables, not an array"
+    );
+}
+
+both![
+    a_registered_node_keeps_versions_of_its_scope,
+    unknown_environments_nodes_and_bodies_are_refused,
+];
