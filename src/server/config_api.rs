@@ -5,6 +5,7 @@
 use super::body::{Body, LimitedBytes, document};
 use super::consistency;
 use super::datasource::{self, NamedBy};
+use super::env::{self, Env};
 use super::error::ApiError;
 use super::params::Params;
 use super::registers;
@@ -185,9 +186,8 @@ fn flag(query: &HashMap<String, String>, name: &str) -> Result<bool, ApiError> {
 
 async fn get_retention(
     State(state): State<AppState>,
-    Path(env): Path<String>,
+    Env(env): Env,
 ) -> Result<Json<api::RetentionAnswer>, ApiError> {
-    let env = env_id(&env)?;
     let own = state.read(move |store| Ok(store.retention(env)?)).await?;
     Ok(Json(api::RetentionAnswer::new(
         own,
@@ -197,10 +197,9 @@ async fn get_retention(
 
 async fn put_retention(
     State(state): State<AppState>,
-    Path(env): Path<String>,
+    Env(env): Env,
     LimitedBytes(bytes, _turn): LimitedBytes,
 ) -> Result<Json<api::RetentionAnswer>, ApiError> {
-    let env = env_id(&env)?;
     let retention: Retention = parse::<api::Retention>(&bytes, "retention")?.into();
     // Retention is not in the snapshot: nothing to publish, so this runs
     // like a read (a blocking task that a disconnect does not cancel).
@@ -232,23 +231,12 @@ async fn create_environment(
     Ok((StatusCode::CREATED, Json(api::Environment::from(&created))).into_response())
 }
 
-fn env_id(text: &str) -> Result<i64, ApiError> {
-    text.parse().map_err(|_| {
-        ApiError::NotFound(format!(
-            "environment {text:?} does not exist: environments are numbered"
-        ))
-    })
-}
-
 async fn get_environment(
     State(state): State<AppState>,
-    Path(env): Path<String>,
+    Env(env): Env,
 ) -> Result<Json<api::Environment>, ApiError> {
-    let env = env_id(&env)?;
     let snapshot = state.snapshot();
-    let found = snapshot
-        .environment(env)
-        .ok_or_else(|| ApiError::NotFound(format!("environment {env} does not exist")))?;
+    let found = snapshot.environment(env).ok_or_else(|| env::missing(env))?;
     Ok(Json(api::Environment::from(found)))
 }
 
@@ -256,10 +244,9 @@ async fn get_environment(
 /// deleted) with its documents and history for good.
 async fn delete_environment(
     State(state): State<AppState>,
-    Path(env): Path<String>,
+    Env(env): Env,
     Params(query): Params,
 ) -> Result<StatusCode, ApiError> {
-    let env = env_id(&env)?;
     let purge = flag(&query, "purge")?;
     state
         .write(move |store| {
@@ -275,9 +262,8 @@ async fn delete_environment(
 
 async fn restore_environment(
     State(state): State<AppState>,
-    Path(env): Path<String>,
+    Env(env): Env,
 ) -> Result<Json<api::Environment>, ApiError> {
-    let env = env_id(&env)?;
     let restored = state
         .write(move |store| Ok(store.restore_environment(env)?))
         .await?;
@@ -286,13 +272,10 @@ async fn restore_environment(
 
 async fn hierarchy_levels(
     State(state): State<AppState>,
-    Path(env): Path<String>,
+    Env(env): Env,
 ) -> Result<Json<Vec<api::HierarchyLevel>>, ApiError> {
-    let env = env_id(&env)?;
     let snapshot = state.snapshot();
-    let levels = snapshot
-        .levels(env)
-        .ok_or_else(|| ApiError::NotFound(format!("environment {env} does not exist")))?;
+    let levels = snapshot.levels(env).ok_or_else(|| env::missing(env))?;
     let listed = levels
         .iter()
         .enumerate()
@@ -307,10 +290,9 @@ async fn hierarchy_levels(
 async fn import(
     State(state): State<AppState>,
     Extension(who): Extension<Principal>,
-    Path(env): Path<String>,
+    Env(env): Env,
     LimitedBytes(bytes, _turn): LimitedBytes,
 ) -> Result<Json<api::ImportSummary>, ApiError> {
-    let env = env_id(&env)?;
     let body: api::ImportRequest = {
         let mut de = serde_json::Deserializer::from_slice(&bytes);
         // The documents' decoder bounds their depth (wire::MAX_JSON_DEPTH).
@@ -347,7 +329,7 @@ async fn import(
     let snapshot = state.snapshot();
     let first = snapshot
         .environment(env)
-        .ok_or_else(|| ApiError::NotFound(format!("environment {env} does not exist")))
+        .ok_or_else(|| env::missing(env))
         .map(ops::writes::defines_in)?;
     let mut undefined: Vec<String> = Vec::new();
     for doc in &documents {
@@ -384,6 +366,12 @@ async fn import(
 /// A store's refusal as `who` may see it ([`ops::writes::seen_by`]).
 fn seen_by(e: crate::store::StoreError, who: &Principal) -> crate::store::StoreError {
     ops::writes::store_error_seen_by(e, who)
+}
+
+/// A document route's `{*rest}`: what follows `/environments/{env}/`.
+#[derive(Deserialize)]
+struct DocPath {
+    rest: String,
 }
 
 /// What a document URL names.
@@ -594,10 +582,10 @@ async fn encoded_off_workers(doc: &StoredDoc) -> Result<Arc<Encoded>, ApiError> 
 async fn get_document(
     State(state): State<AppState>,
     Extension(who): Extension<Principal>,
-    Path((env, rest)): Path<(String, String)>,
+    Env(env): Env,
+    Path(DocPath { rest }): Path<DocPath>,
     Params(query): Params,
 ) -> Result<Response, ApiError> {
-    let env = env_id(&env)?;
     let (mut at, target) = parse_document_url(env, &rest)?;
     let snapshot = state.snapshot();
     registers::check_read(&snapshot, &who, env, &at.path)?;
@@ -682,12 +670,12 @@ async fn get_document(
 async fn put_document(
     State(state): State<AppState>,
     Extension(who): Extension<Principal>,
-    Path((env, rest)): Path<(String, String)>,
+    Env(env): Env,
+    Path(DocPath { rest }): Path<DocPath>,
     headers: HeaderMap,
     OriginalUri(uri): OriginalUri,
     Body(body, _turn): Body,
 ) -> Result<Response, ApiError> {
-    let env = env_id(&env)?;
     let (mut at, target) = parse_document_url(env, &rest)?;
     let snapshot = state.snapshot();
     let named_by = datasource::resolve(&snapshot, &mut at)?;
@@ -762,10 +750,10 @@ fn with_version(mut response: Response, version: &Version) -> Response {
 async fn delete_document(
     State(state): State<AppState>,
     Extension(who): Extension<Principal>,
-    Path((env, rest)): Path<(String, String)>,
+    Env(env): Env,
+    Path(DocPath { rest }): Path<DocPath>,
     headers: HeaderMap,
 ) -> Result<Response, ApiError> {
-    let env = env_id(&env)?;
     let (mut at, target) = parse_document_url(env, &rest)?;
     datasource::resolve(&state.snapshot(), &mut at)?;
     if target != Target::Document {
@@ -790,11 +778,11 @@ async fn delete_document(
 async fn post_document(
     State(state): State<AppState>,
     Extension(who): Extension<Principal>,
-    Path((env, rest)): Path<(String, String)>,
+    Env(env): Env,
+    Path(DocPath { rest }): Path<DocPath>,
     Params(query): Params,
     headers: HeaderMap,
 ) -> Result<Response, ApiError> {
-    let env = env_id(&env)?;
     let (mut at, target) = parse_document_url(env, &rest)?;
     datasource::resolve(&state.snapshot(), &mut at)?;
     if target != Target::Restore {
