@@ -3,8 +3,8 @@
 
 use crate::configdb::Retention;
 use crate::hiera::budget::Budget;
-use crate::server::cross_site::AllowedHosts;
-use crate::server::proxied::Proxies;
+use crate::server::http::cross_site::AllowedHosts;
+use crate::server::http::proxied::Proxies;
 use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::time::Duration;

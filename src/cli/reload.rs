@@ -10,7 +10,7 @@
 use crate::auth::Authenticator;
 use crate::auth::pool::PasswordPool;
 use crate::server::AppState;
-use crate::server::tls::{Tls, TlsFiles};
+use crate::server::http::tls::{Tls, TlsFiles};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;

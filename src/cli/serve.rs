@@ -6,8 +6,8 @@ use crate::auth::pool::PasswordPool;
 use crate::configdb::{DocKind, LevelPath, Retention};
 use crate::hiera::budget::Budget;
 use crate::ops::{self, Local, NewEnv, TreeImport};
-use crate::server::proxied::Proxies;
-use crate::server::tls::{Tls, TlsFiles};
+use crate::server::http::proxied::Proxies;
+use crate::server::http::tls::{Tls, TlsFiles};
 use crate::server::{self, AppState};
 use crate::settings::{DEFAULT_DB, DEFAULT_PORT, Sample, Settings, default_lookup_workers};
 use crate::store::{Quotas, Store};
@@ -200,13 +200,13 @@ pub(crate) struct Args {
     /// send-proxy, v1 or v2): the client it names is the one the access
     /// log and the throttle of failed authentications see. Their
     /// connections without one are closed.
-    #[arg(long, env = "HIERAD_PROXY_PROTOCOL_FROM", value_name = "CIDR", value_delimiter = ',', value_parser = crate::server::proxied::parse_net)]
+    #[arg(long, env = "HIERAD_PROXY_PROTOCOL_FROM", value_name = "CIDR", value_delimiter = ',', value_parser = crate::server::http::proxied::parse_net)]
     pub(crate) proxy_protocol_from: Vec<ipnet::IpNet>,
     /// A name clients reach this server by (a balancer's or a proxy's, or
     /// the server's own), repeated or comma-separated: requests whose Host
     /// is not an IP address, `localhost` or one of these are refused, so a
     /// web page cannot reach the server through DNS rebinding
-    #[arg(long = "allowed-host", env = "HIERAD_ALLOWED_HOST", value_name = "NAME", value_delimiter = ',', value_parser = crate::server::cross_site::parse_allowed_host)]
+    #[arg(long = "allowed-host", env = "HIERAD_ALLOWED_HOST", value_name = "NAME", value_delimiter = ',', value_parser = crate::server::http::cross_site::parse_allowed_host)]
     pub(crate) allowed_hosts: Vec<String>,
 }
 
@@ -266,7 +266,7 @@ pub(crate) fn run(args: Args) -> anyhow::Result<ExitCode> {
         min_generation_wait: args.min_generation_wait,
         max_lag: args.max_lag,
         proxies: Proxies::new(args.proxy_protocol_from),
-        allowed_hosts: crate::server::cross_site::AllowedHosts::new(args.allowed_hosts),
+        allowed_hosts: crate::server::http::cross_site::AllowedHosts::new(args.allowed_hosts),
     };
     let store: Arc<dyn Store> = crate::store::open_writable(&settings.db).with_context(|| {
         format!(
@@ -311,10 +311,10 @@ pub(crate) fn run(args: Args) -> anyhow::Result<ExitCode> {
         if !settings.proxies.is_empty() {
             tracing::info!(balancers = %settings.proxies, "connections from these balancers must start with a PROXY protocol header");
         }
-        server::retention::spawn(state.clone());
-        server::sync::spawn(state.clone());
+        crate::server::state::retention::spawn(state.clone());
+        crate::server::state::sync::spawn(state.clone());
         if let Some(feed) = state.change_feed() {
-            server::listen::spawn(state.clone(), feed);
+            crate::server::state::listen::spawn(state.clone(), feed);
         }
         tokio::spawn(reload::run(
             state.clone(),
@@ -322,7 +322,7 @@ pub(crate) fn run(args: Args) -> anyhow::Result<ExitCode> {
             security.tls.clone(),
             security.baseline,
         ));
-        server::serve(listener, state, security.tls, server::signal::shutdown_signal()).await?;
+        server::serve(listener, state, security.tls, crate::server::http::signal::shutdown_signal()).await?;
         tracing::info!("stopped");
         Ok(ExitCode::SUCCESS)
     });

@@ -2,14 +2,6 @@
 //! several keys under one context), answered from the published snapshot,
 //! with hot answers cached until the next write.
 
-use super::body::LookupBytes;
-use super::conn::Room;
-use super::env::{self, Env};
-use super::error::ApiError;
-use super::hierarchies::HierarchyId;
-use super::metrics::Metrics;
-use super::params::Params;
-use super::state::AppState;
 use crate::api::{self, WireValue};
 use crate::auth::Principal;
 use crate::cache::{self, Configured};
@@ -19,6 +11,14 @@ use crate::hiera::hierarchy::Hierarchy;
 use crate::hiera::lookup::{Answer, Outcome as StepOutcome, Resolution, Step};
 use crate::hiera::{Hash, HieraError, Value};
 use crate::lookup::{Request, hash_resolution, lookup, scope_variables};
+use crate::server::http::body::LookupBytes;
+use crate::server::http::conn::Room;
+use crate::server::http::error::ApiError;
+use crate::server::routes::env::{self, Env};
+use crate::server::routes::hierarchies::HierarchyId;
+use crate::server::routes::params::Params;
+use crate::server::state::AppState;
+use crate::server::state::metrics::Metrics;
 use crate::wire;
 use axum::Router;
 use axum::body::Bytes;
@@ -34,7 +34,7 @@ use std::fmt;
 use std::sync::Arc;
 
 /// The lookup routes, with their full paths (merged into the
-/// application's router, not nested: see [`super::app`]).
+/// application's router, not nested: see [`crate::server::app`]).
 pub(crate) fn routes() -> Router<AppState> {
     Router::new()
         .route(api::LOOKUP_PATH, post(lookup_handler))
@@ -107,7 +107,7 @@ async fn lookup_handler(
             env::permitted(who.as_ref(), hit.env)?;
             state.metrics().cache_hit();
             // The cache's own bytes: not a copy per connection.
-            return Ok(super::unread::shared(json_bytes(
+            return Ok(crate::server::state::unread::shared(json_bytes(
                 StatusCode::OK,
                 hit,
                 "HIT",
@@ -405,7 +405,7 @@ fn bad(message: impl Into<String>) -> ApiError {
 thread_local! {
     /// How many lookup bodies this thread parsed: a test shows a lookup
     /// is parsed once.
-    pub(super) static PARSES: Cell<usize> = const { Cell::new(0) };
+    pub(crate) static PARSES: Cell<usize> = const { Cell::new(0) };
 }
 
 fn parse_request(bytes: &[u8]) -> Result<Parsed, ApiError> {
@@ -699,7 +699,7 @@ async fn datasource(
     {
         return Ok((StatusCode::NOT_MODIFIED, [(header::ETAG, doc.etag.clone())]).into_response());
     }
-    Ok(super::unread::shared(
+    Ok(crate::server::state::unread::shared(
         (
             StatusCode::OK,
             [

@@ -18,7 +18,7 @@
 //! hammer a database that is restarting, and recovers within that bound of
 //! its return. One log line when it breaks, one when it recovers.
 
-use super::state::AppState;
+use crate::server::state::AppState;
 use std::time::Duration;
 
 /// The longest pause between two tries while catching up fails.

@@ -6,11 +6,11 @@
 //! turns (`throttle`). And the access log: one structured line per
 //! request.
 
-use super::env::Named;
-use super::error::error_response;
-use super::state::AppState;
-use super::throttle::{Admission, Turn};
 use crate::auth::{self, AuthError, Need, Principal, remember::Remembered, verify::CertIdentity};
+use crate::server::http::error::error_response;
+use crate::server::http::throttle::{Admission, Turn};
+use crate::server::routes::env::Named;
+use crate::server::state::AppState;
 use axum::extract::{MatchedPath, Request};
 use axum::http::{HeaderValue, Method, StatusCode, header};
 use axum::response::Response;
@@ -83,7 +83,7 @@ impl AccessLog {
         };
         tracing::info!(
             target: "hierad::access",
-            method = %super::Truncated(method.as_str(), super::METHOD_SHOWN),
+            method = %crate::server::Truncated(method.as_str(), crate::server::METHOD_SHOWN),
             route = route.as_ref().map_or("unmatched", MatchedPath::as_str),
             status = response.status().as_u16(),
             principal = principal.map_or("-", |n| n),
@@ -345,7 +345,7 @@ fn admit(mut request: Request, principal: Principal, who: &OnceLock<Arc<str>>) -
 }
 
 /// The environment `request` names: its `{env}` path parameter (read as
-/// the handler's [`Env`](super::env::Env) reads it). An `{env}` that is
+/// the handler's [`Env`](crate::server::routes::env::Env) reads it). An `{env}` that is
 /// not a number names no environment the limited principal may use: 403.
 /// A lookup's environment is in its body: the handler checks it once it
 /// has parsed the body, its only parse.
@@ -357,7 +357,7 @@ async fn environment(
         return Ok((request, None));
     }
     let (mut parts, body) = request.into_parts();
-    match super::env::named(&mut parts).await {
+    match crate::server::routes::env::named(&mut parts).await {
         Named::Nothing => Ok((Request::from_parts(parts, body), None)),
         Named::Env(env) => Ok((Request::from_parts(parts, body), Some(env))),
         Named::NotANumber(text) => {

@@ -31,7 +31,7 @@ pub(crate) enum ApiError {
     /// 409: it would break a uniqueness rule.
     Conflict(String),
     /// 413: the body is over the limit.
-    TooLarge(super::body::BodyLimit),
+    TooLarge(crate::server::http::body::BodyLimit),
     /// 413: the write would store a document, or make its environment,
     /// larger than the server's quotas (nothing was written).
     OverQuota(OverQuota),

@@ -237,7 +237,7 @@ async fn a_limited_principal_is_not_told_where_another_environments_nodes_are() 
 /// had cached is not served outside the limits either.
 #[tokio::test]
 async fn a_limited_lookup_is_parsed_once_and_checked_after() {
-    use crate::server::lookup_api::PARSES;
+    use crate::server::routes::lookup::PARSES;
     let (state, _) = shared().await;
     let lookup = |env: i64| json!({"environment": env, "key": "secret"}).to_string();
     let parses = || PARSES.with(std::cell::Cell::get);

@@ -11,13 +11,13 @@
 //! server sees it, and other servers on the database once they reach its
 //! generation.
 
-use super::body::LimitedBytes;
-use super::env::Env;
-use super::error::ApiError;
-use super::state::AppState;
 use crate::api;
 use crate::auth::Principal;
 use crate::configdb::{ConfigError, LevelPath, NotFound, Snapshot};
+use crate::server::http::body::LimitedBytes;
+use crate::server::http::error::ApiError;
+use crate::server::routes::env::Env;
+use crate::server::state::AppState;
 use axum::Json;
 use axum::Router;
 use axum::extract::{Path, State};

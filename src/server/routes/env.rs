@@ -4,9 +4,9 @@
 //! principal's environment limits applied. Handlers take an [`Env`]; the
 //! guard reads the same [`named`] to authorize the request.
 
-use super::error::ApiError;
 use crate::auth::{Denied, Principal};
 use crate::configdb::{ConfigError, NotFound};
+use crate::server::http::error::ApiError;
 use axum::extract::{FromRequestParts, Path, RawPathParams};
 use axum::http::request::Parts;
 use axum::response::{IntoResponse, Response};

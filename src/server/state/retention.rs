@@ -2,7 +2,7 @@
 //! retention policies no longer keep, in small batches off the request
 //! path, and measures the database for `hierad_database_bytes`.
 
-use super::state::AppState;
+use crate::server::state::AppState;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 /// Versions pruned per store call: each call is a few short transactions,
