@@ -15,7 +15,7 @@ pub(crate) mod logging;
 pub(crate) mod lookup;
 pub(crate) mod migrate;
 pub(crate) mod register;
-pub(crate) mod reload;
+
 pub(crate) mod schema;
 pub(crate) mod serve;
 

@@ -5,10 +5,13 @@
 pub(crate) mod http;
 #[cfg(test)]
 mod props;
+pub(crate) mod reload;
 pub(crate) mod routes;
+pub(crate) mod run;
 pub(crate) mod state;
 
 pub(crate) use http::error::ApiError;
+pub(crate) use run::run;
 pub use state::AppState;
 
 use axum::Router;

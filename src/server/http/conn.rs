@@ -294,7 +294,7 @@ pub(crate) async fn serve(
         .await
         .is_err()
     {
-        tracing::warn!(
+        tracing::warn!(target: "hierad::server::conn",
             open = registry.len(),
             "shutdown deadline passed; closing the connections still open"
         );
@@ -355,11 +355,11 @@ impl One {
             Ok(Ok(Proxied { client, rest })) => Some((Prefixed::new(rest, stream), client)),
             Ok(Err(HeaderError::Closed)) => None,
             Ok(Err(e)) => {
-                tracing::warn!(%balancer, "closed a connection from a balancer: {e}");
+                tracing::warn!(target: "hierad::server::conn", %balancer, "closed a connection from a balancer: {e}");
                 None
             }
             Err(_) => {
-                tracing::warn!(%balancer, "closed a connection from a balancer: no PROXY protocol header within the header timeout");
+                tracing::warn!(target: "hierad::server::conn", %balancer, "closed a connection from a balancer: no PROXY protocol header within the header timeout");
                 None
             }
         }
@@ -385,7 +385,7 @@ impl One {
                 Opening::Tls(stream) => acceptor.accept(stream).await.ok(),
                 Opening::PlainHttp(mut stream) => {
                     plain_on_tls::refuse(&mut stream).await;
-                    tracing::debug!(client = %addr, "answered a plain HTTP request on the TLS port with 400");
+                    tracing::debug!(target: "hierad::server::conn", client = %addr, "answered a plain HTTP request on the TLS port with 400");
                     linger(stream, &self.conn, self.stopping.clone()).await;
                     None
                 }
@@ -529,7 +529,7 @@ async fn accept_failed(e: &io::Error) {
     ) {
         return;
     }
-    tracing::warn!(error = %e, "cannot accept a connection; retrying in 100 ms");
+    tracing::warn!(target: "hierad::server::conn", error = %e, "cannot accept a connection; retrying in 100 ms");
     tokio::time::sleep(Duration::from_millis(100)).await;
 }
 
@@ -608,7 +608,7 @@ impl Room {
             return Ok(());
         }
         self.unread.refused();
-        tracing::debug!("refused a request: the unread-answer budget is full");
+        tracing::debug!(target: "hierad::server::conn", "refused a request: the unread-answer budget is full");
         Err(ApiError::Busy(Busy::UnreadAnswers(self.unread.limit())))
     }
 }
@@ -644,7 +644,7 @@ async fn admit(response: Response, conn: &Conn, registry: &Registry) -> Response
             break;
         }
     }
-    tracing::debug!(
+    tracing::debug!(target: "hierad::server::conn",
         bytes = size,
         "refused an answer: the unread-answer budget is full"
     );

@@ -33,7 +33,7 @@ pub(crate) fn spawn(state: AppState, feed: ChangeFeed) {
         loop {
             let outcome = listen(&state, &feed, || {
                 if lost {
-                    tracing::info!(channel = feed.channel, "listening for writes again");
+                    tracing::info!(target: "hierad::server::listen", channel = feed.channel, "listening for writes again");
                 }
                 lost = false;
                 pause = FIRST_PAUSE;
@@ -42,12 +42,12 @@ pub(crate) fn spawn(state: AppState, feed: ChangeFeed) {
             if !lost {
                 lost = true;
                 match outcome {
-                    Ok(()) => tracing::warn!(
+                    Ok(()) => tracing::warn!(target: "hierad::server::listen",
                         channel = feed.channel,
                         "the LISTEN connection closed; reconnecting (polling meanwhile)"
                     ),
                     Err(e) => {
-                        tracing::warn!(channel = feed.channel, error = %e, "the LISTEN connection failed; reconnecting (polling meanwhile)")
+                        tracing::warn!(target: "hierad::server::listen", channel = feed.channel, error = %e, "the LISTEN connection failed; reconnecting (polling meanwhile)")
                     }
                 }
             }

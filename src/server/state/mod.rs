@@ -110,7 +110,7 @@ impl AppState {
         };
         // Served all the same: requests that need one answer 500.
         for doc in snapshot.unreadable() {
-            tracing::error!(document = %doc, "a stored document is unreadable; serving everything else (`hierad doctor` lists and repairs)");
+            tracing::error!(target: "hierad::server::state", document = %doc, "a stored document is unreadable; serving everything else (`hierad doctor` lists and repairs)");
         }
         let metrics = Arc::new(Metrics::new());
         metrics.set_unreadable(snapshot.unreadable().len());

@@ -196,7 +196,7 @@ impl<S> Watched<S> {
         if timer.as_mut().poll(cx).is_pending() {
             return Poll::Pending;
         }
-        tracing::debug!(client = %self.client, "closed a connection: the client read none of its answer within the idle timeout");
+        tracing::debug!(target: "hierad::server::conn", client = %self.client, "closed a connection: the client read none of its answer within the idle timeout");
         Poll::Ready(io::Error::new(
             io::ErrorKind::TimedOut,
             "the client read none of its answer within the idle timeout",
