@@ -59,7 +59,7 @@ struct Conn {
     /// `born`, plus one; 0 while it does not.
     waiting: AtomicU64,
     born: Instant,
-    /// What its answer holds of the unread-answer budget (`unread.rs`).
+    /// What its answer holds of the unread-answer budget (`server/state/unread.rs`).
     held: Held,
 }
 

@@ -116,7 +116,7 @@ enum Refusal {
 
 /// Checks a request's credentials (those its connection does not
 /// remember), after their turn if a guess could pass them
-/// (`server/throttle.rs`); counts a failure, and answers it late once the
+/// (`server/http/throttle.rs`); counts a failure, and answers it late once the
 /// client's network failed too often.
 async fn check(
     state: &AppState,

@@ -2,7 +2,7 @@
 //! by its resource definition's id as well as by its name, the opt-in
 //! `308 Permanent Redirect` of a write by name to the id-based URL, and
 //! the effective document as it was at a version (`?effective&version=N`).
-//! The routes themselves are in `config_api.rs`.
+//! The routes themselves are in `documents.rs`.
 
 use crate::configdb::model::{parse_id, reads_as_id};
 use crate::configdb::{DocAddress, DocKind, ErrorKind, LevelPath, Snapshot, fold};

@@ -128,7 +128,7 @@ fn encoded_response(doc: &Encoded) -> Response {
 
 /// `answer` about the document at `at`, made by `make` (off the async
 /// workers) once for every request that asks for it at this generation
-/// (`versions.rs`).
+/// (`state/versions.rs`).
 async fn shared_answer(
     state: &AppState,
     at: DocAddress,
@@ -308,7 +308,7 @@ async fn get_document(
                 });
             }
             // A key, or an old version's effective document: made once
-            // for every request that asks for it (`versions.rs`).
+            // for every request that asks for it (`state/versions.rs`).
             let doc = match (key, version) {
                 (Some(key), _) => key_answer(&state, at.clone(), key, version, effective).await?,
                 (None, Some(version)) => {

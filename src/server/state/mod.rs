@@ -507,7 +507,7 @@ impl AppState {
             .metrics
             .set_unreadable(snapshot.unreadable().len());
         // Snapshot first: a lookup reads the generation, then the snapshot
-        // (see lookup_api), so it never files a new answer under an old
+        // (see routes/lookup.rs), so it never files a new answer under an old
         // generation that later lookups read.
         self.inner.snapshot.store(Arc::new(snapshot));
         self.inner.generation.store(generation, Ordering::Release);

@@ -1,4 +1,4 @@
-//! Unit tests of `server/lookup_api.rs`.
+//! Unit tests of `server/routes/lookup.rs`.
 
 use super::*;
 use std::borrow::Cow;
