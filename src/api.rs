@@ -1,11 +1,11 @@
 //! The REST API's bodies (docs/api.md), one type each, shared by the
-//! server (`server/config_api.rs`, `server/lookup_api.rs`,
-//! `server/error.rs`) and the remote client (`ops/remote.rs`), so that a
+//! server (`server/routes/documents.rs`, `server/routes/lookup.rs`,
+//! `server/http/error.rs`) and the remote client (`ops/remote.rs`), so that a
 //! field renamed on one side cannot drift from the other. Values travel in
 //! the wire form ([`crate::wire`]) through [`WireValue`].
 //!
 //! Left out on purpose: the measured lookup hot path. A lookup request is
-//! decoded field by field straight into values (`server/lookup_api.rs`),
+//! decoded field by field straight into values (`server/routes/lookup.rs`),
 //! and a plain answer is written straight into its buffer; both are
 //! checked against the types here by tests.
 
@@ -468,7 +468,7 @@ impl From<Version> for configdb::Version {
 /// The lookup route: where clients send a [`LookupRequest`], and the
 /// route template the server's rules (roles, metrics) name.
 /// The message of the 400 a TLS port answers to a plain-HTTP request
-/// (server/plain_on_tls.rs); `hierad health`, which tries plain HTTP
+/// (server/http/plain_on_tls.rs); `hierad health`, which tries plain HTTP
 /// first, takes it for "try https".
 pub(crate) const SPEAKS_TLS: &str =
     "this hierad server speaks TLS on this port: use https:// instead of http://";
@@ -501,7 +501,7 @@ pub(crate) struct LookupRequest {
 
 /// The hierarchy registration route: `{"hierarchy": ["level", …]}` in
 /// (decoded by hand, checked as a lookup's `hierarchy`: see
-/// src/server/hierarchies.rs), a [`RegisteredHierarchy`] out.
+/// src/server/routes/hierarchies.rs), a [`RegisteredHierarchy`] out.
 pub(crate) const HIERARCHIES_PATH: &str = "/api/v1/hierarchies";
 
 /// What a client sends to [`HIERARCHIES_PATH`].

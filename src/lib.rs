@@ -30,9 +30,9 @@
 //!   blocks encrypted and decrypted, values decrypted for a principal who
 //!   may see plaintext.
 //! - [`server`]: the HTTP server (axum): routes, errors, metrics, shutdown;
-//!   `server/conn.rs` owns the connections (accept loop, limits, timeouts),
-//!   `server/guard.rs` who may do what, `server/throttle.rs` what failed
-//!   authentications cost, `server/proxied.rs` balancers' PROXY headers.
+//!   `server/http/conn.rs` owns the connections (accept loop, limits, timeouts),
+//!   `server/http/guard.rs` who may do what, `server/http/throttle.rs` what failed
+//!   authentications cost, `server/http/proxied.rs` balancers' PROXY headers.
 //! - [`ops`]: the ConfigDB operations (create an environment, import a
 //!   tree, read what an export writes, get/set/override a key, history,
 //!   restore), one trait

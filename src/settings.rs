@@ -3,8 +3,8 @@
 
 use crate::configdb::Retention;
 use crate::hiera::budget::Budget;
-use crate::server::cross_site::AllowedHosts;
-use crate::server::proxied::Proxies;
+use crate::server::http::cross_site::AllowedHosts;
+use crate::server::http::proxied::Proxies;
 use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::time::Duration;
@@ -67,10 +67,10 @@ pub struct Settings {
     /// `/healthz` nor take every core.
     pub(crate) lookup_workers: usize,
     /// Bytes of lookup bodies that may wait for (or run in) a
-    /// `lookup_workers` turn; beyond, 503 (`lookup_api.rs`).
+    /// `lookup_workers` turn; beyond, 503 (`server/routes/lookup.rs`).
     pub(crate) lookup_queue_bytes: u64,
     /// Bytes of answers made but not yet read by their clients that the
-    /// server holds at most; beyond, 503 (`server/unread.rs`).
+    /// server holds at most; beyond, 503 (`server/state/unread.rs`).
     pub(crate) unread_answers_bytes: u64,
     /// The retention of environments that set none of their own.
     pub(crate) retention: Retention,

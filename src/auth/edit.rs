@@ -204,7 +204,7 @@ fn edit(
     let mut text = doc.to_string();
     if text.trim().is_empty() {
         // A running server keeps its old file when it finds this one
-        // empty (a truncation, cli/reload.rs): a file emptied on purpose
+        // empty (a truncation, server/reload.rs): a file emptied on purpose
         // says so.
         text = EMPTIED.to_owned();
     }

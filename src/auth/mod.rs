@@ -4,7 +4,7 @@
 //! client certificates, Keystone) and the auth file they come from in
 //! `file`; what a connection proved, kept for its next requests, in
 //! `remember`; the server applies all of it in one middleware
-//! (`server/guard.rs`).
+//! (`server/http/guard.rs`).
 
 pub(crate) mod credentials;
 pub(crate) mod edit;

@@ -445,7 +445,7 @@ impl Authenticator {
     /// connections at once waits for one Argon2 run, not one each), or a
     /// new one on the pool. A check whose requests have all gone by the
     /// time a thread takes it is not run: no one is there to tell (their
-    /// charges are kept, `server/guard.rs`).
+    /// charges are kept, `server/http/guard.rs`).
     ///
     /// # Errors
     ///

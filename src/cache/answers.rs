@@ -23,6 +23,9 @@ type Key = (u64, Bytes);
 pub(crate) struct Answer {
     pub(crate) body: Bytes,
     pub(crate) tagged: bool,
+    /// The environment its request named: a hit, answered before its
+    /// request is parsed, is checked against the principal's limits.
+    pub(crate) env: i64,
 }
 
 /// Lookup answers for repeated requests. Disabled with a budget of 0.
@@ -117,6 +120,7 @@ mod tests {
         let answer = Answer {
             body: Bytes::from_static(b"{\"found\":true}"),
             tagged: false,
+            env: 1,
         };
         let first = cache.get(1, &body).expect_err("empty cache");
         cache.admit(first, &answer);
@@ -138,6 +142,7 @@ mod tests {
             let answer = Answer {
                 body: Bytes::from_static(b"x"),
                 tagged: false,
+                env: 1,
             };
             cache.admit(miss, &answer);
         }

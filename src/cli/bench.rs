@@ -344,7 +344,7 @@ pub(crate) fn run(args: Args) -> anyhow::Result<ExitCode> {
             tls_key,
         }) => {
             let tls = match (tls_cert, tls_key) {
-                (Some(cert), Some(key)) => Some(crate::server::tls::TlsFiles {
+                (Some(cert), Some(key)) => Some(crate::server::http::tls::TlsFiles {
                     cert,
                     key,
                     client_ca: None,
@@ -387,10 +387,10 @@ fn baseline_server(
     listen: SocketAddr,
     nodelay: bool,
     body: Option<&Path>,
-    tls: Option<crate::server::tls::TlsFiles>,
+    tls: Option<crate::server::http::tls::TlsFiles>,
 ) -> anyhow::Result<ExitCode> {
     let tls = tls
-        .map(crate::server::tls::Tls::load)
+        .map(crate::server::http::tls::Tls::load)
         .transpose()?
         .map(|tls| tls.acceptor());
     runtime(None)?.block_on(async move {
@@ -410,7 +410,7 @@ fn baseline_server(
             nodelay,
             tls,
             body,
-            crate::server::signal::shutdown_signal(),
+            crate::server::http::signal::shutdown_signal(),
         )
         .await?;
         Ok(ExitCode::SUCCESS)

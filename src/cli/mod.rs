@@ -16,7 +16,7 @@ pub(crate) mod lookup;
 pub(crate) mod migrate;
 pub(crate) mod puppet_lookup;
 pub(crate) mod register;
-pub(crate) mod reload;
+
 pub(crate) mod schema;
 pub(crate) mod secrets;
 pub(crate) mod serve;

@@ -1,23 +1,15 @@
 //! `hierad serve`: the ConfigDB and lookup server.
 
-use super::reload::{self, Baseline};
-use crate::auth::Authenticator;
-use crate::auth::pool::PasswordPool;
-use crate::configdb::{DocKind, LevelPath, Retention};
+use crate::configdb::Retention;
 use crate::hiera::budget::Budget;
-use crate::ops::{self, Local, NewEnv, TreeImport};
-use crate::server::proxied::Proxies;
-use crate::server::tls::{Tls, TlsFiles};
-use crate::server::{self, AppState};
+use crate::server::http::proxied::Proxies;
+use crate::server::{self};
 use crate::settings::{DEFAULT_DB, DEFAULT_PORT, Sample, Settings, default_lookup_workers};
-use crate::store::{Quotas, Store};
-use crate::tree::read_tree;
-use anyhow::Context;
+use crate::store::Quotas;
 use std::net::SocketAddr;
 use std::num::NonZeroUsize;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::ExitCode;
-use std::sync::Arc;
 use std::time::Duration;
 
 /// Serve the ConfigDB REST API and Hiera lookups over HTTP.
@@ -200,13 +192,13 @@ pub(crate) struct Args {
     /// send-proxy, v1 or v2): the client it names is the one the access
     /// log and the throttle of failed authentications see. Their
     /// connections without one are closed.
-    #[arg(long, env = "HIERAD_PROXY_PROTOCOL_FROM", value_name = "CIDR", value_delimiter = ',', value_parser = crate::server::proxied::parse_net)]
+    #[arg(long, env = "HIERAD_PROXY_PROTOCOL_FROM", value_name = "CIDR", value_delimiter = ',', value_parser = crate::server::http::proxied::parse_net)]
     pub(crate) proxy_protocol_from: Vec<ipnet::IpNet>,
     /// A name clients reach this server by (a balancer's or a proxy's, or
     /// the server's own), repeated or comma-separated: requests whose Host
     /// is not an IP address, `localhost` or one of these are refused, so a
     /// web page cannot reach the server through DNS rebinding
-    #[arg(long = "allowed-host", env = "HIERAD_ALLOWED_HOST", value_name = "NAME", value_delimiter = ',', value_parser = crate::server::cross_site::parse_allowed_host)]
+    #[arg(long = "allowed-host", env = "HIERAD_ALLOWED_HOST", value_name = "NAME", value_delimiter = ',', value_parser = crate::server::http::cross_site::parse_allowed_host)]
     pub(crate) allowed_hosts: Vec<String>,
     #[command(flatten)]
     pub(crate) eyaml: super::secrets::KeyArgs,
@@ -240,7 +232,15 @@ fn positive_duration(text: &str) -> Result<Duration, String> {
 pub(crate) fn run(args: Args) -> anyhow::Result<ExitCode> {
     super::logging::init()?;
     super::logging::hide_panic_data();
-    let security = Security::from_args(&args)?;
+    let security = server::run::SecurityFiles {
+        auth: args.auth.clone(),
+        tls_cert: args.tls_cert.clone(),
+        tls_key: args.tls_key.clone(),
+        tls_client_ca: args.tls_client_ca.clone(),
+        insecure: args.insecure,
+        password_threads: args.password_threads,
+        password_queue: args.password_queue as usize,
+    };
     let settings = Settings {
         listen: args.listen,
         db: args.db,
@@ -277,7 +277,7 @@ pub(crate) fn run(args: Args) -> anyhow::Result<ExitCode> {
         min_generation_wait: args.min_generation_wait,
         max_lag: args.max_lag,
         proxies: Proxies::new(args.proxy_protocol_from),
-        allowed_hosts: crate::server::cross_site::AllowedHosts::new(args.allowed_hosts),
+        allowed_hosts: crate::server::http::cross_site::AllowedHosts::new(args.allowed_hosts),
         eyaml: args.eyaml.files(),
         eyaml_cache_bytes: args.eyaml_cache_mib.saturating_mul(1024 * 1024),
     };
@@ -286,249 +286,13 @@ pub(crate) fn run(args: Args) -> anyhow::Result<ExitCode> {
         let keyring = crate::secrets::Keyring::load(files)?;
         tracing::info!(decrypts = keyring.can_decrypt(), files = ?keyring.files(), "eyaml keys loaded");
     }
-    let store: Arc<dyn Store> = crate::store::open_writable(&settings.db).with_context(|| {
-        format!(
-            "cannot open the database {}",
-            crate::store::describe(&settings.db)
-        )
-    })?;
-    // Every write this server makes is bounded, the sample's too.
-    store.set_quotas(Quotas {
+    let quotas = Quotas {
         document_bytes: args.max_document_mib.saturating_mul(1024 * 1024),
         environment_bytes: args.max_environment_mib.saturating_mul(1024 * 1024),
-    });
-    load_sample_if_empty(&store, &settings.sample)?;
-    // Dropped last, after the runtime: PostgreSQL's blocking client runs a
-    // runtime of its own to close its connections, which panics on one of
-    // the server's workers (where a task holding the last AppState would
-    // drop it at shutdown).
-    let kept = Arc::clone(&store);
-    let state = AppState::new(store, settings.clone()).map_err(|e| {
-        let db = crate::store::describe(&settings.db);
-        anyhow::anyhow!(
-            "cannot load the database {db}: {}. If the file is damaged, restore it from a backup; \
-             `hierad doctor --db {db}` lists the documents that cannot be read",
-            e.detail()
-        )
-    })?;
-    if let Some(authenticator) = &security.authenticator {
-        state.set_authenticator(Arc::clone(authenticator));
-    }
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .build()
-        .context("cannot start the async runtime")?;
-    let served = runtime.block_on(async move {
-        let listener = tokio::net::TcpListener::bind(settings.listen)
-            .await
-            .with_context(|| format!("cannot listen on {}", settings.listen))?;
-        let addr = listener.local_addr()?;
-        let scheme = if security.tls.is_some() { "https" } else { "http" };
-        eprintln!("listening on {scheme}://{addr}");
-        tracing::info!(%addr, db = %crate::store::describe(&settings.db), tls = security.tls.is_some(), auth = security.authenticator.is_some(), "serving");
-        if !settings.proxies.is_empty() {
-            tracing::info!(balancers = %settings.proxies, "connections from these balancers must start with a PROXY protocol header");
-        }
-        server::retention::spawn(state.clone());
-        server::sync::spawn(state.clone());
-        if let Some(feed) = state.change_feed() {
-            server::listen::spawn(state.clone(), feed);
-        }
-        tokio::spawn(reload::run(
-            state.clone(),
-            security.auth_file.clone(),
-            security.tls.clone(),
-            security.baseline,
-        ));
-        server::serve(listener, state, security.tls, server::signal::shutdown_signal()).await?;
-        tracing::info!("stopped");
-        Ok(ExitCode::SUCCESS)
-    });
-    drop(runtime);
-    drop(kept);
-    served
-}
-
-/// What `--auth`, `--tls-*` and `--insecure` make of the server.
-struct Security {
-    auth_file: Option<PathBuf>,
-    authenticator: Option<Arc<Authenticator>>,
-    tls: Option<Arc<Tls>>,
-    /// What those files were when read, for the reload to start from.
-    baseline: Baseline,
-}
-
-impl Security {
-    /// Loads the auth file and TLS files, and refuses a server anyone on
-    /// the network could use unless told `--insecure`.
-    fn from_args(args: &Args) -> anyhow::Result<Security> {
-        let mut baseline = Baseline::default();
-        let authenticator = match args.auth.as_deref() {
-            Some(path) => {
-                let pool = PasswordPool::new(
-                    args.password_threads
-                        .map_or_else(crate::auth::pool::default_threads, NonZeroUsize::get),
-                    args.password_queue as usize,
-                );
-                let (authenticator, stamps) =
-                    reload::load_auth(path, args.request_timeout, Arc::new(pool))?;
-                baseline.auth = stamps;
-                Some(Arc::new(authenticator))
-            }
-            None => None,
-        };
-        let tls = match (&args.tls_cert, &args.tls_key) {
-            (Some(cert), Some(key)) => {
-                let (tls, stamps) = reload::load_tls(TlsFiles {
-                    cert: cert.clone(),
-                    key: key.clone(),
-                    client_ca: args.tls_client_ca.clone(),
-                })?;
-                baseline.tls = stamps;
-                Some(Arc::new(tls))
-            }
-            _ => None,
-        };
-        let ip = args.listen.ip();
-        if authenticator.is_none() && !ip.is_loopback() {
-            if !args.insecure {
-                anyhow::bail!(
-                    "refusing to listen on {} without authentication: anyone who can connect could read every secret and delete every environment. \
-                     Give --auth FILE (create users and tokens with `hierad auth add-user` / `add-token`, see docs/security.md), \
-                     with --tls-cert/--tls-key, or listen on 127.0.0.1; --insecure serves everyone anyway",
-                    args.listen
-                );
-            }
-            tracing::warn!(listen = %args.listen, "--insecure: serving without authentication beyond loopback; anyone who can connect may read and change everything");
-        }
-        if authenticator.is_some() && tls.is_none() && !ip.is_loopback() {
-            tracing::warn!(listen = %args.listen, "no --tls-cert: passwords and tokens cross the network in clear text");
-        }
-        // What a local user could read to act as the server or a client.
-        let secrets = [
-            args.auth.as_deref().map(|p| ("the auth file", p)),
-            authenticator
-                .as_deref()
-                .and_then(Authenticator::keystone_password_file)
-                .map(|p| ("the Keystone password file", p)),
-            args.tls_key
-                .as_deref()
-                .map(|p| ("the TLS key (--tls-key)", p)),
-            // Every password of the cluster is in it.
-            (!crate::store::is_url(&args.db)).then_some(("the database (--db)", args.db.as_path())),
-        ];
-        for (what, path) in secrets.into_iter().flatten() {
-            warn_if_readable_by_others(what, path);
-        }
-        Ok(Security {
-            auth_file: args.auth.clone(),
-            authenticator,
-            tls,
-            baseline,
-        })
-    }
-}
-
-fn warn_if_readable_by_others(what: &str, path: &Path) {
-    use std::os::unix::fs::PermissionsExt;
-    if std::fs::metadata(path).is_ok_and(|meta| meta.permissions().mode() & 0o077 != 0) {
-        tracing::warn!(file = %path.display(), "{what} is readable by other users; chmod 600 it");
-    }
+    };
+    server::run(settings, &security, quotas)
 }
 
 /// The default `--keep-versions`: a long way back for a document edited
 /// daily, bounded for one a script rewrites every minute.
 const DEFAULT_KEEP_VERSIONS: u64 = 100;
-
-/// Whether, after this process failed to load the sample, another one
-/// is loading it: the database holds an environment, or comes to within
-/// a few seconds (the winner creates its component, then environment 1).
-fn loaded_by_another(store: &dyn Store) -> anyhow::Result<bool> {
-    for _ in 0..50 {
-        if !store.environments()?.is_empty() {
-            return Ok(true);
-        }
-        std::thread::sleep(std::time::Duration::from_millis(100));
-    }
-    Ok(false)
-}
-
-/// On first start, the sample tree becomes environment 1 (level `nodes`),
-/// every file a resource at the root, so the first lookup answers. The
-/// log says what was loaded, or why nothing was.
-fn load_sample_if_empty(store: &Arc<dyn Store>, sample: &Sample) -> anyhow::Result<()> {
-    let (files, source) = match sample {
-        Sample::Off => {
-            tracing::info!("--no-sample: no sample loaded");
-            return Ok(());
-        }
-        Sample::BuiltIn => (None, crate::sample::NAME.to_owned()),
-        Sample::Dir(dir) => (Some(dir), dir.display().to_string()),
-    };
-    if let Some(dir) = files {
-        // A sample that cannot be read is the operator's mistake, said
-        // now rather than found later as an empty server.
-        if !dir.is_dir() {
-            anyhow::bail!("--sample {}: not a directory", dir.display());
-        }
-    }
-    let environments = store.environments()?.len();
-    if environments > 0 {
-        tracing::info!(
-            environments,
-            sample = %source,
-            "the database holds environments: no sample loaded"
-        );
-        return Ok(());
-    }
-    let files = match files {
-        Some(dir) => {
-            read_tree(dir).with_context(|| format!("cannot load the sample {}", dir.display()))?
-        }
-        None => crate::sample::files().context("cannot load the built-in sample")?,
-    };
-    let sample = source;
-    let levels = [(LevelPath::root(), files)];
-    let import = TreeImport {
-        env: 1,
-        levels: &levels,
-        kind: DocKind::Values,
-        replace: false,
-        register: false,
-        new_env: NewEnv {
-            levels: vec!["nodes".to_owned()],
-            component: "fuel".to_owned(),
-        },
-        define_up_front: true,
-    };
-    // Only into an environment this process creates: another one that
-    // found the database empty too may have created it meanwhile.
-    let taken = |_: &crate::configdb::Environment| -> Result<(), ops::OpsError> {
-        Err(ops::OpsError::Refused(
-            "environment 1 was created meanwhile".to_owned(),
-        ))
-    };
-    let summary = match ops::import_tree(&Local::new(store.clone()), &import, &taken) {
-        Ok(summary) => summary,
-        // Replicas started together on an empty database each try; one
-        // creates environment 1 and the others fail on it (or on the
-        // component they define meanwhile), or find it made. A loser
-        // starts normally.
-        Err(e) if loaded_by_another(store.as_ref())? => {
-            tracing::info!(
-                sample = %sample,
-                "another process loaded the sample into the empty database meanwhile: not loaded again ({e})"
-            );
-            return Ok(());
-        }
-        Err(e) => return Err(e.into()),
-    };
-    crate::sample::define_schemas(store.as_ref(), "fuel")
-        .context("cannot set the sample's resource schemas")?;
-    tracing::info!(
-        documents = summary.written,
-        sample = %sample,
-        "empty database: loaded the sample as environment 1"
-    );
-    Ok(())
-}

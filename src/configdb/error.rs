@@ -78,6 +78,9 @@ impl From<KeyPathError> for ConfigError {
 pub(crate) enum NotFound {
     #[error("environment {0} does not exist")]
     Environment(i64),
+    /// A URL's `{env}` that is no number: no environment has that id.
+    #[error("environment {0:?} does not exist: environments are numbered")]
+    EnvironmentText(String),
     #[error("component {0} does not exist")]
     ComponentId(i64),
     #[error("component \"{0}\" does not exist")]

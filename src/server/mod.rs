@@ -2,36 +2,16 @@
 //! stay thin; the ConfigDB rules live in `configdb`/`store`, the Hiera
 //! answers in `lookup`.
 
-mod body;
-mod config_api;
-mod conn;
-pub(crate) mod consistency;
-mod content_api;
-pub(crate) mod cross_site;
-mod datasource;
-mod error;
-pub(crate) mod guard;
-mod harden;
-mod hierarchies;
-pub(crate) mod listen;
-mod lookup_api;
-pub(crate) mod metrics;
-mod params;
-mod plain_on_tls;
+pub(crate) mod http;
 #[cfg(test)]
 mod props;
-pub(crate) mod proxied;
-mod registers;
-pub(crate) mod retention;
-pub(crate) mod signal;
+pub(crate) mod reload;
+pub(crate) mod routes;
+pub(crate) mod run;
 pub(crate) mod state;
-pub(crate) mod sync;
-pub(crate) mod throttle;
-pub(crate) mod tls;
-mod unread;
-mod versions;
 
-pub(crate) use error::ApiError;
+pub(crate) use http::error::ApiError;
+pub(crate) use run::run;
 pub use state::AppState;
 
 use axum::Router;
@@ -108,7 +88,9 @@ fn failing_line(failure: &state::Failure) -> String {
 async fn ready(axum::extract::State(state): axum::extract::State<AppState>) -> Response {
     match state.stale() {
         None => "ready\n".into_response(),
-        Some(reason) => error::error_response(StatusCode::SERVICE_UNAVAILABLE, "not_ready", reason),
+        Some(reason) => {
+            http::error::error_response(StatusCode::SERVICE_UNAVAILABLE, "not_ready", reason)
+        }
     }
 }
 
@@ -122,14 +104,14 @@ pub fn app(state: AppState) -> Router {
         .route("/healthz", get(health))
         .route("/readyz", get(ready))
         .route("/metrics", get(metrics_text))
-        .nest("/api/v1/config", config_api::routes())
+        .nest("/api/v1/config", routes::config::routes())
         // Merged with their full paths, not nested: a nested router is a
         // second routing step (and a prefix strip) for every lookup.
-        .merge(lookup_api::routes())
-        .merge(hierarchies::routes())
+        .merge(routes::lookup::routes())
+        .merge(routes::hierarchies::routes())
         .fallback(no_route)
         .method_not_allowed_fallback(method_not_allowed)
-        .layer(harden::layer(&state))
+        .layer(http::harden::layer(&state))
         .with_state(state)
 }
 
@@ -146,7 +128,7 @@ async fn method_not_allowed(method: Method, uri: Uri) -> Response {
         uri.path(),
         Truncated(method.as_str(), METHOD_SHOWN)
     );
-    error::error_response(
+    http::error::error_response(
         StatusCode::METHOD_NOT_ALLOWED,
         "method_not_allowed",
         message,
@@ -182,17 +164,17 @@ async fn metrics_text(State(state): State<AppState>) -> impl IntoResponse {
 pub(crate) async fn serve(
     listener: TcpListener,
     state: AppState,
-    tls: Option<std::sync::Arc<tls::Tls>>,
+    tls: Option<std::sync::Arc<http::tls::Tls>>,
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> std::io::Result<()> {
     let settings = state.settings().clone();
     let unread = std::sync::Arc::clone(state.unread());
-    conn::serve(listener, app(state), &settings, unread, tls, shutdown).await
+    http::conn::serve(listener, app(state), &settings, unread, tls, shutdown).await
 }
 
 #[cfg(test)]
 mod tests {
-    use super::harden::MAX_URI_BYTES;
+    use super::http::harden::MAX_URI_BYTES;
     use super::*;
     use crate::settings::Settings;
     use crate::store::SqliteStore;
@@ -393,7 +375,7 @@ mod tests {
             .route("/boom", get(boom))
             .route("/fine", get(|| async { "fine" }));
         let router = routes
-            .layer(harden::layer(&state))
+            .layer(http::harden::layer(&state))
             .with_state(state.clone());
         let (status, body) = answer(router.clone(), request("GET", "/boom"));
         assert_eq!(
@@ -407,11 +389,11 @@ mod tests {
         let addr = listener.local_addr().unwrap();
         let settings = state.settings().clone();
         runtime.spawn(async move {
-            conn::serve(
+            http::conn::serve(
                 listener,
                 router,
                 &settings,
-                Arc::new(unread::Unread::new(1 << 20, Default::default())),
+                Arc::new(state::unread::Unread::new(1 << 20, Default::default())),
                 None,
                 std::future::pending(),
             )

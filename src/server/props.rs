@@ -3,7 +3,7 @@
 //! every error answer has the JSON body docs/api.md promises.
 //! `PROPTEST_CASES=20000 cargo test --lib server::props` runs longer.
 
-use super::{AppState, app};
+use crate::server::{AppState, app};
 use crate::settings::Settings;
 use crate::store::SqliteStore;
 use axum::body::Body;

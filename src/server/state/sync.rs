@@ -18,7 +18,7 @@
 //! hammer a database that is restarting, and recovers within that bound of
 //! its return. One log line when it breaks, one when it recovers.
 
-use super::state::AppState;
+use crate::server::state::AppState;
 use std::time::Duration;
 
 /// The longest pause between two tries while catching up fails.
@@ -37,14 +37,14 @@ pub(crate) fn spawn(state: AppState) {
                 Ok(_) => {
                     if failing {
                         failing = false;
-                        tracing::info!("catching up with the database works again");
+                        tracing::info!(target: "hierad::server::sync", "catching up with the database works again");
                     }
                     pause = every;
                 }
                 Err(e) => {
                     if !failing {
                         failing = true;
-                        tracing::error!(error = %e.detail(), "cannot catch up with the database; serving the last snapshot, retrying with backoff");
+                        tracing::error!(target: "hierad::server::sync", error = %e.detail(), "cannot catch up with the database; serving the last snapshot, retrying with backoff");
                     }
                     pause = next_pause(pause, every);
                 }

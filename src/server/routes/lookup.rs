@@ -2,14 +2,8 @@
 //! several keys under one context), answered from the published snapshot,
 //! with hot answers cached until the next write.
 
-use super::body::LookupBytes;
-use super::conn::Room;
-use super::error::ApiError;
-use super::hierarchies::HierarchyId;
-use super::metrics::Metrics;
-use super::params::Params;
-use super::state::AppState;
 use crate::api::{self, WireValue};
+use crate::auth::Principal;
 use crate::cache::{self, Configured};
 use crate::configdb::{LevelPath, Snapshot};
 use crate::hiera::budget::{Budget, Limit, Meter};
@@ -17,6 +11,14 @@ use crate::hiera::hierarchy::Hierarchy;
 use crate::hiera::lookup::{Answer, Outcome as StepOutcome, Resolution, Step};
 use crate::hiera::{Hash, HieraError, Value};
 use crate::lookup::{Request, hash_resolution, lookup, scope_variables};
+use crate::server::http::body::LookupBytes;
+use crate::server::http::conn::Room;
+use crate::server::http::error::ApiError;
+use crate::server::routes::env::{self, Env};
+use crate::server::routes::hierarchies::HierarchyId;
+use crate::server::routes::params::Params;
+use crate::server::state::AppState;
+use crate::server::state::metrics::Metrics;
 use crate::wire;
 use axum::Router;
 use axum::body::Bytes;
@@ -32,7 +34,7 @@ use std::fmt;
 use std::sync::Arc;
 
 /// The lookup routes, with their full paths (merged into the
-/// application's router, not nested: see [`super::app`]).
+/// application's router, not nested: see [`crate::server::app`]).
 pub(crate) fn routes() -> Router<AppState> {
     Router::new()
         .route(api::LOOKUP_PATH, post(lookup_handler))
@@ -48,13 +50,13 @@ static X_TAGGED: header::HeaderName = header::HeaderName::from_static("x-hierad-
 /// string (src/wire.rs). The shim walks the decoded answer only then, and
 /// without the `X-Hierad-Tagged` header it searches the text itself,
 /// several times slower (issue 15, goal 5).
-fn tag_checked(body: Bytes) -> cache::Answer {
+fn tag_checked(body: Bytes, env: i64) -> cache::Answer {
     let tagged = TAG_FINDER.find(&body).is_some();
-    cache::Answer { body, tagged }
+    cache::Answer { body, tagged, env }
 }
 
 fn json_bytes(status: StatusCode, answer: cache::Answer, x_cache: &'static str) -> Response {
-    let cache::Answer { body, tagged } = answer;
+    let cache::Answer { body, tagged, .. } = answer;
     // Built in place. Its header map is not reserved: reserved for these
     // three, it grew again for X-Hierad-Generation; its first insert
     // makes room for six.
@@ -84,8 +86,10 @@ static TAG_FINDER: std::sync::LazyLock<memchr::memmem::Finder<'static>> =
 async fn lookup_handler(
     State(state): State<AppState>,
     room: Option<Extension<Room>>,
+    who: Option<Extension<Principal>>,
     LookupBytes(bytes, _turn): LookupBytes,
 ) -> Result<Response, ApiError> {
+    let who = who.map(|Extension(who)| who);
     // An explanation (an answer made per request, often large) is
     // refused before it is made when the unread-answer budget has no
     // room for one.
@@ -100,9 +104,10 @@ async fn lookup_handler(
     let generation = state.generation();
     let miss = match state.cache().get(generation, &bytes) {
         Ok(hit) => {
+            env::permitted(who.as_ref(), hit.env)?;
             state.metrics().cache_hit();
             // The cache's own bytes: not a copy per connection.
-            return Ok(super::unread::shared(json_bytes(
+            return Ok(crate::server::state::unread::shared(json_bytes(
                 StatusCode::OK,
                 hit,
                 "HIT",
@@ -120,15 +125,15 @@ async fn lookup_handler(
     // times its size, and parsing a few hundred of them at once held the
     // async workers for seconds.
     if bytes.len() <= INLINE_BODY {
-        let (parsed, configured) = prepare(&state, &snapshot, generation, &bytes)?;
+        let (parsed, configured) = prepare(&state, &snapshot, (generation, who.as_ref()), &bytes)?;
         check(&room, parsed.request.explain)?;
         let inline = INLINE_BUDGET.min(budget);
         if parsed.is_small() {
             match answer_body(&snapshot, &configured, &parsed, inline) {
                 Err(e) if Limit::of(&e).is_some() && !budget.within(inline) => {}
                 done => {
-                    let answer =
-                        tag_checked(done.map_err(|e| refusal(e, budget, state.metrics()))?);
+                    let body = done.map_err(|e| refusal(e, budget, state.metrics()))?;
+                    let answer = tag_checked(body, parsed.request.env);
                     state.cache().admit(miss, &answer);
                     return Ok(json_bytes(StatusCode::OK, answer, "MISS"));
                 }
@@ -143,15 +148,16 @@ async fn lookup_handler(
     // Boxed: held inline, this rare path's future (the request, the
     // semaphore's wait) made every lookup's future larger, and every move
     // of it a longer copy.
-    let body = Box::pin(state.costly_lookup(move || {
+    let (body, env) = Box::pin(state.costly_lookup(move || {
         let _queued = queued;
-        let (parsed, configured) = prepare(&worker, &snapshot, generation, &bytes)?;
+        let (parsed, configured) = prepare(&worker, &snapshot, (generation, who.as_ref()), &bytes)?;
         check(&room, parsed.request.explain)?;
-        Ok(answer_body(&snapshot, &configured, &parsed, budget))
+        let body = answer_body(&snapshot, &configured, &parsed, budget);
+        Ok((body, parsed.request.env))
     }))
-    .await?
-    .map_err(|e| refusal(e, budget, state.metrics()))?;
-    let answer = tag_checked(body);
+    .await?;
+    let body = body.map_err(|e| refusal(e, budget, state.metrics()))?;
+    let answer = tag_checked(body, env);
     state.cache().admit(miss, &answer);
     Ok(json_bytes(StatusCode::OK, answer, "MISS"))
 }
@@ -161,8 +167,9 @@ async fn lookup_handler(
 /// keys parse in microseconds, a megabyte in milliseconds.
 const INLINE_BODY: usize = 64 * 1024;
 
-/// `bytes` parsed and checked against `snapshot` (read at `generation`),
-/// with the configuration the lookup runs under.
+/// `bytes` parsed (its one parse) and checked: its environment against
+/// the limits of `who`, the rest against `snapshot` (read at
+/// `generation`); with the configuration the lookup runs under.
 ///
 /// # Errors
 ///
@@ -171,10 +178,11 @@ const INLINE_BODY: usize = 64 * 1024;
 fn prepare(
     state: &AppState,
     snapshot: &Snapshot,
-    generation: u64,
+    (generation, who): (u64, Option<&Principal>),
     bytes: &[u8],
 ) -> Result<(Parsed, Configured), ApiError> {
     let mut parsed = parse_request(bytes)?;
+    env::permitted(who, parsed.request.env)?;
     if let Some(id) = parsed.hierarchy_id {
         // A pointer's clone: the registered list is shared.
         let levels = state.hierarchies().get(id).ok_or_else(|| {
@@ -186,10 +194,7 @@ fn prepare(
         parsed.request.hierarchy = Some(levels);
     }
     let Some(environment) = snapshot.environment(parsed.request.env) else {
-        return Err(ApiError::NotFound(format!(
-            "environment {} does not exist",
-            parsed.request.env
-        )));
+        return Err(env::missing(parsed.request.env));
     };
     if !parsed.request.level.is_root() {
         parsed.request.level.check(environment)?;
@@ -396,14 +401,16 @@ fn bad(message: impl Into<String>) -> ApiError {
     ApiError::BadRequest(message.into())
 }
 
-/// The environment a lookup request names, read with the lookup's own
-/// parser (so a check of it and the lookup agree on duplicate fields and
-/// every other oddity); `None` if the request does not parse.
-pub(super) fn requested_env(bytes: &[u8]) -> Option<i64> {
-    parse_request(bytes).ok().map(|parsed| parsed.request.env)
+#[cfg(test)]
+thread_local! {
+    /// How many lookup bodies this thread parsed: a test shows a lookup
+    /// is parsed once.
+    pub(crate) static PARSES: Cell<usize> = const { Cell::new(0) };
 }
 
 fn parse_request(bytes: &[u8]) -> Result<Parsed, ApiError> {
+    #[cfg(test)]
+    PARSES.with(|n| n.set(n.get() + 1));
     let Fields {
         unknown,
         values:
@@ -661,17 +668,21 @@ fn read_object<'de, R: serde_json::de::Read<'de>>(
     Ok(fields)
 }
 
+/// A route's `{*resource}`.
+#[derive(serde::Deserialize)]
+struct ResourceParam {
+    resource: String,
+}
+
 /// One whole effective datasource, for Hiera 5's `data_hash`: Puppet
 /// merges and interpolates itself. Revalidated with its ETag.
 async fn datasource(
     State(state): State<AppState>,
-    Path((env, resource)): Path<(String, String)>,
+    Env(env): Env,
+    Path(ResourceParam { resource }): Path<ResourceParam>,
     Params(query): Params,
     headers: HeaderMap,
 ) -> Result<Response, ApiError> {
-    let env: i64 = env
-        .parse()
-        .map_err(|_| ApiError::NotFound(format!("environment {env:?} does not exist")))?;
     let level = match query.get("level") {
         Some(l) if !l.is_empty() => LevelPath::parse_cli(l).map_err(|e| bad(e.to_string()))?,
         _ => LevelPath::root(),
@@ -688,7 +699,7 @@ async fn datasource(
     {
         return Ok((StatusCode::NOT_MODIFIED, [(header::ETAG, doc.etag.clone())]).into_response());
     }
-    Ok(super::unread::shared(
+    Ok(crate::server::state::unread::shared(
         (
             StatusCode::OK,
             [
@@ -703,16 +714,11 @@ async fn datasource(
 
 async fn scope(
     State(state): State<AppState>,
-    Path(env): Path<String>,
+    Env(env): Env,
 ) -> Result<Json<api::ScopeVariables>, ApiError> {
-    let env: i64 = env
-        .parse()
-        .map_err(|_| ApiError::NotFound(format!("environment {env:?} does not exist")))?;
     let snapshot = state.snapshot();
     if snapshot.environment(env).is_none() {
-        return Err(ApiError::NotFound(format!(
-            "environment {env} does not exist"
-        )));
+        return Err(env::missing(env));
     }
     Ok(Json(api::ScopeVariables {
         variables: scope_variables(&snapshot, env),

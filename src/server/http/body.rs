@@ -1,10 +1,10 @@
 //! Request bodies: JSON in the wire form, or YAML when the client says
 //! so, read up to the configured limit.
 
-use super::cross_site::{Media, SEND_JSON};
-use super::error::ApiError;
-use super::state::AppState;
 use crate::hiera::{Value, yaml};
+use crate::server::http::cross_site::{Media, SEND_JSON};
+use crate::server::http::error::ApiError;
+use crate::server::state::AppState;
 use crate::wire;
 use axum::body::{Body as RawBody, Bytes};
 use axum::extract::{FromRequest, Request};

@@ -230,3 +230,31 @@ async fn a_limited_principal_is_not_told_where_another_environments_nodes_are() 
         );
     }
 }
+
+/// A lookup's environment is in its body: a principal limited to some
+/// environments is checked once the handler has parsed it, its only
+/// parse (the guard used to parse it too); an answer another principal
+/// had cached is not served outside the limits either.
+#[tokio::test]
+async fn a_limited_lookup_is_parsed_once_and_checked_after() {
+    use crate::server::routes::lookup::PARSES;
+    let (state, _) = shared().await;
+    let lookup = |env: i64| json!({"environment": env, "key": "secret"}).to_string();
+    let parses = || PARSES.with(std::cell::Cell::get);
+    let before = parses();
+    let (status, answer) = call(&state, WRITER1, "POST", "/api/v1/lookup", &lookup(1)).await;
+    assert_eq!(status, StatusCode::OK, "{answer}");
+    assert_eq!(parses() - before, 1);
+    let before = parses();
+    let (status, answer) = call(&state, WRITER1, "POST", "/api/v1/lookup", &lookup(2)).await;
+    assert_eq!(status, StatusCode::FORBIDDEN, "{answer}");
+    assert_eq!(message(&answer), "token:w1 may not use environment 2");
+    assert_eq!(parses() - before, 1);
+    // Cached (from its second miss on) for an admin, still refused.
+    for _ in 0..3 {
+        let (status, answer) = call(&state, ADMIN, "POST", "/api/v1/lookup", &lookup(2)).await;
+        assert_eq!(status, StatusCode::OK, "{answer}");
+    }
+    let (status, answer) = call(&state, WRITER1, "POST", "/api/v1/lookup", &lookup(2)).await;
+    assert_eq!(status, StatusCode::FORBIDDEN, "{answer}");
+}

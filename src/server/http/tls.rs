@@ -1,6 +1,6 @@
 //! TLS (rustls, the ring provider): the server's certificate and key and
 //! the optional client CA, read from PEM files, rebuilt whole when they
-//! change or on SIGHUP (cli/reload.rs) into a new configuration that new
+//! change or on SIGHUP (server/reload.rs) into a new configuration that new
 //! connections use; connections open keep the one they started with. A
 //! client certificate is optional even with a client CA (Basic, bearer
 //! and Keystone clients have none), and when one is sent it must chain to

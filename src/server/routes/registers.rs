@@ -11,12 +11,13 @@
 //! server sees it, and other servers on the database once they reach its
 //! generation.
 
-use super::body::LimitedBytes;
-use super::error::ApiError;
-use super::state::AppState;
 use crate::api;
 use crate::auth::Principal;
 use crate::configdb::{ConfigError, LevelPath, NotFound, Snapshot};
+use crate::server::http::body::LimitedBytes;
+use crate::server::http::error::ApiError;
+use crate::server::routes::env::Env;
+use crate::server::state::AppState;
 use axum::Json;
 use axum::Router;
 use axum::extract::{Path, State};
@@ -63,12 +64,17 @@ pub(crate) fn check_read(
         .map_err(|e| crate::ops::writes::seen_by(ConfigError::from(e), who).into())
 }
 
-fn env_id(text: &str) -> Result<i64, ApiError> {
-    text.parse().map_err(|_| {
-        ApiError::NotFound(format!(
-            "environment {text:?} does not exist: environments are numbered"
-        ))
-    })
+/// A register route's `{level}`.
+#[derive(serde::Deserialize)]
+struct LevelParam {
+    level: String,
+}
+
+/// `…/register/{value}`'s `{level}` and `{value}`.
+#[derive(serde::Deserialize)]
+struct ValueParam {
+    level: String,
+    value: String,
 }
 
 fn values(bytes: &[u8]) -> Result<Vec<String>, ApiError> {
@@ -98,18 +104,18 @@ async fn listed(state: &AppState, env: i64, level: String) -> Result<api::Regist
 
 async fn get_register(
     State(state): State<AppState>,
-    Path((env, level)): Path<(String, String)>,
+    Env(env): Env,
+    Path(LevelParam { level }): Path<LevelParam>,
 ) -> Result<Json<api::Register>, ApiError> {
-    let env = env_id(&env)?;
     Ok(Json(listed(&state, env, level).await?))
 }
 
 async fn put_register(
     State(state): State<AppState>,
-    Path((env, level)): Path<(String, String)>,
+    Env(env): Env,
+    Path(LevelParam { level }): Path<LevelParam>,
     LimitedBytes(bytes, _turn): LimitedBytes,
 ) -> Result<Json<api::Register>, ApiError> {
-    let env = env_id(&env)?;
     let new = values(&bytes)?;
     let at = level.clone();
     // Through the write path: the register takes a generation and the
@@ -122,10 +128,10 @@ async fn put_register(
 
 async fn add_values(
     State(state): State<AppState>,
-    Path((env, level)): Path<(String, String)>,
+    Env(env): Env,
+    Path(LevelParam { level }): Path<LevelParam>,
     LimitedBytes(bytes, _turn): LimitedBytes,
 ) -> Result<Json<api::RegisterChange>, ApiError> {
-    let env = env_id(&env)?;
     let new = values(&bytes)?;
     let at = level.clone();
     let changed = state
@@ -141,9 +147,9 @@ async fn add_values(
 
 async fn delete_register(
     State(state): State<AppState>,
-    Path((env, level)): Path<(String, String)>,
+    Env(env): Env,
+    Path(LevelParam { level }): Path<LevelParam>,
 ) -> Result<StatusCode, ApiError> {
-    let env = env_id(&env)?;
     // 404 when there is no register to delete.
     listed(&state, env, level.clone()).await?;
     state
@@ -154,9 +160,9 @@ async fn delete_register(
 
 async fn remove_value(
     State(state): State<AppState>,
-    Path((env, level, value)): Path<(String, String, String)>,
+    Env(env): Env,
+    Path(ValueParam { level, value }): Path<ValueParam>,
 ) -> Result<Json<api::RegisterChange>, ApiError> {
-    let env = env_id(&env)?;
     let (at, gone) = (level.clone(), value.clone());
     let changed = state
         .write(move |store| Ok(store.remove_from_register(env, &at, &[gone])?))

@@ -4,7 +4,7 @@
 //! kept a bad escape as it was (`?key=%zz` looked for a key `%zz`) and the
 //! last of two values (`?version=1&version=2` restored version 2).
 
-use super::error::ApiError;
+use crate::server::http::error::ApiError;
 use axum::extract::FromRequestParts;
 use axum::http::request::Parts;
 use std::collections::HashMap;
@@ -19,6 +19,17 @@ impl<S: Send + Sync> FromRequestParts<S> for Params {
 
     async fn from_request_parts(parts: &mut Parts, _: &S) -> Result<Self, ApiError> {
         parse(parts.uri.query().unwrap_or_default()).map(Params)
+    }
+}
+
+/// A boolean query parameter: absent, `true` or `false`.
+pub(crate) fn flag(query: &HashMap<String, String>, name: &str) -> Result<bool, ApiError> {
+    match query.get(name).map(String::as_str) {
+        None | Some("false") => Ok(false),
+        Some("true" | "") => Ok(true),
+        Some(other) => Err(ApiError::BadRequest(format!(
+            "{name} must be true or false, not {other:?}"
+        ))),
     }
 }
 

@@ -2,13 +2,21 @@
 //! answer cache, the loaded Hiera configurations and the metrics. Cheap
 //! to clone (an `Arc` inside).
 
-use super::error::ApiError;
-use super::hierarchies::Hierarchies;
-use super::metrics::Metrics;
-use super::throttle::Throttle;
+pub(crate) mod consistency;
+pub(crate) mod listen;
+pub(crate) mod metrics;
+pub(crate) mod retention;
+pub(crate) mod sync;
+pub(crate) mod unread;
+pub(crate) mod versions;
+
 use crate::auth::Authenticator;
 use crate::cache::{AnswerCache, Configs};
 use crate::configdb::Snapshot;
+use crate::server::http::error::ApiError;
+use crate::server::http::throttle::Throttle;
+use crate::server::routes::hierarchies::Hierarchies;
+use crate::server::state::metrics::Metrics;
 use crate::settings::Settings;
 use crate::store::{Changes, Store};
 use arc_swap::{ArcSwap, ArcSwapOption};
@@ -68,9 +76,9 @@ struct Inner {
     /// `lookup_turns` turn (`Settings::lookup_queue_bytes`).
     lookup_queue: Arc<tokio::sync::Semaphore>,
     /// Encoded old versions of documents, shared by their readers.
-    versions: super::versions::Versions,
+    versions: crate::server::state::versions::Versions,
     /// The bound on answers made but not read yet (`unread.rs`).
-    unread: Arc<super::unread::Unread>,
+    unread: Arc<crate::server::state::unread::Unread>,
     /// The one turn of request bodies over `body::BIG_BODY` bytes.
     big_bodies: Arc<tokio::sync::Semaphore>,
     settings: Settings,
@@ -102,12 +110,12 @@ impl AppState {
         };
         // Served all the same: requests that need one answer 500.
         for doc in snapshot.unreadable() {
-            tracing::error!(document = %doc, "a stored document is unreadable; serving everything else (`hierad doctor` lists and repairs)");
+            tracing::error!(target: "hierad::server::state", document = %doc, "a stored document is unreadable; serving everything else (`hierad doctor` lists and repairs)");
         }
         let metrics = Arc::new(Metrics::new());
         metrics.set_unreadable(snapshot.unreadable().len());
         metrics.set_generation(generation);
-        let unread = Arc::new(super::unread::Unread::new(
+        let unread = Arc::new(crate::server::state::unread::Unread::new(
             settings.unread_answers_bytes,
             metrics.busy_refusals("unread_answers"),
         ));
@@ -134,7 +142,7 @@ impl AppState {
                         .unwrap_or(usize::MAX)
                         .clamp(1, tokio::sync::Semaphore::MAX_PERMITS),
                 )),
-                versions: super::versions::Versions::default(),
+                versions: crate::server::state::versions::Versions::default(),
                 unread,
                 big_bodies: Arc::new(tokio::sync::Semaphore::new(1)),
                 settings,
@@ -249,19 +257,19 @@ impl AppState {
             .try_acquire_many_owned(kib)
             .map_err(|_| {
                 self.inner.metrics.busy_refusals("lookup_queue").inc();
-                ApiError::Busy(super::error::Busy::LookupQueue(
+                ApiError::Busy(crate::server::http::error::Busy::LookupQueue(
                     self.inner.settings.lookup_queue_bytes,
                 ))
             })
     }
 
     /// The bound on unread answers (`unread.rs`).
-    pub(crate) fn unread(&self) -> &Arc<super::unread::Unread> {
+    pub(crate) fn unread(&self) -> &Arc<crate::server::state::unread::Unread> {
         &self.inner.unread
     }
 
     /// Encoded old versions of documents (`versions.rs`).
-    pub(crate) fn versions(&self) -> &super::versions::Versions {
+    pub(crate) fn versions(&self) -> &crate::server::state::versions::Versions {
         &self.inner.versions
     }
 
@@ -499,7 +507,7 @@ impl AppState {
             .metrics
             .set_unreadable(snapshot.unreadable().len());
         // Snapshot first: a lookup reads the generation, then the snapshot
-        // (see lookup_api), so it never files a new answer under an old
+        // (see routes/lookup.rs), so it never files a new answer under an old
         // generation that later lookups read.
         self.inner.snapshot.store(Arc::new(snapshot));
         self.inner.generation.store(generation, Ordering::Release);

@@ -3,7 +3,7 @@
 //! browsers show as "invalid HTTP version"; the first byte tells the two
 //! apart, and a plain request gets a plain 400 saying to use `https://`.
 
-use super::proxied::Prefixed;
+use crate::server::http::proxied::Prefixed;
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
 
 /// The first byte of every TLS record that opens a connection: the

@@ -21,9 +21,9 @@
 //! It is applied with `Router::layer`, after routing, so every step sees
 //! the route template ([`axum::extract::MatchedPath`]).
 
-use super::error::{self, ApiError};
-use super::state::AppState;
-use super::{consistency, cross_site, guard, metrics};
+use crate::server::http::error::{self, ApiError};
+use crate::server::state::AppState;
+use crate::server::{http::cross_site, http::guard, state::consistency, state::metrics};
 use axum::extract::Request;
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
@@ -285,7 +285,7 @@ mod tests {
             runtime.block_on(async {
                 let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
                 let addr = listener.local_addr().unwrap();
-                tokio::spawn(super::super::serve(
+                tokio::spawn(crate::server::serve(
                     listener,
                     state.clone(),
                     None,

@@ -10,7 +10,7 @@
 use crate::auth::Authenticator;
 use crate::auth::pool::PasswordPool;
 use crate::server::AppState;
-use crate::server::tls::{Tls, TlsFiles};
+use crate::server::http::tls::{Tls, TlsFiles};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
@@ -76,10 +76,10 @@ pub(crate) fn load_authenticator(
     // At start and at every reload: a file that lets nobody in locks
     // everyone out with no other sign.
     for warning in file.warnings() {
-        tracing::warn!(file = %path.display(), "{warning}");
+        tracing::warn!(target: "hierad::cli::reload", file = %path.display(), "{warning}");
     }
     if let Some(warning) = outlasts(authenticator.keystone_longest_validation(), request_timeout) {
-        tracing::warn!(file = %path.display(), "{warning}");
+        tracing::warn!(target: "hierad::cli::reload", file = %path.display(), "{warning}");
     }
     Ok(authenticator)
 }
@@ -162,7 +162,7 @@ pub(crate) async fn run(
     use tokio::signal::unix::{SignalKind, signal};
     let mut hangups = signal(SignalKind::hangup())
         .inspect_err(|_| {
-            tracing::warn!("cannot listen for SIGHUP; changes of the files are still seen")
+            tracing::warn!(target: "hierad::cli::reload", "cannot listen for SIGHUP; changes of the files are still seen")
         })
         .ok();
     let mut auth_paths = auth
@@ -213,9 +213,11 @@ pub(crate) async fn run(
         }
         if let (true, Some(tls)) = (reload_tls, &tls) {
             match tls.reload() {
-                Ok(()) => tracing::info!(why, "reloaded the TLS certificate and key"),
+                Ok(()) => {
+                    tracing::info!(target: "hierad::cli::reload", why, "reloaded the TLS certificate and key")
+                }
                 Err(e) => {
-                    tracing::error!(why, error = %e, "the TLS files were not reloaded; the old ones stay");
+                    tracing::error!(target: "hierad::cli::reload", why, error = %e, "the TLS files were not reloaded; the old ones stay");
                 }
             }
         }
@@ -241,7 +243,7 @@ async fn reload_auth_file(state: &AppState, path: &Path, why: &str) {
     });
     match loaded.await {
         Ok(None) => {
-            tracing::warn!(
+            tracing::warn!(target: "hierad::cli::reload",
                 why,
                 file = %path.display(),
                 "the auth file is empty (truncated, or caught half-written?); the old one stays in force, \
@@ -250,12 +252,14 @@ async fn reload_auth_file(state: &AppState, path: &Path, why: &str) {
         }
         Ok(Some(Ok(authenticator))) => {
             state.set_authenticator(Arc::new(authenticator));
-            tracing::info!(why, "reloaded the auth file");
+            tracing::info!(target: "hierad::cli::reload", why, "reloaded the auth file");
         }
         Ok(Some(Err(e))) => {
-            tracing::error!(why, error = %format!("{e:#}"), "the auth file was not reloaded; the old one stays");
+            tracing::error!(target: "hierad::cli::reload", why, error = %format!("{e:#}"), "the auth file was not reloaded; the old one stays");
         }
-        Err(e) => tracing::error!(why, error = %e, "the auth file was not reloaded"),
+        Err(e) => {
+            tracing::error!(target: "hierad::cli::reload", why, error = %e, "the auth file was not reloaded")
+        }
     }
 }
 

@@ -1,389 +1,53 @@
-//! The ConfigDB REST API under `/api/v1/config` (seeds/004 and the routes
-//! tuning-box shipped; see docs/api.md): components, environments, and the
-//! versioned `values`/`overrides` documents at any level path.
+//! The versioned `values`/`overrides` documents of the ConfigDB API, at
+//! any level path of an environment (see docs/api.md):
+//! `/api/v1/config/environments/{env}/[{level}/{value}/…]resources/{resource…}/{values|overrides}`,
+//! with `/history`, `/restore` and `/keys/{key}` below it. Reads answer
+//! from the snapshot (an old version or a key once per generation,
+//! `state/versions.rs`); writes go through `ops::writes` in one store
+//! transaction.
 
-use super::body::{Body, LimitedBytes, document};
-use super::consistency;
 use super::datasource::{self, NamedBy};
-use super::error::ApiError;
-use super::params::Params;
+use super::env::Env;
+use super::params::{Params, flag};
 use super::registers;
-use super::state::AppState;
-use super::versions::Answer;
 use crate::api;
-use crate::auth::{self, Principal};
+use crate::auth::Principal;
 use crate::configdb::{
-    ComponentRef, DocAddress, DocKind, Encoded, KeyPath, LevelPath, NewComponent, NewEnvironment,
-    Retention, Snapshot, StoredDoc, Version, keypath,
+    DocAddress, DocKind, Encoded, KeyPath, LevelPath, Snapshot, StoredDoc, Version, keypath,
 };
 use crate::hiera::{Hash, Value};
 use crate::ops;
-use crate::store::{DocWrite, ImportBatch, ImportDoc, WriteCtx};
+use crate::server::http::body::{Body, document};
+use crate::server::http::error::ApiError;
+use crate::server::state::AppState;
+use crate::server::state::consistency;
+use crate::server::state::versions::Answer;
+use crate::store::{DocWrite, WriteCtx};
 use crate::wire;
 use axum::extract::{OriginalUri, Path, State};
 use axum::http::{HeaderMap, StatusCode, header};
 use axum::response::{IntoResponse, Response};
-use axum::routing::{get, post};
+use axum::routing::get;
 use axum::{Extension, Json, Router};
 use serde::Deserialize;
-use std::collections::HashMap;
 use std::sync::Arc;
 
-/// The ConfigDB routes, to be nested under `/api/v1/config`.
+/// The document routes, nested under `/api/v1/config` with the others
+/// (after them: `{*rest}` takes what no other route does).
 pub(crate) fn routes() -> Router<AppState> {
-    Router::new()
-        .route("/components", get(list_components).post(create_component))
-        .route(
-            "/components/{id}",
-            get(get_component).delete(delete_component),
-        )
-        .route(
-            "/environments",
-            get(list_environments).post(create_environment),
-        )
-        .route(
-            "/environments/{env}",
-            get(get_environment).delete(delete_environment),
-        )
-        .route(
-            "/environments/{env}/hierarchy_levels",
-            get(hierarchy_levels),
-        )
-        .route("/environments/{env}/restore", post(restore_environment))
-        .route(
-            "/environments/{env}/retention",
-            get(get_retention).put(put_retention),
-        )
-        .route("/environments/{env}/import", post(import))
-        .merge(registers::routes())
-        .merge(super::content_api::routes())
-        .route(
-            "/environments/{env}/{*rest}",
-            get(get_document)
-                .put(put_document)
-                .delete(delete_document)
-                .post(post_document),
-        )
-}
-
-fn parse<T: for<'de> Deserialize<'de>>(bytes: &[u8], what: &str) -> Result<T, ApiError> {
-    serde_json::from_slice(bytes).map_err(|e| ApiError::BadRequest(format!("invalid {what}: {e}")))
-}
-
-pub(super) fn component_ref(text: &str) -> ComponentRef {
-    match text.parse() {
-        Ok(r) => r,
-        Err(never) => match never {},
-    }
-}
-
-async fn list_components(State(state): State<AppState>) -> Json<Vec<api::Component>> {
-    let snapshot = state.snapshot();
-    Json(
-        snapshot
-            .components()
-            .iter()
-            .map(api::Component::from)
-            .collect(),
+    Router::new().route(
+        "/environments/{env}/{*rest}",
+        get(get_document)
+            .put(put_document)
+            .delete(delete_document)
+            .post(post_document),
     )
 }
 
-async fn create_component(
-    State(state): State<AppState>,
-    LimitedBytes(bytes, _turn): LimitedBytes,
-) -> Result<Response, ApiError> {
-    let new = parse::<api::NewComponent>(&bytes, "component")?;
-    // Contents are checked before anything is created, so a bad schema
-    // leaves no component behind.
-    let contents: Vec<(String, serde_json::Map<String, serde_json::Value>)> = new
-        .resource_definitions
-        .iter()
-        .filter(|d| !d.content.is_empty())
-        .map(|d| (d.name.clone(), d.content.clone()))
-        .collect();
-    for (name, content) in &contents {
-        crate::configdb::schema::compile(name, &serde_json::Value::Object(content.clone()))
-            .map_err(|e| ApiError::from(crate::configdb::ConfigError::from(e)))?;
-    }
-    let new: NewComponent = new.into();
-    let created = state
-        .write(move |store| {
-            let mut created = store.create_component(&new)?;
-            let which = ComponentRef::Id(created.id);
-            for (name, content) in &contents {
-                created = store.set_resource_content(&which, name, content)?;
-            }
-            Ok(created)
-        })
-        .await?;
-    Ok((StatusCode::CREATED, Json(api::Component::from(&created))).into_response())
-}
-
-async fn get_component(
-    State(state): State<AppState>,
-    Path(id): Path<String>,
-) -> Result<Json<api::Component>, ApiError> {
-    let which = component_ref(&id);
-    let found = state
-        .read(move |store| Ok(store.component(&which)?))
-        .await?;
-    Ok(Json(api::Component::from(&found)))
-}
-
-async fn delete_component(
-    State(state): State<AppState>,
-    Path(id): Path<String>,
-) -> Result<StatusCode, ApiError> {
-    let which = component_ref(&id);
-    state
-        .write(move |store| Ok(store.delete_component(&which)?))
-        .await?;
-    Ok(StatusCode::NO_CONTENT)
-}
-
-/// `?deleted=true` lists the deleted (restorable) environments instead,
-/// each with `deleted_at`. A principal limited to some environments is
-/// shown only those.
-async fn list_environments(
-    State(state): State<AppState>,
-    Extension(who): Extension<Principal>,
-    Params(query): Params,
-) -> Result<Response, ApiError> {
-    if flag(&query, "deleted")? {
-        let deleted = state
-            .read(|store| Ok(store.deleted_environments()?))
-            .await?;
-        let listed: Vec<api::DeletedEnvironment> = deleted
-            .iter()
-            .filter(|(env, _)| who.may_use(env.id))
-            .map(|(env, at)| api::DeletedEnvironment {
-                environment: api::Environment::from(env),
-                deleted_at: *at,
-            })
-            .collect();
-        return Ok(Json(listed).into_response());
-    }
-    let snapshot = state.snapshot();
-    let listed: Vec<api::Environment> = snapshot
-        .environments()
-        .filter(|env| who.may_use(env.id))
-        .map(api::Environment::from)
-        .collect();
-    Ok(Json(listed).into_response())
-}
-
-/// A boolean query parameter: absent, `true` or `false`.
-fn flag(query: &HashMap<String, String>, name: &str) -> Result<bool, ApiError> {
-    match query.get(name).map(String::as_str) {
-        None | Some("false") => Ok(false),
-        Some("true" | "") => Ok(true),
-        Some(other) => Err(ApiError::BadRequest(format!(
-            "{name} must be true or false, not {other:?}"
-        ))),
-    }
-}
-
-async fn get_retention(
-    State(state): State<AppState>,
-    Path(env): Path<String>,
-) -> Result<Json<api::RetentionAnswer>, ApiError> {
-    let env = env_id(&env)?;
-    let own = state.read(move |store| Ok(store.retention(env)?)).await?;
-    Ok(Json(api::RetentionAnswer::new(
-        own,
-        state.settings().retention,
-    )))
-}
-
-async fn put_retention(
-    State(state): State<AppState>,
-    Path(env): Path<String>,
-    LimitedBytes(bytes, _turn): LimitedBytes,
-) -> Result<Json<api::RetentionAnswer>, ApiError> {
-    let env = env_id(&env)?;
-    let retention: Retention = parse::<api::Retention>(&bytes, "retention")?.into();
-    // Retention is not in the snapshot: nothing to publish, so this runs
-    // like a read (a blocking task that a disconnect does not cancel).
-    let own = state
-        .read(move |store| Ok(store.set_retention(env, &retention)?))
-        .await?;
-    Ok(Json(api::RetentionAnswer::new(
-        own,
-        state.settings().retention,
-    )))
-}
-
-async fn create_environment(
-    State(state): State<AppState>,
-    LimitedBytes(bytes, _turn): LimitedBytes,
-) -> Result<Response, ApiError> {
-    let body = parse::<api::NewEnvironment>(&bytes, "environment")?;
-    let retention = body.retention.map(Retention::from);
-    let new: NewEnvironment = body.into();
-    let created = state
-        .write(move |store| {
-            let created = store.create_environment(&new)?;
-            if let Some(retention) = &retention {
-                store.set_retention(created.id, retention)?;
-            }
-            Ok(created)
-        })
-        .await?;
-    Ok((StatusCode::CREATED, Json(api::Environment::from(&created))).into_response())
-}
-
-fn env_id(text: &str) -> Result<i64, ApiError> {
-    text.parse().map_err(|_| {
-        ApiError::NotFound(format!(
-            "environment {text:?} does not exist: environments are numbered"
-        ))
-    })
-}
-
-async fn get_environment(
-    State(state): State<AppState>,
-    Path(env): Path<String>,
-) -> Result<Json<api::Environment>, ApiError> {
-    let env = env_id(&env)?;
-    let snapshot = state.snapshot();
-    let found = snapshot
-        .environment(env)
-        .ok_or_else(|| ApiError::NotFound(format!("environment {env} does not exist")))?;
-    Ok(Json(api::Environment::from(found)))
-}
-
-/// A restorable delete; `?purge=true` removes the environment (live or
-/// deleted) with its documents and history for good.
-async fn delete_environment(
-    State(state): State<AppState>,
-    Path(env): Path<String>,
-    Params(query): Params,
-) -> Result<StatusCode, ApiError> {
-    let env = env_id(&env)?;
-    let purge = flag(&query, "purge")?;
-    state
-        .write(move |store| {
-            if purge {
-                Ok(store.purge_environment(env)?)
-            } else {
-                Ok(store.delete_environment(env)?)
-            }
-        })
-        .await?;
-    Ok(StatusCode::NO_CONTENT)
-}
-
-async fn restore_environment(
-    State(state): State<AppState>,
-    Path(env): Path<String>,
-) -> Result<Json<api::Environment>, ApiError> {
-    let env = env_id(&env)?;
-    let restored = state
-        .write(move |store| Ok(store.restore_environment(env)?))
-        .await?;
-    Ok(Json(api::Environment::from(&restored)))
-}
-
-async fn hierarchy_levels(
-    State(state): State<AppState>,
-    Path(env): Path<String>,
-) -> Result<Json<Vec<api::HierarchyLevel>>, ApiError> {
-    let env = env_id(&env)?;
-    let snapshot = state.snapshot();
-    let levels = snapshot
-        .levels(env)
-        .ok_or_else(|| ApiError::NotFound(format!("environment {env} does not exist")))?;
-    let listed = levels
-        .iter()
-        .enumerate()
-        .map(|(i, name)| api::HierarchyLevel {
-            name: name.clone(),
-            parent: i.checked_sub(1).map(|p| levels[p].clone()),
-        })
-        .collect();
-    Ok(Json(listed))
-}
-
-async fn import(
-    State(state): State<AppState>,
-    Extension(who): Extension<Principal>,
-    Path(env): Path<String>,
-    LimitedBytes(bytes, _turn): LimitedBytes,
-) -> Result<Json<api::ImportSummary>, ApiError> {
-    let env = env_id(&env)?;
-    let body: api::ImportRequest = {
-        let mut de = serde_json::Deserializer::from_slice(&bytes);
-        // The documents' decoder bounds their depth (wire::MAX_JSON_DEPTH).
-        de.disable_recursion_limit();
-        api::ImportRequest::deserialize(&mut de)
-            .and_then(|body| de.end().map(|()| body))
-            .map_err(|e| ApiError::BadRequest(format!("invalid import: {e}")))?
-    };
-    let path = match &body.level {
-        Some(level) => {
-            LevelPath::parse_cli(level).map_err(|e| ApiError::BadRequest(e.to_string()))?
-        }
-        None => LevelPath::root(),
-    };
-    let kind = match &body.kind {
-        Some(k) => k
-            .parse::<DocKind>()
-            .map_err(|e| ApiError::BadRequest(e.to_string()))?,
-        None => DocKind::Values,
-    };
-    let mut documents = Vec::with_capacity(body.documents.0.len());
-    for (resource, content) in body.documents.0 {
-        let content = document(content).map_err(|e| match e {
-            ApiError::BadRequest(m) => ApiError::BadRequest(format!("resource {resource}: {m}")),
-            other => other,
-        })?;
-        documents.push(ImportDoc {
-            path: path.clone(),
-            resource,
-            kind,
-            content,
-        });
-    }
-    let snapshot = state.snapshot();
-    let first = snapshot
-        .environment(env)
-        .ok_or_else(|| ApiError::NotFound(format!("environment {env} does not exist")))
-        .map(ops::writes::defines_in)?;
-    let mut undefined: Vec<String> = Vec::new();
-    for doc in &documents {
-        let defined = snapshot
-            .resource_names(env)
-            .is_some_and(|mut names| names.any(|n| n == doc.resource));
-        if !defined && !undefined.contains(&doc.resource) {
-            undefined.push(doc.resource.clone());
-        }
-    }
-    auth::may_define(&who, &undefined).map_err(|denied| ApiError::Forbidden(denied.to_string()))?;
-    // Whom the snapshot shows nothing to define gets no definitions
-    // either should the database differ: the store then refuses the
-    // resource the environment lacks.
-    let component = first.filter(|_| who.is_unlimited());
-    let batch = ImportBatch {
-        env,
-        documents,
-        replace: if body.replace {
-            vec![(path, kind)]
-        } else {
-            Vec::new()
-        },
-        define_missing_in: component,
-        author: Some(who.name.to_string()),
-        register: body.register,
-    };
-    let summary = state
-        .write(move |store| ops::writes::import(store, &batch).map_err(|e| seen_by(e, &who).into()))
-        .await?;
-    Ok(Json(summary))
-}
-
-/// A store's refusal as `who` may see it ([`ops::writes::seen_by`]).
-fn seen_by(e: crate::store::StoreError, who: &Principal) -> crate::store::StoreError {
-    ops::writes::store_error_seen_by(e, who)
+/// A document route's `{*rest}`: what follows `/environments/{env}/`.
+#[derive(Deserialize)]
+struct DocPath {
+    rest: String,
 }
 
 /// What a document URL names.
@@ -452,7 +116,7 @@ fn wire_response(status: StatusCode, value: &Value) -> Response {
 
 /// A body shared by every request for it, sent as it is.
 fn encoded_response(doc: &Encoded) -> Response {
-    super::unread::shared(
+    crate::server::state::unread::shared(
         (
             StatusCode::OK,
             [(header::CONTENT_TYPE, "application/json")],
@@ -464,7 +128,7 @@ fn encoded_response(doc: &Encoded) -> Response {
 
 /// `answer` about the document at `at`, made by `make` (off the async
 /// workers) once for every request that asks for it at this generation
-/// (`versions.rs`).
+/// (`state/versions.rs`).
 async fn shared_answer(
     state: &AppState,
     at: DocAddress,
@@ -594,10 +258,10 @@ async fn encoded_off_workers(doc: &StoredDoc) -> Result<Arc<Encoded>, ApiError> 
 async fn get_document(
     State(state): State<AppState>,
     Extension(who): Extension<Principal>,
-    Path((env, rest)): Path<(String, String)>,
+    Env(env): Env,
+    Path(DocPath { rest }): Path<DocPath>,
     Params(query): Params,
 ) -> Result<Response, ApiError> {
-    let env = env_id(&env)?;
     let (mut at, target) = parse_document_url(env, &rest)?;
     let snapshot = state.snapshot();
     registers::check_read(&snapshot, &who, env, &at.path)?;
@@ -644,7 +308,7 @@ async fn get_document(
                 });
             }
             // A key, or an old version's effective document: made once
-            // for every request that asks for it (`versions.rs`).
+            // for every request that asks for it (`state/versions.rs`).
             let doc = match (key, version) {
                 (Some(key), _) => key_answer(&state, at.clone(), key, version, effective).await?,
                 (None, Some(version)) => {
@@ -682,12 +346,12 @@ async fn get_document(
 async fn put_document(
     State(state): State<AppState>,
     Extension(who): Extension<Principal>,
-    Path((env, rest)): Path<(String, String)>,
+    Env(env): Env,
+    Path(DocPath { rest }): Path<DocPath>,
     headers: HeaderMap,
     OriginalUri(uri): OriginalUri,
     Body(body, _turn): Body,
 ) -> Result<Response, ApiError> {
-    let env = env_id(&env)?;
     let (mut at, target) = parse_document_url(env, &rest)?;
     let snapshot = state.snapshot();
     let named_by = datasource::resolve(&snapshot, &mut at)?;
@@ -715,7 +379,7 @@ async fn put_document(
                 .write(move |store| {
                     store
                         .write_document(&at, DocWrite::Put(&doc), by(&who, expected))
-                        .map_err(|e| seen_by(e, &who).into())
+                        .map_err(|e| ops::writes::store_error_seen_by(e, &who).into())
                 })
                 .await?
         }
@@ -724,7 +388,7 @@ async fn put_document(
             state
                 .write(move |store| {
                     ops::writes::set_key(store, &at, &key, body, by(&who, expected))
-                        .map_err(|e| seen_by(e, &who).into())
+                        .map_err(|e| ops::writes::store_error_seen_by(e, &who).into())
                 })
                 .await?
         }
@@ -762,10 +426,10 @@ fn with_version(mut response: Response, version: &Version) -> Response {
 async fn delete_document(
     State(state): State<AppState>,
     Extension(who): Extension<Principal>,
-    Path((env, rest)): Path<(String, String)>,
+    Env(env): Env,
+    Path(DocPath { rest }): Path<DocPath>,
     headers: HeaderMap,
 ) -> Result<Response, ApiError> {
-    let env = env_id(&env)?;
     let (mut at, target) = parse_document_url(env, &rest)?;
     datasource::resolve(&state.snapshot(), &mut at)?;
     if target != Target::Document {
@@ -778,7 +442,7 @@ async fn delete_document(
         .write(move |store| {
             store
                 .write_document(&at, DocWrite::Delete, by(&who, expected))
-                .map_err(|e| seen_by(e, &who).into())
+                .map_err(|e| ops::writes::store_error_seen_by(e, &who).into())
         })
         .await?;
     Ok(with_version(
@@ -790,11 +454,11 @@ async fn delete_document(
 async fn post_document(
     State(state): State<AppState>,
     Extension(who): Extension<Principal>,
-    Path((env, rest)): Path<(String, String)>,
+    Env(env): Env,
+    Path(DocPath { rest }): Path<DocPath>,
     Params(query): Params,
     headers: HeaderMap,
 ) -> Result<Response, ApiError> {
-    let env = env_id(&env)?;
     let (mut at, target) = parse_document_url(env, &rest)?;
     datasource::resolve(&state.snapshot(), &mut at)?;
     if target != Target::Restore {
@@ -812,7 +476,7 @@ async fn post_document(
         .write(move |store| {
             store
                 .write_document(&at, DocWrite::Restore(version), by(&who, expected))
-                .map_err(|e| seen_by(e, &who).into())
+                .map_err(|e| ops::writes::store_error_seen_by(e, &who).into())
         })
         .await?;
     let response = (StatusCode::CREATED, Json(api::Version::from(&restored))).into_response();

@@ -1,4 +1,4 @@
-//! Unit tests of `server/lookup_api.rs`.
+//! Unit tests of `server/routes/lookup.rs`.
 
 use super::*;
 use std::borrow::Cow;
@@ -428,7 +428,7 @@ fn the_tagged_header_finds_the_wire_tag() {
         (r#"{"found":true,"value":"__hierad__"}"#, "true"),
         (r#"{"found":false}"#, "false"),
     ] {
-        let response = json_bytes(StatusCode::OK, tag_checked(Bytes::from(body)), "MISS");
+        let response = json_bytes(StatusCode::OK, tag_checked(Bytes::from(body), 1), "MISS");
         assert_eq!(response.headers()[&X_TAGGED], tagged, "{body}");
     }
 }

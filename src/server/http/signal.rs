@@ -23,5 +23,5 @@ pub(crate) async fn shutdown_signal() {
         () = ctrl_c => {}
         () = terminate => {}
     }
-    tracing::info!("shutdown requested; draining requests in flight");
+    tracing::info!(target: "hierad::server::signal", "shutdown requested; draining requests in flight");
 }

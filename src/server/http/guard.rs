@@ -6,15 +6,14 @@
 //! turns (`throttle`). And the access log: one structured line per
 //! request.
 
-use super::body::LookupBytes;
-use super::error::error_response;
-use super::state::AppState;
-use super::throttle::{Admission, Turn};
 use crate::auth::{self, AuthError, Need, Principal, remember::Remembered, verify::CertIdentity};
-use axum::extract::{FromRequest, FromRequestParts, MatchedPath, Path, RawPathParams, Request};
+use crate::server::http::error::error_response;
+use crate::server::http::throttle::{Admission, Turn};
+use crate::server::routes::env::Named;
+use crate::server::state::AppState;
+use axum::extract::{MatchedPath, Request};
 use axum::http::{HeaderValue, Method, StatusCode, header};
 use axum::response::Response;
-use std::collections::HashMap;
 use std::net::{IpAddr, SocketAddr};
 use std::sync::{Arc, OnceLock};
 use std::time::Duration;
@@ -84,7 +83,7 @@ impl AccessLog {
         };
         tracing::info!(
             target: "hierad::access",
-            method = %super::Truncated(method.as_str(), super::METHOD_SHOWN),
+            method = %crate::server::Truncated(method.as_str(), crate::server::METHOD_SHOWN),
             route = route.as_ref().map_or("unmatched", MatchedPath::as_str),
             status = response.status().as_u16(),
             principal = principal.map_or("-", |n| n),
@@ -117,7 +116,7 @@ enum Refusal {
 
 /// Checks a request's credentials (those its connection does not
 /// remember), after their turn if a guess could pass them
-/// (`server/throttle.rs`); counts a failure, and answers it late once the
+/// (`server/http/throttle.rs`); counts a failure, and answers it late once the
 /// client's network failed too often.
 async fn check(
     state: &AppState,
@@ -279,7 +278,7 @@ pub(crate) async fn authorize(
         })?,
     };
     let _ = who.set(principal.name.clone());
-    let (request, env) = environment(state, &principal, template, request).await?;
+    let (request, env) = environment(&principal, request).await?;
     if let Err(denied) = auth::permit(&principal, need, request.method(), template, env) {
         let response = error_response(StatusCode::FORBIDDEN, "forbidden", denied.to_string());
         return Err(closing(response, may_have_body(&request)));
@@ -345,58 +344,30 @@ fn admit(mut request: Request, principal: Principal, who: &OnceLock<Arc<str>>) -
     request
 }
 
-/// The environment `request` names: its `{env}` path parameter, or, for
-/// a lookup by a principal limited to some environments, the lookup
-/// body's `environment` (read here with the lookup's own parser, and put
-/// back for the handler). An `{env}` that is not a number names no
-/// environment the limited principal may use: 403.
+/// The environment `request` names: its `{env}` path parameter (read as
+/// the handler's [`Env`](crate::server::routes::env::Env) reads it). An `{env}` that is
+/// not a number names no environment the limited principal may use: 403.
+/// A lookup's environment is in its body: the handler checks it once it
+/// has parsed the body, its only parse.
 async fn environment(
-    state: &AppState,
     principal: &Principal,
-    template: Option<&str>,
     request: Request,
 ) -> Result<(Request, Option<i64>), Response> {
     if principal.environments.is_none() {
         return Ok((request, None));
     }
     let (mut parts, body) = request.into_parts();
-    let params = RawPathParams::from_request_parts(&mut parts, &()).await;
-    let names_env = params.is_ok_and(|p| p.iter().any(|(k, _)| k == "env"));
-    if names_env {
-        // Judged as the handler reads it: percent-decoded (`%31` is 1),
-        // then parsed as a number.
-        let decoded = Path::<HashMap<String, String>>::from_request_parts(&mut parts, &())
-            .await
-            .ok()
-            .and_then(|Path(mut p)| p.remove("env"));
-        return match decoded.as_deref().map(str::parse::<i64>) {
-            Some(Ok(env)) => Ok((Request::from_parts(parts, body), Some(env))),
-            _ => {
-                let text = decoded.unwrap_or_else(|| "(not UTF-8)".to_owned());
-                let message = format!(
-                    "{} may use only its own environments, and {text:?} names none: environments are numbered",
-                    principal.name
-                );
-                let response = error_response(StatusCode::FORBIDDEN, "forbidden", message);
-                Err(response)
-            }
-        };
+    match crate::server::routes::env::named(&mut parts).await {
+        Named::Nothing => Ok((Request::from_parts(parts, body), None)),
+        Named::Env(env) => Ok((Request::from_parts(parts, body), Some(env))),
+        Named::NotANumber(text) => {
+            let message = format!(
+                "{} may use only its own environments, and {text:?} names none: environments are numbered",
+                principal.name
+            );
+            Err(error_response(StatusCode::FORBIDDEN, "forbidden", message))
+        }
     }
-    if template != Some(crate::api::LOOKUP_PATH) {
-        return Ok((Request::from_parts(parts, body), None));
-    }
-    let whole = Request::from_parts(parts.clone(), body);
-    let (bytes, _turn) = match LookupBytes::from_request(whole, state).await {
-        Ok(LookupBytes(bytes, turn)) => (bytes, turn),
-        Err(e) => return Err(axum::response::IntoResponse::into_response(e)),
-    };
-    // A body the lookup cannot parse names no environment; the handler
-    // answers it 400 with the same parser (its turn held while parsed).
-    let env = super::lookup_api::requested_env(&bytes);
-    Ok((
-        Request::from_parts(parts, axum::body::Body::from(bytes)),
-        env,
-    ))
 }
 
 /// The metrics label of a failure.

@@ -1,7 +1,7 @@
 //! The LISTEN task (issue 11): on PostgreSQL every committed write is
 //! announced at its commit (`NOTIFY hierad_changes, '<generation>'`, see
 //! [`crate::store::ChangeFeed`]); this task keeps one connection listening
-//! there and wakes the catch-up task ([`super::sync`]) at once, so every
+//! there and wakes the catch-up task ([`crate::server::sync`]) at once, so every
 //! replica serves a write within a round trip of its commit instead of
 //! within a poll.
 //!
@@ -14,10 +14,10 @@
 //! the sync age), for one read of one row.
 //!
 //! A lost connection is reopened with a pause doubling from
-//! [`FIRST_PAUSE`] to [`super::sync::MAX_BACKOFF`]; one log line when it
+//! [`FIRST_PAUSE`] to [`crate::server::state::sync::MAX_BACKOFF`]; one log line when it
 //! is lost, one when it listens again.
 
-use super::state::AppState;
+use crate::server::state::AppState;
 use crate::store::ChangeFeed;
 use std::time::Duration;
 use tokio_postgres::AsyncMessage;
@@ -33,7 +33,7 @@ pub(crate) fn spawn(state: AppState, feed: ChangeFeed) {
         loop {
             let outcome = listen(&state, &feed, || {
                 if lost {
-                    tracing::info!(channel = feed.channel, "listening for writes again");
+                    tracing::info!(target: "hierad::server::listen", channel = feed.channel, "listening for writes again");
                 }
                 lost = false;
                 pause = FIRST_PAUSE;
@@ -42,17 +42,19 @@ pub(crate) fn spawn(state: AppState, feed: ChangeFeed) {
             if !lost {
                 lost = true;
                 match outcome {
-                    Ok(()) => tracing::warn!(
+                    Ok(()) => tracing::warn!(target: "hierad::server::listen",
                         channel = feed.channel,
                         "the LISTEN connection closed; reconnecting (polling meanwhile)"
                     ),
                     Err(e) => {
-                        tracing::warn!(channel = feed.channel, error = %e, "the LISTEN connection failed; reconnecting (polling meanwhile)")
+                        tracing::warn!(target: "hierad::server::listen", channel = feed.channel, error = %e, "the LISTEN connection failed; reconnecting (polling meanwhile)")
                     }
                 }
             }
             tokio::time::sleep(pause).await;
-            pause = pause.saturating_mul(2).min(super::sync::MAX_BACKOFF);
+            pause = pause
+                .saturating_mul(2)
+                .min(crate::server::state::sync::MAX_BACKOFF);
         }
     });
 }

@@ -18,7 +18,7 @@
 //! A request without `Host` (HTTP/1.0, in-process tests) or without
 //! `Origin` (curl, the CLI, the Ruby shim) comes from no browser.
 
-use super::error::ApiError;
+use crate::server::http::error::ApiError;
 use axum::extract::Request;
 use axum::http::{HeaderMap, HeaderValue, Method, header};
 use axum::response::{IntoResponse, Response};
@@ -155,11 +155,11 @@ fn check_host<'a>(
              address, `localhost`, or a name given with `hierad serve {ALLOWED_HOST_FLAG} NAME` \
              (HIERAD_ALLOWED_HOST); a web page may be reaching it through a name that resolves \
              to its address (DNS rebinding)",
-            super::Truncated(value, SHOWN).to_string()
+            crate::server::Truncated(value, SHOWN).to_string()
         ))),
         None => Err(ApiError::BadRequest(format!(
             "the request's Host {:?} is not a host with an optional port",
-            super::Truncated(value, SHOWN).to_string()
+            crate::server::Truncated(value, SHOWN).to_string()
         ))),
     }
 }
@@ -178,7 +178,7 @@ fn origin(headers: &HeaderMap, host: Option<(&str, Option<u16>)>) -> Result<(), 
             "a request from the web page at {:?} may not change anything here: a request \
              that sends Origin must come from this server's own pages (a client that is not \
              a browser sends no Origin)",
-            super::Truncated(value, SHOWN).to_string()
+            crate::server::Truncated(value, SHOWN).to_string()
         ))
     };
     if values.next().is_some() {
@@ -235,7 +235,7 @@ fn content_type(headers: &HeaderMap, has_body: bool, changes: bool) -> Result<()
         None if has_body => "no Content-Type".to_owned(),
         Some(value) if (has_body || changes) && Media::of(value).is_none() => format!(
             "Content-Type {:?}",
-            super::Truncated(&String::from_utf8_lossy(value.as_bytes()), SHOWN).to_string()
+            crate::server::Truncated(&String::from_utf8_lossy(value.as_bytes()), SHOWN).to_string()
         ),
         _ => return Ok(()),
     };

@@ -7,12 +7,12 @@
 //! removes it), answered with the definition. A content whose schema is
 //! not a valid JSON Schema is a 400 and changes nothing.
 
-use super::body::LimitedBytes;
-use super::config_api::component_ref;
-use super::error::ApiError;
-use super::state::AppState;
 use crate::api;
 use crate::configdb::{Component, NotFound};
+use crate::server::http::body::LimitedBytes;
+use crate::server::http::error::ApiError;
+use crate::server::routes::config::component_ref;
+use crate::server::state::AppState;
 use axum::Json;
 use axum::Router;
 use axum::extract::{Path, State};

@@ -2,7 +2,7 @@
 //! retention policies no longer keep, in small batches off the request
 //! path, and measures the database for `hierad_database_bytes`.
 
-use super::state::AppState;
+use crate::server::state::AppState;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 /// Versions pruned per store call: each call is a few short transactions,
@@ -38,14 +38,14 @@ pub(crate) async fn round(state: &AppState) {
             Ok(report) => {
                 state.metrics().versions_pruned(report.pruned);
                 if report.pruned > 0 {
-                    tracing::info!(pruned = report.pruned, "pruned old versions");
+                    tracing::info!(target: "hierad::server::retention", pruned = report.pruned, "pruned old versions");
                 }
                 if !report.more {
                     break;
                 }
             }
             Err(e) => {
-                tracing::error!(error = %e.detail(), "pruning old versions failed");
+                tracing::error!(target: "hierad::server::retention", error = %e.detail(), "pruning old versions failed");
                 break;
             }
         }
@@ -53,6 +53,8 @@ pub(crate) async fn round(state: &AppState) {
     }
     match state.read(|store| Ok(store.database_size()?)).await {
         Ok(size) => state.metrics().set_database_size(&size),
-        Err(e) => tracing::error!(error = %e.detail(), "cannot measure the database"),
+        Err(e) => {
+            tracing::error!(target: "hierad::server::retention", error = %e.detail(), "cannot measure the database")
+        }
     }
 }

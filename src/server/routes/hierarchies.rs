@@ -6,12 +6,12 @@
 //! same id, and the registry here is only a per-process memory of lists,
 //! bounded, that a client fills again when it forgets one (409).
 
-use super::body::LookupBytes;
-use super::error::ApiError;
-use super::state::AppState;
 use crate::api;
 use crate::hiera::Value;
 use crate::hiera::hierarchy::Hierarchy;
+use crate::server::http::body::LookupBytes;
+use crate::server::http::error::ApiError;
+use crate::server::state::AppState;
 use axum::Json;
 use axum::Router;
 use axum::extract::State;
@@ -193,7 +193,7 @@ fn parse_registration(bytes: &[u8]) -> Result<Vec<String>, ApiError> {
             .collect::<Option<Vec<String>>>(),
         _ => None,
     };
-    levels.ok_or_else(|| bad(super::lookup_api::BAD_HIERARCHY.to_owned()))
+    levels.ok_or_else(|| bad(crate::server::routes::lookup::BAD_HIERARCHY.to_owned()))
 }
 
 #[cfg(test)]

@@ -31,7 +31,7 @@ pub(crate) enum ApiError {
     /// 409: it would break a uniqueness rule.
     Conflict(String),
     /// 413: the body is over the limit.
-    TooLarge(super::body::BodyLimit),
+    TooLarge(crate::server::http::body::BodyLimit),
     /// 413: the write would store a document, or make its environment,
     /// larger than the server's quotas (nothing was written).
     OverQuota(OverQuota),
@@ -258,7 +258,7 @@ impl IntoResponse for ApiError {
                 return answer;
             }
             ApiError::Unavailable(m) => {
-                tracing::warn!(error = %m, "request refused: the database is unavailable");
+                tracing::warn!(target: "hierad::server::error", error = %m, "request refused: the database is unavailable");
                 let message = "the database is unavailable, so this request cannot be served now: \
                      writes are refused, lookups answer from the last snapshot (see /healthz); \
                      retry once the database is back (the server's log has the database's error)"
@@ -279,7 +279,7 @@ impl IntoResponse for ApiError {
                 return answer;
             }
             ApiError::ReadOnly(m) => {
-                tracing::error!(error = %m, "write refused: the database accepts no writes");
+                tracing::error!(target: "hierad::server::error", error = %m, "write refused: the database accepts no writes");
                 (
                     StatusCode::INTERNAL_SERVER_ERROR,
                     "read_only",
@@ -289,7 +289,7 @@ impl IntoResponse for ApiError {
                 )
             }
             ApiError::Internal(m) => {
-                tracing::error!(error = %m, "request failed");
+                tracing::error!(target: "hierad::server::error", error = %m, "request failed");
                 (
                     StatusCode::INTERNAL_SERVER_ERROR,
                     "internal",
@@ -370,7 +370,7 @@ pub(crate) async fn json_bodies(response: Response) -> Response {
 /// The answer to a handler's panic: logged (without its payload, which
 /// may quote data), answered 500.
 pub(crate) fn panicked(_payload: Box<dyn std::any::Any + Send + 'static>) -> Response {
-    tracing::error!("a request handler panicked; the server goes on");
+    tracing::error!(target: "hierad::server::error", "a request handler panicked; the server goes on");
     ApiError::Panicked.into_response()
 }
 

@@ -5,8 +5,8 @@
 //! published it. A client that wrote through one replica reads its write
 //! on any other by passing on the generation the write answered.
 
-use super::error::ApiError;
-use super::state::AppState;
+use crate::server::http::error::ApiError;
+use crate::server::state::AppState;
 use axum::extract::Request;
 use axum::http::{HeaderMap, HeaderName, HeaderValue, Method};
 use axum::response::Response;

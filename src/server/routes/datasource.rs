@@ -2,12 +2,12 @@
 //! by its resource definition's id as well as by its name, the opt-in
 //! `308 Permanent Redirect` of a write by name to the id-based URL, and
 //! the effective document as it was at a version (`?effective&version=N`).
-//! The routes themselves are in `config_api.rs`.
+//! The routes themselves are in `documents.rs`.
 
-use super::error::ApiError;
 use crate::configdb::model::{parse_id, reads_as_id};
 use crate::configdb::{DocAddress, DocKind, ErrorKind, LevelPath, Snapshot, fold};
 use crate::hiera::Hash;
+use crate::server::http::error::ApiError;
 use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 

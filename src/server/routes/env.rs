@@ -1,0 +1,98 @@
+//! The environment a route's `{env}` names: parsed here and nowhere else,
+//! with the one 404 wording of an environment that does not exist
+//! ([`NotFound::Environment`], [`NotFound::EnvironmentText`]) and the
+//! principal's environment limits applied. Handlers take an [`Env`]; the
+//! guard reads the same [`named`] to authorize the request.
+
+use crate::auth::{Denied, Principal};
+use crate::configdb::{ConfigError, NotFound};
+use crate::server::http::error::ApiError;
+use axum::extract::{FromRequestParts, Path, RawPathParams};
+use axum::http::request::Parts;
+use axum::response::{IntoResponse, Response};
+use std::collections::HashMap;
+
+/// The environment of the request's `{env}`, which its principal may use.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Env(pub(crate) i64);
+
+/// What a request's path says of its environment.
+#[derive(Debug, PartialEq, Eq)]
+pub(crate) enum Named {
+    /// The route has no `{env}`.
+    Nothing,
+    /// `{env}`, a number.
+    Env(i64),
+    /// `{env}` as sent (percent-decoded), not a number.
+    NotANumber(String),
+}
+
+/// The `{env}` of the request's route, judged as the handler reads it:
+/// percent-decoded (`%31` is 1), then parsed as a number.
+pub(crate) async fn named(parts: &mut Parts) -> Named {
+    let params = RawPathParams::from_request_parts(parts, &()).await;
+    if !params.is_ok_and(|p| p.iter().any(|(k, _)| k == "env")) {
+        return Named::Nothing;
+    }
+    let decoded = Path::<HashMap<String, String>>::from_request_parts(parts, &())
+        .await
+        .ok()
+        .and_then(|Path(mut p)| p.remove("env"));
+    match decoded.map(parse) {
+        Some(Ok(env)) => Named::Env(env),
+        Some(Err(text)) => Named::NotANumber(text),
+        None => Named::NotANumber("(not UTF-8)".to_owned()),
+    }
+}
+
+/// `{env}`'s text as an environment id (the text back when it is no
+/// number): the one parse of it.
+fn parse(text: String) -> Result<i64, String> {
+    text.parse().map_err(|_| text)
+}
+
+/// The 404 of environment `env`, which does not exist.
+pub(crate) fn missing(env: i64) -> ApiError {
+    ConfigError::from(NotFound::Environment(env)).into()
+}
+
+/// `env`, if `who` may use it; 403 otherwise.
+///
+/// # Errors
+///
+/// [`Denied::Environment`].
+pub(crate) fn permitted(who: Option<&Principal>, env: i64) -> Result<i64, ApiError> {
+    match who {
+        Some(who) if !who.may_use(env) => Err(ApiError::Forbidden(
+            Denied::Environment {
+                name: who.name.clone(),
+                env,
+            }
+            .to_string(),
+        )),
+        _ => Ok(env),
+    }
+}
+
+impl<S: Send + Sync> FromRequestParts<S> for Env {
+    /// A path that does not decode keeps axum's answer (400, given a JSON
+    /// body by `harden`); the others are [`ApiError`]s.
+    type Rejection = Response;
+
+    async fn from_request_parts(parts: &mut Parts, state: &S) -> Result<Env, Response> {
+        let Path(mut params) = Path::<HashMap<String, String>>::from_request_parts(parts, state)
+            .await
+            .map_err(IntoResponse::into_response)?;
+        let Some(text) = params.remove("env") else {
+            return Err(ApiError::Internal(
+                "a handler takes an environment its route does not name".to_owned(),
+            )
+            .into_response());
+        };
+        let env = parse(text)
+            .map_err(|text| ApiError::from(ConfigError::from(NotFound::EnvironmentText(text))))
+            .and_then(|env| permitted(parts.extensions.get::<Principal>(), env))
+            .map_err(IntoResponse::into_response)?;
+        Ok(Env(env))
+    }
+}
