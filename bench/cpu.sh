@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Server CPU per request, by lookup class (issue 15, goal 3: small hash and
+# Server CPU per request, by lookup class (BENCHMARKS.md: small hash and
 # array lookups at <= 2.5x a bare server's CPU per request): user + system
 # time of the server's threads over N requests (the scheduler's count,
 # bench/lib.sh `cpu_ns`), against the bare hyper server of bench/run.sh

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Whole effective documents (issue 15, goal 1): hierad sending a node's
+# Whole effective documents: hierad sending a node's
 # whole effective `astute` against a bare hyper server sending the same
 # bytes, same client (`hierad bench --get`), at c=32 and with one client.
 #

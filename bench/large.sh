@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Large lookup answers, every request a full lookup (issue 15, goal 2):
+# Large lookup answers, every request a full lookup:
 # hash lookups of the ~55 KB `network_metadata` (deeper merge of 3 layers)
 # with `--unique` (a scope variable no data reads: the answer cache never
 # helps), against a bare hyper server sending the same answer's bytes,

@@ -6,7 +6,7 @@
 #
 #   bash bench/lookup-cli.sh            # needs hiera (Debian) and hyperfine
 #
-# Targets (issue 2): hierad <= 5 ms per call, >= 30x faster than hiera.
+# Targets (BENCHMARKS.md): hierad <= 5 ms per call, >= 30x faster than hiera.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 command -v hyperfine >/dev/null || { echo "needs hyperfine (apt-get install hyperfine)" >&2; exit 1; }

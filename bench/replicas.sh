@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Replicas on PostgreSQL (issue 11), side by side with SQLite in one run:
+# Replicas on PostgreSQL (BENCHMARKS.md), side by side with SQLite in one run:
 #
 #   a. write to visible on another replica: VISIBLE_WRITES key writes
 #      through replica A, each read back through replica B on the same

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# What TLS and authentication cost (issue 10). The same data served by
+# What TLS and authentication cost. The same data served by
 # four servers: plain HTTP without an auth file; a second plain one, the
 # control; TLS alone (rustls, an ECDSA P-256 certificate made at run time
 # by openssl, no auth file); and TLS with `--auth FILE`, loaded once with

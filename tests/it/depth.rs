@@ -1,4 +1,4 @@
-//! Issue 9, defect 1: no write may store a document the server cannot read
+//! No write may store a document the server cannot read
 //! back. Every way in refuses documents nesting past the limit (64 levels)
 //! with a 400 or a CLI error naming it, before anything is written; what
 //! is accepted, however its stored form nests, survives a restart.
@@ -170,7 +170,7 @@ fn the_cli_import_refuses_a_too_deep_file_before_writing() {
     assert!(stderr.contains("environment 7 does not exist"), "{stderr}");
 }
 
-/// Issue 9, quirk 1: serde_json's private number key is an ordinary key
+/// serde_json's private number key is an ordinary key
 /// in a document body and in a lookup's values.
 #[test]
 fn the_number_token_is_an_ordinary_key_on_every_way_in() {
@@ -364,7 +364,7 @@ fn doctor_lists_unreadable_old_versions() {
     assert!(out.contains("restore the database from a backup"), "{out}");
 }
 
-/// Issue 9, defect 1: `hierad doctor` lists unreadable documents, and
+/// `hierad doctor` lists unreadable documents, and
 /// `--repair` restores the newest readable version of each, or deletes a
 /// document that has none.
 #[test]

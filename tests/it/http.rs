@@ -174,7 +174,7 @@ fn delete(server: &TestServer, path: &str) -> Reply {
     call("DELETE", &format!("{}{path}", server.url), None, &[])
 }
 
-/// Issue 9, defect 7: `DELETE /environments/N` destroyed every version.
+/// Once, `DELETE /environments/N` destroyed every version.
 /// Environment 5 of [`setup`] with two versions of a document at
 /// nodes=n1: its path, and a lookup that answers its value, 2.
 fn two_versions_at_n1(server: &TestServer) -> (&'static str, Value) {

@@ -1,4 +1,4 @@
-//! Issue 10, end to end: the real binary over TLS with an auth file made
+//! End to end: the real binary over TLS with an auth file made
 //! by `hierad auth`, every way of authenticating (Basic, bearer tokens,
 //! client certificates, Keystone tokens against a stand-in Keystone that
 //! answers as the Keystone v3 API reference documents), roles,

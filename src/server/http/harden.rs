@@ -1,5 +1,5 @@
 //! What every route gets around its handler, in one tower service
-//! ([`Harden`]) whose future runs the steps in order (issue 15, goal 3).
+//! ([`Harden`]) whose future runs the steps in order (bench/LOG.md, "Second pass: the lookup path").
 //! Seven `axum::middleware::from_fn` layers did this before: each boxed
 //! its own [`axum::routing::Route`] and cloned the whole stack below it
 //! for every request (about 80 `clone_box` calls and 30,000 instructions

@@ -1,4 +1,4 @@
-//! The ConfigDB REST API under `/api/v1/config` (seeds/004 and the routes
+//! The ConfigDB REST API under `/api/v1/config` (docs/spec/configdb-api.md and the routes
 //! tuning-box shipped; see docs/api.md): components, environments, and the
 //! versioned `values`/`overrides` documents at any level path.
 

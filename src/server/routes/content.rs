@@ -1,4 +1,4 @@
-//! Resource definitions' content over HTTP (issue 12): metadata about a
+//! Resource definitions' content over HTTP (docs/api.md): metadata about a
 //! resource, whose `"schema"` (a JSON Schema) checks every later write of
 //! the resource (configdb/schema.rs; the store applies it).
 //!

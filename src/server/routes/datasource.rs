@@ -1,4 +1,4 @@
-//! seeds/004's addressing of document URLs (issue 14): a datasource named
+//! The addressing of document URLs of docs/spec/configdb-api.md: a datasource named
 //! by its resource definition's id as well as by its name, the opt-in
 //! `308 Permanent Redirect` of a write by name to the id-based URL, and
 //! the effective document as it was at a version (`?effective&version=N`).

@@ -1,5 +1,5 @@
 //! Hierarchies registered once and named by id in lookups
-//! (`POST /api/v1/hierarchies`, issue 15 goal 3): a Hiera client sends the
+//! (`POST /api/v1/hierarchies`): a Hiera client sends the
 //! same level templates with every request of one `hiera.yaml`, and
 //! parsing them is a quarter of a lookup request's parse. The id is
 //! derived from the content, so every process and replica gives a list the

@@ -49,7 +49,8 @@ static X_TAGGED: header::HeaderName = header::HeaderName::from_static("x-hierad-
 /// `body` as an answer: whether its text holds a tag's name as a JSON
 /// string (src/wire.rs). The shim walks the decoded answer only then, and
 /// without the `X-Hierad-Tagged` header it searches the text itself,
-/// several times slower (issue 15, goal 5).
+/// several times slower (bench/LOG.md, "The shim's JSON parser, and
+/// X-Hierad-Tagged").
 fn tag_checked(body: Bytes, env: i64) -> cache::Answer {
     let tagged = TAG_FINDER.find(&body).is_some();
     cache::Answer { body, tagged, env }

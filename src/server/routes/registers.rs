@@ -1,6 +1,6 @@
-//! Level registers over HTTP (issue 14): an environment may list the
+//! Level registers over HTTP: an environment may list the
 //! values a level takes (its nodes); a document URL at a value the
-//! register does not list is answered with seeds/004's 404s, for reads
+//! register does not list is answered with docs/spec/configdb-api.md's 404s, for reads
 //! and writes alike. A level without a register takes any value.
 //!
 //! `/environments/{env}/hierarchy_levels/{level}/register`: GET (404 when

@@ -1,4 +1,4 @@
-//! Consistency a client can ask for (issue 11): every answer says which
+//! Consistency a client can ask for (docs/api.md): every answer says which
 //! generation it reflects (`X-Hierad-Generation`), and a request may name
 //! the least generation it accepts (`X-Hierad-Min-Generation: N` or
 //! `?min_generation=N`): it then waits, bounded, until this replica has

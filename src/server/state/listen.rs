@@ -1,4 +1,4 @@
-//! The LISTEN task (issue 11): on PostgreSQL every committed write is
+//! The LISTEN task: on PostgreSQL every committed write is
 //! announced at its commit (`NOTIFY hierad_changes, '<generation>'`, see
 //! [`crate::store::ChangeFeed`]); this task keeps one connection listening
 //! there and wakes the catch-up task ([`crate::server::sync`]) at once, so every
