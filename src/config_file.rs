@@ -143,6 +143,13 @@ struct Stamp {
 pub(crate) struct Seen(Vec<Option<Stamp>>);
 
 impl Seen {
+    /// These stamps, then `more`'s: files whose names are known only
+    /// once the first ones are read (the Keystone files an auth file names).
+    pub(crate) fn and(mut self, more: Seen) -> Seen {
+        self.0.extend(more.0);
+        self
+    }
+
     pub(crate) fn of<'a>(paths: impl IntoIterator<Item = &'a PathBuf>) -> Seen {
         use std::os::unix::fs::MetadataExt as _;
         let stamp = |m: std::fs::Metadata| Stamp {
@@ -164,6 +171,25 @@ impl Seen {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn any_write_is_a_change() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("auth.toml");
+        let paths = [file.clone()];
+        let missing = Seen::of(&paths);
+        assert_eq!(missing, Seen(vec![None]));
+        std::fs::write(&file, "a").unwrap();
+        let written = Seen::of(&paths);
+        assert_ne!(written, missing);
+        assert_eq!(Seen::of(&paths), written, "nothing changed");
+        // Same size, written again at once: the change time moves (or the
+        // size would; here a rename brings a new inode as well).
+        let next = dir.path().join("next");
+        std::fs::write(&next, "b").unwrap();
+        std::fs::rename(&next, &file).unwrap();
+        assert_ne!(Seen::of(&paths), written);
+    }
 
     #[test]
     fn only_a_regular_file_of_bounded_size_is_read() {
