@@ -8,6 +8,10 @@
 //! decoded field by field straight into values (`server/routes/lookup.rs`),
 //! and a plain answer is written straight into its buffer; both are
 //! checked against the types here by tests.
+//!
+//! The routes' path templates are in [`paths`], beside the bodies.
+
+pub(crate) mod paths;
 
 use crate::configdb;
 use crate::hiera::Value;
@@ -465,15 +469,11 @@ impl From<Version> for configdb::Version {
     }
 }
 
-/// The lookup route: where clients send a [`LookupRequest`], and the
-/// route template the server's rules (roles, metrics) name.
 /// The message of the 400 a TLS port answers to a plain-HTTP request
 /// (server/http/plain_on_tls.rs); `hierad health`, which tries plain HTTP
 /// first, takes it for "try https".
 pub(crate) const SPEAKS_TLS: &str =
     "this hierad server speaks TLS on this port: use https:// instead of http://";
-
-pub(crate) const LOOKUP_PATH: &str = "/api/v1/lookup";
 
 /// `POST /api/v1/lookup` as a client sends it (the server decodes it by
 /// hand: see the module's note).
@@ -487,7 +487,7 @@ pub(crate) struct LookupRequest {
     pub(crate) level: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub(crate) hierarchy: Option<Vec<String>>,
-    /// A registered hierarchy ([`HIERARCHIES_PATH`]) in place of
+    /// A registered hierarchy ([`paths::HIERARCHIES`]) in place of
     /// `hierarchy`.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub(crate) hierarchy_id: Option<String>,
@@ -499,12 +499,7 @@ pub(crate) struct LookupRequest {
     pub(crate) explain: bool,
 }
 
-/// The hierarchy registration route: `{"hierarchy": ["level", …]}` in
-/// (decoded by hand, checked as a lookup's `hierarchy`: see
-/// src/server/routes/hierarchies.rs), a [`RegisteredHierarchy`] out.
-pub(crate) const HIERARCHIES_PATH: &str = "/api/v1/hierarchies";
-
-/// What a client sends to [`HIERARCHIES_PATH`].
+/// What a client sends to [`paths::HIERARCHIES`].
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
 pub(crate) struct HierarchyRegistration<'a> {
     pub(crate) hierarchy: &'a [String],

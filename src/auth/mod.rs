@@ -17,6 +17,7 @@ pub(crate) mod verify;
 pub(crate) use file::AuthFile;
 pub(crate) use verify::{AuthError, Authenticator};
 
+use crate::api::paths;
 use std::fmt;
 use std::sync::Arc;
 
@@ -139,20 +140,20 @@ pub(crate) enum Need {
 /// Routes that change the ConfigDB's shape rather than its documents:
 /// `admin` for any method but GET.
 const ADMIN_ROUTES: &[&str] = &[
-    "/api/v1/config/components",
-    "/api/v1/config/components/{id}",
+    paths::COMPONENTS,
+    paths::COMPONENT,
     // A definition's content (its schema) checks the resource's writes in
     // every environment that uses the component.
-    "/api/v1/config/components/{component}/resource_definitions/{*resource}",
-    "/api/v1/config/environments",
-    "/api/v1/config/environments/{env}",
-    "/api/v1/config/environments/{env}/restore",
-    "/api/v1/config/environments/{env}/retention",
+    paths::DEFINITION,
+    paths::ENVIRONMENTS,
+    paths::ENVIRONMENT,
+    paths::RESTORE,
+    paths::RETENTION,
 ];
 
 /// Routes a `read` principal may POST to: a lookup reads, and whoever may
 /// look up may register the hierarchy its lookups name.
-const READ_POSTS: &[&str] = &[crate::api::LOOKUP_PATH, crate::api::HIERARCHIES_PATH];
+const READ_POSTS: &[&str] = &[paths::LOOKUP, paths::HIERARCHIES];
 
 /// Whether `url`'s authority names a user (`scheme://USER[:PASSWORD]@host`).
 /// hierad takes no credentials from a URL (a server's for its clients,
@@ -176,7 +177,7 @@ pub(crate) fn needed(method: &http::Method, template: Option<&str>) -> Need {
     };
     // Probes, which load balancers send without credentials; /readyz's
     // reason is the `stale:` line /healthz shows anyway.
-    if matches!(template, "/healthz" | "/readyz") {
+    if template == paths::HEALTHZ || template == paths::READYZ {
         return Need::Nobody;
     }
     if matches!(*method, http::Method::GET | http::Method::HEAD) || READ_POSTS.contains(&template) {

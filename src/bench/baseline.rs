@@ -30,7 +30,7 @@ async fn answer(
     request: Request<Incoming>,
     body: Bytes,
 ) -> Result<Response<Full<Bytes>>, Infallible> {
-    let body = if request.uri().path() == crate::api::HIERARCHIES_PATH {
+    let body = if request.uri().path() == crate::api::paths::HIERARCHIES {
         Bytes::from_static(REGISTERED)
     } else {
         body

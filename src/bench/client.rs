@@ -11,6 +11,7 @@ use super::connect::{self, Conn};
 use super::plan::{Bodies, Plan, Sampler};
 use super::rng::Rng;
 use super::stats::{self, Cache, Measured, Report, Sample, Writes};
+use crate::configdb::{DocKind, LevelPath};
 use bytes::Bytes;
 use hyper::{Method, StatusCode};
 use std::net::SocketAddr;
@@ -58,7 +59,7 @@ pub(crate) async fn get(target: &Target, path: &str) -> Result<(StatusCode, Byte
 
 /// The server's cache counters (hits, misses), if it exports them.
 pub(crate) async fn cache_counters(target: &Target) -> Option<(u64, u64)> {
-    let (status, body) = get(target, "/metrics").await.ok()?;
+    let (status, body) = get(target, crate::api::paths::METRICS).await.ok()?;
     if !status.is_success() {
         return None;
     }
@@ -128,7 +129,7 @@ impl Shared {
         let body = self.bodies.body(&pick, unique);
         (
             Method::POST,
-            crate::api::LOOKUP_PATH.to_owned(),
+            crate::api::paths::LOOKUP.to_owned(),
             body,
             pick.class,
         )
@@ -228,7 +229,7 @@ async fn worker(id: usize, shared: Arc<Shared>) -> Worker {
 
 /// The document the writer rewrites: `resource`'s values at the root.
 fn values_path(env: i64, resource: &str) -> String {
-    format!("/api/v1/config/environments/{env}/resources/{resource}/values")
+    crate::ops::remote::doc_url(env, &LevelPath::root(), resource, DocKind::Values)
 }
 
 /// A JSON object, the writer's document.
@@ -290,13 +291,13 @@ async fn writer(
 /// requests to name by id; `None` from a server older than the route
 /// (404, 405): requests then carry the templates, as the shim's do.
 async fn register_hierarchy(target: &Target, plan: &Plan) -> Result<Option<String>, BenchError> {
-    let what = format!("POST {}", crate::api::HIERARCHIES_PATH);
+    let what = format!("POST {}", crate::api::paths::HIERARCHIES);
     let body = serde_json::to_vec(&crate::api::HierarchyRegistration {
         hierarchy: &plan.hierarchy,
     })
     .expect("Strings serialize");
     let (status, answer) =
-        connect::request(target, Method::POST, crate::api::HIERARCHIES_PATH, body).await?;
+        connect::request(target, Method::POST, crate::api::paths::HIERARCHIES, body).await?;
     match status.as_u16() {
         200 => serde_json::from_slice::<crate::api::RegisteredHierarchy>(&answer)
             .map(|registered| Some(registered.id))

@@ -24,6 +24,7 @@ pub(crate) mod summary;
 pub(crate) mod visible;
 
 use crate::api;
+use crate::api::paths;
 use crate::hiera::{Hash, Value};
 use client::Target;
 use plan::Plan;
@@ -91,6 +92,11 @@ async fn get_body(target: &Target, path: &str) -> Result<Option<String>, BenchEr
         .map_err(|_| BenchError::Invalid(format!("GET {path}: a response that is not UTF-8")))
 }
 
+/// Where Hiera's backend reads datasource `name` of environment `env`.
+fn datasource_path(env: i64, name: &str) -> String {
+    paths::fill(paths::DATASOURCE, &[&env.to_string(), name])
+}
+
 /// A document (wire JSON) from a GET, `None` on 404.
 async fn get_value(target: &Target, path: &str) -> Result<Option<Value>, BenchError> {
     let Some(text) = get_body(target, path).await? else {
@@ -110,7 +116,7 @@ async fn get_value(target: &Target, path: &str) -> Result<Option<Value>, BenchEr
 ///
 /// The server cannot be reached, or the environment has no hierarchy.
 pub(crate) async fn discover(target: &Target, env: i64) -> Result<Plan, BenchError> {
-    let path = format!("/api/v1/config/environments/{env}");
+    let path = paths::fill(paths::ENVIRONMENT, &[&env.to_string()]);
     let Some(text) = get_body(target, &path).await? else {
         return Err(BenchError::Invalid(format!(
             "environment {env} does not exist on {}",
@@ -120,22 +126,21 @@ pub(crate) async fn discover(target: &Target, env: i64) -> Result<Plan, BenchErr
     let levels = serde_json::from_str::<api::Environment>(&text)
         .map_err(|e| BenchError::Invalid(format!("GET {path}: not an environment: {e}")))?
         .hierarchy_levels;
-    let hierarchy: Vec<String> =
-        match get_value(target, &format!("/api/v1/data/{env}/hiera")).await? {
-            Some(Value::Hash(h)) => h
-                .get(&Value::Symbol("hierarchy".into()))
-                .map(|v| match v {
-                    Value::Array(items) => items
-                        .iter()
-                        .filter_map(Value::as_str)
-                        .map(str::to_owned)
-                        .collect(),
-                    Value::String(s) => vec![s.clone()],
-                    _ => Vec::new(),
-                })
-                .unwrap_or_default(),
-            _ => Vec::new(),
-        };
+    let hierarchy: Vec<String> = match get_value(target, &datasource_path(env, "hiera")).await? {
+        Some(Value::Hash(h)) => h
+            .get(&Value::Symbol("hierarchy".into()))
+            .map(|v| match v {
+                Value::Array(items) => items
+                    .iter()
+                    .filter_map(Value::as_str)
+                    .map(str::to_owned)
+                    .collect(),
+                Value::String(s) => vec![s.clone()],
+                _ => Vec::new(),
+            })
+            .unwrap_or_default(),
+        _ => Vec::new(),
+    };
     if hierarchy.is_empty() {
         return Err(BenchError::Invalid(format!(
             "environment {env} has no Hiera hierarchy (no `hiera` resource): give --plan (hierad bench generate writes one)"
@@ -149,9 +154,7 @@ pub(crate) async fn discover(target: &Target, env: i64) -> Result<Plan, BenchErr
         if name.is_empty() || name.ends_with('/') {
             continue;
         }
-        if let Some(Value::Hash(doc)) =
-            get_value(target, &format!("/api/v1/data/{env}/{name}")).await?
-        {
+        if let Some(Value::Hash(doc)) = get_value(target, &datasource_path(env, &name)).await? {
             sources.push((name, doc));
         }
     }

@@ -49,7 +49,7 @@ pub(crate) fn run(args: &Args) -> anyhow::Result<String> {
         .into();
     let mut failures = Vec::new();
     for scheme in ["http", "https"] {
-        let url = format!("{scheme}://{addr}/healthz");
+        let url = format!("{scheme}://{addr}{}", crate::api::paths::HEALTHZ);
         match agent.get(&url).call() {
             Ok(mut answer) => {
                 let status = answer.status();

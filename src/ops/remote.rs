@@ -18,10 +18,11 @@ use ureq::Agent;
 
 pub(crate) use super::client_auth::ClientAuth;
 pub(crate) use super::timeouts::Timeouts;
-mod urls;
+pub(crate) mod urls;
 use super::timeouts::transport_error;
-use urls::{CONFIG_API, address_url, definition_url, normalize_base, register_url};
-pub(crate) use urls::{doc_url, encode};
+use crate::api::paths::{self, encode};
+pub(crate) use urls::doc_url;
+use urls::{address_url, definition_url, normalize_base, register_url};
 
 /// The largest answer read (an effective document of a big environment is
 /// a few MiB; this only guards against a runaway server).
@@ -252,7 +253,7 @@ impl Remote {
     ///
     /// Transport and API errors other than 404.
     pub(crate) fn environment(&self, env: i64) -> Result<Option<api::Environment>> {
-        let path = format!("{CONFIG_API}/environments/{env}");
+        let path = paths::fill(paths::ENVIRONMENT, &[&env.to_string()]);
         match self.typed(Method::Get, &path, None::<&()>) {
             Ok(environment) => Ok(Some(environment)),
             Err(e) if e.status() == Some(404) => Ok(None),
@@ -275,11 +276,8 @@ impl Remote {
                 class: None,
             });
         };
-        let components: Vec<api::Component> = self.typed(
-            Method::Get,
-            &format!("{CONFIG_API}/components"),
-            None::<&()>,
-        )?;
+        let components: Vec<api::Component> =
+            self.typed(Method::Get, paths::COMPONENTS, None::<&()>)?;
         let mut names: Vec<String> = components
             .into_iter()
             .filter(|c| environment.components.contains(&c.id))
@@ -307,11 +305,7 @@ impl Remote {
                 })
                 .collect(),
         };
-        let sent: Result<api::Component> = self.typed(
-            Method::Post,
-            &format!("{CONFIG_API}/components"),
-            Some(&body),
-        );
+        let sent: Result<api::Component> = self.typed(Method::Post, paths::COMPONENTS, Some(&body));
         match sent {
             Ok(_) => Ok(()),
             Err(e) if e.status() == Some(409) => Ok(()),
@@ -336,11 +330,7 @@ impl Remote {
             components: vec![api::ComponentKey(ComponentRef::Name(component.to_owned()))],
             hierarchy_levels: levels.to_vec(),
         };
-        self.typed(
-            Method::Post,
-            &format!("{CONFIG_API}/environments"),
-            Some(&body),
-        )
+        self.typed(Method::Post, paths::ENVIRONMENTS, Some(&body))
     }
 
     /// `GET …/values?effective`: the effective document at `path`.
@@ -464,7 +454,7 @@ impl Remote {
                     .collect(),
             ),
         };
-        let path = format!("{CONFIG_API}/environments/{env}/import");
+        let path = paths::fill(paths::IMPORT, &[&env.to_string()]);
         self.typed(Method::Post, &path, Some(&body))
             .map_err(|e| match e {
                 // A level's whole tree is one request: say what to do.
@@ -492,7 +482,7 @@ impl Remote {
     /// A Hiera error is [`RemoteError::Api`] with `class` set (422); others
     /// as usual.
     pub(crate) fn lookup(&self, request: &api::LookupRequest) -> Result<api::LookupAnswer> {
-        self.typed(Method::Post, crate::api::LOOKUP_PATH, Some(request))
+        self.typed(Method::Post, paths::LOOKUP, Some(request))
     }
 }
 
@@ -626,7 +616,7 @@ impl ConfigOps for Remote {
     fn remove_from_register(&self, env: i64, level: &str, values: &[String]) -> OpsResult<usize> {
         let mut removed = 0;
         for value in values {
-            let url = format!("{}/{}", register_url(env, level), encode(value, false));
+            let url = paths::fill(paths::REGISTER_VALUE, &[&env.to_string(), level, value]);
             match self.typed::<api::RegisterChange>(Method::Delete, &url, None::<&()>) {
                 Ok(change) => removed += change.changed,
                 Err(RemoteError::Api {

@@ -6,6 +6,8 @@ pub(crate) mod http;
 #[cfg(test)]
 mod props;
 pub(crate) mod reload;
+#[cfg(test)]
+mod route_table_tests;
 pub(crate) mod routes;
 pub(crate) mod run;
 pub(crate) mod state;
@@ -14,6 +16,7 @@ pub(crate) use http::error::ApiError;
 pub(crate) use run::run;
 pub use state::AppState;
 
+use crate::api::paths;
 use axum::Router;
 use axum::extract::State;
 use axum::http::{Method, StatusCode, Uri, header};
@@ -101,12 +104,12 @@ async fn ready(axum::extract::State(state): axum::extract::State<AppState>) -> R
 /// sees the route template).
 pub fn app(state: AppState) -> Router {
     Router::new()
-        .route("/healthz", get(health))
-        .route("/readyz", get(ready))
-        .route("/metrics", get(metrics_text))
-        .nest("/api/v1/config", routes::config::routes())
-        // Merged with their full paths, not nested: a nested router is a
-        // second routing step (and a prefix strip) for every lookup.
+        .route(paths::HEALTHZ, get(health))
+        .route(paths::READYZ, get(ready))
+        .route(paths::METRICS, get(metrics_text))
+        // Every route with its full path (crate::api::paths), merged, not
+        // nested: a nested router adds a prefix strip to each request.
+        .merge(routes::config::routes())
         .merge(routes::lookup::routes())
         .merge(routes::hierarchies::routes())
         .fallback(no_route)

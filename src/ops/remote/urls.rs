@@ -1,17 +1,12 @@
-//! The URLs the remote client asks: level paths, resource names and
-//! percent-encoding, built from the API's paths.
+//! The URLs the remote client asks: level paths and resource names,
+//! filled into the API's path templates ([`crate::api::paths`]).
 
+use crate::api::paths::{self, encode};
 use crate::configdb::{DocAddress, DocKind, LevelPath};
 
-/// Where the ConfigDB API is.
-pub(super) const CONFIG_API: &str = "/api/v1/config";
-
-/// `/api/v1/config/environments/{env}/hierarchy_levels/{level}/register`.
-pub(super) fn register_url(env: i64, level: &str) -> String {
-    format!(
-        "{CONFIG_API}/environments/{env}/hierarchy_levels/{}/register",
-        encode(level, false)
-    )
+/// A level's register ([`paths::REGISTER`]).
+pub(crate) fn register_url(env: i64, level: &str) -> String {
+    paths::fill(paths::REGISTER, &[&env.to_string(), level])
 }
 
 /// `http://host:port` without a trailing `/`; `None` if unusable.
@@ -31,50 +26,31 @@ pub(super) fn normalize_base(server: &str) -> Option<String> {
     Some(with_scheme.trim_end_matches('/').to_owned())
 }
 
-pub(super) fn address_url(at: &DocAddress) -> String {
+pub(crate) fn address_url(at: &DocAddress) -> String {
     doc_url(at.env, &at.path, &at.resource, at.kind)
 }
 
 /// The URL path of a resource definition (its content).
-pub(super) fn definition_url(component: &str, resource: &str) -> String {
-    format!(
-        "{CONFIG_API}/components/{}/resource_definitions/{}",
-        encode(component, false),
-        encode(resource, true)
-    )
+pub(crate) fn definition_url(component: &str, resource: &str) -> String {
+    paths::fill(paths::DEFINITION, &[component, resource])
 }
 
 /// The URL path of one document: `/api/v1/config/environments/1/nodes/n1/resources/astute/values`.
+/// ([`paths::DOCUMENT`], whose `{*rest}` is the level path's segments,
+/// each encoded, then the resource with its `/`s kept.)
 pub(crate) fn doc_url(env: i64, path: &LevelPath, resource: &str, kind: DocKind) -> String {
-    let mut url = format!("{CONFIG_API}/environments/{env}");
+    let mut rest = String::new();
     for pair in path.pairs() {
-        url.push('/');
-        url.push_str(&encode(&pair.level, false));
-        url.push('/');
-        url.push_str(&encode(&pair.value, false));
+        rest.push_str(&encode(&pair.level, false));
+        rest.push('/');
+        rest.push_str(&encode(&pair.value, false));
+        rest.push('/');
     }
-    url.push_str("/resources/");
-    url.push_str(&encode(resource, true));
-    url.push('/');
-    url.push_str(kind.as_str());
-    url
-}
-
-/// Percent-encodes a path segment: everything but RFC 3986's unreserved
-/// characters (and `/` in resource names, which the API takes raw).
-pub(crate) fn encode(text: &str, keep_slash: bool) -> String {
-    let mut out = String::with_capacity(text.len());
-    for byte in text.bytes() {
-        let keep = byte.is_ascii_alphanumeric()
-            || matches!(byte, b'-' | b'.' | b'_' | b'~')
-            || (keep_slash && byte == b'/');
-        if keep {
-            out.push(char::from(byte));
-        } else {
-            out.push_str(&format!("%{byte:02X}"));
-        }
-    }
-    out
+    rest.push_str("resources/");
+    rest.push_str(&encode(resource, true));
+    rest.push('/');
+    rest.push_str(kind.as_str());
+    paths::fill_encoded(paths::DOCUMENT, &[&env.to_string(), &rest])
 }
 
 #[cfg(test)]
@@ -125,7 +101,5 @@ mod tests {
         for (path, resource, kind, want) in cases {
             assert_eq!(doc_url(1, path, resource, *kind), *want);
         }
-        assert_eq!(encode("a.'b.c'.0", false), "a.%27b.c%27.0");
-        assert_eq!(encode("é/x", false), "%C3%A9%2Fx");
     }
 }

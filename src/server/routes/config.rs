@@ -3,6 +3,7 @@
 //! versioned `values`/`overrides` documents at any level path.
 
 use crate::api;
+use crate::api::paths;
 use crate::auth::{self, Principal};
 use crate::configdb::{ComponentRef, DocKind, LevelPath, NewComponent, NewEnvironment, Retention};
 use crate::ops;
@@ -20,32 +21,29 @@ use axum::routing::{get, post};
 use axum::{Extension, Json, Router};
 use serde::Deserialize;
 
-/// The ConfigDB routes, to be nested under `/api/v1/config`.
+/// The ConfigDB routes, under `/api/v1/config` ([`paths`]).
 pub(crate) fn routes() -> Router<AppState> {
     Router::new()
-        .route("/components", get(list_components).post(create_component))
         .route(
-            "/components/{id}",
+            paths::COMPONENTS,
+            get(list_components).post(create_component),
+        )
+        .route(
+            paths::COMPONENT,
             get(get_component).delete(delete_component),
         )
         .route(
-            "/environments",
+            paths::ENVIRONMENTS,
             get(list_environments).post(create_environment),
         )
         .route(
-            "/environments/{env}",
+            paths::ENVIRONMENT,
             get(get_environment).delete(delete_environment),
         )
-        .route(
-            "/environments/{env}/hierarchy_levels",
-            get(hierarchy_levels),
-        )
-        .route("/environments/{env}/restore", post(restore_environment))
-        .route(
-            "/environments/{env}/retention",
-            get(get_retention).put(put_retention),
-        )
-        .route("/environments/{env}/import", post(import))
+        .route(paths::HIERARCHY_LEVELS, get(hierarchy_levels))
+        .route(paths::RESTORE, post(restore_environment))
+        .route(paths::RETENTION, get(get_retention).put(put_retention))
+        .route(paths::IMPORT, post(import))
         .merge(registers::routes())
         .merge(crate::server::routes::content::routes())
         .merge(super::documents::routes())

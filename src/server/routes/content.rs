@@ -19,10 +19,10 @@ use axum::extract::{Path, State};
 use axum::routing::get;
 use serde_json::{Map, Value};
 
-/// The content routes, nested under `/api/v1/config` with the others.
+/// The content routes, under `/api/v1/config` with the others.
 pub(crate) fn routes() -> Router<AppState> {
     Router::new().route(
-        "/components/{component}/resource_definitions/{*resource}",
+        crate::api::paths::DEFINITION,
         get(get_definition).put(put_content),
     )
 }

@@ -32,11 +32,11 @@ use axum::{Extension, Json, Router};
 use serde::Deserialize;
 use std::sync::Arc;
 
-/// The document routes, nested under `/api/v1/config` with the others
+/// The document routes, under `/api/v1/config` with the others
 /// (after them: `{*rest}` takes what no other route does).
 pub(crate) fn routes() -> Router<AppState> {
     Router::new().route(
-        "/environments/{env}/{*rest}",
+        crate::api::paths::DOCUMENT,
         get(get_document)
             .put(put_document)
             .delete(delete_document)

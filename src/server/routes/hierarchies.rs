@@ -23,7 +23,7 @@ use std::sync::{Arc, RwLock};
 
 /// The registration route.
 pub(crate) fn routes() -> Router<AppState> {
-    Router::new().route(api::HIERARCHIES_PATH, post(register))
+    Router::new().route(api::paths::HIERARCHIES, post(register))
 }
 
 /// How many hierarchies a process holds: a deployment has a few

@@ -37,9 +37,9 @@ use std::sync::Arc;
 /// application's router, not nested: see [`crate::server::app`]).
 pub(crate) fn routes() -> Router<AppState> {
     Router::new()
-        .route(api::LOOKUP_PATH, post(lookup_handler))
-        .route("/api/v1/data/{env}/{*resource}", get(datasource))
-        .route("/api/v1/environments/{env}/scope", get(scope))
+        .route(api::paths::LOOKUP, post(lookup_handler))
+        .route(api::paths::DATASOURCE, get(datasource))
+        .route(api::paths::SCOPE, get(scope))
 }
 
 /// Made once (a `&str` name is parsed and checked at every use).
@@ -189,7 +189,7 @@ fn prepare(
         let levels = state.hierarchies().get(id).ok_or_else(|| {
             ApiError::Conflict(format!(
                 "hierarchy_id {id} is not registered on this server (it restarted, or dropped its oldest registrations, or another server registered it): register the hierarchy with POST {}, then send the lookup again",
-                api::HIERARCHIES_PATH
+                api::paths::HIERARCHIES
             ))
         })?;
         parsed.request.hierarchy = Some(levels);

@@ -24,20 +24,17 @@ use axum::extract::{Path, State};
 use axum::http::StatusCode;
 use axum::routing::{delete, get};
 
-/// The register routes, nested under `/api/v1/config` with the others.
+/// The register routes, under `/api/v1/config` with the others.
 pub(crate) fn routes() -> Router<AppState> {
     Router::new()
         .route(
-            "/environments/{env}/hierarchy_levels/{level}/register",
+            crate::api::paths::REGISTER,
             get(get_register)
                 .put(put_register)
                 .post(add_values)
                 .delete(delete_register),
         )
-        .route(
-            "/environments/{env}/hierarchy_levels/{level}/register/{value}",
-            delete(remove_value),
-        )
+        .route(crate::api::paths::REGISTER_VALUE, delete(remove_value))
 }
 
 /// Refuses a path with a level value that a register of the environment

@@ -41,8 +41,8 @@ impl Stamp {
         // A hierarchy's registration writes no data: stamped as a read.
         let path = request.uri().path();
         let read = matches!(*request.method(), Method::GET | Method::HEAD)
-            || path.starts_with(crate::api::LOOKUP_PATH)
-            || path == crate::api::HIERARCHIES_PATH;
+            || path.starts_with(crate::api::paths::LOOKUP)
+            || path == crate::api::paths::HIERARCHIES;
         Ok(Stamp {
             wanted,
             read,

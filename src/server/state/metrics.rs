@@ -121,7 +121,7 @@ pub(crate) struct Metrics {
 }
 
 /// The route whose found answers [`Metrics::hot`] counts.
-const HOT_ROUTE: &str = crate::api::LOOKUP_PATH;
+const HOT_ROUTE: &str = crate::api::paths::LOOKUP;
 
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
 struct AuthLabels {
