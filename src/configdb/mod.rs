@@ -8,6 +8,8 @@
 
 pub(crate) mod diff;
 pub(crate) mod error;
+#[cfg(test)]
+pub(crate) mod fixture;
 pub(crate) mod fold;
 pub(crate) mod impact;
 pub(crate) mod keypath;

@@ -3,41 +3,21 @@
 //! write, compared with `nodes_changed` and with the dry-run of the write.
 
 use super::*;
-use crate::configdb::model::{ResourceDefinition, StoredDocument};
-use crate::configdb::{Component, Environment, SnapshotData};
+use crate::configdb::SnapshotData;
+use crate::configdb::model::StoredDocument;
 use crate::rhash;
 use proptest::prelude::*;
 
 const RESOURCES: [&str; 2] = ["astute", "globals"];
 
 fn data(documents: Vec<StoredDocument>, nodes: usize) -> SnapshotData {
-    let defs = RESOURCES
-        .iter()
-        .enumerate()
-        .map(|(i, n)| ResourceDefinition {
-            id: i as i64 + 1,
-            name: (*n).into(),
-            content: Default::default(),
-        })
-        .collect();
     SnapshotData {
-        components: vec![Component {
-            id: 1,
-            name: "fuel".into(),
-            resource_definitions: defs,
-        }],
-        environments: vec![Environment {
-            id: 1,
-            components: vec![1],
-            hierarchy_levels: vec!["rack".into(), "nodes".into()],
-        }],
-        documents,
-        unreadable: Vec::new(),
         registers: vec![(
             1,
             "nodes".into(),
             (0..nodes).map(|n| format!("n{n}")).collect(),
         )],
+        ..crate::configdb::fixture::environment(&RESOURCES, &["rack", "nodes"], documents)
     }
 }
 

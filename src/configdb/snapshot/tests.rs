@@ -2,7 +2,7 @@
 
 use super::*;
 use crate::configdb::error::ErrorKind;
-use crate::configdb::model::{ResourceDefinition, StoredDocument};
+use crate::configdb::model::StoredDocument;
 use crate::rhash;
 
 fn version(n: u64) -> Version {
@@ -31,30 +31,11 @@ fn path(text: &str) -> LevelPath {
 }
 
 fn data(documents: Vec<StoredDocument>) -> SnapshotData {
-    let defs = ["astute", "globals", "override/node"]
-        .iter()
-        .enumerate()
-        .map(|(i, n)| ResourceDefinition {
-            id: i as i64 + 1,
-            name: (*n).into(),
-            content: Default::default(),
-        })
-        .collect();
-    SnapshotData {
-        components: vec![Component {
-            id: 1,
-            name: "fuel".into(),
-            resource_definitions: defs,
-        }],
-        environments: vec![Environment {
-            id: 1,
-            components: vec![1],
-            hierarchy_levels: vec!["role".into(), "nodes".into()],
-        }],
+    crate::configdb::fixture::environment(
+        &["astute", "globals", "override/node"],
+        &["role", "nodes"],
         documents,
-        unreadable: Vec::new(),
-        registers: Vec::new(),
-    }
+    )
 }
 
 /// One key at a level path of environment 1, as a lookup reads it.
