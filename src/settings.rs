@@ -72,6 +72,11 @@ pub struct Settings {
     /// Bytes of answers made but not yet read by their clients that the
     /// server holds at most; beyond, 503 (`server/state/unread.rs`).
     pub(crate) unread_answers_bytes: u64,
+    /// `SO_SNDBUF` of every accepted connection (`None`: the kernel's
+    /// autotuning, up to `net.ipv4.tcp_wmem`'s maximum, 4 MiB on Linux),
+    /// which bounds what the kernel copies and holds for a client that
+    /// does not read (`server/http/conn.rs`).
+    pub(crate) send_buffer_bytes: Option<usize>,
     /// The retention of environments that set none of their own.
     pub(crate) retention: Retention,
     /// How often old versions are pruned and the database size measured.
@@ -130,6 +135,7 @@ impl Default for Settings {
             lookup_workers: default_lookup_workers(),
             lookup_queue_bytes: 64 * 1024 * 1024,
             unread_answers_bytes: 256 * 1024 * 1024,
+            send_buffer_bytes: Some(DEFAULT_SEND_BUFFER_KIB as usize * 1024),
             retention: Retention::KEEP_ALL,
             prune_every: Duration::from_secs(60),
             sync_every: DEFAULT_SYNC_EVERY,
@@ -142,6 +148,12 @@ impl Default for Settings {
         }
     }
 }
+
+/// The default `--socket-send-buffer-kib`: large enough that a reading
+/// client on a LAN is not slowed (bench/documents.sh), small enough that
+/// 250 clients that never read cannot stall the server with copies into
+/// 4 MiB kernel buffers (bench/LOG.md, "Never-reading readers").
+pub(crate) const DEFAULT_SEND_BUFFER_KIB: u32 = 256;
 
 /// One costly lookup per core: they are CPU-bound, more at once would
 /// only share the cores more finely.

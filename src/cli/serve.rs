@@ -99,6 +99,13 @@ pub(crate) struct Args {
     /// Retry-After: 1.
     #[arg(long, env = "HIERAD_UNREAD_ANSWERS_MIB", value_parser = clap::value_parser!(u64).range(1..=1_048_576), default_value_t = 256)]
     pub(crate) unread_answers_mib: u64,
+    /// KiB of kernel send buffer (SO_SNDBUF) per connection: what a client
+    /// that reads slowly or not at all can make the server copy and hold
+    /// in the kernel. 0: the kernel's autotuning (up to
+    /// net.ipv4.tcp_wmem's maximum), for links whose bandwidth-delay
+    /// product needs more.
+    #[arg(long, env = "HIERAD_SOCKET_SEND_BUFFER_KIB", value_parser = clap::value_parser!(u32).range(0..=1_048_576), default_value_t = crate::settings::DEFAULT_SEND_BUFFER_KIB)]
+    pub(crate) socket_send_buffer_kib: u32,
     /// Password checks (Argon2: 19 MiB and a core each) that run at once,
     /// on threads of their own (default: half the CPUs, at least 1).
     #[arg(long, env = "HIERAD_PASSWORD_THREADS")]
@@ -268,6 +275,8 @@ pub(crate) fn run(args: Args) -> anyhow::Result<ExitCode> {
             .map_or_else(default_lookup_workers, NonZeroUsize::get),
         lookup_queue_bytes: args.lookup_queue_mib * 1024 * 1024,
         unread_answers_bytes: args.unread_answers_mib * 1024 * 1024,
+        send_buffer_bytes: (args.socket_send_buffer_kib > 0)
+            .then(|| args.socket_send_buffer_kib as usize * 1024),
         retention: Retention {
             keep_versions: Some(args.keep_versions),
             keep_days: Some(args.keep_days),

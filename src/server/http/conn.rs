@@ -242,6 +242,7 @@ pub(crate) async fn serve(
         header: settings.header_timeout,
         idle: settings.idle_timeout,
     };
+    let send_buffer = settings.send_buffer_bytes;
     let mut shutdown = pin!(shutdown);
     for id in 0u64.. {
         let (stream, addr) = tokio::select! {
@@ -262,6 +263,11 @@ pub(crate) async fn serve(
         };
         // Answers are written whole; Nagle would only delay them.
         let _ = stream.set_nodelay(true);
+        if let Some(bytes) = send_buffer {
+            // Bounds the kernel's copy of answers a client does not read:
+            // autotuned, each connection may take 4 MiB of them.
+            let _ = socket2::SockRef::from(&stream).set_send_buffer_size(bytes);
+        }
         let conn = Arc::new(Conn::new(Arc::clone(&unread)));
         registry.insert(id, Arc::clone(&conn));
         let one = One {
