@@ -5,7 +5,7 @@
 //! 404s name nothing a principal may not read.
 
 use crate::binary;
-use crate::server::{Reply, TestServer, call};
+use crate::server::{Reply, Served, TestServer, call};
 
 /// A server over the sample with an auth file holding an admin, an
 /// unlimited writer and a writer limited to environment 1; with the
