@@ -188,6 +188,22 @@ class ClientTest < Minitest::Test
     assert_equal 2, s.connections, 'a closed connection is replaced, a kept one reused'
   end
 
+  # hierad always sends a Content-Length or chunked encoding: an answer
+  # that ends with its connection (HTTP/1.0's form) is refused, named.
+  def test_a_body_delimited_by_the_close_is_refused
+    listener = TCPServer.new('127.0.0.1', 0)
+    Thread.new do
+      sock = listener.accept
+      nil until sock.gets == "\r\n"
+      sock.write("HTTP/1.1 200 OK\r\n\r\nbye")
+      sock.close
+    end
+    error = assert_raises(PuppetX::Hierad::Error) { Client.new(url: "http://127.0.0.1:#{listener.addr[1]}").get('/') }
+    assert_includes error.message, 'neither Content-Length nor chunked encoding'
+  ensure
+    listener&.close
+  end
+
   def test_a_keep_alive_connection_closed_by_the_server_is_retried
     count = 0
     s = server do |_req|

@@ -21,6 +21,8 @@ pub(crate) mod schema;
 pub(crate) mod secrets;
 pub(crate) mod serve;
 
+pub use serve::serve_in_process;
+
 use crate::configdb::LevelPathError;
 use clap::{Parser, Subcommand};
 use std::error::Error as _;

@@ -239,6 +239,36 @@ fn positive_duration(text: &str) -> Result<Duration, String> {
 pub(crate) fn run(args: Args) -> anyhow::Result<ExitCode> {
     super::logging::init()?;
     super::logging::hide_panic_data();
+    let (settings, security, quotas) = parts(args)?;
+    server::run(settings, &security, quotas)
+}
+
+/// `hierad serve ARGS` in this process, on `listener` (its address
+/// replaces `--listen`), until `shutdown`: the server the binary runs,
+/// for tests of its routes, statuses and headers that need no process
+/// of their own. Logs nowhere unless the caller set up `tracing`.
+///
+/// # Errors
+///
+/// ARGS that `hierad serve` refuses, and what [`server::run`] fails on.
+pub fn serve_in_process(
+    args: &[&str],
+    listener: std::net::TcpListener,
+    shutdown: impl std::future::Future<Output = ()> + Send + 'static,
+) -> anyhow::Result<()> {
+    let cli = <super::Cli as clap::Parser>::try_parse_from(["hierad", "serve"].iter().chain(args))?;
+    let super::Command::Serve(args) = cli.command else {
+        unreachable!("parsed as `hierad serve`")
+    };
+    let (mut settings, security, quotas) = parts(args)?;
+    settings.listen = listener.local_addr()?;
+    let listener = server::run::Listener::Bound(listener);
+    server::run::run_on(settings, &security, quotas, listener, shutdown)
+}
+
+/// What the flags of `hierad serve` make: the settings, the security
+/// files and the quotas.
+fn parts(args: Args) -> anyhow::Result<(Settings, server::run::SecurityFiles, Quotas)> {
     let security = server::run::SecurityFiles {
         auth: args.auth.clone(),
         tls_cert: args.tls_cert.clone(),
@@ -299,7 +329,7 @@ pub(crate) fn run(args: Args) -> anyhow::Result<ExitCode> {
         document_bytes: args.max_document_mib.saturating_mul(1024 * 1024),
         environment_bytes: args.max_environment_mib.saturating_mul(1024 * 1024),
     };
-    server::run(settings, &security, quotas)
+    Ok((settings, security, quotas))
 }
 
 /// The default `--keep-versions`: a long way back for a document edited

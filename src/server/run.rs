@@ -3,9 +3,11 @@
 //! database), the state, the auth and TLS files, the background tasks
 //! (retention, catch-up, LISTEN, reloading the files) and the accept
 //! loop. `hierad serve` parses its flags into [`Settings`] and
-//! [`SecurityFiles`] and calls [`run`].
+//! [`SecurityFiles`] and calls [`run`]; tests call [`run_on`] with a
+//! socket of their own and their own shutdown (`cli::serve_in_process`).
 
 use super::AppState;
+use super::http::signal;
 use super::http::tls::{Tls, TlsFiles};
 use super::reload::{self, Baseline};
 use crate::auth::Authenticator;
@@ -16,6 +18,7 @@ use crate::settings::{Sample, Settings};
 use crate::store::{Quotas, Store};
 use crate::tree::read_tree;
 use anyhow::Context;
+use std::future::Future;
 use std::num::NonZeroUsize;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -45,42 +48,133 @@ pub(crate) fn run(
     security: &SecurityFiles,
     quotas: Quotas,
 ) -> anyhow::Result<ExitCode> {
-    let security = Security::load(security, &settings)?;
-    let store: Arc<dyn Store> = crate::store::open_writable(&settings.db).with_context(|| {
-        format!(
-            "cannot open the database {}",
-            crate::store::describe(&settings.db)
-        )
-    })?;
-    // Every write this server makes is bounded, the sample's too.
-    store.set_quotas(quotas);
-    load_sample_if_empty(&store, &settings.sample)?;
-    // Dropped last, after the runtime: PostgreSQL's blocking client runs a
-    // runtime of its own to close its connections, which panics on one of
-    // the server's workers (where a task holding the last AppState would
-    // drop it at shutdown).
-    let kept = Arc::clone(&store);
-    let state = AppState::new(store, settings.clone()).map_err(|e| {
-        let db = crate::store::describe(&settings.db);
-        anyhow::anyhow!(
-            "cannot load the database {db}: {}. If the file is damaged, restore it from a backup; \
-             `hierad doctor --db {db}` lists the documents that cannot be read",
-            e.detail()
-        )
-    })?;
-    if let Some(authenticator) = &security.authenticator {
-        state.set_authenticator(Arc::clone(authenticator));
-    }
+    let listen = settings.listen;
+    run_on(
+        settings,
+        security,
+        quotas,
+        Listener::Bind(listen),
+        signal::shutdown_signal(),
+    )?;
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Where [`run_on`] serves.
+pub(crate) enum Listener {
+    /// The address `--listen` names, bound once the runtime runs.
+    Bind(std::net::SocketAddr),
+    /// A socket already bound (by a test, on a free port).
+    Bound(std::net::TcpListener),
+}
+
+/// [`run`] on `listener` until `shutdown`: the whole server, assembled,
+/// on a runtime of its own, which is gone when this returns.
+///
+/// # Errors
+///
+/// As [`run`]'s.
+pub(crate) fn run_on(
+    settings: Settings,
+    security: &SecurityFiles,
+    quotas: Quotas,
+    listener: Listener,
+    shutdown: impl Future<Output = ()> + Send + 'static,
+) -> anyhow::Result<()> {
+    let mut server = Assembled::new(settings, security, quotas)?;
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
         .context("cannot start the async runtime")?;
-    let served = runtime.block_on(async move {
-        let listener = tokio::net::TcpListener::bind(settings.listen)
-            .await
-            .with_context(|| format!("cannot listen on {}", settings.listen))?;
+    let served = runtime.block_on(async {
+        let listener = match listener {
+            Listener::Bind(addr) => tokio::net::TcpListener::bind(addr)
+                .await
+                .with_context(|| format!("cannot listen on {addr}"))?,
+            Listener::Bound(socket) => {
+                socket.set_nonblocking(true)?;
+                tokio::net::TcpListener::from_std(socket)?
+            }
+        };
+        server.serve(listener, shutdown).await
+    });
+    // The store after the runtime: see [`Assembled::store`].
+    drop(runtime);
+    drop(server.state);
+    drop(server.store);
+    served
+}
+
+/// The server built from its settings, not yet serving: the store
+/// opened (the sample loaded into an empty one), the state, the auth
+/// and TLS files read.
+pub(crate) struct Assembled {
+    state: AppState,
+    security: Security,
+    /// Dropped last, after the runtime: PostgreSQL's blocking client runs
+    /// a runtime of its own to close its connections, which panics on one
+    /// of the server's workers (where a task holding the last AppState
+    /// would drop it at shutdown).
+    store: Arc<dyn Store>,
+}
+
+impl Assembled {
+    /// # Errors
+    ///
+    /// As [`run`]'s, but for the address.
+    pub(crate) fn new(
+        settings: Settings,
+        security: &SecurityFiles,
+        quotas: Quotas,
+    ) -> anyhow::Result<Assembled> {
+        let security = Security::load(security, &settings)?;
+        let store: Arc<dyn Store> =
+            crate::store::open_writable(&settings.db).with_context(|| {
+                format!(
+                    "cannot open the database {}",
+                    crate::store::describe(&settings.db)
+                )
+            })?;
+        // Every write this server makes is bounded, the sample's too.
+        store.set_quotas(quotas);
+        load_sample_if_empty(&store, &settings.sample)?;
+        let state = AppState::new(Arc::clone(&store), settings.clone()).map_err(|e| {
+            let db = crate::store::describe(&settings.db);
+            anyhow::anyhow!(
+                "cannot load the database {db}: {}. If the file is damaged, restore it from a backup; \
+                 `hierad doctor --db {db}` lists the documents that cannot be read",
+                e.detail()
+            )
+        })?;
+        if let Some(authenticator) = &security.authenticator {
+            state.set_authenticator(Arc::clone(authenticator));
+        }
+        Ok(Assembled {
+            state,
+            security,
+            store,
+        })
+    }
+
+    /// Starts the background tasks (retention, catch-up, LISTEN,
+    /// reloading the files) and serves on `listener` until `shutdown`,
+    /// then drains.
+    ///
+    /// # Errors
+    ///
+    /// The listener failing.
+    pub(crate) async fn serve(
+        &mut self,
+        listener: tokio::net::TcpListener,
+        shutdown: impl Future<Output = ()> + Send + 'static,
+    ) -> anyhow::Result<()> {
+        let (state, security) = (&self.state, &mut self.security);
+        let settings = state.settings();
         let addr = listener.local_addr()?;
-        let scheme = if security.tls.is_some() { "https" } else { "http" };
+        let scheme = if security.tls.is_some() {
+            "https"
+        } else {
+            "http"
+        };
         eprintln!("listening on {scheme}://{addr}");
         tracing::info!(target: "hierad::cli::serve", %addr, db = %crate::store::describe(&settings.db), tls = security.tls.is_some(), auth = security.authenticator.is_some(), "serving");
         if !settings.proxies.is_empty() {
@@ -95,15 +189,12 @@ pub(crate) fn run(
             state.clone(),
             security.auth_file.clone(),
             security.tls.clone(),
-            security.baseline,
+            std::mem::take(&mut security.baseline),
         ));
-        super::serve(listener, state, security.tls, super::http::signal::shutdown_signal()).await?;
+        super::serve(listener, state.clone(), security.tls.clone(), shutdown).await?;
         tracing::info!(target: "hierad::cli::serve", "stopped");
-        Ok(ExitCode::SUCCESS)
-    });
-    drop(runtime);
-    drop(kept);
-    served
+        Ok(())
+    }
 }
 
 /// What `--auth`, `--tls-*` and `--insecure` make of the server.

@@ -20,6 +20,17 @@ mod embedded;
 pub(crate) use embedded::STEMS;
 pub(crate) use embedded::{POSTGRES, SQLITE};
 
+/// The migrations a database at schema version `applied` (the number
+/// applied) still needs, for either engine's runner; `SchemaTooNew` for
+/// one a newer hierad made.
+pub(crate) fn pending<'m>(applied: i64, migrations: &'m [&'m str]) -> Result<&'m [&'m str]> {
+    let applied_n = usize::try_from(applied).unwrap_or(usize::MAX);
+    migrations.get(applied_n..).ok_or(StoreError::SchemaTooNew {
+        found: applied,
+        known: migrations.len(),
+    })
+}
+
 /// Brings the schema up to date, running each missing migration once.
 ///
 /// # Errors
@@ -28,17 +39,11 @@ pub(crate) use embedded::{POSTGRES, SQLITE};
 pub(crate) fn migrate(conn: &mut Connection, migrations: &[&str]) -> Result<()> {
     let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
     let applied: i64 = tx.pragma_query_value(None, "user_version", |row| row.get(0))?;
-    let applied_n = usize::try_from(applied).unwrap_or(usize::MAX);
-    if applied_n > migrations.len() {
-        return Err(StoreError::SchemaTooNew {
-            found: applied,
-            known: migrations.len(),
-        });
-    }
-    for sql in &migrations[applied_n..] {
+    let pending = pending(applied, migrations)?;
+    for sql in pending {
         tx.execute_batch(sql)?;
     }
-    if applied_n < migrations.len() {
+    if !pending.is_empty() {
         tx.pragma_update(None, "user_version", migrations.len() as i64)?;
     }
     tx.commit()?;

@@ -146,15 +146,26 @@ impl TestServer {
     }
 }
 
-impl TestServer {
+/// A server a test talks to over HTTP: this one, or one in process
+/// (tests/common/in_process.rs).
+pub trait Served {
+    /// Its base URL, `http://127.0.0.1:PORT`.
+    fn url(&self) -> &str;
+
     /// `POST` of a JSON `body` to `path` on this server.
-    pub fn post_json(&self, path: &str, body: &str) -> Reply {
+    fn post_json(&self, path: &str, body: &str) -> Reply {
         call(
             "POST",
-            &format!("{}{path}", self.url),
+            &format!("{}{path}", self.url()),
             Some(body),
             &[("content-type", "application/json")],
         )
+    }
+}
+
+impl Served for TestServer {
+    fn url(&self) -> &str {
+        &self.url
     }
 }
 

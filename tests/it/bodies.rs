@@ -1,9 +1,10 @@
-//! Request bodies over the real server: lookups and hierarchy
+//! Request bodies over the server (in process): lookups and hierarchy
 //! registrations have a limit of their own (`--lookup-body-limit`), big
 //! bodies take turns, and limits no request could meet are refused at
 //! start.
 
-use crate::server::{Reply, TestServer, call};
+use crate::in_process::InProcess;
+use crate::server::{Reply, Served, call};
 use serde_json::json;
 
 /// A lookup body of exactly `len` bytes (its scope padded), of a key the
@@ -26,7 +27,7 @@ fn lookup_of_len(len: usize) -> String {
 #[test]
 fn lookup_bodies_have_a_limit_of_their_own() {
     let dir = tempfile::tempdir().unwrap();
-    let server = TestServer::start_on(
+    let server = InProcess::start_on(
         &dir.path().join("hierad.db"),
         &["--lookup-body-limit", "4096"],
     );
@@ -80,7 +81,7 @@ fn lookup_bodies_have_a_limit_of_their_own() {
     // A --body-limit below the lookup limit is the one that applies, and
     // the one named.
     let dir = tempfile::tempdir().unwrap();
-    let server = TestServer::start_on(&dir.path().join("hierad.db"), &["--body-limit", "2048"]);
+    let server = InProcess::start_on(&dir.path().join("hierad.db"), &["--body-limit", "2048"]);
     assert_eq!(
         server
             .post_json("/api/v1/lookup", &lookup_of_len(2048))
@@ -99,7 +100,7 @@ fn lookup_bodies_have_a_limit_of_their_own() {
 /// one is still written, none waits on another forever.
 #[test]
 fn big_bodies_sent_at_once_are_all_written() {
-    let server = TestServer::with_sample();
+    let server = InProcess::with_sample();
     let put = |n: usize| {
         let body = json!({ "blob": format!("{n}:{}", "y".repeat(3 * 1024 * 1024)) }).to_string();
         call(

@@ -3,20 +3,21 @@
 //! answer as before, and while fan-out lookups run in parallel `/healthz`
 //! and `/metrics` stay responsive and the server's memory stays bounded.
 
-use crate::server::{Reply, TestServer, call};
+use crate::in_process::InProcess;
+use crate::server::{Reply, Served, TestServer, call};
 use serde_json::{Value, json};
 use std::time::{Duration, Instant};
 
-fn send(server: &TestServer, method: &str, path: &str, body: &str) -> Reply {
+fn send(server: &impl Served, method: &str, path: &str, body: &str) -> Reply {
     call(
         method,
-        &format!("{}{path}", server.url),
+        &format!("{}{path}", server.url()),
         Some(body),
         &[("content-type", "application/json")],
     )
 }
 
-fn lookup(server: &TestServer, key: &str) -> Reply {
+fn lookup(server: &impl Served, key: &str) -> Reply {
     let body = json!({"environment": 1, "key": key}).to_string();
     send(server, "POST", "/api/v1/lookup", &body)
 }
@@ -41,7 +42,7 @@ fn chain(data: &mut serde_json::Map<String, Value>, prefix: &str, top: u32, toke
 /// 10 kB at the bottom, ten `%{hiera()}` a level (e5 would be 100 MB);
 /// `f`: one byte at the bottom (f6 would take 111,110 steps); `a`: the
 /// `%{alias()}` variant.
-fn setup(server: &TestServer) {
+fn setup(server: &impl Served) {
     let r = send(
         server,
         "POST",
@@ -109,7 +110,7 @@ fn assert_refused(r: &Reply, key: &str) {
 #[test]
 fn lookups_within_the_budgets_are_answered_in_full() {
     // The default budgets: what a deployment runs with.
-    let server = TestServer::empty();
+    let server = InProcess::empty();
     setup(&server);
     let r = lookup(&server, "e3");
     assert_eq!(r.status, 200);
@@ -128,7 +129,7 @@ fn lookups_within_the_budgets_are_answered_in_full() {
 #[test]
 fn lookups_beyond_a_budget_are_refused_naming_it() {
     // The default budgets: what a deployment runs with.
-    let server = TestServer::empty();
+    let server = InProcess::empty();
     setup(&server);
     let r = lookup(&server, "e5");
     assert_refused(&r, "e5");

@@ -4,35 +4,36 @@
 //! resource-exhaustion run (idle, slow and junk connections).
 
 use crate::binary::Args;
-use crate::server::{Reply, TestServer, call};
+use crate::in_process::InProcess;
+use crate::server::{Reply, Served, TestServer, call};
 use serde_json::{Value, json};
 use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpStream};
 use std::time::{Duration, Instant};
 
-fn addr(server: &TestServer) -> SocketAddr {
+fn addr(server: &impl Served) -> SocketAddr {
     server
-        .url
+        .url()
         .trim_start_matches("http://")
         .parse()
         .expect("the server's address")
 }
 
-fn get(server: &TestServer, path: &str) -> Reply {
-    call("GET", &format!("{}{path}", server.url), None, &[])
+fn get(server: &impl Served, path: &str) -> Reply {
+    call("GET", &format!("{}{path}", server.url()), None, &[])
 }
 
-fn send(server: &TestServer, method: &str, path: &str, body: &str) -> Reply {
+fn send(server: &impl Served, method: &str, path: &str, body: &str) -> Reply {
     call(
         method,
-        &format!("{}{path}", server.url),
+        &format!("{}{path}", server.url()),
         Some(body),
         &[("content-type", "application/json")],
     )
 }
 
 /// Environment 5 (levels [nodes]) whose component defines `resources`.
-fn setup(server: &TestServer, resources: &[String]) {
+fn setup(server: &impl Served, resources: &[String]) {
     let definitions: Vec<Value> = resources.iter().map(|r| json!({"name": r})).collect();
     let r = send(
         server,
@@ -72,7 +73,7 @@ fn raw_json(answer: &str) -> Value {
 #[test]
 fn writes_whose_client_hangs_up_are_published() {
     const WRITES: usize = 200;
-    let server = TestServer::empty();
+    let server = InProcess::empty();
     let resources: Vec<String> = (0..WRITES).map(|i| format!("r{i}")).collect();
     setup(&server, &resources);
     let addr = addr(&server);
@@ -146,7 +147,7 @@ impl Rng {
 
 #[test]
 fn unknown_methods_do_not_grow_the_metrics() {
-    let server = TestServer::empty();
+    let server = InProcess::empty();
     let addr = addr(&server);
     let mut rng = Rng(0x9e37_79b9_7f4a_7c15);
     for _ in 0..500 {
@@ -239,7 +240,7 @@ fn closed_by_server(stream: &mut TcpStream) -> bool {
 
 #[test]
 fn bad_framing_is_refused_with_json_errors() {
-    let server = TestServer::empty();
+    let server = InProcess::empty();
     let addr = addr(&server);
     // A chunk size that is not hex: 400, not 413.
     let answer = raw(
@@ -288,7 +289,7 @@ fn both_lengths_are_refused_behind_leading_empty_lines() {
     let dir = tempfile::tempdir().unwrap();
     let pki = crate::pki::Pki::new(dir.path());
     let (cert, key) = pki.issue("server", "127.0.0.1", &["127.0.0.1"], false);
-    let plain = TestServer::empty();
+    let plain = InProcess::empty();
     let (tls, _tls_dir) = started(&format!(
         "--tls-cert {} --tls-key {}",
         cert.display(),
@@ -350,7 +351,7 @@ fn chunked_twice_is_refused() {
     let dir = tempfile::tempdir().unwrap();
     let pki = crate::pki::Pki::new(dir.path());
     let (cert, key) = pki.issue("server", "127.0.0.1", &["127.0.0.1"], false);
-    let plain = TestServer::with_sample();
+    let plain = InProcess::with_sample();
     let (tls, _tls_dir) = started(&format!(
         "--tls-cert {} --tls-key {}",
         cert.display(),

@@ -1,17 +1,18 @@
 //! What a web page open in the operator's browser could make it send, to
-//! a real `hierad serve` without `--auth` (every request an admin's): a
+//! `hierad serve` (in process) without `--auth` (every request an admin's): a
 //! cross-site import in a form's content type, and a DNS-rebound read.
 //! The matrix of types, origins and hosts: `server::cross_site`'s tests.
 
-use crate::server::{TestServer, call};
+use crate::in_process::InProcess;
+use crate::server::{Served, call};
 use std::io::{Read, Write};
 use std::net::TcpStream;
 use std::time::Duration;
 
 /// Sends `head` (without its end) and `body` on a new connection and
 /// reads the whole answer: its status and JSON body.
-fn raw(server: &TestServer, head: &str, body: &str) -> (u16, serde_json::Value) {
-    let mut stream = TcpStream::connect(server.url.trim_start_matches("http://")).unwrap();
+fn raw(server: &impl Served, head: &str, body: &str) -> (u16, serde_json::Value) {
+    let mut stream = TcpStream::connect(server.url().trim_start_matches("http://")).unwrap();
     stream
         .set_read_timeout(Some(Duration::from_secs(10)))
         .unwrap();
@@ -34,7 +35,7 @@ const PWNED: &str = "/api/v1/config/environments/1/nodes/pwned/resources/astute/
 /// answered 200 and stored the document.
 #[test]
 fn a_cross_site_import_is_refused_and_stores_nothing() {
-    let server = TestServer::with_sample();
+    let server = InProcess::with_sample();
     let import = format!("{}/api/v1/config/environments/1/import", server.url);
     let body = r#"{"level":"nodes=pwned","documents":{"astute":{"x":1}}}"#;
     for (headers, want, says) in [
@@ -105,7 +106,7 @@ fn a_cross_site_import_is_refused_and_stores_nothing() {
 /// reads and lookups name its own Host, which is refused.
 #[test]
 fn a_dns_rebound_page_reads_nothing() {
-    let server = TestServer::with_sample();
+    let server = InProcess::with_sample();
     let port = server.url.rsplit(':').next().unwrap();
     let evil = format!("evil.example:{port}");
     let lookup = r#"{"environment": 1, "key": "nova", "resolution": "hash"}"#;
@@ -146,7 +147,7 @@ fn a_dns_rebound_page_reads_nothing() {
 #[test]
 fn allowed_hosts_are_answered() {
     let dir = tempfile::tempdir().unwrap();
-    let server = TestServer::start_on(
+    let server = InProcess::start_on(
         &dir.path().join("hierad.db"),
         &["--allowed-host", "hierad.example,other.example"],
     );

@@ -5,7 +5,8 @@
 //! 404s name nothing a principal may not read.
 
 use crate::binary;
-use crate::server::{Reply, TestServer, call};
+use crate::in_process::InProcess;
+use crate::server::{Reply, Served, TestServer, call};
 
 /// A server over the sample with an auth file holding an admin, an
 /// unlimited writer and a writer limited to environment 1; with the
@@ -180,7 +181,7 @@ fn healthz_names_unreadable_documents_only_to_who_may_read_them() {
 /// halfway on it ("File name too long"). It is refused at write time.
 #[test]
 fn a_resource_name_export_cannot_write_is_refused() {
-    let server = TestServer::empty();
+    let server = InProcess::empty();
     let long = "r".repeat(300);
     let reply = server.post_json(
         "/api/v1/config/components",
@@ -208,7 +209,7 @@ fn a_resource_name_export_cannot_write_is_refused() {
 #[test]
 fn the_default_retention_keeps_the_last_100_versions() {
     let dir = tempfile::tempdir().unwrap();
-    let server = TestServer::start_on(&dir.path().join("h.db"), &["--prune-every", "1s"]);
+    let server = InProcess::start_on(&dir.path().join("h.db"), &["--prune-every", "1s"]);
     let get = |path: &str| call("GET", &format!("{}{path}", server.url), None, &[]);
     assert_eq!(
         get("/api/v1/config/environments/1/retention").json()["effective"],
@@ -257,8 +258,8 @@ fn pad(n: usize) -> String {
 }
 
 /// The versions of a document, as the history route lists them.
-fn versions(server: &TestServer, doc: &str) -> Vec<u64> {
-    let reply = call("GET", &format!("{}{doc}/history", server.url), None, &[]);
+fn versions(server: &impl Served, doc: &str) -> Vec<u64> {
+    let reply = call("GET", &format!("{}{doc}/history", server.url()), None, &[]);
     assert_eq!(reply.status, 200, "{}", reply.body);
     reply
         .json()
@@ -269,10 +270,10 @@ fn versions(server: &TestServer, doc: &str) -> Vec<u64> {
         .collect()
 }
 
-fn put(server: &TestServer, path: &str, body: &str) -> Reply {
+fn put(server: &impl Served, path: &str, body: &str) -> Reply {
     call(
         "PUT",
-        &format!("{}{path}", server.url),
+        &format!("{}{path}", server.url()),
         Some(body),
         &[("content-type", "application/json")],
     )
@@ -285,7 +286,7 @@ fn put(server: &TestServer, path: &str, body: &str) -> Reply {
 #[test]
 fn a_document_over_the_limit_is_413_and_writes_nothing() {
     let dir = tempfile::tempdir().unwrap();
-    let server = TestServer::start_on(&dir.path().join("h.db"), &["--max-document-mib", "1"]);
+    let server = InProcess::start_on(&dir.path().join("h.db"), &["--max-document-mib", "1"]);
     let doc = "/api/v1/config/environments/1/resources/globals/values";
     let before = versions(&server, doc);
     let big = format!(r#"{{"pad": "{}"}}"#, pad(1024 * 1024));
@@ -326,7 +327,7 @@ fn a_document_over_the_limit_is_413_and_writes_nothing() {
     drop(server);
 
     // The default limit is --body-limit's: what one request carries fits.
-    let server = TestServer::start_on(&dir.path().join("h2.db"), &[]);
+    let server = InProcess::start_on(&dir.path().join("h2.db"), &[]);
     let reply = put(&server, doc, &big);
     assert_eq!(reply.status, 204, "{}", reply.body);
 }

@@ -1,10 +1,11 @@
-//! Hierarchies sent by reference (docs/api.md), over the real server:
+//! Hierarchies sent by reference (docs/api.md), over the server (in process):
 //! `POST /api/v1/hierarchies` answers an id, and a lookup naming it by
 //! `hierarchy_id` answers exactly as the same lookup with the hierarchy
 //! inline; an id this server does not hold is a 409 the client mends by
 //! registering again.
 
-use crate::server::{Reply, TestServer, call};
+use crate::in_process::InProcess;
+use crate::server::{Reply, Served, call};
 use serde_json::{Value, json};
 
 /// The sample's hierarchy (data/hiera.yaml), as the shim sends it: the
@@ -27,12 +28,12 @@ const SAMPLE_LEVELS: [&str; 15] = [
     "astute",
 ];
 
-fn register(server: &TestServer, body: &Value) -> Reply {
+fn register(server: &impl Served, body: &Value) -> Reply {
     server.post_json("/api/v1/hierarchies", &body.to_string())
 }
 
 /// The id a registration of `levels` answers (checking its form).
-fn id_of(server: &TestServer, levels: &[&str]) -> String {
+fn id_of(server: &impl Served, levels: &[&str]) -> String {
     let r = register(server, &json!({ "hierarchy": levels }));
     assert_eq!(r.status, 200, "{}", r.body);
     let id = r.json()["id"].as_str().expect("an id").to_owned();
@@ -46,13 +47,13 @@ fn id_of(server: &TestServer, levels: &[&str]) -> String {
     id
 }
 
-fn lookup(server: &TestServer, request: &Value) -> Reply {
+fn lookup(server: &impl Served, request: &Value) -> Reply {
     server.post_json("/api/v1/lookup", &request.to_string())
 }
 
 #[test]
 fn a_registered_hierarchy_answers_as_the_inline_one() {
-    let server = TestServer::with_sample();
+    let server = InProcess::with_sample();
     let before = lookup(&server, &json!({"environment": 1, "key": "uid"}));
     let id = id_of(&server, &SAMPLE_LEVELS);
     assert_eq!(
@@ -113,7 +114,7 @@ fn a_registered_hierarchy_answers_as_the_inline_one() {
 
 #[test]
 fn an_unknown_id_is_a_conflict_until_it_is_registered() {
-    let server = TestServer::with_sample();
+    let server = InProcess::with_sample();
     let unknown = "0123456789abcdef0123456789abcdef";
     let r = lookup(
         &server,
@@ -145,7 +146,7 @@ fn an_unknown_id_is_a_conflict_until_it_is_registered() {
 
 #[test]
 fn a_malformed_lookup_by_id_is_refused_saying_why() {
-    let server = TestServer::with_sample();
+    let server = InProcess::with_sample();
     let id = id_of(&server, &["astute"]);
     let bad_lookups = [
         (
@@ -177,7 +178,7 @@ fn a_malformed_lookup_by_id_is_refused_saying_why() {
 /// A registration is a POST of a list of datasource names.
 #[test]
 fn a_malformed_registration_is_refused_saying_why() {
-    let server = TestServer::with_sample();
+    let server = InProcess::with_sample();
     let bad_registrations = [
         (
             r#"{"hierarchy": "astute"}"#,
@@ -215,7 +216,7 @@ fn a_malformed_registration_is_refused_saying_why() {
 /// 409 to it until it is registered there.
 #[test]
 fn ids_are_the_same_in_every_process() {
-    let (first, second) = (TestServer::with_sample(), TestServer::with_sample());
+    let (first, second) = (InProcess::with_sample(), InProcess::with_sample());
     let id = id_of(&first, &SAMPLE_LEVELS);
     let request = json!({"environment": 1, "key": "uid", "hierarchy_id": id});
     assert_eq!(lookup(&first, &request).status, 200);

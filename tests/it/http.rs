@@ -1,30 +1,32 @@
-//! The server, started for real on 127.0.0.1:0: every route and error
-//! status, versions across restarts, concurrent writers, the lookup API
-//! against the local `hierad lookup` on the same data, caching, shutdown.
+//! The server on 127.0.0.1:0: every route and error status, concurrent
+//! writers, the lookup API against the local `hierad lookup` on the same
+//! data, caching, in this process (tests/common/in_process.rs); versions
+//! across restarts and shutdown by the real binary.
 
-use crate::server::{Reply, TestServer, call};
+use crate::in_process::InProcess;
+use crate::server::{Reply, Served, TestServer, call};
 use serde_json::{Value, json};
 use std::process::Command;
 
-fn get(server: &TestServer, path: &str) -> Reply {
-    call("GET", &format!("{}{path}", server.url), None, &[])
+fn get(server: &impl Served, path: &str) -> Reply {
+    call("GET", &format!("{}{path}", server.url()), None, &[])
 }
 
-fn send(server: &TestServer, method: &str, path: &str, body: &str) -> Reply {
+fn send(server: &impl Served, method: &str, path: &str, body: &str) -> Reply {
     call(
         method,
-        &format!("{}{path}", server.url),
+        &format!("{}{path}", server.url()),
         Some(body),
         &[("content-type", "application/json")],
     )
 }
 
-fn lookup(server: &TestServer, request: Value) -> Reply {
+fn lookup(server: &impl Served, request: Value) -> Reply {
     send(server, "POST", "/api/v1/lookup", &request.to_string())
 }
 
 /// An environment 5 with levels [nodes], component "app" defining a, b.
-fn setup(server: &TestServer) {
+fn setup(server: &impl Served) {
     let r = send(
         server,
         "POST",
@@ -43,7 +45,7 @@ fn setup(server: &TestServer) {
 
 #[test]
 fn health_and_metrics() {
-    let server = TestServer::empty();
+    let server = InProcess::empty();
     let r = get(&server, "/healthz");
     assert_eq!((r.status, r.body.as_str()), (200, "ok\n"));
     get(&server, "/api/v1/config/environments");
@@ -60,7 +62,7 @@ fn health_and_metrics() {
 
 #[test]
 fn components_and_environments_are_listed_and_read_by_id() {
-    let server = TestServer::empty();
+    let server = InProcess::empty();
     setup(&server);
     let r = get(&server, "/api/v1/config/components");
     assert_eq!(r.json()[0]["name"], "app");
@@ -86,7 +88,7 @@ fn components_and_environments_are_listed_and_read_by_id() {
 /// The errors: duplicate (409), unknown (404), malformed (400).
 #[test]
 fn a_duplicate_unknown_or_malformed_creation_is_refused() {
-    let server = TestServer::empty();
+    let server = InProcess::empty();
     setup(&server);
     let dup = send(
         &server,
@@ -132,7 +134,7 @@ fn a_duplicate_unknown_or_malformed_creation_is_refused() {
 /// A component in use (409) is deleted once its environment is purged.
 #[test]
 fn a_component_in_use_is_deleted_only_after_its_environment() {
-    let server = TestServer::empty();
+    let server = InProcess::empty();
     setup(&server);
     let id = get(&server, "/api/v1/config/components").json()[0]["id"]
         .as_i64()
@@ -170,14 +172,14 @@ fn a_component_in_use_is_deleted_only_after_its_environment() {
     assert_eq!(get(&server, "/api/v1/config/environments/5").status, 404);
 }
 
-fn delete(server: &TestServer, path: &str) -> Reply {
-    call("DELETE", &format!("{}{path}", server.url), None, &[])
+fn delete(server: &impl Served, path: &str) -> Reply {
+    call("DELETE", &format!("{}{path}", server.url()), None, &[])
 }
 
 /// Once, `DELETE /environments/N` destroyed every version.
 /// Environment 5 of [`setup`] with two versions of a document at
 /// nodes=n1: its path, and a lookup that answers its value, 2.
-fn two_versions_at_n1(server: &TestServer) -> (&'static str, Value) {
+fn two_versions_at_n1(server: &impl Served) -> (&'static str, Value) {
     setup(server);
     let doc = "/api/v1/config/environments/5/nodes/n1/resources/a/values";
     assert_eq!(send(server, "PUT", doc, r#"{"k": 1}"#).status, 204);
@@ -192,7 +194,7 @@ fn two_versions_at_n1(server: &TestServer) -> (&'static str, Value) {
 /// is, listed as deleted, and its id not reused.
 #[test]
 fn a_deleted_environment_is_gone_and_its_id_not_reused() {
-    let server = TestServer::empty();
+    let server = InProcess::empty();
     let (doc, ask) = two_versions_at_n1(&server);
     assert_eq!(delete(&server, "/api/v1/config/environments/5").status, 204);
     assert_eq!(
@@ -231,7 +233,7 @@ fn a_deleted_environment_is_gone_and_its_id_not_reused() {
 /// Restore: documents, history and lookups are back; once.
 #[test]
 fn a_deleted_environment_is_restored_whole() {
-    let server = TestServer::empty();
+    let server = InProcess::empty();
     let (doc, ask) = two_versions_at_n1(&server);
     assert_eq!(delete(&server, "/api/v1/config/environments/5").status, 204);
     let r = send(&server, "POST", "/api/v1/config/environments/5/restore", "");
@@ -251,7 +253,7 @@ fn a_deleted_environment_is_restored_whole() {
 /// is free.
 #[test]
 fn purging_is_explicit_and_frees_the_id() {
-    let server = TestServer::empty();
+    let server = InProcess::empty();
     let (doc, _) = two_versions_at_n1(&server);
     assert_eq!(
         delete(&server, "/api/v1/config/environments/5?purge=maybe").status,
@@ -282,10 +284,10 @@ fn purging_is_explicit_and_frees_the_id() {
 
 /// A server pruning every second to 4 versions by default, with
 /// environment 5 of [`setup`].
-fn pruning() -> (tempfile::TempDir, TestServer) {
+fn pruning() -> (tempfile::TempDir, InProcess) {
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("hierad.db");
-    let server = TestServer::start_on(
+    let server = InProcess::start_on(
         &db,
         &["--no-sample", "--keep-versions", "4", "--prune-every", "1s"],
     );
@@ -389,7 +391,7 @@ fn old_versions_are_pruned_counted_and_the_size_is_measured() {
 }
 
 /// Environment 5 of [`setup`] with resource "a" written at its root.
-fn resource_a_at_the_root(server: &TestServer) -> &'static str {
+fn resource_a_at_the_root(server: &impl Served) -> &'static str {
     setup(server);
     let root = "/api/v1/config/environments/5/resources/a";
     assert_eq!(
@@ -409,7 +411,7 @@ fn resource_a_at_the_root(server: &TestServer) -> &'static str {
 /// null kept), read whole or one key at a time.
 #[test]
 fn a_nodes_effective_document_folds_its_levels_deeply() {
-    let server = TestServer::empty();
+    let server = InProcess::empty();
     resource_a_at_the_root(&server);
     let node = "/api/v1/config/environments/5/nodes/n1/resources/a";
     assert_eq!(
@@ -460,7 +462,7 @@ fn a_nodes_effective_document_folds_its_levels_deeply() {
 
 #[test]
 fn percent_encoded_slashes_name_the_same_resource() {
-    let server = TestServer::empty();
+    let server = InProcess::empty();
     setup(&server);
     assert_eq!(
         send(
@@ -486,7 +488,7 @@ fn percent_encoded_slashes_name_the_same_resource() {
 /// restore as a new write, delete marker.
 #[test]
 fn a_key_write_keeps_its_siblings_and_versions_restore_and_delete() {
-    let server = TestServer::empty();
+    let server = InProcess::empty();
     let root = resource_a_at_the_root(&server);
     assert_eq!(
         send(&server, "PUT", &format!("{root}/values/keys/k.w"), "5").status,
@@ -533,7 +535,7 @@ fn a_key_write_keeps_its_siblings_and_versions_restore_and_delete() {
 
 #[test]
 fn a_yaml_body_is_read_as_yaml() {
-    let server = TestServer::empty();
+    let server = InProcess::empty();
     setup(&server);
     let root = "/api/v1/config/environments/5/resources/a";
     let r = call(
@@ -551,7 +553,7 @@ fn a_yaml_body_is_read_as_yaml() {
 
 #[test]
 fn document_errors_change_nothing() {
-    let server = TestServer::empty();
+    let server = InProcess::empty();
     setup(&server);
     let root = "/api/v1/config/environments/5/resources/a/values";
     assert_eq!(send(&server, "PUT", root, r#"{"keep": 1}"#).status, 204);
@@ -656,7 +658,7 @@ fn data_and_versions_survive_a_restart() {
 
 #[test]
 fn concurrent_writers_lose_nothing() {
-    let server = TestServer::empty();
+    let server = InProcess::empty();
     setup(&server);
     std::thread::scope(|s| {
         for t in 0..4 {
@@ -706,7 +708,7 @@ fn local_lookup(args: &[&str]) -> String {
 
 #[test]
 fn lookups_answer_like_hiera_over_the_sample() {
-    let server = TestServer::with_sample();
+    let server = InProcess::with_sample();
     let scope = json!({"::fqdn": "node-126.test.domain.local"});
     for (resolution, key, flag) in [
         ("priority", "keystone_auth_uri", None),
@@ -733,7 +735,7 @@ fn lookups_answer_like_hiera_over_the_sample() {
 /// carry Hiera's class.
 #[test]
 fn misses_defaults_and_hiera_errors_answer_distinctly() {
-    let server = TestServer::with_sample();
+    let server = InProcess::with_sample();
     let r = lookup(&server, json!({"environment": 1, "key": "no_such_key"}));
     assert_eq!(r.json(), json!({"found": false}));
     let r = lookup(
@@ -759,7 +761,7 @@ fn misses_defaults_and_hiera_errors_answer_distinctly() {
 /// Many keys in one request; explain names the levels.
 #[test]
 fn many_keys_answer_in_one_request_and_explain_names_the_levels() {
-    let server = TestServer::with_sample();
+    let server = InProcess::with_sample();
     let r = lookup(
         &server,
         json!({"environment": 1, "keys": ["uid", "nope", "nova.db_password"]}),
@@ -787,7 +789,7 @@ fn many_keys_answer_in_one_request_and_explain_names_the_levels() {
 
 #[test]
 fn a_bad_lookup_request_is_refused() {
-    let server = TestServer::with_sample();
+    let server = InProcess::with_sample();
     for bad in [
         json!({"key": "x"}),
         json!({"environment": 1}),
@@ -810,7 +812,7 @@ fn a_bad_lookup_request_is_refused() {
 
 #[test]
 fn answers_are_cached_until_a_write() {
-    let server = TestServer::empty();
+    let server = InProcess::empty();
     setup(&server);
     send(
         &server,
@@ -871,7 +873,7 @@ fn answers_are_cached_until_a_write() {
 /// skips its search of the text), on a miss and on a cached hit alike.
 #[test]
 fn lookup_answers_say_whether_they_hold_tagged_values() {
-    let server = TestServer::empty();
+    let server = InProcess::empty();
     setup(&server);
     let symbol_key = r#"{"__hierad__":"hash","pairs":[[{"__hierad__":"sym","name":"s"},1]]}"#;
     let put = send(
@@ -921,7 +923,7 @@ fn hiera_config(levels: &[&str]) -> String {
 
 #[test]
 fn the_hiera_resource_applies_from_the_next_write() {
-    let server = TestServer::empty();
+    let server = InProcess::empty();
     let r = send(
         &server,
         "POST",
@@ -979,7 +981,7 @@ fn the_hiera_resource_applies_from_the_next_write() {
 
 #[test]
 fn whole_datasources_with_etags_and_scope_variables() {
-    let server = TestServer::with_sample();
+    let server = InProcess::with_sample();
     let r = get(&server, "/api/v1/data/1/override/plugins");
     assert_eq!(r.status, 200);
     assert_eq!(r.json()["plugins"][0]["name"], "contrail");
@@ -1021,7 +1023,7 @@ fn sigterm_stops_gracefully() {
 /// `?version=1&version=2` restored version 2.
 #[test]
 fn queries_that_do_not_decode_or_repeat_a_parameter_are_refused() {
-    let server = TestServer::empty();
+    let server = InProcess::empty();
     setup(&server);
     let values = "/api/v1/config/environments/5/resources/a/values";
     for version in 1..=2 {

@@ -6,6 +6,8 @@
 // Public, as in the oracle suite, which uses a part of it.
 #[path = "../common/binary.rs"]
 pub mod binary;
+#[path = "../common/in_process.rs"]
+pub mod in_process;
 #[path = "../common/keystone.rs"]
 pub mod keystone;
 /// A throwaway PostgreSQL server for the `--db postgres://` tests.

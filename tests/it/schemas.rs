@@ -6,7 +6,8 @@
 //! `override/configuration/*` resources carry schemas/override_resources.json.
 
 use crate::binary::Args;
-use crate::server::{TestServer, call};
+use crate::in_process::InProcess;
+use crate::server::{Served, call};
 use serde_json::{Value as Json, json};
 use std::io::Write as _;
 use std::process::{Command, Output, Stdio};
@@ -15,10 +16,10 @@ const CLUSTER: &str = "/api/v1/config/environments/1/resources/override/configur
 const DEFINITION: &str =
     "/api/v1/config/components/fuel/resource_definitions/override/configuration/cluster";
 
-fn send(server: &TestServer, method: &str, path: &str, body: &Json) -> (u16, Json) {
+fn send(server: &impl Served, method: &str, path: &str, body: &Json) -> (u16, Json) {
     let reply = call(
         method,
-        &format!("{}{path}", server.url),
+        &format!("{}{path}", server.url()),
         Some(&body.to_string()),
         &[("content-type", "application/json")],
     );
@@ -30,8 +31,8 @@ fn send(server: &TestServer, method: &str, path: &str, body: &Json) -> (u16, Jso
     (reply.status, json)
 }
 
-fn get(server: &TestServer, path: &str) -> Json {
-    let reply = call("GET", &format!("{}{path}", server.url), None, &[]);
+fn get(server: &impl Served, path: &str) -> Json {
+    let reply = call("GET", &format!("{}{path}", server.url()), None, &[]);
     assert_eq!(reply.status, 200, "GET {path}: {}", reply.body);
     reply.json()
 }
@@ -126,7 +127,7 @@ fn assert_refused(status: u16, body: &Json, path: &str, expected: &str, what: &s
 
 #[test]
 fn the_samples_override_data_is_checked_on_every_write_and_a_refusal_stores_nothing() {
-    let server = TestServer::with_sample();
+    let server = InProcess::with_sample();
     let definition = get(&server, DEFINITION);
     assert_eq!(
         definition["content"]["schema"]["title"], "override_resources data",
@@ -134,7 +135,7 @@ fn the_samples_override_data_is_checked_on_every_write_and_a_refusal_stores_noth
     );
     let (status, body) = send(&server, "PUT", &format!("{CLUSTER}/values"), &good());
     assert_eq!(status, 204, "{body}");
-    let history = |s: &TestServer| get(s, &format!("{CLUSTER}/values/history"));
+    let history = |s: &InProcess| get(s, &format!("{CLUSTER}/values/history"));
     let before = history(&server);
     for (doc, path, expected) in violations() {
         for kind in ["values", "overrides"] {
@@ -217,7 +218,7 @@ fn app_component() -> Json {
 const APP_DOC: &str = "/api/v1/config/environments/5/resources/checked/values";
 const APP_DEFINITION: &str = "/api/v1/config/components/app/resource_definitions/checked";
 
-fn app_in_environment_5(server: &TestServer) {
+fn app_in_environment_5(server: &impl Served) {
     let (status, body) = send(
         server,
         "POST",
@@ -243,7 +244,7 @@ fn app_in_environment_5(server: &TestServer) {
 /// A schema that is not one: 400, and no component is left behind.
 #[test]
 fn a_component_with_a_schema_that_is_not_one_is_refused_whole() {
-    let server = TestServer::empty();
+    let server = InProcess::empty();
     let mut bad = app_component();
     bad["resource_definitions"][0]["content"]["schema"] = json!({"type": "integer-ish"});
     let (status, body) = send(&server, "POST", "/api/v1/config/components", &bad);
@@ -268,7 +269,7 @@ fn a_component_with_a_schema_that_is_not_one_is_refused_whole() {
 
 #[test]
 fn a_write_the_schema_refuses_is_refused_and_a_resource_without_one_takes_anything() {
-    let server = TestServer::empty();
+    let server = InProcess::empty();
     app_in_environment_5(&server);
     assert_eq!(send(&server, "PUT", APP_DOC, &json!({"port": 80})).0, 204);
     let (status, body) = send(&server, "PUT", APP_DOC, &json!({"port": 0}));
@@ -304,7 +305,7 @@ fn a_write_the_schema_refuses_is_refused_and_a_resource_without_one_takes_anythi
 /// version the schema refuses is refused too.
 #[test]
 fn a_schema_set_later_refuses_the_restore_of_a_version_it_refuses() {
-    let server = TestServer::empty();
+    let server = InProcess::empty();
     app_in_environment_5(&server);
     assert_eq!(send(&server, "PUT", APP_DOC, &json!({"port": 80})).0, 204);
     assert_eq!(send(&server, "PUT", APP_DEFINITION, &json!({})).0, 200);
@@ -357,7 +358,7 @@ fn a_schema_set_later_refuses_the_restore_of_a_version_it_refuses() {
 /// Unknown component or resource: 404; content that is not an object: 400.
 #[test]
 fn a_definition_of_an_unknown_resource_is_404_and_content_must_be_an_object() {
-    let server = TestServer::empty();
+    let server = InProcess::empty();
     app_in_environment_5(&server);
     assert_eq!(
         send(
@@ -385,10 +386,10 @@ fn a_definition_of_an_unknown_resource_is_404_and_content_must_be_an_object() {
     );
 }
 
-fn hierad(server: &TestServer, args: &(impl Args + ?Sized), stdin: &str) -> Output {
+fn hierad(server: &impl Served, args: &(impl Args + ?Sized), stdin: &str) -> Output {
     let mut child = Command::new(env!("CARGO_BIN_EXE_hierad"))
         .args(args.words())
-        .args(["--server", &server.url])
+        .args(["--server", server.url()])
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
@@ -405,7 +406,7 @@ fn hierad(server: &TestServer, args: &(impl Args + ?Sized), stdin: &str) -> Outp
 
 #[test]
 fn the_cli_shows_sets_and_removes_schemas_and_a_refused_upload_is_a_clear_error() {
-    let server = TestServer::with_sample();
+    let server = InProcess::with_sample();
     let role_schema = "config schema --component fuel --resource override/configuration/role";
     let shown = hierad(&server, role_schema, "");
     assert!(shown.status.success(), "{shown:?}");

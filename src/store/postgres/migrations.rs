@@ -10,7 +10,8 @@
 //! every text column that is sorted or compared, so orders are byte orders
 //! as in SQLite whatever the database's locale.
 
-use crate::store::{Result, StoreError};
+use crate::store::Result;
+use crate::store::migrations::pending;
 use postgres::Client;
 
 /// The advisory lock key of migrations ("hierad" in ASCII).
@@ -25,17 +26,10 @@ pub(crate) fn migrate(client: &mut Client, migrations: &[&str]) -> Result<()> {
     // Up to date, the usual case, nothing is written: a session that may
     // not write (a standby, a read-only role) opens for reading, and
     // `check_writable` says why it cannot write.
-    if let Some(applied) = applied(client)? {
-        let applied_n = usize::try_from(applied).unwrap_or(usize::MAX);
-        if applied_n > migrations.len() {
-            return Err(StoreError::SchemaTooNew {
-                found: applied,
-                known: migrations.len(),
-            });
-        }
-        if applied_n == migrations.len() {
-            return Ok(());
-        }
+    if let Some(applied) = applied(client)?
+        && pending(applied, migrations)?.is_empty()
+    {
+        return Ok(());
     }
     let mut tx = client.transaction()?;
     tx.execute("SELECT pg_advisory_xact_lock($1)", &[&MIGRATION_LOCK])?;
@@ -52,17 +46,11 @@ pub(crate) fn migrate(client: &mut Client, migrations: &[&str]) -> Result<()> {
     let applied: i64 = tx
         .query_opt("SELECT version FROM schema_version WHERE id = 1", &[])?
         .map_or(0, |row| row.get(0));
-    let applied_n = usize::try_from(applied).unwrap_or(usize::MAX);
-    if applied_n > migrations.len() {
-        return Err(StoreError::SchemaTooNew {
-            found: applied,
-            known: migrations.len(),
-        });
-    }
-    for sql in &migrations[applied_n..] {
+    let pending = pending(applied, migrations)?;
+    for sql in pending {
         tx.batch_execute(sql)?;
     }
-    if applied_n < migrations.len() {
+    if !pending.is_empty() {
         tx.execute(
             "INSERT INTO schema_version (id, version) VALUES (1, $1)
              ON CONFLICT (id) DO UPDATE SET version = excluded.version",

@@ -19,43 +19,22 @@ class Hiera
       SCOPE_TTL = 60.0
       Wire = PuppetX::Hierad::Wire
 
-      # A configuration's hierarchy as its server knows it: one per client
-      # and hierarchy in a process, shared by threads and by every backend
-      # instance (Hiera makes backends with an unlocked `||=`).
-      class Registration
-        PATH = '/api/v1/hierarchies'.freeze
-        @shared = {}
-        @mutex = Mutex.new
+      REGISTER_PATH = '/api/v1/hierarchies'.freeze
+      # The part of a request body naming a hierarchy, `,"hierarchy_id":…`,
+      # per client and registration body: one in a process, shared by
+      # threads and by every backend instance (Hiera makes backends with
+      # an unlocked `||=`).
+      @registered = {}
+      @registering = Mutex.new
 
-        def self.shared(client, hierarchy)
-          @mutex.synchronize { @shared[[client, hierarchy]] ||= new(client, hierarchy) }
-        end
+      # `p`'s part: registered at the first call, and again when `refused`
+      # (what a 409 answered) is still current.
+      def self.registered(p, refused)
+        @registering.synchronize do
+          known = @registered[p.registration]
+          return known unless known.nil? || known.equal?(refused)
 
-        def initialize(client, hierarchy)
-          @client = client
-          @body = "{\"hierarchy\":#{Wire.dump(hierarchy)}}"
-          @mutex = Mutex.new
-        end
-
-        # The request body's part naming the hierarchy, `,"hierarchy_id":…`:
-        # registered at the first call, and again when `refused` (what a
-        # 409 answered) is still current.
-        def json(refused = nil)
-          return @json if @json && !@json.equal?(refused)
-
-          @mutex.synchronize do
-            @json = register if @json.nil? || @json.equal?(refused)
-            @json
-          end
-        end
-
-        private
-
-        def register
-          response = @client.post(PATH, @body)
-          raise @client.refused("POST #{PATH}", response) unless response.status == 200
-
-          ",\"hierarchy_id\":#{Wire.dump(JSON.parse(response.body)['id'])}"
+          @registered[p.registration] = ",\"hierarchy_id\":#{Wire.dump(p.client.json(REGISTER_PATH, p.registration[1])['id'])}"
         end
       end
 
@@ -110,7 +89,7 @@ class Hiera
         client = PuppetX::Hierad::Client.shared(settings)
         Prepared.new(key, client, settings[:failure].to_s == 'stale', template(settings, :environment), template(settings, :level),
                      ",\"merge_behavior\":#{Wire.dump(key[2])},\"deep_merge_options\":#{Wire.dump(options)}",
-                     hierarchy, Registration.shared(client, hierarchy), [key[4]].flatten.map(&:to_s) - ['hierad'] == [])
+                     hierarchy, [client, "{\"hierarchy\":#{Wire.dump(hierarchy)}}"], [key[4]].flatten.map(&:to_s) - ['hierad'] == [])
       end
 
       def invalid(message)
@@ -170,11 +149,7 @@ class Hiera
         at, names = @mutex.synchronize { @scope_names[env] }
         return names if at && now - at < SCOPE_TTL
 
-        path = "/api/v1/environments/#{PuppetX::Hierad::Escape.component(env)}/scope"
-        response = client.get(path)
-        raise client.refused("GET #{path}", response) unless response.status == 200
-
-        names = JSON.parse(response.body).fetch('variables')
+        names = client.json("/api/v1/environments/#{PuppetX::Hierad::Escape.component(env)}/scope").fetch('variables')
         @mutex.synchronize { @scope_names[env] = [now, names] }
         names
       end
@@ -194,7 +169,7 @@ class Hiera
         body = hierarchy = nil
         begin
           2.times do |again|
-            body = head + (hierarchy = p.registration.json(hierarchy)) + tail
+            body = head + (hierarchy = Hierad_backend.registered(p, hierarchy)) + tail
             response = p.client.post(LOOKUP_PATH, body)
             return answer(p, body, response) unless response.status == 409 && again.zero?
           end
@@ -227,10 +202,8 @@ class Hiera
         klass = name.to_s.split('::').inject(Object) { |mod, n| mod.const_get(n, false) } rescue nil # rubocop:disable Style/RescueModifier
         known = klass.is_a?(Class) && klass <= Exception
         error = known ? klass.allocate.exception(message) : RuntimeError.new("#{name}: #{message}")
-        if known && error.message != message # JRuby derives SystemCallError messages from errno
-          error.define_singleton_method(:message) { message }
-          error.define_singleton_method(:to_s) { message }
-        end
+        # JRuby derives SystemCallError messages from errno.
+        %i[message to_s].each { |reader| error.define_singleton_method(reader) { message } } if known && error.message != message
         # Text lines: Ruby's error_highlight then leaves the message alone.
         error.set_backtrace(caller(1))
         error

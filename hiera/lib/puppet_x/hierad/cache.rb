@@ -43,7 +43,7 @@ module PuppetX::Hierad
     # root when empty). With `stale`, when no server answers, the last
     # copy, after yielding the warning to give.
     def fetch(client, env, level, resource, stale)
-      path = "/api/v1/data/#{Escape.component(env)}/#{Escape.path(resource)}"
+      path = "/api/v1/data/#{Escape.component(env)}/#{Escape.component(resource, '/')}"
       path += "?level=#{Escape.component(level)}" unless level.to_s.empty?
       key = "#{client.urls.join(' ')} #{path}"
       etag, data = @kept[key]

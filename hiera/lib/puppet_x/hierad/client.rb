@@ -66,6 +66,15 @@ module PuppetX::Hierad
       request('POST', path, body, 'Content-Type' => 'application/json')
     end
 
+    # The JSON of a 200 answer to a GET, or to a POST of `body`; Error
+    # naming the refusal otherwise.
+    def json(path, body = nil)
+      response = body ? post(path, body) : get(path)
+      raise refused("#{body ? 'POST' : 'GET'} #{path}", response) unless response.status == 200
+
+      JSON.parse(response.body)
+    end
+
     # The Error for an answer the caller cannot use.
     def refused(what, response)
       error = Error.new("hierad: #{urls.join(', ')}: #{what}: HTTP #{response.status}: #{response.error_message}")
@@ -186,14 +195,10 @@ module PuppetX::Hierad
   module Escape
     module_function
 
-    # One path segment or query value: all but RFC 3986 unreserved bytes.
-    def component(text)
-      text.to_s.b.gsub(/[^A-Za-z0-9\-._~]/n) { |c| format('%%%02X', c.ord) }
-    end
-
-    # A path whose '/' are kept (resource names contain them).
-    def path(text)
-      text.to_s.split('/', -1).map { |s| component(s) }.join('/')
+    # One path segment or query value: all but RFC 3986 unreserved bytes;
+    # `keep` '/' in a path (resource names contain them).
+    def component(text, keep = '')
+      text.to_s.b.gsub(%r{[^A-Za-z0-9\-._~#{keep}]}n) { |c| format('%%%02X', c.ord) }
     end
   end
 end

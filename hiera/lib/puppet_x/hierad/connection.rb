@@ -35,11 +35,10 @@ module PuppetX::Hierad
     end
 
     def close
-      @sock&.close
+      sock, @sock = @sock, nil
+      sock&.close
     rescue IOError, SystemCallError
       nil
-    ensure
-      @sock = nil
     end
 
     def closed?
@@ -61,7 +60,7 @@ module PuppetX::Hierad
     def open_socket
       tcp = connect
       tcp.setsockopt(Socket::IPPROTO_TCP, Socket::TCP_NODELAY, 1)
-      @ep.tls? ? start_tls(tcp) : tcp
+      @ep.tls ? start_tls(tcp) : tcp
     rescue Errno::ETIMEDOUT
       failed("connect timed out after #{@ep.connect_timeout}s")
     rescue SocketError, SystemCallError => e
@@ -154,7 +153,7 @@ module PuppetX::Hierad
         if (len = headers['content-length']) then take(fill_to(deadline, size: len.to_i))
         elsif headers['transfer-encoding'].to_s.downcase.include?('chunked') then read_chunked(deadline)
         elsif [204, 304].include?(status) then +''
-        else take(read_to_end(deadline))
+        else failed('an answer with neither Content-Length nor chunked encoding, which no hierad server sends')
         end
       close if headers['connection'].to_s.downcase == 'close'
       Response.new(status, headers, body.force_encoding(Encoding::UTF_8))
@@ -168,13 +167,6 @@ module PuppetX::Hierad
       nil until take(fill_to(deadline, pattern: "\r\n"), 2).empty? # trailers end with an empty line
       body
     end
-
-    # A body that ends with the connection: its size.
-    def read_to_end(deadline)
-      nil while fill(deadline)
-      close
-      @buf.bytesize
-    end
   end
 
   # One server URL and its idle keep-alive connections. Threads check a
@@ -185,16 +177,14 @@ module PuppetX::Hierad
     # because `require 'uri'` costs a one-shot `hiera` run ~20 ms.
     URL = %r{\A(https?)://(\[[0-9A-Fa-f:.]+\]|[^/:\[\]@?#]+)(?::(\d+))?(/[^?#]*)?\z}.freeze
 
-    attr_reader :url, :host, :port, :connect_timeout, :read_timeout
+    attr_reader :url, :host, :port, :tls, :connect_timeout, :read_timeout
 
     def initialize(url, options)
       m = URL.match(url)
       # A user in the URL is refused without repeating it: its password
       # would go into every error, and Puppet's log with it.
-      if !m && url =~ %r{\A[^/?#]*//[^/?#]*@}
-        raise Error, 'hierad: a url holds credentials (user:password@host), which the shim does not send ' \
-                     'and would print in its errors; give user: with password:, or token:'
-      end
+      raise Error, 'hierad: a url holds credentials (user:password@host), which the shim does not send ' \
+                   'and would print in its errors; give user: with password:, or token:' if !m && url =~ %r{\A[^/?#]*//[^/?#]*@}
       raise Error, "hierad: url #{url.inspect} is not an http:// or https:// URL (http://host:port)" unless m
 
       @url = url.chomp('/')
@@ -208,10 +198,6 @@ module PuppetX::Hierad
       self.headers = options[:headers]
       @idle = []
       @mutex = Mutex.new
-    end
-
-    def tls?
-      @tls
     end
 
     # The headers every request carries (credentials among them); set
