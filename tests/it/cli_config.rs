@@ -1,6 +1,6 @@
 //! The acceptance use cases 1–4 of docs/spec/configdb-api.md end to end
 //! through `hierad config` (and `hierad lookup` for 4), twice: on a local
-//! database (`--db`) and over HTTP against a real `hierad serve`. Plus the
+//! database (`--db`) and over HTTP against `hierad serve` (in process). Plus the
 //! user errors: each is one line on stderr, exit status 1, and writes nothing.
 //!
 //! Use case 4's "hiera looks up the right value" is judged over HTTP by
@@ -9,7 +9,7 @@
 //! that tree in tests/oracle/export_hiera.rs.
 
 use crate::binary::{self, Args, BIN, ROOT, quote, text};
-use crate::server::TestServer;
+use crate::in_process::InProcess;
 use hierad::hiera::{Value, yaml};
 use std::path::Path;
 use std::process::{Command, Output};
@@ -428,7 +428,7 @@ fn use_cases_on_a_local_database() {
 
 #[test]
 fn use_cases_over_http() {
-    let server = TestServer::empty();
+    let server = InProcess::empty();
     let dir = tempfile::tempdir().unwrap();
     let conn = vec!["--server".to_owned(), server.url.clone()];
     use_cases(&conn, dir.path());
@@ -439,8 +439,8 @@ fn use_cases_over_http() {
 
 /// A server holding the use cases' environment, with the node's
 /// deployment_id overridden to 3 as use case 3 leaves it; its `conn`.
-fn deployed_over_http(scratch: &Path) -> (TestServer, Vec<String>) {
-    let server = TestServer::empty();
+fn deployed_over_http(scratch: &Path) -> (InProcess, Vec<String>) {
+    let server = InProcess::empty();
     let conn = vec!["--server".to_owned(), server.url.clone()];
     deploy(&conn, scratch);
     ok(

@@ -4,7 +4,7 @@
 //! limits, and uploads nothing when it refuses (local `--db` and
 //! `--server` alike); export never writes outside its folder.
 
-use crate::server::TestServer;
+use crate::in_process::InProcess;
 use std::os::unix::fs::{PermissionsExt, symlink};
 use std::path::Path;
 use std::process::{Command, Stdio};
@@ -26,7 +26,7 @@ fn tree_in(dir: &Path, name: &str) -> std::path::PathBuf {
 /// Where the imports go: a local database or a server.
 enum Target {
     Local(std::path::PathBuf),
-    Server(TestServer),
+    Server(InProcess),
 }
 
 impl Target {
@@ -58,7 +58,7 @@ impl Target {
 fn targets(dir: &Path) -> Vec<Target> {
     let db = dir.join("h.db");
     ok(&["import", "data", "--env", "1", "--db", s(&db)]);
-    vec![Target::Local(db), Target::Server(TestServer::with_sample())]
+    vec![Target::Local(db), Target::Server(InProcess::with_sample())]
 }
 
 #[test]
@@ -229,7 +229,7 @@ fn import_over_the_server_body_limit_says_so() {
     // upload ends: the client must still read and show the 413.
     std::fs::write(tree.join("big.yaml"), yaml_of(4 * MIB)).unwrap();
     let db = dir.path().join("s.db");
-    let server = TestServer::start_on(&db, &["--no-sample", "--body-limit", "10000"]);
+    let server = InProcess::start_on(&db, &["--no-sample", "--body-limit", "10000"]);
     let err = failing(&["import", s(&tree), "--env", "7", "--server", &server.url]);
     assert!(
         err.contains("the request body is larger than the limit of 10000 bytes"),
