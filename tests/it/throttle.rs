@@ -77,7 +77,13 @@ fn a_valid_token_between_guesses_does_not_reset_the_count() {
     };
     assert_eq!(value("hierad_auth_failures_total{reason=\"password\"}"), 11);
     assert_eq!(value("hierad_auth_failures_total{reason=\"token\"}"), 1);
-    assert_eq!(value("hierad_auth_throttled_total{outcome=\"waited\"}"), 7);
+    // Seven checks wait their turn (guesses 5 to 10 and the wrong token)
+    // when each comes before the last one's second is paid off; on a
+    // loaded machine a slow password check can outlast a turn, so one or
+    // two go ahead at once. Before, the successes wiped the count and
+    // none waited.
+    let waited = value("hierad_auth_throttled_total{outcome=\"waited\"}");
+    assert!((4..=7).contains(&waited), "{waited} checks waited");
 }
 
 /// Wrong tokens over many connections at once, from one network: a few
