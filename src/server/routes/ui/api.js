@@ -69,20 +69,22 @@ export const nodePath = (env, node) => `${envPath(env)}/nodes/${encodeURICompone
 export async function environments() {
   const [envs, components] = await Promise.all([
     get('/api/v1/config/environments'), get('/api/v1/config/components')]);
-  const byId = new Map(components.map((c) => [c.id, c]));
-  return Promise.all(envs.map(async (env) => {
-    const levels = await get(`${envPath(env.id)}/hierarchy_levels`);
-    const registers = await Promise.all(levels.map((l) =>
-      maybe(`${envPath(env.id)}/hierarchy_levels/${encodeURIComponent(l.name)}/register`)));
-    const comps = env.components.map((c) => byId.get(c) || byId.get(c.id) || c);
-    const resources = comps.flatMap((c) => (c.resource_definitions || []).map((d) => d.name));
-    return { id: env.id, levels, registers, components: comps, resources: [...new Set(resources)].sort() };
-  }));
+  return Promise.all(envs.map((env) => described(env, components)));
 }
 
+// One environment, described the same way.
 export async function environment(id) {
-  const all = await environments();
-  const env = all.find((e) => String(e.id) === String(id));
-  if (!env) throw new ApiError(404, `no environment ${id} you may use`);
-  return env;
+  const [env, components] = await Promise.all([
+    get(envPath(id)), get('/api/v1/config/components')]);
+  return described(env, components);
+}
+
+async function described(env, components) {
+  const byId = new Map(components.map((c) => [c.id, c]));
+  const levels = await get(`${envPath(env.id)}/hierarchy_levels`);
+  const registers = await Promise.all(levels.map((l) =>
+    maybe(`${envPath(env.id)}/hierarchy_levels/${encodeURIComponent(l.name)}/register`)));
+  const comps = env.components.map((c) => byId.get(c) || byId.get(c.id) || c);
+  const resources = comps.flatMap((c) => (c.resource_definitions || []).map((d) => d.name));
+  return { id: env.id, levels, registers, components: comps, resources: [...new Set(resources)].sort() };
 }

@@ -7,9 +7,9 @@ export async function nodePage(params) {
   const envId = params.get('env'), node = params.get('node');
   const env = await environment(envId);
   const level = params.get('level') || `${env.levels[env.levels.length - 1].name}/${node}`;
-  const scope = await maybe(`${nodePath(envId, node)}/scope`);
-  const docs = await Promise.all(env.resources.map(async (r) =>
-    [r, await get(`${docPath(envId, level, r, 'values')}?effective&show_lookup`)]));
+  // All at once: the page waits for the slowest, not for their sum.
+  const [scope, ...docs] = await Promise.all([maybe(`${nodePath(envId, node)}/scope`),
+    ...env.resources.map(async (r) => [r, await get(`${docPath(envId, level, r, 'values')}?effective&show_lookup`)])]);
   show(h('h1', {}, `Node ${node}`),
     h('p', {}, `Environment ${envId}, level ${level} · `, link('lookup', { env: envId, node }, 'Look up a key for this node')),
     h('h2', {}, 'Stored scope'),
