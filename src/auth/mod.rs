@@ -337,6 +337,8 @@ mod tests {
         let cases = [
             (Method::GET, "/healthz", Need::Nobody),
             (Method::GET, "/readyz", Need::Nobody),
+            (Method::GET, "/ui/{file}", Need::Nobody),
+            (Method::GET, "/api/v1/whoami", Need::Nobody),
             (Method::GET, "/metrics", Need::Role(Role::Read)),
             (Method::POST, "/api/v1/lookup", Need::Role(Role::Read)),
             (

@@ -158,6 +158,11 @@ async fn a_read_token_sees_no_edit_control_and_its_forged_put_is_refused() {
     let main = browser.text("main").await;
     assert!(!main.contains("Edit"), "{main}");
     assert_eq!(browser.count("button[aria-label^=Restore]").await, 0);
+    // The edit page, reached by its address, offers nothing to save.
+    browser.page(EDIT_PAGE, "edit").await;
+    assert_eq!(browser.count("textarea").await, 0);
+    assert_eq!(browser.count("#save").await, 0);
+    assert!(browser.text("main").await.contains("Your role (read)"));
     // A write forged from the page itself, with the reader's token.
     let status = browser
         .client

@@ -45,7 +45,7 @@ function historyTable(path, history, diffArea, params) {
       h('td', {}, h('time', { datetime: new Date(v.created_at * 1000).toISOString() }, when(v.created_at))),
       h('td', { class: 'author' }, v.author || 'unknown'),
       h('td', {}, v.size ?? ''),
-      h('td', {}, may('write') && !v.deleted ? h('button', {
+      h('td', {}, may('write') && !v.deleted && v !== rows[0] ? h('button', {
         type: 'button', class: 'secondary', 'aria-label': `Restore version ${v.version}`,
         onclick: () => restore(path, v.version, params),
       }, 'Restore') : null)))));

@@ -1,4 +1,4 @@
-import { call, docPath } from './api.js';
+import { call, docPath, may, me } from './api.js';
 import { h, show, json, link, errorBox, field, when } from './dom.js';
 import { sideBySide } from './diff.js';
 
@@ -9,6 +9,11 @@ export async function editPage(params) {
   const env = params.get('env'), level = params.get('level') || '';
   const resource = params.get('resource'), kind = params.get('kind') || 'values';
   const path = docPath(env, level, resource, kind);
+  if (!may('write')) {
+    show(h('h1', {}, 'Edit'), h('p', {}, `Your role (${me.role}) may read documents, not change them. `,
+      link('doc', { env, level, resource, kind }, 'Back to the document')));
+    return;
+  }
   const doc = await call('GET', path);
   const state = { base: doc.headers.get('X-Hierad-Version') || '0', path };
   const text = h('textarea', { spellcheck: 'false', 'aria-describedby': 'edit-help' });
