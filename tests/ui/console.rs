@@ -7,6 +7,8 @@ use serde_json::json;
 const DOC: &str = "/api/v1/config/environments/1/resources/globals/values";
 const DOC_PAGE: &str = "#/doc?env=1&resource=globals&kind=values";
 const EDIT_PAGE: &str = "#/edit?env=1&resource=globals&kind=values";
+/// The WebDriver key code of Enter (https://www.w3.org/TR/webdriver2/#keyboard-actions).
+const ENTER: &str = "\u{E007}";
 
 /// A short document, so diffs and edits name their lines exactly.
 fn small(colour: &str) -> serde_json::Value {
@@ -24,7 +26,10 @@ async fn every_page_loads_with_no_console_error_and_nothing_from_elsewhere() {
         envs.contains("Environment 1") && envs.contains("globals"),
         "{envs}"
     );
-    browser.page(DOC_PAGE, "doc").await;
+    // From the keyboard: Enter on the link of globals' values.
+    let link = browser.wait(&format!("a[href=\"{DOC_PAGE}\"]")).await;
+    link.send_keys(ENTER).await.unwrap();
+    browser.ready("doc").await;
     browser.wait("#history tbody tr").await;
     browser.check_and_shoot("document").await;
     browser.page(EDIT_PAGE, "edit").await;
@@ -33,6 +38,9 @@ async fn every_page_loads_with_no_console_error_and_nothing_from_elsewhere() {
         .page("#/lookup?env=1&key=nova&resolution=hash", "lookup")
         .await;
     browser.wait("#answer section").await;
+    // The explain, level by level: each datasource the walk read.
+    browser.wait("#explain tbody tr").await;
+    assert!(browser.count("#explain tbody tr").await > 1);
     browser.check_and_shoot("lookup").await;
     browser.close().await;
 }
