@@ -95,6 +95,8 @@ pub struct Settings {
     /// The names requests may give as their `Host` besides IP addresses
     /// and `localhost` (`server::cross_site`).
     pub(crate) allowed_hosts: AllowedHosts,
+    /// Whether the browser console is served at `/ui/` (`--no-ui`: not).
+    pub(crate) ui: bool,
     /// The eyaml key files (`crate::secrets`); `None`: values are answered
     /// as stored.
     pub(crate) eyaml: Option<crate::secrets::KeyFiles>,
@@ -143,6 +145,7 @@ impl Default for Settings {
             max_lag: Duration::from_secs(5),
             proxies: Proxies::default(),
             allowed_hosts: AllowedHosts::default(),
+            ui: true,
             eyaml: None,
             eyaml_cache_bytes: 16 * 1024 * 1024,
         }

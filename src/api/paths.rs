@@ -53,6 +53,14 @@ pub(crate) const REGISTER_VALUE: &str =
 /// it takes whatever no other route under the environment does.
 pub(crate) const DOCUMENT: &str = "/api/v1/config/environments/{env}/{*rest}";
 
+/// The browser console (src/server/routes/ui.rs): `/ui` redirects to
+/// `/ui/`, its page; its files, open to anyone (they hold no data).
+pub(crate) const UI_ROOT: &str = "/ui";
+pub(crate) const UI_INDEX: &str = "/ui/";
+pub(crate) const UI_FILE: &str = "/ui/{file}";
+/// Who the request's principal is, and its role.
+pub(crate) const WHOAMI: &str = "/api/v1/whoami";
+
 /// Every template above: the server's whole route table (checked by
 /// src/server/route_table_tests.rs).
 #[cfg(test)]
@@ -76,6 +84,10 @@ pub(crate) const ALL: &[&str] = &[
     REGISTER,
     REGISTER_VALUE,
     DOCUMENT,
+    UI_ROOT,
+    UI_INDEX,
+    UI_FILE,
+    WHOAMI,
 ];
 
 /// `template` with its placeholders, in order, replaced by `values`

@@ -180,6 +180,18 @@ pub(crate) fn needed(method: &http::Method, template: Option<&str>) -> Need {
     if template == paths::HEALTHZ || template == paths::READYZ {
         return Need::Nobody;
     }
+    // The console's files hold no data: its data calls are API requests;
+    // `whoami` says "nobody" to a request without credentials.
+    if [
+        paths::UI_ROOT,
+        paths::UI_INDEX,
+        paths::UI_FILE,
+        paths::WHOAMI,
+    ]
+    .contains(&template)
+    {
+        return Need::Nobody;
+    }
     if matches!(*method, http::Method::GET | http::Method::HEAD) || READ_POSTS.contains(&template) {
         return Need::Role(Role::Read);
     }
@@ -325,6 +337,8 @@ mod tests {
         let cases = [
             (Method::GET, "/healthz", Need::Nobody),
             (Method::GET, "/readyz", Need::Nobody),
+            (Method::GET, "/ui/{file}", Need::Nobody),
+            (Method::GET, "/api/v1/whoami", Need::Nobody),
             (Method::GET, "/metrics", Need::Role(Role::Read)),
             (Method::POST, "/api/v1/lookup", Need::Role(Role::Read)),
             (

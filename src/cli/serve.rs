@@ -207,6 +207,9 @@ pub(crate) struct Args {
     /// web page cannot reach the server through DNS rebinding
     #[arg(long = "allowed-host", env = "HIERAD_ALLOWED_HOST", value_name = "NAME", value_delimiter = ',', value_parser = crate::server::http::cross_site::parse_allowed_host)]
     pub(crate) allowed_hosts: Vec<String>,
+    /// Serve no browser console at /ui/ (docs/console.md)
+    #[arg(long, env = "HIERAD_NO_UI")]
+    pub(crate) no_ui: bool,
     #[command(flatten)]
     pub(crate) eyaml: super::secrets::KeyArgs,
     /// Decrypted eyaml values kept in memory (never on disk), at most
@@ -317,6 +320,7 @@ fn parts(args: Args) -> anyhow::Result<(Settings, server::run::SecurityFiles, Qu
         max_lag: args.max_lag,
         proxies: Proxies::new(args.proxy_protocol_from),
         allowed_hosts: crate::server::http::cross_site::AllowedHosts::new(args.allowed_hosts),
+        ui: !args.no_ui,
         eyaml: args.eyaml.files(),
         eyaml_cache_bytes: args.eyaml_cache_mib.saturating_mul(1024 * 1024),
     };
