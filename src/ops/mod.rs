@@ -85,6 +85,17 @@ pub(crate) trait ConfigOps {
     /// level of the path, values then overrides.
     fn effective(&self, env: i64, path: &LevelPath, resource: &str) -> Result<Hash>;
 
+    /// [`ConfigOps::effective`] with its eyaml blocks decrypted, as a
+    /// server decrypts them for a principal allowed to (docs/security.md,
+    /// "Secrets"; for others, as stored). A local store has no keys.
+    fn effective_decrypted(&self, env: i64, path: &LevelPath, resource: &str) -> Result<Hash> {
+        let _ = (env, path, resource);
+        Err(OpsError::Refused(
+            "decrypting needs a server that holds the eyaml private key: give --server URL"
+                .to_owned(),
+        ))
+    }
+
     /// What is stored at exactly `at` (`{}` if never written), or one of
     /// its versions.
     fn stored(&self, at: &DocAddress, version: Option<u64>) -> Result<Hash>;

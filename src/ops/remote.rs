@@ -529,6 +529,11 @@ impl ConfigOps for Remote {
         Ok(Remote::effective(self, env, path, resource)?)
     }
 
+    fn effective_decrypted(&self, env: i64, path: &LevelPath, resource: &str) -> OpsResult<Hash> {
+        let url = doc_url(env, path, resource, DocKind::Values);
+        Ok(self.get_document(&format!("{url}?effective&decrypt=true"))?)
+    }
+
     fn stored(&self, at: &DocAddress, version: Option<u64>) -> OpsResult<Hash> {
         Ok(Remote::stored(self, at, version)?)
     }

@@ -46,6 +46,8 @@ pub(crate) fn run(
     quotas: Quotas,
 ) -> anyhow::Result<ExitCode> {
     let security = Security::load(security, &settings)?;
+    // Before the database: a wrong key file stops the start, named.
+    let keys = super::secrets::load(&settings)?;
     let store: Arc<dyn Store> = crate::store::open_writable(&settings.db).with_context(|| {
         format!(
             "cannot open the database {}",
@@ -71,6 +73,11 @@ pub(crate) fn run(
     if let Some(authenticator) = &security.authenticator {
         state.set_authenticator(Arc::clone(authenticator));
     }
+    if let Some(keys) = keys {
+        state
+            .secrets()
+            .install(keys, state.settings().eyaml_cache_bytes);
+    }
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
@@ -91,6 +98,7 @@ pub(crate) fn run(
         if let Some(feed) = state.change_feed() {
             super::state::listen::spawn(state.clone(), feed);
         }
+        tokio::spawn(super::secrets::watch(state.clone()));
         tokio::spawn(reload::run(
             state.clone(),
             security.auth_file.clone(),
