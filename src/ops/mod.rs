@@ -106,6 +106,23 @@ pub(crate) trait ConfigOps {
     /// Sets one key of the stored document at `at`, keeping the rest.
     fn set_key(&self, at: &DocAddress, key: &KeyPath, value: &Value) -> Result<()>;
 
+    /// [`ConfigOps::put`] (`key`: `None`) or [`ConfigOps::set_key`], the
+    /// Strings at `encrypt` encrypted by the server for its eyaml public
+    /// key before they are stored (docs/security.md, "Secrets"). A local
+    /// store has no keys.
+    fn write_encrypting(
+        &self,
+        at: &DocAddress,
+        key: Option<&KeyPath>,
+        value: &Value,
+        encrypt: &[KeyPath],
+    ) -> Result<()> {
+        let _ = (at, key, value, encrypt);
+        Err(OpsError::Refused(
+            "--encrypt needs --server: the server encrypts with its eyaml public key".to_owned(),
+        ))
+    }
+
     /// Every version of the document at `at`, oldest first.
     fn history(&self, at: &DocAddress) -> Result<Vec<Version>>;
 

@@ -283,13 +283,6 @@ pub(crate) enum EncryptError {
 ///
 /// A key path that does not lead to a String, or no public key; `doc` is
 /// then unchanged.
-#[cfg_attr(
-    not(test),
-    expect(
-        dead_code,
-        reason = "for the server's reload and answers, to be wired in"
-    )
-)]
 pub(crate) fn encrypt_at(
     doc: &mut Hash,
     keys: &[KeyPath],

@@ -28,8 +28,10 @@ use crate::auth::Principal;
 use crate::cache;
 use crate::config_file::Seen;
 use crate::configdb::Encoded;
+use crate::configdb::keypath::KeyPath;
 use crate::hiera::{ErrorClass, HieraError, Value};
-use crate::secrets::walk::SecretError;
+use crate::secrets::keyring::KeyError;
+use crate::secrets::walk::{EncryptError, SecretError, encrypt_at};
 use crate::secrets::{Decrypter, Keyring};
 use crate::server::AppState;
 use crate::server::http::error::ApiError;
@@ -317,6 +319,87 @@ impl Reveal {
             Decrypting::Yes(decrypter) => {
                 Ok(memchr::memmem::find(body, b"ENC[").map(|_| decrypter.as_ref()))
             }
+        }
+    }
+}
+
+/// The key paths a write's `encrypt` parameter names (comma-separated:
+/// `encrypt=nova.db_password,nova.rabbit_password`); none without one.
+///
+/// # Errors
+///
+/// A key path that does not parse (400).
+pub(crate) fn encrypting(uri: &axum::http::Uri) -> Result<Vec<KeyPath>, ApiError> {
+    let axum::extract::Query(query) =
+        axum::extract::Query::<std::collections::HashMap<String, String>>::try_from_uri(uri)
+            .map_err(|e| ApiError::BadRequest(format!("the query: {e}")))?;
+    let Some(list) = query.get("encrypt") else {
+        return Ok(Vec::new());
+    };
+    list.split(',')
+        .map(|text| KeyPath::parse(text).map_err(|e| ApiError::BadRequest(format!("encrypt: {e}"))))
+        .collect()
+}
+
+/// `body`, the value a write stores (the document, or the value at key
+/// path `key`), with the Strings at `paths` encrypted for the server's
+/// eyaml public key before anything is stored: the plaintext never
+/// reaches the history. Writing a key, `paths` may name only that key.
+///
+/// # Errors
+///
+/// No public key on the server (409), a path that names no String, or
+/// another key than the one written (400); nothing is written.
+pub(crate) fn encrypt(
+    state: &AppState,
+    paths: &[KeyPath],
+    key: Option<&KeyPath>,
+    body: Value,
+) -> Result<Value, ApiError> {
+    if paths.is_empty() {
+        return Ok(body);
+    }
+    let decrypter = state.secrets().current().ok_or_else(|| {
+        ApiError::Conflict(
+            "encrypt: this server has no eyaml public key (hierad serve --eyaml-public-key PEM)"
+                .to_owned(),
+        )
+    })?;
+    let keyring = decrypter.keyring();
+    let refused = |e: EncryptError| match e {
+        EncryptError::Key(KeyError::NoPublicKey) => ApiError::Conflict(format!("encrypt: {e}")),
+        e => ApiError::BadRequest(e.to_string()),
+    };
+    match (key, body) {
+        (None, Value::Hash(mut doc)) => {
+            encrypt_at(&mut doc, paths, keyring).map_err(refused)?;
+            Ok(Value::Hash(doc))
+        }
+        (None, other) => Ok(other),
+        (Some(key), value) => {
+            if let Some(other) = paths.iter().find(|p| p.as_str() != key.as_str()) {
+                return Err(ApiError::BadRequest(format!(
+                    "encrypt: {} is not the key this request writes ({}); write the whole document to encrypt other keys",
+                    other.as_str(),
+                    key.as_str()
+                )));
+            }
+            // The value as the only key of a document, to go through the
+            // one rule of what is encrypted.
+            let slot = KeyPath::parse("value").expect("a plain key path");
+            let mut doc = crate::hiera::Hash::default();
+            doc.insert(Value::str("value"), value);
+            encrypt_at(&mut doc, std::slice::from_ref(&slot), keyring).map_err(
+                |e| match refused(e) {
+                    ApiError::BadRequest(m) => ApiError::BadRequest(m.replacen(
+                        "--encrypt value",
+                        &format!("--encrypt {}", key.as_str()),
+                        1,
+                    )),
+                    other => other,
+                },
+            )?;
+            Ok(doc.swap_remove(&Value::str("value")).unwrap_or(Value::Nil))
         }
     }
 }

@@ -123,6 +123,7 @@ fn write_tree(root: &Path, keys: &Path) {
 }
 
 const KEYS: &[&str] = &[
+    "cli_secret",
     "db_password",
     "db_url",
     "spaced",
@@ -320,6 +321,30 @@ fn no_plaintext_reaches_a_non_decrypting_principal_or_a_log() {
         "/api/v1/data/1/nodes/n1",
         "/metrics",
     ];
+    // A secret written through the CLI, encrypted by the server.
+    let mut command = binary::command(&[
+        "config",
+        "set",
+        "--env",
+        "1",
+        "--resource",
+        "common",
+        "--key",
+        "cli_secret",
+        "--value",
+        "cl1-s3cret",
+        "--encrypt",
+        "cli_secret",
+        "--server",
+        &server.url,
+    ]);
+    command.env("HIERAD_TOKEN", ADMIN);
+    seen.push_str(&binary::succeeded(
+        &"config set --encrypt",
+        binary::output(command, None),
+    ));
+    let (_, answer) = lookup(&server, MASTER, "cli_secret", "priority");
+    assert_eq!(answer["value"], "cl1-s3cret", "{answer}");
     let mut master_saw = String::new();
     for token in [READER, MASTER] {
         let out = if token == READER {
@@ -379,7 +404,7 @@ fn no_plaintext_reaches_a_non_decrypting_principal_or_a_log() {
         "not vacuous: the master got plaintext"
     );
     assert!(seen.contains("ENC[PKCS7,MII"), "the reader got the blocks");
-    for plain in PLAINTEXTS {
+    for plain in PLAINTEXTS.iter().chain(&["cl1-s3cret"]) {
         assert!(!seen.contains(plain), "{plain} in an answer to the reader");
         assert!(!log.contains(plain), "{plain} in the server's log");
     }

@@ -19,7 +19,7 @@ use crate::hiera::{Hash, Value};
 use crate::ops;
 use crate::server::http::body::{Body, document};
 use crate::server::http::error::ApiError;
-use crate::server::secrets::Reveal;
+use crate::server::secrets::{self, Reveal};
 use crate::server::state::AppState;
 use crate::server::state::consistency;
 use crate::server::state::versions::Answer;
@@ -364,6 +364,7 @@ async fn put_document(
     Body(body, _turn): Body,
 ) -> Result<Response, ApiError> {
     let (mut at, target) = parse_document_url(env, &rest)?;
+    let encrypt = secrets::encrypting(&uri)?;
     let snapshot = state.snapshot();
     let named_by = datasource::resolve(&snapshot, &mut at)?;
     let tail = match &target {
@@ -385,7 +386,7 @@ async fn put_document(
     let expected = consistency::if_match(&headers)?;
     let written = match target {
         Target::Document => {
-            let doc = document(body)?;
+            let doc = document(secrets::encrypt(&state, &encrypt, None, body)?)?;
             state
                 .write(move |store| {
                     store
@@ -396,6 +397,7 @@ async fn put_document(
         }
         Target::Key(key) => {
             let key = key_path(&key)?;
+            let body = secrets::encrypt(&state, &encrypt, Some(&key), body)?;
             state
                 .write(move |store| {
                     ops::writes::set_key(store, &at, &key, body, by(&who, expected))

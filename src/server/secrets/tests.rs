@@ -344,3 +344,84 @@ async fn keys_are_reloaded_with_an_empty_cache_and_a_bad_reload_keeps_the_old() 
     let (status, body) = call(s, MASTER, From::Tls, "POST", LOOKUP, &lookup("db_password")).await;
     assert_eq!(status, StatusCode::UNPROCESSABLE_ENTITY, "{body}");
 }
+
+#[tokio::test]
+async fn writes_encrypt_on_the_server_before_anything_is_stored() {
+    let w = world(json!({})).await;
+    let s = &w.state;
+    let values = "/api/v1/config/environments/1/resources/common/values";
+    let doc = json!({"api_key": "k3y-plain", "n": 1, "db_password": "n3w-pw"});
+    let url = format!("{values}?encrypt=api_key,db_password");
+    let (status, body) = call(s, ADMIN, From::Tls, "PUT", &url, &doc.to_string()).await;
+    assert_eq!(status, StatusCode::NO_CONTENT, "{body}");
+    let key_url = format!("{values}/keys/nested.secret?encrypt=nested.secret");
+    let (status, body) = call(s, ADMIN, From::Tls, "PUT", &key_url, "\"n3sted-pw\"").await;
+    assert_eq!(status, StatusCode::NO_CONTENT, "{body}");
+    // Stored, and in the history: blocks only.
+    let (_, stored) = call(s, ADMIN, From::Tls, "GET", values, "").await;
+    assert!(
+        is_block(&stored["api_key"]) && is_block(&stored["nested"]["secret"]),
+        "{stored}"
+    );
+    assert_eq!(stored["n"], json!(1));
+    let mut text = stored.to_string();
+    for version in 1..=3 {
+        let (status, old) = call(
+            s,
+            ADMIN,
+            From::Tls,
+            "GET",
+            &format!("{values}?version={version}"),
+            "",
+        )
+        .await;
+        assert_eq!(status, StatusCode::OK, "{old}");
+        text.push_str(&old.to_string());
+    }
+    for plain in ["k3y-plain", "n3w-pw", "n3sted-pw"] {
+        assert!(!text.contains(plain), "{plain} in {text}");
+    }
+    let (_, body) = call(s, MASTER, From::Tls, "POST", LOOKUP, &lookup("api_key")).await;
+    assert_eq!(body["value"], json!("k3y-plain"));
+    let (_, body) = call(s, MASTER, From::Tls, "POST", LOOKUP, &lookup("nested")).await;
+    assert_eq!(body["value"]["secret"], json!("n3sted-pw"));
+
+    // Mistakes: named, nothing written.
+    for (url, body, status, wanted) in [
+        (
+            format!("{values}?encrypt=n"),
+            doc.to_string(),
+            400,
+            "only Strings are encrypted",
+        ),
+        (
+            format!("{values}?encrypt=nope"),
+            doc.to_string(),
+            400,
+            "no value there",
+        ),
+        (
+            format!("{values}/keys/n?encrypt=api_key"),
+            "2".to_owned(),
+            400,
+            "not the key this request writes",
+        ),
+    ] {
+        let (got, answer) = call(s, ADMIN, From::Tls, "PUT", &url, &body).await;
+        assert_eq!(got.as_u16(), status, "{url}: {answer}");
+        assert!(
+            answer["message"].as_str().unwrap().contains(wanted),
+            "{answer}"
+        );
+    }
+    let (_, after) = call(s, ADMIN, From::Tls, "GET", values, "").await;
+    assert_eq!(after, stored, "nothing written");
+    let bare = AppState::in_memory(Settings::default()).unwrap();
+    let value = crate::hiera::Value::str("x");
+    let paths = [KeyPath::parse("a").unwrap()];
+    let refused = encrypt(&bare, &paths, Some(&paths[0]), value).unwrap_err();
+    assert!(
+        matches!(&refused, ApiError::Conflict(m) if m.contains("--eyaml-public-key")),
+        "{refused:?}"
+    );
+}
