@@ -326,6 +326,32 @@ mod tests {
     }
 
     #[test]
+    fn for_hiera_values_are_read_as_hiera_eyaml_reads_them() {
+        let dir = tempfile::tempdir().unwrap();
+        let ring = Arc::new(Keyring::load(&write_pair(dir.path(), "a")).unwrap());
+        let block = ring.encrypt("pw\n").unwrap();
+        let hiera = Decrypter::for_hiera(Arc::clone(&ring), 1 << 20);
+        let text = Decrypter::new(Arc::clone(&ring), 1 << 20);
+        // One line ending is chomped from the whole: the plaintext's own,
+        // or the one YAML's folded form adds after the block.
+        let whole = Value::String(block.clone());
+        assert_eq!(hiera.decrypt_value(&whole, "k"), Ok(Some(Value::str("pw"))));
+        let folded = Value::String(format!("{block}\n"));
+        assert_eq!(
+            hiera.decrypt_value(&folded, "k"),
+            Ok(Some(Value::str("pw\n")))
+        );
+        assert_eq!(
+            text.decrypt_value(&folded, "k"),
+            Ok(Some(Value::str("pw\n\n")))
+        );
+        // No line holds both `ENC[` and `]`: answered as stored.
+        let cut = Value::String(format!("{}\n{}", &block[..40], &block[40..]));
+        assert_eq!(hiera.decrypt_value(&cut, "k"), Ok(None));
+        assert_eq!(text.decrypt_value(&cut, "k"), Ok(Some(Value::str("pw\n"))));
+    }
+
+    #[test]
     fn every_block_is_decrypted_and_failures_name_their_place() {
         let dir = tempfile::tempdir().unwrap();
         let ring = Arc::new(Keyring::load(&write_pair(dir.path(), "a")).unwrap());
