@@ -101,7 +101,6 @@ pub struct Settings {
     /// as stored.
     pub(crate) eyaml: Option<crate::secrets::KeyFiles>,
     /// The bound of the decrypted values kept in memory.
-    #[expect(dead_code, reason = "for the server's decryptions, to be wired in")]
     pub(crate) eyaml_cache_bytes: u64,
 }
 

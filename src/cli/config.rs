@@ -165,6 +165,11 @@ pub(crate) struct SetArgs {
     /// How to read stdin [default: yaml, which reads JSON too]
     #[arg(long, value_enum)]
     pub(crate) format: Option<InputFormat>,
+    /// Have the server encrypt the String at this key path (the --key
+    /// itself, or a key of the stdin document) as an eyaml ENC[PKCS7,…]
+    /// block before it is stored; repeat for several (needs --server)
+    #[arg(long, value_name = "KEYPATH")]
+    pub(crate) encrypt: Vec<String>,
     #[command(flatten)]
     pub(crate) conn: Conn,
 }
@@ -280,9 +285,18 @@ fn run_set(args: &SetArgs, kind: DocKind) -> anyhow::Result<String> {
     let db = args.conn.open(Access::Write)?;
     let path = place.at.path_in(db.as_ref())?;
     let at = DocAddress::new(place.at.env, path, &place.resource, kind);
+    let encrypt: Vec<KeyPath> = args
+        .encrypt
+        .iter()
+        .map(|k| KeyPath::parse(k))
+        .collect::<Result<_, _>>()?;
     let Some(key) = key else {
         let doc = into_document(value).map_err(|e| anyhow!("stdin: {e}"))?;
-        db.put(&at, &doc)?;
+        if encrypt.is_empty() {
+            db.put(&at, &doc)?;
+        } else {
+            db.write_encrypting(&at, None, &Value::Hash(doc), &encrypt)?;
+        }
         return Ok(String::new());
     };
     // The value the write replaces: the level's own, else what a lookup
@@ -301,6 +315,12 @@ fn run_set(args: &SetArgs, kind: DocKind) -> anyhow::Result<String> {
         _ => value,
     };
     let created = keypath::new_hashes(&stored, &key);
+    if !encrypt.is_empty() {
+        db.write_encrypting(&at, Some(&key), &value, &encrypt)?;
+        // The plaintext is not echoed.
+        let shown = Value::str("ENC[PKCS7,…]");
+        return Ok(set_report(&key, &shown, replaced.as_ref(), &created));
+    }
     db.set_key(&at, &key, &value)?;
     Ok(set_report(&key, &value, replaced.as_ref(), &created))
 }

@@ -51,6 +51,10 @@ pub(crate) struct Args {
     /// Write into a non-empty DIR, overwriting files of the same names
     #[arg(long)]
     pub(crate) force: bool,
+    /// Write eyaml ENC[…] values decrypted: only with --server, for a
+    /// principal the server lets decrypt (others get them as stored)
+    #[arg(long)]
+    pub(crate) decrypt: bool,
     #[command(flatten)]
     pub(crate) conn: Conn,
 }
@@ -85,7 +89,11 @@ fn export(args: &Args) -> anyhow::Result<String> {
         // Names come from the store or a server: never let one climb out
         // of DIR.
         check_resource_path(name)?;
-        let doc = db.effective(args.at.env, level, name)?;
+        let doc = if args.decrypt {
+            db.effective_decrypted(args.at.env, level, name)?
+        } else {
+            db.effective(args.at.env, level, name)?
+        };
         bar.inc(1);
         if doc.is_empty() {
             skipped += 1;

@@ -324,11 +324,6 @@ fn parts(args: Args) -> anyhow::Result<(Settings, server::run::SecurityFiles, Qu
         eyaml: args.eyaml.files(),
         eyaml_cache_bytes: args.eyaml_cache_mib.saturating_mul(1024 * 1024),
     };
-    // Read and checked now: a wrong key file stops the start, named.
-    if let Some(files) = &settings.eyaml {
-        let keyring = crate::secrets::Keyring::load(files)?;
-        tracing::info!(decrypts = keyring.can_decrypt(), files = ?keyring.files(), "eyaml keys loaded");
-    }
     let quotas = Quotas {
         document_bytes: args.max_document_mib.saturating_mul(1024 * 1024),
         environment_bytes: args.max_environment_mib.saturating_mul(1024 * 1024),

@@ -85,6 +85,17 @@ pub(crate) trait ConfigOps {
     /// level of the path, values then overrides.
     fn effective(&self, env: i64, path: &LevelPath, resource: &str) -> Result<Hash>;
 
+    /// [`ConfigOps::effective`] with its eyaml blocks decrypted, as a
+    /// server decrypts them for a principal allowed to (docs/security.md,
+    /// "Secrets"; for others, as stored). A local store has no keys.
+    fn effective_decrypted(&self, env: i64, path: &LevelPath, resource: &str) -> Result<Hash> {
+        let _ = (env, path, resource);
+        Err(OpsError::Refused(
+            "decrypting needs a server that holds the eyaml private key: give --server URL"
+                .to_owned(),
+        ))
+    }
+
     /// What is stored at exactly `at` (`{}` if never written), or one of
     /// its versions.
     fn stored(&self, at: &DocAddress, version: Option<u64>) -> Result<Hash>;
@@ -94,6 +105,23 @@ pub(crate) trait ConfigOps {
 
     /// Sets one key of the stored document at `at`, keeping the rest.
     fn set_key(&self, at: &DocAddress, key: &KeyPath, value: &Value) -> Result<()>;
+
+    /// [`ConfigOps::put`] (`key`: `None`) or [`ConfigOps::set_key`], the
+    /// Strings at `encrypt` encrypted by the server for its eyaml public
+    /// key before they are stored (docs/security.md, "Secrets"). A local
+    /// store has no keys.
+    fn write_encrypting(
+        &self,
+        at: &DocAddress,
+        key: Option<&KeyPath>,
+        value: &Value,
+        encrypt: &[KeyPath],
+    ) -> Result<()> {
+        let _ = (at, key, value, encrypt);
+        Err(OpsError::Refused(
+            "--encrypt needs --server: the server encrypts with its eyaml public key".to_owned(),
+        ))
+    }
 
     /// Every version of the document at `at`, oldest first.
     fn history(&self, at: &DocAddress) -> Result<Vec<Version>>;

@@ -529,6 +529,40 @@ impl ConfigOps for Remote {
         Ok(Remote::effective(self, env, path, resource)?)
     }
 
+    fn write_encrypting(
+        &self,
+        at: &DocAddress,
+        key: Option<&KeyPath>,
+        value: &Value,
+        encrypt: &[KeyPath],
+    ) -> OpsResult<()> {
+        let listed: Vec<&str> = encrypt.iter().map(KeyPath::as_str).collect();
+        let query = format!("?encrypt={}", encode(&listed.join(","), false));
+        let url = match key {
+            None => address_url(at),
+            Some(key) if !key.as_str().contains('/') => {
+                format!("{}/keys/{}", address_url(at), encode(key.as_str(), false))
+            }
+            Some(key) => {
+                return Err(super::OpsError::Refused(format!(
+                    "--encrypt with --key {}: a key holding '/' cannot be written alone; write the whole document from stdin",
+                    key.as_str()
+                )));
+            }
+        };
+        self.call(
+            Method::Put,
+            &format!("{url}{query}"),
+            Some(wire::to_string(value)),
+        )?;
+        Ok(())
+    }
+
+    fn effective_decrypted(&self, env: i64, path: &LevelPath, resource: &str) -> OpsResult<Hash> {
+        let url = doc_url(env, path, resource, DocKind::Values);
+        Ok(self.get_document(&format!("{url}?effective&decrypt=true"))?)
+    }
+
     fn stored(&self, at: &DocAddress, version: Option<u64>) -> OpsResult<Hash> {
         Ok(Remote::stored(self, at, version)?)
     }

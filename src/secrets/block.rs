@@ -35,6 +35,13 @@ pub(crate) fn may_hold_block(text: &str) -> bool {
     memchr::memmem::find(text.as_bytes(), b"ENC[").is_some()
 }
 
+/// Whether one line (no `\n` in it) holds `ENC[` and, after it, `]`:
+/// hiera-eyaml's backends decrypt a String only if one of its lines does
+/// (their `encrypted?`, `/.*ENC\[.*\]/`).
+pub(crate) fn opens_and_closes(line: &str) -> bool {
+    memchr::memmem::find(line.as_bytes(), b"ENC[").is_some_and(|at| line[at + 4..].contains(']'))
+}
+
 /// `text` cut into its text and its blocks, in order.
 pub(crate) fn pieces(text: &str) -> Vec<Piece<'_>> {
     let mut out = Vec::new();

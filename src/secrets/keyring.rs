@@ -23,6 +23,18 @@ pub(crate) struct KeyFiles {
     pub old_private_keys: Vec<PathBuf>,
 }
 
+impl KeyFiles {
+    /// Every file named, for a watch of their changes.
+    pub(crate) fn paths(&self) -> Vec<PathBuf> {
+        self.private_key
+            .iter()
+            .chain(&self.public_key)
+            .chain(&self.old_private_keys)
+            .cloned()
+            .collect()
+    }
+}
+
 /// What is wrong with a key file. Names the file, never its contents.
 #[derive(Debug, thiserror::Error)]
 pub(crate) enum KeyError {
@@ -124,13 +136,6 @@ impl Keyring {
     /// Whether a file changed since it was loaded (size, times, inode: a
     /// replaced file counts, as a rotated key is one): the cheap check a
     /// reload loop makes before [`Keyring::load`].
-    #[cfg_attr(
-        not(test),
-        expect(
-            dead_code,
-            reason = "for the server's reload and answers, to be wired in"
-        )
-    )]
     pub(crate) fn changed_on_disk(&self) -> bool {
         stamps(&self.files) != self.seen
     }
@@ -219,13 +224,7 @@ fn certificate(path: &Path) -> Result<Recipient, KeyError> {
 }
 
 fn stamps(files: &KeyFiles) -> Seen {
-    Seen::of(
-        files
-            .private_key
-            .iter()
-            .chain(&files.public_key)
-            .chain(&files.old_private_keys),
-    )
+    Seen::of(&files.paths())
 }
 
 #[cfg(test)]

@@ -46,6 +46,9 @@ pub(crate) struct Decrypter {
     keyring: Arc<Keyring>,
     /// A String holding blocks → the String decrypted.
     cache: moka::sync::Cache<Arc<str>, Arc<str>>,
+    /// Whether values are read as hiera-eyaml's backends read them
+    /// ([`Decrypter::for_hiera`]), not as `eyaml decrypt` reads a text.
+    hiera: bool,
 }
 
 impl std::fmt::Debug for Decrypter {
@@ -73,7 +76,30 @@ impl Decrypter {
             })
             .max_capacity(cache_bytes)
             .build();
-        Decrypter { keyring, cache }
+        Decrypter {
+            keyring,
+            cache,
+            hiera: false,
+        }
+    }
+
+    /// A decrypter reading values as hiera-eyaml's Hiera backends do
+    /// (eyaml_backend.rb in <https://github.com/voxpupuli/hiera-eyaml>,
+    /// `encrypted?` and `decrypt`): a String is decrypted only if one of
+    /// its lines holds `ENC[` and, after it, `]` (a block cut over lines
+    /// with no such line is answered as stored), and the plaintext loses
+    /// one line ending at its end (Ruby's `chomp`), so YAML's folded
+    /// block form answers the value without the newline it adds.
+    pub(crate) fn for_hiera(keyring: Arc<Keyring>, cache_bytes: u64) -> Decrypter {
+        Decrypter {
+            hiera: true,
+            ..Decrypter::new(keyring, cache_bytes)
+        }
+    }
+
+    /// The keys it decrypts with.
+    pub(crate) fn keyring(&self) -> &Keyring {
+        &self.keyring
     }
 
     /// `value` with every block decrypted, or `None` when it holds no
@@ -103,13 +129,6 @@ impl Decrypter {
     /// A document with every block decrypted, each of its keys on its
     /// own: a key whose value cannot be decrypted is kept as stored and
     /// its error listed, the others answer. `None`: no block anywhere.
-    #[cfg_attr(
-        not(test),
-        expect(
-            dead_code,
-            reason = "for the server's reload and answers, to be wired in"
-        )
-    )]
     pub(crate) fn decrypt_document(&self, doc: &Hash) -> (Option<Hash>, Vec<SecretError>) {
         let mut out: Option<Hash> = None;
         let mut errors = Vec::new();
@@ -180,6 +199,9 @@ impl Decrypter {
         if let Some(plain) = self.cache.get(text) {
             return Ok(Some(plain.as_ref().to_owned()));
         }
+        if self.hiera && !text.lines().any(block::opens_and_closes) {
+            return Ok(None);
+        }
         let pieces = block::pieces(text);
         if !pieces.iter().any(|p| matches!(p, Piece::Block { .. })) {
             return Ok(None);
@@ -189,6 +211,16 @@ impl Decrypter {
             match piece {
                 Piece::Text(t) => out.push_str(t),
                 Piece::Block { scheme, base64 } => out.push_str(&self.open(scheme, base64)?),
+            }
+        }
+        if self.hiera {
+            let kept = out
+                .strip_suffix("\r\n")
+                .or_else(|| out.strip_suffix('\n'))
+                .or_else(|| out.strip_suffix('\r'))
+                .map(str::len);
+            if let Some(kept) = kept {
+                out.truncate(kept);
             }
         }
         self.cache.insert(text.into(), out.as_str().into());
@@ -251,13 +283,6 @@ pub(crate) enum EncryptError {
 ///
 /// A key path that does not lead to a String, or no public key; `doc` is
 /// then unchanged.
-#[cfg_attr(
-    not(test),
-    expect(
-        dead_code,
-        reason = "for the server's reload and answers, to be wired in"
-    )
-)]
 pub(crate) fn encrypt_at(
     doc: &mut Hash,
     keys: &[KeyPath],
@@ -298,6 +323,32 @@ mod tests {
 
     fn hash(pairs: Vec<(&str, Value)>) -> Hash {
         pairs.into_iter().map(|(k, v)| (Value::str(k), v)).collect()
+    }
+
+    #[test]
+    fn for_hiera_values_are_read_as_hiera_eyaml_reads_them() {
+        let dir = tempfile::tempdir().unwrap();
+        let ring = Arc::new(Keyring::load(&write_pair(dir.path(), "a")).unwrap());
+        let block = ring.encrypt("pw\n").unwrap();
+        let hiera = Decrypter::for_hiera(Arc::clone(&ring), 1 << 20);
+        let text = Decrypter::new(Arc::clone(&ring), 1 << 20);
+        // One line ending is chomped from the whole: the plaintext's own,
+        // or the one YAML's folded form adds after the block.
+        let whole = Value::String(block.clone());
+        assert_eq!(hiera.decrypt_value(&whole, "k"), Ok(Some(Value::str("pw"))));
+        let folded = Value::String(format!("{block}\n"));
+        assert_eq!(
+            hiera.decrypt_value(&folded, "k"),
+            Ok(Some(Value::str("pw\n")))
+        );
+        assert_eq!(
+            text.decrypt_value(&folded, "k"),
+            Ok(Some(Value::str("pw\n\n")))
+        );
+        // No line holds both `ENC[` and `]`: answered as stored.
+        let cut = Value::String(format!("{}\n{}", &block[..40], &block[40..]));
+        assert_eq!(hiera.decrypt_value(&cut, "k"), Ok(None));
+        assert_eq!(text.decrypt_value(&cut, "k"), Ok(Some(Value::str("pw\n"))));
     }
 
     #[test]

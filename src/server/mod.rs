@@ -10,6 +10,7 @@ pub(crate) mod reload;
 mod route_table_tests;
 pub(crate) mod routes;
 pub(crate) mod run;
+pub(crate) mod secrets;
 pub(crate) mod state;
 
 pub(crate) use http::error::ApiError;

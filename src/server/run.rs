@@ -127,6 +127,8 @@ impl Assembled {
         quotas: Quotas,
     ) -> anyhow::Result<Assembled> {
         let security = Security::load(security, &settings)?;
+        // Before the database: a wrong key file stops the start, named.
+        let keys = super::secrets::load(&settings)?;
         let store: Arc<dyn Store> =
             crate::store::open_writable(&settings.db).with_context(|| {
                 format!(
@@ -147,6 +149,11 @@ impl Assembled {
         })?;
         if let Some(authenticator) = &security.authenticator {
             state.set_authenticator(Arc::clone(authenticator));
+        }
+        if let Some(keys) = keys {
+            state
+                .secrets()
+                .install(keys, state.settings().eyaml_cache_bytes);
         }
         Ok(Assembled {
             state,
@@ -185,6 +192,7 @@ impl Assembled {
         if let Some(feed) = state.change_feed() {
             super::state::listen::spawn(state.clone(), feed);
         }
+        tokio::spawn(super::secrets::watch(state.clone()));
         tokio::spawn(reload::run(
             state.clone(),
             security.auth_file.clone(),

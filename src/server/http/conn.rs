@@ -277,6 +277,8 @@ pub(crate) async fn serve(
             conn,
             timeouts,
             stopping: stopping.clone(),
+            // The socket's own peer (a balancer's, if proxied).
+            loopback: addr.ip().to_canonical().is_loopback(),
         };
         let registry = Arc::clone(&registry);
         let acceptor = tls.as_ref().map(|tls| tls.acceptor());
@@ -319,6 +321,8 @@ struct One {
     conn: Arc<Conn>,
     timeouts: Timeouts,
     stopping: watch::Receiver<Stop>,
+    /// Whether the connection comes from loopback.
+    loopback: bool,
 }
 
 impl One {
@@ -332,7 +336,10 @@ impl One {
         S: AsyncRead + AsyncWrite + Unpin + Send + 'static,
     {
         match acceptor {
-            None => self.run(stream, Peer::new(client, None)).await,
+            None => {
+                let peer = Peer::new(client, None).secure(self.loopback);
+                self.run(stream, peer).await;
+            }
             Some(acceptor) => {
                 if let Some((stream, peer)) = self.handshake(acceptor, stream, client).await {
                     self.run(stream, peer).await;
@@ -413,7 +420,7 @@ impl One {
             .and_then(|chain| chain.first())
             .and_then(crate::server::http::tls::identity)
             .map(Arc::new);
-        Some((stream, Peer::new(addr, cert)))
+        Some((stream, Peer::new(addr, cert).secure(true)))
     }
 
     /// Serves HTTP/1.1 on `stream` until the connection ends.

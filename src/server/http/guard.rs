@@ -28,6 +28,9 @@ pub(crate) struct Peer {
     pub cert: Option<Arc<CertIdentity>>,
     /// The credentials its requests proved last.
     pub remembered: Arc<Remembered>,
+    /// Whether the connection is TLS, or plain from loopback: the only
+    /// ones plaintext secrets are sent over (`server/secrets.rs`).
+    pub secure: bool,
 }
 
 impl Peer {
@@ -36,7 +39,13 @@ impl Peer {
             addr,
             cert,
             remembered: Arc::default(),
+            secure: false,
         }
+    }
+
+    /// It, with [`Peer::secure`] set.
+    pub(crate) fn secure(self, secure: bool) -> Peer {
+        Peer { secure, ..self }
     }
 }
 

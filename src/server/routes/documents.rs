@@ -19,6 +19,7 @@ use crate::hiera::{Hash, Value};
 use crate::ops;
 use crate::server::http::body::{Body, document};
 use crate::server::http::error::ApiError;
+use crate::server::secrets::{self, Reveal};
 use crate::server::state::AppState;
 use crate::server::state::consistency;
 use crate::server::state::versions::Answer;
@@ -261,8 +262,10 @@ async fn get_document(
     Env(env): Env,
     Path(DocPath { rest }): Path<DocPath>,
     Params(query): Params,
+    reveal: Reveal,
 ) -> Result<Response, ApiError> {
     let (mut at, target) = parse_document_url(env, &rest)?;
+    let reveal = reveal.asked(flag(&query, "decrypt")?);
     let snapshot = state.snapshot();
     registers::check_read(&snapshot, &who, env, &at.path)?;
     datasource::resolve(&snapshot, &mut at)?;
@@ -286,7 +289,9 @@ async fn get_document(
                 // The whole latest effective document: encoded once per
                 // snapshot, sent as it is.
                 let doc = snapshot.try_encoded(env, &at.path, &at.resource)?;
-                return Ok(encoded_response(&doc));
+                return Ok(reveal
+                    .effective(&doc, None)?
+                    .unwrap_or_else(|| encoded_response(&doc)));
             }
             if !effective && key.is_none() {
                 // A whole stored document: its body is encoded once and
@@ -309,6 +314,7 @@ async fn get_document(
             }
             // A key, or an old version's effective document: made once
             // for every request that asks for it (`state/versions.rs`).
+            let key_text = key.as_ref().map(|k| k.as_str().to_owned());
             let doc = match (key, version) {
                 (Some(key), _) => key_answer(&state, at.clone(), key, version, effective).await?,
                 (None, Some(version)) => {
@@ -326,6 +332,11 @@ async fn get_document(
                 }
                 (None, None) => return Err(effective_of_overrides()),
             };
+            if effective {
+                if let Some(plain) = reveal.effective(&doc, key_text.as_deref())? {
+                    return Ok(plain);
+                }
+            }
             let response = encoded_response(&doc);
             // The latest live version of a stored document, for a
             // conditional write.
@@ -353,6 +364,7 @@ async fn put_document(
     Body(body, _turn): Body,
 ) -> Result<Response, ApiError> {
     let (mut at, target) = parse_document_url(env, &rest)?;
+    let encrypt = secrets::encrypting(&uri)?;
     let snapshot = state.snapshot();
     let named_by = datasource::resolve(&snapshot, &mut at)?;
     let tail = match &target {
@@ -374,7 +386,7 @@ async fn put_document(
     let expected = consistency::if_match(&headers)?;
     let written = match target {
         Target::Document => {
-            let doc = document(body)?;
+            let doc = document(secrets::encrypt(&state, &encrypt, None, body)?)?;
             state
                 .write(move |store| {
                     store
@@ -385,6 +397,7 @@ async fn put_document(
         }
         Target::Key(key) => {
             let key = key_path(&key)?;
+            let body = secrets::encrypt(&state, &encrypt, Some(&key), body)?;
             state
                 .write(move |store| {
                     ops::writes::set_key(store, &at, &key, body, by(&who, expected))

@@ -17,6 +17,7 @@ use crate::server::http::error::ApiError;
 use crate::server::routes::env::{self, Env};
 use crate::server::routes::hierarchies::HierarchyId;
 use crate::server::routes::params::Params;
+use crate::server::secrets::Reveal;
 use crate::server::state::AppState;
 use crate::server::state::metrics::Metrics;
 use crate::wire;
@@ -88,6 +89,7 @@ async fn lookup_handler(
     State(state): State<AppState>,
     room: Option<Extension<Room>>,
     who: Option<Extension<Principal>>,
+    reveal: Reveal,
     LookupBytes(bytes, _turn): LookupBytes,
 ) -> Result<Response, ApiError> {
     let who = who.map(|Extension(who)| who);
@@ -107,6 +109,9 @@ async fn lookup_handler(
         Ok(hit) => {
             env::permitted(who.as_ref(), hit.env)?;
             state.metrics().cache_hit();
+            if let Some(plain) = reveal.answer(&hit, &bytes)? {
+                return Ok(json_bytes(StatusCode::OK, plain, "HIT"));
+            }
             // The cache's own bytes: not a copy per connection.
             return Ok(crate::server::state::unread::shared(json_bytes(
                 StatusCode::OK,
@@ -136,6 +141,7 @@ async fn lookup_handler(
                     let body = done.map_err(|e| refusal(e, budget, state.metrics()))?;
                     let answer = tag_checked(body, parsed.request.env);
                     state.cache().admit(miss, &answer);
+                    let answer = reveal.answer(&answer, &bytes)?.unwrap_or(answer);
                     return Ok(json_bytes(StatusCode::OK, answer, "MISS"));
                 }
             }
@@ -146,6 +152,7 @@ async fn lookup_handler(
     // bodies, never their trees.
     let queued = state.queue_lookup(bytes.len())?;
     let worker = state.clone();
+    let request = bytes.clone();
     // Boxed: held inline, this rare path's future (the request, the
     // semaphore's wait) made every lookup's future larger, and every move
     // of it a longer copy.
@@ -160,6 +167,7 @@ async fn lookup_handler(
     let body = body.map_err(|e| refusal(e, budget, state.metrics()))?;
     let answer = tag_checked(body, env);
     state.cache().admit(miss, &answer);
+    let answer = reveal.answer(&answer, &request)?.unwrap_or(answer);
     Ok(json_bytes(StatusCode::OK, answer, "MISS"))
 }
 
@@ -683,6 +691,7 @@ async fn datasource(
     Path(ResourceParam { resource }): Path<ResourceParam>,
     Params(query): Params,
     headers: HeaderMap,
+    reveal: Reveal,
 ) -> Result<Response, ApiError> {
     let level = match query.get("level") {
         Some(l) if !l.is_empty() => LevelPath::parse_cli(l).map_err(|e| bad(e.to_string()))?,
@@ -690,6 +699,9 @@ async fn datasource(
     };
     let snapshot = state.snapshot();
     let doc = snapshot.try_encoded(env, &level, &resource)?;
+    if let Some(plain) = reveal.effective(&doc, None)? {
+        return Ok(plain);
+    }
     if headers
         .get(header::IF_NONE_MATCH)
         .and_then(|v| v.to_str().ok())

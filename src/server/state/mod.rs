@@ -88,6 +88,8 @@ struct Inner {
     throttle: Throttle,
     /// Hierarchies registered for lookups to name by id.
     hierarchies: Hierarchies,
+    /// The eyaml keys in force (`server/secrets.rs`).
+    secrets: crate::server::secrets::Secrets,
 }
 
 impl AppState {
@@ -149,6 +151,7 @@ impl AppState {
                 authenticator: ArcSwapOption::empty(),
                 throttle: Throttle::default(),
                 hierarchies: Hierarchies::default(),
+                secrets: crate::server::secrets::Secrets::default(),
             }),
         })
     }
@@ -207,6 +210,10 @@ impl AppState {
     /// The turn of big request bodies (`body::BigTurn`).
     pub(crate) fn big_bodies(&self) -> &Arc<tokio::sync::Semaphore> {
         &self.inner.big_bodies
+    }
+
+    pub(crate) fn secrets(&self) -> &crate::server::secrets::Secrets {
+        &self.inner.secrets
     }
 
     pub(crate) fn hierarchies(&self) -> &Hierarchies {
