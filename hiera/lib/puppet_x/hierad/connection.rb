@@ -37,8 +37,7 @@ module PuppetX::Hierad
     def close
       sock, @sock = @sock, nil
       sock&.close
-    rescue IOError, SystemCallError
-      nil
+    rescue IOError, SystemCallError # closed already: nothing to do
     end
 
     def closed?
@@ -58,23 +57,13 @@ module PuppetX::Hierad
     private
 
     def open_socket
-      tcp = connect
+      tcp = Socket.tcp(@ep.host, @ep.port, connect_timeout: @ep.connect_timeout)
       tcp.setsockopt(Socket::IPPROTO_TCP, Socket::TCP_NODELAY, 1)
       @ep.tls ? start_tls(tcp) : tcp
     rescue Errno::ETIMEDOUT
       failed("connect timed out after #{@ep.connect_timeout}s")
     rescue SocketError, SystemCallError => e
       failed(e.message)
-    end
-
-    # JRuby's Socket.tcp reports a refused connection as EBADF; its
-    # TCPSocket.new reports it right but takes no timeout, so Timeout
-    # bounds it there (as Net::HTTP does).
-    def connect
-      return Socket.tcp(@ep.host, @ep.port, connect_timeout: @ep.connect_timeout) unless RUBY_ENGINE == 'jruby'
-
-      require 'timeout'
-      Timeout.timeout(@ep.connect_timeout, Errno::ETIMEDOUT) { TCPSocket.new(@ep.host, @ep.port) }
     end
 
     def start_tls(tcp)
@@ -112,12 +101,10 @@ module PuppetX::Hierad
 
     # Reads more bytes into @buf; false at end of stream.
     def fill(deadline)
-      loop do
-        chunk = @sock.read_nonblock(READ_SIZE, exception: false)
-        return chunk && @buf << chunk unless chunk.is_a?(Symbol)
-
+      while (chunk = @sock.read_nonblock(READ_SIZE, exception: false)).is_a?(Symbol)
         wait(@sock, chunk, deadline, 'read')
       end
+      chunk && @buf << chunk
     rescue TransportError
       raise
     rescue StandardError => e
@@ -211,27 +198,13 @@ module PuppetX::Hierad
     # cert_file and key_file (PEM; a Puppet master's hostcert and
     # hostprivkey), a client certificate the server maps to a role.
     def ssl_context
-      @ssl_context ||= begin
-        require 'openssl'
-        store = OpenSSL::X509::Store.new
-        @options[:ca_file] ? store.add_file(@options[:ca_file]) : store.set_default_paths
-        ctx = OpenSSL::SSL::SSLContext.new
-        ctx.set_params(verify_mode: OpenSSL::SSL::VERIFY_PEER, cert_store: store)
-        cert, key = @options.values_at(:cert_file, :key_file)
-        begin
-          ctx.cert, ctx.key = OpenSSL::X509::Certificate.new(File.read(cert)), OpenSSL::PKey.read(File.read(key)) if cert
-        rescue SystemCallError, OpenSSL::OpenSSLError => e
-          raise Error, "hierad: cannot use the client certificate #{cert} / #{key}: #{e.message}"
-        end
-        ctx
-      end
+      @ssl_context ||= new_ssl_context
     end
 
-    # One request (headers a Hash, body a String or nil); retried once on
+    # One request (headers a Hash, body a String); retried once on
     # a fresh connection when a reused one turns out to have been closed
     # by the server meanwhile. Raises Error saying what went wrong.
     def request(method, path, body, headers)
-      body ||= ''
       head = "#{method} #{@base_path}#{path} HTTP/1.1\r\n#{@fixed_headers}#{head(headers)}" \
              "Content-Length: #{body.bytesize}\r\n\r\n"
       conn = @mutex.synchronize { @idle.pop }&.tap { |c| c.reused = true } || Connection.new(self)
@@ -248,6 +221,20 @@ module PuppetX::Hierad
     end
 
     private
+
+    def new_ssl_context
+      require 'openssl'
+      store = OpenSSL::X509::Store.new
+      @options[:ca_file] ? store.add_file(@options[:ca_file]) : store.set_default_paths
+      ctx = OpenSSL::SSL::SSLContext.new
+      ctx.set_params(verify_mode: OpenSSL::SSL::VERIFY_PEER, cert_store: store)
+      cert, key = @options.values_at(:cert_file, :key_file)
+      ctx.cert, ctx.key = OpenSSL::X509::Certificate.new(File.read(cert)), OpenSSL::PKey.read(File.read(key)) if cert
+      ctx
+    rescue SystemCallError, OpenSSL::OpenSSLError => e
+      files = @options.slice(:ca_file, :cert_file, :key_file).map { |k, v| "#{k} #{v}" }.join(', ')
+      raise Error, "hierad: cannot use the TLS files (#{files}): #{e.message}"
+    end
 
     def head(headers)
       headers.map { |name, value| "#{name}: #{value}\r\n" }.join

@@ -6,12 +6,10 @@ require 'json'
 module PuppetX
   module Hierad
     # The server could not be reached or did not answer as a hierad server
-    # does. The message always names the server(s) tried.
-    class Error < StandardError
-      # The HTTP status of a server's refusal (Client#refused); nil when no
-      # server answered.
-      attr_accessor :status
-    end
+    # does. The message always names the server(s) tried. `status`: the
+    # HTTP status of a server's refusal (Client#refused); nil when no
+    # server answered.
+    Error = Class.new(StandardError) { attr_accessor :status }
 
     module Wire
       TAG = '__hierad__'.freeze
