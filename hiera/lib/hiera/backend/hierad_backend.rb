@@ -75,9 +75,8 @@ class Hiera::Backend::Hierad_backend
   end
 
   def build(key)
-    settings = key[0] || {}
-    invalid("the :hierad: section of hiera.yaml must be a Hash, not #{settings.class}") unless settings.is_a?(Hash)
-    settings = settings.to_h { |k, v| [k.to_sym, v] }
+    invalid("the :hierad: section of hiera.yaml must be a Hash, not #{key[0].class}") unless key[0].nil? || key[0].is_a?(Hash)
+    settings = (key[0] || {}).to_h { |k, v| [k.to_sym, v] }
     problem = PuppetX::Hierad::Client.problem(settings, 'setting')
     invalid("#{problem}, in the :hierad: section of hiera.yaml") if problem
     # A level as the server takes it: text, as Hiera makes a file name.

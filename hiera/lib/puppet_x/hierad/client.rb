@@ -8,12 +8,11 @@ module PuppetX::Hierad
   # The client of one hierad service: one or more URLs tried in order
   # (the last one that answered first), with credentials and timeouts.
   class Client
-    OPTIONS = %i[url token token_file user password password_file keystone_token keystone_token_file
-                 ca_file cert_file key_file connect_timeout read_timeout].freeze
     # Credentials read from a file (its first line), so that hiera.yaml,
     # which every user of the machine may read, holds no secret.
     SECRET_FILES = { token_file: :token, password_file: :password, keystone_token_file: :keystone_token }.freeze
     DEFAULTS = { connect_timeout: 2.0, read_timeout: 10.0 }.freeze
+    OPTIONS = (%i[url token user password keystone_token ca_file cert_file key_file] + SECRET_FILES.keys + DEFAULTS.keys).freeze
     # A data source's settings: the :hierad: section of a Hiera 3
     # hiera.yaml, the options of a Hiera 5 hierarchy entry.
     SETTINGS = (OPTIONS + %i[environment level failure]).freeze
@@ -52,7 +51,6 @@ module PuppetX::Hierad
       @secrets = read_secrets
       settings = options.slice(:ca_file, :cert_file, :key_file).merge(headers: headers(@secrets))
       DEFAULTS.each_key { |name| settings[name] = seconds(name) }
-      @read_timeout = settings[:read_timeout]
       @endpoints = Array(options[:url]).flatten.map(&:to_s).reject(&:empty?).map { |u| Endpoint.new(u, settings) }
       raise Error, 'hierad: no server url configured (set url: to one URL or a list)' if @endpoints.empty?
 
@@ -113,7 +111,7 @@ module PuppetX::Hierad
 
     def retry_after(response)
       wait = Integer(response.headers['retry-after'].to_s, 10, exception: false)
-      wait if wait&.positive? && wait <= @read_timeout
+      wait if wait&.positive? && wait <= seconds(:read_timeout)
     end
 
     # Whether the files now hold other credentials than `sent`; if so,

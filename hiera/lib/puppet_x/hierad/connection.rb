@@ -136,12 +136,11 @@ module PuppetX::Hierad
       raise TransportError, "not an HTTP response: #{lines[0][0, 80].inspect}" unless lines[0].start_with?('HTTP/1.') && status >= 100
 
       headers = lines.drop(1).to_h { |l| l.split(':', 2).then { |k, v| [k.downcase, v.to_s.strip] } }
-      body =
-        if (len = headers['content-length']) then take(fill_to(deadline, size: len.to_i))
-        elsif headers['transfer-encoding'].to_s.downcase.include?('chunked') then read_chunked(deadline)
-        elsif [204, 304].include?(status) then +''
-        else failed('an answer with neither Content-Length nor chunked encoding, which no hierad server sends')
-        end
+      body = if (len = headers['content-length']) then take(fill_to(deadline, size: len.to_i))
+             elsif headers['transfer-encoding'].to_s.downcase.include?('chunked') then read_chunked(deadline)
+             elsif [204, 304].include?(status) then +''
+             else failed('an answer with neither Content-Length nor chunked encoding, which no hierad server sends')
+             end
       close if headers['connection'].to_s.downcase == 'close'
       Response.new(status, headers, body.force_encoding(Encoding::UTF_8))
     end
@@ -170,8 +169,7 @@ module PuppetX::Hierad
       m = URL.match(url)
       # A user in the URL is refused without repeating it: its password
       # would go into every error, and Puppet's log with it.
-      raise Error, 'hierad: a url holds credentials (user:password@host), which the shim does not send ' \
-                   'and would print in its errors; give user: with password:, or token:' if !m && url =~ %r{\A[^/?#]*//[^/?#]*@}
+      raise Error, 'hierad: a url holds credentials (user:password@host); give user: with password:, or token:' if !m && url =~ %r{\A[^/?#]*//[^/?#]*@}
       raise Error, "hierad: url #{url.inspect} is not an http:// or https:// URL (http://host:port)" unless m
 
       @url = url.chomp('/')
