@@ -17,7 +17,6 @@ class Hiera::Backend::Hierad_backend
   SCOPE_TTL = 60.0
   Wire = PuppetX::Hierad::Wire
 
-  REGISTER_PATH = '/api/v1/hierarchies'.freeze
   # The part of a request body naming a hierarchy, `,"hierarchy_id":…`,
   # per client and registration body: one in a process, shared by
   # threads and by every backend instance (Hiera makes backends with
@@ -32,7 +31,7 @@ class Hiera::Backend::Hierad_backend
       known = @registered[p.registration]
       return known unless known.nil? || known.equal?(refused)
 
-      @registered[p.registration] = ",\"hierarchy_id\":#{Wire.dump(p.client.json(REGISTER_PATH, p.registration[1])['id'])}"
+      @registered[p.registration] = ",\"hierarchy_id\":#{Wire.dump(p.client.json('/api/v1/hierarchies', p.registration[1])['id'])}"
     end
   end
 

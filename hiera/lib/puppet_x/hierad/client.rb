@@ -49,8 +49,7 @@ module PuppetX::Hierad
       @options = options = options.to_h { |k, v| [k.to_sym, v] }
       check(options)
       @secrets = read_secrets
-      settings = options.slice(:ca_file, :cert_file, :key_file).merge(headers: headers(@secrets))
-      DEFAULTS.each_key { |name| settings[name] = seconds(name) }
+      settings = DEFAULTS.keys.to_h { |name| [name, seconds(name)] }.merge(options.slice(:ca_file, :cert_file, :key_file), headers: headers(@secrets))
       @endpoints = Array(options[:url]).flatten.map(&:to_s).reject(&:empty?).map { |u| Endpoint.new(u, settings) }
       raise Error, 'hierad: no server url configured (set url: to one URL or a list)' if @endpoints.empty?
 
