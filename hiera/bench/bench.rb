@@ -206,8 +206,6 @@ puts "hierad bench: #{lookups.size} keys of #{options[:nodes].join(', ')} (#{siz
 big_lookups = lookups.select.with_index { |_, i| sizes[i] >= BIG }
 big = measure(hieras, big_lookups, (options[:big_samples].to_f / big_lookups.size).ceil) unless big_lookups.empty?
 
-parser = defined?(PuppetX::Hierad::JsonParser) ? PuppetX::Hierad::JsonParser.current : 'json (a shim before json_parser.rb)'
-puts "the shim's JSON parser at the end: #{parser} (HIERAD_SHIM_JSON=#{ENV['HIERAD_SHIM_JSON'].inspect})"
 puts "HTTP requests per hierad lookup: #{format('%.2f', requests.to_f / (lookups.size * (options[:rounds] + 2)))}"
 mean = samples['hierad'].sum / samples['hierad'].size
 server_mean = server_seconds / server_count

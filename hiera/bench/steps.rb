@@ -4,7 +4,7 @@
 # answers of 10 KB and more, then each step of such a lookup is timed on
 # its own, in turns, in one Ruby: building the request, the HTTP round trip
 # (write, the server, reading the answer), the search for tags that
-# X-Hierad-Tagged spares, and the parse by the json library and by Oj.
+# X-Hierad-Tagged spares, and the parse by the json library.
 #
 #   cargo build --release
 #   ruby hiera/bench/steps.rb [--hierad target/release/hierad] [--samples 2000] [--lib hiera/lib]
@@ -26,11 +26,6 @@ end.parse!
 $LOAD_PATH.unshift(options[:lib])
 require 'hiera'
 require 'hiera/backend/hierad_backend'
-begin
-  require 'oj'
-rescue LoadError
-  abort 'steps: Oj is not installed (ruby-oj): this script times it against the json library'
-end
 
 tmp = Dir.mktmpdir('hierad-steps')
 url = BenchServer.start(options[:hierad], tmp, 'steps')
@@ -64,34 +59,28 @@ tagged = nil
   t0 = now.call
   Hiera::Backend.lookup(key, nil, scope, nil, :priority)
   t1 = now.call
-  level = prepared.level.expand(scope, nil)
-  body = backend.send(:request_body, prepared, '901', level, key, scope, nil, nil)
+  level = backend.send(:expand, prepared.level, scope, nil)
+  head, tail = backend.send(:request_body, prepared, '901', level, key, scope, nil, nil)
+  body = head + Hiera::Backend::Hierad_backend.registered(prepared, nil) + tail
   t2 = now.call
   response = prepared.client.post('/api/v1/lookup', body)
   t3 = now.call
   response.body.include?(PuppetX::Hierad::Wire::TAG_JSON)
   t4 = now.call
-  # The two parsers in turns (each one's garbage is collected in the
-  # other's time as often).
-  first, second = i.even? ? %i[parse_json parse_oj] : %i[parse_oj parse_json]
-  PuppetX::Hierad::JsonParser.public_send(first, response.body)
+  JSON.parse(response.body, max_nesting: false)
   t5 = now.call
-  PuppetX::Hierad::JsonParser.public_send(second, response.body)
-  t6 = now.call
-  json, oj = i.even? ? [t5 - t4, t6 - t5] : [t6 - t5, t5 - t4]
-  next if i < 50 # warm-up: keep-alive connection, server cache, Oj loaded
+  next if i < 50 # warm-up: keep-alive connection, server cache
 
   bytes = response.body.bytesize
   tagged = response.headers['x-hierad-tagged']
-  samples["whole lookup (Hiera::Backend.lookup, #{PuppetX::Hierad::JsonParser.current})"] << t1 - t0
+  samples['whole lookup (Hiera::Backend.lookup)'] << t1 - t0
   samples['request body'] << t2 - t1
   samples['HTTP round trip'] << t3 - t2
   samples['search for tags'] << t4 - t3
-  samples['parse, json library'] << json
-  samples['parse, Oj'] << oj
+  samples['parse, json library'] << t5 - t4
 end
 puts "#{big.size} answers >= 10 KB (#{big.map(&:last).uniq.join(', ')}, #{bytes} bytes), #{options[:samples]} samples each, " \
-     "X-Hierad-Tagged: #{tagged.inspect}, Ruby #{RUBY_VERSION}, Oj #{Oj::VERSION}"
+     "X-Hierad-Tagged: #{tagged.inspect}, Ruby #{RUBY_VERSION}"
 samples.each do |name, list|
   list.sort!
   puts format('  %-50s median %8.1f µs   p90 %8.1f µs', name, list[list.size / 2] * 1e6, list[list.size * 9 / 10] * 1e6)

@@ -6,7 +6,7 @@
 //! - Through Hiera's API in one Ruby process (tests/support/shim_batch.rb):
 //!   every key of every node with priority, array and hash resolution,
 //!   Hash resolution types, dotted keys and order overrides; each lookup
-//!   is exactly one HTTP request. Oj parses the answers.
+//!   is exactly one HTTP request.
 //! - Through the real `hiera` command, priority lookups of a sample of
 //!   each node's keys (see [`sample`]), `-f ruby` and `-f json`: the same
 //!   stdout, stderr's error line and exit status. The API part has already
@@ -104,15 +104,10 @@ fn hiera_api_and_command_with_hierad_match_the_yaml_backend_on_fuel() {
         })
         .collect();
     let lib = shim_lib();
-    // Every answer parsed by Oj (the `hiera` commands below, fresh Rubies,
-    // parse theirs with the json library: hiera/lib/puppet_x/hierad/json_parser.rb).
     let result = ruby_json(
         &support("shim_batch.rb"),
         &json!({ "worlds": input }),
-        &[
-            ("RUBYLIB", lib.to_str().unwrap()),
-            ("HIERAD_SHIM_JSON", "oj"),
-        ],
+        &[("RUBYLIB", lib.to_str().unwrap())],
     );
     let lookups = result["lookups"].as_u64().unwrap();
     let mismatches = result["mismatches"].as_array().unwrap();

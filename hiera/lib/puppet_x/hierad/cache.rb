@@ -35,7 +35,7 @@ module PuppetX::Hierad
 
     # `convert`: made of each new copy once (Hiera 5: String keys).
     def initialize(&convert)
-      @convert = convert
+      @convert = convert || :itself.to_proc
       @kept = Cache.new(2_000)
     end
 
@@ -59,8 +59,7 @@ module PuppetX::Hierad
       return {} if response.status == 404 && response.error_message =~ NOT_DEFINED
       raise client.refused("GET #{path}", response) unless response.status == 200
 
-      data = Wire.load(response.body)
-      data = @convert.call(data) if @convert
+      data = @convert.call(Wire.load(response.body))
       @kept[key] = [response.headers['etag'], data] if response.headers['etag']
       data
     end

@@ -8,12 +8,11 @@ module PuppetX::Hierad
   # The client of one hierad service: one or more URLs tried in order
   # (the last one that answered first), with credentials and timeouts.
   class Client
-    OPTIONS = %i[url token token_file user password password_file keystone_token keystone_token_file
-                 ca_file cert_file key_file connect_timeout read_timeout].freeze
     # Credentials read from a file (its first line), so that hiera.yaml,
     # which every user of the machine may read, holds no secret.
     SECRET_FILES = { token_file: :token, password_file: :password, keystone_token_file: :keystone_token }.freeze
     DEFAULTS = { connect_timeout: 2.0, read_timeout: 10.0 }.freeze
+    OPTIONS = (%i[url token user password keystone_token ca_file cert_file key_file] + SECRET_FILES.keys + DEFAULTS.keys).freeze
     # A data source's settings: the :hierad: section of a Hiera 3
     # hiera.yaml, the options of a Hiera 5 hierarchy entry.
     SETTINGS = (OPTIONS + %i[environment level failure]).freeze
@@ -32,10 +31,13 @@ module PuppetX::Hierad
     # each a `what` ('setting', 'option'); nil when nothing is.
     def self.problem(settings, what)
       unknown = settings.keys - SETTINGS
+      env, level = settings.values_at(:environment, :level)
       failure = settings.fetch(:failure, 'error').to_s
       if !unknown.empty? then "unknown #{what}(s) #{unknown.join(', ')} (known: #{SETTINGS.join(', ')})"
       elsif settings[:url].nil? then "#{what} url is required (one hierad URL or a list)"
-      elsif settings[:environment].to_s.empty? then "#{what} environment is required (a hierad environment)"
+      elsif env.to_s.empty? then "#{what} environment is required (a hierad environment)"
+      elsif ![String, Integer].include?(env.class) then "#{what} environment must be a String (a %{} template) or an Integer, not #{env.class}"
+      elsif !level.nil? && !level.is_a?(String) then "#{what} level must be a String (a %{} template), not #{level.class}"
       elsif !%w[error stale].include?(failure) then "#{what} failure must be error or stale, not #{failure.inspect}"
       end
     end
@@ -47,9 +49,7 @@ module PuppetX::Hierad
       @options = options = options.to_h { |k, v| [k.to_sym, v] }
       check(options)
       @secrets = read_secrets
-      settings = options.slice(:ca_file, :cert_file, :key_file).merge(headers: headers(@secrets))
-      DEFAULTS.each_key { |name| settings[name] = seconds(name) }
-      @read_timeout = settings[:read_timeout]
+      settings = DEFAULTS.keys.to_h { |name| [name, seconds(name)] }.merge(options.slice(:ca_file, :cert_file, :key_file), headers: headers(@secrets))
       @endpoints = Array(options[:url]).flatten.map(&:to_s).reject(&:empty?).map { |u| Endpoint.new(u, settings) }
       raise Error, 'hierad: no server url configured (set url: to one URL or a list)' if @endpoints.empty?
 
@@ -59,7 +59,7 @@ module PuppetX::Hierad
     end
 
     def get(path, headers = {})
-      request('GET', path, nil, headers)
+      request('GET', path, '', headers)
     end
 
     def post(path, body)
@@ -77,9 +77,7 @@ module PuppetX::Hierad
 
     # The Error for an answer the caller cannot use.
     def refused(what, response)
-      error = Error.new("hierad: #{urls.join(', ')}: #{what}: HTTP #{response.status}: #{response.error_message}")
-      error.status = response.status
-      error
+      Error.new("hierad: #{urls.join(', ')}: #{what}: HTTP #{response.status}: #{response.error_message}").tap { |e| e.status = response.status }
     end
 
     private
@@ -89,8 +87,7 @@ module PuppetX::Hierad
 
       # OpenSSL reads these itself, and would wait forever on a FIFO.
       %i[ca_file cert_file key_file].each do |file|
-        path = options[file].to_s
-        raise Error, "hierad: #{file} #{path} is not a regular file" if options[file] && File.exist?(path) && !File.file?(path)
+        raise Error, "hierad: #{file} #{options[file]} is not a regular file" if options[file] && File.exist?(options[file].to_s) && !File.file?(options[file].to_s)
       end
       SECRET_FILES.each { |file, value| raise Error, "hierad: give #{value} or #{file}, not both" if options[file] && options[value] }
       raise Error, 'hierad: password_file goes with user' if options[:password_file] && !options[:user]
@@ -113,7 +110,7 @@ module PuppetX::Hierad
 
     def retry_after(response)
       wait = Integer(response.headers['retry-after'].to_s, 10, exception: false)
-      wait if wait&.positive? && wait <= @read_timeout
+      wait if wait&.positive? && wait <= seconds(:read_timeout)
     end
 
     # Whether the files now hold other credentials than `sent`; if so,
@@ -160,10 +157,9 @@ module PuppetX::Hierad
       busy = nil
       @endpoints.rotate(@preferred).each_with_index do |endpoint, i|
         response = endpoint.request(method, path, body, headers)
-        if response.status < 500
-          @preferred = (@preferred + i) % @endpoints.size
-          return response
-        end
+        @preferred = (@preferred + i) % @endpoints.size if response.status < 500
+        return response if response.status < 500
+
         failures << "#{endpoint.url}: HTTP #{response.status}: #{response.error_message}"
         busy ||= response if response.status == 503 && retry_after(response)
       rescue Error => e
@@ -180,24 +176,19 @@ module PuppetX::Hierad
     end
 
     def headers(secrets)
-      options = @options.merge(secrets)
-      headers = { 'User-Agent' => 'hierad-shim', 'Accept' => 'application/json' }
-      if options[:token] then headers['Authorization'] = "Bearer #{options[:token]}"
-      elsif options[:user] then headers['Authorization'] = "Basic #{["#{options[:user]}:#{options[:password]}"].pack('m0')}"
-      end
-      headers['X-Auth-Token'] = options[:keystone_token].to_s if options[:keystone_token]
-      headers
+      o = @options.merge(secrets)
+      basic = o[:user] && "Basic #{["#{o[:user]}:#{o[:password]}"].pack('m0')}"
+      { 'User-Agent' => 'hierad-shim', 'Accept' => 'application/json',
+        'Authorization' => o[:token] ? "Bearer #{o[:token]}" : basic, 'X-Auth-Token' => o[:keystone_token]&.to_s }.compact
     end
   end
 
   # Percent-encoding for URL paths and query strings (no `uri`: loading
   # it costs a one-shot `hiera` run ~20 ms).
   module Escape
-    module_function
-
     # One path segment or query value: all but RFC 3986 unreserved bytes;
     # `keep` '/' in a path (resource names contain them).
-    def component(text, keep = '')
+    def self.component(text, keep = '')
       text.to_s.b.gsub(%r{[^A-Za-z0-9\-._~#{keep}]}n) { |c| format('%%%02X', c.ord) }
     end
   end

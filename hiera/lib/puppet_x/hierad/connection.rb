@@ -37,8 +37,7 @@ module PuppetX::Hierad
     def close
       sock, @sock = @sock, nil
       sock&.close
-    rescue IOError, SystemCallError
-      nil
+    rescue IOError, SystemCallError # closed already: nothing to do
     end
 
     def closed?
@@ -58,23 +57,13 @@ module PuppetX::Hierad
     private
 
     def open_socket
-      tcp = connect
+      tcp = Socket.tcp(@ep.host, @ep.port, connect_timeout: @ep.connect_timeout)
       tcp.setsockopt(Socket::IPPROTO_TCP, Socket::TCP_NODELAY, 1)
       @ep.tls ? start_tls(tcp) : tcp
     rescue Errno::ETIMEDOUT
       failed("connect timed out after #{@ep.connect_timeout}s")
     rescue SocketError, SystemCallError => e
       failed(e.message)
-    end
-
-    # JRuby's Socket.tcp reports a refused connection as EBADF; its
-    # TCPSocket.new reports it right but takes no timeout, so Timeout
-    # bounds it there (as Net::HTTP does).
-    def connect
-      return Socket.tcp(@ep.host, @ep.port, connect_timeout: @ep.connect_timeout) unless RUBY_ENGINE == 'jruby'
-
-      require 'timeout'
-      Timeout.timeout(@ep.connect_timeout, Errno::ETIMEDOUT) { TCPSocket.new(@ep.host, @ep.port) }
     end
 
     def start_tls(tcp)
@@ -112,12 +101,10 @@ module PuppetX::Hierad
 
     # Reads more bytes into @buf; false at end of stream.
     def fill(deadline)
-      loop do
-        chunk = @sock.read_nonblock(READ_SIZE, exception: false)
-        return chunk && @buf << chunk unless chunk.is_a?(Symbol)
-
+      while (chunk = @sock.read_nonblock(READ_SIZE, exception: false)).is_a?(Symbol)
         wait(@sock, chunk, deadline, 'read')
       end
+      chunk && @buf << chunk
     rescue TransportError
       raise
     rescue StandardError => e
@@ -149,12 +136,11 @@ module PuppetX::Hierad
       raise TransportError, "not an HTTP response: #{lines[0][0, 80].inspect}" unless lines[0].start_with?('HTTP/1.') && status >= 100
 
       headers = lines.drop(1).to_h { |l| l.split(':', 2).then { |k, v| [k.downcase, v.to_s.strip] } }
-      body =
-        if (len = headers['content-length']) then take(fill_to(deadline, size: len.to_i))
-        elsif headers['transfer-encoding'].to_s.downcase.include?('chunked') then read_chunked(deadline)
-        elsif [204, 304].include?(status) then +''
-        else failed('an answer with neither Content-Length nor chunked encoding, which no hierad server sends')
-        end
+      body = if (len = headers['content-length']) then take(fill_to(deadline, size: len.to_i))
+             elsif headers['transfer-encoding'].to_s.downcase.include?('chunked') then read_chunked(deadline)
+             elsif [204, 304].include?(status) then +''
+             else failed('an answer with neither Content-Length nor chunked encoding, which no hierad server sends')
+             end
       close if headers['connection'].to_s.downcase == 'close'
       Response.new(status, headers, body.force_encoding(Encoding::UTF_8))
     end
@@ -183,8 +169,7 @@ module PuppetX::Hierad
       m = URL.match(url)
       # A user in the URL is refused without repeating it: its password
       # would go into every error, and Puppet's log with it.
-      raise Error, 'hierad: a url holds credentials (user:password@host), which the shim does not send ' \
-                   'and would print in its errors; give user: with password:, or token:' if !m && url =~ %r{\A[^/?#]*//[^/?#]*@}
+      raise Error, 'hierad: a url holds credentials (user:password@host); give user: with password:, or token:' if !m && url =~ %r{\A[^/?#]*//[^/?#]*@}
       raise Error, "hierad: url #{url.inspect} is not an http:// or https:// URL (http://host:port)" unless m
 
       @url = url.chomp('/')
@@ -211,27 +196,13 @@ module PuppetX::Hierad
     # cert_file and key_file (PEM; a Puppet master's hostcert and
     # hostprivkey), a client certificate the server maps to a role.
     def ssl_context
-      @ssl_context ||= begin
-        require 'openssl'
-        store = OpenSSL::X509::Store.new
-        @options[:ca_file] ? store.add_file(@options[:ca_file]) : store.set_default_paths
-        ctx = OpenSSL::SSL::SSLContext.new
-        ctx.set_params(verify_mode: OpenSSL::SSL::VERIFY_PEER, cert_store: store)
-        cert, key = @options.values_at(:cert_file, :key_file)
-        begin
-          ctx.cert, ctx.key = OpenSSL::X509::Certificate.new(File.read(cert)), OpenSSL::PKey.read(File.read(key)) if cert
-        rescue SystemCallError, OpenSSL::OpenSSLError => e
-          raise Error, "hierad: cannot use the client certificate #{cert} / #{key}: #{e.message}"
-        end
-        ctx
-      end
+      @ssl_context ||= new_ssl_context
     end
 
-    # One request (headers a Hash, body a String or nil); retried once on
+    # One request (headers a Hash, body a String); retried once on
     # a fresh connection when a reused one turns out to have been closed
     # by the server meanwhile. Raises Error saying what went wrong.
     def request(method, path, body, headers)
-      body ||= ''
       head = "#{method} #{@base_path}#{path} HTTP/1.1\r\n#{@fixed_headers}#{head(headers)}" \
              "Content-Length: #{body.bytesize}\r\n\r\n"
       conn = @mutex.synchronize { @idle.pop }&.tap { |c| c.reused = true } || Connection.new(self)
@@ -248,6 +219,20 @@ module PuppetX::Hierad
     end
 
     private
+
+    def new_ssl_context
+      require 'openssl'
+      store = OpenSSL::X509::Store.new
+      @options[:ca_file] ? store.add_file(@options[:ca_file]) : store.set_default_paths
+      ctx = OpenSSL::SSL::SSLContext.new
+      ctx.set_params(verify_mode: OpenSSL::SSL::VERIFY_PEER, cert_store: store)
+      cert, key = @options.values_at(:cert_file, :key_file)
+      ctx.cert, ctx.key = OpenSSL::X509::Certificate.new(File.read(cert)), OpenSSL::PKey.read(File.read(key)) if cert
+      ctx
+    rescue SystemCallError, OpenSSL::OpenSSLError => e
+      files = @options.slice(:ca_file, :cert_file, :key_file).map { |k, v| "#{k} #{v}" }.join(', ')
+      raise Error, "hierad: cannot use the TLS files (#{files}): #{e.message}"
+    end
 
     def head(headers)
       headers.map { |name, value| "#{name}: #{value}\r\n" }.join

@@ -15,22 +15,21 @@
 # The datasource (resource) of each location comes from `uri`/`uris`.
 require_relative 'cache'
 
-module PuppetX::Hierad
-  module Hiera5
-    # Symbol keys become Strings, as yaml_data makes them.
-    @datasources = Datasources.new { |data| Puppet::Pops::Lookup::HieraConfig.symkeys_to_string(data) }
+module PuppetX::Hierad::Hiera5
+  # Symbol keys become Strings, as yaml_data makes them.
+  @datasources = PuppetX::Hierad::Datasources.new { |data| Puppet::Pops::Lookup::HieraConfig.symkeys_to_string(data) }
 
-    # A whole effective datasource. `function` is named in errors about
-    # the options.
-    def self.data_hash(options, function = 'hierad::data_hash')
-      settings = options.reject { |k, _| %w[uri path].include?(k) }.to_h { |k, v| [k.to_sym, v] }
-      problem = Client.problem(settings, 'option')
-      problem ||= 'the hierarchy entry must name hierad datasources with uri: or uris:' if options['uri'].to_s.empty?
-      raise Puppet::DataBinding::LookupError, "#{function}: #{problem}" if problem
+  # A whole effective datasource. `function` is named in errors about
+  # the options.
+  def self.data_hash(options, function = 'hierad::data_hash')
+    settings = options.reject { |k, _| %w[uri path].include?(k) }.to_h { |k, v| [k.to_sym, v] }
+    problem = PuppetX::Hierad::Client.problem(settings, 'option')
+    problem ||= 'the hierarchy entry must name hierad datasources with uri: or uris:' if options['uri'].to_s.empty?
+    raise Puppet::DataBinding::LookupError, "#{function}: #{problem}" if problem
 
-      @datasources.fetch(Client.shared(settings), *options.values_at('environment', 'level', 'uri'), settings[:failure].to_s == 'stale') { |w| Puppet.warning(w) }
-    rescue Error => e
-      raise Puppet::DataBinding::LookupError, e.message
-    end
+    client = PuppetX::Hierad::Client.shared(settings)
+    @datasources.fetch(client, *options.values_at('environment', 'level', 'uri'), settings[:failure].to_s == 'stale') { |w| Puppet.warning(w) }
+  rescue PuppetX::Hierad::Error => e
+    raise Puppet::DataBinding::LookupError, e.message
   end
 end

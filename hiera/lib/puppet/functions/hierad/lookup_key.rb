@@ -20,10 +20,7 @@ Puppet::Functions.create_function(:'hierad::lookup_key') do
   def lookup_key(key, options, context)
     # The context's cache lives for the compile, one per location. The
     # datasource's keys are Strings (or other data), never this Symbol.
-    unless context.cache_has_key(:hierad_fetched)
-      context.cache_all(PuppetX::Hierad::Hiera5.data_hash(options, 'hierad::lookup_key'))
-      context.cache(:hierad_fetched, true)
-    end
+    context.cache_all(PuppetX::Hierad::Hiera5.data_hash(options, 'hierad::lookup_key').merge(hierad_fetched: true)) unless context.cache_has_key(:hierad_fetched)
     context.not_found unless context.cache_has_key(key)
     context.interpolate(context.cached_value(key))
   end
