@@ -2,7 +2,8 @@
 //! over the same Hiera 5 tree, facts and flags: exit status, stdout and
 //! stderr byte for byte. The expected answers come from Puppet at test
 //! time, every Puppet run forked from one Ruby process that loaded Puppet
-//! once (tests/support/puppet_oracle.rb).
+//! once (tests/support/puppet_oracle.rb), twelve runs per forked child
+//! (checked against runs alone: `ALONE`).
 
 mod tree;
 
@@ -241,8 +242,25 @@ struct Outcome {
     stderr: String,
 }
 
-/// Every job through one Ruby process that loaded Puppet once.
-fn puppet(root: &Path, jobs: &[Vec<String>]) -> Vec<Outcome> {
+/// Runs per forked child: a run after the first in a child skips most of
+/// Puppet's start (tests/support/forked_commands.rb's run_batched).
+const BATCH: usize = 12;
+
+/// Cases whose stderr or exit status depend on Puppet's state (warnings
+/// given once, errors, a failed lookup): run alone as well, to show that
+/// a run sharing a child answers as a run of its own.
+const ALONE: &[&str] = &[
+    "unqualified",
+    "interp_undefined",
+    "--merge bogus greeting",
+    "--render-as xml greeting",
+    "--environment broken fine",
+    "--explain --environment odd sym",
+];
+
+/// Every job through one Ruby process that loaded Puppet once, `batch`
+/// runs per forked child.
+fn puppet(root: &Path, jobs: &[Vec<String>], batch: usize) -> Vec<Outcome> {
     let input: Vec<Json> = jobs
         .iter()
         .map(|args| json!({"args": args, "dir": root}))
@@ -251,6 +269,7 @@ fn puppet(root: &Path, jobs: &[Vec<String>]) -> Vec<Outcome> {
         .arg(Path::new(binary::ROOT).join("tests/support/puppet_oracle.rb"))
         .env("LC_ALL", "C.UTF-8")
         .env("PUPPET_ORACLE_JOBS", "2")
+        .env("PUPPET_ORACLE_BATCH", batch.to_string())
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::inherit())
@@ -305,8 +324,23 @@ fn puppet_lookup_answers_as_puppet_lookup_does() {
         .enumerate()
         .map(|(i, c)| job(root, i, c))
         .collect();
-    let expected = puppet(root, &jobs);
+    let expected = puppet(root, &jobs, BATCH);
     assert_eq!(expected.len(), CASES.len(), "one Puppet answer per case");
+
+    // Runs sharing a child answer as runs of their own do.
+    let alone: Vec<usize> = ALONE
+        .iter()
+        .map(|c| {
+            CASES
+                .iter()
+                .position(|k| k == c)
+                .expect("an ALONE case is a case")
+        })
+        .collect();
+    let jobs_alone: Vec<Vec<String>> = alone.iter().map(|i| jobs[*i].clone()).collect();
+    for (i, got) in alone.iter().zip(puppet(root, &jobs_alone, 1)) {
+        assert_eq!(got, expected[*i], "{} alone and batched", CASES[*i]);
+    }
 
     // The fork-per-run shortcut gives what the `puppet` command gives.
     let direct = crate::tools::command("puppet")
