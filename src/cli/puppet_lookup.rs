@@ -161,10 +161,11 @@ fn answer(args: &Args, warnings: &mut Vec<String>) -> Result<Option<String>, Ref
         .render_as
         .as_deref()
         .unwrap_or(if args.explain { "s" } else { "yaml" });
-    if args.explain && matches!(format, "json" | "yaml") {
-        return Err(Refused::Hierad(format!(
-            "puppet-lookup explains as text (--render-as s), not {format}"
-        )));
+    if args.explain && format == "yaml" {
+        // Puppet's YAML of the tree aliases shared values (&1, *1).
+        return Err(Refused::Hierad(
+            "puppet-lookup explains as text (--render-as s) or json, not yaml".into(),
+        ));
     }
     match format {
         "s" | "json" | "yaml" => {}
@@ -235,6 +236,10 @@ fn explained(
         Err(e) => Some(e.to_string()),
     };
     let mut text = lookup.explanation(last).unwrap_or_default();
+    if args.render_as.as_deref() == Some("json") {
+        // `renderer.render(explainer.to_hash)`: the root's texts are not in it.
+        text = json::dump(&lookup.explanation_value().unwrap_or(Value::Nil));
+    }
     if !text.ends_with('\n') {
         text.push('\n');
     }

@@ -23,10 +23,12 @@ pub(crate) enum Kind {
         name: &'static str,
         options: Option<Hash>,
     },
-    /// A data provider: its name and the configuration it read.
+    /// A data provider: its name, the configuration it read, and its
+    /// module for a module's layer.
     Provider {
         name: String,
         config: Option<String>,
+        module: Option<String>,
     },
     Location {
         path: String,
@@ -127,6 +129,124 @@ impl Explainer {
         self.nodes[self.current].texts.push(text);
     }
 
+    /// `Explainer#to_hash`: the tree as data (what `--render-as json`
+    /// prints); the root's texts are not in it, as in Puppet.
+    pub(crate) fn to_value(&self) -> Value {
+        match self.nodes[0].branches.as_slice() {
+            [one] => self.node_value(*one),
+            all => {
+                let mut h = Hash::default();
+                if !all.is_empty() {
+                    h.insert(Value::str("branches"), self.branch_values(all));
+                }
+                Value::Hash(h)
+            }
+        }
+    }
+
+    fn branch_values(&self, branches: &[usize]) -> Value {
+        Value::Array(branches.iter().map(|b| self.node_value(*b)).collect())
+    }
+
+    /// Each node class's `to_hash`, its keys in Puppet's order.
+    fn node_value(&self, at: usize) -> Value {
+        let node = &self.nodes[at];
+        let mut h = Hash::default();
+        let mut put = |k: &str, v: Value| {
+            h.insert(Value::str(k), v);
+        };
+        let (kind, extra): (&str, Vec<(&str, Value)>) = match &node.kind {
+            Kind::Merge { .. } if node.branches.len() == 1 => {
+                return self.node_value(node.branches[0]);
+            }
+            Kind::MergeSource(source) => {
+                put("type", Value::str("merge_source"));
+                put("merge_source", Value::str(source.as_str()));
+                return Value::Hash(h);
+            }
+            Kind::Root | Kind::Top(_) => ("root", vec![]),
+            Kind::InvalidKey(_) => ("invalid_key", vec![]),
+            Kind::ModuleNotFound(_) | Kind::ModuleProviderNotFound(_) => ("module", vec![]),
+            Kind::Interpolate(expr) => (
+                "interpolate",
+                vec![("expression", Value::str(expr.as_str()))],
+            ),
+            Kind::Merge { name, options } => {
+                let mut extra = vec![("merge", Value::str(*name))];
+                if let Some(o) = options {
+                    extra.push(("options", Value::Hash(o.clone())));
+                }
+                ("merge", extra)
+            }
+            Kind::Provider {
+                name,
+                config,
+                module,
+            } => {
+                let mut extra = vec![("name", Value::str(name.as_str()))];
+                if let Some(path) = config {
+                    extra.push(("configuration_path", Value::str(path.as_str())));
+                }
+                if let Some(m) = module {
+                    extra.push(("module", Value::str(m.as_str())));
+                }
+                ("data_provider", extra)
+            }
+            Kind::Location { path, original } => (
+                "path",
+                vec![
+                    ("original_path", Value::str(original.as_str())),
+                    ("path", Value::str(path.as_str())),
+                ],
+            ),
+            Kind::SubLookup(_) => ("sub_key", vec![]),
+            Kind::Segment => ("segment", vec![]),
+            Kind::Scope(name) => ("scope", vec![("name", Value::str(name.as_str()))]),
+        };
+        if !node.branches.is_empty() {
+            put("branches", self.branch_values(&node.branches));
+        }
+        let key = match (&node.event, &node.kind) {
+            (Event::Found(k, _) | Event::NotFound(k), _) => Some(k),
+            (_, Kind::Top(k) | Kind::InvalidKey(k)) => Some(k),
+            _ => None,
+        };
+        if let Some(k) = key {
+            put("key", Value::str(k.as_str()));
+        }
+        let event = match &node.event {
+            Event::Found(_, v) | Event::Result(v) => {
+                put("value", v.clone());
+                Some(if matches!(node.event, Event::Found(..)) {
+                    "found"
+                } else {
+                    "result"
+                })
+            }
+            Event::NotFound(_) => Some("not_found"),
+            Event::LocationNotFound => Some("location_not_found"),
+            Event::None => match node.kind {
+                Kind::ModuleNotFound(_) => Some("module_not_found"),
+                Kind::ModuleProviderNotFound(_) => Some("module_provider_not_found"),
+                _ => None,
+            },
+        };
+        if let Some(e) = event {
+            put("event", Value::str(e));
+        }
+        if !node.texts.is_empty() {
+            put(
+                "texts",
+                Value::Array(node.texts.iter().map(|t| Value::str(t.as_str())).collect()),
+            );
+        }
+        put("type", Value::str(kind));
+        for (k, v) in extra {
+            put(k, v);
+        }
+        Value::Hash(h)
+    }
+
     /// `Explainer#explain`: the whole tree as text.
     pub(crate) fn render(&self) -> String {
         let mut io = String::new();
@@ -187,7 +307,7 @@ impl Explainer {
                     }
                 }
             },
-            Kind::Provider { name, config } => {
+            Kind::Provider { name, config, .. } => {
                 line(io, first, name);
                 if let Some(path) = config {
                     line(io, &inner, &format!("Using configuration \"{path}\""));
@@ -372,6 +492,12 @@ mod tests {
         e.pop();
         e.pop();
         e.text("done".into());
+        // As data, the merge of one branch is that branch; the root's
+        // texts are left out.
+        assert_eq!(
+            crate::hiera::render::json::dump(&e.to_value()),
+            r#"{"branches":[{"key":"k","value":[1],"event":"found","type":"scope","name":"Only"}],"key":"k","type":"root"}"#
+        );
         assert_eq!(
             e.render(),
             "Searching for \"k\"\n  Only\n    Found key: \"k\" value: [\n      1\n    ]\ndone\n"

@@ -174,6 +174,12 @@ impl<'f, F: Files> Lookup<'f, F> {
         result
     }
 
+    /// The explanation as data (`--explain --render-as json`); `None`
+    /// when not explaining.
+    pub fn explanation_value(&self) -> Option<Value> {
+        self.explainer.borrow().as_ref().map(Explainer::to_value)
+    }
+
     /// Whether an explanation is being grown.
     pub(crate) fn is_explaining(&self) -> bool {
         self.explainer.borrow().is_some()
@@ -306,6 +312,7 @@ impl<'f, F: Files> Lookup<'f, F> {
             name: layered.name(),
             // Puppet's built-in configuration has no file to name.
             config: (!layered.config.is_default).then(|| layered.config_path.clone()),
+            module: layered.module.clone(),
         };
         let found = self.checked(&key.text, || {
             self.with(provider, || {
@@ -329,6 +336,7 @@ impl<'f, F: Files> Lookup<'f, F> {
                     let kind = || Kind::Provider {
                         name: format!("Hierarchy entry \"{}\"", entry.name),
                         config: None,
+                        module: None,
                     };
                     self.with(kind, || self.entry_lookup(&layered, entry, key, strategy))
                 })
