@@ -57,7 +57,8 @@ pub(crate) struct Args {
     /// The value printed when no key is found.
     #[arg(long, value_name = "VALUE")]
     default: Option<String>,
-    /// Explain the lookup (not implemented by hierad yet: refused).
+    /// Explain the lookup: every layer, hierarchy entry, file and merge
+    /// searched, as `puppet lookup --explain` prints them.
     #[arg(long)]
     explain: bool,
     /// s, json or yaml (the default).
@@ -152,15 +153,20 @@ fn answer(args: &Args, warnings: &mut Vec<String>) -> Result<Option<String>, Ref
             )));
         }
     };
-    if args.explain {
-        return Err(Refused::Hierad(
-            "puppet-lookup does not explain lookups yet; run it without --explain".into(),
-        ));
-    }
     if args.keys.is_empty() {
         return Err(Refused::Puppet("No keys were given to lookup.".into()));
     }
-    let format = args.render_as.as_deref().unwrap_or("yaml");
+    // An explanation is text by default (`format = … (explain ? :s : :yaml)`).
+    let format = args
+        .render_as
+        .as_deref()
+        .unwrap_or(if args.explain { "s" } else { "yaml" });
+    if args.explain && format == "yaml" {
+        // Puppet's YAML of the tree aliases shared values (&1, *1).
+        return Err(Refused::Hierad(
+            "puppet-lookup explains as text (--render-as s) or json, not yaml".into(),
+        ));
+    }
     match format {
         "s" | "json" | "yaml" => {}
         "binary" | "msgpack" | "pson" => {
@@ -189,9 +195,15 @@ fn answer(args: &Args, warnings: &mut Vec<String>) -> Result<Option<String>, Ref
         )));
     }
     let files = files::Disk;
-    let lookup = Lookup::new(tree, &files, Scope::for_node(facts, &args.environment));
+    let mut lookup = Lookup::new(tree, &files, Scope::for_node(facts, &args.environment));
+    if args.explain {
+        lookup = lookup.explaining();
+    }
     let result = lookup.lookup(&args.keys, merge.as_ref());
     *warnings = lookup.warnings();
+    if args.explain {
+        return explained(args, &lookup, result).map(Some);
+    }
     let found = match result {
         Ok(Some(v)) => Some(v),
         Ok(None) => args.default.clone().map(Value::String),
@@ -206,6 +218,46 @@ fn answer(args: &Args, warnings: &mut Vec<String>) -> Result<Option<String>, Ref
         Some(v) => Some(render(&v, format).map_err(Refused::Hierad)?),
     };
     Ok(out)
+}
+
+/// With `--explain`, the explanation is the output whatever was found:
+/// a failure or a key not found is its last line.
+fn explained(
+    args: &Args,
+    lookup: &Lookup<'_, files::Disk>,
+    result: crate::hiera5::Result<Option<Value>>,
+) -> Result<String, Refused> {
+    let last = match result {
+        Ok(Some(_)) => None,
+        Ok(None) if args.default.is_some() => None,
+        Ok(None) => Some(not_found(&args.keys)),
+        Err(e) if e.printed_by_puppet() => return Err(Refused::Puppet(e.to_string())),
+        Err(e @ Error::Unsupported(_)) => return Err(Refused::Hierad(e.to_string())),
+        Err(e) => Some(e.to_string()),
+    };
+    let mut text = lookup.explanation(last).unwrap_or_default();
+    if args.render_as.as_deref() == Some("json") {
+        // `renderer.render(explainer.to_hash)`: the root's texts are not in it.
+        text = json::dump(&lookup.explanation_value().unwrap_or(Value::Nil));
+    }
+    if !text.ends_with('\n') {
+        text.push('\n');
+    }
+    Ok(text)
+}
+
+/// `Lookup.fail_lookup`'s message.
+fn not_found(keys: &[String]) -> String {
+    match keys {
+        [one] => format!("Function lookup() did not find a value for the name '{one}'"),
+        _ => format!(
+            "Function lookup() did not find a value for any of the names [{}]",
+            keys.iter()
+                .map(|k| format!("'{k}'"))
+                .collect::<Vec<_>>()
+                .join(", ")
+        ),
+    }
 }
 
 fn tree(args: &Args) -> Tree {

@@ -55,6 +55,10 @@ pub struct Config {
     /// Puppet's built-in config (no file): paths that do not exist are
     /// left out rather than looked for.
     pub(crate) is_default: bool,
+    /// What Puppet refuses only once it reads the hierarchy's entries
+    /// (`create_configured_data_providers`: a name given twice), inside
+    /// the layer's provider as `--explain` shows it.
+    pub(crate) refused: Option<Error>,
 }
 
 const FUNCTION_KEYS: [&str; 4] = ["data_hash", "lookup_key", "data_dig", "hiera3_backend"];
@@ -95,6 +99,7 @@ impl Config {
                 locations: Locations::Paths(vec!["common.yaml".into()]),
             }],
             is_default: true,
+            refused: None,
         }
     }
 
@@ -194,22 +199,25 @@ impl Config {
             }
         };
         let mut entries: Vec<Entry> = Vec::new();
+        let mut refused = None;
         for he in hierarchy {
             let entry = entry(he, defaults, &datadir).map_err(|r| match r {
                 Refusal::Puppet(m) => fail(m),
                 Refusal::Hierad(m) => unsupported(m),
             })?;
             if entries.iter().any(|e| e.name == entry.name) {
-                return Err(fail(format!(
+                refused = Some(fail(format!(
                     "Hierarchy name '{}' defined more than once.",
                     entry.name
                 )));
+                break;
             }
             entries.push(entry);
         }
         Ok(Config {
             entries,
             is_default: false,
+            refused,
         })
     }
 }
@@ -415,7 +423,11 @@ mod tests {
             ),
         ];
         for (text, want) in cases {
-            let err = load(text).unwrap_err().to_string();
+            // A name given twice is refused when the entries are read.
+            let err = match load(text) {
+                Ok(config) => config.refused.expect("refused").to_string(),
+                Err(e) => e.to_string(),
+            };
             assert!(err.contains(want), "{err}\nwanted: {want}");
         }
     }

@@ -41,6 +41,10 @@ pub enum Error {
     /// What Puppet reads but hierad does not (yet): named, never guessed.
     #[error("{0}")]
     Unsupported(String),
+    /// A lookup error met in the global layer, as `lookup_global`
+    /// rewraps it for the key looked up.
+    #[error("Lookup of key '{key}' failed: {detail}")]
+    Global { key: String, detail: Box<Error> },
     /// A merge of two values of types the strategy cannot merge.
     #[error("{0}")]
     Merge(String),

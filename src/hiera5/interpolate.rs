@@ -4,7 +4,8 @@
 //! lookups go back through the one lookup path ([`Lookup::lookup_nested`]).
 
 use super::error::{Error, Result};
-use super::key::{Segment, dig, split_key};
+use super::explain::Kind;
+use super::key::{Segment, split_key};
 use super::lookup::{Files, Lookup};
 use super::scope::Scope;
 use crate::hiera::render::ruby;
@@ -71,6 +72,14 @@ impl<F: Files> Lookup<'_, F> {
         scope: &Scope,
         allow_methods: bool,
     ) -> Result<Value> {
+        self.with(
+            || Kind::Interpolate(subject.to_owned()),
+            || self.replace(subject, scope, allow_methods),
+        )
+    }
+
+    /// The `gsub` of `interpolate_string`.
+    fn replace(&self, subject: &str, scope: &Scope, allow_methods: bool) -> Result<Value> {
         static TOKEN: LazyLock<regex::Regex> =
             LazyLock::new(|| regex::Regex::new(r"%\{([^\}]*)\}").expect("valid"));
         let mut out = String::with_capacity(subject.len());
@@ -117,7 +126,17 @@ impl<F: Files> Lookup<'_, F> {
             Segment::Key(k) => k,
             Segment::Index(i) => i.to_string(),
         };
-        let Some(value) = scope.get(&root) else {
+        let value = self.with(
+            || Kind::Scope("Global Scope".into()),
+            || {
+                let value = scope.get(&root);
+                if let Some(v) = value {
+                    self.explain(|e| e.found(&root, v));
+                }
+                Ok(value)
+            },
+        )?;
+        let Some(value) = value else {
             self.warn(format!(
                 "Undefined variable '{root}'; \n   (file & line not available)"
             ));
@@ -126,7 +145,9 @@ impl<F: Files> Lookup<'_, F> {
         if segments.is_empty() {
             return Ok(value.clone());
         }
-        Ok(dig(key, &segments, value.clone())?.unwrap_or(Value::Nil))
+        Ok(self
+            .dig(key, &segments, value.clone())?
+            .unwrap_or(Value::Nil))
     }
 }
 

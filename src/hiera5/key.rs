@@ -51,15 +51,6 @@ impl LookupKey {
             segments,
         })
     }
-
-    /// The found value dug into by the key's segments; `None` when a
-    /// segment is missing (Puppet's `:no_such_key`).
-    ///
-    /// # Errors
-    /// [`Error::NotDiggable`] when a segment meets a value without keys.
-    pub(crate) fn dig(&self, value: Value) -> Result<Option<Value>> {
-        dig(&self.text, &self.segments, value)
-    }
 }
 
 /// `split_key`: the segments of a key, or `None` for a syntax error.

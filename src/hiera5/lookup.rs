@@ -7,6 +7,7 @@
 
 use super::config::{Config, DataFormat, Entry, Locations};
 use super::error::{Error, Result};
+use super::explain::{Explainer, Kind};
 use super::key::LookupKey;
 use super::merge::Strategy;
 use super::options::{self, Compiled};
@@ -24,6 +25,8 @@ pub trait Files {
     fn read(&self, path: &str) -> Option<String>;
     /// Whether a file (not a directory) is at `path`.
     fn is_file(&self, path: &str) -> bool;
+    /// Whether a directory is at `path` (a module's, for `--explain`).
+    fn is_dir(&self, path: &str) -> bool;
     /// The files (not directories) matching a Ruby `Dir.glob` pattern,
     /// sorted as Ruby sorts them.
     fn glob(&self, pattern: &str) -> Vec<String>;
@@ -49,13 +52,32 @@ enum Layer {
 /// A configured layer: its hiera.yaml and the directory it is in.
 struct Layered {
     config: Config,
+    /// Its hiera.yaml (for the global layer, whether or not it exists).
+    config_path: String,
+    /// `Global` or `Environment` (a module's layer has `module`).
+    place: &'static str,
     root: String,
     module: Option<String>,
 }
 
-/// One resolved location of a hierarchy entry.
+impl Layered {
+    /// `ConfiguredDataProvider#name`.
+    fn name(&self) -> String {
+        match &self.module {
+            Some(m) => format!("Module \"{m}\" Data Provider (hiera configuration version 5)"),
+            None => format!(
+                "{} Data Provider (hiera configuration version 5)",
+                self.place
+            ),
+        }
+    }
+}
+
+/// One resolved location of a hierarchy entry: where it is, and the
+/// path as the hierarchy wrote it (what `--explain` shows).
 struct Location {
     path: String,
+    original: String,
     exists: bool,
 }
 
@@ -70,9 +92,13 @@ pub struct Lookup<'f, F: Files> {
     layers: RefCell<HashMap<Layer, Option<Rc<Layered>>>>,
     data: RefCell<HashMap<String, Result<Rc<Hash>>>>,
     options: RefCell<HashMap<Option<String>, Rc<Compiled>>>,
+    /// The global and environment layers' `lookup_options`, merged once.
+    env_options: RefCell<Option<Option<Value>>>,
     /// The keys being looked up, for Puppet's recursion check.
     stack: RefCell<Vec<String>>,
     warnings: RefCell<Vec<String>>,
+    /// The explanation being grown, with `--explain`.
+    explainer: RefCell<Option<Explainer>>,
 }
 
 impl<F: Files> std::fmt::Debug for Lookup<'_, F> {
@@ -92,9 +118,71 @@ impl<'f, F: Files> Lookup<'f, F> {
             layers: RefCell::default(),
             data: RefCell::default(),
             options: RefCell::default(),
+            env_options: RefCell::default(),
             stack: RefCell::default(),
             warnings: RefCell::default(),
+            explainer: RefCell::default(),
         }
+    }
+
+    /// The same lookup, explained as `puppet lookup --explain` explains.
+    pub fn explaining(self) -> Self {
+        *self.explainer.borrow_mut() = Some(Explainer::default());
+        self
+    }
+
+    /// The explanation so far, with `text` added at its end (Puppet's
+    /// `report_text`: the failure, or the key not found); `None` when
+    /// not explaining.
+    pub fn explanation(&self, text: Option<String>) -> Option<String> {
+        let mut explainer = self.explainer.borrow_mut();
+        let e = explainer.as_mut()?;
+        if let Some(t) = text {
+            e.text(t);
+        }
+        Some(e.render())
+    }
+
+    /// `Invocation#with`: `f` under a new node of the explanation, popped
+    /// whatever `f` returns.
+    pub(crate) fn with<T>(
+        &self,
+        kind: impl FnOnce() -> Kind,
+        f: impl FnOnce() -> Result<T>,
+    ) -> Result<T> {
+        if self.explainer.borrow().is_none() {
+            return f();
+        }
+        self.explain(|e| e.push(kind()));
+        let result = f();
+        self.explain(Explainer::pop);
+        result
+    }
+
+    /// Reports to the explanation, if there is one.
+    pub(crate) fn explain(&self, f: impl FnOnce(&mut Explainer)) {
+        if let Some(e) = self.explainer.borrow_mut().as_mut() {
+            f(e);
+        }
+    }
+
+    /// `Invocation#without_explain`: `f` with nothing explained.
+    fn without_explain<T>(&self, f: impl FnOnce() -> T) -> T {
+        let saved = self.explainer.borrow_mut().take();
+        let result = f();
+        *self.explainer.borrow_mut() = saved;
+        result
+    }
+
+    /// The explanation as data (`--explain --render-as json`); `None`
+    /// when not explaining.
+    pub fn explanation_value(&self) -> Option<Value> {
+        self.explainer.borrow().as_ref().map(Explainer::to_value)
+    }
+
+    /// Whether an explanation is being grown.
+    pub(crate) fn is_explaining(&self) -> bool {
+        self.explainer.borrow().is_some()
     }
 
     /// `Lookup.lookup(names, …)`: the value of the first of `keys` found,
@@ -147,6 +235,7 @@ impl<'f, F: Files> Lookup<'f, F> {
     /// `LookupAdapter#lookup` for one key.
     fn search(&self, key: &str, merge: Option<&Strategy>) -> Result<Option<Value>> {
         if key == LOOKUP_OPTIONS || key.starts_with("lookup_options.") {
+            self.with(|| Kind::InvalidKey(LOOKUP_OPTIONS.into()), || Ok(()))?;
             return Ok(None);
         }
         let key = LookupKey::new(key)?;
@@ -154,13 +243,30 @@ impl<'f, F: Files> Lookup<'f, F> {
         let options = compiled.for_key(&key.root).and_then(Value::as_hash);
         let strategy = match (merge, options.and_then(|o| o.get(&Value::str("merge")))) {
             (Some(m), _) => m.clone(),
-            (None, Some(m)) => Strategy::from_value(m)?,
+            (None, Some(m)) => {
+                self.explain(|e| {
+                    e.add(Kind::MergeSource(LOOKUP_OPTIONS.into()));
+                });
+                Strategy::from_value(m)?
+            }
             (None, None) => Strategy::First,
         };
-        let found = self.do_lookup(&key, &strategy)?;
+        let found = self.with(
+            || Kind::Top(key.text.clone()),
+            || self.do_lookup(&key, &strategy),
+        )?;
         let convert_to = options.and_then(|o| o.get(&Value::str("convert_to")));
         match (found, convert_to) {
-            (Some(v), Some(to)) => options::convert(&key.text, to, v).map(Some),
+            (Some(v), Some(to)) => {
+                let converted = options::convert(&key.text, to, v)?;
+                self.explain(|e| {
+                    e.text(format!(
+                        "Applying convert_to lookup_option with arguments {}",
+                        options::convert_args(to)
+                    ));
+                });
+                Ok(Some(converted))
+            }
             (found, _) => Ok(found),
         }
     }
@@ -171,12 +277,12 @@ impl<'f, F: Files> Lookup<'f, F> {
             Some(Layer::Environment),
             key.module.clone().map(Layer::Module),
         ];
-        let merged = strategy.lookup(stack.len(), |i| match &stack[i] {
+        let merged = self.merged(strategy, stack.len(), |i| match &stack[i] {
             Some(layer) => self.layer_lookup(layer, key, strategy),
             None => Ok(None),
         })?;
         match merged {
-            Some(v) => key.dig(v),
+            Some(v) => self.dig(&key.text, &key.segments, v),
             None => Ok(None),
         }
     }
@@ -189,37 +295,116 @@ impl<'f, F: Files> Lookup<'f, F> {
         strategy: &Strategy,
     ) -> Result<Option<Value>> {
         let Some(layered) = self.layer(layer)? else {
+            if let (Layer::Module(name), Some(dir)) = (layer, &self.tree.environment_dir) {
+                // `lookup_in_module`: a module without data says why.
+                let exists = self.files.is_dir(&join(&join(dir, "modules"), name));
+                self.explain(|e| {
+                    e.add(if exists {
+                        Kind::ModuleProviderNotFound(name.clone())
+                    } else {
+                        Kind::ModuleNotFound(name.clone())
+                    });
+                });
+            }
             return Ok(None);
         };
-        self.checked(&key.text, || {
-            let entries = &layered.config.entries;
-            strategy.lookup(entries.len(), |i| {
-                let Some(locations) = self.locations(&layered, &entries[i])? else {
-                    return Err(missing_path());
-                };
-                strategy.lookup(locations.len(), |j| match &locations[j] {
-                    loc if !loc.exists => Ok(None),
-                    loc => {
-                        let data =
-                            self.data(&loc.path, entries[i].format, layered.module.as_deref())?;
-                        match data.get(&Value::str(key.root.as_str())) {
-                            None => Ok(None),
-                            Some(v) if !is_rich_data(v) => Err(Error::Data(format!(
-                                "Value for key '{}', in hash returned from data_hash function '{}', when using location '{}', has wrong type, expects Puppet::LookupValue",
-                                key.root,
-                                entries[i].format.function(),
-                                loc.path
-                            ))),
-                            Some(v) => self.interpolate(v.clone(), &self.scope, true).map(Some),
-                        }
-                    }
+        let provider = || Kind::Provider {
+            name: layered.name(),
+            // Puppet's built-in configuration has no file to name.
+            config: (!layered.config.is_default).then(|| layered.config_path.clone()),
+            module: layered.module.clone(),
+        };
+        let found = self.checked(&key.text, || {
+            self.with(provider, || {
+                if let Some(e) = &layered.config.refused {
+                    return Err(e.clone());
+                }
+                let mut entries: Vec<&Entry> = layered.config.entries.iter().collect();
+                if layered.config.is_default {
+                    // Its entries are only those with a file to read.
+                    entries.retain(|entry| {
+                        self.without_explain(|| self.locations(&layered, entry))
+                            .is_ok_and(|l| l.is_some_and(|l| !l.is_empty()))
+                    });
+                }
+                if entries.is_empty() {
+                    self.explain(|e| e.not_found(&key.text));
+                    return Ok(None);
+                }
+                self.merged(strategy, entries.len(), |i| {
+                    let entry = entries[i];
+                    let kind = || Kind::Provider {
+                        name: format!("Hierarchy entry \"{}\"", entry.name),
+                        config: None,
+                        module: None,
+                    };
+                    self.with(kind, || self.entry_lookup(&layered, entry, key, strategy))
                 })
+            })
+        });
+        match (layer, found) {
+            // `lookup_global` rewraps the lookup errors it meets.
+            (Layer::Global, Err(e @ Error::Recursive(_))) => Err(Error::Global {
+                key: key.text.clone(),
+                detail: Box::new(e),
+            }),
+            (_, found) => found,
+        }
+    }
+
+    /// `DataHashFunctionProvider#unchecked_key_lookup`: one hierarchy
+    /// entry's locations.
+    fn entry_lookup(
+        &self,
+        layered: &Layered,
+        entry: &Entry,
+        key: &LookupKey,
+        strategy: &Strategy,
+    ) -> Result<Option<Value>> {
+        // Puppet resolves the locations with nothing explained.
+        let Some(locations) = self.without_explain(|| self.locations(layered, entry))? else {
+            return Err(missing_path());
+        };
+        self.merged(strategy, locations.len(), |j| {
+            let loc = &locations[j];
+            let kind = || Kind::Location {
+                path: loc.path.clone(),
+                original: loc.original.clone(),
+            };
+            self.with(kind, || {
+                if !loc.exists {
+                    self.explain(Explainer::location_not_found);
+                    return Ok(None);
+                }
+                let data = self.data(&loc.path, entry.format, layered.module.as_deref())?;
+                match data.get(&Value::str(key.root.as_str())) {
+                    None => {
+                        self.explain(|e| e.not_found(&key.root));
+                        Ok(None)
+                    }
+                    Some(v) if !is_rich_data(v) => Err(Error::Data(format!(
+                        "Value for key '{}', in hash returned from data_hash function '{}', when using location '{}', has wrong type, expects Puppet::LookupValue{}",
+                        key.root,
+                        entry.format.function(),
+                        loc.path,
+                        match v {
+                            Value::Symbol(_) => ", got Runtime[ruby, 'Symbol']",
+                            _ => "",
+                        }
+                    ))),
+                    Some(v) => {
+                        let v = self.interpolate(v.clone(), &self.scope, true)?;
+                        self.explain(|e| e.found(&key.root, &v));
+                        Ok(Some(v))
+                    }
+                }
             })
         })
     }
 
     /// The merged `lookup_options` of the global and environment layers,
-    /// and of `module`'s when the key is in one.
+    /// and of `module`'s when the key is in one (`retrieve_lookup_options`,
+    /// explained as a search of its own the first time).
     fn lookup_options(&self, module: Option<&str>) -> Result<Rc<Compiled>> {
         let cached = self
             .options
@@ -229,36 +414,81 @@ impl<'f, F: Files> Lookup<'f, F> {
         if let Some(c) = cached {
             return Ok(c);
         }
-        let key = LookupKey::new(LOOKUP_OPTIONS)?;
-        let hash = Strategy::Hash;
-        let of = |layer: Layer, module: Option<&str>| -> Result<Option<Value>> {
-            match self.layer_lookup(&layer, &key, &hash)? {
-                Some(v) => Ok(Some(Value::Hash(options::validate(v, module)?))),
-                None => Ok(None),
-            }
-        };
-        let global = of(Layer::Global, None)?;
-        let env = of(Layer::Environment, None)?;
-        let mut opts = match (global, env) {
-            (Some(g), Some(e)) => Some(hash.merge(g, e)?),
-            (g, e) => g.or(e),
-        };
-        if let Some(m) = module {
-            if let Some(mo) = of(Layer::Module(m.to_owned()), Some(m))? {
-                opts = Some(match opts {
-                    Some(o) => hash.merge(o, mo)?,
-                    None => mo,
-                });
-            }
+        let compiled = self.with(
+            || Kind::Top(LOOKUP_OPTIONS.into()),
+            || {
+                let mut opts = self.env_options()?;
+                if let Some(m) = module {
+                    self.compiled(None, opts.clone())?;
+                    opts = self.module_options(m, opts)?;
+                }
+                self.compiled(module, opts)
+            },
+        )?;
+        Ok(compiled)
+    }
+
+    /// Compiles and caches the options of `module`'s keys (unless known).
+    fn compiled(&self, module: Option<&str>, opts: Option<Value>) -> Result<Rc<Compiled>> {
+        let name = module.map(str::to_owned);
+        if let Some(known) = self.options.borrow().get(&name) {
+            return Ok(known.clone());
         }
         let compiled = Rc::new(match opts {
             Some(Value::Hash(h)) => Compiled::new(&h)?,
             _ => Compiled::default(),
         });
-        self.options
-            .borrow_mut()
-            .insert(module.map(str::to_owned), compiled.clone());
+        self.options.borrow_mut().insert(name, compiled.clone());
         Ok(compiled)
+    }
+
+    /// `env_lookup_options`: the global layer's merged with the
+    /// environment's, read once.
+    fn env_options(&self) -> Result<Option<Value>> {
+        if let Some(known) = self.env_options.borrow().clone() {
+            return Ok(known);
+        }
+        let hash = Strategy::Hash;
+        let global = self.layer_options(Layer::Global, None)?;
+        let env = self.layer_options(Layer::Environment, None)?;
+        let opts = match (global, env) {
+            (Some(g), Some(e)) => Some(hash.merge(g, e)?),
+            (g, e) => g.or(e),
+        };
+        *self.env_options.borrow_mut() = Some(opts.clone());
+        Ok(opts)
+    }
+
+    /// `module`'s `lookup_options` merged under `opts` (the global and
+    /// environment ones), each side explained as a scope of its own.
+    fn module_options(&self, module: &str, opts: Option<Value>) -> Result<Option<Value>> {
+        let theirs = self.layer_options(Layer::Module(module.to_owned()), Some(module))?;
+        let (Some(ours), Some(theirs)) = (&opts, &theirs) else {
+            return Ok(opts.or(theirs));
+        };
+        let sides = [
+            ("Global and Environment".to_owned(), ours),
+            (format!("Module {module}"), theirs),
+        ];
+        self.merged(&Strategy::Hash, sides.len(), |i| {
+            let (name, value) = &sides[i];
+            self.with(
+                || Kind::Scope(name.clone()),
+                || {
+                    self.explain(|e| e.found(LOOKUP_OPTIONS, value));
+                    Ok(Some((*value).clone()))
+                },
+            )
+        })
+    }
+
+    /// One layer's `lookup_options`, checked.
+    fn layer_options(&self, layer: Layer, module: Option<&str>) -> Result<Option<Value>> {
+        let key = LookupKey::new(LOOKUP_OPTIONS)?;
+        match self.layer_lookup(&layer, &key, &Strategy::Hash)? {
+            Some(v) => Ok(Some(Value::Hash(options::validate(v, module)?))),
+            None => Ok(None),
+        }
     }
 
     /// A layer's configuration, read once.
@@ -278,16 +508,15 @@ impl<'f, F: Files> Lookup<'f, F> {
             Layer::Global => {
                 let path = &self.tree.global_config;
                 let root = parent(path);
-                if !self.files.is_file(path) {
-                    return Ok(Some(Layered {
-                        config: Config::default_config(),
-                        root,
-                        module: None,
-                    }));
-                }
-                let config = self.config(path)?;
+                let config = if self.files.is_file(path) {
+                    self.config(path)?
+                } else {
+                    Some(Config::default_config())
+                };
                 return Ok(config.map(|config| Layered {
                     config,
+                    config_path: path.clone(),
+                    place: "Global",
                     root,
                     module: None,
                 }));
@@ -308,6 +537,8 @@ impl<'f, F: Files> Lookup<'f, F> {
         let config = self.config(&path)?;
         Ok(config.map(|config| Layered {
             config,
+            config_path: path,
+            place: "Environment",
             root,
             module,
         }))
@@ -336,16 +567,20 @@ impl<'f, F: Files> Lookup<'f, F> {
     /// `create_configured_data_providers`' locations for one entry.
     fn locations(&self, layered: &Layered, entry: &Entry) -> Result<Option<Vec<Location>>> {
         let datadir = self.interpolate_str(&join(&layered.root, &entry.datadir), &self.scope)?;
-        let found = |path: String| {
+        let found = |path: String, original: &str| {
             let exists = self.files.is_file(&path);
-            Location { path, exists }
+            Location {
+                path,
+                original: original.to_owned(),
+                exists,
+            }
         };
         let mut out = Vec::new();
         match &entry.locations {
             Locations::None | Locations::Uris(_) => {}
             Locations::Paths(paths) => {
                 for p in paths {
-                    let loc = found(join(&datadir, &self.interpolate_str(p, &self.scope)?));
+                    let loc = found(join(&datadir, &self.interpolate_str(p, &self.scope)?), p);
                     if loc.exists || !layered.config.is_default {
                         out.push(loc);
                     }
@@ -354,7 +589,12 @@ impl<'f, F: Files> Lookup<'f, F> {
             Locations::Globs(globs) => {
                 for g in globs {
                     let pattern = join(&datadir, &self.interpolate_str(g, &self.scope)?);
-                    out.extend(self.files.glob(&pattern).into_iter().map(found));
+                    out.extend(
+                        self.files
+                            .glob(&pattern)
+                            .into_iter()
+                            .map(|p| found(p, &pattern)),
+                    );
                 }
             }
             Locations::Mapped([var, name, template]) => {
@@ -365,10 +605,10 @@ impl<'f, F: Files> Lookup<'f, F> {
                 };
                 for v in vars {
                     let scope = self.scope.with(name, v);
-                    out.push(found(join(
-                        &datadir,
-                        &self.interpolate_str(template, &scope)?,
-                    )));
+                    out.push(found(
+                        join(&datadir, &self.interpolate_str(template, &scope)?),
+                        template,
+                    ));
                 }
             }
         }
@@ -401,7 +641,14 @@ impl<'f, F: Files> Lookup<'f, F> {
                     self.warn(format!("{path}: file does not contain a valid yaml hash"));
                     Hash::default()
                 }
-                Err(e) => return Err(Error::Data(format!("Unable to parse {}", e.message))),
+                // Psych names the file it was given; hierad's reader is
+                // given the text alone.
+                Err(e) => {
+                    return Err(Error::Data(format!(
+                        "Unable to parse {}",
+                        e.message.replacen("(<unknown>)", &format!("({path})"), 1)
+                    )));
+                }
             },
             DataFormat::Json => match crate::hiera::json::load(&text) {
                 Ok(Value::Hash(h)) => h,

@@ -17,8 +17,9 @@ pub enum Strategy {
     Unique,
     /// Hashes merged by their top-level keys, higher priority winning.
     Hash,
-    /// deep_merge with Puppet's options.
-    Deep(Box<MergeSpec>),
+    /// deep_merge with Puppet's options, and those options as given but
+    /// `strategy` (what `--explain` shows; `None` when there are none).
+    Deep(Box<MergeSpec>, Option<Box<Hash>>),
 }
 
 /// The options `deep` takes (its `options_t` Struct).
@@ -132,6 +133,17 @@ impl Strategy {
         Ok(memo)
     }
 
+    /// `MergeStrategy.key` and `options_wo_strategy`, as `--explain`
+    /// names a merge.
+    pub(crate) fn explained(&self) -> (&'static str, Option<Hash>) {
+        match self {
+            Strategy::First => ("first", None),
+            Strategy::Unique => ("unique", None),
+            Strategy::Hash => ("hash", None),
+            Strategy::Deep(_, options) => ("deep", options.as_deref().cloned()),
+        }
+    }
+
     fn convert_value(&self, value: Value) -> Value {
         match self {
             Strategy::Unique => Value::Array(flatten(value)),
@@ -156,7 +168,7 @@ impl Strategy {
             Strategy::Unique => {
                 for (which, v) in [("first", &e1), ("second", &e2)] {
                     if matches!(v, Value::Hash(_) | Value::Nil) {
-                        return Err(wrong_type(which, "Variant[Scalar, Array[Data]]", v));
+                        return Err(wrong_type(which, "a value of type Scalar or Array", v));
                     }
                 }
                 let mut all = flatten(e1);
@@ -170,10 +182,10 @@ impl Strategy {
                     }
                     Ok(Value::Hash(lower))
                 }
-                (Value::Hash(_), other) => Err(wrong_type("second", "Hash", &other)),
-                (other, _) => Err(wrong_type("first", "Hash", &other)),
+                (Value::Hash(_), other) => Err(wrong_type("second", "a Hash value", &other)),
+                (other, _) => Err(wrong_type("first", "a Hash value", &other)),
             },
-            Strategy::Deep(spec) => {
+            Strategy::Deep(spec, _) => {
                 deep_merge(e1, e2, spec, None).map_err(|e| Error::Merge(e.message))
             }
         }
@@ -199,21 +211,38 @@ fn deep(options: Option<&Hash>) -> Result<Strategy> {
         }
         symbols.insert(Value::Symbol(name.to_owned()), v.clone());
     }
+    let given: Hash = options
+        .into_iter()
+        .flatten()
+        .filter(|(k, _)| k.as_str() != Some("strategy"))
+        .map(|(k, v)| (k.clone(), v.clone()))
+        .collect();
     let options = DeepMergeOptions::from_hash(&symbols);
-    Ok(Strategy::Deep(Box::new(MergeSpec::new(
-        Behavior::Deeper,
-        options,
-    ))))
+    Ok(Strategy::Deep(
+        Box::new(MergeSpec::new(Behavior::Deeper, options)),
+        (!given.is_empty()).then(|| Box::new(given)),
+    ))
 }
 
 fn unknown(name: &str) -> Error {
     Error::Strategy(format!("Unknown merge strategy: '{name}'"))
 }
 
+/// `TypeAsserter`'s text: what was expected, and the Puppet type
+/// inferred for what was got, generalized as Puppet words it.
 fn wrong_type(which: &str, expected: &str, got: &Value) -> Error {
+    let got = match got {
+        Value::Array(_) => "Tuple",
+        Value::Hash(_) => "Struct",
+        Value::Nil => "Undef",
+        Value::String(_) => "String",
+        Value::Int(_) | Value::BigInt(_) => "Integer",
+        Value::Float(_) => "Float",
+        Value::Bool(_) => "Boolean",
+        other => other.class_name(),
+    };
     Error::Merge(format!(
-        "The {which} element of the merge has wrong type, expects {expected}, got {}",
-        got.class_name()
+        "The {which} element of the merge has wrong type, expects {expected}, got {got}"
     ))
 }
 
@@ -260,7 +289,7 @@ mod tests {
     fn merge_names_and_hashes_are_read_as_puppet_reads_them() {
         assert!(matches!(
             Strategy::from_value(&Value::str("deep")),
-            Ok(Strategy::Deep(_))
+            Ok(Strategy::Deep(..))
         ));
         let err = Strategy::from_value(&Value::str("deeper")).unwrap_err();
         assert_eq!(err.to_string(), "Unknown merge strategy: 'deeper'");

@@ -13,6 +13,7 @@
 
 mod config;
 mod error;
+mod explain;
 mod interpolate;
 mod key;
 mod lookup;

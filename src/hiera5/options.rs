@@ -152,6 +152,16 @@ pub(crate) fn convert(key: &str, convert_to: &Value, value: Value) -> Result<Val
     })
 }
 
+/// `StringConverter#convert(convert_to)` as `--explain` prints it once
+/// the type is parsed: `[Integer]` (arguments are refused by [`convert`]).
+pub(crate) fn convert_args(convert_to: &Value) -> String {
+    let ty = match convert_to {
+        Value::Array(items) if !items.is_empty() => &items[0],
+        other => other,
+    };
+    format!("[{}]", ruby::to_s(ty))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -87,8 +87,8 @@ fn data_functions_hierad_does_not_read_are_named() {
 #[test]
 fn what_hierad_does_not_do_yet_is_refused_by_name() {
     let dir = tree("path: common.yaml\n    data_hash: yaml_data");
-    let message = refused_in(dir.path(), &["--explain", "key"]);
-    assert!(message.contains("--explain"), "{message}");
+    let message = refused_in(dir.path(), &["--explain", "--render-as", "yaml", "key"]);
+    assert!(message.contains("explains as text"), "{message}");
     let message = refused_in(dir.path(), &["--render-as", "msgpack", "key"]);
     assert!(message.contains("msgpack"), "{message}");
     let message = refused_in(dir.path(), &["--environment", "nosuch", "key"]);

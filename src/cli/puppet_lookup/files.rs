@@ -22,6 +22,10 @@ impl Files for Disk {
         Path::new(path).is_file()
     }
 
+    fn is_dir(&self, path: &str) -> bool {
+        Path::new(path).is_dir()
+    }
+
     fn glob(&self, pattern: &str) -> Vec<String> {
         // The literal directory before the first wildcard is walked; every
         // file below it is matched against the pattern as a regex.

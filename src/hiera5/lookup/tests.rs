@@ -11,6 +11,10 @@ impl Files for Texts {
     fn is_file(&self, path: &str) -> bool {
         self.0.contains_key(path)
     }
+    fn is_dir(&self, path: &str) -> bool {
+        let dir = format!("{}/", path.trim_end_matches('/'));
+        self.0.keys().any(|k| k.starts_with(&dir))
+    }
     fn glob(&self, pattern: &str) -> Vec<String> {
         let (dir, suffix) = pattern.split_once('*').unwrap();
         self.0
@@ -90,7 +94,7 @@ fn interpolation_reaches_scope_and_other_keys() {
     assert_eq!(lookup_in(&files, "c", None).unwrap(), Some(yaml("[1]")));
     assert!(matches!(
         lookup_in(&files, "e", None),
-        Err(Error::Recursive(_))
+        Err(Error::Recursive(_) | Error::Global { .. })
     ));
     let err = lookup_in(&files, "f", None).unwrap_err();
     assert_eq!(err.to_string(), "Unknown interpolation method 'bad'");
@@ -111,5 +115,39 @@ fn a_broken_module_file_fails_only_that_modules_keys() {
     assert!(matches!(
         lookup_in(&files, "m::x", None),
         Err(Error::Data(_))
+    ));
+}
+
+#[test]
+fn an_explanation_shows_each_location_and_the_merge() {
+    let files = tree(&[
+        ("/env/hiera.yaml", ENV_CONFIG),
+        ("/env/data/nodes/web1.yaml", "h: {a: 1}\n"),
+        (
+            "/env/data/common.yaml",
+            "h: {b: 2}\nlookup_options: {h: {merge: hash}}\n",
+        ),
+    ]);
+    let mut facts = Hash::default();
+    facts.insert(Value::str("clientcert"), Value::str("web1"));
+    let tree = Tree {
+        global_config: "/conf/hiera.yaml".into(),
+        environment_dir: Some("/env".into()),
+    };
+    let lookup = Lookup::new(tree, &files, Scope::for_node(facts, "production")).explaining();
+    let found = lookup.lookup(&["h".to_owned()], None).unwrap();
+    assert_eq!(found, Some(yaml("{b: 2, a: 1}")));
+    let text = lookup.explanation(None).unwrap();
+    for want in [
+        "Searching for \"lookup_options\"\n",
+        "Using merge options from \"lookup_options\" hash\nSearching for \"h\"\n",
+        "          Path \"/env/data/nodes/web1.yaml\"\n            Original path: \"nodes/%{trusted.certname}.yaml\"\n            Found key: \"h\" value: {\n              \"a\" => 1\n            }\n",
+        "    Merged result: {\n      \"b\" => 2,\n      \"a\" => 1\n    }\n",
+    ] {
+        assert!(text.contains(want), "{want:?} not in\n{text}");
+    }
+    // The global layer has no hiera.yaml and no data: not found there.
+    assert!(text.contains(
+        "    Global Data Provider (hiera configuration version 5)\n      No such key: \"h\"\n"
     ));
 }

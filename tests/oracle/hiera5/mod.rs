@@ -2,7 +2,8 @@
 //! over the same Hiera 5 tree, facts and flags: exit status, stdout and
 //! stderr byte for byte. The expected answers come from Puppet at test
 //! time, every Puppet run forked from one Ruby process that loaded Puppet
-//! once (tests/support/puppet_oracle.rb).
+//! once (tests/support/puppet_oracle.rb), twelve runs per forked child
+//! (checked against runs alone: `ALONE`).
 
 mod tree;
 
@@ -140,6 +141,53 @@ const CASES: &[&str] = &[
     "--environment odd cs",
     "--environment odd --merge deep --merge-hash-arrays ma",
     "--environment twice k",
+    // --explain: every layer, entry, location, merge, sub key and
+    // interpolation searched, and why a lookup failed.
+    "--explain greeting",
+    "--explain --render-as s int",
+    "--explain hash_deep",
+    "--explain no_such_key",
+    "--explain no_such_key greeting int",
+    "--explain --default fallback no_such_key",
+    "--explain lookup_options",
+    "--explain nested.map.inner",
+    "--explain nested.list.5",
+    "--explain ko",
+    "--explain sorted",
+    "--explain re_one",
+    "--explain conv_int",
+    "--explain bad_merge",
+    "--explain --merge unique list",
+    "--explain --merge hash list",
+    "--explain --merge deep --sort-merged-arrays sorted",
+    "--explain mymod::merged",
+    "--explain mymod::interp",
+    "--explain broken::key",
+    "--explain nosuchmod::key",
+    "--explain interp_scope",
+    "--explain interp_quoted",
+    "--explain interp_lookup",
+    "--explain interp_alias",
+    "--explain interp_bad_method",
+    "--explain interp_loop_a",
+    "--explain svc_list",
+    "--explain glob_list",
+    "--explain many_list",
+    "--explain --facts facts.yaml mymod::merged",
+    "--explain --environment broken fine",
+    "--explain --environment bare global_only",
+    "--explain --environment odd --merge unique uh",
+    "--explain --environment odd sym",
+    "--explain --environment twice k",
+    "--explain --hiera_config conf/none.yaml global_only",
+    "--explain --render-as json greeting",
+    "--explain --render-as json no_such_key greeting",
+    "--explain --render-as json --merge deep --sort-merged-arrays sorted",
+    "--explain --render-as json mymod::merged",
+    "--explain --render-as json nosuchmod::key",
+    "--explain --render-as json interp_scope",
+    "--explain --render-as json nested.list.5",
+    "--explain --render-as json --environment twice k",
     // Command lines Puppet refuses.
     "--render-as xml greeting",
     "",
@@ -202,8 +250,25 @@ struct Outcome {
     stderr: String,
 }
 
-/// Every job through one Ruby process that loaded Puppet once.
-fn puppet(root: &Path, jobs: &[Vec<String>]) -> Vec<Outcome> {
+/// Runs per forked child: a run after the first in a child skips most of
+/// Puppet's start (tests/support/forked_commands.rb's run_batched).
+const BATCH: usize = 12;
+
+/// Cases whose stderr or exit status depend on Puppet's state (warnings
+/// given once, errors, a failed lookup): run alone as well, to show that
+/// a run sharing a child answers as a run of its own.
+const ALONE: &[&str] = &[
+    "unqualified",
+    "interp_undefined",
+    "--merge bogus greeting",
+    "--render-as xml greeting",
+    "--environment broken fine",
+    "--explain --environment odd sym",
+];
+
+/// Every job through one Ruby process that loaded Puppet once, `batch`
+/// runs per forked child.
+fn puppet(root: &Path, jobs: &[Vec<String>], batch: usize) -> Vec<Outcome> {
     let input: Vec<Json> = jobs
         .iter()
         .map(|args| json!({"args": args, "dir": root}))
@@ -212,6 +277,7 @@ fn puppet(root: &Path, jobs: &[Vec<String>]) -> Vec<Outcome> {
         .arg(Path::new(binary::ROOT).join("tests/support/puppet_oracle.rb"))
         .env("LC_ALL", "C.UTF-8")
         .env("PUPPET_ORACLE_JOBS", "2")
+        .env("PUPPET_ORACLE_BATCH", batch.to_string())
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::inherit())
@@ -266,8 +332,23 @@ fn puppet_lookup_answers_as_puppet_lookup_does() {
         .enumerate()
         .map(|(i, c)| job(root, i, c))
         .collect();
-    let expected = puppet(root, &jobs);
+    let expected = puppet(root, &jobs, BATCH);
     assert_eq!(expected.len(), CASES.len(), "one Puppet answer per case");
+
+    // Runs sharing a child answer as runs of their own do.
+    let alone: Vec<usize> = ALONE
+        .iter()
+        .map(|c| {
+            CASES
+                .iter()
+                .position(|k| k == c)
+                .expect("an ALONE case is a case")
+        })
+        .collect();
+    let jobs_alone: Vec<Vec<String>> = alone.iter().map(|i| jobs[*i].clone()).collect();
+    for (i, got) in alone.iter().zip(puppet(root, &jobs_alone, 1)) {
+        assert_eq!(got, expected[*i], "{} alone and batched", CASES[*i]);
+    }
 
     // The fork-per-run shortcut gives what the `puppet` command gives.
     let direct = crate::tools::command("puppet")
