@@ -432,6 +432,17 @@ impl ImportSummary {
     }
 }
 
+/// A node's stored scope, as `GET …/nodes/{node}/scope` answers it.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub(crate) struct NodeScope {
+    pub(crate) node: String,
+    pub(crate) scope: serde_json::Map<String, serde_json::Value>,
+    pub(crate) version: u64,
+    #[serde(default)]
+    pub(crate) author: Option<String>,
+    pub(crate) created_at: i64,
+}
+
 /// One version of a document (`…/history`, `…/restore`).
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub(crate) struct Version {
@@ -497,6 +508,9 @@ pub(crate) struct LookupRequest {
     pub(crate) default: Option<WireValue>,
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub(crate) explain: bool,
+    /// A node whose stored scope `scope` is layered over.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) node: Option<String>,
 }
 
 /// What a client sends to [`paths::HIERARCHIES`].

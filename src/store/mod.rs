@@ -43,6 +43,7 @@ mod switch;
 pub(crate) use self::postgres::{ChangeFeed, PgStore};
 pub(crate) use changes::Changes;
 pub(crate) use quota::Quotas;
+pub(crate) use shared::scopes::scope_from;
 pub(crate) use sqlite::SqliteStore;
 #[cfg(test)]
 pub(crate) use switch::SwitchedStore;
@@ -617,15 +618,13 @@ pub(crate) trait Store: Send + Sync {
 
     // Node scopes (`shared/scopes.rs`): the facts and scope variables of
     // a registered node (one that a level register of the environment
-    // lists), versioned like documents. They take no generation: they are
-    // not in snapshots; a lookup naming a node reads its scope here.
+    // lists), versioned like documents. A write takes a generation (logged
+    // as a `scope` change, so answers cached for the last one are not
+    // reused), but scopes are not in snapshots: a lookup naming a node
+    // reads its scope here.
 
     /// Writes a new version of `node`'s scope in `env`. NotFound: the
     /// environment, or a node no register of it lists.
-    #[cfg_attr(
-        not(test),
-        expect(dead_code, reason = "no route reads or writes node scopes yet")
-    )]
     fn put_scope(
         &self,
         env: i64,
@@ -636,26 +635,14 @@ pub(crate) trait Store: Send + Sync {
 
     /// A version of `node`'s scope (`None`: the latest). NotFound: as
     /// `put_scope`; no scope (never written, or deleted); no such version.
-    #[cfg_attr(
-        not(test),
-        expect(dead_code, reason = "no route reads or writes node scopes yet")
-    )]
     fn scope(&self, env: i64, node: &str, version: Option<u64>)
     -> Result<(Version, shared::Scope)>;
 
     /// Every version of `node`'s scope, oldest first. NotFound: as
     /// `put_scope`.
-    #[cfg_attr(
-        not(test),
-        expect(dead_code, reason = "no route reads or writes node scopes yet")
-    )]
     fn scope_history(&self, env: i64, node: &str) -> Result<Vec<Version>>;
 
     /// Writes a deletion marker for `node`'s scope. NotFound: as `scope`.
-    #[cfg_attr(
-        not(test),
-        expect(dead_code, reason = "no route reads or writes node scopes yet")
-    )]
     fn delete_scope(&self, env: i64, node: &str, author: Option<&str>) -> Result<Version>;
 
     /// The newest committed generation (0: none since the log began).

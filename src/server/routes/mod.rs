@@ -16,3 +16,4 @@ pub(crate) mod hierarchies;
 pub(crate) mod lookup;
 pub(crate) mod params;
 pub(crate) mod registers;
+pub(crate) mod scopes;
