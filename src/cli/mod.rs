@@ -20,6 +20,7 @@ pub(crate) mod register;
 pub(crate) mod schema;
 pub(crate) mod secrets;
 pub(crate) mod serve;
+pub(crate) mod show_lookup;
 
 use crate::configdb::LevelPathError;
 use clap::{Parser, Subcommand};

@@ -6,6 +6,7 @@
 //! environment created if missing) is written once, here, over the trait.
 
 pub(crate) mod client_auth;
+pub(crate) mod diffs;
 pub(crate) mod local;
 pub(crate) mod remote;
 mod timeouts;
@@ -88,6 +89,15 @@ pub(crate) trait ConfigOps {
     /// What is stored at exactly `at` (`{}` if never written), or one of
     /// its versions.
     fn stored(&self, at: &DocAddress, version: Option<u64>) -> Result<Hash>;
+
+    /// The effective document of `resource` at `path` with each
+    /// top-level key's origin ([`crate::configdb::provenance`]).
+    fn show_lookup(
+        &self,
+        env: i64,
+        path: &LevelPath,
+        resource: &str,
+    ) -> Result<crate::api::ShowLookup>;
 
     /// Writes a new version of a whole document.
     fn put(&self, at: &DocAddress, doc: &Hash) -> Result<()>;

@@ -18,6 +18,7 @@ use ureq::Agent;
 
 pub(crate) use super::client_auth::ClientAuth;
 pub(crate) use super::timeouts::Timeouts;
+mod insight;
 pub(crate) mod urls;
 use super::timeouts::transport_error;
 use crate::api::paths::{self, encode};
@@ -527,6 +528,15 @@ impl ConfigOps for Remote {
 
     fn effective(&self, env: i64, path: &LevelPath, resource: &str) -> OpsResult<Hash> {
         Ok(Remote::effective(self, env, path, resource)?)
+    }
+
+    fn show_lookup(
+        &self,
+        env: i64,
+        path: &LevelPath,
+        resource: &str,
+    ) -> OpsResult<api::ShowLookup> {
+        Ok(Remote::show_lookup(self, env, path, resource)?)
     }
 
     fn stored(&self, at: &DocAddress, version: Option<u64>) -> OpsResult<Hash> {

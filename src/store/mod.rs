@@ -498,13 +498,6 @@ pub(crate) trait Store: Send + Sync {
     /// environment's documents. Invalid
     /// ([`Invalid::GenerationAhead`]): a generation not written yet.
     /// [`StoreError::Gone`]: one before [`Store::oldest_readable`].
-    #[cfg_attr(
-        not(test),
-        expect(
-            dead_code,
-            reason = "no route reads at a generation or names a tag yet"
-        )
-    )]
     fn load_at(&self, generation: u64, env: Option<i64>) -> Result<SnapshotData>;
 
     /// The oldest generation [`Store::load_at`] can read (of `env`'s
@@ -537,13 +530,6 @@ pub(crate) trait Store: Send + Sync {
     fn create_tag(&self, name: &str, generation: Option<u64>, author: Option<&str>) -> Result<Tag>;
 
     /// The tag `name`. NotFound: there is none.
-    #[cfg_attr(
-        not(test),
-        expect(
-            dead_code,
-            reason = "no route reads at a generation or names a tag yet"
-        )
-    )]
     fn tag(&self, name: &str) -> Result<Tag>;
 
     /// Every tag, oldest generation first.
