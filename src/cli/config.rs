@@ -100,6 +100,8 @@ pub(crate) enum Op {
     Restore(super::history::RestoreArgs),
     /// Delete a level's stored document (a deletion marker: restorable)
     Delete(super::history::Doc),
+    /// Compare two versions of a level's document, or the effective one at two generations or tags
+    Diff(super::diff::DiffArgs),
 }
 
 #[derive(Debug, clap::Args)]
@@ -188,6 +190,7 @@ pub(crate) fn run(args: Args) -> anyhow::Result<ExitCode> {
         Op::History(history) => super::history::history(&history).map(Some),
         Op::Restore(restore) => super::history::restore(&restore).map(Some),
         Op::Delete(doc) => super::history::delete(&doc).map(Some),
+        Op::Diff(diff) => super::diff::run(&diff).map(Some),
     };
     match outcome {
         Ok(text) => {

@@ -39,7 +39,10 @@ pub(crate) struct RestoreArgs {
 }
 
 impl Doc {
-    fn open(&self, access: Access) -> anyhow::Result<(Box<dyn crate::ops::ConfigOps>, DocAddress)> {
+    pub(crate) fn open(
+        &self,
+        access: Access,
+    ) -> anyhow::Result<(Box<dyn crate::ops::ConfigOps>, DocAddress)> {
         let ops = self.conn.open(access)?;
         let path = self.place.at.path_in(ops.as_ref())?;
         let at = DocAddress::new(

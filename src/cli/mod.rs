@@ -6,6 +6,7 @@ pub(crate) mod auth;
 pub(crate) mod backup;
 pub(crate) mod bench;
 pub(crate) mod config;
+pub(crate) mod diff;
 pub(crate) mod doctor;
 pub(crate) mod export;
 pub(crate) mod health;

@@ -182,6 +182,10 @@ impl ConfigOps for Local {
         ))
     }
 
+    fn diff(&self, at: &DocAddress, range: &super::diffs::Range) -> Result<crate::api::DiffAnswer> {
+        super::diffs::diff(self.store.as_ref(), at, range)
+    }
+
     fn stored(&self, at: &DocAddress, version: Option<u64>) -> Result<Hash> {
         self.store.check_registered(at.env, &at.path)?;
         Ok(self

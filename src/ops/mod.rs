@@ -99,6 +99,9 @@ pub(crate) trait ConfigOps {
         resource: &str,
     ) -> Result<crate::api::ShowLookup>;
 
+    /// The diff of the document at `at` over `range` ([`diffs`]).
+    fn diff(&self, at: &DocAddress, range: &diffs::Range) -> Result<crate::api::DiffAnswer>;
+
     /// Writes a new version of a whole document.
     fn put(&self, at: &DocAddress, doc: &Hash) -> Result<()>;
 

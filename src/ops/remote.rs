@@ -539,6 +539,10 @@ impl ConfigOps for Remote {
         Ok(Remote::show_lookup(self, env, path, resource)?)
     }
 
+    fn diff(&self, at: &DocAddress, range: &super::diffs::Range) -> OpsResult<api::DiffAnswer> {
+        Ok(Remote::diff(self, at, range)?)
+    }
+
     fn stored(&self, at: &DocAddress, version: Option<u64>) -> OpsResult<Hash> {
         Ok(Remote::stored(self, at, version)?)
     }
