@@ -66,6 +66,10 @@ module PuppetX::Hierad
       request('POST', path, body, 'Content-Type' => 'application/json')
     end
 
+    def put(path, body)
+      request('PUT', path, body, 'Content-Type' => 'application/json')
+    end
+
     # The Error for an answer the caller cannot use.
     def refused(what, response)
       error = Error.new("hierad: #{urls.join(', ')}: #{what}: HTTP #{response.status}: #{response.error_message}")
