@@ -75,7 +75,7 @@ pub(crate) fn history(args: &HistoryArgs) -> anyhow::Result<String> {
 
 /// The versions as aligned columns: number, date (UTC), size, author
 /// (`-`: written before hierad recorded authors), state.
-fn table(versions: &[Version]) -> String {
+pub(crate) fn table(versions: &[Version]) -> String {
     let width = versions
         .iter()
         .map(|v| v.author.as_deref().map_or(1, str::len))

@@ -19,6 +19,7 @@ pub(crate) mod puppet_lookup;
 pub(crate) mod register;
 
 pub(crate) mod schema;
+pub(crate) mod scope;
 pub(crate) mod secrets;
 pub(crate) mod serve;
 pub(crate) mod show_lookup;
@@ -60,6 +61,9 @@ pub(crate) enum Command {
     /// The values a level of an environment takes (its nodes): with a
     /// register, other values are refused (404)
     Register(register::Args),
+    /// The facts and scope variables stored for a node, which a lookup
+    /// naming the node gets
+    Scope(scope::Args),
     /// Serve the ConfigDB REST API and Hiera lookups over HTTP.
     Serve(serve::Args),
     /// List the stored versions that cannot be read, history included;
@@ -98,6 +102,7 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Import(args) => import::run(args),
         Command::Export(args) => export::run(args),
         Command::Register(args) => register::run(args),
+        Command::Scope(args) => scope::run(args),
         Command::Serve(args) => serve::run(args),
         Command::Doctor(args) => doctor::run(args),
         Command::Bench(args) => bench::run(*args),

@@ -186,6 +186,31 @@ impl ConfigOps for Local {
         super::diffs::diff(self.store.as_ref(), at, range)
     }
 
+    fn scope(&self, env: i64, node: &str) -> Result<crate::api::NodeScope> {
+        let (version, scope) = self.store.scope(env, node, None)?;
+        Ok(crate::api::NodeScope {
+            node: node.to_owned(),
+            scope,
+            version: version.number,
+            author: version.author,
+            created_at: version.created_at,
+        })
+    }
+
+    fn put_scope(&self, env: i64, node: &str, scope: &super::ResourceContent) -> Result<()> {
+        self.store.put_scope(env, node, scope, Some(&self.author))?;
+        Ok(())
+    }
+
+    fn delete_scope(&self, env: i64, node: &str) -> Result<()> {
+        self.store.delete_scope(env, node, Some(&self.author))?;
+        Ok(())
+    }
+
+    fn scope_history(&self, env: i64, node: &str) -> Result<Vec<Version>> {
+        Ok(self.store.scope_history(env, node)?)
+    }
+
     fn stored(&self, at: &DocAddress, version: Option<u64>) -> Result<Hash> {
         self.store.check_registered(at.env, &at.path)?;
         Ok(self

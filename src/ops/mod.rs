@@ -102,6 +102,19 @@ pub(crate) trait ConfigOps {
     /// The diff of the document at `at` over `range` ([`diffs`]).
     fn diff(&self, at: &DocAddress, range: &diffs::Range) -> Result<crate::api::DiffAnswer>;
 
+    /// The latest stored scope of `node` in `env`. NotFound: the node, or
+    /// no scope.
+    fn scope(&self, env: i64, node: &str) -> Result<crate::api::NodeScope>;
+
+    /// Writes a new version of `node`'s scope.
+    fn put_scope(&self, env: i64, node: &str, scope: &ResourceContent) -> Result<()>;
+
+    /// Writes a deletion marker for `node`'s scope.
+    fn delete_scope(&self, env: i64, node: &str) -> Result<()>;
+
+    /// Every version of `node`'s scope, oldest first.
+    fn scope_history(&self, env: i64, node: &str) -> Result<Vec<Version>>;
+
     /// Writes a new version of a whole document.
     fn put(&self, at: &DocAddress, doc: &Hash) -> Result<()>;
 

@@ -543,6 +543,22 @@ impl ConfigOps for Remote {
         Ok(Remote::diff(self, at, range)?)
     }
 
+    fn scope(&self, env: i64, node: &str) -> OpsResult<api::NodeScope> {
+        Ok(Remote::scope(self, env, node)?)
+    }
+
+    fn put_scope(&self, env: i64, node: &str, scope: &super::ResourceContent) -> OpsResult<()> {
+        Ok(Remote::put_scope(self, env, node, scope)?)
+    }
+
+    fn delete_scope(&self, env: i64, node: &str) -> OpsResult<()> {
+        Ok(Remote::delete_scope(self, env, node)?)
+    }
+
+    fn scope_history(&self, env: i64, node: &str) -> OpsResult<Vec<Version>> {
+        Ok(Remote::scope_history(self, env, node)?)
+    }
+
     fn stored(&self, at: &DocAddress, version: Option<u64>) -> OpsResult<Hash> {
         Ok(Remote::stored(self, at, version)?)
     }

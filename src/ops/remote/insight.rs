@@ -3,8 +3,9 @@
 
 use super::{Method, Remote, Result, doc_url};
 use crate::api;
+use crate::api::paths;
 use crate::api::paths::encode;
-use crate::configdb::{DocAddress, DocKind, LevelPath};
+use crate::configdb::{DocAddress, DocKind, LevelPath, Version};
 use crate::ops::diffs::{Point, Range};
 
 impl Remote {
@@ -57,5 +58,55 @@ impl Remote {
             format!("?{}", query.join("&"))
         };
         self.typed(Method::Get, &format!("{url}/diff{query}"), None::<&()>)
+    }
+
+    fn scope_url(env: i64, node: &str) -> String {
+        paths::fill(paths::NODE_SCOPE, &[&env.to_string(), node])
+    }
+
+    /// `GET …/nodes/{node}/scope`.
+    ///
+    /// # Errors
+    ///
+    /// 404: the node, or no stored scope; transport.
+    pub(crate) fn scope(&self, env: i64, node: &str) -> Result<api::NodeScope> {
+        self.typed(Method::Get, &Self::scope_url(env, node), None::<&()>)
+    }
+
+    /// `PUT …/nodes/{node}/scope`.
+    ///
+    /// # Errors
+    ///
+    /// 404: the node; transport.
+    pub(crate) fn put_scope(
+        &self,
+        env: i64,
+        node: &str,
+        scope: &serde_json::Map<String, serde_json::Value>,
+    ) -> Result<()> {
+        let body = serde_json::Value::Object(scope.clone()).to_string();
+        self.call(Method::Put, &Self::scope_url(env, node), Some(body))?;
+        Ok(())
+    }
+
+    /// `DELETE …/nodes/{node}/scope`.
+    ///
+    /// # Errors
+    ///
+    /// 404: the node, or no scope to delete; transport.
+    pub(crate) fn delete_scope(&self, env: i64, node: &str) -> Result<()> {
+        self.call(Method::Delete, &Self::scope_url(env, node), None)?;
+        Ok(())
+    }
+
+    /// `GET …/nodes/{node}/scope/history`.
+    ///
+    /// # Errors
+    ///
+    /// 404: the node; transport.
+    pub(crate) fn scope_history(&self, env: i64, node: &str) -> Result<Vec<Version>> {
+        let url = paths::fill(paths::NODE_SCOPE_HISTORY, &[&env.to_string(), node]);
+        let versions: Vec<api::Version> = self.typed(Method::Get, &url, None::<&()>)?;
+        Ok(versions.into_iter().map(Version::from).collect())
     }
 }

@@ -145,7 +145,10 @@ fn the_puppet_class_uploads_etc_hiera_when_it_changes() {
     assert_eq!(out.status.code(), Some(2), "{}", text(&out));
     let scope = crate::server::call(
         "GET",
-        &format!("{}/api/v1/config/environments/1/nodes/{NODE_NAME}/scope", server.url),
+        &format!(
+            "{}/api/v1/config/environments/1/nodes/{NODE_NAME}/scope",
+            server.url
+        ),
         None,
         &[],
     );
@@ -273,7 +276,10 @@ fn the_bolt_task_uploads_as_bolt_runs_it() {
     assert_eq!(result["scope"], json!(NODE_NAME), "{result}");
     let scope = crate::server::call(
         "GET",
-        &format!("{}/api/v1/config/environments/1/nodes/{NODE_NAME}/scope", server.url),
+        &format!(
+            "{}/api/v1/config/environments/1/nodes/{NODE_NAME}/scope",
+            server.url
+        ),
         None,
         &[],
     );
@@ -290,7 +296,11 @@ fn the_bolt_task_uploads_as_bolt_runs_it() {
     at_root["level"] = json!("");
     let out = bolt_run(&at_root);
     assert_eq!(out.status.code(), Some(1), "{}", text(&out));
-    assert!(text(&out).contains("facts are stored for a node"), "{}", text(&out));
+    assert!(
+        text(&out).contains("facts are stored for a node"),
+        "{}",
+        text(&out)
+    );
     // Failures are Bolt's error object and exit 1.
     let cases = [
         (
