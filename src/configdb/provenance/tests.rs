@@ -93,7 +93,7 @@ proptest! {
     #[test]
     fn each_origin_is_the_last_layer_holding_the_key(docs in layers()) {
         let paths: Vec<LevelPath> = (0..docs.len())
-            .map(|i| LevelPath::new((0..i / 2).map(|d| LevelValue::new(&format!("l{d}"), "v").unwrap()).collect()))
+            .map(|i| LevelPath::new((0..i / 2).map(|d| LevelValue::new(format!("l{d}"), "v").unwrap()).collect()))
             .collect();
         let versions: Vec<Version> = (0..docs.len()).map(|i| version(i as u64 + 1)).collect();
         let layers: Vec<Layer<'_>> = docs
