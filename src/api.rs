@@ -11,7 +11,12 @@
 //!
 //! The routes' path templates are in [`paths`], beside the bodies.
 
+mod insight;
 pub(crate) mod paths;
+
+#[cfg(test)]
+pub(crate) use insight::Origin;
+pub(crate) use insight::{DiffAnswer, NodeScope, ShowLookup};
 
 use crate::configdb;
 use crate::hiera::Value;
@@ -497,6 +502,9 @@ pub(crate) struct LookupRequest {
     pub(crate) default: Option<WireValue>,
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub(crate) explain: bool,
+    /// A node whose stored scope `scope` is layered over.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) node: Option<String>,
 }
 
 /// What a client sends to [`paths::HIERARCHIES`].

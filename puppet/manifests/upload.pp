@@ -12,6 +12,9 @@
 # @param datadir The folder uploaded.
 # @param replace Delete datasources uploaded before whose file is gone.
 # @param register Add the level's values to the environment's registers.
+# @param send_facts Store the node's facts as its scope on the server (the
+#   node the level ends in; it must be registered: see `register`), so a
+#   lookup naming the node gets them.
 # @param token A bearer token, when the server asks for one.
 # @param ca_file The CA certificate to trust for an https:// url.
 class hierad_resources::upload (
@@ -21,6 +24,7 @@ class hierad_resources::upload (
   Pattern[/\A\//] $datadir = '/etc/hiera',
   Boolean $replace = true,
   Boolean $register = false,
+  Boolean $send_facts = false,
   Optional[Sensitive[String[1]]] $token = undef,
   Optional[String[1]] $ca_file = undef,
 ) {
@@ -30,6 +34,7 @@ class hierad_resources::upload (
     level       => $level,
     replace     => $replace,
     register    => $register,
+    facts       => $send_facts ? { true => $facts, default => undef },
     token       => $token.then |$t| { $t.unwrap },
     ca_file     => $ca_file,
   }

@@ -48,6 +48,11 @@ pub(crate) const REGISTER: &str =
 /// One value of a level's register.
 pub(crate) const REGISTER_VALUE: &str =
     "/api/v1/config/environments/{env}/hierarchy_levels/{level}/register/{value}";
+/// A node's stored scope (facts and scope variables).
+pub(crate) const NODE_SCOPE: &str = "/api/v1/config/environments/{env}/nodes/{node}/scope";
+/// Every version of a node's scope.
+pub(crate) const NODE_SCOPE_HISTORY: &str =
+    "/api/v1/config/environments/{env}/nodes/{node}/scope/history";
 /// A document: `{*rest}` is a level path, `resources/<name>`, and the
 /// kind (`values`, `overrides`), with what follows (a key, `history`…);
 /// it takes whatever no other route under the environment does.
@@ -83,6 +88,8 @@ pub(crate) const ALL: &[&str] = &[
     IMPORT,
     REGISTER,
     REGISTER_VALUE,
+    NODE_SCOPE,
+    NODE_SCOPE_HISTORY,
     DOCUMENT,
     UI_ROOT,
     UI_INDEX,

@@ -100,6 +100,8 @@ pub(crate) enum Op {
     Restore(super::history::RestoreArgs),
     /// Delete a level's stored document (a deletion marker: restorable)
     Delete(super::history::Doc),
+    /// Compare two versions of a level's document, or the effective one at two generations or tags
+    Diff(super::diff::DiffArgs),
 }
 
 #[derive(Debug, clap::Args)]
@@ -109,9 +111,9 @@ pub(crate) struct GetArgs {
     /// One key, dotted for nested keys and Array indexes: a.b.0
     #[arg(long)]
     pub(crate) key: Option<String>,
-    /// Output format
-    #[arg(long, value_enum, default_value = "json")]
-    pub(crate) format: Format,
+    /// Output format [default: json; with --show-lookup, a table]
+    #[arg(long, value_enum)]
+    pub(crate) format: Option<Format>,
     /// The effective document: root, then each level, values then overrides (the default)
     #[arg(long, conflicts_with_all = ["stored", "version"])]
     pub(crate) effective: bool,
@@ -124,6 +126,9 @@ pub(crate) struct GetArgs {
     /// Which stored document --stored/--version read
     #[arg(long, value_enum, default_value = "values")]
     pub(crate) kind: KindArg,
+    /// Each top-level key's origin: level, kind, version, author, time (a table; JSON with --format json)
+    #[arg(long, conflicts_with_all = ["stored", "version", "key"])]
+    pub(crate) show_lookup: bool,
     #[command(flatten)]
     pub(crate) conn: Conn,
 }
@@ -190,6 +195,7 @@ pub(crate) fn run(args: Args) -> anyhow::Result<ExitCode> {
         Op::History(history) => super::history::history(&history).map(Some),
         Op::Restore(restore) => super::history::restore(&restore).map(Some),
         Op::Delete(doc) => super::history::delete(&doc).map(Some),
+        Op::Diff(diff) => super::diff::run(&diff).map(Some),
     };
     match outcome {
         Ok(text) => {
@@ -213,6 +219,10 @@ fn run_get(args: &GetArgs) -> anyhow::Result<String> {
     let env = args.place.at.env;
     let resource = args.place.resource.as_str();
     let at = DocAddress::new(env, path.clone(), resource, args.kind.into());
+    if args.show_lookup {
+        let answer = db.show_lookup(env, path, resource)?;
+        return super::show_lookup::render(&answer, args.format.unwrap_or(Format::Plain));
+    }
     let (doc, what) = if stored {
         let doc = db.stored(&at, args.version)?;
         let what = match args.version {
@@ -225,7 +235,7 @@ fn run_get(args: &GetArgs) -> anyhow::Result<String> {
         (doc, format!("effective {at}"))
     };
     let Some(key) = key else {
-        return render_output(&Value::Hash(doc), args.format);
+        return render_output(&Value::Hash(doc), args.format.unwrap_or(Format::Json));
     };
     let value = keypath::get(&doc, &key)
         .map_err(ConfigError::from)?
@@ -235,7 +245,7 @@ fn run_get(args: &GetArgs) -> anyhow::Result<String> {
                 what,
             })
         })?;
-    match args.format {
+    match args.format.unwrap_or(Format::Json) {
         Format::Plain => render_output(value, Format::Plain),
         format => {
             let mut wrapped = Hash::default();

@@ -39,7 +39,10 @@ pub(crate) struct RestoreArgs {
 }
 
 impl Doc {
-    fn open(&self, access: Access) -> anyhow::Result<(Box<dyn crate::ops::ConfigOps>, DocAddress)> {
+    pub(crate) fn open(
+        &self,
+        access: Access,
+    ) -> anyhow::Result<(Box<dyn crate::ops::ConfigOps>, DocAddress)> {
         let ops = self.conn.open(access)?;
         let path = self.place.at.path_in(ops.as_ref())?;
         let at = DocAddress::new(
@@ -72,7 +75,7 @@ pub(crate) fn history(args: &HistoryArgs) -> anyhow::Result<String> {
 
 /// The versions as aligned columns: number, date (UTC), size, author
 /// (`-`: written before hierad recorded authors), state.
-fn table(versions: &[Version]) -> String {
+pub(crate) fn table(versions: &[Version]) -> String {
     let width = versions
         .iter()
         .map(|v| v.author.as_deref().map_or(1, str::len))

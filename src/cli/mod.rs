@@ -6,6 +6,7 @@ pub(crate) mod auth;
 pub(crate) mod backup;
 pub(crate) mod bench;
 pub(crate) mod config;
+pub(crate) mod diff;
 pub(crate) mod doctor;
 pub(crate) mod export;
 pub(crate) mod health;
@@ -18,8 +19,10 @@ pub(crate) mod puppet_lookup;
 pub(crate) mod register;
 
 pub(crate) mod schema;
+pub(crate) mod scope;
 pub(crate) mod secrets;
 pub(crate) mod serve;
+pub(crate) mod show_lookup;
 
 pub use serve::serve_in_process;
 
@@ -60,6 +63,9 @@ pub(crate) enum Command {
     /// The values a level of an environment takes (its nodes): with a
     /// register, other values are refused (404)
     Register(register::Args),
+    /// The facts and scope variables stored for a node, which a lookup
+    /// naming the node gets
+    Scope(scope::Args),
     /// Serve the ConfigDB REST API and Hiera lookups over HTTP.
     Serve(serve::Args),
     /// List the stored versions that cannot be read, history included;
@@ -98,6 +104,7 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Import(args) => import::run(args),
         Command::Export(args) => export::run(args),
         Command::Register(args) => register::run(args),
+        Command::Scope(args) => scope::run(args),
         Command::Serve(args) => serve::run(args),
         Command::Doctor(args) => doctor::run(args),
         Command::Bench(args) => bench::run(*args),

@@ -13,11 +13,6 @@
 //! that crate); its own `diff` is not used because it ignores key order,
 //! which a Ruby Hash keeps (see [`object_ops`]).
 
-#![cfg_attr(
-    not(test),
-    expect(dead_code, reason = "no route or command shows a diff yet")
-)]
-
 use super::keypath::join_segments;
 use crate::hiera::{Hash, Value};
 use crate::wire;
@@ -36,6 +31,10 @@ pub(crate) struct KeyDiff {
 
 impl KeyDiff {
     /// Whether nothing changed.
+    #[cfg_attr(
+        not(test),
+        expect(dead_code, reason = "for nodes/changed and dry-runs")
+    )]
     pub(crate) fn is_empty(&self) -> bool {
         self.added.is_empty() && self.removed.is_empty() && self.changed.is_empty()
     }
@@ -54,6 +53,10 @@ impl KeyDiff {
 }
 
 /// The key paths that differ between `a` and `b`.
+#[cfg_attr(
+    not(test),
+    expect(dead_code, reason = "for nodes/changed and dry-runs")
+)]
 pub(crate) fn key_diff(a: &Value, b: &Value) -> KeyDiff {
     let mut out = KeyDiff::default();
     walk_keys(a, b, &mut Vec::new(), &mut out);

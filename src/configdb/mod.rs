@@ -16,6 +16,7 @@ pub(crate) mod keypath;
 pub(crate) mod level;
 pub(crate) mod memo;
 pub(crate) mod model;
+pub(crate) mod provenance;
 pub(crate) mod registers;
 pub(crate) mod retention;
 pub(crate) mod schema;

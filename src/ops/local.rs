@@ -5,7 +5,7 @@
 use super::{ConfigOps, ImportSummary, LevelDocs, OpsError, Result};
 use crate::configdb::{
     ComponentRef, ConfigError, Conflict, DocAddress, DocKind, Environment, KeyPath, LevelPath,
-    NewComponent, NewEnvironment, NotFound, Version, fold::fold,
+    NewComponent, NewEnvironment, NotFound, Version, fold::fold, provenance,
 };
 use crate::hiera::{Hash, Value};
 use crate::store::{DocWrite, ImportBatch, ImportDoc, Store, StoreError, WriteCtx};
@@ -145,6 +145,70 @@ impl ConfigOps for Local {
             }
         }
         Ok(fold(layers.iter()))
+    }
+
+    fn show_lookup(
+        &self,
+        env: i64,
+        path: &LevelPath,
+        resource: &str,
+    ) -> Result<crate::api::ShowLookup> {
+        self.store.check_registered(env, path)?;
+        let prefixes: Vec<LevelPath> = (0..=path.pairs().len())
+            .map(|n| LevelPath::new(path.pairs()[..n].to_vec()))
+            .collect();
+        let mut stored = Vec::new();
+        for prefix in &prefixes {
+            for kind in DocKind::ALL {
+                let at = DocAddress::new(env, prefix.clone(), resource, kind);
+                if let Some((version, doc)) = self.store.get(&at, None)? {
+                    stored.push((prefix, kind, version, doc));
+                }
+            }
+        }
+        let layers: Vec<provenance::Layer<'_>> = stored
+            .iter()
+            .map(|(path, kind, version, content)| provenance::Layer {
+                path,
+                kind: *kind,
+                version,
+                content,
+            })
+            .collect();
+        let effective = fold(stored.iter().map(|(.., doc)| doc));
+        Ok(crate::api::ShowLookup::new(
+            effective,
+            &provenance::origins(&layers),
+        ))
+    }
+
+    fn diff(&self, at: &DocAddress, range: &super::diffs::Range) -> Result<crate::api::DiffAnswer> {
+        super::diffs::diff(self.store.as_ref(), at, range)
+    }
+
+    fn scope(&self, env: i64, node: &str) -> Result<crate::api::NodeScope> {
+        let (version, scope) = self.store.scope(env, node, None)?;
+        Ok(crate::api::NodeScope {
+            node: node.to_owned(),
+            scope,
+            version: version.number,
+            author: version.author,
+            created_at: version.created_at,
+        })
+    }
+
+    fn put_scope(&self, env: i64, node: &str, scope: &super::ResourceContent) -> Result<()> {
+        self.store.put_scope(env, node, scope, Some(&self.author))?;
+        Ok(())
+    }
+
+    fn delete_scope(&self, env: i64, node: &str) -> Result<()> {
+        self.store.delete_scope(env, node, Some(&self.author))?;
+        Ok(())
+    }
+
+    fn scope_history(&self, env: i64, node: &str) -> Result<Vec<Version>> {
+        Ok(self.store.scope_history(env, node)?)
     }
 
     fn stored(&self, at: &DocAddress, version: Option<u64>) -> Result<Hash> {

@@ -6,6 +6,7 @@
 //! environment created if missing) is written once, here, over the trait.
 
 pub(crate) mod client_auth;
+pub(crate) mod diffs;
 pub(crate) mod local;
 pub(crate) mod remote;
 mod timeouts;
@@ -99,6 +100,31 @@ pub(crate) trait ConfigOps {
     /// What is stored at exactly `at` (`{}` if never written), or one of
     /// its versions.
     fn stored(&self, at: &DocAddress, version: Option<u64>) -> Result<Hash>;
+
+    /// The effective document of `resource` at `path` with each
+    /// top-level key's origin ([`crate::configdb::provenance`]).
+    fn show_lookup(
+        &self,
+        env: i64,
+        path: &LevelPath,
+        resource: &str,
+    ) -> Result<crate::api::ShowLookup>;
+
+    /// The diff of the document at `at` over `range` ([`diffs`]).
+    fn diff(&self, at: &DocAddress, range: &diffs::Range) -> Result<crate::api::DiffAnswer>;
+
+    /// The latest stored scope of `node` in `env`. NotFound: the node, or
+    /// no scope.
+    fn scope(&self, env: i64, node: &str) -> Result<crate::api::NodeScope>;
+
+    /// Writes a new version of `node`'s scope.
+    fn put_scope(&self, env: i64, node: &str, scope: &ResourceContent) -> Result<()>;
+
+    /// Writes a deletion marker for `node`'s scope.
+    fn delete_scope(&self, env: i64, node: &str) -> Result<()>;
+
+    /// Every version of `node`'s scope, oldest first.
+    fn scope_history(&self, env: i64, node: &str) -> Result<Vec<Version>>;
 
     /// Writes a new version of a whole document.
     fn put(&self, at: &DocAddress, doc: &Hash) -> Result<()>;

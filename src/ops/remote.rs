@@ -18,6 +18,7 @@ use ureq::Agent;
 
 pub(crate) use super::client_auth::ClientAuth;
 pub(crate) use super::timeouts::Timeouts;
+mod insight;
 pub(crate) mod urls;
 use super::timeouts::transport_error;
 use crate::api::paths::{self, encode};
@@ -561,6 +562,35 @@ impl ConfigOps for Remote {
     fn effective_decrypted(&self, env: i64, path: &LevelPath, resource: &str) -> OpsResult<Hash> {
         let url = doc_url(env, path, resource, DocKind::Values);
         Ok(self.get_document(&format!("{url}?effective&decrypt=true"))?)
+    }
+
+    fn show_lookup(
+        &self,
+        env: i64,
+        path: &LevelPath,
+        resource: &str,
+    ) -> OpsResult<api::ShowLookup> {
+        Ok(Remote::show_lookup(self, env, path, resource)?)
+    }
+
+    fn diff(&self, at: &DocAddress, range: &super::diffs::Range) -> OpsResult<api::DiffAnswer> {
+        Ok(Remote::diff(self, at, range)?)
+    }
+
+    fn scope(&self, env: i64, node: &str) -> OpsResult<api::NodeScope> {
+        Ok(Remote::scope(self, env, node)?)
+    }
+
+    fn put_scope(&self, env: i64, node: &str, scope: &super::ResourceContent) -> OpsResult<()> {
+        Ok(Remote::put_scope(self, env, node, scope)?)
+    }
+
+    fn delete_scope(&self, env: i64, node: &str) -> OpsResult<()> {
+        Ok(Remote::delete_scope(self, env, node)?)
+    }
+
+    fn scope_history(&self, env: i64, node: &str) -> OpsResult<Vec<Version>> {
+        Ok(Remote::scope_history(self, env, node)?)
     }
 
     fn stored(&self, at: &DocAddress, version: Option<u64>) -> OpsResult<Hash> {

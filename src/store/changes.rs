@@ -66,6 +66,8 @@ pub(crate) struct Log {
     /// commit, so a read at a generation finds it (`shared/at.rs`).
     versions: Vec<(DocAddress, u64)>,
     registers: BTreeSet<(i64, String)>,
+    /// Node scopes written: (environment, the level listing the node, node).
+    scopes: BTreeSet<(i64, String, String)>,
     structure: bool,
     /// The versions written carry no generation (a replay): reads are
     /// exact only from this transaction's generation on.
@@ -76,6 +78,12 @@ pub(crate) struct Log {
 /// level; no level value, no resource). A reader that does not know it
 /// sees an entry without a resource and reloads everything.
 const REGISTER: &str = "register";
+
+/// The `kind` of a log entry that names a node's scope (its environment,
+/// the level whose register lists it and the node; no resource). Scopes
+/// are not in snapshots: a reader derives nothing from it, but the write
+/// takes a generation, so answers cached for the last one are not reused.
+pub(crate) const SCOPE: &str = "scope";
 
 impl Log {
     /// A document got version `version`.
@@ -97,6 +105,12 @@ impl Log {
         self.registers.insert((env, level.to_owned()));
     }
 
+    /// The scope of `node` (listed by `level`'s register) in `env` was
+    /// written or deleted.
+    pub(crate) fn scope(&mut self, env: i64, level: &str, node: &str) {
+        self.scopes.insert((env, level.to_owned(), node.to_owned()));
+    }
+
     /// Components, environments or definitions changed: readers reload.
     pub(crate) fn structure(&mut self) {
         self.structure = true;
@@ -113,7 +127,11 @@ impl Log {
     /// writing transaction; a transaction that changed nothing takes none.
     /// Returns the generation taken.
     pub(crate) fn commit(&self, tx: &dyn Sql) -> Result<Option<u64>> {
-        if self.documents.is_empty() && self.registers.is_empty() && !self.structure {
+        if self.documents.is_empty()
+            && self.registers.is_empty()
+            && self.scopes.is_empty()
+            && !self.structure
+        {
             return Ok(None);
         }
         let generation = tx
@@ -144,6 +162,10 @@ impl Log {
                 insert,
                 params![generation, *env, level, none, none, REGISTER],
             )?;
+        }
+        for (env, level, node) in &self.scopes {
+            let none: Option<&str> = None;
+            tx.execute(insert, params![generation, *env, level, node, none, SCOPE])?;
         }
         self.stamp(tx, generation)?;
         Ok(Some(u64::try_from(generation).unwrap_or_default()))
@@ -303,6 +325,7 @@ fn changed_since(
             (Some(env), Some(level), None, None, Some(kind)) if kind == REGISTER => {
                 registers.insert((*env, level));
             }
+            (Some(_), Some(_), Some(_), None, Some(kind)) if kind == SCOPE => {}
             (Some(env), Some(level), Some(value), Some(resource), Some(kind)) => {
                 addresses.insert((*env, level, value, resource, kind));
             }

@@ -12,6 +12,7 @@
 //! date, author and whether it is a deletion marker.
 
 use super::Result;
+use crate::configdb::tags::Tag;
 use crate::configdb::{Component, DocKind, Environment, Retention, Version};
 use crate::hiera::{Hash, Value};
 use crate::wire;
@@ -48,6 +49,18 @@ pub(crate) enum Dumped {
         version: Version,
         content: Option<Hash>,
     },
+    /// One version of a node's scope (`store/shared/scopes.rs`): its JSON
+    /// text, `None` for a deletion marker. A node's versions come oldest
+    /// first.
+    Scope {
+        env: i64,
+        node: String,
+        version: Version,
+        content: Option<String>,
+    },
+    /// A tag. Its generation names the source's history, which a copy
+    /// cannot read at: the copy reads it as gone (410), not as ahead.
+    Tag(Tag),
 }
 
 impl Dumped {
@@ -101,6 +114,22 @@ impl Dumped {
                 version.author,
                 content.as_ref().map(wire_text)
             ]),
+            Dumped::Scope {
+                env,
+                node,
+                version,
+                content,
+            } => json!([
+                "scope",
+                env,
+                node,
+                version.number,
+                version.created_at,
+                version.deleted,
+                version.author,
+                content
+            ]),
+            Dumped::Tag(t) => json!(["tag", t.name, t.generation, t.created_at, t.author]),
         };
         line.to_string()
     }
@@ -140,6 +169,8 @@ pub(crate) struct Tally {
     pub(crate) documents: u64,
     pub(crate) versions: u64,
     pub(crate) deletion_markers: u64,
+    pub(crate) scope_versions: u64,
+    pub(crate) tags: u64,
     digests: Vec<[u8; 32]>,
     /// The document of the last version counted (versions of one
     /// document come together).
@@ -181,11 +212,13 @@ impl Tally {
                     self.last_document = Some(document);
                 }
             }
+            Dumped::Scope { .. } => self.scope_versions += 1,
+            Dumped::Tag(_) => self.tags += 1,
         }
     }
 
     /// The counts, named as `hierad migrate` prints them.
-    pub(crate) fn counts(&self) -> [(&'static str, u64); 9] {
+    pub(crate) fn counts(&self) -> [(&'static str, u64); 11] {
         [
             ("components", self.components),
             ("resource definitions", self.definitions),
@@ -196,6 +229,8 @@ impl Tally {
             ("documents", self.documents),
             ("versions", self.versions),
             ("  of which deletion markers", self.deletion_markers),
+            ("node scope versions", self.scope_versions),
+            ("tags", self.tags),
         ]
     }
 

@@ -43,6 +43,7 @@ mod switch;
 pub(crate) use self::postgres::{ChangeFeed, PgStore};
 pub(crate) use changes::Changes;
 pub(crate) use quota::Quotas;
+pub(crate) use shared::scopes::scope_from;
 pub(crate) use sqlite::SqliteStore;
 #[cfg(test)]
 pub(crate) use switch::SwitchedStore;
@@ -497,13 +498,6 @@ pub(crate) trait Store: Send + Sync {
     /// environment's documents. Invalid
     /// ([`Invalid::GenerationAhead`]): a generation not written yet.
     /// [`StoreError::Gone`]: one before [`Store::oldest_readable`].
-    #[cfg_attr(
-        not(test),
-        expect(
-            dead_code,
-            reason = "no route reads at a generation or names a tag yet"
-        )
-    )]
     fn load_at(&self, generation: u64, env: Option<i64>) -> Result<SnapshotData>;
 
     /// The oldest generation [`Store::load_at`] can read (of `env`'s
@@ -536,13 +530,6 @@ pub(crate) trait Store: Send + Sync {
     fn create_tag(&self, name: &str, generation: Option<u64>, author: Option<&str>) -> Result<Tag>;
 
     /// The tag `name`. NotFound: there is none.
-    #[cfg_attr(
-        not(test),
-        expect(
-            dead_code,
-            reason = "no route reads at a generation or names a tag yet"
-        )
-    )]
     fn tag(&self, name: &str) -> Result<Tag>;
 
     /// Every tag, oldest generation first.
@@ -617,15 +604,13 @@ pub(crate) trait Store: Send + Sync {
 
     // Node scopes (`shared/scopes.rs`): the facts and scope variables of
     // a registered node (one that a level register of the environment
-    // lists), versioned like documents. They take no generation: they are
-    // not in snapshots; a lookup naming a node reads its scope here.
+    // lists), versioned like documents. A write takes a generation (logged
+    // as a `scope` change, so answers cached for the last one are not
+    // reused), but scopes are not in snapshots: a lookup naming a node
+    // reads its scope here.
 
     /// Writes a new version of `node`'s scope in `env`. NotFound: the
     /// environment, or a node no register of it lists.
-    #[cfg_attr(
-        not(test),
-        expect(dead_code, reason = "no route reads or writes node scopes yet")
-    )]
     fn put_scope(
         &self,
         env: i64,
@@ -636,26 +621,14 @@ pub(crate) trait Store: Send + Sync {
 
     /// A version of `node`'s scope (`None`: the latest). NotFound: as
     /// `put_scope`; no scope (never written, or deleted); no such version.
-    #[cfg_attr(
-        not(test),
-        expect(dead_code, reason = "no route reads or writes node scopes yet")
-    )]
     fn scope(&self, env: i64, node: &str, version: Option<u64>)
     -> Result<(Version, shared::Scope)>;
 
     /// Every version of `node`'s scope, oldest first. NotFound: as
     /// `put_scope`.
-    #[cfg_attr(
-        not(test),
-        expect(dead_code, reason = "no route reads or writes node scopes yet")
-    )]
     fn scope_history(&self, env: i64, node: &str) -> Result<Vec<Version>>;
 
     /// Writes a deletion marker for `node`'s scope. NotFound: as `scope`.
-    #[cfg_attr(
-        not(test),
-        expect(dead_code, reason = "no route reads or writes node scopes yet")
-    )]
     fn delete_scope(&self, env: i64, node: &str, author: Option<&str>) -> Result<Version>;
 
     /// The newest committed generation (0: none since the log began).

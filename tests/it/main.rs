@@ -40,6 +40,7 @@ mod hierarchies;
 mod http;
 mod import_export;
 mod import_export_fs;
+mod insight;
 mod keystone_faults;
 mod logs;
 mod migrate;

@@ -106,6 +106,15 @@ fn fill(db: &Path) {
         "/environments/1/hierarchy_levels/nodes/register",
         &json!(["node-1", "node-2"]),
     );
+    // Two versions of a node's scope (issue 33's node scopes).
+    for role in ["db", "web"] {
+        send(
+            &server,
+            "PUT",
+            "/environments/1/nodes/node-1/scope",
+            &json!({"role": role}),
+        );
+    }
     send(
         &server,
         "POST",
@@ -133,6 +142,8 @@ fn everything(server: &TestServer) -> Vec<(String, u16, String)> {
         "/api/v1/config/environments/1/hierarchy_levels/nodes/register",
         "/api/v1/config/environments/1/nodes/node-1/resources/astute/values?effective",
         "/api/v1/config/environments/1/nodes/node-1/resources/astute/overrides/history",
+        "/api/v1/config/environments/1/nodes/node-1/scope",
+        "/api/v1/config/environments/1/nodes/node-1/scope/history",
     ]
     .map(str::to_owned)
     .to_vec();
@@ -196,6 +207,8 @@ fn a_copy_holds_everything_and_answers_as_the_source() {
         ("documents", 4),
         ("versions", 26),
         ("  of which deletion markers", 1),
+        ("node scope versions", 2),
+        ("tags", 0),
     ] {
         let line = format!("{name:<28} {count:>12} {count:>12}");
         assert!(stdout.lines().any(|l| l == line), "{line:?} in\n{stdout}");

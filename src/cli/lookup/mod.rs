@@ -79,7 +79,11 @@ pub(crate) fn run(args: Args) -> anyhow::Result<ExitCode> {
     for arg in &positional.unparsed {
         writeln!(stderr, "Don't know how to parse scope argument: {arg}")?;
     }
-    if options.server.is_some() || options.env.is_some() || options.level.is_some() {
+    if options.server.is_some()
+        || options.env.is_some()
+        || options.level.is_some()
+        || options.node.is_some()
+    {
         return remote(&options, positional, scope, &mut stdout, &mut stderr);
     }
     let config_path = options.config.as_deref().unwrap_or(DEFAULT_CONFIG);
@@ -278,6 +282,7 @@ fn remote_request(
         scope: (!scope.is_empty()).then(|| WireValue(Value::Hash(scope))),
         default: positional.default.clone().map(|d| WireValue(Value::str(d))),
         explain: options.explain,
+        node: options.node.clone(),
     };
     Ok((server, body))
 }

@@ -50,6 +50,8 @@ pub(crate) struct Options {
     pub(crate) env: Option<String>,
     /// hierad's own: the level path of a server lookup (`nodes=node-1`).
     pub(crate) level: Option<String>,
+    /// hierad's own: a node whose stored scope a server lookup uses.
+    pub(crate) node: Option<String>,
     /// hierad's own: the interpolation steps a local lookup may take.
     pub(crate) budget_steps: Option<u64>,
     /// hierad's own: the bytes interpolation may build in a local lookup.
@@ -88,6 +90,7 @@ returned values.
         --server URL                 Ask a hierad server (default with --env: $HIERAD_SERVER) (hierad)
         --env ID                     The server environment to look up in (hierad)
         --level LEVEL=VALUE          The level path on the server, e.g. nodes=node-1.domain.tld (hierad)
+        --node NAME                  Use the scope the server stores for this node (hierad)
         --budget-steps N             Interpolation steps a local lookup may take (default 10000) (hierad)
         --budget-bytes N             Bytes of values interpolation may build in a local lookup (default 33554432) (hierad)
 ";
@@ -95,7 +98,7 @@ returned values.
 /// The Hiera version whose behaviour `hierad lookup` reproduces.
 pub(crate) const HIERA_VERSION: &str = "3.10.0";
 
-const LONG: [(&str, char); 17] = [
+const LONG: [(&str, char); 18] = [
     ("version", 'V'),
     ("debug", 'd'),
     ("array", 'a'),
@@ -111,6 +114,7 @@ const LONG: [(&str, char); 17] = [
     ("server", 'S'),
     ("env", 'N'),
     ("level", 'L'),
+    ("node", 'O'),
     ("budget-steps", 'B'),
     ("budget-bytes", 'Z'),
 ];
@@ -118,7 +122,7 @@ const LONG: [(&str, char); 17] = [
 fn takes_value(option: char) -> bool {
     matches!(
         option,
-        'c' | 'j' | 'y' | 'm' | 'i' | 'f' | 'S' | 'N' | 'L' | 'B' | 'Z'
+        'c' | 'j' | 'y' | 'm' | 'i' | 'f' | 'S' | 'N' | 'L' | 'O' | 'B' | 'Z'
     )
 }
 
@@ -234,6 +238,7 @@ fn apply(options: &mut Options, option: char, value: Option<String>) -> Option<P
         'S' => options.server = Some(value),
         'N' => options.env = Some(value),
         'L' => options.level = Some(value),
+        'O' => options.node = Some(value),
         'B' | 'Z' => {
             let name = if option == 'B' { "steps" } else { "bytes" };
             let Ok(n) = value.parse::<u64>() else {

@@ -45,6 +45,7 @@ pub(crate) fn routes() -> Router<AppState> {
         .route(paths::RETENTION, get(get_retention).put(put_retention))
         .route(paths::IMPORT, post(import))
         .merge(registers::routes())
+        .merge(super::scopes::routes())
         .merge(crate::server::routes::content::routes())
         .merge(super::documents::routes())
 }

@@ -58,6 +58,8 @@ enum Target {
     History,
     Restore,
     Key(String),
+    /// `…/diff`: two versions, or two generations of the effective one.
+    Diff,
 }
 
 /// `{level}/{value}/…/resources/{resource…}/{values|overrides|override}[/history|/restore|/keys/{key}]`.
@@ -84,6 +86,7 @@ fn parse_document_url(env: i64, rest: &str) -> Result<(DocAddress, Target), ApiE
     let (kind_at, target) = match tail {
         [.., k, "history"] if is_kind(k) => (tail.len() - 2, Target::History),
         [.., k, "restore"] if is_kind(k) => (tail.len() - 2, Target::Restore),
+        [.., k, "diff"] if is_kind(k) => (tail.len() - 2, Target::Diff),
         [.., k, "keys", key] if is_kind(k) => (tail.len() - 3, Target::Key((*key).to_owned())),
         [.., k] if is_kind(k) => (tail.len() - 1, Target::Document),
         _ => {
@@ -276,6 +279,7 @@ async fn get_document(
             Ok(Json(listed).into_response())
         }
         Target::Restore => Err(ApiError::BadRequest("restore is a POST".to_owned())),
+        Target::Diff => super::diffs::diff(&state, at, &query).await,
         Target::Key(key) => {
             let key = key_path(&key)?;
             let doc = key_answer(&state, at, key, None, false).await?;
@@ -285,6 +289,15 @@ async fn get_document(
             let key = query.get("key").map(|k| key_path(k)).transpose()?;
             let effective = flag(&query, "effective")?;
             let version = query.get("version").map(|v| version_param(v)).transpose()?;
+            if flag(&query, "show_lookup")? {
+                if !effective || key.is_some() || version.is_some() {
+                    return Err(ApiError::BadRequest(
+                        "show_lookup goes with effective alone (…/values?effective&show_lookup)"
+                            .to_owned(),
+                    ));
+                }
+                return super::provenance::show_lookup(&snapshot, &at);
+            }
             if effective && key.is_none() && version.is_none() && at.kind == DocKind::Values {
                 // The whole latest effective document: encoded once per
                 // snapshot, sent as it is.
@@ -405,9 +418,9 @@ async fn put_document(
                 })
                 .await?
         }
-        Target::History | Target::Restore => {
+        Target::History | Target::Restore | Target::Diff => {
             return Err(ApiError::BadRequest(
-                "history and restore are not written with PUT".to_owned(),
+                "history, restore and diff are not written with PUT".to_owned(),
             ));
         }
     };
@@ -537,6 +550,13 @@ mod tests {
                 "a",
                 DocKind::Values,
                 Target::Restore,
+            ),
+            (
+                "nodes/n1/resources/a/overrides/diff",
+                "nodes=n1",
+                "a",
+                DocKind::Overrides,
+                Target::Diff,
             ),
             (
                 "resources/a/values/keys/x.y",

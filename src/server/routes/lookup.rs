@@ -80,6 +80,10 @@ fn json_bytes(status: StatusCode, answer: cache::Answer, x_cache: &'static str) 
 /// [`wire::TAG`] as JSON text.
 const TAG_STRING: &[u8] = b"\"__hierad__\"";
 
+/// The searcher for a lookup's `"node"` field (see [`lookup_handler`]).
+static NODE_FINDER: std::sync::LazyLock<memchr::memmem::Finder<'static>> =
+    std::sync::LazyLock::new(|| memchr::memmem::Finder::new(b"\"node\""));
+
 /// Its searcher, made once (made per answer, it cost a third of the
 /// search).
 static TAG_FINDER: std::sync::LazyLock<memchr::memmem::Finder<'static>> =
@@ -130,7 +134,9 @@ async fn lookup_handler(
     // A large body is not even parsed here: its tree is some 10 to 70
     // times its size, and parsing a few hundred of them at once held the
     // async workers for seconds.
-    if bytes.len() <= INLINE_BODY {
+    // A lookup naming a node reads its scope from the store: never on
+    // an async worker (a body that merely mentions "node" goes there too).
+    if bytes.len() <= INLINE_BODY && NODE_FINDER.find(&bytes).is_none() {
         let (parsed, configured) = prepare(&state, &snapshot, (generation, who.as_ref()), &bytes)?;
         check(&room, parsed.request.explain)?;
         let inline = INLINE_BUDGET.min(budget);
@@ -192,6 +198,11 @@ fn prepare(
 ) -> Result<(Parsed, Configured), ApiError> {
     let mut parsed = parse_request(bytes)?;
     env::permitted(who, parsed.request.env)?;
+    if let Some(node) = parsed.node.take() {
+        let over = std::mem::take(&mut parsed.request.scope);
+        parsed.request.scope =
+            super::scopes::layered(state.store().as_ref(), parsed.request.env, &node, over)?;
+    }
     if let Some(id) = parsed.hierarchy_id {
         // A pointer's clone: the registered list is shared.
         let levels = state.hierarchies().get(id).ok_or_else(|| {
@@ -378,6 +389,9 @@ struct Parsed {
     /// A registered hierarchy named in place of `request.hierarchy` (the
     /// handler looks it up: parsing needs no server state).
     hierarchy_id: Option<HierarchyId>,
+    /// A node whose stored scope the request's `scope` is layered over
+    /// (read by [`prepare`], off the async workers).
+    node: Option<String>,
 }
 
 impl Parsed {
@@ -437,6 +451,7 @@ fn parse_request(bytes: &[u8]) -> Result<Parsed, ApiError> {
                 default,
                 explain,
                 hierarchy_id,
+                node,
             ],
     } = read_fields(bytes)?;
     if let Some(unknown) = unknown {
@@ -512,6 +527,11 @@ fn parse_request(bytes: &[u8]) -> Result<Parsed, ApiError> {
         Some(Value::Hash(h)) => h,
         Some(_) => return Err(bad("scope is an object of variables")),
     };
+    let node = match node {
+        None | Some(Value::Nil) => None,
+        Some(Value::String(s)) if !s.is_empty() => Some(s),
+        Some(_) => return Err(bad("node is the name of a registered node")),
+    };
     let explain = match explain {
         None | Some(Value::Bool(false)) => false,
         Some(Value::Bool(true)) => true,
@@ -533,6 +553,7 @@ fn parse_request(bytes: &[u8]) -> Result<Parsed, ApiError> {
         },
         keys,
         hierarchy_id,
+        node,
     })
 }
 
@@ -563,7 +584,7 @@ enum Field {
 
 /// What the lookup API knows; [`Fields::values`] and [`parse_request`]
 /// follow this order.
-const FIELDS: [&str; 13] = [
+const FIELDS: [&str; 14] = [
     "environment",
     "level",
     "key",
@@ -577,6 +598,7 @@ const FIELDS: [&str; 13] = [
     "default",
     "explain",
     "hierarchy_id",
+    "node",
 ];
 
 impl<'de> Deserialize<'de> for Field {

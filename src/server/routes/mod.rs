@@ -10,10 +10,13 @@
 pub(crate) mod config;
 pub(crate) mod content;
 pub(crate) mod datasource;
+pub(crate) mod diffs;
 pub(crate) mod documents;
 pub(crate) mod env;
 pub(crate) mod hierarchies;
 pub(crate) mod lookup;
 pub(crate) mod params;
+pub(crate) mod provenance;
 pub(crate) mod registers;
 pub(crate) mod ui;
+pub(crate) mod scopes;

@@ -280,6 +280,12 @@ impl AppState {
         &self.inner.versions
     }
 
+    /// The store, for work already off the async workers (a lookup
+    /// naming a node reads its scope on a lookup worker).
+    pub(crate) fn store(&self) -> &Arc<dyn Store> {
+        &self.inner.store
+    }
+
     /// Reads the store off the async runtime.
     ///
     /// # Errors

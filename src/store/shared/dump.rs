@@ -45,7 +45,47 @@ pub(crate) fn dump(tx: &dyn Sql, out: &mut dyn FnMut(Dumped) -> Result<()>) -> R
         })?;
     }
     dump_registers(tx, out)?;
-    dump_versions(tx, out)
+    dump_versions(tx, out)?;
+    dump_scopes_and_tags(tx, out)
+}
+
+/// Every version of every node scope, oldest first per node, then every
+/// tag by name.
+fn dump_scopes_and_tags(tx: &dyn Sql, out: &mut dyn FnMut(Dumped) -> Result<()>) -> Result<()> {
+    let scopes = tx.query(
+        "SELECT environment_id, node, version, created_at, deleted, author, content
+         FROM node_scopes ORDER BY environment_id, node, version",
+        &[],
+    )?;
+    for mut r in scopes {
+        let (env, node, deleted, author, text) = (
+            r.int(0)?,
+            r.text(1)?,
+            r.flag(4)?,
+            r.opt_text(5)?,
+            r.text(6)?,
+        );
+        let size = i64::try_from(text.len()).unwrap_or(i64::MAX);
+        out(Dumped::Scope {
+            env,
+            node,
+            version: super::version_from(r.int(2)?, r.int(3)?, size, deleted, author),
+            content: (!deleted).then_some(text),
+        })?;
+    }
+    let tags = tx.query(
+        "SELECT name, generation, created_at, author FROM tags ORDER BY name",
+        &[],
+    )?;
+    for mut r in tags {
+        out(Dumped::Tag(crate::configdb::tags::Tag {
+            name: r.text(0)?,
+            generation: u64::try_from(r.int(1)?).unwrap_or_default(),
+            created_at: r.int(2)?,
+            author: r.opt_text(3)?,
+        }))?;
+    }
+    Ok(())
 }
 
 fn dump_registers(tx: &dyn Sql, out: &mut dyn FnMut(Dumped) -> Result<()>) -> Result<()> {
@@ -365,6 +405,40 @@ pub(crate) fn replay(
                 let key = (env, level, value, resource, kind.as_str().to_owned());
                 let text = content.as_ref().map(encode);
                 above = Some(insert_version(tx, above.take(), key, &version, text)?);
+            }
+            Dumped::Scope {
+                env,
+                node,
+                version,
+                content,
+            } => {
+                tx.execute(
+                    "INSERT INTO node_scopes (environment_id, node, version, created_at, author, deleted, content)
+                     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+                    params![
+                        env,
+                        &node,
+                        sql_version(version.number),
+                        version.created_at,
+                        version.author.as_deref(),
+                        i64::from(version.deleted),
+                        content.as_deref().unwrap_or("")
+                    ],
+                )?;
+            }
+            Dumped::Tag(tag) => {
+                let generation = i64::try_from(tag.generation).unwrap_or(i64::MAX);
+                tx.execute(
+                    "INSERT INTO tags (name, generation, created_at, author) VALUES (?1, ?2, ?3, ?4)",
+                    params![&tag.name, generation, tag.created_at, tag.author.as_deref()],
+                )?;
+                // The copy's generations go on past every tag's: a read
+                // at one is then gone (before the replay's generation),
+                // never a generation not written yet.
+                tx.execute(
+                    "UPDATE generation SET value = ?1 WHERE id = 1 AND value < ?1",
+                    params![generation],
+                )?;
             }
         }
     }

@@ -8,22 +8,25 @@
 use super::{now, sql_version, version_from};
 use crate::configdb::{Invalid, NotFound, Version};
 use crate::store::Result;
+use crate::store::changes::Log;
 use crate::store::sql::{Sql, params};
 use serde_json::{Map, Value as Json};
 
 /// A node's scope: a JSON object.
 pub(crate) type Scope = Map<String, Json>;
 
-/// NotFound unless environment `env` is live and one of its level
-/// registers lists `node`.
-fn check_node(tx: &dyn Sql, env: i64, node: &str) -> Result<()> {
+/// The level whose register lists `node` (the first by name); NotFound
+/// unless environment `env` is live and one of its level registers lists
+/// `node`.
+fn check_node(tx: &dyn Sql, env: i64, node: &str) -> Result<String> {
     super::load_environment(tx, env)?;
     let listed = tx.query_opt(
-        "SELECT 1 FROM register_values WHERE environment_id = ?1 AND value = ?2 LIMIT 1",
+        "SELECT level FROM register_values WHERE environment_id = ?1 AND value = ?2
+         ORDER BY level LIMIT 1",
         params![env, node],
     )?;
     match listed {
-        Some(_) => Ok(()),
+        Some(mut row) => row.text(0),
         None => Err(NotFound::Node {
             env,
             node: node.to_owned(),
@@ -87,11 +90,12 @@ fn append(
 /// the node.
 pub(super) fn put(
     tx: &dyn Sql,
+    log: &mut Log,
     (env, node): (i64, &str),
     scope: &Scope,
     author: Option<&str>,
 ) -> Result<Version> {
-    check_node(tx, env, node)?;
+    log.scope(env, &check_node(tx, env, node)?, node);
     let text = serde_json::to_string(scope).map_err(|e| crate::store::StoreError::Corrupt {
         what: format!("the scope of node {node}"),
         reason: e.to_string(),
@@ -103,10 +107,11 @@ pub(super) fn put(
 /// live scope.
 pub(super) fn delete(
     tx: &dyn Sql,
+    log: &mut Log,
     (env, node): (i64, &str),
     author: Option<&str>,
 ) -> Result<Version> {
-    check_node(tx, env, node)?;
+    log.scope(env, &check_node(tx, env, node)?, node);
     match head(tx, env, node)? {
         Some((v, _)) if !v.deleted => append(tx, (env, node), None, author),
         _ => Err(NotFound::Scope {
@@ -173,10 +178,6 @@ pub(super) fn history(tx: &dyn Sql, (env, node): (i64, &str)) -> Result<Vec<Vers
 }
 
 /// A scope from a request body: a JSON object. Invalid otherwise.
-#[cfg_attr(
-    not(test),
-    expect(dead_code, reason = "no route writes a node scope yet")
-)]
 pub(crate) fn scope_from(value: Json) -> std::result::Result<Scope, Invalid> {
     match value {
         Json::Object(scope) => Ok(scope),

@@ -434,7 +434,7 @@ impl<E: Engine> Store for E {
         scope: &super::Scope,
         author: Option<&str>,
     ) -> Result<Version> {
-        self.write(|tx, _| super::scopes::put(tx, (env, node), scope, author))
+        self.write(|tx, log| super::scopes::put(tx, log, (env, node), scope, author))
     }
 
     fn scope(&self, env: i64, node: &str, version: Option<u64>) -> Result<(Version, super::Scope)> {
@@ -446,7 +446,7 @@ impl<E: Engine> Store for E {
     }
 
     fn delete_scope(&self, env: i64, node: &str, author: Option<&str>) -> Result<Version> {
-        self.write(|tx, _| super::scopes::delete(tx, (env, node), author))
+        self.write(|tx, log| super::scopes::delete(tx, log, (env, node), author))
     }
 
     fn generation(&self) -> Result<u64> {

@@ -39,6 +39,25 @@ fn filled() -> Box<dyn Store> {
     .unwrap();
     s.set_register(1, "nodes", Some(&names(&["node-1", "node-2"])))
         .unwrap();
+    let scope = |v: serde_json::Value| crate::store::scope_from(v).unwrap();
+    s.put_scope(
+        1,
+        "node-1",
+        &scope(serde_json::json!({"role": "db"})),
+        Some("alice"),
+    )
+    .unwrap();
+    s.delete_scope(1, "node-1", None).unwrap();
+    s.put_scope(
+        1,
+        "node-1",
+        &scope(serde_json::json!({"role": "web"})),
+        None,
+    )
+    .unwrap();
+    s.put_scope(1, "node-2", &scope(serde_json::json!({})), Some("bob"))
+        .unwrap();
+    s.create_tag("deploy-1", None, Some("carol")).unwrap();
     s.create_environment(&NewEnvironment {
         id: Some(2),
         components: vec![ComponentRef::Name("fuel".into())],
@@ -81,7 +100,7 @@ fn a_replayed_copy_dumps_and_reads_the_same() {
     assert_eq!(a.counts(), b.counts());
     assert_eq!(
         a.counts().map(|(_, n)| n),
-        [1, 3, 2, 1, 1, 2, 3, 24, 1],
+        [1, 3, 2, 1, 1, 2, 3, 24, 1, 4, 1],
         "{:?}",
         a.counts()
     );
@@ -115,6 +134,20 @@ fn a_replayed_copy_dumps_and_reads_the_same() {
         }
     }
     assert_eq!(copy.load_all().unwrap(), source.load_all().unwrap());
+    // Node scopes with their history, and tags, as the source has them;
+    // the copy's generations go on past the tag's.
+    for node in ["node-1", "node-2"] {
+        assert_eq!(
+            copy.scope_history(1, node).unwrap(),
+            source.scope_history(1, node).unwrap()
+        );
+        assert_eq!(
+            copy.scope(1, node, None).unwrap(),
+            source.scope(1, node, None).unwrap()
+        );
+    }
+    assert_eq!(copy.tags().unwrap(), source.tags().unwrap());
+    assert!(copy.generation().unwrap() > source.tag("deploy-1").unwrap().generation);
     assert_eq!(
         copy.deleted_environments().unwrap(),
         source.deleted_environments().unwrap()

@@ -53,10 +53,8 @@ fn a_registered_node_keeps_versions_of_its_scope() {
         ErrorKind::NotFound,
         "has no stored scope",
     );
-    // Scopes take no generation: snapshots do not hold them.
-    let g = s.generation().unwrap();
     s.put_scope(1, "node-2", &first, None).unwrap();
-    assert_eq!(s.generation().unwrap(), g);
+    assert_eq!(s.scope(1, "node-2", None).unwrap().1, first);
 }
 
 fn unknown_environments_nodes_and_bodies_are_refused() {
@@ -83,7 +81,32 @@ fn unknown_environments_nodes_and_bodies_are_refused() {
     );
 }
 
+/// A scope write or deletion takes a generation (answers cached for the
+/// last one must not be reused), logged as a `scope` change naming the
+/// node, which a reader derives no snapshot change from.
+fn scope_writes_take_a_generation() {
+    let s = fuel();
+    s.set_register(1, "nodes", Some(&names(&["node-1"])))
+        .unwrap();
+    let before = s.generation().unwrap();
+    s.put_scope(1, "node-1", &scope(serde_json::json!({"a": 1})), None)
+        .unwrap();
+    assert_eq!(s.generation().unwrap(), before + 1);
+    s.delete_scope(1, "node-1", None).unwrap();
+    assert_eq!(s.generation().unwrap(), before + 2);
+    let logged = s
+        .query_sql("SELECT level, level_value, kind FROM changes WHERE resource IS NULL AND kind = 'scope'")
+        .unwrap();
+    assert_eq!(logged.len(), 2);
+    let mut row = logged.into_iter().next().unwrap();
+    assert_eq!(
+        (row.text(0).unwrap(), row.text(1).unwrap()),
+        ("nodes".to_owned(), "node-1".to_owned())
+    );
+}
+
 both![
+    scope_writes_take_a_generation,
     a_registered_node_keeps_versions_of_its_scope,
     unknown_environments_nodes_and_bodies_are_refused,
 ];

@@ -14,6 +14,7 @@ use std::process::{Command, Output, Stdio};
 const ROOT: &str = env!("CARGO_MANIFEST_DIR");
 const BIN: &str = env!("CARGO_BIN_EXE_hierad");
 const NODE: &str = "nodes=node-1.domain.tld";
+const NODE_NAME: &str = "node-1.domain.tld";
 
 fn copy_tree(from: &Path, to: &Path) {
     std::fs::create_dir_all(to).unwrap();
@@ -86,7 +87,7 @@ fn the_puppet_class_uploads_etc_hiera_when_it_changes() {
         server.url,
         etc.display()
     );
-    let apply = || {
+    let apply_manifest = |manifest: &str| {
         let mut c = command("puppet");
         c.arg("apply");
         for (flag, sub) in [
@@ -99,9 +100,10 @@ fn the_puppet_class_uploads_etc_hiera_when_it_changes() {
             c.arg(flag).arg(dir.path().join(sub));
         }
         c.arg("--modulepath").arg(&modules);
-        c.args(["--color", "false", "--detailed-exitcodes", "-e", &manifest]);
+        c.args(["--color", "false", "--detailed-exitcodes", "-e", manifest]);
         c.output().unwrap()
     };
+    let apply = || apply_manifest(&manifest);
     // First run: the environment is created and every file uploaded
     // (--detailed-exitcodes: 2 = changes applied).
     let out = apply();
@@ -136,6 +138,22 @@ fn the_puppet_class_uploads_etc_hiera_when_it_changes() {
             .contains("key \"plugins\" is not in the"),
         "deleted"
     );
+    // send_facts: the node's facts become its stored scope (the files
+    // are unchanged; the facts alone make the change).
+    let with_facts = manifest.replace(" }", ", register => true, send_facts => true }");
+    let out = apply_manifest(&with_facts);
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out));
+    let scope = crate::server::call(
+        "GET",
+        &format!(
+            "{}/api/v1/config/environments/1/nodes/{NODE_NAME}/scope",
+            server.url
+        ),
+        None,
+        &[],
+    );
+    assert_eq!(scope.status, 200, "{}", scope.body);
+    assert!(scope.json()["scope"]["::os"].is_object(), "{}", scope.body);
     // A server that cannot be reached fails the run, naming it.
     let down = manifest.replace(&server.url, "http://127.0.0.1:1");
     let mut c = command("puppet");
@@ -248,6 +266,40 @@ fn the_bolt_task_uploads_as_bolt_runs_it() {
         (result["written"].clone(), result["unchanged"].clone()),
         (json!(0), json!(9)),
         "{result}"
+    );
+    // facts: stored as the node's scope, each a top-scope variable.
+    let mut with_facts = params.clone();
+    with_facts["facts"] = json!({"role": "web", "networking": {"fqdn": NODE_NAME}});
+    let out = bolt_run(&with_facts);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    let result: Json = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(result["scope"], json!(NODE_NAME), "{result}");
+    let scope = crate::server::call(
+        "GET",
+        &format!(
+            "{}/api/v1/config/environments/1/nodes/{NODE_NAME}/scope",
+            server.url
+        ),
+        None,
+        &[],
+    );
+    assert_eq!(scope.status, 200, "{}", scope.body);
+    assert_eq!(
+        scope.json()["scope"],
+        json!({"::role": "web", "::networking": {"fqdn": NODE_NAME}})
+    );
+    // Off by default: the first runs above stored none (version 1 is
+    // this one).
+    assert_eq!(scope.json()["version"], json!(1));
+    // Facts need a node's level.
+    let mut at_root = with_facts.clone();
+    at_root["level"] = json!("");
+    let out = bolt_run(&at_root);
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out));
+    assert!(
+        text(&out).contains("facts are stored for a node"),
+        "{}",
+        text(&out)
     );
     // Failures are Bolt's error object and exit 1.
     let cases = [

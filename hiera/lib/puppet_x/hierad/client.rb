@@ -75,6 +75,10 @@ module PuppetX::Hierad
       JSON.parse(response.body)
     end
 
+    def put(path, body)
+      request('PUT', path, body, 'Content-Type' => 'application/json')
+    end
+
     # The Error for an answer the caller cannot use.
     def refused(what, response)
       Error.new("hierad: #{urls.join(', ')}: #{what}: HTTP #{response.status}: #{response.error_message}").tap { |e| e.status = response.status }

@@ -37,6 +37,13 @@ Puppet::Type.newtype(:hierad_upload) do
     defaultto false
   end
 
+  newparam(:facts) do
+    desc "The node's facts (a Hash), stored as the scope of the node the level ends in; none by default."
+    validate do |value|
+      raise ArgumentError, "facts must be a Hash, not #{value.class}" unless value.is_a?(Hash)
+    end
+  end
+
   newparam(:token) do
     desc 'A bearer token, when the server asks for one.'
     sensitive true

@@ -66,7 +66,8 @@ module PuppetX
       end
 
       # Uploads `datadir` (options: url, environment, level, replace,
-      # register, datadir, token, user, password, ca_file, timeouts).
+      # register, datadir, facts, token, user, password, ca_file, timeouts);
+      # with `facts` (a Hash), stores them as the scope of the level's node.
       # Creates the environment (levels [nodes], component fuel) when it is
       # missing, as the upload task of docs/spec/configdb-api.md does. Returns the server's
       # summary: written, unchanged, deleted, defined.
@@ -86,7 +87,32 @@ module PuppetX
         response = client.post("#{API}/environments/#{env}/import", Wire.dump(body))
         raise client.refused("uploading #{datadir} to environment #{env}", response) unless response.status == 200
 
-        JSON.parse(response.body).merge('files' => documents.size)
+        summary = JSON.parse(response.body).merge('files' => documents.size)
+        return summary unless options[:facts]
+
+        summary.merge('scope' => send_facts(client, env, options[:level].to_s, options[:facts]))
+      end
+
+      # Stores `facts` as the scope of the node the level path ends in
+      # (`nodes=node-1` -> node-1), each as a top-scope variable
+      # (`::fqdn`, as Hiera 3 interpolates `%{::fqdn}`), so a lookup
+      # naming the node gets them. Returns the node.
+      def send_facts(client, env, level, facts)
+        node = level.split(',').last.to_s.split('=', 2)[1]
+        raise Error, 'hierad upload: facts are stored for a node: give a level that ends in one (nodes=NAME)' if node.to_s.empty?
+        raise Error, "hierad upload: facts must be a Hash, not #{facts.class}" unless facts.is_a?(Hash)
+
+        scope = facts.to_h { |name, value| ["::#{name.to_s.delete_prefix('::')}", value] }
+        path = "#{API}/environments/#{env}/nodes/#{escape(node)}/scope"
+        response = client.put(path, JSON.generate(scope))
+        raise client.refused("storing the facts of node #{node}", response) unless response.status == 204
+
+        node
+      end
+
+      # A path segment, percent-encoded (RFC 3986's unreserved kept).
+      def escape(text)
+        text.b.gsub(/[^A-Za-z0-9\-._~]/) { |c| format('%%%02X', c.ord) }
       end
 
       def ensure_environment(client, env)

@@ -186,6 +186,7 @@ fn the_typed_request_is_what_the_server_reads() {
         ))),
         default: Some(WireValue(Value::Float(2.0))),
         explain: true,
+        node: Some("n1".into()),
     };
     let parsed =
         parse_request(serde_json::to_string(&typed).unwrap().as_bytes()).expect("a good request");
@@ -202,6 +203,7 @@ fn the_typed_request_is_what_the_server_reads() {
         crate::rhash! {"::fqdn" => "n1", "s" => Value::Symbol("x".into())}
     );
     assert_eq!(r.default, Some(Value::Float(2.0)));
+    assert_eq!(parsed.node.as_deref(), Some("n1"));
     let bare = api::LookupRequest {
         environment: 1,
         key: "k".into(),

@@ -5,8 +5,12 @@ require_relative '../../../puppet_x/hierad_resources/upload'
 Puppet::Type.type(:hierad_upload).provide(:ruby) do
   desc 'Uploads with PuppetX::Hierad::Upload over the shim HTTP client.'
 
+  # The files' digest; with facts, theirs too, so changed facts are sent.
   def digest
-    @digest ||= PuppetX::Hierad::Upload.digest(resource[:datadir])
+    @digest ||= begin
+      files = PuppetX::Hierad::Upload.digest(resource[:datadir])
+      resource[:facts] ? Digest::SHA256.hexdigest("#{files}\0#{resource[:facts].to_json}") : files
+    end
   end
 
   # The digest recorded by the last upload to this place, or :absent.
@@ -18,6 +22,7 @@ Puppet::Type.type(:hierad_upload).provide(:ruby) do
     options = {
       url: resource[:url], environment: resource[:environment], level: resource[:level],
       datadir: resource[:datadir], replace: resource[:replace], register: resource[:register],
+      facts: resource[:facts],
       token: resource[:token], ca_file: resource[:ca_file]
     }
     summary = PuppetX::Hierad::Upload.run(options.compact)

@@ -1,0 +1,112 @@
+//! The remote client's calls for issue 33's "why and what changed":
+//! provenance (`show_lookup`), document and effective diffs, node scopes.
+
+use super::{Method, Remote, Result, doc_url};
+use crate::api;
+use crate::api::paths;
+use crate::api::paths::encode;
+use crate::configdb::{DocAddress, DocKind, LevelPath, Version};
+use crate::ops::diffs::{Point, Range};
+
+impl Remote {
+    /// `GET …/values?effective&show_lookup`.
+    ///
+    /// # Errors
+    ///
+    /// As [`Remote::effective`].
+    pub(crate) fn show_lookup(
+        &self,
+        env: i64,
+        path: &LevelPath,
+        resource: &str,
+    ) -> Result<api::ShowLookup> {
+        let url = doc_url(env, path, resource, DocKind::Values);
+        self.typed(
+            Method::Get,
+            &format!("{url}?effective&show_lookup"),
+            None::<&()>,
+        )
+    }
+
+    /// `GET …/diff` with the query `range` names.
+    ///
+    /// # Errors
+    ///
+    /// As [`Remote::effective`]; 404 for a missing version or tag, 410
+    /// for a generation no longer readable.
+    pub(crate) fn diff(&self, at: &DocAddress, range: &Range) -> Result<api::DiffAnswer> {
+        let url = doc_url(at.env, &at.path, &at.resource, at.kind);
+        let mut query = Vec::new();
+        let point = |side: &str, p: &Point| match p {
+            Point::Generation(g) => format!("{side}_generation={g}"),
+            Point::Tag(t) => format!("{side}_tag={}", encode(t, false)),
+        };
+        match range {
+            Range::Versions { from, to } => {
+                query.extend(from.map(|n| format!("from={n}")));
+                query.extend(to.map(|n| format!("to={n}")));
+            }
+            Range::Effective { from, to } => {
+                query.push("effective".to_owned());
+                query.push(point("from", from));
+                query.extend(to.as_ref().map(|p| point("to", p)));
+            }
+        }
+        let query = if query.is_empty() {
+            String::new()
+        } else {
+            format!("?{}", query.join("&"))
+        };
+        self.typed(Method::Get, &format!("{url}/diff{query}"), None::<&()>)
+    }
+
+    fn scope_url(env: i64, node: &str) -> String {
+        paths::fill(paths::NODE_SCOPE, &[&env.to_string(), node])
+    }
+
+    /// `GET …/nodes/{node}/scope`.
+    ///
+    /// # Errors
+    ///
+    /// 404: the node, or no stored scope; transport.
+    pub(crate) fn scope(&self, env: i64, node: &str) -> Result<api::NodeScope> {
+        self.typed(Method::Get, &Self::scope_url(env, node), None::<&()>)
+    }
+
+    /// `PUT …/nodes/{node}/scope`.
+    ///
+    /// # Errors
+    ///
+    /// 404: the node; transport.
+    pub(crate) fn put_scope(
+        &self,
+        env: i64,
+        node: &str,
+        scope: &serde_json::Map<String, serde_json::Value>,
+    ) -> Result<()> {
+        let body = serde_json::Value::Object(scope.clone()).to_string();
+        self.call(Method::Put, &Self::scope_url(env, node), Some(body))?;
+        Ok(())
+    }
+
+    /// `DELETE …/nodes/{node}/scope`.
+    ///
+    /// # Errors
+    ///
+    /// 404: the node, or no scope to delete; transport.
+    pub(crate) fn delete_scope(&self, env: i64, node: &str) -> Result<()> {
+        self.call(Method::Delete, &Self::scope_url(env, node), None)?;
+        Ok(())
+    }
+
+    /// `GET …/nodes/{node}/scope/history`.
+    ///
+    /// # Errors
+    ///
+    /// 404: the node; transport.
+    pub(crate) fn scope_history(&self, env: i64, node: &str) -> Result<Vec<Version>> {
+        let url = paths::fill(paths::NODE_SCOPE_HISTORY, &[&env.to_string(), node]);
+        let versions: Vec<api::Version> = self.typed(Method::Get, &url, None::<&()>)?;
+        Ok(versions.into_iter().map(Version::from).collect())
+    }
+}
