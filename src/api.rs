@@ -11,6 +11,7 @@
 //!
 //! The routes' path templates are in [`paths`], beside the bodies.
 
+pub(crate) mod impact;
 pub(crate) mod paths;
 
 use crate::configdb;
@@ -53,6 +54,15 @@ pub(crate) struct ErrorBody {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(crate) class: Option<String>,
     pub(crate) message: String,
+}
+
+/// A 410 `gone`: a read at a generation retention pruned, naming the
+/// oldest generation still readable.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub(crate) struct GoneBody {
+    pub(crate) error: String,
+    pub(crate) message: String,
+    pub(crate) oldest_readable: u64,
 }
 
 /// A 422 `budget_exceeded`: a lookup refused for spending more than its

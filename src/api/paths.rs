@@ -48,6 +48,12 @@ pub(crate) const REGISTER: &str =
 /// One value of a level's register.
 pub(crate) const REGISTER_VALUE: &str =
     "/api/v1/config/environments/{env}/hierarchy_levels/{level}/register/{value}";
+/// Tags: names of generations, for reads at one (`?tag=`).
+pub(crate) const TAGS: &str = "/api/v1/tags";
+/// One tag.
+pub(crate) const TAG: &str = "/api/v1/tags/{name}";
+/// The registered nodes whose effective data changed since a generation.
+pub(crate) const NODES_CHANGED: &str = "/api/v1/config/environments/{env}/nodes/changed";
 /// A document: `{*rest}` is a level path, `resources/<name>`, and the
 /// kind (`values`, `overrides`), with what follows (a key, `history`…);
 /// it takes whatever no other route under the environment does.
@@ -75,6 +81,9 @@ pub(crate) const ALL: &[&str] = &[
     IMPORT,
     REGISTER,
     REGISTER_VALUE,
+    TAGS,
+    TAG,
+    NODES_CHANGED,
     DOCUMENT,
 ];
 

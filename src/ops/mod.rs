@@ -7,6 +7,7 @@
 
 pub(crate) mod client_auth;
 pub(crate) mod local;
+pub(crate) mod preview;
 pub(crate) mod remote;
 mod timeouts;
 pub(crate) mod writes;

@@ -497,13 +497,6 @@ pub(crate) trait Store: Send + Sync {
     /// environment's documents. Invalid
     /// ([`Invalid::GenerationAhead`]): a generation not written yet.
     /// [`StoreError::Gone`]: one before [`Store::oldest_readable`].
-    #[cfg_attr(
-        not(test),
-        expect(
-            dead_code,
-            reason = "no route reads at a generation or names a tag yet"
-        )
-    )]
     fn load_at(&self, generation: u64, env: Option<i64>) -> Result<SnapshotData>;
 
     /// The oldest generation [`Store::load_at`] can read (of `env`'s
@@ -526,44 +519,16 @@ pub(crate) trait Store: Send + Sync {
     /// `author`. Invalid: a bad name ([`crate::configdb::tags`]), a
     /// generation not written yet. Gone: one no longer readable.
     /// Conflict: the name is taken.
-    #[cfg_attr(
-        not(test),
-        expect(
-            dead_code,
-            reason = "no route reads at a generation or names a tag yet"
-        )
-    )]
     fn create_tag(&self, name: &str, generation: Option<u64>, author: Option<&str>) -> Result<Tag>;
 
     /// The tag `name`. NotFound: there is none.
-    #[cfg_attr(
-        not(test),
-        expect(
-            dead_code,
-            reason = "no route reads at a generation or names a tag yet"
-        )
-    )]
     fn tag(&self, name: &str) -> Result<Tag>;
 
     /// Every tag, oldest generation first.
-    #[cfg_attr(
-        not(test),
-        expect(
-            dead_code,
-            reason = "no route reads at a generation or names a tag yet"
-        )
-    )]
     fn tags(&self) -> Result<Vec<Tag>>;
 
     /// Deletes tag `name`; returns it. What it pinned may be pruned by
     /// the next retention run. NotFound: there is none.
-    #[cfg_attr(
-        not(test),
-        expect(
-            dead_code,
-            reason = "no route reads at a generation or names a tag yet"
-        )
-    )]
     fn delete_tag(&self, name: &str) -> Result<Tag>;
 
     // Registers: an environment may list the values a level

@@ -46,6 +46,9 @@ pub(crate) enum ApiError {
         value: u64,
         error: HieraError,
     },
+    /// 410: a read at a generation retention pruned; names the oldest
+    /// readable one.
+    Gone(crate::configdb::Gone),
     /// 412: a conditional write (`If-Match`) whose version is no longer
     /// the latest.
     PreconditionFailed(String),
@@ -106,6 +109,7 @@ impl From<StoreError> for ApiError {
             StoreError::Config(e) => e.into(),
             StoreError::Database(e) => ApiError::Unavailable(e.to_string()),
             StoreError::ReadOnly(why) => ApiError::ReadOnly(why),
+            StoreError::Gone(gone) => ApiError::Gone(gone),
             other => ApiError::Internal(other.to_string()),
         }
     }
@@ -240,6 +244,14 @@ impl IntoResponse for ApiError {
                     ),
                 };
                 return (StatusCode::UNPROCESSABLE_ENTITY, Json(body)).into_response();
+            }
+            ApiError::Gone(gone) => {
+                let body = crate::api::GoneBody {
+                    error: "gone".to_owned(),
+                    message: gone.to_string(),
+                    oldest_readable: gone.oldest,
+                };
+                return (StatusCode::GONE, Json(body)).into_response();
             }
             ApiError::PreconditionFailed(m) => {
                 (StatusCode::PRECONDITION_FAILED, "precondition_failed", m)

@@ -117,6 +117,9 @@ async fn lookup_handler(
         Err(miss) => miss,
     };
     state.metrics().cache_miss();
+    if names_a_pin(&bytes) {
+        return pinned_lookup(&state, who, room, bytes).await;
+    }
     let snapshot = state.snapshot();
     let budget = state.settings().lookup_budget;
     // Most lookups take microseconds: answered right here, on a small
@@ -161,6 +164,54 @@ async fn lookup_handler(
     let answer = tag_checked(body, env);
     state.cache().admit(miss, &answer);
     Ok(json_bytes(StatusCode::OK, answer, "MISS"))
+}
+
+/// Whether a lookup body may name a generation or a tag: only those are
+/// parsed first (to learn which snapshot answers) and kept out of the
+/// answer cache. A text search, so the hot path parses nothing more; a
+/// scope that merely holds these words takes the slower path, exactly.
+fn names_a_pin(bytes: &[u8]) -> bool {
+    memchr::memmem::find(bytes, b"\"generation\"").is_some()
+        || memchr::memmem::find(bytes, b"\"tag\"").is_some()
+}
+
+/// A lookup that may name a generation or a tag, answered from that
+/// generation's snapshot (`state/pinned.rs`) on a lookup worker. The
+/// configuration cache is keyed by generation, so it takes the pinned
+/// one's safely; the answer cache is not (its key is the body under the
+/// newest generation, and a tag's generation is not part of it), so the
+/// answer is not kept.
+async fn pinned_lookup(
+    state: &AppState,
+    who: Option<Principal>,
+    room: Option<Room>,
+    bytes: Bytes,
+) -> Result<Response, ApiError> {
+    let parsed = parse_request(&bytes)?;
+    let env = env::permitted(who.as_ref(), parsed.request.env)?;
+    if parsed.request.explain {
+        room.as_ref().map_or(Ok(()), Room::check)?;
+    }
+    let (generation, snapshot) = match parsed.pin {
+        Some(pin) => super::pinned::snapshot_at(state, pin, env).await?,
+        None => (state.generation(), state.snapshot()),
+    };
+    let budget = state.settings().lookup_budget;
+    let queued = state.queue_lookup(bytes.len())?;
+    let worker = state.clone();
+    let body = Box::pin(state.costly_lookup(move || {
+        let _queued = queued;
+        let (parsed, configured) = prepare(&worker, &snapshot, (generation, who.as_ref()), &bytes)?;
+        Ok(answer_body(&snapshot, &configured, &parsed, budget))
+    }))
+    .await?
+    .map_err(|e| refusal(e, budget, state.metrics()))?;
+    let mut response = json_bytes(StatusCode::OK, tag_checked(body, env), "MISS");
+    response.headers_mut().insert(
+        super::pinned::PINNED,
+        HeaderValue::from(generation),
+    );
+    Ok(response)
 }
 
 /// Lookup bodies over this many bytes are parsed on a lookup worker, not
@@ -370,6 +421,8 @@ struct Parsed {
     /// A registered hierarchy named in place of `request.hierarchy` (the
     /// handler looks it up: parsing needs no server state).
     hierarchy_id: Option<HierarchyId>,
+    /// The generation to answer at (`generation` or `tag`).
+    pin: Option<super::pinned::Pin>,
 }
 
 impl Parsed {
@@ -429,6 +482,8 @@ fn parse_request(bytes: &[u8]) -> Result<Parsed, ApiError> {
                 default,
                 explain,
                 hierarchy_id,
+                generation,
+                tag,
             ],
     } = read_fields(bytes)?;
     if let Some(unknown) = unknown {
@@ -509,6 +564,14 @@ fn parse_request(bytes: &[u8]) -> Result<Parsed, ApiError> {
         Some(Value::Bool(true)) => true,
         Some(_) => return Err(bad("explain is true or false")),
     };
+    let pin = match (generation, tag) {
+        (Some(Value::Int(g)), None) if g >= 0 => Some(super::pinned::Pin::Generation(g.unsigned_abs())),
+        (None, Some(Value::String(t))) => super::pinned::Pin::of(None, Some(&t))?,
+        (None, None) => None,
+        (Some(_), Some(_)) => return Err(bad("give either generation or tag, not both")),
+        (Some(_), None) => return Err(bad("generation is a generation number")),
+        (None, Some(_)) => return Err(bad("tag is a tag's name (a string)")),
+    };
     Ok(Parsed {
         request: Request {
             env,
@@ -525,6 +588,7 @@ fn parse_request(bytes: &[u8]) -> Result<Parsed, ApiError> {
         },
         keys,
         hierarchy_id,
+        pin,
     })
 }
 
@@ -555,7 +619,7 @@ enum Field {
 
 /// What the lookup API knows; [`Fields::values`] and [`parse_request`]
 /// follow this order.
-const FIELDS: [&str; 13] = [
+const FIELDS: [&str; 15] = [
     "environment",
     "level",
     "key",
@@ -569,6 +633,8 @@ const FIELDS: [&str; 13] = [
     "default",
     "explain",
     "hierarchy_id",
+    "generation",
+    "tag",
 ];
 
 impl<'de> Deserialize<'de> for Field {
@@ -688,6 +754,9 @@ async fn datasource(
         Some(l) if !l.is_empty() => LevelPath::parse_cli(l).map_err(|e| bad(e.to_string()))?,
         _ => LevelPath::root(),
     };
+    if let Some(pin) = super::pinned::pin_of(&query)? {
+        return super::pinned::datasource(&state, pin, env, &level, &resource).await;
+    }
     let snapshot = state.snapshot();
     let doc = snapshot.try_encoded(env, &level, &resource)?;
     if headers

@@ -5,6 +5,7 @@
 pub(crate) mod consistency;
 pub(crate) mod listen;
 pub(crate) mod metrics;
+pub(crate) mod pinned;
 pub(crate) mod retention;
 pub(crate) mod sync;
 pub(crate) mod unread;
@@ -88,6 +89,8 @@ struct Inner {
     throttle: Throttle,
     /// Hierarchies registered for lookups to name by id.
     hierarchies: Hierarchies,
+    /// Snapshots of past generations (`pinned.rs`).
+    pinned: pinned::Pinned,
 }
 
 impl AppState {
@@ -149,6 +152,7 @@ impl AppState {
                 authenticator: ArcSwapOption::empty(),
                 throttle: Throttle::default(),
                 hierarchies: Hierarchies::default(),
+                pinned: pinned::Pinned::default(),
             }),
         })
     }
@@ -162,6 +166,11 @@ impl AppState {
     pub fn in_memory(settings: Settings) -> anyhow::Result<AppState> {
         let store = crate::store::SqliteStore::open_in_memory()?;
         AppState::new(Arc::new(store), settings).map_err(|e| anyhow::anyhow!("{e:?}"))
+    }
+
+    /// Snapshots of past generations (`pinned.rs`).
+    pub(crate) fn pinned(&self) -> &pinned::Pinned {
+        &self.inner.pinned
     }
 
     pub(crate) fn snapshot(&self) -> Arc<Snapshot> {
