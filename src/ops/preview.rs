@@ -275,7 +275,11 @@ pub(crate) fn import_writes(
                 .documents
                 .iter()
                 .any(|d| d.resource == resource && d.path == *path && d.kind == *kind);
-            if !kept && snapshot.stored(batch.env, path, &resource, *kind)?.is_some() {
+            if !kept
+                && snapshot
+                    .stored(batch.env, path, &resource, *kind)?
+                    .is_some()
+            {
                 writes.push(DocChange {
                     path: path.clone(),
                     resource,

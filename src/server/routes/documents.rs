@@ -360,9 +360,9 @@ async fn put_document(
     Path(DocPath { rest }): Path<DocPath>,
     headers: HeaderMap,
     OriginalUri(uri): OriginalUri,
-    Params(query): Params,
     Body(body, _turn): Body,
 ) -> Result<Response, ApiError> {
+    let query = super::params::parse(uri.query().unwrap_or_default())?;
     let (mut at, target) = parse_document_url(env, &rest)?;
     let snapshot = state.snapshot();
     let named_by = datasource::resolve(&snapshot, &mut at)?;

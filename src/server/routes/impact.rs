@@ -221,9 +221,7 @@ pub(crate) async fn restore_writes(
         .read(move |store| Ok(store.get(&read, Some(version))?))
         .await?;
     match found {
-        None => Err(ApiError::NotFound(format!(
-            "{at} has no version {version}"
-        ))),
+        None => Err(ApiError::NotFound(format!("{at} has no version {version}"))),
         Some((v, _)) if v.deleted => Err(ApiError::BadRequest(format!(
             "version {version} of {at} is a deletion marker: there is nothing to restore"
         ))),

@@ -207,10 +207,9 @@ async fn pinned_lookup(
     .await?
     .map_err(|e| refusal(e, budget, state.metrics()))?;
     let mut response = json_bytes(StatusCode::OK, tag_checked(body, env), "MISS");
-    response.headers_mut().insert(
-        super::pinned::PINNED,
-        HeaderValue::from(generation),
-    );
+    response
+        .headers_mut()
+        .insert(super::pinned::PINNED, HeaderValue::from(generation));
     Ok(response)
 }
 
@@ -565,7 +564,9 @@ fn parse_request(bytes: &[u8]) -> Result<Parsed, ApiError> {
         Some(_) => return Err(bad("explain is true or false")),
     };
     let pin = match (generation, tag) {
-        (Some(Value::Int(g)), None) if g >= 0 => Some(super::pinned::Pin::Generation(g.unsigned_abs())),
+        (Some(Value::Int(g)), None) if g >= 0 => {
+            Some(super::pinned::Pin::Generation(g.unsigned_abs()))
+        }
         (None, Some(Value::String(t))) => super::pinned::Pin::of(None, Some(&t))?,
         (None, None) => None,
         (Some(_), Some(_)) => return Err(bad("give either generation or tag, not both")),

@@ -147,3 +147,6 @@ pub(crate) async fn datasource(
     let doc = snapshot.try_encoded(env, level, resource)?;
     Ok(pinned_body(generation, doc.body.clone()))
 }
+
+#[cfg(test)]
+mod tests;

@@ -55,6 +55,8 @@ async fn delete(
     State(state): State<AppState>,
     Path(name): Path<String>,
 ) -> Result<StatusCode, ApiError> {
-    state.read(move |store| Ok(store.delete_tag(&name)?)).await?;
+    state
+        .read(move |store| Ok(store.delete_tag(&name)?))
+        .await?;
     Ok(StatusCode::NO_CONTENT)
 }
