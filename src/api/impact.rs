@@ -29,6 +29,17 @@ impl From<configdb::Tag> for Tag {
     }
 }
 
+impl From<Tag> for configdb::Tag {
+    fn from(t: Tag) -> configdb::Tag {
+        configdb::Tag {
+            name: t.name,
+            generation: t.generation,
+            author: t.author,
+            created_at: t.created_at,
+        }
+    }
+}
+
 /// What `POST /api/v1/tags` takes: the name, and the generation it
 /// names (absent: the newest).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]

@@ -307,3 +307,52 @@ pub(crate) fn one(
         content,
     }]
 }
+
+/// [`nodes_changed`] over a store (`hierad nodes changed --db`): now is
+/// its newest generation, `since` a generation or a tag's name.
+///
+/// # Errors
+///
+/// An unknown environment, tag or resource; a generation not written
+/// yet or pruned; a named key's lookup fails.
+pub(crate) fn local_nodes_changed(
+    store: &dyn crate::store::Store,
+    env: i64,
+    since: &str,
+    resource: Option<&str>,
+    keys: &[String],
+) -> crate::ops::Result<NodesChanged> {
+    let since = match since.parse::<u64>() {
+        Ok(g) => g,
+        Err(_) => store.tag(since)?.generation,
+    };
+    let crate::store::Changes::Everything { generation, data } = store.changes_since(0)? else {
+        return Err(crate::ops::OpsError::Refused(
+            "the store did not answer its whole content".to_owned(),
+        ));
+    };
+    let after = Snapshot::build(data);
+    if after.environment(env).is_none() {
+        return Err(ConfigError::from(crate::configdb::NotFound::Environment(env)).into());
+    }
+    if let Some(r) = resource {
+        if !after
+            .resource_names(env)
+            .is_some_and(|mut n| n.any(|n| n == r))
+        {
+            return Err(crate::ops::OpsError::Refused(format!(
+                "environment {env} defines no resource {r:?}"
+            )));
+        }
+    }
+    let before = Snapshot::build(store.load_at(since, Some(env))?);
+    let asked = Asked {
+        resource: resource.map(str::to_owned),
+        keys: keys.to_vec(),
+        budget: Budget::DEFAULT,
+    };
+    nodes_changed((since, &before), (generation, &after), env, &asked).map_err(|e| match e {
+        PreviewError::Config(e) => e.into(),
+        PreviewError::Hiera(e) => crate::ops::OpsError::Refused(e.to_string()),
+    })
+}

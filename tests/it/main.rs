@@ -27,6 +27,7 @@ mod budget;
 mod cli;
 mod cli_client;
 mod cli_config;
+mod cli_tags;
 mod conn;
 mod crash;
 mod cross_site;
