@@ -113,3 +113,31 @@ pub(crate) struct DryRun {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(crate) keys: Option<BTreeMap<String, KeyChanges>>,
 }
+
+/// One entry of the change feed (`GET /api/v1/changes`).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub(crate) struct Change {
+    pub(crate) generation: u64,
+    pub(crate) environment: i64,
+    /// The level path as document URLs write it (`nodes/node-1`, `""`:
+    /// the root); a register's level name.
+    pub(crate) level: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) resource: Option<String>,
+    /// `values`, `overrides` or `register`.
+    pub(crate) kind: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) version: Option<u64>,
+    #[serde(default)]
+    pub(crate) author: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) created_at: Option<i64>,
+}
+
+/// The answer of `GET /api/v1/changes`: what changed, and the generation
+/// to ask from next.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub(crate) struct Changes {
+    pub(crate) generation: u64,
+    pub(crate) changes: Vec<Change>,
+}

@@ -48,6 +48,8 @@ pub(crate) const REGISTER: &str =
 /// One value of a level's register.
 pub(crate) const REGISTER_VALUE: &str =
     "/api/v1/config/environments/{env}/hierarchy_levels/{level}/register/{value}";
+/// The change feed: what changed past a generation (long poll, SSE).
+pub(crate) const CHANGES: &str = "/api/v1/changes";
 /// Tags: names of generations, for reads at one (`?tag=`).
 pub(crate) const TAGS: &str = "/api/v1/tags";
 /// One tag.
@@ -81,6 +83,7 @@ pub(crate) const ALL: &[&str] = &[
     IMPORT,
     REGISTER,
     REGISTER_VALUE,
+    CHANGES,
     TAGS,
     TAG,
     NODES_CHANGED,

@@ -113,6 +113,7 @@ pub fn app(state: AppState) -> Router {
         .merge(routes::lookup::routes())
         .merge(routes::hierarchies::routes())
         .merge(routes::tags::routes())
+        .merge(routes::changes::routes())
         .fallback(no_route)
         .method_not_allowed_fallback(method_not_allowed)
         .layer(http::harden::layer(&state))

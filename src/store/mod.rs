@@ -41,7 +41,7 @@ mod sqlite;
 mod switch;
 
 pub(crate) use self::postgres::{ChangeFeed, PgStore};
-pub(crate) use changes::Changes;
+pub(crate) use changes::{Changes, Logged};
 pub(crate) use quota::Quotas;
 pub(crate) use sqlite::SqliteStore;
 #[cfg(test)]
@@ -630,6 +630,12 @@ pub(crate) trait Store: Send + Sync {
     /// What changed past generation `since` (0: everything), read in one
     /// consistent transaction with the generation it reaches.
     fn changes_since(&self, since: u64) -> Result<Changes>;
+
+    /// The newest generation, and up to `limit` entries of the change log
+    /// past `since` (documents with the version written, registers),
+    /// oldest first: the change feed (`GET /api/v1/changes`). Entries
+    /// before the log's pruning horizon are gone (`changes::KEEP_GENERATIONS`).
+    fn logged_since(&self, since: u64, limit: usize) -> Result<(u64, Vec<Logged>)>;
 
     /// Every row of the ConfigDB, read in one consistent transaction and
     /// given to `out` one by one (`hierad migrate`, [`dump`]): all

@@ -24,6 +24,7 @@ mod bench;
 mod bench_tls;
 mod bodies;
 mod budget;
+mod changes;
 mod cli;
 mod cli_client;
 mod cli_config;

@@ -130,6 +130,9 @@ pub(crate) enum Busy {
     /// Lookup bodies waiting for a `--lookup-workers` turn fill
     /// `--lookup-queue-mib` (this many bytes).
     LookupQueue(u64),
+    /// This many clients already wait for changes
+    /// (`--max-change-waiters`).
+    ChangeWaiters(u64),
 }
 
 impl Busy {
@@ -140,6 +143,10 @@ impl Busy {
                 "the server holds {} MiB of answers its clients have not read yet (hierad serve --unread-answers-mib), \
                  so this answer was not sent; retry in a moment",
                 mib(limit)
+            ),
+            Busy::ChangeWaiters(limit) => format!(
+                "{limit} clients already wait for changes (hierad serve --max-change-waiters), \
+                 so this one does not; retry in a moment, or ask without wait="
             ),
             Busy::LookupQueue(limit) => format!(
                 "{} MiB of lookup requests already wait for a lookup worker (hierad serve --lookup-queue-mib), \

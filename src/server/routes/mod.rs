@@ -7,6 +7,7 @@
 //! with `hierarchies.rs`: hierarchies registered for lookups to name by
 //! id), and query parameters (`params.rs`).
 
+pub(crate) mod changes;
 pub(crate) mod config;
 pub(crate) mod content;
 pub(crate) mod datasource;

@@ -91,6 +91,8 @@ struct Inner {
     hierarchies: Hierarchies,
     /// Snapshots of past generations (`pinned.rs`).
     pinned: pinned::Pinned,
+    /// Turns to wait for changes (`Settings::change_waiters`).
+    change_waiters: Arc<tokio::sync::Semaphore>,
 }
 
 impl AppState {
@@ -124,6 +126,11 @@ impl AppState {
         ));
         let cache = AnswerCache::new(settings.cache_bytes);
         let lookup_turns = Arc::new(tokio::sync::Semaphore::new(settings.lookup_workers.max(1)));
+        let change_waiters = Arc::new(tokio::sync::Semaphore::new(
+            settings
+                .change_waiters
+                .min(tokio::sync::Semaphore::MAX_PERMITS),
+        ));
         Ok(AppState {
             inner: Arc::new(Inner {
                 store,
@@ -153,6 +160,7 @@ impl AppState {
                 throttle: Throttle::default(),
                 hierarchies: Hierarchies::default(),
                 pinned: pinned::Pinned::default(),
+                change_waiters,
             }),
         })
     }
@@ -171,6 +179,37 @@ impl AppState {
     /// Snapshots of past generations (`pinned.rs`).
     pub(crate) fn pinned(&self) -> &pinned::Pinned {
         &self.inner.pinned
+    }
+
+    /// A turn to wait for changes, held until dropped (the handler's end,
+    /// or its client hanging up).
+    ///
+    /// # Errors
+    ///
+    /// [`ApiError::Busy`]: every turn is taken.
+    pub(crate) fn change_waiter(&self) -> Result<tokio::sync::OwnedSemaphorePermit, ApiError> {
+        Arc::clone(&self.inner.change_waiters)
+            .try_acquire_owned()
+            .map_err(|_| {
+                self.inner.metrics.busy_refusals("change_waiters").inc();
+                ApiError::Busy(crate::server::http::error::Busy::ChangeWaiters(
+                    u64::try_from(self.inner.settings.change_waiters).unwrap_or(u64::MAX),
+                ))
+            })
+    }
+
+    /// How many clients wait for changes now.
+    pub fn change_waiters(&self) -> usize {
+        self.inner
+            .settings
+            .change_waiters
+            .min(tokio::sync::Semaphore::MAX_PERMITS)
+            - self.inner.change_waiters.available_permits()
+    }
+
+    /// Wakes at each generation published.
+    pub(crate) fn published(&self) -> tokio::sync::watch::Receiver<u64> {
+        self.inner.published.subscribe()
     }
 
     pub(crate) fn snapshot(&self) -> Arc<Snapshot> {
