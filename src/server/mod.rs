@@ -174,6 +174,12 @@ pub(crate) async fn serve(
 ) -> std::io::Result<()> {
     let settings = state.settings().clone();
     let unread = std::sync::Arc::clone(state.unread());
+    // Waiters for changes end with the accept loop, not the drain's deadline.
+    let closing = state.clone();
+    let shutdown = async move {
+        shutdown.await;
+        closing.close();
+    };
     http::conn::serve(listener, app(state), &settings, unread, tls, shutdown).await
 }
 

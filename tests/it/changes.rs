@@ -169,3 +169,44 @@ async fn the_event_stream_sends_each_change_as_an_event() {
     drop(body);
     waiters(&state, 0).await;
 }
+
+/// The status line and headers of an event stream opened on `url`, and
+/// the connection to read it from.
+fn open_stream(url: &str) -> (String, std::net::TcpStream) {
+    use std::io::{BufRead, BufReader, Write};
+    let address = url.trim_start_matches("http://");
+    let mut stream = std::net::TcpStream::connect(address).unwrap();
+    stream
+        .set_read_timeout(Some(Duration::from_secs(20)))
+        .unwrap();
+    let request = format!(
+        "GET /api/v1/changes?since=0 HTTP/1.1\r\nhost: {address}\r\naccept: text/event-stream\r\n\r\n"
+    );
+    stream.write_all(request.as_bytes()).unwrap();
+    let mut reader = BufReader::new(stream.try_clone().unwrap());
+    let mut head = String::new();
+    loop {
+        let mut line = String::new();
+        reader.read_line(&mut line).unwrap();
+        if line == "\r\n" || line.is_empty() {
+            break;
+        }
+        head.push_str(&line);
+    }
+    (head, stream)
+}
+
+#[test]
+fn shutdown_with_a_waiter_stops_promptly() {
+    use std::io::Read;
+    let mut server = crate::server::TestServer::empty();
+    let (head, mut stream) = open_stream(&server.url);
+    assert!(head.starts_with("HTTP/1.1 200"), "{head}");
+    // The stream holds a waiter's turn from here on; SIGTERM must end it
+    // well before the 10 s drain deadline (`stop` allows 5 s).
+    let status = server.stop();
+    assert!(status.success(), "{status}");
+    let mut rest = Vec::new();
+    let read = stream.read_to_end(&mut rest);
+    assert!(read.is_ok(), "the stream ended with {read:?}");
+}

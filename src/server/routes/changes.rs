@@ -176,8 +176,15 @@ async fn changes(
     let deadline = tokio::time::Instant::now() + asked.wait;
     let mut asked = asked;
     asked.since = first.generation;
-    // Until the wait is over (or the server goes away).
-    while let Ok(Ok(())) = tokio::time::timeout_at(deadline, published.changed()).await {
+    // Until the wait is over, or the server shuts down.
+    loop {
+        let woke = tokio::select! {
+            woke = tokio::time::timeout_at(deadline, published.changed()) => woke,
+            () = state.closed() => break,
+        };
+        if !matches!(woke, Ok(Ok(()))) {
+            break;
+        }
         let now = read(&state, &asked).await?;
         if !now.changes.is_empty() {
             return Ok(Json(now).into_response());
@@ -227,8 +234,14 @@ fn stream(state: AppState, asked: Asked) -> Result<Response, ApiError> {
             };
             s.asked.since = read.generation;
             s.pending.extend(read.changes);
-            if s.pending.is_empty() && s.published.changed().await.is_err() {
-                return None;
+            if s.pending.is_empty() {
+                let woke = tokio::select! {
+                    woke = s.published.changed() => woke.is_ok(),
+                    () = s.state.closed() => false,
+                };
+                if !woke {
+                    return None;
+                }
             }
         }
     });

@@ -93,6 +93,8 @@ struct Inner {
     pinned: pinned::Pinned,
     /// Turns to wait for changes (`Settings::change_waiters`).
     change_waiters: Arc<tokio::sync::Semaphore>,
+    /// Set once the server stops accepting: waiters answer at once.
+    closing: tokio::sync::watch::Sender<bool>,
 }
 
 impl AppState {
@@ -161,6 +163,7 @@ impl AppState {
                 hierarchies: Hierarchies::default(),
                 pinned: pinned::Pinned::default(),
                 change_waiters,
+                closing: tokio::sync::watch::Sender::new(false),
             }),
         })
     }
@@ -205,6 +208,18 @@ impl AppState {
             .change_waiters
             .min(tokio::sync::Semaphore::MAX_PERMITS)
             - self.inner.change_waiters.available_permits()
+    }
+
+    /// Tells every waiter for changes to answer now: the server is
+    /// shutting down, and its drain should not wait for them.
+    pub(crate) fn close(&self) {
+        self.inner.closing.send_replace(true);
+    }
+
+    /// Resolves once [`AppState::close`] was called.
+    pub(crate) async fn closed(&self) {
+        let mut closing = self.inner.closing.subscribe();
+        let _ = closing.wait_for(|closed| *closed).await;
     }
 
     /// Wakes at each generation published.
