@@ -16,7 +16,7 @@ module PuppetX::Hierad
     DEFAULTS = { connect_timeout: 2.0, read_timeout: 10.0 }.freeze
     # A data source's settings: the :hierad: section of a Hiera 3
     # hiera.yaml, the options of a Hiera 5 hierarchy entry.
-    SETTINGS = (OPTIONS + %i[environment level failure]).freeze
+    SETTINGS = (OPTIONS + %i[environment level failure generation tag]).freeze
 
     @shared = {}
     @mutex = Mutex.new
