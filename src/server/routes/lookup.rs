@@ -117,7 +117,7 @@ async fn lookup_handler(
         Err(miss) => miss,
     };
     state.metrics().cache_miss();
-    if names_a_pin(&bytes) {
+    if super::pinned::names_a_pin(&bytes) {
         return pinned_lookup(&state, who, room, bytes).await;
     }
     let snapshot = state.snapshot();
@@ -164,15 +164,6 @@ async fn lookup_handler(
     let answer = tag_checked(body, env);
     state.cache().admit(miss, &answer);
     Ok(json_bytes(StatusCode::OK, answer, "MISS"))
-}
-
-/// Whether a lookup body may name a generation or a tag: only those are
-/// parsed first (to learn which snapshot answers) and kept out of the
-/// answer cache. A text search, so the hot path parses nothing more; a
-/// scope that merely holds these words takes the slower path, exactly.
-fn names_a_pin(bytes: &[u8]) -> bool {
-    memchr::memmem::find(bytes, b"\"generation\"").is_some()
-        || memchr::memmem::find(bytes, b"\"tag\"").is_some()
 }
 
 /// A lookup that may name a generation or a tag, answered from that
@@ -563,16 +554,7 @@ fn parse_request(bytes: &[u8]) -> Result<Parsed, ApiError> {
         Some(Value::Bool(true)) => true,
         Some(_) => return Err(bad("explain is true or false")),
     };
-    let pin = match (generation, tag) {
-        (Some(Value::Int(g)), None) if g >= 0 => {
-            Some(super::pinned::Pin::Generation(g.unsigned_abs()))
-        }
-        (None, Some(Value::String(t))) => super::pinned::Pin::of(None, Some(&t))?,
-        (None, None) => None,
-        (Some(_), Some(_)) => return Err(bad("give either generation or tag, not both")),
-        (Some(_), None) => return Err(bad("generation is a generation number")),
-        (None, Some(_)) => return Err(bad("tag is a tag's name (a string)")),
-    };
+    let pin = super::pinned::Pin::of_lookup(generation, tag)?;
     Ok(Parsed {
         request: Request {
             env,

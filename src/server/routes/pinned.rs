@@ -20,6 +20,27 @@ pub(crate) enum Pin {
 }
 
 impl Pin {
+    /// A lookup body's `generation` (an Integer) and `tag` (a String).
+    ///
+    /// # Errors
+    ///
+    /// Both given, either of another type, a bad tag name.
+    pub(crate) fn of_lookup(
+        generation: Option<crate::hiera::Value>,
+        tag: Option<crate::hiera::Value>,
+    ) -> Result<Option<Pin>, ApiError> {
+        use crate::hiera::Value;
+        let bad = |m: &str| Err(ApiError::BadRequest(m.to_owned()));
+        match (generation, tag) {
+            (Some(Value::Int(g)), None) if g >= 0 => Ok(Some(Pin::Generation(g.unsigned_abs()))),
+            (None, Some(Value::String(t))) => Pin::of(None, Some(&t)),
+            (None, None) => Ok(None),
+            (Some(_), Some(_)) => bad("give either generation or tag, not both"),
+            (Some(_), None) => bad("generation is a generation number"),
+            (None, Some(_)) => bad("tag is a tag's name (a string)"),
+        }
+    }
+
     /// A lookup body's `generation` (a number) or `tag` (a name).
     ///
     /// # Errors
@@ -43,6 +64,15 @@ impl Pin {
             (None, None) => Ok(None),
         }
     }
+}
+
+/// Whether a lookup body may name a generation or a tag: only those are
+/// parsed first (to learn which snapshot answers) and kept out of the
+/// answer cache. A text search, so the hot path parses nothing more; a
+/// scope that merely holds these words takes the slower path, exactly.
+pub(crate) fn names_a_pin(bytes: &[u8]) -> bool {
+    memchr::memmem::find(bytes, b"\"generation\"").is_some()
+        || memchr::memmem::find(bytes, b"\"tag\"").is_some()
 }
 
 /// The pin of a request's query (`generation=`, `tag=`), if any.
