@@ -12,6 +12,7 @@
 //! The routes' path templates are in [`paths`], beside the bodies.
 
 mod insight;
+pub(crate) mod impact;
 pub(crate) mod paths;
 
 #[cfg(test)]
@@ -58,6 +59,15 @@ pub(crate) struct ErrorBody {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(crate) class: Option<String>,
     pub(crate) message: String,
+}
+
+/// A 410 `gone`: a read at a generation retention pruned, naming the
+/// oldest generation still readable.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub(crate) struct GoneBody {
+    pub(crate) error: String,
+    pub(crate) message: String,
+    pub(crate) oldest_readable: u64,
 }
 
 /// A 422 `budget_exceeded`: a lookup refused for spending more than its

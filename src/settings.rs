@@ -66,6 +66,9 @@ pub struct Settings {
     /// blocking pool, at most this many at once, so they neither starve
     /// `/healthz` nor take every core.
     pub(crate) lookup_workers: usize,
+    /// Clients that may wait for changes at once (`GET /api/v1/changes`
+    /// with `wait=`, or its event stream); beyond, 503.
+    pub(crate) change_waiters: usize,
     /// Bytes of lookup bodies that may wait for (or run in) a
     /// `lookup_workers` turn; beyond, 503 (`server/routes/lookup.rs`).
     pub(crate) lookup_queue_bytes: u64,
@@ -134,6 +137,7 @@ impl Default for Settings {
             shutdown_timeout: Duration::from_secs(10),
             lookup_budget: Budget::DEFAULT,
             lookup_workers: default_lookup_workers(),
+            change_waiters: DEFAULT_CHANGE_WAITERS,
             lookup_queue_bytes: 64 * 1024 * 1024,
             unread_answers_bytes: 256 * 1024 * 1024,
             send_buffer_bytes: Some(DEFAULT_SEND_BUFFER_KIB as usize * 1024),
@@ -156,9 +160,23 @@ impl Default for Settings {
 /// 250 clients that never read cannot stall the server with copies into
 /// 4 MiB kernel buffers (bench/LOG.md, "Never-reading readers").
 pub(crate) const DEFAULT_SEND_BUFFER_KIB: u32 = 256;
+/// The default of `--max-change-waiters` (bench/changes.sh measures
+/// what waiters hold).
+pub(crate) const DEFAULT_CHANGE_WAITERS: usize = 10_000;
 
 /// One costly lookup per core: they are CPU-bound, more at once would
 /// only share the cores more finely.
 pub(crate) fn default_lookup_workers() -> usize {
     std::thread::available_parallelism().map_or(2, std::num::NonZero::get)
+}
+
+impl Settings {
+    /// These settings with at most `n` clients waiting for changes (what
+    /// `hierad serve --max-change-waiters` sets; the in-process tests set
+    /// it here).
+    #[must_use]
+    pub fn with_change_waiters(mut self, n: usize) -> Settings {
+        self.change_waiters = n;
+        self
+    }
 }

@@ -53,6 +53,14 @@ pub(crate) const NODE_SCOPE: &str = "/api/v1/config/environments/{env}/nodes/{no
 /// Every version of a node's scope.
 pub(crate) const NODE_SCOPE_HISTORY: &str =
     "/api/v1/config/environments/{env}/nodes/{node}/scope/history";
+/// The change feed: what changed past a generation (long poll, SSE).
+pub(crate) const CHANGES: &str = "/api/v1/changes";
+/// Tags: names of generations, for reads at one (`?tag=`).
+pub(crate) const TAGS: &str = "/api/v1/tags";
+/// One tag.
+pub(crate) const TAG: &str = "/api/v1/tags/{name}";
+/// The registered nodes whose effective data changed since a generation.
+pub(crate) const NODES_CHANGED: &str = "/api/v1/config/environments/{env}/nodes/changed";
 /// A document: `{*rest}` is a level path, `resources/<name>`, and the
 /// kind (`values`, `overrides`), with what follows (a key, `history`…);
 /// it takes whatever no other route under the environment does.
@@ -90,6 +98,10 @@ pub(crate) const ALL: &[&str] = &[
     REGISTER_VALUE,
     NODE_SCOPE,
     NODE_SCOPE_HISTORY,
+    CHANGES,
+    TAGS,
+    TAG,
+    NODES_CHANGED,
     DOCUMENT,
     UI_ROOT,
     UI_INDEX,

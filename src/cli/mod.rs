@@ -15,6 +15,7 @@ pub(crate) mod import;
 pub(crate) mod logging;
 pub(crate) mod lookup;
 pub(crate) mod migrate;
+pub(crate) mod nodes;
 pub(crate) mod puppet_lookup;
 pub(crate) mod register;
 
@@ -23,6 +24,7 @@ pub(crate) mod scope;
 pub(crate) mod secrets;
 pub(crate) mod serve;
 pub(crate) mod show_lookup;
+pub(crate) mod tag;
 
 pub use serve::serve_in_process;
 
@@ -89,6 +91,10 @@ pub(crate) enum Command {
     Health(health::Args),
     /// hiera-eyaml's ENC[PKCS7,…] values: encrypt and decrypt
     Secrets(secrets::Args),
+    /// Names for generations, so a deployment reads one view
+    Tag(tag::Args),
+    /// Which registered nodes changed since a generation or a tag
+    Nodes(nodes::Args),
 }
 
 /// Runs a parsed command line.
@@ -113,6 +119,8 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Backup(args) => backup::run(args),
         Command::Health(args) => Ok(report(health::run(&args))),
         Command::Secrets(args) => Ok(report(secrets::run(args))),
+        Command::Tag(args) => tag::run(args),
+        Command::Nodes(args) => nodes::run(args),
     }
 }
 

@@ -87,6 +87,10 @@ pub(crate) struct Args {
     /// async workers (default: one per CPU).
     #[arg(long, env = "HIERAD_LOOKUP_WORKERS")]
     pub(crate) lookup_workers: Option<NonZeroUsize>,
+    /// Clients that may wait for changes at once (GET /api/v1/changes
+    /// with wait=, or its event stream). Beyond it: 503 and Retry-After.
+    #[arg(long, env = "HIERAD_MAX_CHANGE_WAITERS", default_value_t = crate::settings::DEFAULT_CHANGE_WAITERS)]
+    pub(crate) max_change_waiters: usize,
     /// MiB of lookup requests that may wait for a --lookup-workers turn
     /// (or run in one): large or costly lookups, each counted by its body
     /// size. Beyond it a lookup is refused with 503 and Retry-After: 1.
@@ -306,6 +310,7 @@ fn parts(args: Args) -> anyhow::Result<(Settings, server::run::SecurityFiles, Qu
         lookup_workers: args
             .lookup_workers
             .map_or_else(default_lookup_workers, NonZeroUsize::get),
+        change_waiters: args.max_change_waiters,
         lookup_queue_bytes: args.lookup_queue_mib * 1024 * 1024,
         unread_answers_bytes: args.unread_answers_mib * 1024 * 1024,
         send_buffer_bytes: (args.socket_send_buffer_kib > 0)

@@ -8,11 +8,6 @@
 //! both snapshots and compared ([`super::diff::key_diff`]), so a change
 //! that every node overrides changes no node.
 
-#![cfg_attr(
-    not(test),
-    expect(dead_code, reason = "no route or command asks which nodes changed yet")
-)]
-
 use super::diff::hash_diff;
 use super::keypath::{KeyPath, get};
 use super::snapshot::compare::SlotsChanged;

@@ -249,6 +249,31 @@ impl ConfigOps for Local {
         Ok(())
     }
 
+    fn tags(&self) -> Result<Vec<crate::configdb::Tag>> {
+        Ok(self.store.tags()?)
+    }
+
+    fn create_tag(&self, name: &str, generation: Option<u64>) -> Result<crate::configdb::Tag> {
+        Ok(self
+            .store
+            .create_tag(name, generation, Some(&self.author))?)
+    }
+
+    fn delete_tag(&self, name: &str) -> Result<()> {
+        self.store.delete_tag(name)?;
+        Ok(())
+    }
+
+    fn nodes_changed(
+        &self,
+        env: i64,
+        since: &str,
+        resource: Option<&str>,
+        keys: &[String],
+    ) -> Result<crate::api::impact::NodesChanged> {
+        super::preview::local_nodes_changed(self.store.as_ref(), env, since, resource, keys)
+    }
+
     fn register(&self, env: i64, level: &str) -> Result<Option<Vec<String>>> {
         Ok(self.store.register(env, level)?)
     }

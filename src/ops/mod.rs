@@ -8,6 +8,7 @@
 pub(crate) mod client_auth;
 pub(crate) mod diffs;
 pub(crate) mod local;
+pub(crate) mod preview;
 pub(crate) mod remote;
 mod timeouts;
 pub(crate) mod writes;
@@ -182,6 +183,26 @@ pub(crate) trait ConfigOps {
         resource: &str,
         content: &ResourceContent,
     ) -> Result<()>;
+
+    /// Every tag, oldest generation first.
+    fn tags(&self) -> Result<Vec<crate::configdb::Tag>>;
+
+    /// Makes tag `name` at `generation` (`None`: the newest).
+    fn create_tag(&self, name: &str, generation: Option<u64>) -> Result<crate::configdb::Tag>;
+
+    /// Deletes tag `name`.
+    fn delete_tag(&self, name: &str) -> Result<()>;
+
+    /// The registered nodes of `env` whose effective data (of `resource`,
+    /// or all), or whose answers of `keys`, differ between `since` (a
+    /// generation, or a tag's name) and now (`ops::preview`).
+    fn nodes_changed(
+        &self,
+        env: i64,
+        since: &str,
+        resource: Option<&str>,
+        keys: &[String],
+    ) -> Result<crate::api::impact::NodesChanged>;
 }
 
 /// A resource definition's content: a JSON object of metadata.

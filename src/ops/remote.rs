@@ -625,6 +625,44 @@ impl ConfigOps for Remote {
         Ok(Remote::delete(self, at)?)
     }
 
+    fn tags(&self) -> OpsResult<Vec<crate::configdb::Tag>> {
+        let tags: Vec<api::impact::Tag> = self.typed(Method::Get, paths::TAGS, None::<&()>)?;
+        Ok(tags.into_iter().map(Into::into).collect())
+    }
+
+    fn create_tag(&self, name: &str, generation: Option<u64>) -> OpsResult<crate::configdb::Tag> {
+        let new = api::impact::NewTag {
+            name: name.to_owned(),
+            generation,
+        };
+        let tag: api::impact::Tag = self.typed(Method::Post, paths::TAGS, Some(&new))?;
+        Ok(tag.into())
+    }
+
+    fn delete_tag(&self, name: &str) -> OpsResult<()> {
+        self.call(Method::Delete, &paths::fill(paths::TAG, &[name]), None)?;
+        Ok(())
+    }
+
+    fn nodes_changed(
+        &self,
+        env: i64,
+        since: &str,
+        resource: Option<&str>,
+        keys: &[String],
+    ) -> OpsResult<api::impact::NodesChanged> {
+        let mut url = paths::fill(paths::NODES_CHANGED, &[&env.to_string()]);
+        url.push_str(&format!("?since={}", encode(since, false)));
+        if let Some(resource) = resource {
+            url.push_str(&format!("&resource={}", encode(resource, false)));
+        }
+        if !keys.is_empty() {
+            let keys: Vec<String> = keys.iter().map(|k| encode(k, false)).collect();
+            url.push_str(&format!("&keys={}", keys.join(",")));
+        }
+        Ok(self.typed(Method::Get, &url, None::<&()>)?)
+    }
+
     fn register(&self, env: i64, level: &str) -> OpsResult<Option<Vec<String>>> {
         match self.typed::<api::Register>(Method::Get, &register_url(env, level), None::<&()>) {
             Ok(register) => Ok(Some(register.values)),

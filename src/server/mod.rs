@@ -114,6 +114,8 @@ pub fn app(state: AppState) -> Router {
         .merge(routes::lookup::routes())
         .merge(routes::hierarchies::routes())
         .merge(routes::ui::routes(state.settings().ui))
+        .merge(routes::tags::routes())
+        .merge(routes::changes::routes())
         .fallback(no_route)
         .method_not_allowed_fallback(method_not_allowed)
         .layer(http::harden::layer(&state))
@@ -174,6 +176,12 @@ pub(crate) async fn serve(
 ) -> std::io::Result<()> {
     let settings = state.settings().clone();
     let unread = std::sync::Arc::clone(state.unread());
+    // Waiters for changes end with the accept loop, not the drain's deadline.
+    let closing = state.clone();
+    let shutdown = async move {
+        shutdown.await;
+        closing.close();
+    };
     http::conn::serve(listener, app(state), &settings, unread, tls, shutdown).await
 }
 

@@ -395,3 +395,65 @@ pub(crate) fn prune_log(tx: &dyn Sql) -> Result<usize> {
         params![i64::try_from(below).unwrap_or(i64::MAX)],
     )
 }
+
+/// One entry of the change log as the change feed shows it: a document
+/// (with the version that generation wrote) or a register.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) struct Logged {
+    pub(crate) generation: u64,
+    pub(crate) env: i64,
+    /// The slot: `(level, value)`, both empty at the root; a register's
+    /// level with an empty value.
+    pub(crate) level: String,
+    pub(crate) value: String,
+    /// `None` for a register.
+    pub(crate) resource: Option<String>,
+    /// `values`, `overrides` or `register`.
+    pub(crate) kind: String,
+    /// The version the generation wrote, its author and time (none for a
+    /// register, or a version retention pruned since).
+    pub(crate) version: Option<u64>,
+    pub(crate) author: Option<String>,
+    pub(crate) created_at: Option<i64>,
+}
+
+/// The newest generation and up to `limit` log entries past `since`,
+/// oldest first, in one transaction. Structure changes (components,
+/// environments) are not listed.
+///
+/// # Errors
+///
+/// The database fails.
+pub(crate) fn logged_since(tx: &dyn Sql, since: u64, limit: usize) -> Result<(u64, Vec<Logged>)> {
+    let newest = generation(tx)?;
+    let rows = tx.query(
+        "SELECT c.generation, c.environment_id, c.level, c.level_value, c.resource, c.kind,
+                d.version, d.author, d.created_at
+         FROM changes c LEFT JOIN documents d
+           ON d.environment_id = c.environment_id AND d.level = c.level
+          AND d.level_value = c.level_value AND d.resource = c.resource
+          AND d.kind = c.kind AND d.generation = c.generation
+         WHERE c.generation > ?1 AND c.environment_id IS NOT NULL
+         ORDER BY c.generation, c.level, c.level_value, c.resource, c.kind
+         LIMIT ?2",
+        params![
+            i64::try_from(since).unwrap_or(i64::MAX),
+            i64::try_from(limit).unwrap_or(i64::MAX)
+        ],
+    )?;
+    let mut out = Vec::with_capacity(rows.len());
+    for mut r in rows {
+        out.push(Logged {
+            generation: u64::try_from(r.int(0)?).unwrap_or_default(),
+            env: r.opt_int(1)?.unwrap_or_default(),
+            level: r.opt_text(2)?.unwrap_or_default(),
+            value: r.opt_text(3)?.unwrap_or_default(),
+            resource: r.opt_text(4)?,
+            kind: r.opt_text(5)?.unwrap_or_default(),
+            version: r.opt_int(6)?.and_then(|v| u64::try_from(v).ok()),
+            author: r.opt_text(7)?,
+            created_at: r.opt_int(8)?,
+        });
+    }
+    Ok((newest, out))
+}

@@ -41,7 +41,7 @@ mod sqlite;
 mod switch;
 
 pub(crate) use self::postgres::{ChangeFeed, PgStore};
-pub(crate) use changes::Changes;
+pub(crate) use changes::{Changes, Logged};
 pub(crate) use quota::Quotas;
 pub(crate) use shared::scopes::scope_from;
 pub(crate) use sqlite::SqliteStore;
@@ -520,37 +520,16 @@ pub(crate) trait Store: Send + Sync {
     /// `author`. Invalid: a bad name ([`crate::configdb::tags`]), a
     /// generation not written yet. Gone: one no longer readable.
     /// Conflict: the name is taken.
-    #[cfg_attr(
-        not(test),
-        expect(
-            dead_code,
-            reason = "no route reads at a generation or names a tag yet"
-        )
-    )]
     fn create_tag(&self, name: &str, generation: Option<u64>, author: Option<&str>) -> Result<Tag>;
 
     /// The tag `name`. NotFound: there is none.
     fn tag(&self, name: &str) -> Result<Tag>;
 
     /// Every tag, oldest generation first.
-    #[cfg_attr(
-        not(test),
-        expect(
-            dead_code,
-            reason = "no route reads at a generation or names a tag yet"
-        )
-    )]
     fn tags(&self) -> Result<Vec<Tag>>;
 
     /// Deletes tag `name`; returns it. What it pinned may be pruned by
     /// the next retention run. NotFound: there is none.
-    #[cfg_attr(
-        not(test),
-        expect(
-            dead_code,
-            reason = "no route reads at a generation or names a tag yet"
-        )
-    )]
     fn delete_tag(&self, name: &str) -> Result<Tag>;
 
     // Registers: an environment may list the values a level
@@ -638,6 +617,12 @@ pub(crate) trait Store: Send + Sync {
     /// What changed past generation `since` (0: everything), read in one
     /// consistent transaction with the generation it reaches.
     fn changes_since(&self, since: u64) -> Result<Changes>;
+
+    /// The newest generation, and up to `limit` entries of the change log
+    /// past `since` (documents with the version written, registers),
+    /// oldest first: the change feed (`GET /api/v1/changes`). Entries
+    /// before the log's pruning horizon are gone (`changes::KEEP_GENERATIONS`).
+    fn logged_since(&self, since: u64, limit: usize) -> Result<(u64, Vec<Logged>)>;
 
     /// Every row of the ConfigDB, read in one consistent transaction and
     /// given to `out` one by one (`hierad migrate`, [`dump`]): all

@@ -46,6 +46,9 @@ pub(crate) enum ApiError {
         value: u64,
         error: HieraError,
     },
+    /// 410: a read at a generation retention pruned; names the oldest
+    /// readable one.
+    Gone(crate::configdb::Gone),
     /// 412: a conditional write (`If-Match`) whose version is no longer
     /// the latest.
     PreconditionFailed(String),
@@ -106,6 +109,7 @@ impl From<StoreError> for ApiError {
             StoreError::Config(e) => e.into(),
             StoreError::Database(e) => ApiError::Unavailable(e.to_string()),
             StoreError::ReadOnly(why) => ApiError::ReadOnly(why),
+            StoreError::Gone(gone) => ApiError::Gone(gone),
             other => ApiError::Internal(other.to_string()),
         }
     }
@@ -126,6 +130,9 @@ pub(crate) enum Busy {
     /// Lookup bodies waiting for a `--lookup-workers` turn fill
     /// `--lookup-queue-mib` (this many bytes).
     LookupQueue(u64),
+    /// This many clients already wait for changes
+    /// (`--max-change-waiters`).
+    ChangeWaiters(u64),
 }
 
 impl Busy {
@@ -136,6 +143,10 @@ impl Busy {
                 "the server holds {} MiB of answers its clients have not read yet (hierad serve --unread-answers-mib), \
                  so this answer was not sent; retry in a moment",
                 mib(limit)
+            ),
+            Busy::ChangeWaiters(limit) => format!(
+                "{limit} clients already wait for changes (hierad serve --max-change-waiters), \
+                 so this one does not; retry in a moment, or ask without wait="
             ),
             Busy::LookupQueue(limit) => format!(
                 "{} MiB of lookup requests already wait for a lookup worker (hierad serve --lookup-queue-mib), \
@@ -240,6 +251,14 @@ impl IntoResponse for ApiError {
                     ),
                 };
                 return (StatusCode::UNPROCESSABLE_ENTITY, Json(body)).into_response();
+            }
+            ApiError::Gone(gone) => {
+                let body = crate::api::GoneBody {
+                    error: "gone".to_owned(),
+                    message: gone.to_string(),
+                    oldest_readable: gone.oldest,
+                };
+                return (StatusCode::GONE, Json(body)).into_response();
             }
             ApiError::PreconditionFailed(m) => {
                 (StatusCode::PRECONDITION_FAILED, "precondition_failed", m)

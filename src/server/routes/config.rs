@@ -47,6 +47,7 @@ pub(crate) fn routes() -> Router<AppState> {
         .merge(registers::routes())
         .merge(super::scopes::routes())
         .merge(crate::server::routes::content::routes())
+        .merge(super::impact::routes())
         .merge(super::documents::routes())
 }
 
@@ -263,8 +264,9 @@ async fn import(
     State(state): State<AppState>,
     Extension(who): Extension<Principal>,
     Env(env): Env,
+    Params(query): Params,
     LimitedBytes(bytes, _turn): LimitedBytes,
-) -> Result<Json<api::ImportSummary>, ApiError> {
+) -> Result<Response, ApiError> {
     let body: api::ImportRequest = {
         let mut de = serde_json::Deserializer::from_slice(&bytes);
         // The documents' decoder bounds their depth (wire::MAX_JSON_DEPTH).
@@ -329,11 +331,16 @@ async fn import(
         author: Some(who.name.to_string()),
         register: body.register,
     };
+    if super::impact::asked(&query)? {
+        let writes = ops::preview::import_writes(&snapshot, &batch)?;
+        let registered = !batch.register;
+        return super::impact::dry_run(&state, &who, env, writes, &query, registered).await;
+    }
     let summary = state
         .write(move |store| {
             ops::writes::import(store, &batch)
                 .map_err(|e| ops::writes::store_error_seen_by(e, &who).into())
         })
         .await?;
-    Ok(Json(summary))
+    Ok(Json(summary).into_response())
 }

@@ -8,6 +8,7 @@
 
 use super::datasource::{self, NamedBy};
 use super::env::Env;
+use super::impact;
 use super::params::{Params, flag};
 use super::registers;
 use crate::api;
@@ -298,6 +299,15 @@ async fn get_document(
                 }
                 return super::provenance::show_lookup(&snapshot, &at);
             }
+            if let Some(pin) = super::pinned::pin_of(&query)? {
+                if !effective || version.is_some() {
+                    return Err(ApiError::BadRequest(
+                        "generation= and tag= apply to effective reads (?effective), without version="
+                            .to_owned(),
+                    ));
+                }
+                return super::pinned::effective(&state, pin, &at, key).await;
+            }
             if effective && key.is_none() && version.is_none() && at.kind == DocKind::Values {
                 // The whole latest effective document: encoded once per
                 // snapshot, sent as it is.
@@ -376,6 +386,7 @@ async fn put_document(
     OriginalUri(uri): OriginalUri,
     Body(body, _turn): Body,
 ) -> Result<Response, ApiError> {
+    let query = super::params::parse(uri.query().unwrap_or_default())?;
     let (mut at, target) = parse_document_url(env, &rest)?;
     let encrypt = secrets::encrypting(&uri)?;
     let snapshot = state.snapshot();
@@ -395,6 +406,14 @@ async fn put_document(
                 levels,
             ));
         }
+    }
+    if matches!(target, Target::Document | Target::Key(_)) && impact::asked(&query)? {
+        let key = match &target {
+            Target::Key(key) => Some(key_path(key)?),
+            _ => None,
+        };
+        let writes = impact::put_writes(&snapshot, &at, key.as_ref(), body)?;
+        return impact::dry_run(&state, &who, env, writes, &query, true).await;
     }
     let expected = consistency::if_match(&headers)?;
     let written = match target {
@@ -454,14 +473,20 @@ async fn delete_document(
     Extension(who): Extension<Principal>,
     Env(env): Env,
     Path(DocPath { rest }): Path<DocPath>,
+    Params(query): Params,
     headers: HeaderMap,
 ) -> Result<Response, ApiError> {
     let (mut at, target) = parse_document_url(env, &rest)?;
-    datasource::resolve(&state.snapshot(), &mut at)?;
+    let snapshot = state.snapshot();
+    datasource::resolve(&snapshot, &mut at)?;
     if target != Target::Document {
         return Err(ApiError::BadRequest(
             "only a whole document can be deleted".to_owned(),
         ));
+    }
+    if impact::asked(&query)? {
+        let writes = impact::delete_writes(&snapshot, &at)?;
+        return impact::dry_run(&state, &who, env, writes, &query, true).await;
     }
     let expected = consistency::if_match(&headers)?;
     let marker = state
@@ -497,6 +522,10 @@ async fn post_document(
         .ok_or_else(|| ApiError::BadRequest("restore needs ?version=N".to_owned()))?
         .parse()
         .map_err(|_| ApiError::BadRequest("version must be a number".to_owned()))?;
+    if impact::asked(&query)? {
+        let writes = impact::restore_writes(&state, &at, version).await?;
+        return impact::dry_run(&state, &who, env, writes, &query, true).await;
+    }
     let expected = consistency::if_match(&headers)?;
     let restored = state
         .write(move |store| {

@@ -126,6 +126,9 @@ async fn lookup_handler(
         Err(miss) => miss,
     };
     state.metrics().cache_miss();
+    if super::pinned::names_a_pin(&bytes) {
+        return pinned_lookup(&state, who, room, bytes).await;
+    }
     let snapshot = state.snapshot();
     let budget = state.settings().lookup_budget;
     // Most lookups take microseconds: answered right here, on a small
@@ -175,6 +178,44 @@ async fn lookup_handler(
     state.cache().admit(miss, &answer);
     let answer = reveal.answer(&answer, &request)?.unwrap_or(answer);
     Ok(json_bytes(StatusCode::OK, answer, "MISS"))
+}
+
+/// A lookup that may name a generation or a tag, answered from that
+/// generation's snapshot (`state/pinned.rs`) on a lookup worker. The
+/// configuration cache is keyed by generation, so it takes the pinned
+/// one's safely; the answer cache is not (its key is the body under the
+/// newest generation, and a tag's generation is not part of it), so the
+/// answer is not kept.
+async fn pinned_lookup(
+    state: &AppState,
+    who: Option<Principal>,
+    room: Option<Room>,
+    bytes: Bytes,
+) -> Result<Response, ApiError> {
+    let parsed = parse_request(&bytes)?;
+    let env = env::permitted(who.as_ref(), parsed.request.env)?;
+    if parsed.request.explain {
+        room.as_ref().map_or(Ok(()), Room::check)?;
+    }
+    let (generation, snapshot) = match parsed.pin {
+        Some(pin) => super::pinned::snapshot_at(state, pin, env).await?,
+        None => (state.generation(), state.snapshot()),
+    };
+    let budget = state.settings().lookup_budget;
+    let queued = state.queue_lookup(bytes.len())?;
+    let worker = state.clone();
+    let body = Box::pin(state.costly_lookup(move || {
+        let _queued = queued;
+        let (parsed, configured) = prepare(&worker, &snapshot, (generation, who.as_ref()), &bytes)?;
+        Ok(answer_body(&snapshot, &configured, &parsed, budget))
+    }))
+    .await?
+    .map_err(|e| refusal(e, budget, state.metrics()))?;
+    let mut response = json_bytes(StatusCode::OK, tag_checked(body, env), "MISS");
+    response
+        .headers_mut()
+        .insert(super::pinned::PINNED, HeaderValue::from(generation));
+    Ok(response)
 }
 
 /// Lookup bodies over this many bytes are parsed on a lookup worker, not
@@ -392,6 +433,8 @@ struct Parsed {
     /// A node whose stored scope the request's `scope` is layered over
     /// (read by [`prepare`], off the async workers).
     node: Option<String>,
+    /// The generation to answer at (`generation` or `tag`).
+    pin: Option<super::pinned::Pin>,
 }
 
 impl Parsed {
@@ -452,6 +495,8 @@ fn parse_request(bytes: &[u8]) -> Result<Parsed, ApiError> {
                 explain,
                 hierarchy_id,
                 node,
+                generation,
+                tag,
             ],
     } = read_fields(bytes)?;
     if let Some(unknown) = unknown {
@@ -537,6 +582,7 @@ fn parse_request(bytes: &[u8]) -> Result<Parsed, ApiError> {
         Some(Value::Bool(true)) => true,
         Some(_) => return Err(bad("explain is true or false")),
     };
+    let pin = super::pinned::Pin::of_lookup(generation, tag)?;
     Ok(Parsed {
         request: Request {
             env,
@@ -554,6 +600,7 @@ fn parse_request(bytes: &[u8]) -> Result<Parsed, ApiError> {
         keys,
         hierarchy_id,
         node,
+        pin,
     })
 }
 
@@ -584,7 +631,7 @@ enum Field {
 
 /// What the lookup API knows; [`Fields::values`] and [`parse_request`]
 /// follow this order.
-const FIELDS: [&str; 14] = [
+const FIELDS: [&str; 16] = [
     "environment",
     "level",
     "key",
@@ -599,6 +646,8 @@ const FIELDS: [&str; 14] = [
     "explain",
     "hierarchy_id",
     "node",
+    "generation",
+    "tag",
 ];
 
 impl<'de> Deserialize<'de> for Field {
@@ -719,6 +768,9 @@ async fn datasource(
         Some(l) if !l.is_empty() => LevelPath::parse_cli(l).map_err(|e| bad(e.to_string()))?,
         _ => LevelPath::root(),
     };
+    if let Some(pin) = super::pinned::pin_of(&query)? {
+        return super::pinned::datasource(&state, pin, env, &level, &resource).await;
+    }
     let snapshot = state.snapshot();
     let doc = snapshot.try_encoded(env, &level, &resource)?;
     if let Some(plain) = reveal.effective(&doc, None)? {

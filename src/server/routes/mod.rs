@@ -7,6 +7,7 @@
 //! with `hierarchies.rs`: hierarchies registered for lookups to name by
 //! id), and query parameters (`params.rs`).
 
+pub(crate) mod changes;
 pub(crate) mod config;
 pub(crate) mod content;
 pub(crate) mod datasource;
@@ -14,9 +15,12 @@ pub(crate) mod diffs;
 pub(crate) mod documents;
 pub(crate) mod env;
 pub(crate) mod hierarchies;
+pub(crate) mod impact;
 pub(crate) mod lookup;
 pub(crate) mod params;
+pub(crate) mod pinned;
 pub(crate) mod provenance;
 pub(crate) mod registers;
-pub(crate) mod ui;
 pub(crate) mod scopes;
+pub(crate) mod tags;
+pub(crate) mod ui;

@@ -38,7 +38,7 @@ pub(crate) fn flag(query: &HashMap<String, String>, name: &str) -> Result<bool, 
 /// # Errors
 ///
 /// A part that does not decode, or a name given twice.
-fn parse(query: &str) -> Result<HashMap<String, String>, ApiError> {
+pub(crate) fn parse(query: &str) -> Result<HashMap<String, String>, ApiError> {
     let mut params = HashMap::new();
     for pair in query.split('&').filter(|p| !p.is_empty()) {
         let (name, value) = pair.split_once('=').unwrap_or((pair, ""));

@@ -5,6 +5,7 @@
 pub(crate) mod consistency;
 pub(crate) mod listen;
 pub(crate) mod metrics;
+pub(crate) mod pinned;
 pub(crate) mod retention;
 pub(crate) mod sync;
 pub(crate) mod unread;
@@ -90,6 +91,12 @@ struct Inner {
     hierarchies: Hierarchies,
     /// The eyaml keys in force (`server/secrets.rs`).
     secrets: crate::server::secrets::Secrets,
+    /// Snapshots of past generations (`pinned.rs`).
+    pinned: pinned::Pinned,
+    /// Turns to wait for changes (`Settings::change_waiters`).
+    change_waiters: Arc<tokio::sync::Semaphore>,
+    /// Set once the server stops accepting: waiters answer at once.
+    closing: tokio::sync::watch::Sender<bool>,
 }
 
 impl AppState {
@@ -123,6 +130,11 @@ impl AppState {
         ));
         let cache = AnswerCache::new(settings.cache_bytes);
         let lookup_turns = Arc::new(tokio::sync::Semaphore::new(settings.lookup_workers.max(1)));
+        let change_waiters = Arc::new(tokio::sync::Semaphore::new(
+            settings
+                .change_waiters
+                .min(tokio::sync::Semaphore::MAX_PERMITS),
+        ));
         Ok(AppState {
             inner: Arc::new(Inner {
                 store,
@@ -152,6 +164,9 @@ impl AppState {
                 throttle: Throttle::default(),
                 hierarchies: Hierarchies::default(),
                 secrets: crate::server::secrets::Secrets::default(),
+                pinned: pinned::Pinned::default(),
+                change_waiters,
+                closing: tokio::sync::watch::Sender::new(false),
             }),
         })
     }
@@ -165,6 +180,54 @@ impl AppState {
     pub fn in_memory(settings: Settings) -> anyhow::Result<AppState> {
         let store = crate::store::SqliteStore::open_in_memory()?;
         AppState::new(Arc::new(store), settings).map_err(|e| anyhow::anyhow!("{e:?}"))
+    }
+
+    /// Snapshots of past generations (`pinned.rs`).
+    pub(crate) fn pinned(&self) -> &pinned::Pinned {
+        &self.inner.pinned
+    }
+
+    /// A turn to wait for changes, held until dropped (the handler's end,
+    /// or its client hanging up).
+    ///
+    /// # Errors
+    ///
+    /// [`ApiError::Busy`]: every turn is taken.
+    pub(crate) fn change_waiter(&self) -> Result<tokio::sync::OwnedSemaphorePermit, ApiError> {
+        Arc::clone(&self.inner.change_waiters)
+            .try_acquire_owned()
+            .map_err(|_| {
+                self.inner.metrics.busy_refusals("change_waiters").inc();
+                ApiError::Busy(crate::server::http::error::Busy::ChangeWaiters(
+                    u64::try_from(self.inner.settings.change_waiters).unwrap_or(u64::MAX),
+                ))
+            })
+    }
+
+    /// How many clients wait for changes now.
+    pub fn change_waiters(&self) -> usize {
+        self.inner
+            .settings
+            .change_waiters
+            .min(tokio::sync::Semaphore::MAX_PERMITS)
+            - self.inner.change_waiters.available_permits()
+    }
+
+    /// Tells every waiter for changes to answer now: the server is
+    /// shutting down, and its drain should not wait for them.
+    pub(crate) fn close(&self) {
+        self.inner.closing.send_replace(true);
+    }
+
+    /// Resolves once [`AppState::close`] was called.
+    pub(crate) async fn closed(&self) {
+        let mut closing = self.inner.closing.subscribe();
+        let _ = closing.wait_for(|closed| *closed).await;
+    }
+
+    /// Wakes at each generation published.
+    pub(crate) fn published(&self) -> tokio::sync::watch::Receiver<u64> {
+        self.inner.published.subscribe()
     }
 
     pub(crate) fn snapshot(&self) -> Arc<Snapshot> {

@@ -453,6 +453,10 @@ impl<E: Engine> Store for E {
         self.read(|tx| changes::generation(tx))
     }
 
+    fn logged_since(&self, since: u64, limit: usize) -> Result<(u64, Vec<changes::Logged>)> {
+        self.read(|tx| changes::logged_since(tx, since, limit))
+    }
+
     #[cfg(test)]
     fn execute_sql(&self, sql: &str, params: &[crate::store::sql::Param<'_>]) -> Result<usize> {
         self.write(|tx, _| tx.execute(sql, params))

@@ -13,6 +13,7 @@ pub(crate) mod env;
 mod fuel;
 mod hiera_cli;
 pub(crate) mod oracle;
+mod pinned;
 mod puppet;
 mod restart;
 mod ruby;

@@ -81,10 +81,24 @@ class Hiera::Backend::Hierad_backend
     # A level as the server takes it: text, as Hiera makes a file name.
     hierarchy = [key[1]].flatten.map { |l| l.nil? ? invalid('a hierarchy level is nil (~), which the hierad backend cannot look up') : l.to_s }
     options = key[3].is_a?(Hash) ? symbol_entries(key[3]) : key[3] || {}
-    client = PuppetX::Hierad::Client.shared(settings)
+    client = PuppetX::Hierad::Client.shared(settings.reject { |k, _| %i[generation tag].include?(k) })
+    alone = [key[4]].flatten.map(&:to_s) - ['hierad'] == []
     Prepared.new(key, client, settings[:failure].to_s == 'stale', settings[:environment].to_s, settings[:level]&.to_s,
-                 ",\"merge_behavior\":#{Wire.dump(key[2])},\"deep_merge_options\":#{Wire.dump(options)}",
-                 hierarchy, [client, "{\"hierarchy\":#{Wire.dump(hierarchy)}}"], [key[4]].flatten.map(&:to_s) - ['hierad'] == [])
+                 ",\"merge_behavior\":#{Wire.dump(key[2])},\"deep_merge_options\":#{Wire.dump(options)}#{pin(settings, alone)}",
+                 hierarchy, [client, "{\"hierarchy\":#{Wire.dump(hierarchy)}}"], alone)
+  end
+
+  # `:generation:` or `:tag:`: every lookup answers as of that
+  # generation (docs/api.md, "Generations and tags").
+  def pin(settings, alone)
+    generation, tag = settings.values_at(:generation, :tag)
+    return '' if generation.nil? && tag.nil?
+
+    invalid('give :generation: or :tag:, not both') if generation && tag
+    invalid(':generation: and :tag: need hierad as the only backend') unless alone
+    return ",\"tag\":#{Wire.dump(tag.to_s)}" if tag
+    invalid(":generation: is a generation number, not #{generation.inspect}") unless generation.is_a?(Integer) && generation >= 0
+    ",\"generation\":#{generation}"
   end
 
   def invalid(message)

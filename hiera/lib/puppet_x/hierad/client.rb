@@ -15,7 +15,7 @@ module PuppetX::Hierad
     OPTIONS = (%i[url token user password keystone_token ca_file cert_file key_file] + SECRET_FILES.keys + DEFAULTS.keys).freeze
     # A data source's settings: the :hierad: section of a Hiera 3
     # hiera.yaml, the options of a Hiera 5 hierarchy entry.
-    SETTINGS = (OPTIONS + %i[environment level failure]).freeze
+    SETTINGS = (OPTIONS + %i[environment level failure generation tag]).freeze
 
     @shared = {}
     @mutex = Mutex.new

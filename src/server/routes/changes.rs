@@ -1,0 +1,251 @@
+//! The change feed, `GET /api/v1/changes?since=G[&wait=S][&env=E]`: what
+//! the change log holds past generation G (`Store::logged_since`), of the
+//! environments the principal may use. Nothing yet: it waits up to `wait`
+//! seconds for the next publish (the generation watch every write and
+//! catch-up bumps, `state/mod.rs`), a long poll; with `Accept:
+//! text/event-stream` it streams every change as one event. Waiters are
+//! bounded (`--max-change-waiters`); one whose client hangs up is
+//! dropped with its turn.
+
+use super::env;
+use super::params::Params;
+use crate::api::impact::{Change, Changes};
+use crate::auth::Principal;
+use crate::server::http::error::ApiError;
+use crate::server::state::AppState;
+use crate::store::Logged;
+use axum::extract::State;
+use axum::http::{HeaderMap, header};
+use axum::response::sse::{Event, KeepAlive, Sse};
+use axum::response::{IntoResponse, Response};
+use axum::routing::get;
+use axum::{Extension, Json, Router};
+use std::collections::{HashMap, VecDeque};
+use std::convert::Infallible;
+use std::time::Duration;
+
+/// The change feed's route, with its full path.
+pub(crate) fn routes() -> Router<AppState> {
+    Router::new().route(crate::api::paths::CHANGES, get(changes))
+}
+
+/// The longest `wait=`, in seconds.
+const MAX_WAIT: u64 = 60;
+
+/// Log entries read per answer: a client far behind pages through.
+const PAGE: usize = 1000;
+
+/// How often an event stream sends a comment, so proxies and the
+/// server's own idle timeouts see it alive.
+const KEEP_ALIVE: Duration = Duration::from_secs(15);
+
+/// What a request asks.
+#[derive(Clone)]
+struct Asked {
+    since: u64,
+    wait: Duration,
+    env: Option<i64>,
+    who: Option<Principal>,
+}
+
+fn number(query: &HashMap<String, String>, name: &str) -> Result<Option<u64>, ApiError> {
+    query
+        .get(name)
+        .map(|v| {
+            v.parse().map_err(|_| {
+                ApiError::BadRequest(format!(
+                    "{name} must be a number, not {:?}",
+                    crate::configdb::Truncated(v, 32).to_string()
+                ))
+            })
+        })
+        .transpose()
+}
+
+fn asked_of(
+    query: &HashMap<String, String>,
+    who: Option<Principal>,
+    request_timeout: Duration,
+) -> Result<Asked, ApiError> {
+    let since = number(query, "since")?.ok_or_else(|| {
+        ApiError::BadRequest(
+            "the change feed needs since=GENERATION (0: from the log's start)".to_owned(),
+        )
+    })?;
+    let wait = number(query, "wait")?.unwrap_or(0);
+    if wait > MAX_WAIT {
+        return Err(ApiError::BadRequest(format!(
+            "wait is at most {MAX_WAIT} seconds, not {wait}"
+        )));
+    }
+    // Answered before the request time limit would cut it (408).
+    let wait =
+        Duration::from_secs(wait).min(request_timeout.saturating_sub(Duration::from_secs(1)));
+    let env = match query.get("env") {
+        None => None,
+        Some(text) => {
+            let id = text.parse::<i64>().map_err(|_| {
+                ApiError::BadRequest(format!(
+                    "env must be an environment id, not {:?}",
+                    crate::configdb::Truncated(text, 32).to_string()
+                ))
+            })?;
+            Some(env::permitted(who.as_ref(), id)?)
+        }
+    };
+    Ok(Asked {
+        since,
+        wait,
+        env,
+        who,
+    })
+}
+
+/// One log entry as the API shows it.
+fn change(l: Logged) -> Change {
+    let level = match (l.resource.is_some(), l.level.is_empty()) {
+        (true, false) => format!("{}/{}", l.level, l.value),
+        _ => l.level,
+    };
+    Change {
+        generation: l.generation,
+        environment: l.env,
+        level,
+        resource: l.resource,
+        kind: l.kind,
+        version: l.version,
+        author: l.author,
+        created_at: l.created_at,
+    }
+}
+
+/// The changes past `asked.since` that `asked` may see, with the
+/// generation to ask from next: the newest, or where a full page ended
+/// (a generation is never split between two answers unless it alone
+/// fills a page).
+async fn read(state: &AppState, asked: &Asked) -> Result<Changes, ApiError> {
+    let since = asked.since;
+    let (newest, mut logged) = state
+        .read(move |store| Ok(store.logged_since(since, PAGE)?))
+        .await?;
+    let mut generation = newest;
+    if logged.len() == PAGE {
+        let last = logged.last().map_or(newest, |l| l.generation);
+        if logged.first().is_some_and(|l| l.generation < last) {
+            logged.retain(|l| l.generation < last);
+            generation = last - 1;
+        } else {
+            generation = last;
+        }
+    }
+    let changes = logged
+        .into_iter()
+        .filter(|l| asked.env.is_none_or(|e| e == l.env))
+        .filter(|l| asked.who.as_ref().is_none_or(|who| who.may_use(l.env)))
+        .map(change)
+        .collect();
+    Ok(Changes {
+        generation,
+        changes,
+    })
+}
+
+async fn changes(
+    State(state): State<AppState>,
+    who: Option<Extension<Principal>>,
+    Params(query): Params,
+    headers: HeaderMap,
+) -> Result<Response, ApiError> {
+    let who = who.map(|Extension(who)| who);
+    let asked = asked_of(&query, who, state.settings().request_timeout)?;
+    let streams = headers
+        .get(header::ACCEPT)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|v| v.contains("text/event-stream"));
+    if streams {
+        return stream(state, asked);
+    }
+    // Subscribed before the first read: a publish in between still wakes.
+    let mut published = state.published();
+    published.borrow_and_update();
+    let first = read(&state, &asked).await?;
+    if !first.changes.is_empty() || asked.wait.is_zero() {
+        return Ok(Json(first).into_response());
+    }
+    let _turn = state.change_waiter()?;
+    let deadline = tokio::time::Instant::now() + asked.wait;
+    let mut asked = asked;
+    asked.since = first.generation;
+    // Until the wait is over, or the server shuts down.
+    loop {
+        let woke = tokio::select! {
+            woke = tokio::time::timeout_at(deadline, published.changed()) => woke,
+            () = state.closed() => break,
+        };
+        if !matches!(woke, Ok(Ok(()))) {
+            break;
+        }
+        let now = read(&state, &asked).await?;
+        if !now.changes.is_empty() {
+            return Ok(Json(now).into_response());
+        }
+        asked.since = now.generation;
+    }
+    Ok(Json(Changes {
+        generation: asked.since,
+        changes: Vec::new(),
+    })
+    .into_response())
+}
+
+/// What an event stream carries from one poll to the next.
+struct Streaming {
+    state: AppState,
+    asked: Asked,
+    published: tokio::sync::watch::Receiver<u64>,
+    pending: VecDeque<Change>,
+    _turn: tokio::sync::OwnedSemaphorePermit,
+}
+
+/// Every change past `asked.since`, then each as it is published: one
+/// event each (`id:` its generation, `data:` the change).
+fn stream(state: AppState, asked: Asked) -> Result<Response, ApiError> {
+    let turn = state.change_waiter()?;
+    let mut published = state.published();
+    published.borrow_and_update();
+    let start = Streaming {
+        state,
+        asked,
+        published,
+        pending: VecDeque::new(),
+        _turn: turn,
+    };
+    let events = futures_util::stream::unfold(start, |mut s| async move {
+        loop {
+            if let Some(c) = s.pending.pop_front() {
+                let event = Event::default()
+                    .id(c.generation.to_string())
+                    .json_data(&c)
+                    .unwrap_or_else(|_| Event::default().comment("unencodable change"));
+                return Some((Ok::<_, Infallible>(event), s));
+            }
+            let Ok(read) = read(&s.state, &s.asked).await else {
+                return None;
+            };
+            s.asked.since = read.generation;
+            s.pending.extend(read.changes);
+            if s.pending.is_empty() {
+                let woke = tokio::select! {
+                    woke = s.published.changed() => woke.is_ok(),
+                    () = s.state.closed() => false,
+                };
+                if !woke {
+                    return None;
+                }
+            }
+        }
+    });
+    Ok(Sse::new(events)
+        .keep_alive(KeepAlive::new().interval(KEEP_ALIVE))
+        .into_response())
+}
