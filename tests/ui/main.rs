@@ -15,4 +15,4 @@ mod bench;
 pub mod browser;
 mod console;
 mod headers;
-mod later;
+mod insight;

@@ -1,7 +1,6 @@
 //! The console's pages over the routes of "Why, what changed, what will
 //! change" (node scopes, provenance, `nodes/changed`, dry-runs, the
-//! change feed): written against their agreed shapes (docs/console.md),
-//! ignored until those routes are merged.
+//! change feed).
 
 use crate::browser::{Browser, Console};
 use serde_json::json;
@@ -43,7 +42,6 @@ fn nodes(console: &Console) {
 }
 
 #[tokio::test]
-#[ignore = "needs the issue 33 routes: enabled at merge"]
 async fn the_node_and_changes_pages_load_with_no_console_error() {
     let console = Console::start("");
     nodes(&console);
@@ -58,7 +56,6 @@ async fn the_node_and_changes_pages_load_with_no_console_error() {
 }
 
 #[tokio::test]
-#[ignore = "needs the issue 33 routes: enabled at merge"]
 async fn from_an_environment_to_a_node_to_a_keys_provenance() {
     let console = Console::start("");
     nodes(&console);
@@ -83,7 +80,6 @@ async fn from_an_environment_to_a_node_to_a_keys_provenance() {
 }
 
 #[tokio::test]
-#[ignore = "needs the issue 33 routes: enabled at merge"]
 async fn the_dry_run_preview_names_the_nodes_that_change() {
     let console = Console::start("");
     nodes(&console);
@@ -116,7 +112,6 @@ async fn the_dry_run_preview_names_the_nodes_that_change() {
 }
 
 #[tokio::test]
-#[ignore = "needs the issue 33 routes: enabled at merge"]
 async fn the_change_feed_shows_a_new_change_live() {
     let console = Console::start("");
     nodes(&console);
