@@ -8,6 +8,7 @@
 pub(crate) mod client_auth;
 pub(crate) mod local;
 pub(crate) mod remote;
+pub(crate) mod rotate;
 mod timeouts;
 pub(crate) mod writes;
 

@@ -113,6 +113,7 @@ pub fn app(state: AppState) -> Router {
         .merge(routes::config::routes())
         .merge(routes::lookup::routes())
         .merge(routes::hierarchies::routes())
+        .merge(routes::rotate::routes())
         .merge(routes::ui::routes(state.settings().ui))
         .fallback(no_route)
         .method_not_allowed_fallback(method_not_allowed)

@@ -16,4 +16,5 @@ pub(crate) mod hierarchies;
 pub(crate) mod lookup;
 pub(crate) mod params;
 pub(crate) mod registers;
+pub(crate) mod rotate;
 pub(crate) mod ui;
