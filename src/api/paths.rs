@@ -73,6 +73,9 @@ pub(crate) const UI_INDEX: &str = "/ui/";
 pub(crate) const UI_FILE: &str = "/ui/{file}";
 /// Who the request's principal is, and its role.
 pub(crate) const WHOAMI: &str = "/api/v1/whoami";
+/// Every eyaml block re-encrypted to the server's public key (`admin`;
+/// `?env=N`: one environment's documents).
+pub(crate) const SECRETS_ROTATE: &str = "/api/v1/secrets/rotate";
 
 /// Every template above: the server's whole route table (checked by
 /// src/server/route_table_tests.rs).
@@ -81,6 +84,7 @@ pub(crate) const ALL: &[&str] = &[
     HEALTHZ,
     READYZ,
     METRICS,
+    SECRETS_ROTATE,
     LOOKUP,
     HIERARCHIES,
     DATASOURCE,

@@ -149,6 +149,8 @@ const ADMIN_ROUTES: &[&str] = &[
     paths::ENVIRONMENT,
     paths::RESTORE,
     paths::RETENTION,
+    // Rewrites every environment's documents.
+    paths::SECRETS_ROTATE,
 ];
 
 /// Routes a `read` principal may POST to: a lookup reads, and whoever may

@@ -59,6 +59,10 @@ enum SecretsCommand {
     /// Decrypt every `ENC[PKCS7,…]` block of a text (a block, or a whole
     /// eyaml file) with the private key, and print the text
     Decrypt(DecryptArgs),
+    /// Re-encrypt every block of every latest document to the current
+    /// public key, in one transaction (new versions; history keeps the old
+    /// blocks: docs/security.md "Rotating the keys")
+    Rotate(Box<RotateArgs>),
 }
 
 /// Where the text comes from: the argument, a file, or stdin.
@@ -115,6 +119,60 @@ struct DecryptArgs {
     keys: KeyArgs,
 }
 
+#[derive(Debug, clap::Args)]
+struct RotateArgs {
+    #[command(flatten)]
+    conn: super::args::Conn,
+    /// Only this environment's documents (default: every environment's)
+    #[arg(long, value_name = "ID")]
+    env: Option<i64>,
+    /// With --db: the new pair, and the replaced pair's private key as
+    /// --eyaml-old-private-key (a server rotates with its own keys)
+    #[command(flatten)]
+    keys: KeyArgs,
+}
+
+/// `hierad secrets rotate`: on a server, with the server's keys; on a
+/// database, with the key files given.
+fn rotate(args: &RotateArgs) -> anyhow::Result<String> {
+    use super::args::Target;
+    let rotated = match args.conn.target() {
+        Target::Server(url) => {
+            let remote = crate::ops::remote::Remote::connect(
+                &url,
+                args.conn.timeouts(super::args::Access::Write),
+                args.conn.client.auth()?,
+            )?;
+            remote.rotate_secrets(args.env)?
+        }
+        Target::Db(path) => {
+            let keyring = Keyring::load(&args.keys.files().unwrap_or_default())?;
+            if !keyring.can_decrypt() {
+                anyhow::bail!(
+                    "secrets rotate --db needs the eyaml keys: --eyaml-private-key PEM and \
+                     --eyaml-public-key PEM (the new pair), and --eyaml-old-private-key PEM \
+                     (the pair being replaced)"
+                );
+            }
+            if !crate::store::is_url(&path) && !path.exists() {
+                anyhow::bail!(
+                    "no database at {}: give --db PATH, or --server URL",
+                    path.display()
+                );
+            }
+            let store = crate::store::open_writable(&path).with_context(|| {
+                format!("cannot open the database {}", crate::store::describe(&path))
+            })?;
+            let author = crate::ops::local::local_author();
+            crate::ops::rotate::rotate(store.as_ref(), &keyring, args.env, Some(&author))?
+        }
+    };
+    Ok(format!(
+        "re-encrypted {} blocks in {} documents",
+        rotated.blocks, rotated.documents
+    ))
+}
+
 /// Runs `hierad secrets …`; returns what to print.
 ///
 /// # Errors
@@ -123,6 +181,7 @@ struct DecryptArgs {
 /// decrypted (named by where it is, never shown).
 pub(crate) fn run(args: Args) -> anyhow::Result<String> {
     match args.command {
+        SecretsCommand::Rotate(args) => rotate(&args),
         SecretsCommand::Encrypt(args) => {
             // The public key only: a private key named in the shell's
             // environment is neither needed nor read.

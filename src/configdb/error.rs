@@ -321,6 +321,10 @@ pub(crate) enum Invalid {
     /// A read or a tag at a generation not written yet.
     #[error("generation {asked} is not written yet: the newest is {newest}")]
     GenerationAhead { asked: u64, newest: u64 },
+    /// A rewrite of every latest document (`Store::rewrite_latest`)
+    /// refused one of them; nothing was written.
+    #[error("the {doc}: {reason}; nothing was written")]
+    Rewrite { doc: DocAddress, reason: String },
 }
 
 /// A read at a generation that can no longer be answered exactly (410

@@ -10,6 +10,7 @@ pub(crate) mod diffs;
 pub(crate) mod local;
 pub(crate) mod preview;
 pub(crate) mod remote;
+pub(crate) mod rotate;
 mod timeouts;
 pub(crate) mod writes;
 

@@ -19,6 +19,7 @@ use ureq::Agent;
 pub(crate) use super::client_auth::ClientAuth;
 pub(crate) use super::timeouts::Timeouts;
 mod insight;
+mod rotate;
 pub(crate) mod urls;
 use super::timeouts::transport_error;
 use crate::api::paths::{self, encode};

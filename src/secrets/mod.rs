@@ -7,6 +7,8 @@
 //!   (pure);
 //! - `pkcs7`: one block's bytes encrypted and decrypted;
 //! - `keyring`: the key files, read and checked, and whether they changed;
+//! - `rotate`: every block of a document re-encrypted to the current
+//!   public key (pure);
 //! - `walk`: every block of a value decrypted for a principal who may see
 //!   plaintext, with a bounded cache, and values encrypted at key paths.
 //!
@@ -34,6 +36,7 @@
 mod block;
 pub(crate) mod keyring;
 mod pkcs7;
+pub(crate) mod rotate;
 pub(crate) mod walk;
 
 pub(crate) use block::{Output, format_block};

@@ -251,7 +251,7 @@ fn holds_block(value: &Value) -> bool {
 
 /// A Hash key as a key path segment: quoted when it holds a dot, as
 /// key paths are written.
-fn segment(key: &Value) -> String {
+pub(super) fn segment(key: &Value) -> String {
     match key {
         Value::String(s) if s.contains('.') => format!("'{s}'"),
         Value::String(s) => s.clone(),

@@ -113,6 +113,7 @@ pub fn app(state: AppState) -> Router {
         .merge(routes::config::routes())
         .merge(routes::lookup::routes())
         .merge(routes::hierarchies::routes())
+        .merge(routes::rotate::routes())
         .merge(routes::ui::routes(state.settings().ui))
         .merge(routes::tags::routes())
         .merge(routes::changes::routes())

@@ -275,6 +275,12 @@ pub(crate) enum DocWrite<'a> {
     Delete,
 }
 
+/// What [`Store::rewrite_latest`] does to each document: its new content
+/// (`None`: unchanged), or why the whole rewrite is refused (no content
+/// of the document in it: the error is shown to the user).
+pub(crate) type Rewrite<'a> =
+    &'a mut dyn FnMut(&DocAddress, &Hash) -> std::result::Result<Option<Hash>, String>;
+
 /// What one [`Store::prune`] call did.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub(crate) struct PruneReport {
@@ -482,6 +488,21 @@ pub(crate) trait Store: Send + Sync {
     /// Errors: those of `put` for any document; Invalid: a document listed
     /// twice; NotFound/Invalid for `define_missing_in`.
     fn import(&self, batch: &ImportBatch) -> Result<ImportReport>;
+
+    /// Gives the latest live version of every document of environment
+    /// `env` (`None`: of every live environment) to `rewrite`, and writes
+    /// what it answers (`Some`, when it differs) as a new version by
+    /// `author`, all in one transaction: one generation, and no
+    /// concurrent write lost or overwritten (`hierad secrets rotate`).
+    /// Returns the versions written. NotFound: no such environment.
+    /// Invalid ([`Invalid::Rewrite`]): `rewrite` refused a document, and
+    /// nothing is written; errors otherwise as `put`.
+    fn rewrite_latest(
+        &self,
+        env: Option<i64>,
+        rewrite: Rewrite<'_>,
+        author: Option<&str>,
+    ) -> Result<Vec<(DocAddress, Version)>>;
 
     /// Everything a [`Snapshot`](crate::configdb::Snapshot) needs, read in
     /// one consistent transaction: components, environments, and the latest

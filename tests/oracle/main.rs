@@ -19,6 +19,7 @@ mod tools;
 mod differential;
 mod export_hiera;
 mod eyaml;
+mod eyaml_rotate;
 mod eyaml_server;
 mod hiera5;
 mod json_ruby;

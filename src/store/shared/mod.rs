@@ -8,6 +8,7 @@ mod dump;
 mod load;
 pub(super) mod registers;
 mod retention;
+mod rewrite;
 pub(crate) mod scopes;
 mod store_impl;
 mod tags;

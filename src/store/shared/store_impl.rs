@@ -375,6 +375,16 @@ impl<E: Engine> Store for E {
         self.write(|tx, log| documents::import(tx, log, batch, &texts, quotas))
     }
 
+    fn rewrite_latest(
+        &self,
+        env: Option<i64>,
+        rewrite: crate::store::Rewrite<'_>,
+        author: Option<&str>,
+    ) -> Result<Vec<(DocAddress, Version)>> {
+        let quotas = Engine::quotas(self).get();
+        self.write(|tx, log| super::rewrite::rewrite_latest(tx, log, env, rewrite, author, quotas))
+    }
+
     fn register(&self, env: i64, level: &str) -> Result<Option<Vec<String>>> {
         self.read(|tx| registers::list(tx, env, level))
     }

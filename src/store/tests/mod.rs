@@ -25,6 +25,7 @@ mod history;
 mod postgres;
 mod quotas;
 mod registers;
+mod rewrite;
 mod scale;
 mod schema7;
 mod scopes;
