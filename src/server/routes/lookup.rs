@@ -412,6 +412,7 @@ fn answer_json(answer: &Answer, steps: Option<&Vec<Step>>) -> api::LookupAnswer 
                     source: s.source.clone(),
                     outcome: outcome.to_owned(),
                     value,
+                    keys: s.keys.as_ref().map(|k| k.iter().cloned().collect()),
                 }
             })
             .collect()
