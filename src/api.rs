@@ -557,6 +557,10 @@ pub(crate) struct ExplainStep {
     pub(crate) outcome: String,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(crate) value: Option<WireValue>,
+    /// On the last step of a hash merge: each top-level key of the
+    /// merged Hash and the source that supplied it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) keys: Option<std::collections::BTreeMap<String, String>>,
 }
 
 /// The answer of a lookup of several `keys`: one entry per key, in order.

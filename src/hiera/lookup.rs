@@ -18,6 +18,7 @@ use fold::Fold;
 use std::borrow::Cow;
 
 mod fold;
+pub(crate) mod suppliers;
 
 /// What one hierarchy level holds for the key asked.
 #[derive(Debug)]
@@ -207,6 +208,9 @@ pub(crate) struct Step {
     /// The data file for file backends.
     pub(crate) path: String,
     pub(crate) outcome: Outcome,
+    /// On the last step of a hash merge's lookup: each top-level key of
+    /// the merged Hash and the source that supplied it (`suppliers.rs`).
+    pub(crate) keys: Option<Vec<(String, String)>>,
 }
 
 /// The top level of a data file as the backend accepts it: `YAML.load(text)
@@ -369,6 +373,7 @@ impl<'a, 'd> Hiera<'a, 'd> {
             }
         }
         let top_key = lookup_key(&segments);
+        let first_step = self.trace.as_ref().map(Vec::len);
         let config: &'a Config = self.config;
         let mut fold = Fold::new(resolution, &config.merge);
         for (name, kind) in &config.backends {
@@ -400,6 +405,11 @@ impl<'a, 'd> Hiera<'a, 'd> {
             }
         }
         if let Some(answer) = fold.finish(true, self.data, &mut self.merge_debug)? {
+            if let (Some(first), Resolution::Hash | Resolution::HashWith(_)) =
+                (first_step, resolution)
+            {
+                self.name_suppliers(first, &answer);
+            }
             return Ok(Answer::Found(answer));
         }
         Ok(match default {
@@ -529,6 +539,22 @@ impl<'a, 'd> Hiera<'a, 'd> {
         }
     }
 
+    /// Sets `keys` on the last step at this depth since `first`: which
+    /// level supplied each top-level key of a hash merge's `answer`.
+    fn name_suppliers(&mut self, first: usize, answer: &Value) {
+        let depth = self.depth;
+        let Some(trace) = &mut self.trace else {
+            return;
+        };
+        let Some(steps) = trace.get_mut(first..) else {
+            return;
+        };
+        let keys = suppliers::suppliers(steps, depth, answer);
+        if let Some(last) = steps.iter_mut().rev().find(|s| s.depth == depth) {
+            last.keys = Some(keys);
+        }
+    }
+
     /// Records a step when explaining (a lookup that does not pays for
     /// one test per level, not a call).
     #[inline(always)]
@@ -561,6 +587,7 @@ impl<'a, 'd> Hiera<'a, 'd> {
                 source: source.to_owned(),
                 path,
                 outcome,
+                keys: None,
             });
         }
     }

@@ -137,3 +137,40 @@ async fn errors_name_the_problem_and_change_nothing() {
     let (_, body) = call(&state, "GET", root, "").await;
     assert_eq!(json(&body), json!({"keep": 1}));
 }
+
+/// A hash merge's explain names, for each top-level key of the merged
+/// Hash, the datasource that supplied it (docs/api.md, "explain").
+#[tokio::test]
+async fn explain_of_a_hash_merge_names_the_source_of_each_key() {
+    let state = state();
+    let component = r#"{"name": "two", "resource_definitions": [{"name": "a"}, {"name": "b"}]}"#;
+    let (status, body) = call(&state, "POST", "/api/v1/config/components", component).await;
+    assert_eq!(status, StatusCode::CREATED, "{body}");
+    let environment = r#"{"id": 6, "components": ["two"], "hierarchy_levels": ["nodes"]}"#;
+    let (status, body) = call(&state, "POST", "/api/v1/config/environments", environment).await;
+    assert_eq!(status, StatusCode::CREATED, "{body}");
+    let docs = "/api/v1/config/environments/6/resources";
+    let a = r#"{"k": {"x": 1}}"#;
+    let b = r#"{"k": {"x": 2, "y": 3}}"#;
+    for (resource, doc) in [("a", a), ("b", b)] {
+        let (status, body) = call(&state, "PUT", &format!("{docs}/{resource}/values"), doc).await;
+        assert_eq!(status, StatusCode::NO_CONTENT, "{body}");
+    }
+    let lookup = r#"{"environment": 6, "key": "k", "resolution": "hash", "hierarchy": ["a", "b"], "explain": true}"#;
+    let (status, body) = call(&state, "POST", "/api/v1/lookup", lookup).await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    let answer = json(&body);
+    assert_eq!(answer["value"], json!({"x": 1, "y": 3}));
+    let steps = answer["explain"].as_array().unwrap();
+    assert_eq!(
+        steps.last().unwrap()["keys"],
+        json!({"x": "a", "y": "b"}),
+        "{body}"
+    );
+    assert!(
+        steps[..steps.len() - 1]
+            .iter()
+            .all(|s| s.get("keys").is_none()),
+        "{body}"
+    );
+}

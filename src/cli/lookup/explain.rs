@@ -104,6 +104,7 @@ mod tests {
                 source: source.into(),
                 outcome: outcome.into(),
                 value: value.map(WireValue),
+                keys: None,
             };
         let steps = vec![
             step(0, "k", "override/class/", "bad_definition", None),

@@ -1,5 +1,6 @@
 //! The change feed, `GET /api/v1/changes?since=G[&wait=S][&env=E]`: what
-//! the change log holds past generation G (`Store::logged_since`), of the
+//! the change log holds past generation G (`Store::logged_since`, read
+//! once per generation for every request, `state/feed.rs`), of the
 //! environments the principal may use. Nothing yet: it waits up to `wait`
 //! seconds for the next publish (the generation watch every write and
 //! catch-up bumps, `state/mod.rs`), a long poll; with `Accept:
@@ -13,6 +14,7 @@ use crate::api::impact::{Change, Changes};
 use crate::auth::Principal;
 use crate::server::http::error::ApiError;
 use crate::server::state::AppState;
+use crate::server::state::feed::PAGE;
 use crate::store::Logged;
 use axum::extract::State;
 use axum::http::{HeaderMap, header};
@@ -31,9 +33,6 @@ pub(crate) fn routes() -> Router<AppState> {
 
 /// The longest `wait=`, in seconds.
 const MAX_WAIT: u64 = 60;
-
-/// Log entries read per answer: a client far behind pages through.
-const PAGE: usize = 1000;
 
 /// How often an event stream sends a comment, so proxies and the
 /// server's own idle timeouts see it alive.
@@ -102,19 +101,19 @@ fn asked_of(
 }
 
 /// One log entry as the API shows it.
-fn change(l: Logged) -> Change {
+fn change(l: &Logged) -> Change {
     let level = match (l.resource.is_some(), l.level.is_empty()) {
         (true, false) => format!("{}/{}", l.level, l.value),
-        _ => l.level,
+        _ => l.level.clone(),
     };
     Change {
         generation: l.generation,
         environment: l.env,
         level,
-        resource: l.resource,
-        kind: l.kind,
+        resource: l.resource.clone(),
+        kind: l.kind.clone(),
         version: l.version,
-        author: l.author,
+        author: l.author.clone(),
         created_at: l.created_at,
     }
 }
@@ -124,22 +123,22 @@ fn change(l: Logged) -> Change {
 /// (a generation is never split between two answers unless it alone
 /// fills a page).
 async fn read(state: &AppState, asked: &Asked) -> Result<Changes, ApiError> {
-    let since = asked.since;
-    let (newest, mut logged) = state
-        .read(move |store| Ok(store.logged_since(since, PAGE)?))
-        .await?;
+    let page = state.logged_since(asked.since).await?;
+    let (newest, logged) = (page.0, &page.1);
     let mut generation = newest;
+    let mut before = u64::MAX;
     if logged.len() == PAGE {
         let last = logged.last().map_or(newest, |l| l.generation);
         if logged.first().is_some_and(|l| l.generation < last) {
-            logged.retain(|l| l.generation < last);
+            before = last;
             generation = last - 1;
         } else {
             generation = last;
         }
     }
     let changes = logged
-        .into_iter()
+        .iter()
+        .filter(|l| l.generation < before)
         .filter(|l| asked.env.is_none_or(|e| e == l.env))
         .filter(|l| asked.who.as_ref().is_none_or(|who| who.may_use(l.env)))
         .map(change)

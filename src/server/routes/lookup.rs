@@ -8,14 +8,13 @@ use crate::cache::{self, Configured};
 use crate::configdb::{LevelPath, Snapshot};
 use crate::hiera::budget::{Budget, Limit, Meter};
 use crate::hiera::hierarchy::Hierarchy;
-use crate::hiera::lookup::{Answer, Outcome as StepOutcome, Resolution, Step};
-use crate::hiera::{Hash, HieraError, Value};
-use crate::lookup::{Request, hash_resolution, lookup, scope_variables};
+use crate::hiera::lookup::{Answer, Outcome as StepOutcome, Step};
+use crate::hiera::{HieraError, Value};
+use crate::lookup::{lookup, scope_variables};
 use crate::server::http::body::LookupBytes;
 use crate::server::http::conn::Room;
 use crate::server::http::error::ApiError;
 use crate::server::routes::env::{self, Env};
-use crate::server::routes::hierarchies::HierarchyId;
 use crate::server::routes::params::Params;
 use crate::server::secrets::Reveal;
 use crate::server::state::AppState;
@@ -28,11 +27,13 @@ use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use axum::{Extension, Json};
-use serde::de::{Deserialize, Deserializer, IgnoredAny, MapAccess, Visitor};
 use std::borrow::Cow;
-use std::cell::Cell;
-use std::fmt;
-use std::sync::Arc;
+
+mod request;
+pub(crate) use request::BAD_HIERARCHY;
+#[cfg(test)]
+pub(crate) use request::PARSES;
+use request::{Parsed, bad, parse_request};
 
 /// The lookup routes, with their full paths (merged into the
 /// application's router, not nested: see [`crate::server::app`]).
@@ -411,6 +412,7 @@ fn answer_json(answer: &Answer, steps: Option<&Vec<Step>>) -> api::LookupAnswer 
                     source: s.source.clone(),
                     outcome: outcome.to_owned(),
                     value,
+                    keys: s.keys.as_ref().map(|k| k.iter().cloned().collect()),
                 }
             })
             .collect()
@@ -421,20 +423,6 @@ fn answer_json(answer: &Answer, steps: Option<&Vec<Step>>) -> api::LookupAnswer 
         value: value.cloned().map(WireValue),
         explain,
     }
-}
-
-/// A parsed lookup request: one key, or several under one context.
-struct Parsed {
-    request: Request,
-    keys: Option<Vec<String>>,
-    /// A registered hierarchy named in place of `request.hierarchy` (the
-    /// handler looks it up: parsing needs no server state).
-    hierarchy_id: Option<HierarchyId>,
-    /// A node whose stored scope the request's `scope` is layered over
-    /// (read by [`prepare`], off the async workers).
-    node: Option<String>,
-    /// The generation to answer at (`generation` or `tag`).
-    pin: Option<super::pinned::Pin>,
 }
 
 impl Parsed {
@@ -461,291 +449,6 @@ fn named_sources(hierarchy: Option<&Value>) -> Option<Vec<String>> {
             _ => None,
         })
         .collect()
-}
-
-fn bad(message: impl Into<String>) -> ApiError {
-    ApiError::BadRequest(message.into())
-}
-
-#[cfg(test)]
-thread_local! {
-    /// How many lookup bodies this thread parsed: a test shows a lookup
-    /// is parsed once.
-    pub(crate) static PARSES: Cell<usize> = const { Cell::new(0) };
-}
-
-fn parse_request(bytes: &[u8]) -> Result<Parsed, ApiError> {
-    #[cfg(test)]
-    PARSES.with(|n| n.set(n.get() + 1));
-    let Fields {
-        unknown,
-        values:
-            [
-                environment,
-                level,
-                key,
-                keys,
-                resolution,
-                hierarchy,
-                merge_behavior,
-                deep_merge_options,
-                scope,
-                order_override,
-                default,
-                explain,
-                hierarchy_id,
-                node,
-                generation,
-                tag,
-            ],
-    } = read_fields(bytes)?;
-    if let Some(unknown) = unknown {
-        return Err(bad(format!(
-            "unknown field {unknown:?} in the lookup request"
-        )));
-    }
-    let env = match environment {
-        Some(Value::Int(n)) => n,
-        Some(Value::String(s)) => s
-            .parse()
-            .map_err(|_| bad("environment must be an integer id"))?,
-        Some(_) => return Err(bad("environment must be an integer id")),
-        None => return Err(bad("the lookup request has no environment")),
-    };
-    let level = match level {
-        None | Some(Value::Nil) => LevelPath::root(),
-        Some(Value::String(s)) => LevelPath::parse_cli(&s).map_err(|e| bad(e.to_string()))?,
-        Some(_) => return Err(bad("level is a string like \"nodes=node-1\"")),
-    };
-    let (key, keys) = match (key, keys) {
-        (Some(Value::String(k)), None) => (k, None),
-        (None, Some(Value::Array(list))) => {
-            let keys = list
-                .into_iter()
-                .map(|k| match k {
-                    Value::String(s) => Ok(s),
-                    _ => Err(bad("keys must be strings")),
-                })
-                .collect::<Result<Vec<_>, _>>()?;
-            (String::new(), Some(keys))
-        }
-        (Some(_), Some(_)) => return Err(bad("give either key or keys, not both")),
-        (None, None) => return Err(bad("the lookup request has no key")),
-        _ => return Err(bad("key is a string and keys a list of strings")),
-    };
-    let resolution = match resolution {
-        None | Some(Value::Nil) => Resolution::Priority,
-        // A Symbol (a tagged `sym`) names the same resolution as its String.
-        Some(Value::String(s) | Value::Symbol(s)) => match s.as_str() {
-            "priority" => Resolution::Priority,
-            "array" => Resolution::Array,
-            "hash" => Resolution::Hash,
-            _ => Resolution::Other(s),
-        },
-        Some(options @ Value::Hash(_)) => hash_resolution(&options)?,
-        Some(_) => {
-            return Err(bad(
-                "resolution is \"priority\", \"array\", \"hash\" or an object of merge options",
-            ));
-        }
-    };
-    // Kept as decoded: the Array of Strings the lookup walks, compiled.
-    let hierarchy = match hierarchy {
-        None | Some(Value::Nil) => None,
-        Some(Value::Array(levels)) if levels.iter().all(|l| matches!(l, Value::String(_))) => {
-            Some(Arc::new(Hierarchy::new(Value::Array(levels))))
-        }
-        Some(_) => return Err(bad(BAD_HIERARCHY)),
-    };
-    let hierarchy_id = match hierarchy_id {
-        None | Some(Value::Nil) => None,
-        Some(_) if hierarchy.is_some() => {
-            return Err(bad(
-                "give either hierarchy or hierarchy_id (a registered hierarchy), not both",
-            ));
-        }
-        Some(Value::String(s)) => Some(HierarchyId::parse(&s).ok_or_else(|| bad(BAD_ID))?),
-        Some(_) => return Err(bad(BAD_ID)),
-    };
-    let scope = match scope {
-        None | Some(Value::Nil) => Hash::default(),
-        Some(Value::Hash(h)) => h,
-        Some(_) => return Err(bad("scope is an object of variables")),
-    };
-    let node = match node {
-        None | Some(Value::Nil) => None,
-        Some(Value::String(s)) if !s.is_empty() => Some(s),
-        Some(_) => return Err(bad("node is the name of a registered node")),
-    };
-    let explain = match explain {
-        None | Some(Value::Bool(false)) => false,
-        Some(Value::Bool(true)) => true,
-        Some(_) => return Err(bad("explain is true or false")),
-    };
-    let pin = super::pinned::Pin::of_lookup(generation, tag)?;
-    Ok(Parsed {
-        request: Request {
-            env,
-            level,
-            key,
-            resolution,
-            hierarchy,
-            merge_behavior,
-            deep_merge_options,
-            scope,
-            order_override,
-            default,
-            explain,
-        },
-        keys,
-        hierarchy_id,
-        node,
-        pin,
-    })
-}
-
-/// What a bad `hierarchy` is told (a lookup's, or a registration's).
-pub(super) const BAD_HIERARCHY: &str = "hierarchy is a list of datasource names";
-
-const BAD_ID: &str =
-    "hierarchy_id is the id POST /api/v1/hierarchies answered: 32 lowercase hex digits";
-
-/// A lookup request's fields as sent, each decoded from the body's text
-/// straight into a [`Value`] (no JSON tree in between); [`parse_request`]
-/// checks their types.
-struct Fields {
-    /// The first field the API does not know.
-    unknown: Option<String>,
-    /// In the order of [`FIELDS`].
-    values: [Option<Value>; FIELDS.len()],
-}
-
-/// The fields of a lookup request, named without allocating.
-enum Field {
-    /// An index into [`FIELDS`].
-    Known(usize),
-    /// `format`: accepted and ignored (answers are always JSON).
-    Ignored,
-    Unknown(String),
-}
-
-/// What the lookup API knows; [`Fields::values`] and [`parse_request`]
-/// follow this order.
-const FIELDS: [&str; 16] = [
-    "environment",
-    "level",
-    "key",
-    "keys",
-    "resolution",
-    "hierarchy",
-    "merge_behavior",
-    "deep_merge_options",
-    "scope",
-    "order_override",
-    "default",
-    "explain",
-    "hierarchy_id",
-    "node",
-    "generation",
-    "tag",
-];
-
-impl<'de> Deserialize<'de> for Field {
-    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Field, D::Error> {
-        struct Name;
-        impl Visitor<'_> for Name {
-            type Value = Field;
-            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
-                f.write_str("a field name")
-            }
-            fn visit_str<E>(self, name: &str) -> Result<Field, E> {
-                Ok(match FIELDS.iter().position(|f| *f == name) {
-                    Some(known) => Field::Known(known),
-                    None if name == "format" => Field::Ignored,
-                    None => Field::Unknown(name.to_owned()),
-                })
-            }
-        }
-        d.deserialize_identifier(Name)
-    }
-}
-
-/// Reads a request object's fields, keeping the first unknown one's name
-/// for [`parse_request`] to refuse (after a whole, well-formed body).
-struct FieldsVisitor<'e> {
-    decoding: &'e wire::Decoding,
-    /// The field being decoded, to name in a tagged value's error.
-    field: &'e Cell<&'static str>,
-}
-
-impl<'de> Visitor<'de> for FieldsVisitor<'_> {
-    type Value = Fields;
-
-    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
-        f.write_str("a lookup request")
-    }
-
-    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Fields, A::Error> {
-        let mut fields = Fields {
-            unknown: None,
-            values: Default::default(),
-        };
-        let decode = self.decoding.seed();
-        while let Some(field) = map.next_key::<Field>()? {
-            match field {
-                Field::Known(i) => {
-                    self.field.set(FIELDS[i]);
-                    fields.values[i] = Some(map.next_value_seed(decode)?);
-                }
-                Field::Ignored => {
-                    map.next_value::<IgnoredAny>()?;
-                }
-                Field::Unknown(name) => {
-                    fields.unknown.get_or_insert(name);
-                    map.next_value::<IgnoredAny>()?;
-                }
-            }
-        }
-        Ok(fields)
-    }
-}
-
-fn read_fields(bytes: &[u8]) -> Result<Fields, ApiError> {
-    if bytes.iter().find(|b| !b.is_ascii_whitespace()) != Some(&b'{') {
-        return Err(match serde_json::from_slice::<IgnoredAny>(bytes) {
-            Ok(_) => bad("a lookup request is a JSON object"),
-            Err(e) => bad(format!("malformed JSON: {e}")),
-        });
-    }
-    // Room for a Fuel hierarchy's levels and a node's scope.
-    let decoding = wire::Decoding::with_capacity(32, 16);
-    let field = Cell::new("");
-    let visitor = FieldsVisitor {
-        decoding: &decoding,
-        field: &field,
-    };
-    // A body that is UTF-8 as a whole (every well-formed one) is checked
-    // once here, not string by string as serde_json does reading bytes;
-    // any other is read as bytes, to be refused with serde_json's own
-    // message naming the place.
-    let read = match std::str::from_utf8(bytes) {
-        Ok(text) => read_object(&mut serde_json::Deserializer::from_str(text), visitor),
-        Err(_) => read_object(&mut serde_json::Deserializer::from_slice(bytes), visitor),
-    };
-    read.map_err(|e| match decoding.take_tag_error() {
-        Some(tag) => bad(format!("{}: {tag}", field.get())),
-        None => bad(format!("malformed JSON: {e}")),
-    })
-}
-
-/// The request object from `de`, and nothing after it.
-fn read_object<'de, R: serde_json::de::Read<'de>>(
-    de: &mut serde_json::Deserializer<R>,
-    visitor: FieldsVisitor<'_>,
-) -> serde_json::Result<Fields> {
-    let fields = de.deserialize_map(visitor)?;
-    de.end()?;
-    Ok(fields)
 }
 
 /// A route's `{*resource}`.

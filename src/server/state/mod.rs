@@ -3,6 +3,7 @@
 //! to clone (an `Arc` inside).
 
 pub(crate) mod consistency;
+pub(crate) mod feed;
 pub(crate) mod listen;
 pub(crate) mod metrics;
 pub(crate) mod pinned;
@@ -95,6 +96,9 @@ struct Inner {
     pinned: pinned::Pinned,
     /// Turns to wait for changes (`Settings::change_waiters`).
     change_waiters: Arc<tokio::sync::Semaphore>,
+    /// The change log's recent pages, shared by the change feed's
+    /// requests (`feed.rs`).
+    feed: feed::Feed,
     /// Set once the server stops accepting: waiters answer at once.
     closing: tokio::sync::watch::Sender<bool>,
 }
@@ -166,6 +170,7 @@ impl AppState {
                 secrets: crate::server::secrets::Secrets::default(),
                 pinned: pinned::Pinned::default(),
                 change_waiters,
+                feed: feed::Feed::default(),
                 closing: tokio::sync::watch::Sender::new(false),
             }),
         })
@@ -223,6 +228,22 @@ impl AppState {
     pub(crate) async fn closed(&self) {
         let mut closing = self.inner.closing.subscribe();
         let _ = closing.wait_for(|closed| *closed).await;
+    }
+
+    /// The change log past `since` (one page), read once per `(since,
+    /// published generation)` however many requests ask (`feed.rs`).
+    ///
+    /// # Errors
+    ///
+    /// The store cannot be read.
+    pub(crate) async fn logged_since(&self, since: u64) -> Result<feed::Page, ApiError> {
+        let published = *self.inner.published.borrow();
+        self.inner
+            .feed
+            .page(since, published, || {
+                self.read(move |store| Ok(store.logged_since(since, feed::PAGE)?))
+            })
+            .await
     }
 
     /// Wakes at each generation published.

@@ -1,6 +1,7 @@
 //! Unit tests of `server/routes/lookup.rs`.
 
 use super::*;
+use crate::hiera::lookup::Resolution;
 use std::borrow::Cow;
 
 fn error_of(body: &str) -> String {

@@ -1,0 +1,61 @@
+#!/usr/bin/env bash
+# Issue 33's routes over NODES registered nodes of `hierad bench generate`'s
+# environment, through one server, each timed with curl and put against
+# a plain effective read of one node in the same run:
+#   - a dry-run of a root-level change (`PUT …/keys/K?dry_run=true`),
+#   - `nodes/changed?since=G` after that change is written,
+#   - an effective read at the generation before the write against the
+#     same read of the newest (goal: within 2x).
+# Each figure is the median of RUNS requests (the first read at an old
+# generation, which builds its snapshot, is left out and printed apart).
+#
+#   BIN=target/debug/hierad NODES=1000 bash bench/insight.sh
+#
+# Environment: NODES (1000), RUNS (5), BIN (default: the release build),
+# OUT (target/bench-results).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+NODES=${NODES:-1000}
+RUNS=${RUNS:-5}
+
+source bench/lib.sh
+prepare insight
+generated "$NODES"
+start hierad "$bin" serve --listen 127.0.0.1:0 --db "$work/env.db" --no-sample
+api=$URL/api/v1/config/environments/1
+node=$(jq -r '.nodes[0]' "$work/env/bench-plan.json")
+jq -c '.nodes' "$work/env/bench-plan.json" |
+  curl -sf -o /dev/null -X PUT -H 'Content-Type: application/json' --data-binary @- \
+    "$api/hierarchy_levels/nodes/register"
+
+# median_s METHOD URL [BODY]: the median of RUNS requests' seconds; every
+# answer must be 200.
+median_s() {
+  local method=$1 url=$2 body=${3:-}
+  for _ in $(seq "$RUNS"); do
+    timed "$method" "$url" "$body"
+  done | sort -g | awk '{ v[NR] = $1 } END { printf("%.3f", v[int((NR + 1) / 2)]) }'
+}
+timed() {
+  local out
+  out=$(curl -s -o /dev/null -w '%{http_code} %{time_total}' --max-time 60 -X "$1" \
+    -H 'Content-Type: application/json' ${3:+--data-binary "$3"} "$2")
+  [ "${out%% *}" = 200 ] || { echo "$1 $2 answered ${out%% *}" >&2; exit 1; }
+  echo "${out#* }"
+}
+ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf("%.1f", a / b) }'; }
+
+read_url="$api/nodes/$node/resources/astute/values?effective"
+base=$(median_s GET "$read_url")
+key="$api/resources/astute/values/keys/bench_insight"
+dry=$(median_s PUT "$key?dry_run=true" '{"changed": true}')
+before=$(curl -sf -D - -o /dev/null "$URL/api/v1/changes?since=0" | awk -F': ' 'tolower($1) == "x-hierad-generation" { print $2 + 0 }')
+curl -sf -o /dev/null -X PUT -H 'Content-Type: application/json' -d '{"changed": true}' "$key"
+changed=$(median_s GET "$api/nodes/changed?since=$before")
+newest=$(median_s GET "$read_url")
+first_old=$(timed GET "$read_url&generation=$before")
+old=$(median_s GET "$read_url&generation=$before")
+echo "$NODES registered nodes, medians of $RUNS; baseline: an effective read of one node, $base s"
+echo "dry-run of a root-level change: $dry s ($(ratio "$dry" "$base")x the baseline)"
+echo "nodes/changed since the generation before it: $changed s ($(ratio "$changed" "$base")x)"
+echo "read at generation $before: $old s against the newest's $newest s ($(ratio "$old" "$newest")x; its first read, building the snapshot: $first_old s)"
