@@ -11,8 +11,8 @@
 //!
 //! The routes' path templates are in [`paths`], beside the bodies.
 
-mod insight;
 pub(crate) mod impact;
+mod insight;
 pub(crate) mod paths;
 
 #[cfg(test)]
