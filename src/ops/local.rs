@@ -274,6 +274,14 @@ impl ConfigOps for Local {
         super::preview::local_nodes_changed(self.store.as_ref(), env, since, resource, keys)
     }
 
+    fn dry_run(
+        &self,
+        at: &DocAddress,
+        write: super::Write<'_>,
+    ) -> Result<crate::api::impact::DryRun> {
+        super::preview::local_dry_run(self.store.as_ref(), at, write)
+    }
+
     fn register(&self, env: i64, level: &str) -> Result<Option<Vec<String>>> {
         Ok(self.store.register(env, level)?)
     }

@@ -224,7 +224,12 @@ impl Remote {
     ) -> Result<T> {
         let body = body.map(|b| serde_json::to_string(b).expect("API bodies serialize"));
         let text = self.call(method, path, body)?;
-        wire::from_envelope(&text).map_err(|e| RemoteError::BadAnswer {
+        self.decode(path, &text)
+    }
+
+    /// An answer's body `text` (from `path`) as a `T`.
+    fn decode<T: DeserializeOwned>(&self, path: &str, text: &str) -> Result<T> {
+        wire::from_envelope(text).map_err(|e| RemoteError::BadAnswer {
             url: format!("{}{path}", self.base),
             status: 200,
             reason: if text.trim().is_empty() {
@@ -661,6 +666,19 @@ impl ConfigOps for Remote {
             url.push_str(&format!("&keys={}", keys.join(",")));
         }
         Ok(self.typed(Method::Get, &url, None::<&()>)?)
+    }
+
+    fn dry_run(&self, at: &DocAddress, write: super::Write<'_>) -> OpsResult<api::impact::DryRun> {
+        // A key with a `/` cannot travel in a URL segment: as `set_key`,
+        // the whole document with the key changed.
+        if let super::Write::Key(key, value) = write {
+            if key.as_str().contains('/') {
+                let mut doc = Remote::stored(self, at, None)?;
+                keypath::set(&mut doc, key, value.clone()).map_err(ConfigError::from)?;
+                return Ok(Remote::dry_run(self, at, super::Write::Put(&doc))?);
+            }
+        }
+        Ok(Remote::dry_run(self, at, write)?)
     }
 
     fn register(&self, env: i64, level: &str) -> OpsResult<Option<Vec<String>>> {

@@ -6,9 +6,38 @@ use crate::api;
 use crate::api::paths;
 use crate::api::paths::encode;
 use crate::configdb::{DocAddress, DocKind, LevelPath, Version};
+use crate::hiera::Value;
+use crate::ops::Write;
 use crate::ops::diffs::{Point, Range};
+use crate::wire;
 
 impl Remote {
+    /// The write `write` to `at` with `?dry_run=true`: what it would
+    /// change, nothing written.
+    ///
+    /// # Errors
+    ///
+    /// As the write itself.
+    pub(crate) fn dry_run(&self, at: &DocAddress, write: Write<'_>) -> Result<api::impact::DryRun> {
+        let url = doc_url(at.env, &at.path, &at.resource, at.kind);
+        let (method, url, body) = match write {
+            Write::Put(doc) => (Method::Put, url, Some(Value::Hash(doc.clone()))),
+            Write::Key(key, value) => (
+                Method::Put,
+                format!("{url}/keys/{}", encode(key.as_str(), false)),
+                Some(value.clone()),
+            ),
+            Write::Delete => (Method::Delete, url, None),
+            Write::Restore(n) => (Method::Post, format!("{url}/restore?version={n}"), None),
+        };
+        let url = match url.contains('?') {
+            true => format!("{url}&dry_run=true"),
+            false => format!("{url}?dry_run=true"),
+        };
+        let text = self.call(method, &url, body.as_ref().map(wire::to_string))?;
+        self.decode(&url, &text)
+    }
+
     /// `GET …/values?effective&show_lookup`.
     ///
     /// # Errors
