@@ -208,6 +208,17 @@ pub(crate) trait ConfigOps {
     /// environment (and the written level), nothing written: the
     /// server's `?dry_run=true`, or `ops::preview` over a store.
     fn dry_run(&self, at: &DocAddress, write: Write<'_>) -> Result<crate::api::impact::DryRun>;
+
+    /// What an import of one level (as [`ConfigOps::import`]) would
+    /// change, nothing written or defined.
+    fn dry_run_import(
+        &self,
+        env: i64,
+        level: &LevelDocs,
+        kind: DocKind,
+        replace: bool,
+        register: bool,
+    ) -> Result<crate::api::impact::DryRun>;
 }
 
 /// A document write that [`ConfigOps::dry_run`] previews.

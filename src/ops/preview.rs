@@ -421,12 +421,47 @@ pub(crate) fn local_dry_run(
             Some((_, doc)) => one(&at.path, &at.resource, at.kind, Some(doc)),
         },
     };
+    plain_dry_run(&snapshot, at.env, &writes)
+}
+
+/// [`dry_run`] of `writes` with no keys named.
+fn plain_dry_run(
+    snapshot: &Snapshot,
+    env: i64,
+    writes: &[DocChange],
+) -> crate::ops::Result<DryRun> {
     let asked = Asked {
         budget: Budget::DEFAULT,
         ..Asked::default()
     };
-    dry_run(&snapshot, at.env, &writes, &asked).map_err(|e| match e {
+    dry_run(snapshot, env, writes, &asked).map_err(|e| match e {
         PreviewError::Config(e) => e.into(),
-        PreviewError::Hiera(e) => Refused(e.to_string()),
+        PreviewError::Hiera(e) => crate::ops::OpsError::Refused(e.to_string()),
     })
+}
+
+/// [`dry_run`] of an import over a store (`hierad import --dry-run
+/// --db`), checked as the server's: each path against the registers
+/// unless the import registers its values.
+///
+/// # Errors
+///
+/// An unknown environment, level, resource or register value.
+pub(crate) fn local_import_dry_run(
+    store: &dyn crate::store::Store,
+    batch: &ImportBatch,
+) -> crate::ops::Result<DryRun> {
+    let (_, snapshot) = newest(store)?;
+    if snapshot.environment(batch.env).is_none() {
+        return Err(ConfigError::from(crate::configdb::NotFound::Environment(batch.env)).into());
+    }
+    let writes = import_writes(&snapshot, batch)?;
+    if !batch.register {
+        for w in &writes {
+            snapshot
+                .check_registered(batch.env, &w.path)
+                .map_err(ConfigError::from)?;
+        }
+    }
+    plain_dry_run(&snapshot, batch.env, &writes)
 }

@@ -448,18 +448,7 @@ impl Remote {
         register: bool,
         documents: &[(&str, &Hash)],
     ) -> Result<ImportSummary> {
-        let body = api::ImportRequest {
-            level: Some(level.to_string()),
-            replace,
-            kind: Some(kind.as_str().to_owned()),
-            register,
-            documents: api::WireDocuments(
-                documents
-                    .iter()
-                    .map(|(name, doc)| ((*name).to_owned(), Value::Hash((*doc).clone())))
-                    .collect(),
-            ),
-        };
+        let body = insight::import_request(level, kind, replace, register, documents);
         let path = paths::fill(paths::IMPORT, &[&env.to_string()]);
         self.typed(Method::Post, &path, Some(&body))
             .map_err(|e| match e {
@@ -669,16 +658,24 @@ impl ConfigOps for Remote {
     }
 
     fn dry_run(&self, at: &DocAddress, write: super::Write<'_>) -> OpsResult<api::impact::DryRun> {
-        // A key with a `/` cannot travel in a URL segment: as `set_key`,
-        // the whole document with the key changed.
-        if let super::Write::Key(key, value) = write {
-            if key.as_str().contains('/') {
-                let mut doc = Remote::stored(self, at, None)?;
-                keypath::set(&mut doc, key, value.clone()).map_err(ConfigError::from)?;
-                return Ok(Remote::dry_run(self, at, super::Write::Put(&doc))?);
-            }
-        }
-        Ok(Remote::dry_run(self, at, write)?)
+        self.dry_run_of(at, write)
+    }
+
+    fn dry_run_import(
+        &self,
+        env: i64,
+        (level, files): &LevelDocs,
+        kind: DocKind,
+        replace: bool,
+        register: bool,
+    ) -> OpsResult<api::impact::DryRun> {
+        Ok(Remote::dry_run_import(
+            self,
+            env,
+            (level, files),
+            kind,
+            (replace, register),
+        )?)
     }
 
     fn register(&self, env: i64, level: &str) -> OpsResult<Option<Vec<String>>> {

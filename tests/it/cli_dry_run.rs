@@ -1,4 +1,5 @@
-//! `--dry-run` on `hierad config set|override|delete|restore`, on a local
+//! `--dry-run` on `hierad config set|override|delete|restore` and
+//! `hierad import`, on a local
 //! database (`--db`) and against a server (`--server`): nothing is
 //! written (the generation and the document's history stay), and the
 //! changes printed are those the real write then makes (as `nodes
@@ -151,6 +152,20 @@ fn scenario(conn: &str) {
         restored.contains(&("node-1".into(), "astute".into(), "fresh".into())),
         "{restored:?}"
     );
+    let tree = tempfile::tempdir().unwrap();
+    std::fs::write(tree.path().join("astute.yaml"), "mine: node-1\nfresh: 7\n").unwrap();
+    let import = format!(
+        "import {} --env 1 --level nodes=node-1",
+        tree.path().display()
+    );
+    let imported = preview_then_write(conn, &import, "import");
+    let fresh = ("node-1".to_owned(), "astute".to_owned(), "fresh".to_owned());
+    assert_eq!(imported, [fresh].into());
+    let error = binary::refused(&format!(
+        "import {} --env 9 --dry-run {conn}",
+        tree.path().display()
+    ));
+    assert!(error.contains("environment 9 does not exist"), "{error}");
     // A preview would show the plaintext: clap refuses the pair.
     let out = binary::run(&format!(
         "config set --env 1 --resource astute --key k --value v --encrypt k --dry-run {conn}"
