@@ -124,8 +124,11 @@ pub(crate) struct Change {
     pub(crate) level: String,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(crate) resource: Option<String>,
-    /// `values`, `overrides` or `register`.
+    /// `values`, `overrides`, `register` or `scope` (a node scope).
     pub(crate) kind: String,
+    /// A `scope` change's node.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) node: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(crate) version: Option<u64>,
     #[serde(default)]

@@ -37,6 +37,7 @@ use crate::configdb::{
     ConfigError, DocAddress, DocKind, KeyPath, NotFound, into_document, keypath,
 };
 use crate::hiera::{Hash, Value, render, yaml};
+use crate::ops::Write as DocWrite;
 use crate::wire;
 use anyhow::{Context, anyhow, bail};
 use std::io::{IsTerminal, Read, Write};
@@ -99,7 +100,7 @@ pub(crate) enum Op {
     /// Write a new version holding an old version's content
     Restore(super::history::RestoreArgs),
     /// Delete a level's stored document (a deletion marker: restorable)
-    Delete(super::history::Doc),
+    Delete(super::history::DeleteArgs),
     /// Compare two versions of a level's document, or the effective one at two generations or tags
     Diff(super::diff::DiffArgs),
 }
@@ -173,8 +174,10 @@ pub(crate) struct SetArgs {
     /// Have the server encrypt the String at this key path (the --key
     /// itself, or a key of the stdin document) as an eyaml ENC[PKCS7,…]
     /// block before it is stored; repeat for several (needs --server)
-    #[arg(long, value_name = "KEYPATH")]
+    #[arg(long, value_name = "KEYPATH", conflicts_with = "dry_run")]
     pub(crate) encrypt: Vec<String>,
+    #[command(flatten)]
+    pub(crate) dry: super::dry_run::DryRunArg,
     #[command(flatten)]
     pub(crate) conn: Conn,
 }
@@ -302,6 +305,9 @@ fn run_set(args: &SetArgs, kind: DocKind) -> anyhow::Result<String> {
         .collect::<Result<_, _>>()?;
     let Some(key) = key else {
         let doc = into_document(value).map_err(|e| anyhow!("stdin: {e}"))?;
+        if let Some(format) = args.dry.dry_run {
+            return super::dry_run::render(&db.dry_run(&at, DocWrite::Put(&doc))?, format);
+        }
         if encrypt.is_empty() {
             db.put(&at, &doc)?;
         } else {
@@ -330,6 +336,9 @@ fn run_set(args: &SetArgs, kind: DocKind) -> anyhow::Result<String> {
         // The plaintext is not echoed.
         let shown = Value::str("ENC[PKCS7,…]");
         return Ok(set_report(&key, &shown, replaced.as_ref(), &created));
+    }
+    if let Some(format) = args.dry.dry_run {
+        return super::dry_run::render(&db.dry_run(&at, DocWrite::Key(&key, &value))?, format);
     }
     db.set_key(&at, &key, &value)?;
     Ok(set_report(&key, &value, replaced.as_ref(), &created))

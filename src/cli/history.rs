@@ -36,6 +36,16 @@ pub(crate) struct RestoreArgs {
     /// The version whose content becomes the latest again
     #[arg(long, value_name = "N")]
     pub(crate) version: u64,
+    #[command(flatten)]
+    pub(crate) dry: super::dry_run::DryRunArg,
+}
+
+#[derive(Debug, clap::Args)]
+pub(crate) struct DeleteArgs {
+    #[command(flatten)]
+    pub(crate) doc: Doc,
+    #[command(flatten)]
+    pub(crate) dry: super::dry_run::DryRunArg,
 }
 
 impl Doc {
@@ -115,6 +125,10 @@ pub(crate) fn table(versions: &[Version]) -> String {
 /// now refuses, and the errors of `history`.
 pub(crate) fn restore(args: &RestoreArgs) -> anyhow::Result<String> {
     let (ops, at) = args.doc.open(Access::Write)?;
+    if let Some(format) = args.dry.dry_run {
+        let answer = ops.dry_run(&at, crate::ops::Write::Restore(args.version))?;
+        return super::dry_run::render(&answer, format);
+    }
     let written = ops.restore(&at, args.version)?;
     Ok(format!(
         "{at}: version {} restored as version {}\n",
@@ -127,8 +141,11 @@ pub(crate) fn restore(args: &RestoreArgs) -> anyhow::Result<String> {
 /// # Errors
 ///
 /// A document with no live version, and the errors of `history`.
-pub(crate) fn delete(args: &Doc) -> anyhow::Result<String> {
-    let (ops, at) = args.open(Access::Write)?;
+pub(crate) fn delete(args: &DeleteArgs) -> anyhow::Result<String> {
+    let (ops, at) = args.doc.open(Access::Write)?;
+    if let Some(format) = args.dry.dry_run {
+        return super::dry_run::render(&ops.dry_run(&at, crate::ops::Write::Delete)?, format);
+    }
     ops.delete(&at)?;
     let marker = ops.history(&at)?.last().map_or(0, |v| v.number);
     Ok(format!(

@@ -73,6 +73,8 @@ pub(crate) struct Args {
     #[arg(long, value_name = "MIB", default_value_t = crate::tree::DEFAULT_TOTAL_MIB)]
     pub(crate) max_total_mib: u64,
     #[command(flatten)]
+    pub(crate) dry: super::dry_run::DryRunArg,
+    #[command(flatten)]
     pub(crate) conn: Conn,
 }
 
@@ -120,6 +122,9 @@ fn import(args: &Args) -> anyhow::Result<String> {
     let docs = docs?;
     let count = docs.len();
     let db = args.conn.open(Access::Create)?;
+    if let Some(format) = args.dry.dry_run {
+        return dry_run(args, db.as_ref(), docs, format);
+    }
     let spinner = spinner(format!("writing {count} documents"));
     let path = match db.environment(args.at.env)? {
         Some(env) => args.at.level.with_level_aliases(&env.hierarchy_levels),
@@ -160,6 +165,29 @@ fn import(args: &Args) -> anyhow::Result<String> {
         ));
     }
     Ok(text)
+}
+
+/// `import --dry-run`: what the import would change, per node; nothing
+/// is written, and no environment or resource is created.
+fn dry_run(
+    args: &Args,
+    db: &dyn ops::ConfigOps,
+    docs: Vec<TreeFile>,
+    format: super::dry_run::DryRunFormat,
+) -> anyhow::Result<String> {
+    let env = db.environment(args.at.env)?.ok_or_else(|| {
+        OpsError::Refused(format!(
+            "environment {} does not exist: a dry-run creates nothing (import without --dry-run creates it)",
+            args.at.env
+        ))
+    })?;
+    check_existing(args, &env)?;
+    let path = args.at.level.with_level_aliases(&env.hierarchy_levels);
+    path.check(&env)?;
+    let kind = DocKind::from(args.kind);
+    let answer = db.dry_run_import(env.id, &(path, docs), kind, args.replace, args.register)?;
+    let text = super::dry_run::render(&answer, format)?;
+    Ok(text.trim_end().to_owned())
 }
 
 /// An existing environment takes the tree only if the flags that shape a

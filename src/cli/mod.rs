@@ -8,6 +8,7 @@ pub(crate) mod bench;
 pub(crate) mod config;
 pub(crate) mod diff;
 pub(crate) mod doctor;
+pub(crate) mod dry_run;
 pub(crate) mod export;
 pub(crate) mod health;
 pub(crate) mod history;

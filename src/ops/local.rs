@@ -28,6 +28,45 @@ impl Local {
         }
     }
 
+    /// The batch an import of `levels` writes: its documents, the
+    /// (path, kind)s it replaces, defined in the environment's first
+    /// component.
+    fn batch(
+        &self,
+        env: i64,
+        levels: &[LevelDocs],
+        kind: DocKind,
+        replace: bool,
+        register: bool,
+    ) -> Result<ImportBatch> {
+        let environment = self.store.environment(env)?;
+        let Some(first) = super::writes::defines_in(&environment) else {
+            return Err(OpsError::Refused(format!(
+                "environment {env} uses no component, so the resources of the tree cannot be defined; create it with a component"
+            )));
+        };
+        let mut batch = ImportBatch {
+            env,
+            documents: Vec::new(),
+            replace: Vec::new(),
+            define_missing_in: Some(first),
+            author: Some(self.author.clone()),
+            register,
+        };
+        for (path, files) in levels {
+            batch.documents.extend(files.iter().map(|f| ImportDoc {
+                path: path.clone(),
+                resource: f.resource.clone(),
+                kind,
+                content: f.content.clone(),
+            }));
+            if replace {
+                batch.replace.push((path.clone(), kind));
+            }
+        }
+        Ok(batch)
+    }
+
     fn ctx(&self) -> WriteCtx<'_> {
         WriteCtx::by(&self.author)
     }
@@ -91,32 +130,20 @@ impl ConfigOps for Local {
         replace: bool,
         register: bool,
     ) -> Result<ImportSummary> {
-        let environment = self.store.environment(env)?;
-        let Some(first) = super::writes::defines_in(&environment) else {
-            return Err(OpsError::Refused(format!(
-                "environment {env} uses no component, so the resources of the tree cannot be defined; create it with a component"
-            )));
-        };
-        let mut batch = ImportBatch {
-            env,
-            documents: Vec::new(),
-            replace: Vec::new(),
-            define_missing_in: Some(first),
-            author: Some(self.author.clone()),
-            register,
-        };
-        for (path, files) in levels {
-            batch.documents.extend(files.iter().map(|f| ImportDoc {
-                path: path.clone(),
-                resource: f.resource.clone(),
-                kind,
-                content: f.content.clone(),
-            }));
-            if replace {
-                batch.replace.push((path.clone(), kind));
-            }
-        }
+        let batch = self.batch(env, levels, kind, replace, register)?;
         Ok(super::writes::import(self.store.as_ref(), &batch)?)
+    }
+
+    fn dry_run_import(
+        &self,
+        env: i64,
+        level: &LevelDocs,
+        kind: DocKind,
+        replace: bool,
+        register: bool,
+    ) -> Result<crate::api::impact::DryRun> {
+        let batch = self.batch(env, std::slice::from_ref(level), kind, replace, register)?;
+        super::preview::local_import_dry_run(self.store.as_ref(), &batch)
     }
 
     fn resource_names(&self, env: i64) -> Result<Vec<String>> {
@@ -272,6 +299,14 @@ impl ConfigOps for Local {
         keys: &[String],
     ) -> Result<crate::api::impact::NodesChanged> {
         super::preview::local_nodes_changed(self.store.as_ref(), env, since, resource, keys)
+    }
+
+    fn dry_run(
+        &self,
+        at: &DocAddress,
+        write: super::Write<'_>,
+    ) -> Result<crate::api::impact::DryRun> {
+        super::preview::local_dry_run(self.store.as_ref(), at, write)
     }
 
     fn register(&self, env: i64, level: &str) -> Result<Option<Vec<String>>> {

@@ -204,6 +204,35 @@ pub(crate) trait ConfigOps {
         resource: Option<&str>,
         keys: &[String],
     ) -> Result<crate::api::impact::NodesChanged>;
+
+    /// What `write` to `at` would change for each registered node of its
+    /// environment (and the written level), nothing written: the
+    /// server's `?dry_run=true`, or `ops::preview` over a store.
+    fn dry_run(&self, at: &DocAddress, write: Write<'_>) -> Result<crate::api::impact::DryRun>;
+
+    /// What an import of one level (as [`ConfigOps::import`]) would
+    /// change, nothing written or defined.
+    fn dry_run_import(
+        &self,
+        env: i64,
+        level: &LevelDocs,
+        kind: DocKind,
+        replace: bool,
+        register: bool,
+    ) -> Result<crate::api::impact::DryRun>;
+}
+
+/// A document write that [`ConfigOps::dry_run`] previews.
+#[derive(Clone, Copy, Debug)]
+pub(crate) enum Write<'a> {
+    /// The whole document.
+    Put(&'a Hash),
+    /// One key of the stored document.
+    Key(&'a KeyPath, &'a Value),
+    /// A deletion marker.
+    Delete,
+    /// A new version holding version N's content.
+    Restore(u64),
 }
 
 /// A resource definition's content: a JSON object of metadata.

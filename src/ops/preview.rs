@@ -11,12 +11,13 @@ use crate::api::impact::{
     ChangedNode, DryRun, DryRunNode, KeyChange, KeyChanges, NodesChanged, PathChange,
 };
 use crate::configdb::impact::{self, Compare, DocChange, NodeChange};
-use crate::configdb::{ConfigError, DocKind, LevelPath, Snapshot};
+use crate::configdb::{ConfigError, DocAddress, DocKind, KeyPath, LevelPath, Snapshot, keypath};
 use crate::hiera::budget::{Budget, Meter};
 use crate::hiera::hierarchy::Hierarchy;
 use crate::hiera::lookup::{Answer, Resolution};
 use crate::hiera::{Hash, HieraError, Value};
 use crate::lookup::{Request, load_config, lookup};
+use crate::ops::Write;
 use crate::store::ImportBatch;
 use std::collections::BTreeMap;
 
@@ -326,12 +327,7 @@ pub(crate) fn local_nodes_changed(
         Ok(g) => g,
         Err(_) => store.tag(since)?.generation,
     };
-    let crate::store::Changes::Everything { generation, data } = store.changes_since(0)? else {
-        return Err(crate::ops::OpsError::Refused(
-            "the store did not answer its whole content".to_owned(),
-        ));
-    };
-    let after = Snapshot::build(data);
+    let (generation, after) = newest(store)?;
     if after.environment(env).is_none() {
         return Err(ConfigError::from(crate::configdb::NotFound::Environment(env)).into());
     }
@@ -355,4 +351,117 @@ pub(crate) fn local_nodes_changed(
         PreviewError::Config(e) => e.into(),
         PreviewError::Hiera(e) => crate::ops::OpsError::Refused(e.to_string()),
     })
+}
+
+/// A store's newest generation and the snapshot of all it holds.
+fn newest(store: &dyn crate::store::Store) -> crate::ops::Result<(u64, Snapshot)> {
+    let crate::store::Changes::Everything { generation, data } = store.changes_since(0)? else {
+        return Err(crate::ops::OpsError::Refused(
+            "the store did not answer its whole content".to_owned(),
+        ));
+    };
+    Ok((generation, Snapshot::build(data)))
+}
+
+/// The document a write of `value` at key `key` of `at` would make, from
+/// the snapshot's latest version (siblings kept).
+///
+/// # Errors
+///
+/// A key path the document cannot take.
+pub(crate) fn key_writes(
+    snapshot: &Snapshot,
+    at: &DocAddress,
+    key: &KeyPath,
+    value: Value,
+) -> Result<Vec<DocChange>, ConfigError> {
+    let mut doc = snapshot
+        .stored(at.env, &at.path, &at.resource, at.kind)?
+        .map(|d| (*d.content).clone())
+        .unwrap_or_default();
+    keypath::set(&mut doc, key, value)?;
+    Ok(one(&at.path, &at.resource, at.kind, Some(doc)))
+}
+
+/// [`dry_run`] of one document write over a store (`--db`), with the
+/// checks the server makes before its own dry-run.
+///
+/// # Errors
+///
+/// An unknown environment, level, resource or register value; nothing
+/// live to delete; no such version to restore, or a deletion marker.
+pub(crate) fn local_dry_run(
+    store: &dyn crate::store::Store,
+    at: &DocAddress,
+    write: Write<'_>,
+) -> crate::ops::Result<DryRun> {
+    use crate::ops::OpsError::Refused;
+    let (_, snapshot) = newest(store)?;
+    if snapshot.environment(at.env).is_none() {
+        return Err(ConfigError::from(crate::configdb::NotFound::Environment(at.env)).into());
+    }
+    snapshot
+        .check_registered(at.env, &at.path)
+        .map_err(ConfigError::from)?;
+    let stored = snapshot.stored(at.env, &at.path, &at.resource, at.kind)?;
+    let writes = match write {
+        Write::Put(doc) => one(&at.path, &at.resource, at.kind, Some(doc.clone())),
+        Write::Key(key, value) => key_writes(&snapshot, at, key, value.clone())?,
+        Write::Delete if stored.is_none() => {
+            return Err(Refused(format!("{at} has no live version to delete")));
+        }
+        Write::Delete => one(&at.path, &at.resource, at.kind, None),
+        Write::Restore(version) => match store.get(at, Some(version))? {
+            None => return Err(Refused(format!("{at} has no version {version}"))),
+            Some((v, _)) if v.deleted => {
+                return Err(Refused(format!(
+                    "version {version} of {at} is a deletion marker: there is nothing to restore"
+                )));
+            }
+            Some((_, doc)) => one(&at.path, &at.resource, at.kind, Some(doc)),
+        },
+    };
+    plain_dry_run(&snapshot, at.env, &writes)
+}
+
+/// [`dry_run`] of `writes` with no keys named.
+fn plain_dry_run(
+    snapshot: &Snapshot,
+    env: i64,
+    writes: &[DocChange],
+) -> crate::ops::Result<DryRun> {
+    let asked = Asked {
+        budget: Budget::DEFAULT,
+        ..Asked::default()
+    };
+    dry_run(snapshot, env, writes, &asked).map_err(|e| match e {
+        PreviewError::Config(e) => e.into(),
+        PreviewError::Hiera(e) => crate::ops::OpsError::Refused(e.to_string()),
+    })
+}
+
+/// [`dry_run`] of an import over a store (`hierad import --dry-run
+/// --db`), checked as the server's: each path against the registers
+/// unless the import registers its values.
+///
+/// # Errors
+///
+/// An unknown environment, level, resource or register value.
+pub(crate) fn local_import_dry_run(
+    store: &dyn crate::store::Store,
+    batch: &ImportBatch,
+) -> crate::ops::Result<DryRun> {
+    let (_, snapshot) = newest(store)?;
+    if snapshot.environment(batch.env).is_none() {
+        return Err(ConfigError::from(crate::configdb::NotFound::Environment(batch.env)).into());
+    }
+    let writes = import_writes(&snapshot, batch)?;
+    if !batch.register {
+        for w in &writes {
+            snapshot
+                .check_registered(batch.env, &w.path)
+                .map_err(ConfigError::from)?;
+        }
+    }
+    plain_dry_run(&snapshot, batch.env, &writes)
 }

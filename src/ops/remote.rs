@@ -225,7 +225,12 @@ impl Remote {
     ) -> Result<T> {
         let body = body.map(|b| serde_json::to_string(b).expect("API bodies serialize"));
         let text = self.call(method, path, body)?;
-        wire::from_envelope(&text).map_err(|e| RemoteError::BadAnswer {
+        self.decode(path, &text)
+    }
+
+    /// An answer's body `text` (from `path`) as a `T`.
+    fn decode<T: DeserializeOwned>(&self, path: &str, text: &str) -> Result<T> {
+        wire::from_envelope(text).map_err(|e| RemoteError::BadAnswer {
             url: format!("{}{path}", self.base),
             status: 200,
             reason: if text.trim().is_empty() {
@@ -444,18 +449,7 @@ impl Remote {
         register: bool,
         documents: &[(&str, &Hash)],
     ) -> Result<ImportSummary> {
-        let body = api::ImportRequest {
-            level: Some(level.to_string()),
-            replace,
-            kind: Some(kind.as_str().to_owned()),
-            register,
-            documents: api::WireDocuments(
-                documents
-                    .iter()
-                    .map(|(name, doc)| ((*name).to_owned(), Value::Hash((*doc).clone())))
-                    .collect(),
-            ),
-        };
+        let body = insight::import_request(level, kind, replace, register, documents);
         let path = paths::fill(paths::IMPORT, &[&env.to_string()]);
         self.typed(Method::Post, &path, Some(&body))
             .map_err(|e| match e {
@@ -662,6 +656,27 @@ impl ConfigOps for Remote {
             url.push_str(&format!("&keys={}", keys.join(",")));
         }
         Ok(self.typed(Method::Get, &url, None::<&()>)?)
+    }
+
+    fn dry_run(&self, at: &DocAddress, write: super::Write<'_>) -> OpsResult<api::impact::DryRun> {
+        self.dry_run_of(at, write)
+    }
+
+    fn dry_run_import(
+        &self,
+        env: i64,
+        (level, files): &LevelDocs,
+        kind: DocKind,
+        replace: bool,
+        register: bool,
+    ) -> OpsResult<api::impact::DryRun> {
+        Ok(Remote::dry_run_import(
+            self,
+            env,
+            (level, files),
+            kind,
+            (replace, register),
+        )?)
     }
 
     fn register(&self, env: i64, level: &str) -> OpsResult<Option<Vec<String>>> {

@@ -41,7 +41,7 @@ mod sqlite;
 mod switch;
 
 pub(crate) use self::postgres::{ChangeFeed, PgStore};
-pub(crate) use changes::{Changes, Logged};
+pub(crate) use changes::{Changes, Logged, SCOPE};
 pub(crate) use quota::Quotas;
 pub(crate) use shared::scopes::scope_from;
 pub(crate) use sqlite::SqliteStore;

@@ -210,3 +210,28 @@ fn shutdown_with_a_waiter_stops_promptly() {
     let read = stream.read_to_end(&mut rest);
     assert!(read.is_ok(), "the stream ended with {read:?}");
 }
+
+#[tokio::test]
+async fn a_node_scope_write_is_listed_as_a_scope_change() {
+    let state = state();
+    setup(&state, &["n1"]).await;
+    let g0 = generation(&state).await;
+    let scope = "/api/v1/config/environments/5/nodes/n1/scope";
+    let (status, _, body) = call_full(&state, "PUT", scope, r#"{"role": "db"}"#).await;
+    assert!(status.is_success(), "PUT {scope}: {status} {body}");
+    let g1 = generation(&state).await;
+    assert_eq!(g1, g0 + 1, "a scope write takes a generation");
+    let (status, _, body) = call_full(&state, "DELETE", scope, "").await;
+    assert!(status.is_success(), "DELETE {scope}: {status} {body}");
+    let feed = ok_json(&state, "GET", &format!("/api/v1/changes?since={g0}"), "").await;
+    let changes = feed["changes"].as_array().unwrap();
+    assert_eq!(changes.len(), 2, "{feed}");
+    for (change, g) in changes.iter().zip([g1, g1 + 1]) {
+        assert_eq!(change["generation"], json!(g), "{feed}");
+        assert_eq!(change["environment"], json!(5), "{feed}");
+        assert_eq!(change["kind"], json!("scope"), "{feed}");
+        assert_eq!(change["level"], json!("nodes/n1"), "{feed}");
+        assert_eq!(change["node"], json!("n1"), "{feed}");
+        assert!(change.get("resource").is_none(), "{feed}");
+    }
+}

@@ -30,6 +30,7 @@ mod changes;
 mod cli;
 mod cli_client;
 mod cli_config;
+mod cli_dry_run;
 mod cli_tags;
 mod conn;
 mod crash;

@@ -5,10 +5,80 @@ use super::{Method, Remote, Result, doc_url};
 use crate::api;
 use crate::api::paths;
 use crate::api::paths::encode;
+use crate::configdb::{ConfigError, keypath};
 use crate::configdb::{DocAddress, DocKind, LevelPath, Version};
+use crate::hiera::{Hash, Value};
+use crate::ops::Write;
 use crate::ops::diffs::{Point, Range};
+use crate::wire;
 
 impl Remote {
+    /// [`crate::ops::ConfigOps::dry_run`]: [`Remote::dry_run`], except
+    /// that a key with a `/`, which cannot travel in a URL segment, is
+    /// previewed as `set_key` writes it: the whole document, changed.
+    pub(super) fn dry_run_of(
+        &self,
+        at: &DocAddress,
+        write: Write<'_>,
+    ) -> crate::ops::Result<api::impact::DryRun> {
+        if let Write::Key(key, value) = write {
+            if key.as_str().contains('/') {
+                let mut doc = Remote::stored(self, at, None)?;
+                keypath::set(&mut doc, key, value.clone()).map_err(ConfigError::from)?;
+                return Ok(Remote::dry_run(self, at, Write::Put(&doc))?);
+            }
+        }
+        Ok(Remote::dry_run(self, at, write)?)
+    }
+
+    /// `POST …/import?dry_run=true` of one level's files: what the
+    /// import would change.
+    ///
+    /// # Errors
+    ///
+    /// As the import itself.
+    pub(crate) fn dry_run_import(
+        &self,
+        env: i64,
+        (level, files): (&LevelPath, &[crate::tree::TreeFile]),
+        kind: DocKind,
+        (replace, register): (bool, bool),
+    ) -> Result<api::impact::DryRun> {
+        let documents: Vec<(&str, &Hash)> = files
+            .iter()
+            .map(|f| (f.resource.as_str(), &f.content))
+            .collect();
+        let body = import_request(level, kind, replace, register, &documents);
+        let path = paths::fill(paths::IMPORT, &[&env.to_string()]);
+        self.typed(Method::Post, &format!("{path}?dry_run=true"), Some(&body))
+    }
+
+    /// The write `write` to `at` with `?dry_run=true`: what it would
+    /// change, nothing written.
+    ///
+    /// # Errors
+    ///
+    /// As the write itself.
+    pub(crate) fn dry_run(&self, at: &DocAddress, write: Write<'_>) -> Result<api::impact::DryRun> {
+        let url = doc_url(at.env, &at.path, &at.resource, at.kind);
+        let (method, url, body) = match write {
+            Write::Put(doc) => (Method::Put, url, Some(Value::Hash(doc.clone()))),
+            Write::Key(key, value) => (
+                Method::Put,
+                format!("{url}/keys/{}", encode(key.as_str(), false)),
+                Some(value.clone()),
+            ),
+            Write::Delete => (Method::Delete, url, None),
+            Write::Restore(n) => (Method::Post, format!("{url}/restore?version={n}"), None),
+        };
+        let url = match url.contains('?') {
+            true => format!("{url}&dry_run=true"),
+            false => format!("{url}?dry_run=true"),
+        };
+        let text = self.call(method, &url, body.as_ref().map(wire::to_string))?;
+        self.decode(&url, &text)
+    }
+
     /// `GET …/values?effective&show_lookup`.
     ///
     /// # Errors
@@ -108,5 +178,27 @@ impl Remote {
         let url = paths::fill(paths::NODE_SCOPE_HISTORY, &[&env.to_string(), node]);
         let versions: Vec<api::Version> = self.typed(Method::Get, &url, None::<&()>)?;
         Ok(versions.into_iter().map(Version::from).collect())
+    }
+}
+
+/// The body of `POST /environments/{env}/import`: one level's documents.
+pub(super) fn import_request(
+    level: &LevelPath,
+    kind: DocKind,
+    replace: bool,
+    register: bool,
+    documents: &[(&str, &Hash)],
+) -> api::ImportRequest {
+    api::ImportRequest {
+        level: Some(level.to_string()),
+        replace,
+        kind: Some(kind.as_str().to_owned()),
+        register,
+        documents: api::WireDocuments(
+            documents
+                .iter()
+                .map(|(name, doc)| ((*name).to_owned(), Value::Hash((*doc).clone())))
+                .collect(),
+        ),
     }
 }

@@ -102,7 +102,9 @@ fn asked_of(
 
 /// One log entry as the API shows it.
 fn change(l: &Logged) -> Change {
-    let level = match (l.resource.is_some(), l.level.is_empty()) {
+    // A scope row names its node's register level and the node.
+    let scope = l.kind == crate::store::SCOPE;
+    let level = match (l.resource.is_some() || scope, l.level.is_empty()) {
         (true, false) => format!("{}/{}", l.level, l.value),
         _ => l.level.clone(),
     };
@@ -112,6 +114,7 @@ fn change(l: &Logged) -> Change {
         level,
         resource: l.resource.clone(),
         kind: l.kind.clone(),
+        node: scope.then_some(l.value.clone()),
         version: l.version,
         author: l.author.clone(),
         created_at: l.created_at,

@@ -10,7 +10,7 @@ use super::pinned::{self, Pin};
 use crate::api::impact::NodesChanged;
 use crate::auth::Principal;
 use crate::configdb::impact::DocChange;
-use crate::configdb::{ConfigError, DocAddress, KeyPath, Snapshot, keypath};
+use crate::configdb::{DocAddress, KeyPath, Snapshot};
 use crate::hiera::Value;
 use crate::ops::preview::{self, Asked, PreviewError};
 use crate::server::http::error::ApiError;
@@ -174,14 +174,7 @@ pub(crate) fn put_writes(
 ) -> Result<Vec<DocChange>, ApiError> {
     let content = match key {
         None => crate::server::http::body::document(body)?,
-        Some(key) => {
-            let mut doc = snapshot
-                .stored(at.env, &at.path, &at.resource, at.kind)?
-                .map(|d| (*d.content).clone())
-                .unwrap_or_default();
-            keypath::set(&mut doc, key, body).map_err(ConfigError::from)?;
-            doc
-        }
+        Some(key) => return Ok(preview::key_writes(snapshot, at, key, body)?),
     };
     Ok(preview::one(&at.path, &at.resource, at.kind, Some(content)))
 }

@@ -1,7 +1,8 @@
 //! The Hiera 3 backend's `:tag:` and `:generation:` settings: `hiera`
 //! with the hierad backend pinned to a tag answers what the real `hiera`
 //! answers over the YAML files as they were when the tag was made, and
-//! unpinned what it answers over the files now.
+//! unpinned what it answers over the files now; beside another backend
+//! too (the datasources read as of the tag).
 
 use super::env::{ENV, Hierad};
 use super::oracle::{Job, run_hiera};
@@ -48,11 +49,20 @@ fn hiera_pinned_to_a_tag_answers_as_hiera_over_the_files_of_then() {
             format!("{}  :generation: {generation}\n", hierad_section(&hierad)),
         ),
         ("latest", hierad_section(&hierad)),
+        // Beside another backend, the datasources are read as of the tag.
+        (
+            "beside",
+            format!(
+                "{}  :tag: deploy-1\n:yaml:\n  :datadir: {}\n",
+                hierad_section(&hierad).replace("[hierad]", "[hierad, yaml]"),
+                d.join("none").display()
+            ),
+        ),
     ] {
         let config = format!("{backend}:hierarchy:\n  - common\n");
         std::fs::write(d.join(format!("{name}.yaml")), config).unwrap();
     }
-    let configs = ["old", "new", "tagged", "pinned", "latest"];
+    let configs = ["old", "new", "tagged", "pinned", "latest", "beside"];
     let lookups: &[&[&str]] = &[&["k"], &["-a", "list"], &["-h", "h"]];
     let mut jobs = Vec::new();
     for lookup in lookups {
@@ -87,6 +97,11 @@ fn hiera_pinned_to_a_tag_answers_as_hiera_over_the_files_of_then() {
             "{lookup:?} at generation {generation}"
         );
         assert_eq!(of("latest"), of("new"), "{lookup:?} unpinned");
+        assert_eq!(
+            of("beside"),
+            of("old"),
+            "{lookup:?} at the tag, beside yaml"
+        );
     }
 }
 

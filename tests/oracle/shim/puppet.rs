@@ -579,3 +579,64 @@ fn a_stopped_server_fails_lookups_naming_it() {
         );
     }
 }
+
+/// The Hiera 5 functions' `tag` and `generation` options: `puppet
+/// lookup` through a tree pinned to a tag (or its generation) answers
+/// as `yaml_data` over the files, though hierad's data changed after the
+/// tag; the unpinned tree answers the change.
+#[test]
+fn puppet_lookup_pinned_to_a_tag_answers_as_yaml_data_of_then() {
+    let hierad = Hierad::start();
+    import(&hierad);
+    let tag = hierad.expect("POST", "/api/v1/tags", json!({"name": "deploy-1"}), 201);
+    let generation = tag["generation"].as_u64().unwrap();
+    let key = format!(
+        "/api/v1/config/environments/{ENV}/datadir/puppet~data/resources/common/values/keys/shimtest::packages"
+    );
+    hierad.expect("PUT", &key, json!(["changed"]), 204);
+    let url = json!(hierad.url());
+    let trees = [
+        PuppetTree::new(&url),
+        PuppetTree::with_options(&json!({"url": url, "tag": "deploy-1"})),
+        PuppetTree::with_options(&json!({"url": url, "generation": generation})),
+    ];
+    let answers = |tree: &PuppetTree, env: &str| -> Vec<String> {
+        let jobs: Vec<Vec<String>> = LOOKUPS
+            .iter()
+            .map(|(flags, key)| tree.lookup(env, &[*flags, &[*key]].concat()))
+            .collect();
+        let outcomes = tree.run(&jobs);
+        outcomes
+            .iter()
+            .map(|o| format!("{} {}", o.status, text(&o.stdout)))
+            .collect()
+    };
+    let yaml = answers(&trees[0], "yaml");
+    let packages = LOOKUPS
+        .iter()
+        .position(|(_, k)| *k == "shimtest::packages")
+        .unwrap();
+    for env in ["hierad", "hieradkey"] {
+        let now = answers(&trees[0], env);
+        assert_ne!(
+            now[packages], yaml[packages],
+            "{env}: the change is seen unpinned"
+        );
+        assert!(
+            now[packages].contains("changed"),
+            "{env}: {}",
+            now[packages]
+        );
+        for pinned in &trees[1..] {
+            assert_eq!(answers(pinned, env), yaml, "{env} pinned");
+        }
+    }
+    let refused =
+        PuppetTree::with_options(&json!({"url": url, "tag": "deploy-1", "generation": 1}));
+    let out = refused.run(&[refused.explain("hierad", &["shimtest::message"])]);
+    assert!(
+        text(&out[0].stdout).contains("give option generation or tag, not both"),
+        "{:?}",
+        text(&out[0].stdout)
+    );
+}

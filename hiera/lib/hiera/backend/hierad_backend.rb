@@ -14,7 +14,6 @@ require_relative '../../puppet_x/hierad/cache'
 
 class Hiera::Backend::Hierad_backend
   LOOKUP_PATH = '/api/v1/lookup'.freeze
-  SCOPE_TTL = 60.0
   Wire = PuppetX::Hierad::Wire
 
   # The part of a request body naming a hierarchy, `,"hierarchy_id":…`,
@@ -37,10 +36,9 @@ class Hiera::Backend::Hierad_backend
 
   # What a configuration makes of every request, worked out once per
   # configuration (Hiera's Config can be reloaded in one process).
-  Prepared = Struct.new(:key, :client, :stale, :environment, :level, :static_json, :hierarchy, :registration, :alone)
+  Prepared = Struct.new(:key, :client, :stale, :environment, :level, :static_json, :hierarchy, :registration, :alone, :pin)
 
   def initialize
-    Hiera.debug('Hiera hierad backend starting')
     @scope_names = PuppetX::Hierad::Cache.new(1_000) # per environment: [when, names]
     @stale = PuppetX::Hierad::Cache.new(10_000) # the last answer of each request
     @datasources = PuppetX::Hierad::Datasources.new
@@ -84,21 +82,17 @@ class Hiera::Backend::Hierad_backend
     client = PuppetX::Hierad::Client.shared(settings.reject { |k, _| %i[generation tag].include?(k) })
     alone = [key[4]].flatten.map(&:to_s) - ['hierad'] == []
     Prepared.new(key, client, settings[:failure].to_s == 'stale', settings[:environment].to_s, settings[:level]&.to_s,
-                 ",\"merge_behavior\":#{Wire.dump(key[2])},\"deep_merge_options\":#{Wire.dump(options)}#{pin(settings, alone)}",
-                 hierarchy, [client, "{\"hierarchy\":#{Wire.dump(hierarchy)}}"], alone)
+                 ",\"merge_behavior\":#{Wire.dump(key[2])},\"deep_merge_options\":#{Wire.dump(options)}#{pin(settings)}",
+                 hierarchy, [client, "{\"hierarchy\":#{Wire.dump(hierarchy)}}"], alone, settings.slice(:generation, :tag))
   end
 
   # `:generation:` or `:tag:`: every lookup answers as of that
   # generation (docs/api.md, "Generations and tags").
-  def pin(settings, alone)
+  def pin(settings)
     generation, tag = settings.values_at(:generation, :tag)
-    return '' if generation.nil? && tag.nil?
-
-    invalid('give :generation: or :tag:, not both') if generation && tag
-    invalid(':generation: and :tag: need hierad as the only backend') unless alone
     return ",\"tag\":#{Wire.dump(tag.to_s)}" if tag
-    invalid(":generation: is a generation number, not #{generation.inspect}") unless generation.is_a?(Integer) && generation >= 0
-    ",\"generation\":#{generation}"
+
+    generation ? ",\"generation\":#{generation}" : ''
   end
 
   def invalid(message)
@@ -149,7 +143,7 @@ class Hiera::Backend::Hierad_backend
   def scope_names(client, env)
     now = Process.clock_gettime(Process::CLOCK_MONOTONIC)
     at, names = @scope_names[env]
-    return names if at && now - at < SCOPE_TTL
+    return names if at && now - at < 60.0 # seconds: a new scope variable is sent within a minute
 
     (@scope_names[env] = [now, client.json("/api/v1/environments/#{PuppetX::Hierad::Escape.component(env)}/scope").fetch('variables')]).last
   end
@@ -213,7 +207,7 @@ class Hiera::Backend::Hierad_backend
   def from_datasources(p, env, level, key, scope, order_override, resolution_type, context)
     answer = nil
     Hiera::Backend.datasources(scope, order_override) do |source|
-      data = @datasources.fetch(p.client, env, level, source, p.stale) { |warning| Hiera.warn(warning) }
+      data = @datasources.fetch(p.client, env, level, source, p.stale, p.pin) { |warning| Hiera.warn(warning) }
       next unless data.include?(key)
 
       value = Hiera::Backend.parse_answer(data[key], scope, {}, context)

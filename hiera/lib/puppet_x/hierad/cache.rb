@@ -40,11 +40,13 @@ module PuppetX::Hierad
     end
 
     # The datasource `resource` of environment `env` at `level` (the
-    # root when empty). With `stale`, when no server answers, the last
-    # copy, after yielding the warning to give.
-    def fetch(client, env, level, resource, stale)
+    # root when empty), as of `pin`'s generation or tag if it names one.
+    # With `stale`, when no server answers, the last copy, after yielding
+    # the warning to give.
+    def fetch(client, env, level, resource, stale, pin = {})
       path = "/api/v1/data/#{Escape.component(env)}/#{Escape.component(resource, '/')}"
-      path += "?level=#{Escape.component(level)}" unless level.to_s.empty?
+      query = { 'level' => level }.merge(pin).reject { |_, v| v.to_s.empty? }.map { |k, v| "#{k}=#{Escape.component(v)}" }
+      path += "?#{query.join('&')}" unless query.empty?
       key = "#{client.urls.join(' ')} #{path}"
       etag, data = @kept[key]
       begin

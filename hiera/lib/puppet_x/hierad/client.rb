@@ -31,7 +31,7 @@ module PuppetX::Hierad
     # each a `what` ('setting', 'option'); nil when nothing is.
     def self.problem(settings, what)
       unknown = settings.keys - SETTINGS
-      env, level = settings.values_at(:environment, :level)
+      env, level, generation = settings.values_at(:environment, :level, :generation)
       failure = settings.fetch(:failure, 'error').to_s
       if !unknown.empty? then "unknown #{what}(s) #{unknown.join(', ')} (known: #{SETTINGS.join(', ')})"
       elsif settings[:url].nil? then "#{what} url is required (one hierad URL or a list)"
@@ -39,6 +39,8 @@ module PuppetX::Hierad
       elsif ![String, Integer].include?(env.class) then "#{what} environment must be a String (a %{} template) or an Integer, not #{env.class}"
       elsif !level.nil? && !level.is_a?(String) then "#{what} level must be a String (a %{} template), not #{level.class}"
       elsif !%w[error stale].include?(failure) then "#{what} failure must be error or stale, not #{failure.inspect}"
+      elsif generation && settings[:tag] then "give #{what} generation or tag, not both"
+      elsif !generation.nil? && !(generation.is_a?(Integer) && generation >= 0) then "#{what} generation is a generation number, not #{generation.inspect}"
       end
     end
 
@@ -62,8 +64,9 @@ module PuppetX::Hierad
       request('GET', path, '', headers)
     end
 
-    def post(path, body)
-      request('POST', path, body, 'Content-Type' => 'application/json')
+    # A JSON `body` sent with `method` (POST, or PUT).
+    def post(path, body, method = 'POST')
+      request(method, path, body, 'Content-Type' => 'application/json')
     end
 
     # The JSON of a 200 answer to a GET, or to a POST of `body`; Error
@@ -73,10 +76,6 @@ module PuppetX::Hierad
       raise refused("#{body ? 'POST' : 'GET'} #{path}", response) unless response.status == 200
 
       JSON.parse(response.body)
-    end
-
-    def put(path, body)
-      request('PUT', path, body, 'Content-Type' => 'application/json')
     end
 
     # The Error for an answer the caller cannot use.

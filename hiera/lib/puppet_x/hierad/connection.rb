@@ -105,9 +105,9 @@ module PuppetX::Hierad
         wait(@sock, chunk, deadline, 'read')
       end
       chunk && @buf << chunk
-    rescue TransportError
-      raise
     rescue StandardError => e
+      raise if e.is_a?(TransportError) # a timeout's, already closed
+
       failed("read failed: #{e.message}", fresh: @buf.empty?)
     end
 
@@ -196,7 +196,19 @@ module PuppetX::Hierad
     # cert_file and key_file (PEM; a Puppet master's hostcert and
     # hostprivkey), a client certificate the server maps to a role.
     def ssl_context
-      @ssl_context ||= new_ssl_context
+      return @ssl_context if @ssl_context
+
+      require 'openssl'
+      store = OpenSSL::X509::Store.new
+      @options[:ca_file] ? store.add_file(@options[:ca_file]) : store.set_default_paths
+      ctx = OpenSSL::SSL::SSLContext.new
+      ctx.set_params(verify_mode: OpenSSL::SSL::VERIFY_PEER, cert_store: store)
+      cert, key = @options.values_at(:cert_file, :key_file)
+      ctx.cert, ctx.key = OpenSSL::X509::Certificate.new(File.read(cert)), OpenSSL::PKey.read(File.read(key)) if cert
+      @ssl_context = ctx
+    rescue SystemCallError, OpenSSL::OpenSSLError => e
+      files = @options.slice(:ca_file, :cert_file, :key_file).map { |k, v| "#{k} #{v}" }.join(', ')
+      raise Error, "hierad: cannot use the TLS files (#{files}): #{e.message}"
     end
 
     # One request (headers a Hash, body a String); retried once on
@@ -219,20 +231,6 @@ module PuppetX::Hierad
     end
 
     private
-
-    def new_ssl_context
-      require 'openssl'
-      store = OpenSSL::X509::Store.new
-      @options[:ca_file] ? store.add_file(@options[:ca_file]) : store.set_default_paths
-      ctx = OpenSSL::SSL::SSLContext.new
-      ctx.set_params(verify_mode: OpenSSL::SSL::VERIFY_PEER, cert_store: store)
-      cert, key = @options.values_at(:cert_file, :key_file)
-      ctx.cert, ctx.key = OpenSSL::X509::Certificate.new(File.read(cert)), OpenSSL::PKey.read(File.read(key)) if cert
-      ctx
-    rescue SystemCallError, OpenSSL::OpenSSLError => e
-      files = @options.slice(:ca_file, :cert_file, :key_file).map { |k, v| "#{k} #{v}" }.join(', ')
-      raise Error, "hierad: cannot use the TLS files (#{files}): #{e.message}"
-    end
 
     def head(headers)
       headers.map { |name, value| "#{name}: #{value}\r\n" }.join

@@ -12,6 +12,8 @@
 #                master's hostcert and hostprivkey), connect_timeout,
 #                read_timeout
 #   failure      error (default) or stale
+#   generation | tag  read every datasource as of this generation (or
+#                the tag's): one deployment reads one view
 # The datasource (resource) of each location comes from `uri`/`uris`.
 require_relative 'cache'
 
@@ -27,8 +29,8 @@ module PuppetX::Hierad::Hiera5
     problem ||= 'the hierarchy entry must name hierad datasources with uri: or uris:' if options['uri'].to_s.empty?
     raise Puppet::DataBinding::LookupError, "#{function}: #{problem}" if problem
 
-    client = PuppetX::Hierad::Client.shared(settings)
-    @datasources.fetch(client, *options.values_at('environment', 'level', 'uri'), settings[:failure].to_s == 'stale') { |w| Puppet.warning(w) }
+    @datasources.fetch(PuppetX::Hierad::Client.shared(settings), *options.values_at('environment', 'level', 'uri'),
+                       settings[:failure].to_s == 'stale', options.slice('generation', 'tag')) { |w| Puppet.warning(w) }
   rescue PuppetX::Hierad::Error => e
     raise Puppet::DataBinding::LookupError, e.message
   end

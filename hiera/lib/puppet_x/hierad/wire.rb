@@ -13,7 +13,6 @@ module PuppetX
 
     module Wire
       TAG = '__hierad__'.freeze
-      TAG_JSON = '"__hierad__"'.freeze
       FLOATS = { 'NaN' => Float::NAN, 'Infinity' => Float::INFINITY, '-Infinity' => -Float::INFINITY }.freeze
 
       module_function
@@ -23,7 +22,7 @@ module PuppetX
       def load(text, tagged = nil)
         value = JSON.parse(text, max_nesting: false) # Hiera has no nesting limit
         # Most answers carry no tag: skip the walk (large answers) then.
-        tagged.nil? && text.include?(TAG_JSON) || tagged ? decode(value) : value
+        tagged.nil? && text.include?(TAG) || tagged ? decode(value) : value
       rescue JSON::ParserError => e
         raise Error, "hierad sent an answer that is not JSON: #{e.message[0, 200]}"
       end

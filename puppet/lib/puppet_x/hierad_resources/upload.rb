@@ -104,7 +104,7 @@ module PuppetX
 
         scope = facts.to_h { |name, value| ["::#{name.to_s.delete_prefix('::')}", value] }
         path = "#{API}/environments/#{env}/nodes/#{escape(node)}/scope"
-        response = client.put(path, JSON.generate(scope))
+        response = client.post(path, JSON.generate(scope), 'PUT')
         raise client.refused("storing the facts of node #{node}", response) unless response.status == 204
 
         node
