@@ -383,6 +383,75 @@ pub(crate) fn key_writes(
     Ok(one(&at.path, &at.resource, at.kind, Some(doc)))
 }
 
+/// Why a delete or a restore cannot be previewed: what the write itself
+/// would answer, for the server (404, 400) and `--db` alike.
+#[derive(Debug)]
+pub(crate) enum Unwritable {
+    /// Nothing to act on.
+    Missing(String),
+    /// The write cannot be carried out as asked.
+    Refused(String),
+    /// The address does not hold.
+    Config(ConfigError),
+}
+
+impl From<ConfigError> for Unwritable {
+    fn from(e: ConfigError) -> Unwritable {
+        Unwritable::Config(e)
+    }
+}
+
+impl Unwritable {
+    fn into_ops(self) -> crate::ops::OpsError {
+        match self {
+            Unwritable::Missing(m) | Unwritable::Refused(m) => crate::ops::OpsError::Refused(m),
+            Unwritable::Config(e) => e.into(),
+        }
+    }
+}
+
+/// The deletion marker a DELETE of `at` would write.
+///
+/// # Errors
+///
+/// Missing: the document has no live version, as the write says.
+pub(crate) fn delete_writes(
+    snapshot: &Snapshot,
+    at: &DocAddress,
+) -> Result<Vec<DocChange>, Unwritable> {
+    if snapshot
+        .stored(at.env, &at.path, &at.resource, at.kind)?
+        .is_none()
+    {
+        return Err(Unwritable::Missing(format!(
+            "{at} has no live version to delete"
+        )));
+    }
+    Ok(one(&at.path, &at.resource, at.kind, None))
+}
+
+/// The version a restore of `at` to `version` would write, from what the
+/// store holds of that version (`found`).
+///
+/// # Errors
+///
+/// Missing: no such version; Refused: it is a deletion marker.
+pub(crate) fn restore_writes(
+    at: &DocAddress,
+    version: u64,
+    found: Option<(crate::configdb::Version, Hash)>,
+) -> Result<Vec<DocChange>, Unwritable> {
+    match found {
+        None => Err(Unwritable::Missing(format!(
+            "{at} has no version {version}"
+        ))),
+        Some((v, _)) if v.deleted => Err(Unwritable::Refused(format!(
+            "version {version} of {at} is a deletion marker: there is nothing to restore"
+        ))),
+        Some((_, doc)) => Ok(one(&at.path, &at.resource, at.kind, Some(doc))),
+    }
+}
+
 /// [`dry_run`] of one document write over a store (`--db`), with the
 /// checks the server makes before its own dry-run.
 ///
@@ -395,7 +464,6 @@ pub(crate) fn local_dry_run(
     at: &DocAddress,
     write: Write<'_>,
 ) -> crate::ops::Result<DryRun> {
-    use crate::ops::OpsError::Refused;
     let (_, snapshot) = newest(store)?;
     if snapshot.environment(at.env).is_none() {
         return Err(ConfigError::from(crate::configdb::NotFound::Environment(at.env)).into());
@@ -403,23 +471,12 @@ pub(crate) fn local_dry_run(
     snapshot
         .check_registered(at.env, &at.path)
         .map_err(ConfigError::from)?;
-    let stored = snapshot.stored(at.env, &at.path, &at.resource, at.kind)?;
     let writes = match write {
         Write::Put(doc) => one(&at.path, &at.resource, at.kind, Some(doc.clone())),
         Write::Key(key, value) => key_writes(&snapshot, at, key, value.clone())?,
-        Write::Delete if stored.is_none() => {
-            return Err(Refused(format!("{at} has no live version to delete")));
-        }
-        Write::Delete => one(&at.path, &at.resource, at.kind, None),
-        Write::Restore(version) => match store.get(at, Some(version))? {
-            None => return Err(Refused(format!("{at} has no version {version}"))),
-            Some((v, _)) if v.deleted => {
-                return Err(Refused(format!(
-                    "version {version} of {at} is a deletion marker: there is nothing to restore"
-                )));
-            }
-            Some((_, doc)) => one(&at.path, &at.resource, at.kind, Some(doc)),
-        },
+        Write::Delete => delete_writes(&snapshot, at).map_err(Unwritable::into_ops)?,
+        Write::Restore(version) => restore_writes(at, version, store.get(at, Some(version))?)
+            .map_err(Unwritable::into_ops)?,
     };
     plain_dry_run(&snapshot, at.env, &writes)
 }

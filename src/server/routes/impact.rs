@@ -188,15 +188,7 @@ pub(crate) fn delete_writes(
     snapshot: &Snapshot,
     at: &DocAddress,
 ) -> Result<Vec<DocChange>, ApiError> {
-    if snapshot
-        .stored(at.env, &at.path, &at.resource, at.kind)?
-        .is_none()
-    {
-        return Err(ApiError::NotFound(format!(
-            "{at} has no live version to delete"
-        )));
-    }
-    Ok(preview::one(&at.path, &at.resource, at.kind, None))
+    Ok(preview::delete_writes(snapshot, at)?)
 }
 
 /// The version a restore of `at` to `version` would write.
@@ -213,11 +205,15 @@ pub(crate) async fn restore_writes(
     let found = state
         .read(move |store| Ok(store.get(&read, Some(version))?))
         .await?;
-    match found {
-        None => Err(ApiError::NotFound(format!("{at} has no version {version}"))),
-        Some((v, _)) if v.deleted => Err(ApiError::BadRequest(format!(
-            "version {version} of {at} is a deletion marker: there is nothing to restore"
-        ))),
-        Some((_, doc)) => Ok(preview::one(&at.path, &at.resource, at.kind, Some(doc))),
+    Ok(preview::restore_writes(at, version, found)?)
+}
+
+impl From<preview::Unwritable> for ApiError {
+    fn from(e: preview::Unwritable) -> ApiError {
+        match e {
+            preview::Unwritable::Missing(m) => ApiError::NotFound(m),
+            preview::Unwritable::Refused(m) => ApiError::BadRequest(m),
+            preview::Unwritable::Config(e) => e.into(),
+        }
     }
 }
