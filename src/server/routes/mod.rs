@@ -25,3 +25,39 @@ pub(crate) mod rotate;
 pub(crate) mod scopes;
 pub(crate) mod tags;
 pub(crate) mod ui;
+
+/// The route tests' one request through the whole application, in
+/// process: status, `X-Hierad-Generation` (0 when absent) and body.
+#[cfg(test)]
+pub(crate) async fn oneshot(
+    state: &crate::server::AppState,
+    method: &str,
+    path: &str,
+    body: &str,
+) -> (axum::http::StatusCode, u64, String) {
+    use tower::ServiceExt as _;
+    let request = axum::http::Request::builder()
+        .method(method)
+        .uri(path)
+        .header("content-type", "application/json")
+        .body(axum::body::Body::from(body.to_owned()))
+        .unwrap();
+    let response = crate::server::app(state.clone())
+        .oneshot(request)
+        .await
+        .unwrap();
+    let status = response.status();
+    let generation = response
+        .headers()
+        .get("x-hierad-generation")
+        .and_then(|v| v.to_str().ok()?.parse().ok())
+        .unwrap_or(0);
+    let bytes = axum::body::to_bytes(response.into_body(), usize::MAX)
+        .await
+        .unwrap();
+    (
+        status,
+        generation,
+        String::from_utf8(bytes.to_vec()).unwrap(),
+    )
+}

@@ -2,34 +2,20 @@
 //! turning A into B, versions and generations and tags, 404 for a missing
 //! version or tag, 410 for a generation no longer readable.
 
-use crate::server::{AppState, app};
+use crate::server::AppState;
 use crate::settings::Settings;
 use crate::store::{Store, SwitchedStore};
-use axum::body::Body;
-use axum::http::{Request, StatusCode};
+use axum::http::StatusCode;
 use serde_json::{Value as Json, json};
 use std::sync::Arc;
-use tower::ServiceExt as _;
 
 async fn call(state: &AppState, method: &str, path: &str, body: &str) -> (StatusCode, u64, Json) {
-    let request = Request::builder()
-        .method(method)
-        .uri(path)
-        .header("content-type", "application/json")
-        .body(Body::from(body.to_owned()))
-        .unwrap();
-    let response = app(state.clone()).oneshot(request).await.unwrap();
-    let status = response.status();
-    let generation = response
-        .headers()
-        .get("x-hierad-generation")
-        .and_then(|v| v.to_str().ok()?.parse().ok())
-        .unwrap_or(0);
-    let bytes = axum::body::to_bytes(response.into_body(), usize::MAX)
-        .await
-        .unwrap();
-    let body = serde_json::from_slice(&bytes).unwrap_or(Json::Null);
-    (status, generation, body)
+    let (status, generation, body) = super::super::oneshot(state, method, path, body).await;
+    (
+        status,
+        generation,
+        serde_json::from_str(&body).unwrap_or(Json::Null),
+    )
 }
 
 const ROOT: &str = "/api/v1/config/environments/1/resources/astute/values";

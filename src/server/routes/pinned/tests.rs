@@ -2,27 +2,15 @@
 //! readable generation (the store's own tests cover what is pruned).
 
 use crate::configdb::Retention;
-use crate::server::{AppState, app};
+use crate::server::AppState;
 use crate::settings::Settings;
 use crate::store::{SqliteStore, Store};
-use axum::body::Body;
-use axum::http::{Request, StatusCode};
+use axum::http::StatusCode;
 use std::sync::Arc;
-use tower::ServiceExt as _;
 
 async fn send(state: &AppState, method: &str, path: &str, body: &str) -> (StatusCode, String) {
-    let request = Request::builder()
-        .method(method)
-        .uri(path)
-        .header("content-type", "application/json")
-        .body(Body::from(body.to_owned()))
-        .unwrap();
-    let response = app(state.clone()).oneshot(request).await.unwrap();
-    let status = response.status();
-    let bytes = axum::body::to_bytes(response.into_body(), usize::MAX)
-        .await
-        .unwrap();
-    (status, String::from_utf8(bytes.to_vec()).unwrap())
+    let (status, _, body) = super::super::oneshot(state, method, path, body).await;
+    (status, body)
 }
 
 #[tokio::test]

@@ -2,28 +2,16 @@
 //! level, kind, version, author and time of the document that last
 //! supplied it.
 
-use crate::server::{AppState, app};
+use crate::server::AppState;
 use crate::settings::Settings;
 use crate::store::{Store, SwitchedStore};
-use axum::body::Body;
-use axum::http::{Request, StatusCode};
+use axum::http::StatusCode;
 use serde_json::{Value as Json, json};
 use std::sync::Arc;
-use tower::ServiceExt as _;
 
 async fn call(state: &AppState, method: &str, path: &str, body: &str) -> (StatusCode, Json) {
-    let request = Request::builder()
-        .method(method)
-        .uri(path)
-        .header("content-type", "application/json")
-        .body(Body::from(body.to_owned()))
-        .unwrap();
-    let response = app(state.clone()).oneshot(request).await.unwrap();
-    let status = response.status();
-    let bytes = axum::body::to_bytes(response.into_body(), usize::MAX)
-        .await
-        .unwrap();
-    (status, serde_json::from_slice(&bytes).unwrap_or(Json::Null))
+    let (status, _, body) = super::super::oneshot(state, method, path, body).await;
+    (status, serde_json::from_str(&body).unwrap_or(Json::Null))
 }
 
 const ENV: &str = "/api/v1/config/environments/1";

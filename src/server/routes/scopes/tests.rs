@@ -1,38 +1,15 @@
 //! The node scope routes, in process: versions with author and time,
 //! the generation a write takes, the refusals, and a lookup naming a node.
 
-use crate::server::{AppState, app};
+use crate::server::AppState;
 use crate::settings::Settings;
 use crate::store::{Store, SwitchedStore};
-use axum::body::Body;
-use axum::http::{Request, StatusCode};
+use axum::http::StatusCode;
 use std::sync::Arc;
-use tower::ServiceExt as _;
 
 /// Status, generation header and body of one request.
 async fn call(state: &AppState, method: &str, path: &str, body: &str) -> (StatusCode, u64, String) {
-    let request = Request::builder()
-        .method(method)
-        .uri(path)
-        .header("content-type", "application/json")
-        .body(Body::from(body.to_owned()))
-        .unwrap();
-    let response = app(state.clone()).oneshot(request).await.unwrap();
-    let status = response.status();
-    let generation = response
-        .headers()
-        .get("x-hierad-generation")
-        .and_then(|v| v.to_str().ok())
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(0);
-    let bytes = axum::body::to_bytes(response.into_body(), usize::MAX)
-        .await
-        .unwrap();
-    (
-        status,
-        generation,
-        String::from_utf8(bytes.to_vec()).unwrap(),
-    )
+    super::super::oneshot(state, method, path, body).await
 }
 
 #[track_caller]
