@@ -8,7 +8,9 @@ use crate::configdb::{
 use crate::store::sql::Sql;
 use crate::store::{Result, StoreError};
 
-/// Everything a snapshot needs, read inside `tx`.
+/// Everything a snapshot needs, read inside `tx`, in address order: without
+/// an `ORDER BY` PostgreSQL answers in the order its plan happens to read,
+/// so two stores holding the same rows would load differently.
 pub(crate) fn load_all(tx: &dyn Sql) -> Result<SnapshotData> {
     let components = load_components(tx, None)?;
     let environments = load_environments(tx, None)?;
@@ -18,7 +20,8 @@ pub(crate) fn load_all(tx: &dyn Sql) -> Result<SnapshotData> {
          FROM heads h JOIN documents d USING
              (environment_id, level, level_value, resource, kind, version)
          JOIN environments e ON e.id = d.environment_id
-         WHERE d.deleted = 0 AND e.deleted_at IS NULL",
+         WHERE d.deleted = 0 AND e.deleted_at IS NULL
+         ORDER BY d.environment_id, d.level, d.level_value, d.resource, d.kind",
         &[],
     )?;
     let raw = raw
