@@ -14,6 +14,8 @@
 pub(crate) mod impact;
 mod insight;
 pub(crate) mod paths;
+mod unparsed;
+pub(crate) use unparsed::{KeptFile, UnparsedErrorBody, UnparsedFile};
 
 #[cfg(test)]
 pub(crate) use insight::Origin;
@@ -25,6 +27,7 @@ use crate::wire;
 use serde::de::DeserializeSeed;
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use serde_json::Value as Json;
+use std::collections::BTreeMap;
 
 /// A value in the wire form: every Ruby type kept.
 #[derive(Clone, Debug, PartialEq)]
@@ -356,6 +359,11 @@ pub(crate) struct ImportRequest {
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub(crate) register: bool,
     pub(crate) documents: WireDocuments,
+    /// Data files that do not parse, by resource name, kept as Hiera keeps
+    /// them (docs/api.md, "Files that do not parse"): the server parses
+    /// each itself, and stores one that does parse as its data.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub(crate) unparsed: BTreeMap<String, UnparsedFile>,
 }
 
 /// `GET|PUT /environments/{env}/hierarchy_levels/{level}/register`: the
@@ -435,6 +443,10 @@ pub(crate) struct ImportSummary {
     pub(crate) deleted: usize,
     /// Resource names newly defined in the environment's first component.
     pub(crate) defined: Vec<String>,
+    /// Files kept unparsed (written or unchanged): every lookup that
+    /// reads one fails with Hiera's error for it.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub(crate) unparsed: Vec<KeptFile>,
 }
 
 impl ImportSummary {
@@ -444,6 +456,7 @@ impl ImportSummary {
         self.unchanged += other.unchanged;
         self.deleted += other.deleted;
         self.defined.extend(other.defined);
+        self.unparsed.extend(other.unparsed);
     }
 }
 

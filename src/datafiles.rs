@@ -5,9 +5,9 @@
 use crate::hiera::config::BackendKind;
 use crate::hiera::error::{ErrorClass, HieraError, Result};
 use crate::hiera::hierarchy::datafile_path;
-use crate::hiera::lookup::{DataSource, Fetched, data_from_loaded};
+use crate::hiera::lookup::{DataSource, Fetched};
 use crate::hiera::value::HashedKey;
-use crate::hiera::{Hash, encoding, json, yaml};
+use crate::hiera::{Hash, datafile};
 use std::borrow::Cow;
 use std::cell::RefCell;
 use std::collections::HashMap;
@@ -61,16 +61,7 @@ impl DataFiles {
             Err(e) if e.kind() == ErrorKind::NotFound => return Ok(None),
             Err(e) => return Err(io_error(&path, &e)),
         };
-        let loaded = match backend {
-            BackendKind::Yaml => yaml::load(&encoding::yaml_text(&bytes)?)?,
-            // Ruby's JSON keeps invalid UTF-8 inside strings; hierad's
-            // Strings are UTF-8, so such bytes become U+FFFD.
-            BackendKind::Json => {
-                let text = String::from_utf8_lossy(&bytes);
-                json::load(text.strip_prefix('\u{feff}').unwrap_or(&text))?
-            }
-        };
-        let data = Arc::new(data_from_loaded(loaded, &path)?);
+        let data = Arc::new(datafile::read(backend, &path, &bytes)?);
         self.cache.borrow_mut().insert(path, data.clone());
         Ok(Some(data))
     }

@@ -4,6 +4,7 @@
 //! from YAML files. Shared by the server, the remote CLI and the bench.
 
 use crate::configdb::memo::AnswerMemo;
+use crate::configdb::unparsed::UnparsedDocument;
 use crate::configdb::{LevelPath, PathReader, Snapshot};
 use crate::hiera::budget::Meter;
 use crate::hiera::config::{BackendKind, Config};
@@ -56,6 +57,9 @@ pub(crate) struct Outcome<'s> {
 pub(crate) struct SnapshotSource<'s, 'r> {
     reader: Option<PathReader<'s, 'r>>,
     memo: &'s AnswerMemo,
+    /// Documents kept unparsed on the path: a level that reads one fails
+    /// with Hiera's error for the file (configdb/unparsed.rs).
+    unparsed: Vec<&'s UnparsedDocument>,
 }
 
 impl<'s, 'r> SnapshotSource<'s, 'r> {
@@ -63,6 +67,7 @@ impl<'s, 'r> SnapshotSource<'s, 'r> {
         SnapshotSource {
             reader: snapshot.at(env, level),
             memo: snapshot.memo(),
+            unparsed: snapshot.unparsed_on(env, level),
         }
     }
 }
@@ -75,6 +80,9 @@ impl<'s> DataSource<'s> for SnapshotSource<'s, '_> {
         source: &str,
         key: &HashedKey<'_>,
     ) -> Result<Fetched<'s>> {
+        if let Some(broken) = self.unparsed.iter().find(|u| u.at.resource == source) {
+            return Err(broken.error.clone());
+        }
         let found = self
             .reader
             .as_ref()

@@ -7,10 +7,10 @@
 //! FIFO or a device.
 
 use crate::configdb::model::check_resource_name;
-use crate::hiera::{Hash, Value, encoding, json, yaml};
+use crate::configdb::unparsed::{Content, Unparsed};
+use crate::hiera::Hash;
 use rustix::fs::{AtFlags, FileType, Mode, OFlags};
 use rustix::io::Errno;
-use std::borrow::Cow;
 use std::collections::HashMap;
 use std::ffi::{OsStr, OsString};
 use std::io::Read;
@@ -75,7 +75,8 @@ pub(crate) struct TreeFile {
     /// The resource name: `override/node/node-1.domain.tld`.
     pub(crate) resource: String,
     pub(crate) path: PathBuf,
-    pub(crate) content: Hash,
+    /// Its data, or the file kept unparsed when Hiera cannot read it.
+    pub(crate) content: Content,
 }
 
 /// [`read_tree_with`] the default [`Limits`].
@@ -411,8 +412,27 @@ fn resource_name(root: &Path, rel: &Path) -> Result<String, TreeError> {
 /// # Errors
 ///
 /// Unreadable, not a regular file, over the limit, not UTF-8, unparsable,
-/// or not a Hash at the top; the message names the file.
+/// or not a Hash at the top (Hiera's error); the message names the file.
 pub fn read_file(path: &Path) -> Result<Hash, TreeError> {
+    match read_file_kept(path)? {
+        Content::Data(doc) => Ok(doc),
+        Content::File(file) => Err(tree_error!(
+            "{}: {}",
+            path.display(),
+            file.parse()
+                .err()
+                .map(|e| e.to_string())
+                .unwrap_or_default()
+        )),
+    }
+}
+
+/// [`read_file`], keeping a file Hiera fails to read as it is.
+///
+/// # Errors
+///
+/// Unreadable, not a regular file, over the limit, JSON that is not UTF-8.
+fn read_file_kept(path: &Path) -> Result<Content, TreeError> {
     let flags = file_flags() & !OFlags::NOFOLLOW;
     let fd = rustix::fs::open(path, flags, Mode::empty())
         .map_err(|e| tree_error!("cannot read {}: {e}", path.display()))?;
@@ -456,60 +476,32 @@ pub(crate) fn read_texts(root: &Path, files: &[(&str, &str)]) -> Result<Vec<Tree
     Ok(docs)
 }
 
-/// A data file's bytes as the yaml or json backend would read them.
-fn parse_file(path: &Path, bytes: &[u8]) -> Result<Hash, TreeError> {
-    let shown = path.display();
-    let is_json = path.extension().is_some_and(|e| e == "json");
-    let text = if is_json {
+/// A data file's bytes as the yaml or json backend would read them: its
+/// data, or (a file Hiera fails to read) the file kept unparsed, named by
+/// `path` as given, which is the path Hiera names it by
+/// ([`crate::configdb::unparsed`]).
+fn parse_file(path: &Path, bytes: &[u8]) -> Result<Content, TreeError> {
+    if path.extension().is_some_and(|e| e == "json") {
         // Ruby's JSON parser would take such bytes apart unpredictably;
         // refuse them rather than store mangled text.
-        std::str::from_utf8(bytes).map(Cow::Borrowed).map_err(|e| {
-            tree_error!(
-                "{shown}: not UTF-8 text (bad byte at offset {})",
+        if let Err(e) = std::str::from_utf8(bytes) {
+            return Err(tree_error!(
+                "{}: not UTF-8 text (bad byte at offset {})",
+                path.display(),
                 e.valid_up_to()
-            )
-        })?
-    } else {
-        // libyaml's reader refuses them, in its own words.
-        encoding::yaml_text(bytes).map_err(|e| tree_error!("{shown}: {e}"))?
-    };
-    parse_data(&text, is_json).map_err(|message| tree_error!("{shown}: {message}"))
-}
-
-/// The data of a file's text: what Hiera's backend makes of it, or why it
-/// cannot.
-fn parse_data(text: &str, is_json: bool) -> Result<Hash, String> {
-    let text = text.strip_prefix('\u{feff}').unwrap_or(text);
-    let loaded = if is_json {
-        json::load(text)
-    } else {
-        yaml::load(text)
+            ));
+        }
     }
-    .map_err(|e| e.to_string())?;
-    match loaded {
-        Value::Hash(h) => Ok(h),
-        // The yaml backend's `YAML.load(data) || {}`; the json backend has no
-        // such fallback.
-        Value::Nil | Value::Bool(false) if !is_json => Ok(Hash::default()),
-        other => Err(format!(
-            "the top level is {} {}, not a Hash: Hiera data must be a mapping of keys to values",
-            article(other.class_name()),
-            other.class_name()
-        )),
-    }
-}
-
-fn article(class: &str) -> &'static str {
-    if class.starts_with(['A', 'E', 'I', 'O', 'U']) {
-        "an"
-    } else {
-        "a"
-    }
+    Ok(Content::of_file(Unparsed {
+        path: path.to_string_lossy().into_owned(),
+        bytes: bytes.to_vec(),
+    }))
 }
 
 #[cfg(test)]
 pub(crate) mod tests {
     use super::*;
+    use crate::hiera::Value;
     use crate::rhash;
 
     /// A tree of three small data files.
@@ -536,33 +528,62 @@ pub(crate) mod tests {
     #[test]
     fn data_as_the_backends_read_it() {
         let one = Hash::from_iter([(Value::str("a"), Value::Int(1))]);
-        let cases: &[(&str, bool, Result<Hash, &str>)] = &[
-            ("a: 1\n", false, Ok(one.clone())),
-            ("\u{feff}a: 1\n", false, Ok(one.clone())),
-            ("", false, Ok(Hash::default())),
-            ("# only a comment\n", false, Ok(Hash::default())),
-            ("---\n", false, Ok(Hash::default())),
-            ("false\n", false, Ok(Hash::default())),
-            ("- a\n", false, Err("the top level is an Array, not a Hash")),
-            (
-                "just text\n",
-                false,
-                Err("the top level is a String, not a Hash"),
-            ),
-            ("a: [\n", false, Err("(Psych::SyntaxError)")),
-            ("{\"a\": 1}", true, Ok(one)),
-            ("", true, Err("(JSON::ParserError)")),
-            ("null", true, Err("the top level is a NilClass, not a Hash")),
-            ("[1]", true, Err("the top level is an Array, not a Hash")),
+        let cases: &[(&str, &str, Option<Hash>)] = &[
+            ("a: 1\n", "x.yaml", Some(one.clone())),
+            ("\u{feff}a: 1\n", "x.yaml", Some(one.clone())),
+            ("", "x.yaml", Some(Hash::default())),
+            ("# only a comment\n", "x.yaml", Some(Hash::default())),
+            ("---\n", "x.yaml", Some(Hash::default())),
+            ("false\n", "x.yaml", Some(Hash::default())),
+            ("- a\n", "x.yaml", None),
+            ("just text\n", "x.yaml", None),
+            ("a: [\n", "x.yaml", None),
+            ("{\"a\": 1}", "x.json", Some(one)),
+            ("", "x.json", None),
+            ("null", "x.json", None),
+            ("[1]", "x.json", None),
         ];
-        for (text, is_json, want) in cases {
-            let got = parse_data(text, *is_json);
+        for (text, name, want) in cases {
+            let got = parse_file(Path::new(name), text.as_bytes()).unwrap();
             match (got, want) {
-                (Ok(got), Ok(want)) => assert_eq!(&got, want, "{text:?}"),
-                (Err(got), Err(want)) => assert!(got.contains(want), "{text:?}: {got}"),
+                (Content::Data(got), Some(want)) => assert_eq!(&got, want, "{text:?}"),
+                (Content::File(file), None) => {
+                    assert_eq!(
+                        (file.path.as_str(), file.bytes.as_slice()),
+                        (*name, text.as_bytes())
+                    );
+                }
                 (got, want) => panic!("{text:?}: {got:?} vs {want:?}"),
             }
         }
+    }
+
+    #[test]
+    fn files_hiera_cannot_read_are_kept_under_the_path_given() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("ok.yaml"), "a: 1\n").unwrap();
+        std::fs::write(dir.path().join("bad.yaml"), "a: [\n").unwrap();
+        std::fs::write(dir.path().join("latin.yaml"), b"a: caf\xe9\n").unwrap();
+        let docs = read_tree(dir.path()).unwrap();
+        let kept: Vec<(&str, String)> = docs
+            .iter()
+            .filter_map(|d| match &d.content {
+                Content::File(f) => Some((d.resource.as_str(), f.path.clone())),
+                Content::Data(_) => None,
+            })
+            .collect();
+        let under = |name: &str| dir.path().join(name).display().to_string();
+        assert_eq!(
+            kept,
+            [("bad", under("bad.yaml")), ("latin", under("latin.yaml"))]
+        );
+        let err = read_file(&dir.path().join("latin.yaml"))
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.ends_with("latin.yaml: (<unknown>): incomplete UTF-8 octet sequence at line 1 column 1 (Psych::SyntaxError)"),
+            "{err}"
+        );
     }
 
     #[test]
@@ -588,13 +609,17 @@ pub(crate) mod tests {
                 "override/node/node-1.domain.tld"
             ]
         );
-        assert_eq!(docs[0].content, rhash! {"deployment_id" => Value::Int(15)});
-        assert_eq!(docs[1].content, rhash! {"g" => Value::Float(2.0)});
+        let data = |i: usize| match &docs[i].content {
+            Content::Data(doc) => doc,
+            Content::File(f) => panic!("{f:?}"),
+        };
+        assert_eq!(data(0), &rhash! {"deployment_id" => Value::Int(15)});
+        assert_eq!(data(1), &rhash! {"g" => Value::Float(2.0)});
         assert_eq!(
-            docs[2].content.keys().next(),
+            data(2).keys().next(),
             Some(&Value::Symbol("backends".into()))
         );
-        assert!(docs[3].content.is_empty());
+        assert!(data(3).is_empty());
     }
 
     #[test]
@@ -602,20 +627,8 @@ pub(crate) mod tests {
         type Files = &'static [(&'static str, &'static [u8])];
         let cases: &[(Files, &str)] = &[
             (
-                &[("ok.yaml", b"a: 1\n"), ("bad.yaml", b"a: [\n")],
-                "bad.yaml: ",
-            ),
-            (
-                &[("list.yaml", b"- a\n")],
-                "list.yaml: the top level is an Array",
-            ),
-            (
                 &[("a.yaml", b"x: 1\n"), ("a.json", b"{}")],
                 "would both be resource \"a\"",
-            ),
-            (
-                &[("latin.yaml", b"a: caf\xe9\n")],
-                "latin.yaml: (<unknown>): incomplete UTF-8 octet sequence",
             ),
             (
                 &[("latin.json", b"{\"a\": \"caf\xe9\"}")],

@@ -7,7 +7,6 @@
 use super::BenchError;
 use super::client::Target;
 use crate::configdb::{DocKind, LevelPath};
-use crate::hiera::Value;
 use crate::ops::remote::{ClientAuth, Timeouts};
 use crate::ops::{self, ConfigOps, LevelDocs, Local, NewEnv, Remote, TreeImport};
 use crate::tree::{TreeFile, read_tree};
@@ -146,7 +145,7 @@ fn load(
     let mut loaded = Loaded::default();
     for (_, files) in &trees {
         for f in files {
-            loaded.bytes += crate::wire::to_string(&Value::Hash(f.content.clone())).len() as u64;
+            loaded.bytes += f.content.to_stored().len() as u64;
             loaded.documents += 1;
         }
         loaded.levels += 1;

@@ -164,6 +164,12 @@ fn import(args: &Args) -> anyhow::Result<String> {
             summary.defined.len()
         ));
     }
+    for kept in &summary.unparsed {
+        text.push_str(&format!(
+            "\nkept unparsed (Hiera cannot read it; lookups that read it fail): {} from {}: {} ({})",
+            kept.resource, kept.path, kept.message, kept.class
+        ));
+    }
     Ok(text)
 }
 

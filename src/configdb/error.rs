@@ -35,6 +35,10 @@ pub(crate) enum ConfigError {
         "the stored document is unreadable ({0}); `hierad doctor` lists and repairs such documents"
     )]
     Unreadable(Box<super::model::UnreadableDocument>),
+    /// The request reads a document kept unparsed (a data file that does
+    /// not parse, imported as Hiera keeps it): the user's data, so 422.
+    #[error("{0}")]
+    Unparsed(Box<super::unparsed::UnparsedDocument>),
 }
 
 /// The family of a [`ConfigError`], for mapping onto a status code.
@@ -46,6 +50,7 @@ pub(crate) enum ErrorKind {
     Stale,
     OverQuota,
     Unreadable,
+    Unparsed,
 }
 
 impl ConfigError {
@@ -57,6 +62,7 @@ impl ConfigError {
             ConfigError::Stale(_) => ErrorKind::Stale,
             ConfigError::OverQuota(_) => ErrorKind::OverQuota,
             ConfigError::Unreadable(_) => ErrorKind::Unreadable,
+            ConfigError::Unparsed(_) => ErrorKind::Unparsed,
         }
     }
 }

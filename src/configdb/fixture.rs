@@ -33,6 +33,7 @@ pub(crate) fn environment(
         }],
         documents,
         unreadable: Vec::new(),
+        unparsed: Vec::new(),
         registers: Vec::new(),
     }
 }

@@ -22,6 +22,7 @@ pub(crate) mod retention;
 pub(crate) mod schema;
 pub(crate) mod snapshot;
 pub(crate) mod tags;
+pub(crate) mod unparsed;
 
 pub(crate) use error::{
     ConfigError, Conflict, ErrorKind, Gone, Invalid, NotFound, OverQuota, Stale, Truncated,

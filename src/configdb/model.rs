@@ -248,6 +248,9 @@ pub(crate) struct SnapshotData {
     /// back, or written by a hierad without the depth limit): left out of
     /// `documents`, so the rest can be served.
     pub(crate) unreadable: Vec<UnreadableDocument>,
+    /// Latest versions that hold a data file kept unparsed: every read of
+    /// one fails with Hiera's error for the file.
+    pub(crate) unparsed: Vec<super::unparsed::UnparsedDocument>,
     /// Every register, of deleted environments too (the store keeps them
     /// until a purge).
     pub(crate) registers: Vec<super::RegisterRow>,

@@ -37,6 +37,7 @@ use super::level::{LevelPath, LevelValue};
 use super::memo::AnswerMemo;
 use super::model::{Component, DocKind, Environment, SnapshotData, UnreadableDocument, Version};
 use super::registers::Registers;
+use super::unparsed::UnparsedDocument;
 use crate::hiera::lookup::is_final;
 use crate::hiera::value::HashedKey;
 use crate::hiera::{Hash, Value};
@@ -182,6 +183,9 @@ pub(crate) struct Snapshot {
     /// fail (500) instead of answering as if it were empty; a write of the
     /// document replaces it.
     unreadable: Arc<Vec<UnreadableDocument>>,
+    /// Documents kept unparsed: reads of one fail with Hiera's error
+    /// (`snapshot/unparsed.rs`).
+    unparsed: Arc<Vec<UnparsedDocument>>,
     /// Answers made from this snapshot's final values (configdb/memo.rs);
     /// every new snapshot starts with an empty one.
     memo: Arc<AnswerMemo>,
@@ -444,6 +448,7 @@ impl Snapshot {
             environments,
             documents,
             unreadable,
+            unparsed,
             registers,
         } = data;
         let by_id: HashMap<i64, &Component> = components.iter().map(|c| (c.id, c)).collect();
@@ -497,6 +502,7 @@ impl Snapshot {
             components: Arc::new(components),
             envs: Arc::new(envs),
             unreadable: Arc::new(unreadable),
+            unparsed: Arc::new(unparsed),
             memo: Arc::default(),
             registers: Arc::new(Registers::from_rows(registers)),
         }
@@ -529,18 +535,10 @@ impl Snapshot {
         resource: &str,
         kind: Option<DocKind>,
     ) -> Result<(), ConfigError> {
-        let needed = |u: &&UnreadableDocument| {
-            let at = &u.at;
-            at.env == env
-                && at.resource == resource
-                && match kind {
-                    Some(kind) => at.kind == kind && at.path.slot() == path.slot(),
-                    None => at.path.slot().is_none_or(|lv| path.pairs().contains(lv)),
-                }
-        };
+        let needed = |u: &&UnreadableDocument| unparsed::reads(&u.at, (env, path, resource), kind);
         match self.unreadable.iter().find(needed) {
             Some(u) => Err(ConfigError::Unreadable(Box::new(u.clone()))),
-            None => Ok(()),
+            None => self.check_parsed(env, path, resource, kind),
         }
     }
 
@@ -727,6 +725,7 @@ impl Snapshot {
             components: Arc::clone(&self.components),
             envs: Arc::new(envs),
             unreadable,
+            unparsed: self.unparsed_without(env, path, resource, kind),
             memo: Arc::new(AnswerMemo::new(self.memo.budget())),
             registers: Arc::clone(&self.registers),
         })
@@ -788,3 +787,4 @@ impl Snapshot {
 pub(crate) mod compare;
 #[cfg(test)]
 mod tests;
+mod unparsed;

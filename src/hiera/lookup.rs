@@ -47,7 +47,7 @@ pub(crate) trait DataSource<'d> {
     ///
     /// What reading the data raises in Hiera: Psych/JSON parse errors, and
     /// the `TypeError` of a top level that is not a Hash (see
-    /// [`data_from_loaded`]).
+    /// [`super::datafile::read`]).
     fn fetch(
         &self,
         backend: BackendKind,
@@ -211,26 +211,6 @@ pub(crate) struct Step {
     /// On the last step of a hash merge's lookup: each top-level key of
     /// the merged Hash and the source that supplied it (`suppliers.rs`).
     pub(crate) keys: Option<Vec<(String, String)>>,
-}
-
-/// The top level of a data file as the backend accepts it: `YAML.load(text)
-/// || {}` (nil/false are empty data), else it must be a Hash.
-///
-/// # Errors
-///
-/// `TypeError "Data retrieved from <path> is <Class> not Hash"`.
-pub(crate) fn data_from_loaded(loaded: Value, path: &str) -> Result<Hash> {
-    match loaded {
-        Value::Hash(h) => Ok(h),
-        Value::Nil | Value::Bool(false) => Ok(Hash::default()),
-        other => Err(HieraError::new(
-            ErrorClass::TypeError,
-            format!(
-                "Data retrieved from {path} is {} not Hash",
-                other.class_name()
-            ),
-        )),
-    }
 }
 
 /// One Hiera instance's lookup machinery over a configuration and a data

@@ -7,6 +7,7 @@
 
 pub(crate) mod budget;
 pub(crate) mod config;
+pub(crate) mod datafile;
 pub(crate) mod encoding;
 pub(crate) mod error;
 pub(crate) mod hierarchy;

@@ -282,7 +282,10 @@ pub(crate) fn import_tree(
     for (path, docs) in import.levels {
         for doc in docs {
             let at = DocAddress::new(import.env, path.clone(), &doc.resource, import.kind);
-            check_depth(&at, &doc.content).map_err(|e| {
+            let Some(content) = doc.content.data() else {
+                continue;
+            };
+            check_depth(&at, content).map_err(|e| {
                 OpsError::Refused(format!("cannot import {}: {e}", doc.path.display()))
             })?;
         }

@@ -263,7 +263,8 @@ pub(crate) fn import_writes(
             path: d.path.clone(),
             resource: d.resource.clone(),
             kind: d.kind,
-            content: Some(d.content.clone()),
+            // A file kept unparsed reads as no data here.
+            content: Some(d.content.data().cloned().unwrap_or_default()),
         })
         .collect();
     for (path, kind) in &batch.replace {

@@ -6,6 +6,7 @@
 
 use super::{ConfigOps, ImportSummary, LevelDocs, Result as OpsResult};
 use crate::api;
+use crate::configdb::unparsed::Content;
 use crate::configdb::{
     ComponentRef, ConfigError, DocAddress, DocKind, Environment, KeyPath, LevelPath, Version,
     keypath,
@@ -447,7 +448,7 @@ impl Remote {
         kind: DocKind,
         replace: bool,
         register: bool,
-        documents: &[(&str, &Hash)],
+        documents: &[(&str, &Content)],
     ) -> Result<ImportSummary> {
         let body = insight::import_request(level, kind, replace, register, documents);
         let path = paths::fill(paths::IMPORT, &[&env.to_string()]);
@@ -506,7 +507,7 @@ impl ConfigOps for Remote {
     ) -> OpsResult<ImportSummary> {
         let mut summary = ImportSummary::default();
         for (path, files) in levels {
-            let documents: Vec<(&str, &Hash)> = files
+            let documents: Vec<(&str, &Content)> = files
                 .iter()
                 .map(|f| (f.resource.as_str(), &f.content))
                 .collect();

@@ -3,6 +3,7 @@
 //! this process, on 127.0.0.1:0) and must observe the same things.
 
 use super::*;
+use crate::configdb::unparsed::{Content, Unparsed};
 use crate::configdb::{DocKind, LevelPath};
 use crate::rhash;
 use crate::server::{self, AppState};
@@ -66,7 +67,7 @@ fn file(resource: &str, content: crate::hiera::Hash) -> TreeFile {
     TreeFile {
         resource: resource.to_owned(),
         path: format!("{resource}.yaml").into(),
-        content,
+        content: Content::Data(content),
     }
 }
 
@@ -182,7 +183,47 @@ fn script(ops: &dyn ConfigOps) -> Vec<String> {
         note(what, format!("{}", failed.unwrap_err()));
     }
     registers(ops, &mut note);
+    kept_files(ops, &mut note);
     seen
+}
+
+/// A data file that does not parse, imported and kept (configdb/unparsed.rs),
+/// and one sent as unparsed that does parse (stored as its data); reads
+/// of the kept one fail with Hiera's error, a write repairs it.
+fn kept_files(ops: &dyn ConfigOps, note: &mut dyn FnMut(&str, String)) {
+    let n4 = LevelPath::parse_cli("nodes=n4").unwrap();
+    let kept = |resource: &str, text: &str| TreeFile {
+        resource: resource.to_owned(),
+        path: format!("data/{resource}.yaml").into(),
+        content: Content::File(Unparsed {
+            path: format!("data/{resource}.yaml"),
+            bytes: text.as_bytes().to_vec(),
+        }),
+    };
+    let import = vec![(
+        n4.clone(),
+        vec![kept("globals", "g: [1\n"), kept("astute", "a: fine\n")],
+    )];
+    let imported = ops.import(7, &import, DocKind::Values, false, false);
+    note("kept", format!("{imported:?}"));
+    let globals = DocAddress::new(7, n4.clone(), "globals", DocKind::Values);
+    let astute = DocAddress::new(7, n4.clone(), "astute", DocKind::Values);
+    let read = ops.effective(7, &n4, "globals").map(|_| ());
+    note("kept read", format!("{}", read.unwrap_err()));
+    note(
+        "kept stored",
+        format!("{}", ops.stored(&globals, None).unwrap_err()),
+    );
+    note("parsed", format!("{:?}", ops.stored(&astute, None)));
+    note(
+        "root",
+        format!("{:?}", ops.effective(7, &LevelPath::root(), "globals")),
+    );
+    ops.put(&globals, &rhash! {"g" => 1}).unwrap();
+    note(
+        "repaired",
+        format!("{:?}", ops.effective(7, &n4, "globals")),
+    );
 }
 
 /// The register operations, and what a register refuses.
@@ -229,8 +270,8 @@ fn local_and_remote_operations_agree() {
     // The script saw what it should (not two identical failures).
     let expect = [
         "missing: None",
-        "import: ImportSummary { written: 3, unchanged: 0, deleted: 0, defined: [\"astute\", \"globals\"] }",
-        "re-import: ImportSummary { written: 0, unchanged: 3, deleted: 0, defined: [] }",
+        "import: ImportSummary { written: 3, unchanged: 0, deleted: 0, defined: [\"astute\", \"globals\"], unparsed: [] }",
+        "re-import: ImportSummary { written: 0, unchanged: 3, deleted: 0, defined: [], unparsed: [] }",
         "refused: 7 exists",
         "levels: [\"nodes\"]",
         "names: [\"astute\", \"globals\"]",
@@ -238,10 +279,15 @@ fn local_and_remote_operations_agree() {
         "no register: Ok(None)",
         "added: Ok(2)",
         "register: Ok(Some([\"n1\", \"n3\"]))",
-        "import --register: Ok(ImportSummary { written: 1, unchanged: 0, deleted: 0, defined: [] })",
+        "import --register: Ok(ImportSummary { written: 1, unchanged: 0, deleted: 0, defined: [], unparsed: [] })",
         "removed: Ok(1)",
         "set: Ok(Some([\"n5\"]))",
         "cleared: Ok(None)",
+        "kept: Ok(ImportSummary { written: 2, unchanged: 0, deleted: 0, defined: [], unparsed: [KeptFile { resource: \"globals\", path: \"data/globals.yaml\", class: \"Psych::SyntaxError\", message: \"(<unknown>): did not find expected ',' or ']' while parsing a flow sequence at line 1 column 4\" }] })",
+        "kept read: the values of resource \"globals\" at nodes=n4 of environment 7 (version 1) holds data/globals.yaml as imported, which does not parse: Psych::SyntaxError: (<unknown>): did not find expected ',' or ']' while parsing a flow sequence at line 1 column 4; Hiera fails every lookup that reads it. Write the document again (import the fixed file, or PUT the values) to repair it",
+        "parsed: Ok({String(\"a\"): String(\"fine\")})",
+        "root: Ok({String(\"g\"): String(\"G\")})",
+        "repaired: Ok({String(\"g\"): Int(1)})",
     ];
     for line in expect {
         assert!(local.iter().any(|l| l == line), "{line}\n{local:#?}");

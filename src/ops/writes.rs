@@ -6,7 +6,9 @@
 //! [`Store::write_document`] and [`ImportBatch::register`]).
 
 use super::ImportSummary;
+use crate::api::KeptFile;
 use crate::auth::Principal;
+use crate::configdb::unparsed::Content;
 use crate::configdb::{
     ComponentRef, ConfigError, DocAddress, Environment, KeyPath, NotFound, Version, keypath,
 };
@@ -27,7 +29,28 @@ pub(crate) fn import(store: &dyn Store, batch: &ImportBatch) -> Result<ImportSum
         unchanged: report.unchanged.len(),
         deleted: report.deleted.len(),
         defined: report.defined,
+        unparsed: kept_files(batch),
     })
+}
+
+/// The files `batch` keeps unparsed, with Hiera's error for each.
+fn kept_files(batch: &ImportBatch) -> Vec<KeptFile> {
+    batch
+        .documents
+        .iter()
+        .filter_map(|d| match &d.content {
+            Content::File(file) => {
+                let error = file.parse().err()?;
+                Some(KeptFile {
+                    resource: d.resource.clone(),
+                    path: file.path.clone(),
+                    class: error.class.ruby_name().to_owned(),
+                    message: error.message,
+                })
+            }
+            Content::Data(_) => None,
+        })
+        .collect()
 }
 
 /// Where an import defines the resources `env` lacks: its first

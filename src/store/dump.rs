@@ -13,9 +13,8 @@
 
 use super::Result;
 use crate::configdb::tags::Tag;
+use crate::configdb::unparsed::Content;
 use crate::configdb::{Component, DocKind, Environment, Retention, Version};
-use crate::hiera::{Hash, Value};
-use crate::wire;
 use serde_json::{Value as Json, json};
 use sha2::{Digest, Sha256};
 
@@ -47,7 +46,7 @@ pub(crate) enum Dumped {
         resource: String,
         kind: DocKind,
         version: Version,
-        content: Option<Hash>,
+        content: Option<Content>,
     },
     /// One version of a node's scope (`store/shared/scopes.rs`): its JSON
     /// text, `None` for a deletion marker. A node's versions come oldest
@@ -112,7 +111,7 @@ impl Dumped {
                 version.created_at,
                 version.deleted,
                 version.author,
-                content.as_ref().map(wire_text)
+                content.as_ref().map(Content::to_stored)
             ]),
             Dumped::Scope {
                 env,
@@ -133,11 +132,6 @@ impl Dumped {
         };
         line.to_string()
     }
-}
-
-/// A document's stored form.
-pub(crate) fn wire_text(doc: &Hash) -> String {
-    wire::to_string(&Value::Hash(doc.clone()))
 }
 
 /// `value` with every object's keys sorted.
@@ -264,10 +258,12 @@ pub(crate) fn tally(store: &dyn super::Store) -> Result<Tally> {
 mod tests {
     use super::*;
     use crate::configdb::ResourceDefinition;
+    use crate::hiera::Value;
+    use crate::wire;
 
     fn version(number: u64, content: Option<&str>) -> Dumped {
         let content = content.map(|text| match wire::from_str(text).unwrap() {
-            Value::Hash(h) => h,
+            Value::Hash(h) => Content::Data(h),
             other => panic!("{other:?}"),
         });
         Dumped::Version {

@@ -48,6 +48,7 @@ pub(crate) use sqlite::SqliteStore;
 #[cfg(test)]
 pub(crate) use switch::SwitchedStore;
 
+use crate::configdb::unparsed::Content;
 use crate::configdb::{
     Component, ComponentRef, ConfigError, Conflict, DocAddress, DocKind, Environment, Invalid,
     LevelPath, NewComponent, NewEnvironment, NotFound, OverQuota, Retention, SnapshotData, Tag,
@@ -197,7 +198,8 @@ pub(crate) struct ImportDoc {
     pub(crate) path: LevelPath,
     pub(crate) resource: String,
     pub(crate) kind: DocKind,
-    pub(crate) content: Hash,
+    /// Data, or a data file kept unparsed ([`crate::configdb::unparsed`]).
+    pub(crate) content: Content,
 }
 
 /// Many documents of one environment, written all or nothing.

@@ -144,7 +144,7 @@ fn written_tree_reads_back_as_hiera_reads_it() {
     assert_eq!(root.len(), g.root.len());
     for file in root {
         assert_eq!(
-            &file.content,
+            file.content.data().unwrap(),
             doc(&g.root, &file.resource),
             "{}",
             file.resource
@@ -155,7 +155,7 @@ fn written_tree_reads_back_as_hiera_reads_it() {
     let names: Vec<&str> = tree.iter().map(|f| f.resource.as_str()).collect();
     let want: Vec<&str> = node.docs.iter().map(|(n, _)| n.as_str()).collect();
     assert_eq!(names.len(), want.len());
-    assert_eq!(&tree[0].content, doc(&node.docs, "astute"));
+    assert_eq!(tree[0].content.data().unwrap(), doc(&node.docs, "astute"));
     let plan: Plan =
         serde_json::from_str(&std::fs::read_to_string(dir.path().join(PLAN_FILE)).unwrap())
             .unwrap();

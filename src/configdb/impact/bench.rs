@@ -70,6 +70,7 @@ fn fuel(nodes: usize) -> (SnapshotData, Vec<String>) {
         }],
         documents,
         unreadable: Vec::new(),
+        unparsed: Vec::new(),
         registers: vec![(1, "nodes".into(), fqdns.clone())],
     };
     (data, fqdns)

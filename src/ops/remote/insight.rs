@@ -5,9 +5,10 @@ use super::{Method, Remote, Result, doc_url};
 use crate::api;
 use crate::api::paths;
 use crate::api::paths::encode;
+use crate::configdb::unparsed::Content;
 use crate::configdb::{ConfigError, keypath};
 use crate::configdb::{DocAddress, DocKind, LevelPath, Version};
-use crate::hiera::{Hash, Value};
+use crate::hiera::Value;
 use crate::ops::Write;
 use crate::ops::diffs::{Point, Range};
 use crate::wire;
@@ -44,7 +45,7 @@ impl Remote {
         kind: DocKind,
         (replace, register): (bool, bool),
     ) -> Result<api::impact::DryRun> {
-        let documents: Vec<(&str, &Hash)> = files
+        let documents: Vec<(&str, &Content)> = files
             .iter()
             .map(|f| (f.resource.as_str(), &f.content))
             .collect();
@@ -187,18 +188,26 @@ pub(super) fn import_request(
     kind: DocKind,
     replace: bool,
     register: bool,
-    documents: &[(&str, &Hash)],
+    documents: &[(&str, &Content)],
 ) -> api::ImportRequest {
+    let mut data = indexmap::IndexMap::new();
+    let mut unparsed = std::collections::BTreeMap::new();
+    for (name, content) in documents {
+        match content {
+            Content::Data(doc) => {
+                data.insert((*name).to_owned(), Value::Hash(doc.clone()));
+            }
+            Content::File(file) => {
+                unparsed.insert((*name).to_owned(), api::UnparsedFile::of(file));
+            }
+        }
+    }
     api::ImportRequest {
         level: Some(level.to_string()),
         replace,
         kind: Some(kind.as_str().to_owned()),
         register,
-        documents: api::WireDocuments(
-            documents
-                .iter()
-                .map(|(name, doc)| ((*name).to_owned(), Value::Hash((*doc).clone())))
-                .collect(),
-        ),
+        documents: api::WireDocuments(data),
+        unparsed,
     }
 }

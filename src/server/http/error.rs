@@ -2,7 +2,7 @@
 //! with its status; database failures are logged and answered 503 (the
 //! database is unavailable) or 500 (anything else) without their details.
 
-use crate::api::{BudgetErrorBody, ErrorBody, QuotaErrorBody};
+use crate::api::{BudgetErrorBody, ErrorBody, QuotaErrorBody, UnparsedErrorBody};
 use crate::configdb::{ConfigError, OverQuota};
 use crate::hiera::HieraError;
 use crate::hiera::budget::Limit;
@@ -37,6 +37,8 @@ pub(crate) enum ApiError {
     OverQuota(OverQuota),
     /// 422: Hiera itself fails this lookup.
     Hiera(HieraError),
+    /// 422: the request reads a document kept unparsed.
+    Unparsed(Box<crate::configdb::unparsed::UnparsedDocument>),
     /// 408: not answered within the request time limit.
     TimedOut(std::time::Duration),
     /// 422: the lookup would spend more than the server's budget allows.
@@ -99,6 +101,7 @@ impl From<ConfigError> for ApiError {
             // The server's fault, logged; it names the document, never
             // its content.
             ConfigError::Unreadable(_) => ApiError::Internal(e.to_string()),
+            ConfigError::Unparsed(doc) => ApiError::Unparsed(doc.clone()),
         }
     }
 }
@@ -215,6 +218,10 @@ impl IntoResponse for ApiError {
                     class: Some(e.class.ruby_name().to_owned()),
                     message: e.message,
                 };
+                return (StatusCode::UNPROCESSABLE_ENTITY, Json(body)).into_response();
+            }
+            ApiError::Unparsed(doc) => {
+                let body = UnparsedErrorBody::of(&doc);
                 return (StatusCode::UNPROCESSABLE_ENTITY, Json(body)).into_response();
             }
             ApiError::TimedOut(limit) => (

@@ -5,6 +5,7 @@
 use crate::api;
 use crate::api::paths;
 use crate::auth::{self, Principal};
+use crate::configdb::unparsed::Content;
 use crate::configdb::{ComponentRef, DocKind, LevelPath, NewComponent, NewEnvironment, Retention};
 use crate::ops;
 use crate::server::http::body::{LimitedBytes, document};
@@ -297,7 +298,24 @@ async fn import(
             path: path.clone(),
             resource,
             kind,
-            content,
+            content: Content::Data(content),
+        });
+    }
+    for (resource, file) in body.unparsed {
+        if documents.iter().any(|d| d.resource == resource) {
+            return Err(ApiError::BadRequest(format!(
+                "resource {resource} is both in documents and in unparsed: send it once"
+            )));
+        }
+        let file = file.into_file().map_err(|m| {
+            ApiError::BadRequest(format!("unparsed file of resource {resource}: {m}"))
+        })?;
+        // The server's own verdict: a file that parses is stored as data.
+        documents.push(ImportDoc {
+            path: path.clone(),
+            resource,
+            kind,
+            content: Content::of_file(file),
         });
     }
     let snapshot = state.snapshot();

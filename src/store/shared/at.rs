@@ -63,12 +63,17 @@ pub(crate) fn load_at(tx: &dyn Sql, generation: u64, env: Option<i64>) -> Result
         };
         raw.push(doc);
     }
-    let (documents, unreadable) = decode_all(raw)?;
+    let super::load::Decoded {
+        documents,
+        unreadable,
+        unparsed,
+    } = decode_all(raw)?;
     Ok(SnapshotData {
         components: load_components(tx, None)?,
         environments: load_environments(tx, None)?,
         documents,
         unreadable,
+        unparsed,
         registers: super::registers::all(tx)?,
     })
 }

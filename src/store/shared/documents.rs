@@ -2,8 +2,10 @@
 //! the next version, and the document writes of the [`Store`](crate::store::Store).
 
 use super::{
-    EnvContext, decode, encode, now, resolve_component, slot_of, sql_version, version_from,
+    EnvContext, decode, decode_data, decode_stored, encode, now, resolve_component, slot_of,
+    sql_version, version_from,
 };
+use crate::configdb::unparsed::Content;
 use crate::configdb::{
     ConfigError, DocAddress, DocKind, Invalid, LevelValue, NotFound, OverQuota, Stale, StoredDoc,
     Version, check_depth,
@@ -250,9 +252,13 @@ fn restorable(tx: &dyn Sql, at: &DocAddress, version: u64) -> Result<String> {
         }
         .into());
     }
-    let content = decode(|| format!("version {version} of the {at}"), &text)?;
-    check_depth(at, &content)?;
-    check_schema(tx, at, &content)?;
+    // A data file kept unparsed is restored as it was kept.
+    if let Content::Data(content) =
+        decode_stored(|| format!("version {version} of the {at}"), &text)?
+    {
+        check_depth(at, &content)?;
+        check_schema(tx, at, &content)?;
+    }
     Ok(text)
 }
 
@@ -287,9 +293,7 @@ pub(super) fn write_document(
         }
         DocWrite::Update(edit) => {
             let mut doc = match &latest {
-                Some((v, text)) if !v.deleted => {
-                    decode(|| format!("version {} of the {at}", v.number), text)?
-                }
+                Some((v, text)) if !v.deleted => decode_data(at, v.number, text)?,
                 _ => Hash::default(),
             };
             edit(&mut doc)?;
@@ -344,7 +348,7 @@ pub(super) fn get(
         },
     };
     row.map(|(v, text)| {
-        let content = decode(|| format!("version {} of the {at}", v.number), &text)?;
+        let content = decode_data(at, v.number, &text)?;
         Ok((v, content))
     })
     .transpose()
@@ -419,7 +423,9 @@ pub(super) fn import(
         if !seen.insert((doc.path.slot(), &doc.resource, doc.kind)) {
             return Err(Invalid::ImportedTwice(at).into());
         }
-        check_schema(tx, &at, &doc.content)?;
+        if let Content::Data(content) = &doc.content {
+            check_schema(tx, &at, content)?;
+        }
         match head(tx, &at)? {
             Some((v, old)) if !v.deleted && old == *text => report.unchanged.push(at),
             latest => {

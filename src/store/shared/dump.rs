@@ -8,7 +8,8 @@
 //! replaces it. Authors are copied with their versions.
 
 use super::retention::read_retention;
-use super::{decode, encode, load_components, load_environments_where, sql_version};
+use super::{decode_stored, load_components, load_environments_where, sql_version};
+use crate::configdb::unparsed::{Content, Unparsed};
 use crate::configdb::{Conflict, DocAddress, DocKind, Environment, LevelPath, LevelValue, Version};
 use crate::store::changes::Log;
 use crate::store::dump::Dumped;
@@ -130,7 +131,7 @@ fn dump_versions(tx: &dyn Sql, out: &mut dyn FnMut(Dumped) -> Result<()>) -> Res
             let content = if version.deleted {
                 None
             } else {
-                Some(decode(what, &text)?)
+                Some(decode_stored(what, &text)?)
             };
             let kind = key.4.parse::<DocKind>().map_err(|e| StoreError::Corrupt {
                 what: what(),
@@ -201,6 +202,7 @@ pub(crate) fn check_versions(
                 Err(why) => Some(why.clone()),
                 Ok(_) if row.flag(6)? => None,
                 Ok(text) if text.is_empty() => None,
+                Ok(text) if Unparsed::from_stored(text).is_some() => None,
                 Ok(text) => super::decode_or_why(text).err().map(str::to_owned),
             };
             checked.versions += 1;
@@ -403,7 +405,7 @@ pub(crate) fn replay(
                 content,
             } => {
                 let key = (env, level, value, resource, kind.as_str().to_owned());
-                let text = content.as_ref().map(encode);
+                let text = content.as_ref().map(Content::to_stored);
                 above = Some(insert_version(tx, above.take(), key, &version, text)?);
             }
             Dumped::Scope {

@@ -1,6 +1,7 @@
 //! Reading everything a snapshot needs, decoded on every core.
 
 use super::{load_components, load_environments, version_from};
+use crate::configdb::unparsed::{Unparsed, UnparsedDocument};
 use crate::configdb::{
     DocAddress, DocKind, LevelPath, LevelValue, SnapshotData, StoredDocument, UnreadableDocument,
     Version,
@@ -38,12 +39,17 @@ pub(crate) fn load_all(tx: &dyn Sql) -> Result<SnapshotData> {
             })
         })
         .collect::<Result<Vec<_>>>()?;
-    let (documents, unreadable) = decode_all(raw)?;
+    let Decoded {
+        documents,
+        unreadable,
+        unparsed,
+    } = decode_all(raw)?;
     Ok(SnapshotData {
         components,
         environments,
         documents,
         unreadable,
+        unparsed,
         registers: super::registers::all(tx)?,
     })
 }
@@ -60,12 +66,24 @@ pub(super) struct RawDoc {
 }
 
 /// A row's document, or why it cannot be read.
-type Decoded = std::result::Result<StoredDocument, UnreadableDocument>;
+enum Row {
+    Document(StoredDocument),
+    Unreadable(UnreadableDocument),
+    /// A data file kept unparsed, with Hiera's error for it.
+    Unparsed(UnparsedDocument),
+}
+
+/// Every row decoded, sorted by what it holds.
+pub(super) struct Decoded {
+    pub(super) documents: Vec<StoredDocument>,
+    pub(super) unreadable: Vec<UnreadableDocument>,
+    pub(super) unparsed: Vec<UnparsedDocument>,
+}
 
 impl RawDoc {
     /// The document, or (a content that does not decode) the record of an
     /// unreadable one; an error only for a row no address can name.
-    fn decode(self) -> Result<Decoded> {
+    fn decode(self) -> Result<Row> {
         let RawDoc {
             env,
             level,
@@ -88,18 +106,39 @@ impl RawDoc {
         } else {
             Some(LevelValue::new(&level, &value).map_err(|e| corrupt(e.to_string()))?)
         };
+        let at = |slot: Option<LevelValue>, resource| {
+            DocAddress::new(
+                env,
+                LevelPath::new(slot.into_iter().collect()),
+                resource,
+                kind_parsed,
+            )
+        };
         let content = match super::decode_or_why(&text) {
             Ok(h) => h,
             Err(reason) => {
-                let path = LevelPath::new(slot.into_iter().collect());
-                return Ok(Err(UnreadableDocument {
-                    at: DocAddress::new(env, path, resource, kind_parsed),
-                    version: version.number,
-                    reason,
-                }));
+                let Some(file) = Unparsed::from_stored(&text) else {
+                    return Ok(Row::Unreadable(UnreadableDocument {
+                        at: at(slot, resource),
+                        version: version.number,
+                        reason,
+                    }));
+                };
+                match file.parse() {
+                    // A file an older hierad could not read: the data.
+                    Ok(h) => h,
+                    Err(error) => {
+                        return Ok(Row::Unparsed(UnparsedDocument {
+                            at: at(slot, resource),
+                            version: version.number,
+                            path: file.path,
+                            error,
+                        }));
+                    }
+                }
             }
         };
-        Ok(Ok(StoredDocument {
+        Ok(Row::Document(StoredDocument {
             env,
             slot,
             resource,
@@ -113,13 +152,11 @@ impl RawDoc {
 /// Decodes documents on every core: decoding, not reading, is what a
 /// large database spends its start-up on (about 60 MB/s of wire JSON per
 /// core), and the documents are independent.
-pub(super) fn decode_all(
-    raw: Vec<RawDoc>,
-) -> Result<(Vec<StoredDocument>, Vec<UnreadableDocument>)> {
+pub(super) fn decode_all(raw: Vec<RawDoc>) -> Result<Decoded> {
     let threads = std::thread::available_parallelism()
         .map_or(1, usize::from)
         .min(8);
-    let decoded: Vec<Decoded> = if threads < 2 || raw.len() < 64 {
+    let decoded: Vec<Row> = if threads < 2 || raw.len() < 64 {
         raw.into_iter().map(RawDoc::decode).collect::<Result<_>>()?
     } else {
         let per_thread = raw.len().div_ceil(threads);
@@ -132,7 +169,7 @@ pub(super) fn decode_all(
             }
             chunks.push(chunk);
         }
-        let parts: Vec<Result<Vec<Decoded>>> = std::thread::scope(|scope| {
+        let parts: Vec<Result<Vec<Row>>> = std::thread::scope(|scope| {
             let handles: Vec<_> = chunks
                 .into_iter()
                 .map(|chunk| scope.spawn(move || chunk.into_iter().map(RawDoc::decode).collect()))
@@ -151,13 +188,17 @@ pub(super) fn decode_all(
         }
         all
     };
-    let mut documents = Vec::with_capacity(decoded.len());
-    let mut unreadable = Vec::new();
-    for doc in decoded {
-        match doc {
-            Ok(doc) => documents.push(doc),
-            Err(bad) => unreadable.push(bad),
+    let mut out = Decoded {
+        documents: Vec::with_capacity(decoded.len()),
+        unreadable: Vec::new(),
+        unparsed: Vec::new(),
+    };
+    for row in decoded {
+        match row {
+            Row::Document(doc) => out.documents.push(doc),
+            Row::Unreadable(bad) => out.unreadable.push(bad),
+            Row::Unparsed(kept) => out.unparsed.push(kept),
         }
     }
-    Ok((documents, unreadable))
+    Ok(out)
 }

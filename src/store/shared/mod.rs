@@ -19,6 +19,7 @@ pub(crate) use scopes::Scope;
 use super::sql::{Sql, params};
 use super::{Result, content::decode_content};
 use crate::configdb::model::check_resource_name;
+use crate::configdb::unparsed::{Content, Unparsed, UnparsedDocument};
 use crate::configdb::{
     Component, ComponentRef, Conflict, DocAddress, Environment, Invalid, LevelPath, NotFound,
     ResourceDefinition, Version,
@@ -58,6 +59,40 @@ pub(super) fn decode(what: impl FnOnce() -> String, text: &str) -> Result<Hash> 
         Err(e) => Err(StoreError::Corrupt {
             what: what(),
             reason: e.to_string(),
+        }),
+    }
+}
+
+/// A version's content: its data, or the data file it keeps unparsed.
+///
+/// # Errors
+///
+/// Corrupt, as [`decode`].
+pub(super) fn decode_stored(what: impl FnOnce() -> String, text: &str) -> Result<Content> {
+    match Unparsed::from_stored(text) {
+        Some(file) => Ok(Content::File(file)),
+        None => decode(what, text).map(Content::Data),
+    }
+}
+
+/// Version `version` of the document at `at` as data: a data file kept
+/// unparsed is its data when it parses, else Hiera's error for it.
+///
+/// # Errors
+///
+/// [`ConfigError::Unparsed`](crate::configdb::ConfigError::Unparsed), or
+/// Corrupt as [`decode`].
+pub(super) fn decode_data(at: &DocAddress, version: u64, text: &str) -> Result<Hash> {
+    match decode_stored(|| format!("version {version} of the {at}"), text)? {
+        Content::Data(doc) => Ok(doc),
+        Content::File(file) => file.parse().map_err(|error| {
+            crate::configdb::ConfigError::Unparsed(Box::new(UnparsedDocument {
+                at: at.clone(),
+                version,
+                path: file.path,
+                error,
+            }))
+            .into()
         }),
     }
 }

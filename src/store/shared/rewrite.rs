@@ -5,7 +5,8 @@
 //! rewrite: the engines' write lock is held from the first read).
 
 use super::documents::{append, head};
-use super::{decode, encode, load_environment};
+use super::{decode_stored, encode, load_environment};
+use crate::configdb::unparsed::Content;
 use crate::configdb::{DocAddress, DocKind, Invalid, LevelPath, LevelValue, Version, check_depth};
 use crate::store::changes::Log;
 use crate::store::content::check_schema;
@@ -44,7 +45,12 @@ pub(super) fn rewrite_latest(
         let Some((version, text)) = head(tx, &at)? else {
             continue;
         };
-        let doc = decode(|| format!("version {} of the {at}", version.number), &text)?;
+        // A data file kept unparsed has no values to rewrite: kept as it is.
+        let Content::Data(doc) =
+            decode_stored(|| format!("version {} of the {at}", version.number), &text)?
+        else {
+            continue;
+        };
         let Some(new) = rewrite(&at, &doc).map_err(|reason| Invalid::Rewrite {
             doc: at.clone(),
             reason,

@@ -9,6 +9,7 @@ use super::{
     load_environments_where, now, resolve_component, sql_version,
 };
 use crate::configdb::model::{check_component_name, check_level_name};
+use crate::configdb::unparsed::Content;
 use crate::configdb::{
     Component, ComponentRef, Conflict, DocAddress, Environment, Invalid, NewComponent,
     NewEnvironment, NotFound, Retention, SnapshotData, Tag, Version, check_depth,
@@ -368,9 +369,15 @@ impl<E: Engine> Store for E {
     fn import(&self, batch: &ImportBatch) -> Result<ImportReport> {
         for doc in &batch.documents {
             let at = DocAddress::new(batch.env, doc.path.clone(), &doc.resource, doc.kind);
-            check_depth(&at, &doc.content)?;
+            if let Content::Data(content) = &doc.content {
+                check_depth(&at, content)?;
+            }
         }
-        let texts: Vec<String> = batch.documents.iter().map(|d| encode(&d.content)).collect();
+        let texts: Vec<String> = batch
+            .documents
+            .iter()
+            .map(|d| d.content.to_stored())
+            .collect();
         let quotas = Engine::quotas(self).get();
         self.write(|tx, log| documents::import(tx, log, batch, &texts, quotas))
     }

@@ -75,7 +75,7 @@ fn imports_record_their_author_on_writes_and_replacements() {
             path: path("nodes=n1"),
             resource: "astute".into(),
             kind: DocKind::Values,
-            content: rhash! {"a" => 1},
+            content: crate::configdb::unparsed::Content::Data(rhash! {"a" => 1}),
         }],
         replace: vec![(path("nodes=n1"), DocKind::Values)],
         define_missing_in: None,

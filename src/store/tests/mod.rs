@@ -8,6 +8,7 @@
 //! and NOTIFY) is tested in `sqlite.rs` and `postgres.rs`.
 
 use super::*;
+use crate::configdb::unparsed::Content;
 use crate::configdb::{ErrorKind, LevelPath};
 use crate::hiera::Value;
 use crate::rhash;
@@ -31,6 +32,7 @@ mod schema7;
 mod scopes;
 mod sqlite;
 mod structure;
+mod unparsed;
 mod upgrade;
 
 /// The engine a test runs on; `both!`'s wrappers set it for their thread.
@@ -175,6 +177,6 @@ fn import_doc(p: &str, resource: &str, kind: DocKind, content: Hash) -> ImportDo
         path: path(p),
         resource: resource.into(),
         kind,
-        content,
+        content: Content::Data(content),
     }
 }
