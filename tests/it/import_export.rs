@@ -1,5 +1,6 @@
 //! `hierad import` and `hierad export` without the oracle: imports are all
-//! or nothing (a broken file writes nothing, not even the environment),
+//! or nothing (a file that cannot be read writes nothing, not even the
+//! environment; one Hiera cannot parse is kept, tests/it/unparsed.rs),
 //! `--replace` makes a level hold exactly a tree, and `export` refuses a
 //! non-empty folder. The round trips judged by the real Hiera are in
 //! tests/oracle/round_trip.rs.
@@ -32,7 +33,8 @@ fn latest_version(db: &Path, env: &str, level: &str, resource: &str) -> Option<u
 }
 
 /// A database holding environment 2, and a tree whose
-/// override/plugins.yaml does not parse, beside a good one.
+/// override/plugins.json is not UTF-8 (refused: Ruby's JSON would take
+/// it apart), beside a good one.
 struct Scratch {
     dir: tempfile::TempDir,
     db: PathBuf,
@@ -46,11 +48,7 @@ fn scratch() -> Scratch {
     copy(&data("astute.yaml"), &tree.join("astute.yaml"));
     copy(&data("globals.yaml"), &tree.join("globals.yaml"));
     std::fs::create_dir_all(tree.join("override")).unwrap();
-    std::fs::write(
-        tree.join("override/plugins.yaml"),
-        "plugins:\n  - name: x\n   bad: indent\n",
-    )
-    .unwrap();
+    std::fs::write(tree.join("override/plugins.json"), b"{\"a\": \"caf\xe9\"}").unwrap();
     ok(&format!("import data --env 2 --db {}", db.display()));
     Scratch { dir, db, tree }
 }
@@ -78,8 +76,10 @@ fn a_broken_file_creates_not_even_the_environment() {
         tree.display(),
         db.display()
     ));
-    assert!(err.contains("override/plugins.yaml: "), "{err}");
-    assert!(err.contains("(Psych::SyntaxError)"), "{err}");
+    assert!(
+        err.contains("override/plugins.json: not UTF-8 text"),
+        "{err}"
+    );
     let err = failing(&format!(
         "config get --env 3 --resource astute --db {}",
         db.display()
@@ -97,14 +97,13 @@ fn a_broken_tree_replaces_nothing_in_an_existing_level() {
     let before = latest_version(db, "3", "nodes=n1", "astute");
     assert_eq!(before, Some(1));
     std::fs::write(tree.join("astute.yaml"), "deployment_id: 99\n").unwrap();
-    std::fs::write(tree.join("override/plugins.yaml"), "- a list\n").unwrap();
     let err = failing(&format!(
         "import {} --env 3 --level nodes=n1 --replace --db {}",
         tree.display(),
         db.display()
     ));
     assert!(
-        err.contains("override/plugins.yaml: the top level is an Array, not a Hash"),
+        err.contains("override/plugins.json: not UTF-8 text"),
         "{err}"
     );
     assert_eq!(latest_version(db, "3", "nodes=n1", "astute"), before);

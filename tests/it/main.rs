@@ -67,3 +67,4 @@ mod security;
 mod seeds_api;
 mod seeds_cli;
 mod throttle;
+mod unparsed;
