@@ -12,7 +12,7 @@
 # Input (stdin, JSON): {"url", "environment", "out",
 #   "groups": [{"name", "dir", "configs": [file names]}]}.
 # Output (stdout, JSON): {"configs": {"G/FILE": variant path or null},
-#   "datadirs": [{"dir", "level"}], "untranslated": {"G/FILE": reason}}.
+#   "datadirs": [{"dir", "base", "rel", "level"}], "untranslated": {"G/FILE": reason}}.
 require 'json'
 require 'yaml'
 require 'fileutils'
@@ -90,7 +90,10 @@ input.fetch('groups').each do |group|
         next if seen_dirs[key]
 
         seen_dirs[key] = true
-        result['datadirs'] << { 'dir' => abs, 'level' => "datadir=#{name}~#{mangle(found)}" }
+        # `base` and `rel`: where Hiera runs and the datadir as it names
+        # it, so an import there keeps broken files under Hiera's names.
+        result['datadirs'] << { 'dir' => abs, 'base' => File.expand_path(dir), 'rel' => found,
+                                'level' => "datadir=#{name}~#{mangle(found)}" }
       end
     end
   end

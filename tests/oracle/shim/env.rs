@@ -14,8 +14,8 @@ pub(crate) struct Hierad {
     pub(crate) server: TestServer,
 }
 
-/// A file the import left out, and why: hierad's import refuses what
-/// Hiera would only fail on when a lookup reaches it.
+/// A file the import left out, and why (a directory named `x.yaml`, a
+/// file named `.yaml`): Hiera fails only the lookups that reach it.
 #[derive(Debug)]
 pub(crate) struct Skipped {
     pub(crate) path: PathBuf,
@@ -67,13 +67,23 @@ impl Hierad {
     }
 
     /// Imports the data directory `dir` at `level` with `hierad import DIR
-    /// --replace`. Where the command refuses the tree (a file Hiera only
-    /// fails on when a lookup reaches it), the files are imported one by
-    /// one instead and the refused ones returned.
+    /// --replace` ([`Hierad::import_named`] with `dir` as it is).
     pub(crate) fn import_dir(&self, dir: &Path, level: &str) -> Vec<Skipped> {
+        self.import_named(Path::new("/"), dir, level)
+    }
+
+    /// Imports the data directory `rel` (named relative to `base`, where
+    /// Hiera runs, as Hiera names it: a file kept unparsed keeps that
+    /// name, which Hiera's errors show) at `level` with `hierad import REL
+    /// --replace` run in `base`. Where the command refuses the tree (a
+    /// directory named *.yaml), the files are imported one by one through
+    /// the import API instead, those Hiera cannot read sent as
+    /// `unparsed`, and the ones left out returned.
+    pub(crate) fn import_named(&self, base: &Path, rel: &Path, level: &str) -> Vec<Skipped> {
         let out = Command::new(env!("CARGO_BIN_EXE_hierad"))
+            .current_dir(base)
             .arg("import")
-            .arg(dir)
+            .arg(rel)
             .args(["--env", &ENV.to_string(), "--level", level, "--replace"])
             .args(["--server", self.url()])
             .output()
@@ -82,13 +92,15 @@ impl Hierad {
             return Vec::new();
         }
         let refusal = String::from_utf8_lossy(&out.stderr).into_owned();
+        let dir = base.join(rel);
         let mut files = Vec::new();
-        yaml_files(dir, &mut files);
+        yaml_files(&dir, &mut files);
         files.sort();
         let mut documents = Map::new();
+        let mut unparsed = Map::new();
         let mut skipped = Vec::new();
         for path in files {
-            let relative = path.strip_prefix(dir).unwrap().to_string_lossy();
+            let relative = path.strip_prefix(&dir).unwrap().to_string_lossy();
             let resource = relative
                 .strip_suffix(".yaml")
                 .unwrap_or(&relative)
@@ -114,22 +126,32 @@ impl Hierad {
                         hierad::wire::to_json(&hierad::hiera::Value::Hash(doc)),
                     );
                 }
-                Err(e) => skipped.push(Skipped {
-                    path,
-                    reason: e.to_string(),
-                }),
+                Err(_) => {
+                    let named = rel.join(path.strip_prefix(&dir).unwrap());
+                    let bytes = std::fs::read(&path).unwrap();
+                    let file = match String::from_utf8(bytes) {
+                        Ok(text) => json!({"path": named, "text": text}),
+                        Err(e) => {
+                            use base64::Engine as _;
+                            let b64 =
+                                base64::engine::general_purpose::STANDARD.encode(e.as_bytes());
+                            json!({"path": named, "base64": b64})
+                        }
+                    };
+                    unparsed.insert(resource, file);
+                }
             }
         }
         assert!(
             !skipped.is_empty(),
-            "hierad import refused {} but every file reads: {refusal}",
+            "hierad import refused {} but every file imports: {refusal}",
             dir.display()
         );
-        if !documents.is_empty() {
+        if !documents.is_empty() || !unparsed.is_empty() {
             self.expect(
                 "POST",
                 &format!("/api/v1/config/environments/{ENV}/import"),
-                json!({"level": level, "replace": true, "documents": documents}),
+                json!({"level": level, "replace": true, "documents": documents, "unparsed": unparsed}),
                 200,
             );
         }
