@@ -8,6 +8,7 @@
 use crate::server;
 
 mod backends;
+mod broken;
 mod cases;
 pub(crate) mod env;
 mod fuel;

@@ -200,6 +200,14 @@ class Hiera::Backend::Hierad_backend
     error
   end
 
+  # One datasource, read whole; one kept as a data file that does not
+  # parse fails as the yaml backend fails reading that file.
+  def datasource(p, env, level, source)
+    @datasources.fetch(p.client, env, level, source, p.stale, p.pin) { |warning| Hiera.warn(warning) }
+  rescue PuppetX::Hierad::UnparsedFile => e
+    raise hiera_exception(e.hiera_class, e.hiera_message)
+  end
+
   # Beside other backends: the hierarchy's datasources, read whole, and
   # resolved and merged by Hiera as its yaml backend does
   # (hiera/backend/yaml_backend.rb of Hiera 3.10), so that values can
@@ -207,7 +215,7 @@ class Hiera::Backend::Hierad_backend
   def from_datasources(p, env, level, key, scope, order_override, resolution_type, context)
     answer = nil
     Hiera::Backend.datasources(scope, order_override) do |source|
-      data = @datasources.fetch(p.client, env, level, source, p.stale, p.pin) { |warning| Hiera.warn(warning) }
+      data = datasource(p, env, level, source)
       next unless data.include?(key)
 
       value = Hiera::Backend.parse_answer(data[key], scope, {}, context)

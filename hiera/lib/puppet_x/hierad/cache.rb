@@ -25,6 +25,32 @@ module PuppetX::Hierad
     end
   end
 
+  # A datasource hierad keeps as the data file it was imported from,
+  # which does not parse (docs/api.md, "Files that do not parse"):
+  # `hiera_class` and `hiera_message` are what Hiera raises reading it.
+  class UnparsedFile < Error
+    attr_reader :hiera_class, :hiera_message
+
+    # `refused` itself, or (a 422 unparsed_document) an UnparsedFile
+    # with its message.
+    def self.of(refused, response)
+      body = parse(response) if response.status == 422
+      return refused unless body.is_a?(Hash) && body['error'] == 'unparsed_document'
+
+      new(refused.message).tap do |e|
+        e.status = response.status
+        e.instance_variable_set(:@hiera_class, body['hiera_class'])
+        e.instance_variable_set(:@hiera_message, body['hiera_message'])
+      end
+    end
+
+    def self.parse(response)
+      JSON.parse(response.body)
+    rescue JSON::ParserError
+      nil
+    end
+  end
+
   # Whole datasources (GET /api/v1/data/{env}/{resource}), each kept with
   # its ETag and revalidated at every read: one small request when
   # nothing changed. Read by the Hiera 5 functions, and by the Hiera 3
@@ -59,7 +85,7 @@ module PuppetX::Hierad
       end
       return data if response.status == 304
       return {} if response.status == 404 && response.error_message =~ NOT_DEFINED
-      raise client.refused("GET #{path}", response) unless response.status == 200
+      raise UnparsedFile.of(client.refused("GET #{path}", response), response) unless response.status == 200
 
       data = @convert.call(Wire.load(response.body))
       @kept[key] = [response.headers['etag'], data] if response.headers['etag']
