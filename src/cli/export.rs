@@ -30,7 +30,10 @@
 use super::args::{Access, Conn, EnvLevel};
 use super::report;
 use crate::configdb::model::{check_resource_path, is_hidden};
+use crate::configdb::unparsed::Unparsed;
+use crate::configdb::{DocAddress, DocKind, LevelPath};
 use crate::hiera::{Value, render};
+use crate::ops;
 use anyhow::{anyhow, bail};
 use indicatif::{ProgressBar, ProgressStyle};
 use rustix::fs::{AtFlags, FileType, Mode, OFlags};
@@ -82,26 +85,44 @@ fn export(args: &Args) -> anyhow::Result<String> {
     let names = db.resource_names(args.at.env)?;
     let bar = progress_bar(names.len());
     // (`override/node/n1.yaml`, its text)
-    let mut files: Vec<(String, String)> = Vec::new();
+    let mut files: Vec<(String, Vec<u8>)> = Vec::new();
     let mut skipped = 0;
+    let mut kept = Vec::new();
     for name in &names {
         bar.set_message(name.clone());
         // Names come from the store or a server: never let one climb out
         // of DIR.
         check_resource_path(name)?;
-        let doc = if args.decrypt {
-            db.effective_decrypted(args.at.env, level, name)?
+        let read = if args.decrypt {
+            db.effective_decrypted(args.at.env, level, name)
         } else {
-            db.effective(args.at.env, level, name)?
+            db.effective(args.at.env, level, name)
         };
         bar.inc(1);
+        let doc = match read {
+            Ok(doc) => doc,
+            // Hiera fails over the file as the server fails: the file as
+            // it was imported.
+            Err(e) if e.is_unparsed() => {
+                let file = kept_on_path(db.as_ref(), args.at.env, level, name)?.ok_or(e)?;
+                let ext = if file.path.ends_with(".json") {
+                    "json"
+                } else {
+                    "yaml"
+                };
+                files.push((format!("{name}.{ext}"), file.bytes));
+                kept.push(file.path);
+                continue;
+            }
+            Err(e) => return Err(e.into()),
+        };
         if doc.is_empty() {
             skipped += 1;
             continue;
         }
         let text = render::yaml::to_yaml(&Value::Hash(doc))
             .map_err(|e| anyhow!("cannot write resource \"{name}\" as YAML: {e}"))?;
-        files.push((format!("{name}.yaml"), text));
+        files.push((format!("{name}.yaml"), text.into_bytes()));
     }
     bar.finish_and_clear();
     if is_empty_dir(dir)? {
@@ -123,9 +144,19 @@ fn export(args: &Args) -> anyhow::Result<String> {
     // of the tree skips them, and `import --replace` deletes them.
     let hidden: Vec<&str> = files
         .iter()
-        .filter_map(|(rel, _)| rel.strip_suffix(".yaml"))
+        .filter_map(|(rel, _)| {
+            rel.strip_suffix(".yaml")
+                .or_else(|| rel.strip_suffix(".json"))
+        })
         .filter(|name| is_hidden(name))
         .collect();
+    if !kept.is_empty() {
+        done.push_str(&format!(
+            "\n{} file(s) kept unparsed written back as imported (Hiera fails the lookups that read them): {}",
+            kept.len(),
+            kept.join(", ")
+        ));
+    }
     if !hidden.is_empty() {
         done.push_str(&format!(
             "\nwarning: {} resource(s) written as hidden files, which an import of this folder skips (and `import --replace` deletes from the environment): {}; rename them",
@@ -134,6 +165,27 @@ fn export(args: &Args) -> anyhow::Result<String> {
         ));
     }
     Ok(done)
+}
+
+/// The data file kept unparsed that the effective document of `resource`
+/// at `level` reads: the most specific first, overrides before values.
+fn kept_on_path(
+    db: &dyn ops::ConfigOps,
+    env: i64,
+    level: &LevelPath,
+    resource: &str,
+) -> anyhow::Result<Option<Unparsed>> {
+    let pairs = level.pairs();
+    for n in (0..=pairs.len()).rev() {
+        let path = LevelPath::new(pairs[..n].to_vec());
+        for kind in [DocKind::Overrides, DocKind::Values] {
+            let at = DocAddress::new(env, path.clone(), resource, kind);
+            if let Some(file) = db.kept_file(&at)? {
+                return Ok(Some(file));
+            }
+        }
+    }
+    Ok(None)
 }
 
 /// A directory is empty, or absent.
@@ -201,7 +253,7 @@ const FOLDER_MODE: u32 = 0o700;
 /// Writes `files` into an absent or empty `dir`: whole into a staging
 /// folder beside it, which is then renamed to `dir`. A failure removes
 /// the staging folder and leaves `dir` as it was.
-fn write_fresh(dir: &Path, files: &[(String, String)]) -> anyhow::Result<()> {
+fn write_fresh(dir: &Path, files: &[(String, Vec<u8>)]) -> anyhow::Result<()> {
     // DIR is the user's choice: a link naming it is followed.
     let target = match std::fs::canonicalize(dir) {
         Ok(real) => real,
@@ -249,7 +301,7 @@ fn write_fresh(dir: &Path, files: &[(String, String)]) -> anyhow::Result<()> {
 /// hidden staging folder inside it, then each renamed over its namesake
 /// (a replaced file keeps its permissions). A failure while staging
 /// leaves `dir` as it was.
-fn write_over(dir: &Path, files: &[(String, String)]) -> anyhow::Result<()> {
+fn write_over(dir: &Path, files: &[(String, Vec<u8>)]) -> anyhow::Result<()> {
     let staging = tempfile::Builder::new()
         .prefix(".hierad-export-")
         .permissions(std::os::unix::fs::PermissionsExt::from_mode(FOLDER_MODE))
@@ -309,7 +361,7 @@ fn open_folders(
 /// Writes `rel` (`a/b.yaml`) under the staging folder `root`, a new
 /// file 0600 (folders 0700) whatever the umask; `dir` names the export
 /// in messages.
-fn write_file(root: BorrowedFd<'_>, dir: &Path, rel: &str, text: &str) -> anyhow::Result<()> {
+fn write_file(root: BorrowedFd<'_>, dir: &Path, rel: &str, text: &[u8]) -> anyhow::Result<()> {
     let parts: Vec<&str> = rel.split('/').collect();
     let Some((file, folders)) = parts.split_last() else {
         bail!("cannot write an unnamed file in {}", dir.display());
@@ -321,7 +373,7 @@ fn write_file(root: BorrowedFd<'_>, dir: &Path, rel: &str, text: &str) -> anyhow
 }
 
 /// A new file `name` in `at` holding `text`, mode 0600.
-fn write_new(at: BorrowedFd<'_>, name: &str, text: &str) -> std::io::Result<()> {
+fn write_new(at: BorrowedFd<'_>, name: &str, text: &[u8]) -> std::io::Result<()> {
     let fd = rustix::fs::openat(
         at,
         name,
@@ -331,7 +383,7 @@ fn write_new(at: BorrowedFd<'_>, name: &str, text: &str) -> std::io::Result<()> 
     // Exactly these bits, whatever the umask.
     rustix::fs::fchmod(&fd, Mode::from_raw_mode(FILE_MODE))?;
     let mut file = std::fs::File::from(fd);
-    file.write_all(text.as_bytes())
+    file.write_all(text)
 }
 
 /// Moves the staged `rel` from `staged` to its place under `root`

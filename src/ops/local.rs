@@ -3,6 +3,7 @@
 //! `bench load --db`).
 
 use super::{ConfigOps, ImportSummary, LevelDocs, OpsError, Result};
+use crate::configdb::unparsed::Unparsed;
 use crate::configdb::{
     ComponentRef, ConfigError, Conflict, DocAddress, DocKind, Environment, KeyPath, LevelPath,
     NewComponent, NewEnvironment, NotFound, Version, fold::fold, provenance,
@@ -245,6 +246,11 @@ impl ConfigOps for Local {
             .get(at, version)?
             .map(|(_, doc)| doc)
             .unwrap_or_default())
+    }
+
+    fn kept_file(&self, at: &DocAddress) -> Result<Option<Unparsed>> {
+        self.store.check_registered(at.env, &at.path)?;
+        Ok(self.store.kept_file(at)?)
     }
 
     // Writes check the registers inside their own transaction.

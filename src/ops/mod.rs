@@ -18,6 +18,7 @@ pub(crate) use local::Local;
 pub(crate) use remote::{Remote, RemoteError};
 
 pub(crate) use crate::api::ImportSummary;
+use crate::configdb::unparsed::Unparsed;
 use crate::configdb::{
     ConfigError, DocAddress, DocKind, Environment, KeyPath, LevelPath, Version, check_depth,
 };
@@ -40,6 +41,19 @@ pub(crate) enum OpsError {
     /// The request does not fit what is already there.
     #[error("{0}")]
     Refused(String),
+}
+
+impl OpsError {
+    /// Whether it is a read of a document kept unparsed, from the store or
+    /// from a server (422 `unparsed_document`).
+    pub(crate) fn is_unparsed(&self) -> bool {
+        match self {
+            OpsError::Store(StoreError::Config(ConfigError::Unparsed(_)))
+            | OpsError::Config(ConfigError::Unparsed(_)) => true,
+            OpsError::Remote(RemoteError::Api { kind, .. }) => kind == "unparsed_document",
+            _ => false,
+        }
+    }
 }
 
 pub(crate) type Result<T, E = OpsError> = std::result::Result<T, E>;
@@ -102,6 +116,10 @@ pub(crate) trait ConfigOps {
     /// What is stored at exactly `at` (`{}` if never written), or one of
     /// its versions.
     fn stored(&self, at: &DocAddress, version: Option<u64>) -> Result<Hash>;
+
+    /// The data file the document at `at` keeps unparsed, if it keeps one
+    /// (`crate::configdb::unparsed`): what an export writes back.
+    fn kept_file(&self, at: &DocAddress) -> Result<Option<Unparsed>>;
 
     /// The effective document of `resource` at `path` with each
     /// top-level key's origin ([`crate::configdb::provenance`]).

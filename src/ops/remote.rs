@@ -6,7 +6,7 @@
 
 use super::{ConfigOps, ImportSummary, LevelDocs, Result as OpsResult};
 use crate::api;
-use crate::configdb::unparsed::Content;
+use crate::configdb::unparsed::Unparsed;
 use crate::configdb::{
     ComponentRef, ConfigError, DocAddress, DocKind, Environment, KeyPath, LevelPath, Version,
     keypath,
@@ -448,9 +448,9 @@ impl Remote {
         kind: DocKind,
         replace: bool,
         register: bool,
-        documents: &[(&str, &Content)],
+        files: &[crate::tree::TreeFile],
     ) -> Result<ImportSummary> {
-        let body = insight::import_request(level, kind, replace, register, documents);
+        let body = insight::import_request(level, kind, replace, register, files);
         let path = paths::fill(paths::IMPORT, &[&env.to_string()]);
         self.typed(Method::Post, &path, Some(&body))
             .map_err(|e| match e {
@@ -507,12 +507,8 @@ impl ConfigOps for Remote {
     ) -> OpsResult<ImportSummary> {
         let mut summary = ImportSummary::default();
         for (path, files) in levels {
-            let documents: Vec<(&str, &Content)> = files
-                .iter()
-                .map(|f| (f.resource.as_str(), &f.content))
-                .collect();
             summary.add(Remote::import(
-                self, env, path, kind, replace, register, &documents,
+                self, env, path, kind, replace, register, files,
             )?);
         }
         Ok(summary)
@@ -520,6 +516,10 @@ impl ConfigOps for Remote {
 
     fn resource_names(&self, env: i64) -> OpsResult<Vec<String>> {
         Ok(Remote::resource_names(self, env)?)
+    }
+
+    fn kept_file(&self, at: &DocAddress) -> OpsResult<Option<Unparsed>> {
+        Ok(insight::kept_file(self, at)?)
     }
 
     fn effective(&self, env: i64, path: &LevelPath, resource: &str) -> OpsResult<Hash> {

@@ -215,6 +215,8 @@ fn kept_files(ops: &dyn ConfigOps, note: &mut dyn FnMut(&str, String)) {
         format!("{}", ops.stored(&globals, None).unwrap_err()),
     );
     note("parsed", format!("{:?}", ops.stored(&astute, None)));
+    note("kept file", format!("{:?}", ops.kept_file(&globals)));
+    note("no kept file", format!("{:?}", ops.kept_file(&astute)));
     note(
         "root",
         format!("{:?}", ops.effective(7, &LevelPath::root(), "globals")),
@@ -286,6 +288,8 @@ fn local_and_remote_operations_agree() {
         "kept: Ok(ImportSummary { written: 2, unchanged: 0, deleted: 0, defined: [], unparsed: [KeptFile { resource: \"globals\", path: \"data/globals.yaml\", class: \"Psych::SyntaxError\", message: \"(<unknown>): did not find expected ',' or ']' while parsing a flow sequence at line 1 column 4\" }] })",
         "kept read: the values of resource \"globals\" at nodes=n4 of environment 7 (version 1) holds data/globals.yaml as imported, which does not parse: Psych::SyntaxError: (<unknown>): did not find expected ',' or ']' while parsing a flow sequence at line 1 column 4; Hiera fails every lookup that reads it. Write the document again (import the fixed file, or PUT the values) to repair it",
         "parsed: Ok({String(\"a\"): String(\"fine\")})",
+        "kept file: Ok(Some(Unparsed { path: \"data/globals.yaml\", bytes: [103, 58, 32, 91, 49, 10] }))",
+        "no kept file: Ok(None)",
         "root: Ok({String(\"g\"): String(\"G\")})",
         "repaired: Ok({String(\"g\"): Int(1)})",
     ];

@@ -469,6 +469,10 @@ pub(crate) trait Store: Send + Sync {
     /// `deleted` set. NotFound: as `put`, or a version that does not exist.
     fn get(&self, at: &DocAddress, version: Option<u64>) -> Result<Option<(Version, Hash)>>;
 
+    /// The data file the latest version of the document keeps unparsed
+    /// (`crate::configdb::unparsed`), if it keeps one: what an export writes.
+    fn kept_file(&self, at: &DocAddress) -> Result<Option<crate::configdb::unparsed::Unparsed>>;
+
     /// Every version of a document, oldest first; empty if never written.
     fn history(&self, at: &DocAddress) -> Result<Vec<Version>>;
 

@@ -275,3 +275,48 @@ fn the_import_command_keeps_and_lists_a_broken_file() {
         "{\n  \"plugins\": []\n}"
     );
 }
+
+/// A tree with a file that is not a Hash and one that is not UTF-8.
+fn broken_tree(dir: &std::path::Path) -> std::path::PathBuf {
+    let tree = dir.join("tree");
+    std::fs::create_dir_all(tree.join("override")).unwrap();
+    std::fs::write(tree.join("astute.yaml"), "deployment_id: 15\n").unwrap();
+    std::fs::write(tree.join("override/plugins.yaml"), "- a list\n").unwrap();
+    std::fs::write(tree.join("latin1.yaml"), b"k: caf\xe9\n").unwrap();
+    tree
+}
+
+/// `hierad export` writes a kept file back byte for byte, so `hiera` over
+/// the exported tree fails where the server fails; locally and over a
+/// server (the file travels as base64 when it is not UTF-8).
+#[test]
+fn export_writes_kept_files_back_as_they_were_imported() {
+    let dir = tempfile::tempdir().unwrap();
+    let tree = broken_tree(dir.path());
+    let server = crate::server::TestServer::empty();
+    let db = dir.path().join("h.db");
+    for (n, at) in [
+        format!("--db {}", db.display()),
+        format!("--server {}", server.url),
+    ]
+    .iter()
+    .enumerate()
+    {
+        ok(&format!("import {} --env 3 {at}", tree.display()));
+        let out_dir = dir.path().join(format!("out{n}"));
+        let out = ok(&format!("export --env 3 {} {at}", out_dir.display()));
+        assert!(
+            out.contains("2 file(s) kept unparsed written back as imported"),
+            "{out}"
+        );
+        let astute = std::fs::read_to_string(out_dir.join("astute.yaml")).unwrap();
+        assert_eq!(astute, "---\ndeployment_id: 15\n");
+        for rel in ["override/plugins.yaml", "latin1.yaml"] {
+            assert_eq!(
+                std::fs::read(out_dir.join(rel)).unwrap(),
+                std::fs::read(tree.join(rel)).unwrap(),
+                "{at}: {rel}"
+            );
+        }
+    }
+}

@@ -5,7 +5,7 @@ use super::{Method, Remote, Result, doc_url};
 use crate::api;
 use crate::api::paths;
 use crate::api::paths::encode;
-use crate::configdb::unparsed::Content;
+use crate::configdb::unparsed::{Content, Unparsed};
 use crate::configdb::{ConfigError, keypath};
 use crate::configdb::{DocAddress, DocKind, LevelPath, Version};
 use crate::hiera::Value;
@@ -45,11 +45,7 @@ impl Remote {
         kind: DocKind,
         (replace, register): (bool, bool),
     ) -> Result<api::impact::DryRun> {
-        let documents: Vec<(&str, &Content)> = files
-            .iter()
-            .map(|f| (f.resource.as_str(), &f.content))
-            .collect();
-        let body = import_request(level, kind, replace, register, &documents);
+        let body = import_request(level, kind, replace, register, files);
         let path = paths::fill(paths::IMPORT, &[&env.to_string()]);
         self.typed(Method::Post, &format!("{path}?dry_run=true"), Some(&body))
     }
@@ -182,23 +178,39 @@ impl Remote {
     }
 }
 
+/// `GET …/values?unparsed`: the data file the document keeps unparsed.
+pub(super) fn kept_file(remote: &Remote, at: &DocAddress) -> Result<Option<Unparsed>> {
+    let url = format!(
+        "{}?unparsed",
+        doc_url(at.env, &at.path, &at.resource, at.kind)
+    );
+    let file: Option<api::UnparsedFile> = remote.typed(Method::Get, &url, None::<&()>)?;
+    file.map(api::UnparsedFile::into_file)
+        .transpose()
+        .map_err(|reason| super::RemoteError::BadAnswer {
+            url,
+            status: 200,
+            reason,
+        })
+}
+
 /// The body of `POST /environments/{env}/import`: one level's documents.
 pub(super) fn import_request(
     level: &LevelPath,
     kind: DocKind,
     replace: bool,
     register: bool,
-    documents: &[(&str, &Content)],
+    files: &[crate::tree::TreeFile],
 ) -> api::ImportRequest {
     let mut data = indexmap::IndexMap::new();
     let mut unparsed = std::collections::BTreeMap::new();
-    for (name, content) in documents {
-        match content {
+    for f in files {
+        match &f.content {
             Content::Data(doc) => {
-                data.insert((*name).to_owned(), Value::Hash(doc.clone()));
+                data.insert(f.resource.clone(), Value::Hash(doc.clone()));
             }
             Content::File(file) => {
-                unparsed.insert((*name).to_owned(), api::UnparsedFile::of(file));
+                unparsed.insert(f.resource.clone(), api::UnparsedFile::of(file));
             }
         }
     }

@@ -310,12 +310,12 @@ async fn import(
         let file = file.into_file().map_err(|m| {
             ApiError::BadRequest(format!("unparsed file of resource {resource}: {m}"))
         })?;
-        // The server's own verdict: a file that parses is stored as data.
+        // The store judges it: a file that parses is stored as its data.
         documents.push(ImportDoc {
             path: path.clone(),
             resource,
             kind,
-            content: Content::of_file(file),
+            content: Content::File(file),
         });
     }
     let snapshot = state.snapshot();

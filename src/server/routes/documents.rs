@@ -286,6 +286,10 @@ async fn get_document(
             let doc = key_answer(&state, at, key, None, false).await?;
             Ok(encoded_response(&doc))
         }
+        Target::Document if flag(&query, "unparsed")? => {
+            let file = state.read(move |store| Ok(store.kept_file(&at)?)).await?;
+            Ok(Json(file.as_ref().map(api::UnparsedFile::of)).into_response())
+        }
         Target::Document => {
             let key = query.get("key").map(|k| key_path(k)).transpose()?;
             let effective = flag(&query, "effective")?;

@@ -5,7 +5,7 @@ use super::{
     EnvContext, decode, decode_data, decode_stored, encode, now, resolve_component, slot_of,
     sql_version, version_from,
 };
-use crate::configdb::unparsed::Content;
+use crate::configdb::unparsed::{Content, Unparsed};
 use crate::configdb::{
     ConfigError, DocAddress, DocKind, Invalid, LevelValue, NotFound, OverQuota, Stale, StoredDoc,
     Version, check_depth,
@@ -352,6 +352,14 @@ pub(super) fn get(
         Ok((v, content))
     })
     .transpose()
+}
+
+/// [`Store::kept_file`](crate::store::Store::kept_file) inside a read transaction.
+pub(super) fn kept_file(tx: &dyn Sql, at: &DocAddress) -> Result<Option<Unparsed>> {
+    EnvContext::load(tx, at.env)?.check(at)?;
+    Ok(head(tx, at)?
+        .filter(|(v, _)| !v.deleted)
+        .and_then(|(_, text)| Unparsed::from_stored(&text)))
 }
 
 /// [`Store::history`](crate::store::Store::history) inside a read transaction.

@@ -362,11 +362,23 @@ impl<E: Engine> Store for E {
         self.read(|tx| documents::get(tx, at, version))
     }
 
+    fn kept_file(&self, at: &DocAddress) -> Result<Option<crate::configdb::unparsed::Unparsed>> {
+        self.read(|tx| documents::kept_file(tx, at))
+    }
+
     fn history(&self, at: &DocAddress) -> Result<Vec<Version>> {
         self.read(|tx| documents::history(tx, at))
     }
 
     fn import(&self, batch: &ImportBatch) -> Result<ImportReport> {
+        let judged;
+        let batch = match judge_files(batch) {
+            Some(b) => {
+                judged = b;
+                &judged
+            }
+            None => batch,
+        };
         for doc in &batch.documents {
             let at = DocAddress::new(batch.env, doc.path.clone(), &doc.resource, doc.kind);
             if let Content::Data(content) = &doc.content {
@@ -518,4 +530,22 @@ impl<E: Engine> Store for E {
             )
         })
     }
+}
+
+/// `batch` with every data file it keeps unparsed that does parse as its
+/// data instead ([`Content::of_file`]: the one verdict on a file, whoever
+/// sent it); `None` when there is none (the usual case: no copy).
+fn judge_files(batch: &ImportBatch) -> Option<ImportBatch> {
+    let parses =
+        |d: &crate::store::ImportDoc| matches!(&d.content, Content::File(f) if f.parse().is_ok());
+    if !batch.documents.iter().any(parses) {
+        return None;
+    }
+    let mut judged = batch.clone();
+    for doc in &mut judged.documents {
+        if let Content::File(file) = &doc.content {
+            doc.content = Content::of_file(file.clone());
+        }
+    }
+    Some(judged)
 }

@@ -181,7 +181,26 @@ fn dumps_checks_and_rotations_carry_kept_files_as_they_are() {
     assert_eq!(s.load_all().unwrap().unparsed.len(), 2);
 }
 
+fn a_file_that_parses_is_stored_as_its_data_whoever_sent_it() {
+    let s = fuel();
+    let batch = ImportBatch {
+        env: 1,
+        documents: vec![ImportDoc {
+            content: file("data/astute.yaml", b"a: 1\n"),
+            ..import_doc("", "astute", DocKind::Values, Hash::default())
+        }],
+        ..ImportBatch::default()
+    };
+    s.import(&batch).unwrap();
+    let astute = at(1, "", "astute", DocKind::Values);
+    assert_eq!(s.get(&astute, None).unwrap().unwrap().1, rhash! {"a" => 1});
+    assert_eq!(s.kept_file(&astute).unwrap(), None);
+    let data = s.load_all().unwrap();
+    assert!(data.unparsed.is_empty() && data.unreadable.is_empty());
+}
+
 both![
+    a_file_that_parses_is_stored_as_its_data_whoever_sent_it,
     kept_files_fail_the_reads_that_need_them_with_hieras_error,
     a_write_over_a_kept_file_repairs_it_and_history_keeps_both,
     dumps_checks_and_rotations_carry_kept_files_as_they_are,
