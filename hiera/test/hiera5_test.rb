@@ -53,6 +53,34 @@ class Hiera5Test < Minitest::Test
     assert_includes error.message, 'environment 3 does not exist'
   end
 
+  def unparsed(path, klass, message)
+    body = { 'error' => 'unparsed_document', 'message' => "… holds #{path} as imported, which does not parse: …",
+             'hiera_class' => klass, 'hiera_message' => message, 'path' => path }
+    [422, {}, JSON.generate(body)]
+  end
+
+  # A kept file fails as yaml_data or json_data fail over it.
+  def test_a_file_that_does_not_parse_fails_as_over_the_file
+    syntax = "(<unknown>): did not find expected ',' or ']' while parsing a flow sequence at line 1 column 4"
+    @replies[DATA_PATH] = unparsed('data/n1.yaml', 'Psych::SyntaxError', syntax)
+    error = assert_raises(LookupError) { H5.data_hash(options) }
+    assert_equal "Unable to parse (data/n1.yaml): did not find expected ',' or ']' while parsing a flow sequence at line 1 column 4", error.message
+    @replies[DATA_PATH] = unparsed('data/n1.json', 'TypeError', 'Data retrieved from data/n1.json is Array not Hash')
+    error = assert_raises(LookupError) { H5.data_hash(options) }
+    assert_equal "Value returned from data_hash function 'json_data', when using location 'data/n1.json', has wrong type, expects a Hash value, got Array",
+                 error.message
+  end
+
+  # yaml_data warns of a YAML file that holds no Hash, and reads it as empty.
+  def test_a_yaml_file_that_is_no_hash_warns_and_is_empty
+    @replies[DATA_PATH] = unparsed('data/n1.yaml', 'TypeError', 'Data retrieved from data/n1.yaml is Array not Hash')
+    warnings = []
+    Puppet.stub(:warning, ->(w) { warnings << w }) do
+      assert_equal({}, H5.data_hash(options))
+    end
+    assert_equal ['data/n1.yaml: file does not contain a valid yaml hash'], warnings
+  end
+
   def test_an_outage_is_an_error_or_the_last_copy_when_stale_is_allowed
     @replies[DATA_PATH] = [200, { 'ETag' => '"e2"' }, '{"k":"v"}']
     stale = options('failure' => 'stale', 'url' => [@server.url])

@@ -27,9 +27,10 @@ module PuppetX::Hierad
 
   # A datasource hierad keeps as the data file it was imported from,
   # which does not parse (docs/api.md, "Files that do not parse"):
-  # `hiera_class` and `hiera_message` are what Hiera raises reading it.
+  # `hiera_class` and `hiera_message` are what Hiera raises reading it,
+  # `path` the file's name as imported.
   class UnparsedFile < Error
-    attr_reader :hiera_class, :hiera_message
+    attr_reader :hiera_class, :hiera_message, :path
 
     # `refused` itself, or (a 422 unparsed_document) an UnparsedFile
     # with its message.
@@ -41,6 +42,7 @@ module PuppetX::Hierad
         e.status = response.status
         e.instance_variable_set(:@hiera_class, body['hiera_class'])
         e.instance_variable_set(:@hiera_message, body['hiera_message'])
+        e.instance_variable_set(:@path, body['path'])
       end
     end
 

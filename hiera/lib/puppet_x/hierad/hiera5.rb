@@ -31,7 +31,29 @@ module PuppetX::Hierad::Hiera5
 
     @datasources.fetch(PuppetX::Hierad::Client.shared(settings), *options.values_at('environment', 'level', 'uri'),
                        settings[:failure].to_s == 'stale', options.slice('generation', 'tag')) { |w| Puppet.warning(w) }
+  rescue PuppetX::Hierad::UnparsedFile => e
+    unparsed(e)
   rescue PuppetX::Hierad::Error => e
     raise Puppet::DataBinding::LookupError, e.message
+  end
+
+  # A datasource kept as the data file it was imported from, which Hiera 3
+  # cannot read: what yaml_data or json_data do over that file (Puppet 7's
+  # pops/lookup data providers; src/hiera5/lookup.rs ports them), the file
+  # named by its path as imported.
+  def self.unparsed(e)
+    path = e.path
+    # The class a file that is no Hash holds.
+    got = e.hiera_class == 'TypeError' ? e.hiera_message[/ is (\S+) not Hash\z/, 1] : nil
+    if path.end_with?('.json')
+      raise Puppet::DataBinding::LookupError, "Unable to parse (#{path}): #{e.hiera_message}" unless got
+
+      raise Puppet::DataBinding::LookupError, "Value returned from data_hash function 'json_data', when using location '#{path}', " \
+                                              "has wrong type, expects a Hash value, got #{got}"
+    end
+    raise Puppet::DataBinding::LookupError, "Unable to parse #{e.hiera_message.sub('(<unknown>)', "(#{path})")}" unless got
+
+    Puppet.warning("#{path}: file does not contain a valid yaml hash")
+    {}
   end
 end
