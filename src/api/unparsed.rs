@@ -35,7 +35,8 @@ pub(crate) struct KeptFile {
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub(crate) struct UnparsedErrorBody {
     pub(crate) error: String,
-    /// Names the document, the file and the parse error.
+    /// Names the document, the file and the parse error, never the file's
+    /// text (`configdb::unparsed::without_text`).
     pub(crate) message: String,
     /// The Ruby class Hiera raises reading the file (`Psych::SyntaxError`).
     pub(crate) hiera_class: String,

@@ -167,7 +167,10 @@ fn import(args: &Args) -> anyhow::Result<String> {
     for kept in &summary.unparsed {
         text.push_str(&format!(
             "\nkept unparsed (Hiera cannot read it; lookups that read it fail): {} from {}: {} ({})",
-            kept.resource, kept.path, kept.message, kept.class
+            kept.resource,
+            kept.path,
+            crate::configdb::unparsed::without_text(&kept.message),
+            kept.class
         ));
     }
     Ok(text)

@@ -178,8 +178,19 @@ impl fmt::Display for UnparsedDocument {
             self.version,
             self.path,
             self.error.class.ruby_name(),
-            self.error.message
+            without_text(&self.error.message)
         )
+    }
+}
+
+/// Hiera's message for a file, less the file's own text: Ruby's JSON
+/// parser quotes the rest of the file (`unexpected token at '…'`), which
+/// may hold a password. Hiera's exact words go only where they must
+/// match Hiera's (a lookup's error, the answer's `hiera_message`).
+pub(crate) fn without_text(message: &str) -> std::borrow::Cow<'_, str> {
+    match message.find(" at '") {
+        Some(at) => format!("{}…' (the file's text is not shown)", &message[..at + 5]).into(),
+        None => message.into(),
     }
 }
 
@@ -228,6 +239,20 @@ mod tests {
         ] {
             assert_eq!(Unparsed::from_stored(content), None, "{content}");
         }
+    }
+
+    #[test]
+    fn messages_name_the_error_without_the_files_text() {
+        let e = kept("x.json", br#"{"password": "s3cret", oops}"#)
+            .parse()
+            .unwrap_err();
+        assert!(e.message.contains("s3cret"), "Hiera's own words quote it");
+        assert_eq!(
+            without_text(&e.message),
+            "859: unexpected token at '…' (the file's text is not shown)"
+        );
+        let syntax = kept("x.yaml", b"a: [1\n").parse().unwrap_err().message;
+        assert_eq!(without_text(&syntax), syntax);
     }
 
     #[test]
