@@ -1,5 +1,6 @@
 //! A Hiera data tree on disk (`/etc/hiera`): every `*.yaml` and `*.json`
-//! file under a folder, read exactly as Hiera's backends read them, named
+//! file under a folder, read exactly as Hiera's backends read them (one
+//! they cannot read is kept as it is: `configdb::unparsed`), named
 //! as ConfigDB resources (relative path without the extension; a top-level
 //! `hiera.yaml` becomes the resource `hiera`). Used by `hierad import`, the
 //! server's sample loader and the bench generator. Only regular files and
