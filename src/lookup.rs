@@ -140,8 +140,21 @@ pub(crate) fn load_config(
     merge_behavior: Option<&Value>,
     deep_merge_options: Option<&Value>,
 ) -> Result<Config> {
+    // A hiera.yaml kept unparsed fails every lookup, as Hiera fails to
+    // load it (`YAML.load_file`, whose errors name the file), rather
+    // than leave the defaults in force unsaid.
+    let root = LevelPath::root();
+    if let Some(kept) = snapshot
+        .unparsed_on(env, &root)
+        .into_iter()
+        .find(|u| u.at.resource == HIERA_RESOURCE)
+    {
+        let named = format!("({})", kept.path);
+        let message = kept.error.message.replacen("(<unknown>)", &named, 1);
+        return Err(HieraError::new(kept.error.class, message));
+    }
     let mut raw = snapshot
-        .effective(env, &LevelPath::root(), HIERA_RESOURCE)
+        .effective(env, &root, HIERA_RESOURCE)
         .map(|doc| (*doc).clone())
         .unwrap_or_default();
     if let Some(levels) = hierarchy {

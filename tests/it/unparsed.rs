@@ -168,6 +168,25 @@ async fn lookups_fail_only_where_they_read_the_broken_file() {
     }
 }
 
+/// The environment's own hiera.yaml (the resource `hiera`) kept
+/// unparsed fails every lookup, naming the file, as Hiera fails to load
+/// a broken configuration; nothing answers from defaults.
+#[tokio::test]
+async fn a_broken_hiera_yaml_fails_every_lookup() {
+    let (state, _) = imported().await;
+    let config = json!({"documents": {}, "unparsed": {"hiera": {"path": "/etc/hiera/hiera.yaml", "text": ":hierarchy: [x\n"}}});
+    let (status, body) = call(&state, "POST", IMPORT, &config.to_string()).await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    let (status, body) = lookup(&state, "n1", &["good"], "k").await;
+    assert_eq!(status, StatusCode::UNPROCESSABLE_ENTITY, "{body}");
+    assert_eq!(body["class"], "Psych::SyntaxError");
+    let message = body["message"].as_str().unwrap();
+    assert!(
+        message.starts_with("(/etc/hiera/hiera.yaml): did not find expected ',' or ']'"),
+        "{message}"
+    );
+}
+
 #[tokio::test]
 async fn a_write_over_the_broken_file_repairs_it() {
     let (state, _) = imported().await;
