@@ -198,6 +198,8 @@ async fn changes(
         .get(header::ACCEPT)
         .and_then(|v| v.to_str().ok())
         .is_some_and(|v| v.contains("text/event-stream"));
+    // Not held while waiting: thousands of waiters each kept a copy.
+    drop((query, headers));
     if streams {
         return stream(state, asked);
     }

@@ -198,6 +198,32 @@ mod tests {
     }
 
     #[tokio::test]
+    async fn a_read_in_progress_holds_up_only_its_own_key() {
+        use futures_util::FutureExt;
+        let feed = Arc::new(Feed::default());
+        let (started, is_started) = tokio::sync::oneshot::channel();
+        let (finish, finished) = tokio::sync::oneshot::channel::<()>();
+        let slow = {
+            let feed = Arc::clone(&feed);
+            tokio::spawn(async move {
+                feed.page(1, 9, || async move {
+                    let _ = started.send(());
+                    let _ = finished.await;
+                    Ok((9, vec![entry(9)]))
+                })
+                .await
+            })
+        };
+        is_started.await.unwrap();
+        // Another key's page is read at once, not after the slow one.
+        let other = feed.page(2, 9, || async { Ok((9, Vec::new())) });
+        let page = other.now_or_never().expect("not held up").unwrap();
+        assert_eq!(page.newest, 9);
+        finish.send(()).unwrap();
+        assert_eq!(slow.await.unwrap().unwrap().logged, vec![entry(9)]);
+    }
+
+    #[tokio::test]
     async fn an_answer_is_made_once_per_view() {
         let feed = Feed::default();
         let page = feed
