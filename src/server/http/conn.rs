@@ -285,9 +285,13 @@ pub(crate) async fn serve(
         let from_balancer = settings.proxies.trusts(addr.ip());
         tokio::spawn(async move {
             if from_balancer {
-                if let Some((stream, client)) = one.proxied(stream, addr).await {
-                    one.serve(acceptor, stream, client).await;
-                }
+                // Boxed for the reason `serve` boxes TLS.
+                Box::pin(async move {
+                    if let Some((stream, client)) = one.proxied(stream, addr).await {
+                        one.serve(acceptor, stream, client).await;
+                    }
+                })
+                .await;
             } else {
                 one.serve(acceptor, stream, addr).await;
             }
@@ -340,10 +344,16 @@ impl One {
                 let peer = Peer::new(client, None).secure(self.loopback);
                 self.run(stream, peer).await;
             }
+            // Boxed: a TLS connection's state (rustls' session, its
+            // handshake) is larger than a plain one's, and every
+            // connection's task would otherwise be sized for it.
             Some(acceptor) => {
-                if let Some((stream, peer)) = self.handshake(acceptor, stream, client).await {
-                    self.run(stream, peer).await;
-                }
+                Box::pin(async move {
+                    if let Some((stream, peer)) = self.handshake(acceptor, stream, client).await {
+                        self.run(stream, peer).await;
+                    }
+                })
+                .await;
             }
         }
     }
