@@ -12,7 +12,9 @@
 # waiting, minus its RSS just before they connected, the same server.
 # Wake: from the write's answer (the writer's `curl` returning) to each
 # waiter's answer, in milliseconds; a waiter answered before the writer's
-# own answer counts 0.
+# own answer counts 0. With it, the CPU seconds the server and this client
+# spent from the write to the last answer: on a 2-core machine the
+# client's share bounds how soon the last waiter can be read.
 # Environment: WAITERS (5000), ROUNDS (3), BIN (the hierad binary;
 # default: the release build), OUT (target/bench-results).
 set -euo pipefail
@@ -34,7 +36,7 @@ for round in $(seq "$ROUNDS"); do
   before=$(rss)
   write="curl -sf -o /dev/null -X PUT -H 'Content-Type: application/json' -d '{\"round\": $round}' $URL/api/v1/config/environments/1/resources/astute/values/keys/bench_round"
   timeout 120 python3 - "$URL" "$WAITERS" "$write" "$server_pid" "$before" <<'PY'
-import asyncio, subprocess, sys, time, urllib.request
+import asyncio, os, subprocess, sys, time, urllib.request
 url, n, write, pid, before = sys.argv[1], int(sys.argv[2]), sys.argv[3], sys.argv[4], int(sys.argv[5])
 host, port = url.removeprefix("http://").rsplit(":", 1)
 gen = int(urllib.request.urlopen(url + "/api/v1/changes?since=0").headers["X-Hierad-Generation"])
@@ -61,15 +63,21 @@ async def main():
         await asyncio.sleep(0.05)
     await asyncio.sleep(2)  # every request read and waiting
     held = rss()
+    def cpu():  # the server's user + system seconds
+        f = open(f"/proc/{pid}/stat").read().rsplit(")", 1)[1].split()
+        return (int(f[11]) + int(f[12])) / os.sysconf("SC_CLK_TCK")
+    server, client = cpu(), time.process_time()
     subprocess.run(write, shell=True, check=True)
     wrote = time.monotonic()
     statuses = await asyncio.wait_for(asyncio.gather(*tasks), 60)
+    server, client = cpu() - server, time.process_time() - client
     bad = [s for s in statuses if s != b"200"]
     ms = sorted(max(0.0, (t - wrote) * 1000) for t in done)
     pick = lambda q: ms[min(len(ms) - 1, int(q * len(ms)))]
     print(f"{n} waiters: +{(held - before) / 1024:.1f} MiB RSS ({before / 1024:.1f} -> {held / 1024:.1f} MiB); "
           f"woken after the write: p50 {pick(0.5):.1f} ms, p99 {pick(0.99):.1f} ms, max {ms[-1]:.1f} ms; "
-          f"{len(bad)} not 200")
+          f"{len(bad)} not 200; CPU from the write to the last answer: server {server:.2f} s, "
+          f"this client {client:.2f} s")
 
 asyncio.run(main())
 PY

@@ -6,7 +6,10 @@
 //!
 //! Exact by construction: each node's effective documents are folded in
 //! both snapshots and compared ([`super::diff::key_diff`]), so a change
-//! that every node overrides changes no node.
+//! that every node overrides changes no node. Only what a changed
+//! document can reach is folded: the nodes whose path passes through it,
+//! and of their effective documents the top-level keys it changed
+//! ([`Snapshot::effective_keys`]).
 
 use super::diff::hash_diff;
 use super::keypath::{KeyPath, get};
@@ -86,17 +89,8 @@ pub(crate) fn nodes_changed(
                 if !slots.reaches(node.pairs()) {
                     continue;
                 }
-                let old = before.effective(env, node, resource);
-                let new = after.effective(env, node, resource);
-                if let (Some(a), Some(b)) = (&old, &new) {
-                    if Arc::ptr_eq(a, b) {
-                        continue;
-                    }
-                }
-                let empty = Hash::default();
-                let a = old.as_deref().unwrap_or(&empty);
-                let b = new.as_deref().unwrap_or(&empty);
-                changed_paths(resource, a, b, &compare.keys, &mut changes);
+                let (a, b) = compared(before, after, env, node, resource, slots);
+                changed_paths(resource, &a, &b, &compare.keys, &mut changes);
             }
             (!changes.is_empty()).then(|| NodeChange {
                 node: node.clone(),
@@ -104,6 +98,28 @@ pub(crate) fn nodes_changed(
             })
         })
         .collect()
+}
+
+/// What to compare of `resource` at `node`: its effective documents'
+/// top-level keys that `slots` say may differ (they are all that can), or
+/// where a key path cannot name every key, both whole documents.
+fn compared(
+    before: &Snapshot,
+    after: &Snapshot,
+    env: i64,
+    node: &LevelPath,
+    resource: &str,
+    slots: &SlotsChanged,
+) -> (Arc<Hash>, Arc<Hash>) {
+    let keys = slots.keys_at(node.pairs());
+    if let (Some(a), Some(b)) = (
+        before.effective_keys(env, node, resource, &keys),
+        after.effective_keys(env, node, resource, &keys),
+    ) {
+        return (Arc::new(a), Arc::new(b));
+    }
+    let whole = |s: &Snapshot| s.effective(env, node, resource).unwrap_or_default();
+    (whole(before), whole(after))
 }
 
 /// The resources compared: the one asked for, or every one either

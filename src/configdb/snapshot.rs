@@ -57,6 +57,8 @@ pub(crate) struct StoredDoc {
     /// hands its value out unchanged (see [`is_final`]). Worked out once
     /// per write, so lookups do not rescan a 55 KB value on every answer.
     finals: Arc<[bool]>,
+    /// Whether every top-level key is a String (a key path can name it).
+    pub(crate) string_keys: bool,
     /// `content` as a response body, made on its first read and shared by
     /// every later one (and by the snapshots a write derives): encoded
     /// per request, a reader that pipelined GETs of a large document and
@@ -74,10 +76,12 @@ impl PartialEq for StoredDoc {
 impl StoredDoc {
     pub(crate) fn new(version: Version, content: Arc<Hash>) -> StoredDoc {
         let finals = content.values().map(is_final).collect();
+        let string_keys = content.keys().all(|k| matches!(k, Value::String(_)));
         StoredDoc {
             version,
             content,
             finals,
+            string_keys,
             encoded: Arc::default(),
         }
     }

@@ -80,11 +80,34 @@ fn check(docs: &[DocChange], write: &DocChange, nodes: usize) -> Vec<NodeChange>
     }
     let changed: Vec<LevelPath> = got.iter().map(|c| c.node.clone()).collect();
     assert_eq!(changed, brute);
+    // Each node's paths are the whole documents' diff, resource by resource.
+    for c in &got {
+        let whole: Vec<(String, String)> = RESOURCES
+            .iter()
+            .flat_map(|r| {
+                let (a, b) = (
+                    before.effective(1, &c.node, r),
+                    after.effective(1, &c.node, r),
+                );
+                let diff = crate::configdb::diff::hash_diff(&a.unwrap(), &b.unwrap());
+                diff.all_paths().into_iter().map(|p| (r.to_string(), p))
+            })
+            .collect();
+        let paths: Vec<(String, String)> = c
+            .changes
+            .iter()
+            .map(|p| (p.resource.clone(), p.path.clone()))
+            .collect();
+        assert_eq!(paths, whole, "{}", c.node);
+    }
     for c in &got {
         for p in &c.changes {
             assert_ne!(p.before, p.after, "{} {}", c.node, p.path);
             let read = |s: &Snapshot| {
                 let doc = s.effective(1, &c.node, &p.resource).unwrap();
+                if p.path.is_empty() {
+                    return Some(Value::Hash((*doc).clone()));
+                }
                 let key = KeyPath::parse(&p.path).unwrap();
                 get(&doc, &key).unwrap().cloned()
             };
@@ -202,11 +225,18 @@ fn content() -> impl Strategy<Value = Option<Hash>> {
     let value = prop_oneof![
         (0..3i64).prop_map(Value::Int),
         (0..3i64).prop_map(|n| Value::Hash(rhash! {"x" => n})),
+        (0..2i64).prop_map(|n| Value::Hash(rhash! {"x" => n, "y" => Value::Nil})),
+        Just(Value::Nil),
+    ];
+    // Mostly String keys; now and then an Integer one, which no key path
+    // names (the whole documents are compared then).
+    let key = prop_oneof![
+        8 => prop_oneof![Just("a"), Just("b"), Just("c")].prop_map(Value::from),
+        1 => Just(Value::Int(7)),
     ];
     prop::option::weighted(
         0.9,
-        prop::collection::vec((prop_oneof![Just("a"), Just("b"), Just("c")], value), 0..3)
-            .prop_map(|kv| kv.into_iter().map(|(k, v)| (Value::from(k), v)).collect()),
+        prop::collection::vec((key, value), 0..3).prop_map(|kv| kv.into_iter().collect()),
     )
 }
 

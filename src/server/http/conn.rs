@@ -285,9 +285,13 @@ pub(crate) async fn serve(
         let from_balancer = settings.proxies.trusts(addr.ip());
         tokio::spawn(async move {
             if from_balancer {
-                if let Some((stream, client)) = one.proxied(stream, addr).await {
-                    one.serve(acceptor, stream, client).await;
-                }
+                // Boxed for the reason `serve` boxes TLS.
+                Box::pin(async move {
+                    if let Some((stream, client)) = one.proxied(stream, addr).await {
+                        one.serve(acceptor, stream, client).await;
+                    }
+                })
+                .await;
             } else {
                 one.serve(acceptor, stream, addr).await;
             }
@@ -340,10 +344,16 @@ impl One {
                 let peer = Peer::new(client, None).secure(self.loopback);
                 self.run(stream, peer).await;
             }
+            // Boxed: a TLS connection's state (rustls' session, its
+            // handshake) is larger than a plain one's, and every
+            // connection's task would otherwise be sized for it.
             Some(acceptor) => {
-                if let Some((stream, peer)) = self.handshake(acceptor, stream, client).await {
-                    self.run(stream, peer).await;
-                }
+                Box::pin(async move {
+                    if let Some((stream, peer)) = self.handshake(acceptor, stream, client).await {
+                        self.run(stream, peer).await;
+                    }
+                })
+                .await;
             }
         }
     }
@@ -466,7 +476,9 @@ where
         if stream.shutdown().await.is_err() {
             return;
         }
-        let mut sink = [0u8; 16 * 1024];
+        // On the heap: an array here sat in every connection's task, used
+        // or not (16 KiB of each idle connection's memory).
+        let mut sink = vec![0u8; 16 * 1024];
         while matches!(stream.read(&mut sink).await, Ok(read) if read > 0) {}
     };
     tokio::select! {

@@ -1,6 +1,6 @@
 //! The change feed, `GET /api/v1/changes?since=G[&wait=S][&env=E]`: what
 //! the change log holds past generation G (`Store::logged_since`, read
-//! once per generation for every request, `state/feed.rs`), of the
+//! and encoded once per generation for every request, `state/feed.rs`), of the
 //! environments the principal may use. Nothing yet: it waits up to `wait`
 //! seconds for the next publish (the generation watch every write and
 //! catch-up bumps, `state/mod.rs`), a long poll; with `Accept:
@@ -14,7 +14,7 @@ use crate::api::impact::{Change, Changes};
 use crate::auth::Principal;
 use crate::server::http::error::ApiError;
 use crate::server::state::AppState;
-use crate::server::state::feed::PAGE;
+use crate::server::state::feed::{Answer, LogPage, PAGE};
 use crate::store::Logged;
 use axum::extract::State;
 use axum::http::{HeaderMap, header};
@@ -22,8 +22,10 @@ use axum::response::sse::{Event, KeepAlive, Sse};
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
 use axum::{Extension, Json, Router};
+use bytes::Bytes;
 use std::collections::{HashMap, VecDeque};
 use std::convert::Infallible;
+use std::sync::Arc;
 use std::time::Duration;
 
 /// The change feed's route, with its full path.
@@ -121,13 +123,11 @@ fn change(l: &Logged) -> Change {
     }
 }
 
-/// The changes past `asked.since` that `asked` may see, with the
-/// generation to ask from next: the newest, or where a full page ended
-/// (a generation is never split between two answers unless it alone
-/// fills a page).
-async fn read(state: &AppState, asked: &Asked) -> Result<Changes, ApiError> {
-    let page = state.logged_since(asked.since).await?;
-    let (newest, logged) = (page.0, &page.1);
+/// The changes of `page` that `asked` may see, with the generation to
+/// ask from next: the newest, or where a full page ended (a generation
+/// is never split between two answers unless it alone fills a page).
+fn changes_in(page: &LogPage, asked: &Asked) -> Changes {
+    let (newest, logged) = (page.newest, &page.logged);
     let mut generation = newest;
     let mut before = u64::MAX;
     if logged.len() == PAGE {
@@ -146,10 +146,44 @@ async fn read(state: &AppState, asked: &Asked) -> Result<Changes, ApiError> {
         .filter(|l| asked.who.as_ref().is_none_or(|who| who.may_use(l.env)))
         .map(change)
         .collect();
-    Ok(Changes {
+    Changes {
         generation,
         changes,
-    })
+    }
+}
+
+/// The changes past `asked.since` that `asked` may see.
+async fn read(state: &AppState, asked: &Asked) -> Result<Changes, ApiError> {
+    let page = state.logged_since(asked.since).await?;
+    Ok(changes_in(&page, asked))
+}
+
+/// [`read`] as a response body, encoded once for every request that
+/// reads the same page and sees the same part of it: a publish answers
+/// thousands of waiters with one encoding.
+async fn answer(state: &AppState, asked: &Asked) -> Result<Arc<Answer>, ApiError> {
+    let page = state.logged_since(asked.since).await?;
+    let seen = (
+        asked.env,
+        asked.who.as_ref().and_then(|w| w.environments.clone()),
+    );
+    Ok(page.answer(seen, |page| {
+        let changes = changes_in(page, asked);
+        Answer {
+            generation: changes.generation,
+            empty: changes.changes.is_empty(),
+            // Numbers and strings only: nothing in it can fail to encode.
+            body: Bytes::from(serde_json::to_vec(&changes).expect("a Changes encodes")),
+        }
+    }))
+}
+
+fn respond(answer: &Answer) -> Response {
+    (
+        [(header::CONTENT_TYPE, "application/json")],
+        answer.body.clone(),
+    )
+        .into_response()
 }
 
 async fn changes(
@@ -164,20 +198,23 @@ async fn changes(
         .get(header::ACCEPT)
         .and_then(|v| v.to_str().ok())
         .is_some_and(|v| v.contains("text/event-stream"));
+    // Not held while waiting: thousands of waiters each kept a copy.
+    drop((query, headers));
     if streams {
         return stream(state, asked);
     }
     // Subscribed before the first read: a publish in between still wakes.
     let mut published = state.published();
     published.borrow_and_update();
-    let first = read(&state, &asked).await?;
-    if !first.changes.is_empty() || asked.wait.is_zero() {
-        return Ok(Json(first).into_response());
+    let first = answer(&state, &asked).await?;
+    if !first.empty || asked.wait.is_zero() {
+        return Ok(respond(&first));
     }
     let _turn = state.change_waiter()?;
     let deadline = tokio::time::Instant::now() + asked.wait;
     let mut asked = asked;
     asked.since = first.generation;
+    drop(first);
     // Until the wait is over, or the server shuts down.
     loop {
         let woke = tokio::select! {
@@ -187,9 +224,9 @@ async fn changes(
         if !matches!(woke, Ok(Ok(()))) {
             break;
         }
-        let now = read(&state, &asked).await?;
-        if !now.changes.is_empty() {
-            return Ok(Json(now).into_response());
+        let now = answer(&state, &asked).await?;
+        if !now.empty {
+            return Ok(respond(&now));
         }
         asked.since = now.generation;
     }

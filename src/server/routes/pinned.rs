@@ -98,6 +98,12 @@ pub(crate) async fn snapshot_at(
     pin: Pin,
     env: i64,
 ) -> Result<(u64, Arc<Snapshot>), ApiError> {
+    // A kept snapshot is answered from memory, not from a store task.
+    if let Pin::Generation(g) = pin {
+        if let Some(kept) = state.pinned().kept(g, env) {
+            return Ok((g, kept));
+        }
+    }
     let reader = state.clone();
     state
         .read(move |store| {
@@ -148,16 +154,18 @@ pub(crate) async fn effective(
         ));
     }
     let (generation, snapshot) = snapshot_at(state, pin, at.env).await?;
-    let doc = snapshot.try_effective(at.env, &at.path, &at.resource)?;
-    let encoded = match key {
-        None => Encoded::of(&doc),
-        Some(key) => keypath::get(&doc, &key)
-            .map_err(|e| ApiError::NotFound(e.to_string()))?
-            .map(Encoded::of_value)
-            .ok_or_else(|| {
-                ApiError::NotFound(format!("key {} is not in the document", key.as_str()))
-            })?,
+    let Some(key) = key else {
+        // Encoded once per kept snapshot, as the newest's is.
+        let doc = snapshot.try_encoded(at.env, &at.path, &at.resource)?;
+        return Ok(pinned_body(generation, doc.body.clone()));
     };
+    let doc = snapshot.try_effective(at.env, &at.path, &at.resource)?;
+    let encoded = keypath::get(&doc, &key)
+        .map_err(|e| ApiError::NotFound(e.to_string()))?
+        .map(Encoded::of_value)
+        .ok_or_else(|| {
+            ApiError::NotFound(format!("key {} is not in the document", key.as_str()))
+        })?;
     Ok(pinned_body(generation, encoded.body))
 }
 

@@ -38,6 +38,11 @@ impl Pinned {
     ///
     /// As [`Store::load_at`]: a generation not written yet (Invalid), one
     /// retention pruned (Gone).
+    /// Environment `env` as of `generation` if kept.
+    pub(crate) fn kept(&self, generation: u64, env: i64) -> Option<Arc<Snapshot>> {
+        self.kept.get(&(generation, env))
+    }
+
     pub(crate) fn get(
         &self,
         store: &dyn Store,
