@@ -138,6 +138,7 @@ fn import(args: &Args) -> anyhow::Result<String> {
         replace: args.replace,
         register: args.register,
         new_env: NewEnv {
+            hiera: crate::configdb::HieraVersion::Three,
             levels: new_levels(args),
             component: args
                 .component

@@ -13,7 +13,7 @@
 
 use super::Result;
 use crate::configdb::tags::Tag;
-use crate::configdb::{Component, DocKind, Environment, Retention, Version};
+use crate::configdb::{Component, DocKind, Environment, HieraVersion, Retention, Version};
 use crate::hiera::{Hash, Value};
 use crate::wire;
 use serde_json::{Value as Json, json};
@@ -79,15 +79,22 @@ impl Dumped {
                 env,
                 deleted_at,
                 retention,
-            } => json!([
-                "environment",
-                env.id,
-                env.components,
-                env.hierarchy_levels,
-                deleted_at,
-                retention.keep_versions,
-                retention.keep_days
-            ]),
+            } => {
+                let mut line = json!([
+                    "environment",
+                    env.id,
+                    env.components,
+                    env.hierarchy_levels,
+                    deleted_at,
+                    retention.keep_versions,
+                    retention.keep_days
+                ]);
+                // Hiera 3 environments digest as before Hiera 5 ones existed.
+                if let (Json::Array(items), HieraVersion::Five) = (&mut line, env.hiera) {
+                    items.push(json!(env.hiera.number()));
+                }
+                line
+            }
             Dumped::Register { env, level, values } => {
                 let mut values = values.clone();
                 values.sort();

@@ -279,6 +279,7 @@ fn fan_out_server(
         .unwrap();
     store
         .create_environment(&NewEnvironment {
+            hiera: Default::default(),
             id: Some(1),
             components: vec![ComponentRef::Name("app".into())],
             hierarchy_levels: vec![],
