@@ -547,6 +547,9 @@ pub(crate) struct LookupRequest {
     /// A node whose stored scope `scope` is layered over.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(crate) node: Option<String>,
+    /// Puppet's `merge`, in a Hiera 5 environment (docs/hiera5.md).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) merge: Option<WireValue>,
 }
 
 /// What a client sends to [`paths::HIERARCHIES`].

@@ -9,7 +9,7 @@ use crate::configdb::HieraVersion;
 use crate::configdb::{LevelPath, Snapshot};
 use crate::hiera::budget::{Budget, Limit, Meter};
 use crate::hiera::hierarchy::Hierarchy;
-use crate::hiera::lookup::{Answer, Outcome as StepOutcome, Step};
+use crate::hiera::lookup::{Answer, Outcome as StepOutcome, Resolution, Step};
 use crate::hiera::{HieraError, Value};
 use crate::lookup::{lookup, scope_variables};
 use crate::lookup5::{self, Request5};
@@ -387,10 +387,16 @@ fn answer_body(
 /// # Errors
 /// A one-key request's error, as `crate::lookup5::error` classes it.
 fn answer_body5(snapshot: &Snapshot, parsed: &Parsed) -> Result<Bytes, HieraError> {
+    // `hiera`'s array and hash resolutions are Puppet's unique and hash.
+    let resolved = match &parsed.request.resolution {
+        Resolution::Array => Some(Value::str("unique")),
+        Resolution::Hash => Some(Value::str("hash")),
+        _ => None,
+    };
     let request = Request5 {
         env: parsed.request.env,
         facts: &parsed.request.scope,
-        merge: parsed.merge.as_ref(),
+        merge: parsed.merge.as_ref().or(resolved.as_ref()),
     };
     let answer = |key: &str| -> Result<Answer<'static>, HieraError> {
         Ok(

@@ -87,9 +87,16 @@ pub(super) fn parse_request(bytes: &[u8]) -> Result<Parsed, ApiError> {
         Some(Value::String(s)) => !s.is_empty(),
         Some(_) => true,
     };
+    // `hiera`'s three resolutions read as Puppet's merges in a Hiera 5
+    // environment (`hierad lookup --server` always sends one).
+    let named_resolution = matches!(&resolution,
+        Some(Value::String(s) | Value::Symbol(s)) if matches!(s.as_str(), "priority" | "array" | "hash"));
     let hiera3_field = [
         ("level", &level),
-        ("resolution", &resolution),
+        (
+            "resolution",
+            if named_resolution { &None } else { &resolution },
+        ),
         ("hierarchy", &hierarchy),
         ("hierarchy_id", &hierarchy_id),
         ("merge_behavior", &merge_behavior),
