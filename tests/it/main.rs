@@ -40,6 +40,7 @@ mod depth;
 mod docker;
 mod generations;
 mod health;
+mod hiera5_api;
 mod hierarchies;
 mod http;
 mod impact;
