@@ -9,10 +9,12 @@ use crate::configdb::model::check_resource_name;
 use crate::configdb::{LevelPath, LevelValue};
 use crate::hiera::Value;
 use crate::hiera5::{CONFIG_RESOURCE, Config, Layout};
-use crate::ops::LevelDocs;
 use crate::tree::{TreeError, TreeFile, read_file, read_tree};
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
+
+/// Documents at one level path (what `ops::import_tree` writes).
+pub(crate) type LevelDocs = (LevelPath, Vec<TreeFile>);
 
 /// Why a directory cannot be imported; nothing was written.
 #[derive(Debug, thiserror::Error)]

@@ -2,7 +2,8 @@
 //! 5 data (DIR/hiera.yaml version 5 and its data files) moved into a new
 //! Hiera 5 environment in one transaction, then the hiera.yaml a Puppet
 //! master needs to read the same data through `hierad::data_hash`
-//! printed on stdout (docs/hiera5.md).
+//! printed on stdout (docs/hiera5.md). A version 3 hiera.yaml (Fuel's
+//! /etc/hiera) makes a Hiera 3 environment of DIR instead.
 //!
 //! Each location of the hierarchy becomes a resource, and the variable
 //! it interpolates a level whose values are the files' names
@@ -12,7 +13,8 @@
 //! express is refused naming the entry, and nothing changes.
 
 use super::args::{Access, Conn, Target};
-use crate::configdb::{DocKind, Environment, HieraVersion};
+use crate::configdb::{DocKind, Environment, HieraVersion, LevelPath};
+use crate::hiera::{Hash, Value};
 use crate::hiera5::Source;
 use crate::ops::{self, NewEnv, OpsError, TreeImport};
 use crate::tree5;
@@ -53,6 +55,11 @@ pub(crate) fn run(args: Args) -> anyhow::Result<ExitCode> {
 }
 
 fn import(args: &Args) -> anyhow::Result<String> {
+    let config = crate::tree::read_file(&args.dir.join("hiera.yaml"))?;
+    let version = config.get(&Value::str("version"));
+    if version.is_none() && config.contains_key(&Value::Symbol("hierarchy".into())) {
+        return import_hiera3(args, &config);
+    }
     let read = tree5::read(&args.dir)?;
     let db = args.conn.open(Access::Create)?;
     let import = TreeImport {
@@ -68,12 +75,7 @@ fn import(args: &Args) -> anyhow::Result<String> {
         },
         define_up_front: false,
     };
-    ops::import_tree(db.as_ref(), &import, &|env: &Environment| {
-        Err(OpsError::Refused(format!(
-            "environment {} exists: import-environment creates a new environment (give another --env)",
-            env.id
-        )))
-    })?;
+    ops::import_tree(db.as_ref(), &import, &exists)?;
     let mut stderr = std::io::stderr().lock();
     writeln!(
         stderr,
@@ -96,11 +98,73 @@ fn import(args: &Args) -> anyhow::Result<String> {
             "left out {rel}: no location of the hierarchy reads it"
         )?;
     }
-    let url = match (args.puppet_url.clone(), args.conn.target()) {
+    Ok(puppet_config(&read.layout.sources(), &url(args), args.env))
+}
+
+/// The URL the printed hiera.yaml names.
+fn url(args: &Args) -> String {
+    match (args.puppet_url.clone(), args.conn.target()) {
         (Some(url), _) | (None, Target::Server(url)) => url,
         (None, Target::Db(_)) => DEFAULT_URL.to_owned(),
+    }
+}
+
+/// A version 3 hiera.yaml (Fuel's /etc/hiera): a Hiera 3 environment
+/// holding DIR as `hierad import` reads it (each file the resource its
+/// path names, at the root: Hiera 3 lookups name their datasources by
+/// the interpolated path), and the hiera.yaml of the shim's Hiera 3
+/// backend.
+fn import_hiera3(args: &Args, config: &Hash) -> anyhow::Result<String> {
+    let docs = crate::tree::read_tree(&args.dir)?;
+    let count = docs.len();
+    let levels = [(LevelPath::root(), docs)];
+    let db = args.conn.open(Access::Create)?;
+    let import = TreeImport {
+        env: args.env,
+        levels: &levels,
+        kind: DocKind::Values,
+        replace: false,
+        register: false,
+        new_env: NewEnv {
+            levels: Vec::new(),
+            component: format!("hiera3-{}", args.env),
+            hiera: HieraVersion::Three,
+        },
+        define_up_front: false,
     };
-    Ok(puppet_config(&read.layout.sources(), &url, args.env))
+    ops::import_tree(db.as_ref(), &import, &exists)?;
+    writeln!(
+        std::io::stderr().lock(),
+        "imported {count} file(s) from {} into the new Hiera 3 environment {}",
+        args.dir.display(),
+        args.env
+    )?;
+    let mut out = Hash::default();
+    out.insert(sym("backends"), Value::Array(vec![Value::str("hierad")]));
+    for key in ["hierarchy", "merge_behavior", "deep_merge_options"] {
+        if let Some(v) = config.get(&sym(key)) {
+            out.insert(sym(key), v.clone());
+        }
+    }
+    let mut hierad = Hash::default();
+    hierad.insert(sym("url"), Value::str(url(args)));
+    hierad.insert(sym("environment"), Value::Int(args.env));
+    out.insert(sym("hierad"), Value::Hash(hierad));
+    let text = crate::hiera::render::yaml::to_yaml(&Value::Hash(out))
+        .map_err(|e| anyhow::anyhow!(e.message))?;
+    Ok(text.trim_end().to_owned())
+}
+
+fn sym(name: &str) -> Value {
+    Value::Symbol(name.to_owned())
+}
+
+/// An existing environment is never imported into.
+fn exists(env: &Environment) -> Result<(), OpsError> {
+    Err(OpsError::Refused(format!(
+        "environment {} exists: import-environment creates a new environment (give another --env)",
+        env.id
+    )))
 }
 
 /// The version 5 hiera.yaml that reads the environment through the shim

@@ -44,6 +44,7 @@ mod hiera5_api;
 mod hierarchies;
 mod http;
 mod impact;
+mod import_environment;
 mod import_export;
 mod import_export_fs;
 mod insight;

@@ -4,8 +4,11 @@
 //! `hierad import-environment`, then every key looked up through
 //! `hierad puppet-lookup --server`: exit status and stdout byte for byte
 //! what the real `puppet lookup` answers over the files (generated at
-//! test time, as the suite beside this one does). stderr is not
-//! compared: Puppet's warnings are its own process's.
+//! test time, as the suite beside this one does). Then Puppet itself
+//! through the shim (`hierad::data_hash`, hiera/) with the hiera.yaml the
+//! import printed, on the merging, interpolating and reserved keys of a
+//! node with data of its own and one without: the same answers again. stderr is not compared: Puppet's warnings are its
+//! own process's.
 
 use super::{BATCH, Outcome, puppet};
 use crate::binary;
@@ -57,7 +60,7 @@ const SPECIAL: &[&str] = &[
     "--render-as json profile::base::setting_3",
 ];
 
-/// Every key of the fixture for web1; every fifth, and the special ones,
+/// Every key of the fixture for web1; every tenth, and the special ones,
 /// for the others.
 fn cases() -> Vec<(&'static str, String)> {
     let mut all: Vec<String> = (0..120)
@@ -68,7 +71,7 @@ fn cases() -> Vec<(&'static str, String)> {
     }
     let mut cases = Vec::new();
     for node in ["web1", "db1", "lb1", "web2"] {
-        let every = if node == "web1" { 1 } else { 5 };
+        let every = if node == "web1" { 1 } else { 10 };
         for key in all.iter().step_by(every) {
             cases.push((node, key.clone()));
         }
@@ -96,8 +99,8 @@ fn facts(root: &Path, node: &str) -> String {
         .into_owned()
 }
 
-/// `puppet lookup`'s arguments for one case over the files.
-fn puppet_job(root: &Path, run: usize, node: &str, case: &str) -> Vec<String> {
+/// `puppet lookup`'s arguments for one case in environment `env`.
+fn puppet_job(root: &Path, run: usize, env: &str, node: &str, case: &str) -> Vec<String> {
     let d = |sub: &str| {
         root.join(format!("run-{run}/{sub}"))
             .to_string_lossy()
@@ -117,7 +120,7 @@ fn puppet_job(root: &Path, run: usize, node: &str, case: &str) -> Vec<String> {
             "--environmentpath",
             root.join("envs").to_string_lossy().into_owned(),
         ),
-        ("--environment", "production".into()),
+        ("--environment", env.into()),
         ("--color", "false".into()),
         ("--node", format!("{node}.example")),
         ("--facts", facts(root, node)),
@@ -144,6 +147,20 @@ fn hierad(root: &Path, url: &str, node: &str, case: &str) -> Outcome {
     }
 }
 
+/// The environment Puppet reads through the shim: the hiera.yaml the
+/// import printed, and the shim as module `hierad`.
+fn shim_environment(dir: &Path, printed: &str) {
+    std::fs::create_dir_all(dir).unwrap();
+    std::fs::write(dir.join("hiera.yaml"), printed).unwrap();
+    let shim = Path::new(binary::ROOT).join("hiera");
+    copy_dir(&shim.join("lib"), &dir.join("modules/hierad/lib"));
+    std::fs::copy(
+        shim.join("metadata.json"),
+        dir.join("modules/hierad/metadata.json"),
+    )
+    .unwrap();
+}
+
 #[test]
 fn an_imported_environment_answers_as_puppet_lookup_over_its_files() {
     let dir = tempfile::tempdir().unwrap();
@@ -154,14 +171,6 @@ fn an_imported_environment_answers_as_puppet_lookup_over_its_files() {
         &env_dir,
     );
     std::fs::create_dir_all(root.join("conf")).unwrap();
-    let cases = cases();
-    let jobs: Vec<Vec<String>> = cases
-        .iter()
-        .enumerate()
-        .map(|(i, (node, case))| puppet_job(root, i, node, case))
-        .collect();
-    let expected = puppet(root, &jobs, BATCH);
-    assert_eq!(expected.len(), cases.len(), "one Puppet answer per case");
 
     let server = TestServer::empty();
     let env = ENV.to_string();
@@ -184,6 +193,27 @@ fn an_imported_environment_answers_as_puppet_lookup_over_its_files() {
         printed.contains("level: \"trusted.certname=%{trusted.certname}\""),
         "{printed}"
     );
+    shim_environment(&root.join("envs/viashim"), &printed);
+
+    // Every case over the files, then the special ones through the shim.
+    let cases = cases();
+    let shim_cases: Vec<usize> = (0..cases.len())
+        .filter(|i| {
+            matches!(cases[*i].0, "web1" | "lb1") && SPECIAL.contains(&cases[*i].1.as_str())
+        })
+        .collect();
+    let mut jobs: Vec<Vec<String>> = cases
+        .iter()
+        .enumerate()
+        .map(|(i, (node, case))| puppet_job(root, i, "production", node, case))
+        .collect();
+    jobs.extend(shim_cases.iter().enumerate().map(|(j, i)| {
+        let (node, case) = &cases[*i];
+        puppet_job(root, cases.len() + j, "viashim", node, case)
+    }));
+    let mut expected = puppet(root, &jobs, BATCH);
+    assert_eq!(expected.len(), jobs.len(), "one Puppet answer per job");
+    let through_shim = expected.split_off(cases.len());
 
     // Guards against passing vacuously: Puppet found most keys, failed
     // some, and its answers differ from case to case.
@@ -202,6 +232,14 @@ fn an_imported_environment_answers_as_puppet_lookup_over_its_files() {
     );
 
     let mut problems = Vec::new();
+    for (i, got) in shim_cases.iter().zip(&through_shim) {
+        let ((node, case), want) = (&cases[*i], &expected[*i]);
+        if (got.status, &got.stdout) != (want.status, &want.stdout) {
+            problems.push(format!(
+                "{node}: puppet lookup {case} through the shim\n  files: {want:?}\n  shim:  {got:?}"
+            ));
+        }
+    }
     for ((node, case), want) in cases.iter().zip(&expected) {
         let got = hierad(root, &server.url, node, case);
         if (got.status, &got.stdout) != (want.status, &want.stdout) {
@@ -214,7 +252,7 @@ fn an_imported_environment_answers_as_puppet_lookup_over_its_files() {
         problems.is_empty(),
         "{} of {} cases differ:\n{}",
         problems.len(),
-        cases.len(),
+        jobs.len(),
         problems.join("\n")
     );
 }
