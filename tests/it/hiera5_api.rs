@@ -135,6 +135,23 @@ async fn lookups_honour_lookup_options_stored_as_data() {
     )
     .await;
     assert_eq!(answer["value"], "common");
+    // `hiera`'s resolutions (what `hierad lookup --server` sends) read
+    // as Puppet's merges.
+    let (_, answer) = lookup(
+        &state,
+        json!({"environment": 5, "key": "plain", "scope": web1(), "resolution": "array"}),
+    )
+    .await;
+    assert_eq!(answer["value"], json!(["node", "common"]));
+    let (_, answer) = lookup(
+        &state,
+        json!({"environment": 5, "key": "users", "scope": web1(), "resolution": "priority"}),
+    )
+    .await;
+    assert_eq!(
+        answer["value"],
+        json!({"root": {"uid": 0}, "alice": {"uid": 1}})
+    );
     // Several keys, each answered; a default where nothing is found.
     let (_, answer) = lookup(
         &state,
