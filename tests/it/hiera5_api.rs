@@ -168,6 +168,32 @@ async fn lookups_honour_lookup_options_stored_as_data() {
     assert_eq!(answer, json!({"found": false, "default": true, "value": 7}));
 }
 
+/// A node's stored scope stands for its facts (the request's scope
+/// layered over it).
+#[tokio::test]
+async fn a_nodes_stored_scope_is_its_facts() {
+    let state = setup().await;
+    let register = format!("{ENVS}/5/hierarchy_levels/trusted.certname/register");
+    let (status, body) = call(&state, "PUT", &register, r#"["web1"]"#).await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    let scope = format!("{ENVS}/5/nodes/web1/scope");
+    let (status, body) = call(&state, "PUT", &scope, WEB1).await;
+    assert_eq!(status, StatusCode::NO_CONTENT, "{body}");
+    let (_, answer) = lookup(
+        &state,
+        json!({"environment": 5, "key": "plain", "node": "web1"}),
+    )
+    .await;
+    assert_eq!(answer, json!({"found": true, "value": "node"}));
+    let over = json!({"clientcert": "db1"});
+    let (_, answer) = lookup(
+        &state,
+        json!({"environment": 5, "key": "plain", "node": "web1", "scope": over}),
+    )
+    .await;
+    assert_eq!(answer, json!({"found": true, "value": "common"}));
+}
+
 #[tokio::test]
 async fn lookup_options_is_reserved() {
     let state = setup().await;
