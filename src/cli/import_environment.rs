@@ -61,21 +61,7 @@ fn import(args: &Args) -> anyhow::Result<String> {
         return import_hiera3(args, &config);
     }
     let read = tree5::read(&args.dir)?;
-    let db = args.conn.open(Access::Create)?;
-    let import = TreeImport {
-        env: args.env,
-        levels: &read.docs,
-        kind: DocKind::Values,
-        replace: false,
-        register: true,
-        new_env: NewEnv {
-            levels: read.levels.clone(),
-            component: format!("hiera5-{}", args.env),
-            hiera: HieraVersion::Five,
-        },
-        define_up_front: false,
-    };
-    ops::import_tree(db.as_ref(), &import, &exists)?;
+    create(args, &read.docs, read.levels.clone(), HieraVersion::Five)?;
     let mut stderr = std::io::stderr().lock();
     writeln!(
         stderr,
@@ -117,22 +103,12 @@ fn url(args: &Args) -> String {
 fn import_hiera3(args: &Args, config: &Hash) -> anyhow::Result<String> {
     let docs = crate::tree::read_tree(&args.dir)?;
     let count = docs.len();
-    let levels = [(LevelPath::root(), docs)];
-    let db = args.conn.open(Access::Create)?;
-    let import = TreeImport {
-        env: args.env,
-        levels: &levels,
-        kind: DocKind::Values,
-        replace: false,
-        register: false,
-        new_env: NewEnv {
-            levels: Vec::new(),
-            component: format!("hiera3-{}", args.env),
-            hiera: HieraVersion::Three,
-        },
-        define_up_front: false,
-    };
-    ops::import_tree(db.as_ref(), &import, &exists)?;
+    create(
+        args,
+        &[(LevelPath::root(), docs)],
+        Vec::new(),
+        HieraVersion::Three,
+    )?;
     writeln!(
         std::io::stderr().lock(),
         "imported {count} file(s) from {} into the new Hiera 3 environment {}",
@@ -153,6 +129,33 @@ fn import_hiera3(args: &Args, config: &Hash) -> anyhow::Result<String> {
     let text = crate::hiera::render::yaml::to_yaml(&Value::Hash(out))
         .map_err(|e| anyhow::anyhow!(e.message))?;
     Ok(text.trim_end().to_owned())
+}
+
+/// Creates environment `args.env` (of `hiera`, with `levels`, its own
+/// component `hieraN-ID`) holding `docs` in one import, registering
+/// their level values; an existing environment is refused.
+fn create(
+    args: &Args,
+    docs: &[(LevelPath, Vec<crate::tree::TreeFile>)],
+    levels: Vec<String>,
+    hiera: HieraVersion,
+) -> anyhow::Result<()> {
+    let db = args.conn.open(Access::Create)?;
+    let import = TreeImport {
+        env: args.env,
+        levels: docs,
+        kind: DocKind::Values,
+        replace: false,
+        register: !levels.is_empty(),
+        new_env: NewEnv {
+            levels,
+            component: format!("hiera{}-{}", hiera.number(), args.env),
+            hiera,
+        },
+        define_up_front: false,
+    };
+    ops::import_tree(db.as_ref(), &import, &exists)?;
+    Ok(())
 }
 
 fn sym(name: &str) -> Value {
