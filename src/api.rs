@@ -190,6 +190,9 @@ pub(crate) struct Environment {
     pub(crate) id: i64,
     pub(crate) components: Vec<i64>,
     pub(crate) hierarchy_levels: Vec<String>,
+    /// 5 for a Hiera 5 environment; absent for Hiera 3 (the default).
+    #[serde(default, skip_serializing_if = "is_hiera3", with = "hiera_version")]
+    pub(crate) hiera: configdb::HieraVersion,
 }
 
 impl From<&configdb::Environment> for Environment {
@@ -198,6 +201,7 @@ impl From<&configdb::Environment> for Environment {
             id: e.id,
             components: e.components.clone(),
             hierarchy_levels: e.hierarchy_levels.clone(),
+            hiera: e.hiera,
         }
     }
 }
@@ -208,7 +212,31 @@ impl From<Environment> for configdb::Environment {
             id: e.id,
             components: e.components,
             hierarchy_levels: e.hierarchy_levels,
+            hiera: e.hiera,
         }
+    }
+}
+
+fn is_hiera3(v: &configdb::HieraVersion) -> bool {
+    *v == configdb::HieraVersion::Three
+}
+
+/// An environment's `"hiera"`: the number 3 or 5.
+mod hiera_version {
+    use crate::configdb::HieraVersion;
+    use serde::{Deserialize, Deserializer, Serializer, de::Error};
+
+    pub(super) fn serialize<S: Serializer>(v: &HieraVersion, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_i64(v.number())
+    }
+
+    pub(super) fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<HieraVersion, D::Error> {
+        let n = i64::deserialize(d)?;
+        HieraVersion::from_number(n).ok_or_else(|| {
+            D::Error::custom(format!(
+                "hiera is 3 (Hiera 3.10, the default) or 5 (Hiera 5), not {n}"
+            ))
+        })
     }
 }
 
@@ -222,6 +250,9 @@ pub(crate) struct NewEnvironment {
     pub(crate) components: Vec<ComponentKey>,
     #[serde(default)]
     pub(crate) hierarchy_levels: Vec<String>,
+    /// 5: a Hiera 5 environment (docs/hiera5.md); 3, the default: Hiera 3.
+    #[serde(default, skip_serializing_if = "is_hiera3", with = "hiera_version")]
+    pub(crate) hiera: configdb::HieraVersion,
     /// The environment's own retention (`…/retention` changes it).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(crate) retention: Option<Retention>,
@@ -299,6 +330,7 @@ impl From<NewEnvironment> for configdb::NewEnvironment {
             id: e.id,
             components: e.components.into_iter().map(|c| c.0).collect(),
             hierarchy_levels: e.hierarchy_levels,
+            hiera: e.hiera,
         }
     }
 }
@@ -528,6 +560,9 @@ pub(crate) struct LookupRequest {
     /// A node whose stored scope `scope` is layered over.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(crate) node: Option<String>,
+    /// Puppet's `merge`, in a Hiera 5 environment (docs/hiera5.md).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) merge: Option<WireValue>,
 }
 
 /// What a client sends to [`paths::HIERARCHIES`].

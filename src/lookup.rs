@@ -329,6 +329,7 @@ mod tests {
             .unwrap();
         store
             .create_environment(&NewEnvironment {
+                hiera: Default::default(),
                 id: Some(1),
                 components: vec![ComponentRef::Name("app".into())],
                 hierarchy_levels: vec![],

@@ -157,6 +157,7 @@ fn load(
         replace: true,
         register: false,
         new_env: NewEnv {
+            hiera: crate::configdb::HieraVersion::Three,
             levels: vec!["nodes".to_owned()],
             component: COMPONENT.to_owned(),
         },

@@ -27,6 +27,7 @@
 use super::args::{Access, Conn, EnvLevel};
 use super::config::KindArg;
 use super::report;
+use crate::api::ImportSummary;
 use crate::configdb::{DocKind, Environment};
 use crate::ops::{self, NewEnv, OpsError, TreeImport};
 use crate::tree::{Limits, TreeFile};
@@ -138,6 +139,7 @@ fn import(args: &Args) -> anyhow::Result<String> {
         replace: args.replace,
         register: args.register,
         new_env: NewEnv {
+            hiera: crate::configdb::HieraVersion::Three,
             levels: new_levels(args),
             component: args
                 .component
@@ -164,16 +166,28 @@ fn import(args: &Args) -> anyhow::Result<String> {
             summary.defined.len()
         ));
     }
-    for kept in &summary.unparsed {
-        text.push_str(&format!(
-            "\nkept unparsed (Hiera cannot read it; lookups that read it fail): {} from {}: {} ({})",
-            kept.resource,
-            kept.path,
-            crate::configdb::unparsed::without_text(&kept.message),
-            kept.class
-        ));
+    for line in kept_unparsed(&summary) {
+        text.push('\n');
+        text.push_str(&line);
     }
     Ok(text)
+}
+
+/// One line per file an import kept unparsed, its text left out.
+pub(super) fn kept_unparsed(summary: &ImportSummary) -> Vec<String> {
+    summary
+        .unparsed
+        .iter()
+        .map(|kept| {
+            format!(
+                "kept unparsed (Hiera cannot read it; lookups that read it fail): {} from {}: {} ({})",
+                kept.resource,
+                kept.path,
+                crate::configdb::unparsed::without_text(&kept.message),
+                kept.class
+            )
+        })
+        .collect()
 }
 
 /// `import --dry-run`: what the import would change, per node; nothing

@@ -13,6 +13,7 @@ pub(crate) mod export;
 pub(crate) mod health;
 pub(crate) mod history;
 pub(crate) mod import;
+pub(crate) mod import_environment;
 pub(crate) mod logging;
 pub(crate) mod lookup;
 pub(crate) mod migrate;
@@ -60,6 +61,10 @@ pub(crate) enum Command {
     /// Upload a Hiera data tree (/etc/hiera) into one level of an
     /// environment (created if missing), all or nothing
     Import(import::Args),
+    /// Move a Puppet environment's Hiera 5 data (DIR/hiera.yaml version 5
+    /// and its data files) into a new Hiera 5 environment, levels from
+    /// the hierarchy's variables; prints the hiera.yaml Puppet reads it by
+    ImportEnvironment(import_environment::Args),
     /// Write an environment's effective documents at one level as a Hiera
     /// data tree
     Export(export::Args),
@@ -109,6 +114,7 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::PuppetLookup(args) => puppet_lookup::run(args),
         Command::Config(args) => config::run(args),
         Command::Import(args) => import::run(args),
+        Command::ImportEnvironment(args) => import_environment::run(args),
         Command::Export(args) => export::run(args),
         Command::Register(args) => register::run(args),
         Command::Scope(args) => scope::run(args),

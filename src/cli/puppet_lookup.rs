@@ -3,6 +3,7 @@
 //! answered by the Hiera 5 core ([`crate::hiera5`]).
 
 mod files;
+mod server;
 
 use crate::hiera::render::{json, ruby, yaml};
 use crate::hiera::{Hash, Value};
@@ -73,6 +74,13 @@ pub(crate) struct Args {
     logdir: Option<PathBuf>,
     #[arg(long, hide = true)]
     color: Option<String>,
+    /// Look up in a Hiera 5 environment of this hierad server instead of
+    /// files (with --env)
+    #[arg(long, value_name = "URL", requires = "env")]
+    server: Option<String>,
+    /// The hierad environment id, with --server
+    #[arg(long, value_name = "ID", requires = "server")]
+    env: Option<i64>,
 }
 
 const RUN_HELP: &str = "Run 'puppet lookup --help' for more details";
@@ -108,6 +116,7 @@ pub(crate) fn run(args: Args) -> anyhow::Result<ExitCode> {
             writeln!(stderr, "hierad: {message}")?;
             Ok(ExitCode::from(1))
         }
+        Err(Refused::Failed) => Ok(ExitCode::from(1)),
     }
 }
 
@@ -118,6 +127,8 @@ enum Refused {
     /// Puppet would answer but hierad does not read this (exit 1, one
     /// `hierad: …` line).
     Hierad(String),
+    /// The lookup failed as a `LookupError`: exit 1, nothing printed.
+    Failed,
 }
 
 impl From<String> for Refused {
@@ -136,23 +147,25 @@ fn answer(args: &Args, warnings: &mut Vec<String>) -> Result<Option<String>, Ref
             "The options --knock-out-prefix, --sort-merged-arrays, and --merge-hash-arrays are only available with '--merge deep'\n{RUN_HELP}"
         )));
     }
-    let merge = match args.merge.as_deref() {
+    let merge_value = match args.merge.as_deref() {
         None => None,
-        Some(name @ ("first" | "hash" | "unique" | "deep")) => Some(
-            Strategy::from_flags(
-                name,
-                args.knock_out_prefix.as_deref(),
-                args.sort_merged_arrays,
-                args.merge_hash_arrays,
-            )
-            .map_err(|e| Refused::Puppet(e.to_string()))?,
-        ),
+        Some(name @ ("first" | "hash" | "unique" | "deep")) => Some(Strategy::flags_value(
+            name,
+            args.knock_out_prefix.as_deref(),
+            args.sort_merged_arrays,
+            args.merge_hash_arrays,
+        )),
         Some(_) => {
             return Err(Refused::Puppet(format!(
                 "The --merge option only accepts 'first', 'hash', 'unique', or 'deep'\n{RUN_HELP}"
             )));
         }
     };
+    let merge = merge_value
+        .as_ref()
+        .map(Strategy::from_value)
+        .transpose()
+        .map_err(|e| Refused::Puppet(e.to_string()))?;
     if args.keys.is_empty() {
         return Err(Refused::Puppet("No keys were given to lookup.".into()));
     }
@@ -180,6 +193,31 @@ fn answer(args: &Args, warnings: &mut Vec<String>) -> Result<Option<String>, Ref
             )));
         }
     }
+    if let (Some(server), Some(env)) = (&args.server, args.env) {
+        if args.explain {
+            return Err(Refused::Hierad(
+                "--explain explains a lookup over files, not --server".into(),
+            ));
+        }
+        // The node's stored scope stands for facts not given.
+        let facts = match (&args.facts, &args.node) {
+            (None, Some(_)) => None,
+            _ => Some(facts(args)?),
+        };
+        let asked = server::Asked {
+            server,
+            env,
+            facts: facts.clone(),
+            node: if facts.is_none() {
+                args.node.as_deref()
+            } else {
+                None
+            },
+            merge: merge_value,
+        };
+        let found = server::lookup(&asked, &args.keys)?;
+        return printed(found, args, format);
+    }
     let facts = facts(args)?;
     let tree = tree(args);
     let env_dir = tree.environment_dir.clone().unwrap_or_default();
@@ -205,14 +243,19 @@ fn answer(args: &Args, warnings: &mut Vec<String>) -> Result<Option<String>, Ref
         return explained(args, &lookup, result).map(Some);
     }
     let found = match result {
-        Ok(Some(v)) => Some(v),
-        Ok(None) => args.default.clone().map(Value::String),
+        Ok(found) => found,
         Err(e) if e.printed_by_puppet() => return Err(Refused::Puppet(e.to_string())),
         Err(e @ Error::Unsupported(_)) => return Err(Refused::Hierad(e.to_string())),
         // Puppet answers a failed lookup (a LookupError) as one that found
-        // nothing: exit 1, nothing printed.
-        Err(_) => None,
+        // nothing: exit 1, nothing printed (whatever --default says).
+        Err(_) => return Err(Refused::Failed),
     };
+    printed(found, args, format)
+}
+
+/// The output for what was found (`None`: nothing, or `--default`).
+fn printed(found: Option<Value>, args: &Args, format: &str) -> Result<Option<String>, Refused> {
+    let found = found.or_else(|| args.default.clone().map(Value::String));
     let out = match found {
         None => None,
         Some(v) => Some(render(&v, format).map_err(Refused::Hierad)?),

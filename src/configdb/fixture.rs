@@ -27,6 +27,7 @@ pub(crate) fn environment(
             resource_definitions: defs,
         }],
         environments: vec![Environment {
+            hiera: Default::default(),
             id: 1,
             components: vec![1],
             hierarchy_levels: levels.iter().map(|l| (*l).into()).collect(),

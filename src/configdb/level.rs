@@ -414,6 +414,7 @@ mod tests {
     #[test]
     fn checks_against_the_environment() {
         let env = Environment {
+            hiera: Default::default(),
             id: 3,
             components: vec![],
             hierarchy_levels: vec!["region".into(), "role".into(), "nodes".into()],

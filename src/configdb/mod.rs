@@ -30,9 +30,9 @@ pub(crate) use error::{
 pub(crate) use keypath::KeyPath;
 pub(crate) use level::{LevelPath, LevelPathError, LevelValue};
 pub(crate) use model::{
-    Component, ComponentRef, DocAddress, DocKind, Environment, NewComponent, NewEnvironment,
-    ResourceDefinition, SnapshotData, StoredDocument, UnreadableDocument, Version, check_depth,
-    into_document,
+    Component, ComponentRef, DocAddress, DocKind, Environment, HieraVersion, NewComponent,
+    NewEnvironment, ResourceDefinition, SnapshotData, StoredDocument, UnreadableDocument, Version,
+    check_depth, into_document,
 };
 pub(crate) use registers::RegisterRow;
 pub(crate) use retention::Retention;

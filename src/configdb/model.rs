@@ -39,6 +39,38 @@ pub(crate) struct Environment {
     pub(crate) components: Vec<i64>,
     /// Level names from least to most specific; the root is implicit.
     pub(crate) hierarchy_levels: Vec<String>,
+    /// Which Hiera answers its lookups.
+    pub(crate) hiera: HieraVersion,
+}
+
+/// Which Hiera an environment's lookups follow: Hiera 3.10 (its `hiera`
+/// resource is a version 3 hiera.yaml; the default), or Hiera 5 as Puppet
+/// 7's `lookup` applies it (its `hiera` resource is a version 5
+/// hiera.yaml read over the stored documents: `crate::lookup5`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub(crate) enum HieraVersion {
+    #[default]
+    Three,
+    Five,
+}
+
+impl HieraVersion {
+    /// The number stored and sent (`"hiera": 5`).
+    pub(crate) fn number(self) -> i64 {
+        match self {
+            HieraVersion::Three => 3,
+            HieraVersion::Five => 5,
+        }
+    }
+
+    /// `None` for a number that is neither 3 nor 5.
+    pub(crate) fn from_number(n: i64) -> Option<HieraVersion> {
+        match n {
+            3 => Some(HieraVersion::Three),
+            5 => Some(HieraVersion::Five),
+            _ => None,
+        }
+    }
 }
 
 /// What to create: a component.
@@ -104,6 +136,7 @@ pub(crate) struct NewEnvironment {
     pub(crate) components: Vec<ComponentRef>,
     /// From least to most specific.
     pub(crate) hierarchy_levels: Vec<String>,
+    pub(crate) hiera: HieraVersion,
 }
 
 /// The two documents kept at each (environment, slot, resource): the data

@@ -53,6 +53,9 @@ pub enum ErrorClass {
     /// hierad's own: interpolation would build more bytes of values than
     /// the lookup's budget allows.
     ByteBudgetExceeded,
+    /// `Puppet::DataBinding::LookupError`: a Hiera 5 lookup failed
+    /// (`crate::lookup5`; `puppet lookup` exits 1 printing nothing).
+    LookupError,
 }
 
 impl ErrorClass {
@@ -82,6 +85,7 @@ impl ErrorClass {
             // naming this class.
             ErrorClass::StepBudgetExceeded => "Hierad::StepBudgetExceeded",
             ErrorClass::ByteBudgetExceeded => "Hierad::ByteBudgetExceeded",
+            ErrorClass::LookupError => "Puppet::DataBinding::LookupError",
         }
     }
 }

@@ -89,6 +89,24 @@ const ENTRY_KEYS: [&str; 14] = [
 ];
 
 impl Config {
+    /// The entries' datadirs as written, each once, none inside another
+    /// (`data`, not also `data/nodes`).
+    pub fn datadirs(&self) -> Vec<String> {
+        let mut dirs: Vec<String> = self
+            .entries
+            .iter()
+            .map(|e| e.datadir.trim_end_matches('/').to_owned())
+            .collect();
+        dirs.sort();
+        dirs.dedup();
+        let all = dirs.clone();
+        dirs.retain(|d| {
+            !all.iter()
+                .any(|o| o != d && (o == "." || o.is_empty() || d.starts_with(&format!("{o}/"))))
+        });
+        dirs
+    }
+
     /// Puppet's `DEFAULT_CONFIG_HASH`: `data/common.yaml` through yaml_data.
     pub fn default_config() -> Config {
         Config {

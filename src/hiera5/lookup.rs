@@ -30,6 +30,18 @@ pub trait Files {
     /// The files (not directories) matching a Ruby `Dir.glob` pattern,
     /// sorted as Ruby sorts them.
     fn glob(&self, pattern: &str) -> Vec<String>;
+    /// The file at `path` already read (a store keeps documents, not
+    /// texts): what YAML or JSON would load from its text; `None`: read
+    /// and parse [`Files::read`]'s text.
+    fn parsed(&self, _path: &str) -> Option<Value> {
+        None
+    }
+    /// Why the file at `path` cannot be read, when it is kept but does not
+    /// parse (a store keeps such a file as Hiera keeps it: only the
+    /// lookups that read it fail); `None`: read it as usual.
+    fn unparsable(&self, _path: &str) -> Option<String> {
+        None
+    }
 }
 
 /// Where the three layers are.
@@ -547,11 +559,16 @@ impl<'f, F: Files> Lookup<'f, F> {
     /// A hiera.yaml; `None` for version 3 outside the global layer, which
     /// Puppet ignores with a warning.
     fn config(&self, path: &str) -> Result<Option<Config>> {
-        let text = self.files.read(path).unwrap_or_default();
-        let loaded = crate::hiera::yaml::load(&text).map_err(|e| Error::Config {
-            path: path.to_owned(),
-            message: format!("Unable to parse {}", e.message),
-        })?;
+        let loaded = match self.files.parsed(path) {
+            Some(loaded) => loaded,
+            None => {
+                let text = self.files.read(path).unwrap_or_default();
+                crate::hiera::yaml::load(&text).map_err(|e| Error::Config {
+                    path: path.to_owned(),
+                    message: format!("Unable to parse {}", e.message),
+                })?
+            }
+        };
         let version = loaded.as_hash().and_then(|h| {
             h.get(&Value::str("version"))
                 .or_else(|| h.get(&Value::Symbol("version".into())))
@@ -633,9 +650,16 @@ impl<'f, F: Files> Lookup<'f, F> {
     }
 
     fn parse(&self, path: &str, format: DataFormat, module: Option<&str>) -> Result<Rc<Hash>> {
-        let text = self.files.read(path).unwrap_or_default();
+        if let Some(reason) = self.files.unparsable(path) {
+            return Err(Error::Data(reason));
+        }
+        let parsed = self.files.parsed(path);
+        let text = match parsed {
+            Some(_) => String::new(),
+            None => self.files.read(path).unwrap_or_default(),
+        };
         let mut hash = match format {
-            DataFormat::Yaml => match crate::hiera::yaml::load(&text) {
+            DataFormat::Yaml => match parsed.map_or_else(|| crate::hiera::yaml::load(&text), Ok) {
                 Ok(Value::Hash(h)) => symkeys_to_string(h),
                 Ok(_) => {
                     self.warn(format!("{path}: file does not contain a valid yaml hash"));
@@ -650,7 +674,7 @@ impl<'f, F: Files> Lookup<'f, F> {
                     )));
                 }
             },
-            DataFormat::Json => match crate::hiera::json::load(&text) {
+            DataFormat::Json => match parsed.map_or_else(|| crate::hiera::json::load(&text), Ok) {
                 Ok(Value::Hash(h)) => h,
                 Ok(other) => {
                     return Err(Error::Data(format!(

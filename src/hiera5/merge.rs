@@ -81,8 +81,24 @@ impl Strategy {
         sort_merged_arrays: bool,
         merge_hash_arrays: bool,
     ) -> Result<Strategy> {
+        Strategy::from_value(&Strategy::flags_value(
+            name,
+            knockout_prefix,
+            sort_merged_arrays,
+            merge_hash_arrays,
+        ))
+    }
+
+    /// The `merge` [`Strategy::from_flags`] reads: a name, or for `deep`
+    /// a Hash with the flags' options (what a server is sent).
+    pub fn flags_value(
+        name: &str,
+        knockout_prefix: Option<&str>,
+        sort_merged_arrays: bool,
+        merge_hash_arrays: bool,
+    ) -> Value {
         if name != "deep" {
-            return Strategy::from_value(&Value::str(name));
+            return Value::str(name);
         }
         let mut h = Hash::default();
         h.insert(Value::str("strategy"), Value::str("deep"));
@@ -97,7 +113,7 @@ impl Strategy {
         if let Some(prefix) = knockout_prefix {
             h.insert(Value::str("knockout_prefix"), Value::str(prefix));
         }
-        Strategy::from_value(&Value::Hash(h))
+        Value::Hash(h)
     }
 
     /// `MergeStrategy#lookup`: combines what `variants` finds, in order;

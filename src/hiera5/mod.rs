@@ -16,6 +16,7 @@ mod error;
 mod explain;
 mod interpolate;
 mod key;
+mod layout;
 mod lookup;
 mod merge;
 mod options;
@@ -23,6 +24,7 @@ mod scope;
 
 pub use config::{Config, DataFormat};
 pub use error::{Error, Result};
+pub use layout::{CONFIG_RESOURCE, Layout, Place, Source, Unexpressible};
 pub use lookup::{Files, Lookup, Tree};
 pub use merge::Strategy;
 pub use scope::Scope;

@@ -114,11 +114,12 @@ impl ConfigOps for Local {
         }
     }
 
-    fn create_environment(&self, id: i64, component: &str, levels: &[String]) -> Result<()> {
+    fn create_environment(&self, id: i64, new: &super::NewEnv) -> Result<()> {
         self.store.create_environment(&NewEnvironment {
             id: Some(id),
-            components: vec![ComponentRef::Name(component.to_owned())],
-            hierarchy_levels: levels.to_vec(),
+            components: vec![ComponentRef::Name(new.component.clone())],
+            hierarchy_levels: new.levels.clone(),
+            hiera: new.hiera,
         })?;
         Ok(())
     }

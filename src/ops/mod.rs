@@ -20,7 +20,8 @@ pub(crate) use remote::{Remote, RemoteError};
 pub(crate) use crate::api::ImportSummary;
 use crate::configdb::unparsed::Unparsed;
 use crate::configdb::{
-    ConfigError, DocAddress, DocKind, Environment, KeyPath, LevelPath, Version, check_depth,
+    ConfigError, DocAddress, DocKind, Environment, HieraVersion, KeyPath, LevelPath, Version,
+    check_depth,
 };
 use crate::hiera::{Hash, Value};
 use crate::store::StoreError;
@@ -78,9 +79,9 @@ pub(crate) trait ConfigOps {
     /// component of that name exists (it is then left as it is).
     fn ensure_component(&self, name: &str, resources: &[String]) -> Result<()>;
 
-    /// Creates environment `id` using the component `component`, with
-    /// `levels` from least to most specific.
-    fn create_environment(&self, id: i64, component: &str, levels: &[String]) -> Result<()>;
+    /// Creates environment `id` as `new` shapes it (its component must
+    /// exist).
+    fn create_environment(&self, id: i64, new: &NewEnv) -> Result<()>;
 
     /// Writes each level's documents as `kind`; resources the environment
     /// does not define are defined in its first component. `replace` makes
@@ -263,6 +264,8 @@ pub(crate) struct NewEnv {
     pub(crate) levels: Vec<String>,
     /// The component it uses, created if missing.
     pub(crate) component: String,
+    /// Which Hiera answers its lookups.
+    pub(crate) hiera: HieraVersion,
 }
 
 /// A tree import: levels of documents for one environment.
@@ -321,6 +324,7 @@ pub(crate) fn import_tree(
                 id: import.env,
                 components: Vec::new(),
                 hierarchy_levels: import.new_env.levels.clone(),
+                hiera: import.new_env.hiera,
             };
             for (path, _) in import.levels {
                 path.check(&planned)?;
@@ -331,11 +335,7 @@ pub(crate) fn import_tree(
                 Vec::new()
             };
             ops.ensure_component(&import.new_env.component, &resources)?;
-            ops.create_environment(
-                import.env,
-                &import.new_env.component,
-                &import.new_env.levels,
-            )?;
+            ops.create_environment(import.env, &import.new_env)?;
         }
     }
     ops.import(

@@ -329,14 +329,14 @@ impl Remote {
     pub(crate) fn create_environment(
         &self,
         env: i64,
-        component: &str,
-        levels: &[String],
+        new: &super::NewEnv,
     ) -> Result<api::Environment> {
         let body = api::NewEnvironment {
             retention: None,
             id: Some(env),
-            components: vec![api::ComponentKey(ComponentRef::Name(component.to_owned()))],
-            hierarchy_levels: levels.to_vec(),
+            components: vec![api::ComponentKey(ComponentRef::Name(new.component.clone()))],
+            hierarchy_levels: new.levels.clone(),
+            hiera: new.hiera,
         };
         self.typed(Method::Post, paths::ENVIRONMENTS, Some(&body))
     }
@@ -492,8 +492,8 @@ impl ConfigOps for Remote {
         Ok(Remote::ensure_component(self, name, resources)?)
     }
 
-    fn create_environment(&self, id: i64, component: &str, levels: &[String]) -> OpsResult<()> {
-        Remote::create_environment(self, id, component, levels)?;
+    fn create_environment(&self, id: i64, new: &super::NewEnv) -> OpsResult<()> {
+        Remote::create_environment(self, id, new)?;
         Ok(())
     }
 

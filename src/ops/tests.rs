@@ -106,6 +106,7 @@ fn script(ops: &dyn ConfigOps) -> Vec<String> {
         replace: true,
         register: false,
         new_env: NewEnv {
+            hiera: crate::configdb::HieraVersion::Three,
             levels: vec!["nodes".to_owned()],
             component: "c".to_owned(),
         },

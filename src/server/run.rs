@@ -349,6 +349,7 @@ fn load_sample_if_empty(store: &Arc<dyn Store>, sample: &Sample) -> anyhow::Resu
         replace: false,
         register: false,
         new_env: NewEnv {
+            hiera: crate::configdb::HieraVersion::Three,
             levels: vec!["nodes".to_owned()],
             component: "fuel".to_owned(),
         },

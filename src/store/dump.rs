@@ -14,7 +14,7 @@
 use super::Result;
 use crate::configdb::tags::Tag;
 use crate::configdb::unparsed::Content;
-use crate::configdb::{Component, DocKind, Environment, Retention, Version};
+use crate::configdb::{Component, DocKind, Environment, HieraVersion, Retention, Version};
 use serde_json::{Value as Json, json};
 use sha2::{Digest, Sha256};
 
@@ -78,15 +78,22 @@ impl Dumped {
                 env,
                 deleted_at,
                 retention,
-            } => json!([
-                "environment",
-                env.id,
-                env.components,
-                env.hierarchy_levels,
-                deleted_at,
-                retention.keep_versions,
-                retention.keep_days
-            ]),
+            } => {
+                let mut line = json!([
+                    "environment",
+                    env.id,
+                    env.components,
+                    env.hierarchy_levels,
+                    deleted_at,
+                    retention.keep_versions,
+                    retention.keep_days
+                ]);
+                // Hiera 3 environments digest as before Hiera 5 ones existed.
+                if let (Json::Array(items), HieraVersion::Five) = (&mut line, env.hiera) {
+                    items.push(json!(env.hiera.number()));
+                }
+                line
+            }
             Dumped::Register { env, level, values } => {
                 let mut values = values.clone();
                 values.sort();

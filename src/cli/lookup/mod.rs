@@ -283,6 +283,7 @@ fn remote_request(
         default: positional.default.clone().map(|d| WireValue(Value::str(d))),
         explain: options.explain,
         node: options.node.clone(),
+        merge: None,
     };
     Ok((server, body))
 }

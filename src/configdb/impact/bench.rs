@@ -64,6 +64,7 @@ fn fuel(nodes: usize) -> (SnapshotData, Vec<String>) {
             resource_definitions,
         }],
         environments: vec![Environment {
+            hiera: Default::default(),
             id: 1,
             components: vec![1],
             hierarchy_levels: vec!["nodes".into()],

@@ -226,6 +226,7 @@ mod tests {
                 resource_definitions: vec![definition(1, "astute"), definition(5, "1")],
             }],
             environments: vec![Environment {
+                hiera: Default::default(),
                 id: 2,
                 components: vec![9],
                 hierarchy_levels: vec![],

@@ -5,12 +5,14 @@
 use crate::api::{self, WireValue};
 use crate::auth::Principal;
 use crate::cache::{self, Configured};
+use crate::configdb::HieraVersion;
 use crate::configdb::{LevelPath, Snapshot};
 use crate::hiera::budget::{Budget, Limit, Meter};
 use crate::hiera::hierarchy::Hierarchy;
-use crate::hiera::lookup::{Answer, Outcome as StepOutcome, Step};
+use crate::hiera::lookup::{Answer, Outcome as StepOutcome, Resolution, Step};
 use crate::hiera::{HieraError, Value};
 use crate::lookup::{lookup, scope_variables};
+use crate::lookup5::{self, Request5};
 use crate::server::http::body::LookupBytes;
 use crate::server::http::conn::Room;
 use crate::server::http::error::ApiError;
@@ -237,7 +239,7 @@ fn prepare(
     snapshot: &Snapshot,
     (generation, who): (u64, Option<&Principal>),
     bytes: &[u8],
-) -> Result<(Parsed, Configured), ApiError> {
+) -> Result<(Parsed, Engine), ApiError> {
     let mut parsed = parse_request(bytes)?;
     env::permitted(who, parsed.request.env)?;
     if let Some(node) = parsed.node.take() {
@@ -258,6 +260,9 @@ fn prepare(
     let Some(environment) = snapshot.environment(parsed.request.env) else {
         return Err(env::missing(parsed.request.env));
     };
+    if let Some(field) = parsed.misplaced(environment.hiera) {
+        return Err(bad(misplaced(field, parsed.request.env, environment.hiera)));
+    }
     if !parsed.request.level.is_root() {
         parsed.request.level.check(environment)?;
     }
@@ -271,8 +276,30 @@ fn prepare(
             return Err(crate::configdb::ConfigError::Unreadable(Box::new(doc.clone())).into());
         }
     }
+    if environment.hiera == HieraVersion::Five {
+        return Ok((parsed, Engine::Hiera5));
+    }
     let configured = state.configs().get(generation, snapshot, &parsed.request)?;
-    Ok((parsed, configured))
+    Ok((parsed, Engine::Hiera3(configured)))
+}
+
+/// What answers a lookup: Hiera 3 under the environment's configuration,
+/// or Hiera 5 (`crate::lookup5`).
+pub(super) enum Engine {
+    Hiera3(Configured),
+    Hiera5,
+}
+
+/// Why a request's `field` does not fit environment `env`'s Hiera.
+fn misplaced(field: &str, env: i64, hiera: HieraVersion) -> String {
+    match hiera {
+        HieraVersion::Five => format!(
+            "environment {env} is a Hiera 5 environment: its lookups take key or keys, scope (the node's facts), node, merge and default, not {field}"
+        ),
+        HieraVersion::Three => format!(
+            "environment {env} is a Hiera 3 environment: {field} is for Hiera 5 environments (give resolution)"
+        ),
+    }
 }
 
 /// The budget of a lookup's first attempt, on the async worker that
@@ -295,10 +322,14 @@ const INLINE_LEVELS: usize = 64;
 /// other errors of a several-key request are listed with their keys).
 fn answer_body(
     snapshot: &Snapshot,
-    configured: &Configured,
+    engine: &Engine,
     parsed: &Parsed,
     budget: Budget,
 ) -> Result<Bytes, HieraError> {
+    let configured = match engine {
+        Engine::Hiera3(configured) => configured,
+        Engine::Hiera5 => return answer_body5(snapshot, parsed),
+    };
     let (config, hierarchy) = (configured.config(), configured.hierarchy(&parsed.request));
     let mut meter = Meter::new(budget);
     let body = match &parsed.keys {
@@ -347,6 +378,58 @@ fn answer_body(
     }
     // Answers hold only String-keyed objects: writing them cannot fail.
     .expect("a lookup answer is plain JSON");
+    Ok(Bytes::from(body))
+}
+
+/// [`answer_body`] in a Hiera 5 environment: one key's answer, or each
+/// key's as for Hiera 3.
+///
+/// # Errors
+/// A one-key request's error, as `crate::lookup5::error` classes it.
+fn answer_body5(snapshot: &Snapshot, parsed: &Parsed) -> Result<Bytes, HieraError> {
+    // `hiera`'s array and hash resolutions are Puppet's unique and hash.
+    let resolved = match &parsed.request.resolution {
+        Resolution::Array => Some(Value::str("unique")),
+        Resolution::Hash => Some(Value::str("hash")),
+        _ => None,
+    };
+    let request = Request5 {
+        env: parsed.request.env,
+        facts: &parsed.request.scope,
+        merge: parsed.merge.as_ref().or(resolved.as_ref()),
+    };
+    let answer = |key: &str| -> Result<Answer<'static>, HieraError> {
+        Ok(
+            match (
+                lookup5::lookup(snapshot, &request, key)?,
+                &parsed.request.default,
+            ) {
+                (Some(v), _) => Answer::Found(Cow::Owned(v)),
+                (None, Some(default)) => Answer::Default(default.clone()),
+                (None, None) => Answer::NotFound,
+            },
+        )
+    };
+    let Some(keys) = &parsed.keys else {
+        return Ok(answer_text(&answer(&parsed.request.key)?));
+    };
+    let answers = keys
+        .iter()
+        .map(|key| api::KeyAnswer {
+            key: key.clone(),
+            outcome: match answer(key) {
+                Ok(a) => api::KeyOutcome::Answered(answer_json(&a, None)),
+                Err(e) => api::KeyOutcome::Failed {
+                    error: api::HieraFailure {
+                        class: e.class.ruby_name().to_owned(),
+                        message: e.message,
+                    },
+                },
+            },
+        })
+        .collect();
+    let body =
+        serde_json::to_string(&api::KeysAnswer { answers }).expect("a lookup answer is plain JSON");
     Ok(Bytes::from(body))
 }
 

@@ -106,6 +106,7 @@ mod tests {
             .unwrap();
         other
             .create_environment(&NewEnvironment {
+                hiera: Default::default(),
                 id: Some(1),
                 components: vec![ComponentRef::Name("fuel".into())],
                 hierarchy_levels: vec![],

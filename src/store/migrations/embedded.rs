@@ -27,4 +27,5 @@ migrations![
     "0006_authors",
     "0007_live_bytes",
     "0008_generations",
+    "0009_hiera_version",
 ];

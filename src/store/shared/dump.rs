@@ -358,13 +358,14 @@ pub(crate) fn replay(
             } => {
                 let limit = |n: Option<u64>| n.map(|n| i64::try_from(n).unwrap_or(i64::MAX));
                 tx.execute(
-                    "INSERT INTO environments (id, deleted_at, keep_versions, keep_days)
-                     VALUES (?1, ?2, ?3, ?4)",
+                    "INSERT INTO environments (id, deleted_at, keep_versions, keep_days, hiera)
+                     VALUES (?1, ?2, ?3, ?4, ?5)",
                     params![
                         env.id,
                         deleted_at,
                         limit(retention.keep_versions),
-                        limit(retention.keep_days)
+                        limit(retention.keep_days),
+                        env.hiera.number()
                     ],
                 )?;
                 for (position, component) in env.components.iter().enumerate() {

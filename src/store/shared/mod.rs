@@ -21,8 +21,8 @@ use super::{Result, content::decode_content};
 use crate::configdb::model::check_resource_name;
 use crate::configdb::unparsed::{Content, Unparsed, UnparsedDocument};
 use crate::configdb::{
-    Component, ComponentRef, Conflict, DocAddress, Environment, Invalid, LevelPath, NotFound,
-    ResourceDefinition, Version,
+    Component, ComponentRef, Conflict, DocAddress, Environment, HieraVersion, Invalid, LevelPath,
+    NotFound, ResourceDefinition, Version,
 };
 use crate::hiera::{Hash, Value};
 use crate::store::StoreError;
@@ -240,7 +240,7 @@ pub(super) fn load_environments_where(
 ) -> Result<Vec<Environment>> {
     let mut envs: Vec<Environment> = tx
         .query(
-            "SELECT id FROM environments WHERE (CAST(?1 AS BIGINT) IS NULL OR id = ?1)
+            "SELECT id, hiera FROM environments WHERE (CAST(?1 AS BIGINT) IS NULL OR id = ?1)
                AND (deleted_at IS NOT NULL) = ?2 ORDER BY id",
             params![id, deleted],
         )?
@@ -250,6 +250,8 @@ pub(super) fn load_environments_where(
                 id: r.int(0)?,
                 components: Vec::new(),
                 hierarchy_levels: Vec::new(),
+                // The column's CHECK allows only 3 and 5.
+                hiera: HieraVersion::from_number(r.int(1)?).unwrap_or_default(),
             })
         })
         .collect::<Result<_>>()?;

@@ -26,8 +26,8 @@ use std::collections::{HashMap, HashSet};
 /// SQLite numbers rows; the write lock makes "the largest" stable.
 const INSERT_COMPONENT: &str = "INSERT INTO components (id, name)
      VALUES (coalesce(CAST(?1 AS BIGINT), (SELECT coalesce(max(id), 0) + 1 FROM components)), ?2) RETURNING id";
-const INSERT_ENVIRONMENT: &str = "INSERT INTO environments (id)
-     VALUES (coalesce(CAST(?1 AS BIGINT), (SELECT coalesce(max(id), 0) + 1 FROM environments))) RETURNING id";
+const INSERT_ENVIRONMENT: &str = "INSERT INTO environments (id, hiera)
+     VALUES (coalesce(CAST(?1 AS BIGINT), (SELECT coalesce(max(id), 0) + 1 FROM environments)), ?2) RETURNING id";
 
 fn create_environment(tx: &dyn Sql, new: &NewEnvironment) -> Result<Environment> {
     let mut components: Vec<(i64, String)> = Vec::new();
@@ -49,7 +49,9 @@ fn create_environment(tx: &dyn Sql, new: &NewEnvironment) -> Result<Environment>
             None => {}
         }
     }
-    let env = tx.query_one(INSERT_ENVIRONMENT, params![new.id])?.int(0)?;
+    let env = tx
+        .query_one(INSERT_ENVIRONMENT, params![new.id, new.hiera.number()])?
+        .int(0)?;
     let mut defined: HashMap<String, String> = HashMap::new();
     for (position, (component, name)) in components.iter().enumerate() {
         tx.execute(

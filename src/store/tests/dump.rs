@@ -6,6 +6,7 @@
 
 use super::history::big_doc;
 use super::*;
+use crate::configdb::HieraVersion;
 use crate::store::dump::{self, Dumped};
 
 /// Every kind of row: a definition's content, retention, a register, a
@@ -59,6 +60,7 @@ fn filled() -> Box<dyn Store> {
         .unwrap();
     s.create_tag("deploy-1", None, Some("carol")).unwrap();
     s.create_environment(&NewEnvironment {
+        hiera: Default::default(),
         id: Some(2),
         components: vec![ComponentRef::Name("fuel".into())],
         hierarchy_levels: vec![],
@@ -228,7 +230,32 @@ fn replay_refuses_a_store_that_is_not_empty_and_a_failure_writes_nothing() {
     assert_eq!(rows(target.as_ref()), dumped);
 }
 
+/// A Hiera 5 environment reads back as one, and a replayed copy keeps
+/// it so (its checksum line says so: a copy that lost it would differ).
+fn a_hiera5_environment_is_kept_by_the_store_and_its_copies() {
+    let source = fuel();
+    source
+        .create_environment(&NewEnvironment {
+            id: Some(5),
+            components: vec![ComponentRef::Name("fuel".into())],
+            hierarchy_levels: vec!["trusted.certname".into()],
+            hiera: HieraVersion::Five,
+        })
+        .unwrap();
+    assert_eq!(source.environment(5).unwrap().hiera, HieraVersion::Five);
+    assert_eq!(source.environment(1).unwrap().hiera, HieraVersion::Three);
+    let copy = store();
+    replay(copy.as_ref(), &rows(source.as_ref()), false).unwrap();
+    assert_eq!(copy.environment(5).unwrap().hiera, HieraVersion::Five);
+    let (a, b) = (
+        dump::tally(source.as_ref()).unwrap(),
+        dump::tally(copy.as_ref()).unwrap(),
+    );
+    assert_eq!(a.checksum(), b.checksum());
+}
+
 both![
+    a_hiera5_environment_is_kept_by_the_store_and_its_copies,
     a_replayed_copy_dumps_and_reads_the_same,
     replay_refuses_a_store_that_is_not_empty_and_a_failure_writes_nothing,
 ];

@@ -134,6 +134,7 @@ fn pruning_makes_old_generations_gone_naming_the_oldest_readable() {
     }
     // Another environment's pruning does not limit this one's reads.
     s.create_environment(&NewEnvironment {
+        hiera: Default::default(),
         id: Some(2),
         components: vec![ComponentRef::Name("fuel".into())],
         hierarchy_levels: names(&["nodes"]),

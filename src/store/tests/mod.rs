@@ -150,6 +150,7 @@ fn seed(s: &dyn Store) {
     s.create_component(&component("fuel", &["astute", "globals", "override/node"]))
         .unwrap();
     s.create_environment(&NewEnvironment {
+        hiera: Default::default(),
         id: Some(1),
         components: vec![ComponentRef::Name("fuel".into())],
         hierarchy_levels: names(&["role", "nodes"]),

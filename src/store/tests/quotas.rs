@@ -104,6 +104,7 @@ fn a_document_over_the_limit_is_refused_by_every_write() {
 fn the_environment_total_is_kept_and_bounded() {
     let s = fuel();
     s.create_environment(&NewEnvironment {
+        hiera: Default::default(),
         id: Some(2),
         components: vec![ComponentRef::Name("fuel".into())],
         hierarchy_levels: names(&["nodes"]),

@@ -14,6 +14,7 @@ fn seeded() -> Box<dyn Store> {
     .unwrap();
     for id in [1, 2] {
         s.create_environment(&NewEnvironment {
+            hiera: Default::default(),
             id: Some(id),
             components: vec![ComponentRef::Name("fuel".into())],
             hierarchy_levels: names(&["role", "nodes"]),
@@ -128,6 +129,7 @@ fn paths_are_checked_against_the_registers() {
     );
     s.purge_environment(2).unwrap();
     s.create_environment(&NewEnvironment {
+        hiera: Default::default(),
         id: Some(2),
         components: vec![ComponentRef::Name("fuel".into())],
         hierarchy_levels: names(&["nodes"]),

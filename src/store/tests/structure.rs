@@ -101,6 +101,7 @@ fn resource_names_clash_within_an_environment() {
     // Creating an environment with two definitions of "globals".
     assert_error(
         s.create_environment(&NewEnvironment {
+            hiera: Default::default(),
             id: Some(2),
             components: vec![
                 ComponentRef::Name("fuel".into()),
@@ -114,6 +115,7 @@ fn resource_names_clash_within_an_environment() {
     assert_error(s.environment(2), ErrorKind::NotFound, "environment 2");
     // Growing a component used by an environment into a clash.
     s.create_environment(&NewEnvironment {
+        hiera: Default::default(),
         id: Some(3),
         components: vec![
             ComponentRef::Name("fuel".into()),
@@ -149,6 +151,7 @@ fn environments_crud_and_errors() {
     assert_eq!(
         env,
         Environment {
+            hiera: Default::default(),
             id: 1,
             components: vec![fuel_id],
             hierarchy_levels: names(&["role", "nodes"]),
@@ -157,6 +160,7 @@ fn environments_crud_and_errors() {
     // Assigned id, components by id and name, level order kept.
     let auto = s
         .create_environment(&NewEnvironment {
+            hiera: Default::default(),
             id: None,
             components: vec![
                 ComponentRef::Name("plugin".into()),
@@ -172,6 +176,7 @@ fn environments_crud_and_errors() {
     assert_eq!(s.environments().unwrap(), vec![env.clone(), auto.clone()]);
 
     let new = |id, components: Vec<ComponentRef>, levels: &[&str]| NewEnvironment {
+        hiera: Default::default(),
         id,
         components,
         hierarchy_levels: names(levels),
@@ -272,6 +277,7 @@ fn deleting_an_environment_is_restorable_and_purge_is_not() {
     assert!(deleted[0].1 > 1_600_000_000);
     // Its id stays taken, with a way out named.
     let again = NewEnvironment {
+        hiera: Default::default(),
         id: Some(1),
         components: vec![ComponentRef::Name("fuel".into())],
         hierarchy_levels: names(&["nodes"]),

@@ -5,6 +5,7 @@
 //! once (tests/support/puppet_oracle.rb), twelve runs per forked child
 //! (checked against runs alone: `ALONE`).
 
+mod server;
 mod tree;
 
 use crate::binary;
@@ -244,15 +245,15 @@ fn job(root: &Path, run: usize, case: &str) -> Vec<String> {
 }
 
 #[derive(Debug, PartialEq)]
-struct Outcome {
-    status: i32,
-    stdout: String,
-    stderr: String,
+pub(crate) struct Outcome {
+    pub(crate) status: i32,
+    pub(crate) stdout: String,
+    pub(crate) stderr: String,
 }
 
 /// Runs per forked child: a run after the first in a child skips most of
 /// Puppet's start (tests/support/forked_commands.rb's run_batched).
-const BATCH: usize = 12;
+pub(crate) const BATCH: usize = 12;
 
 /// Cases whose stderr or exit status depend on Puppet's state (warnings
 /// given once, errors, a failed lookup): run alone as well, to show that
@@ -268,7 +269,7 @@ const ALONE: &[&str] = &[
 
 /// Every job through one Ruby process that loaded Puppet once, `batch`
 /// runs per forked child.
-fn puppet(root: &Path, jobs: &[Vec<String>], batch: usize) -> Vec<Outcome> {
+pub(crate) fn puppet(root: &Path, jobs: &[Vec<String>], batch: usize) -> Vec<Outcome> {
     let input: Vec<Json> = jobs
         .iter()
         .map(|args| json!({"args": args, "dir": root}))

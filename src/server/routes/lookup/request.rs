@@ -4,7 +4,7 @@
 
 use super::super::hierarchies::HierarchyId;
 use super::super::pinned::Pin;
-use crate::configdb::LevelPath;
+use crate::configdb::{HieraVersion, LevelPath};
 use crate::hiera::hierarchy::Hierarchy;
 use crate::hiera::lookup::Resolution;
 use crate::hiera::{Hash, Value};
@@ -28,6 +28,21 @@ pub(super) struct Parsed {
     pub(super) node: Option<String>,
     /// The generation to answer at (`generation` or `tag`).
     pub(super) pin: Option<Pin>,
+    /// Puppet's `merge` (Hiera 5 environments only): a strategy's name or
+    /// a Hash with its options.
+    pub(super) merge: Option<Value>,
+    /// The first field given that only Hiera 3 environments take.
+    hiera3_field: Option<&'static str>,
+}
+
+impl Parsed {
+    /// A field given that an environment of `hiera` does not take.
+    pub(super) fn misplaced(&self, hiera: HieraVersion) -> Option<&'static str> {
+        match hiera {
+            HieraVersion::Five => self.hiera3_field,
+            HieraVersion::Three => self.merge.is_some().then_some("merge"),
+        }
+    }
 }
 
 pub(super) fn bad(message: impl Into<String>) -> ApiError {
@@ -64,8 +79,43 @@ pub(super) fn parse_request(bytes: &[u8]) -> Result<Parsed, ApiError> {
                 node,
                 generation,
                 tag,
+                merge,
             ],
     } = read_fields(bytes)?;
+    let given = |v: &Option<Value>| match v {
+        None | Some(Value::Nil | Value::Bool(false)) => false,
+        Some(Value::String(s)) => !s.is_empty(),
+        Some(_) => true,
+    };
+    // `hiera`'s three resolutions read as Puppet's merges in a Hiera 5
+    // environment (`hierad lookup --server` always sends one).
+    let named_resolution = matches!(&resolution,
+        Some(Value::String(s) | Value::Symbol(s)) if matches!(s.as_str(), "priority" | "array" | "hash"));
+    let hiera3_field = [
+        ("level", &level),
+        (
+            "resolution",
+            if named_resolution { &None } else { &resolution },
+        ),
+        ("hierarchy", &hierarchy),
+        ("hierarchy_id", &hierarchy_id),
+        ("merge_behavior", &merge_behavior),
+        ("deep_merge_options", &deep_merge_options),
+        ("order_override", &order_override),
+        ("explain", &explain),
+    ]
+    .into_iter()
+    .find(|(_, v)| given(v))
+    .map(|(name, _)| name);
+    let merge = match merge {
+        None | Some(Value::Nil) => None,
+        Some(m @ (Value::String(_) | Value::Hash(_))) => Some(m),
+        Some(_) => {
+            return Err(bad(
+                "merge is a strategy's name (first, unique, hash, deep) or an object with strategy and its options",
+            ));
+        }
+    };
     if let Some(unknown) = unknown {
         return Err(bad(format!(
             "unknown field {unknown:?} in the lookup request"
@@ -168,6 +218,8 @@ pub(super) fn parse_request(bytes: &[u8]) -> Result<Parsed, ApiError> {
         hierarchy_id,
         node,
         pin,
+        merge,
+        hiera3_field,
     })
 }
 
@@ -198,7 +250,7 @@ enum Field {
 
 /// What the lookup API knows; [`Fields::values`] and [`parse_request`]
 /// follow this order.
-const FIELDS: [&str; 16] = [
+const FIELDS: [&str; 17] = [
     "environment",
     "level",
     "key",
@@ -215,6 +267,7 @@ const FIELDS: [&str; 16] = [
     "node",
     "generation",
     "tag",
+    "merge",
 ];
 
 impl<'de> Deserialize<'de> for Field {

@@ -188,9 +188,11 @@ fn the_typed_request_is_what_the_server_reads() {
         default: Some(WireValue(Value::Float(2.0))),
         explain: true,
         node: Some("n1".into()),
+        merge: Some(WireValue(Value::str("deep"))),
     };
     let parsed =
         parse_request(serde_json::to_string(&typed).unwrap().as_bytes()).expect("a good request");
+    assert_eq!(parsed.merge, Some(Value::str("deep")));
     let r = &parsed.request;
     assert_eq!((r.env, r.key.as_str(), r.explain), (3, "k", true));
     assert!(matches!(r.resolution, Resolution::Array));
@@ -279,6 +281,7 @@ fn fan_out_server(
         .unwrap();
     store
         .create_environment(&NewEnvironment {
+            hiera: Default::default(),
             id: Some(1),
             components: vec![ComponentRef::Name("app".into())],
             hierarchy_levels: vec![],

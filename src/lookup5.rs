@@ -1,0 +1,202 @@
+//! The one Hiera 5 lookup path over the ConfigDB: a lookup in a Hiera 5
+//! environment (docs/hiera5.md) answered by [`crate::hiera5::Lookup`],
+//! unchanged, reading the environment's stored hiera.yaml and documents
+//! as the files `puppet lookup` would read. Where each file is kept is
+//! [`Layout`]'s rule, the one `hierad import-environment` stores by.
+
+use crate::configdb::{ConfigError, DocKind, LevelPath, LevelValue, Snapshot};
+use crate::hiera::error::ErrorClass;
+use crate::hiera::{Hash, HieraError, Value};
+use crate::hiera5::{self, CONFIG_RESOURCE, Files, Layout, Lookup, Scope, Strategy, Tree};
+
+/// The environment's hiera.yaml, as the lookup names it (the layer's
+/// directory is the empty path, so data paths are `data/…`).
+const CONFIG_PATH: &str = "hiera.yaml";
+
+/// A global hiera.yaml no document stands for: Puppet's built-in global
+/// layer, which finds no `data/common.yaml` beside it.
+const GLOBAL_CONFIG: &str = "/hierad/global/hiera.yaml";
+
+/// The environment Puppet's `$environment` names when a request's scope
+/// does not set `environment` (`puppet lookup`'s default).
+const DEFAULT_ENVIRONMENT: &str = "production";
+
+/// One Hiera 5 environment of a snapshot, as files.
+pub(crate) struct SnapshotFiles<'s> {
+    snapshot: &'s Snapshot,
+    env: i64,
+    config: Option<Value>,
+    layout: Layout,
+}
+
+impl<'s> SnapshotFiles<'s> {
+    /// The files of environment `env`: its hiera.yaml (the root document
+    /// of resource `hiera`) and the documents its hierarchy places.
+    ///
+    /// # Errors
+    /// A stored hiera.yaml that does not read as version 5, or that has
+    /// no form in hierad (written by hand, not by import-environment).
+    pub(crate) fn new(snapshot: &'s Snapshot, env: i64) -> hiera5::Result<SnapshotFiles<'s>> {
+        let config = snapshot
+            .effective(env, &LevelPath::root(), CONFIG_RESOURCE)
+            .filter(|doc| !doc.is_empty())
+            .map(|doc| Value::Hash((*doc).clone()));
+        let layout = match &config {
+            Some(value) => {
+                let parsed = hiera5::Config::from_value(CONFIG_PATH, value)?;
+                Layout::of(&parsed).map_err(|e| hiera5::Error::Config {
+                    path: CONFIG_PATH.into(),
+                    message: e.to_string(),
+                })?
+            }
+            None => Layout::default(),
+        };
+        Ok(SnapshotFiles {
+            snapshot,
+            env,
+            config,
+            layout,
+        })
+    }
+
+    /// The level paths and resources the layout keeps the file at `path`
+    /// at.
+    fn places(&self, path: &str) -> impl Iterator<Item = (LevelPath, String)> {
+        self.layout.places(path).into_iter().filter_map(|place| {
+            let level = match place.level {
+                None => LevelPath::root(),
+                Some((level, value)) => LevelPath::new(vec![LevelValue::new(level, value).ok()?]),
+            };
+            Some((level, place.resource))
+        })
+    }
+
+    /// The effective document kept for the file at `path`, if any.
+    fn document(&self, path: &str) -> Option<Hash> {
+        self.places(path).find_map(|(level, resource)| {
+            let kept = DocKind::ALL.iter().any(|kind| {
+                self.snapshot
+                    .stored(self.env, &level, &resource, *kind)
+                    .is_ok_and(|doc| doc.is_some())
+            });
+            if !kept {
+                return None;
+            }
+            let doc = self.snapshot.effective(self.env, &level, &resource)?;
+            Some((*doc).clone())
+        })
+    }
+}
+
+impl Files for SnapshotFiles<'_> {
+    fn read(&self, _: &str) -> Option<String> {
+        // Every file is handed over parsed (`parsed`).
+        None
+    }
+
+    fn is_file(&self, path: &str) -> bool {
+        if path == CONFIG_PATH {
+            return self.config.is_some();
+        }
+        self.document(path).is_some() || self.unparsable(path).is_some()
+    }
+
+    fn is_dir(&self, _: &str) -> bool {
+        false
+    }
+
+    fn glob(&self, _: &str) -> Vec<String> {
+        // A layout has no globs (`Layout::of` refuses them).
+        Vec::new()
+    }
+
+    fn parsed(&self, path: &str) -> Option<Value> {
+        if path == CONFIG_PATH {
+            return self.config.clone();
+        }
+        self.document(path).map(Value::Hash)
+    }
+
+    fn unparsable(&self, path: &str) -> Option<String> {
+        self.places(path).find_map(|(level, resource)| {
+            DocKind::ALL.iter().find_map(|kind| {
+                match self.snapshot.stored(self.env, &level, &resource, *kind) {
+                    // Puppet's words for a file it cannot parse, naming it
+                    // by its path in the environment, as `parse` does.
+                    Err(ConfigError::Unparsed(kept)) if kept.error.message.starts_with('(') => {
+                        let message =
+                            kept.error
+                                .message
+                                .replacen("(<unknown>)", &format!("({path})"), 1);
+                        Some(format!("Unable to parse {message}"))
+                    }
+                    Err(ConfigError::Unparsed(kept)) => Some(kept.error.message.clone()),
+                    _ => None,
+                }
+            })
+        })
+    }
+}
+
+/// What a Hiera 5 lookup request asks.
+#[derive(Clone, Debug)]
+pub(crate) struct Request5<'r> {
+    pub(crate) env: i64,
+    /// The node's facts (`environment` among them names Puppet's
+    /// `$environment`; else `production`).
+    pub(crate) facts: &'r Hash,
+    /// Puppet's `merge`: a strategy's name or a Hash with its options;
+    /// `None`: the keys' `lookup_options`.
+    pub(crate) merge: Option<&'r Value>,
+}
+
+/// The value of `key` in a Hiera 5 environment, as `puppet lookup`
+/// finds it over the same files; `None`: not found.
+///
+/// # Errors
+/// Puppet's errors for the same lookup, as [`HieraError`]s of Puppet's
+/// classes (see [`error`]).
+pub(crate) fn lookup(
+    snapshot: &Snapshot,
+    request: &Request5<'_>,
+    key: &str,
+) -> Result<Option<Value>, HieraError> {
+    let files = SnapshotFiles::new(snapshot, request.env).map_err(error)?;
+    let merge = request
+        .merge
+        .map(Strategy::from_value)
+        .transpose()
+        .map_err(error)?;
+    let environment = request
+        .facts
+        .get(&Value::str("environment"))
+        .and_then(Value::as_str)
+        .unwrap_or(DEFAULT_ENVIRONMENT)
+        .to_owned();
+    let tree = Tree {
+        global_config: GLOBAL_CONFIG.into(),
+        environment_dir: Some(String::new()),
+    };
+    let scope = Scope::for_node(request.facts.clone(), &environment);
+    Lookup::new(tree, &files, scope)
+        .lookup(&[key.to_owned()], merge.as_ref())
+        .map_err(error)
+}
+
+/// A Hiera 5 error as the API carries it: `ArgumentError` for what
+/// `puppet lookup` prints (a bad merge), hierad's `RuntimeError` for what
+/// it does not read, else Puppet's `LookupError` (which `puppet lookup`
+/// answers with exit status 1 and nothing printed).
+pub(crate) fn error(e: hiera5::Error) -> HieraError {
+    let class = if e.printed_by_puppet() {
+        ErrorClass::ArgumentError
+    } else if matches!(e, hiera5::Error::Unsupported(_)) {
+        ErrorClass::RuntimeError
+    } else {
+        ErrorClass::LookupError
+    };
+    HieraError::new(class, e.to_string())
+}
+
+#[cfg(test)]
+mod tests;

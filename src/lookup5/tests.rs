@@ -1,0 +1,266 @@
+//! A small Puppet environment imported as `hierad import-environment`
+//! imports it (`tree5::read`, then `ops::import_tree`), then looked up
+//! in: `lookup_options` honoured and reserved, the node's level read, and
+//! the refusals that change nothing. (`puppet lookup`'s own answers over
+//! a larger tree: tests/oracle/hiera5_server.rs.)
+
+use super::*;
+use crate::configdb::HieraVersion;
+use crate::ops::{self, Local, NewEnv, OpsError, TreeImport};
+use crate::store::SqliteStore;
+use crate::store::Store;
+use crate::tree5;
+use std::path::Path;
+use std::sync::Arc;
+
+const HIERA: &str = "version: 5
+defaults:
+  datadir: data
+  data_hash: yaml_data
+hierarchy:
+  - name: Nodes
+    path: nodes/%{trusted.certname}.yaml
+  - name: OS
+    path: os/%{facts.os.family}.yaml
+  - name: Common
+    path: common.yaml
+";
+
+const FILES: [(&str, &str); 4] = [
+    (
+        "data/nodes/web1.example.com.yaml",
+        "users: {alice: {uid: 1}}\nports: [80]\nname: web1\n",
+    ),
+    (
+        "data/os/Debian.yaml",
+        "users: {bob: {uid: 2}}\nports: [22]\nshell: \"%{lookup('name')}-sh\"\n",
+    ),
+    (
+        "data/common.yaml",
+        "lookup_options:\n  users: {merge: deep}\n  '^port.*': {merge: unique}\nusers: {root: {uid: 0}}\nports: [443]\nname: common\n",
+    ),
+    ("README.yaml", "not: read\n"),
+];
+
+fn write(dir: &Path, files: &[(&str, &str)]) {
+    for (rel, text) in files {
+        let path = dir.join(rel);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(path, text).unwrap();
+    }
+}
+
+fn control_repo() -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    write(dir.path(), &[("hiera.yaml", HIERA)]);
+    write(dir.path(), &FILES);
+    dir
+}
+
+fn import(store: &Arc<dyn Store>, dir: &Path, env: i64) -> Result<(), String> {
+    let read = tree5::read(dir).map_err(|e| e.to_string())?;
+    let local = Local::new(store.clone());
+    let import = TreeImport {
+        env,
+        levels: &read.docs,
+        kind: DocKind::Values,
+        replace: false,
+        register: true,
+        new_env: NewEnv {
+            levels: read.levels.clone(),
+            component: format!("hiera5-{env}"),
+            hiera: HieraVersion::Five,
+        },
+        define_up_front: false,
+    };
+    ops::import_tree(&local, &import, &|_| {
+        Err(OpsError::Refused("exists".into()))
+    })
+    .map(|_| ())
+    .map_err(|e| e.to_string())
+}
+
+fn store() -> Arc<dyn Store> {
+    Arc::new(SqliteStore::open_in_memory().unwrap())
+}
+
+fn imported() -> Snapshot {
+    let store = store();
+    let dir = control_repo();
+    import(&store, dir.path(), 7).unwrap();
+    Snapshot::build(store.load_all().unwrap())
+}
+
+fn facts(certname: &str, family: &str) -> Hash {
+    let yaml = format!(
+        "clientcert: {certname}\nfqdn: {certname}\nhostname: x\ndomain: y\nos: {{family: {family}}}\n"
+    );
+    match crate::hiera::yaml::load(&yaml).unwrap() {
+        Value::Hash(h) => h,
+        _ => unreachable!(),
+    }
+}
+
+fn look(snapshot: &Snapshot, facts: &Hash, key: &str, merge: Option<&Value>) -> Option<String> {
+    let request = Request5 {
+        env: 7,
+        facts,
+        merge,
+    };
+    lookup(snapshot, &request, key)
+        .unwrap()
+        .map(|v| crate::hiera::render::json::dump(&v))
+}
+
+#[test]
+fn the_environment_is_hiera5_with_the_hierarchys_levels_and_registers() {
+    let snapshot = imported();
+    let env = snapshot.environment(7).unwrap();
+    assert_eq!(env.hiera, HieraVersion::Five);
+    assert_eq!(
+        env.hierarchy_levels,
+        ["facts.os.family", "trusted.certname"]
+    );
+    assert_eq!(
+        snapshot.register(7, "trusted.certname"),
+        Some(vec!["web1.example.com".to_owned()])
+    );
+}
+
+#[test]
+fn lookup_options_stored_as_data_are_honoured() {
+    let snapshot = imported();
+    let web1 = facts("web1.example.com", "Debian");
+    assert_eq!(
+        look(&snapshot, &web1, "users", None).as_deref(),
+        Some(r#"{"root":{"uid":0},"bob":{"uid":2},"alice":{"uid":1}}"#)
+    );
+    // By regexp: `^port.*` merges unique.
+    assert_eq!(
+        look(&snapshot, &web1, "ports", None).as_deref(),
+        Some("[80,22,443]")
+    );
+    // A merge given overrides them.
+    let first = Value::str("first");
+    assert_eq!(
+        look(&snapshot, &web1, "ports", Some(&first)).as_deref(),
+        Some("[80]")
+    );
+    assert_eq!(
+        look(&snapshot, &web1, "shell", None).as_deref(),
+        Some(r#""web1-sh""#)
+    );
+    // Another node reads common and its OS only.
+    let db = facts("db1.example.com", "RedHat");
+    assert_eq!(
+        look(&snapshot, &db, "users", None).as_deref(),
+        Some(r#"{"root":{"uid":0}}"#)
+    );
+    assert_eq!(
+        look(&snapshot, &db, "name", None).as_deref(),
+        Some(r#""common""#)
+    );
+}
+
+#[test]
+fn lookup_options_is_a_reserved_key() {
+    let snapshot = imported();
+    let web1 = facts("web1.example.com", "Debian");
+    assert_eq!(look(&snapshot, &web1, "lookup_options", None), None);
+    assert_eq!(look(&snapshot, &web1, "lookup_options.users", None), None);
+}
+
+#[test]
+fn a_bad_merge_is_puppets_argument_error() {
+    let snapshot = imported();
+    let web1 = facts("web1.example.com", "Debian");
+    let bad = Value::str("deeper");
+    let request = Request5 {
+        env: 7,
+        facts: &web1,
+        merge: Some(&bad),
+    };
+    let e = lookup(&snapshot, &request, "users").unwrap_err();
+    assert_eq!(e.class, ErrorClass::ArgumentError);
+    assert!(e.message.contains("deeper"), "{}", e.message);
+}
+
+/// Each refusal names its problem, and the store holds no environment
+/// after it.
+#[test]
+fn hierarchies_with_no_form_are_refused_and_nothing_is_written() {
+    for (hiera, files, expected) in [
+        (
+            "version: 5\nhierarchy:\n  - name: Globbed\n    glob: \"nodes/*.yaml\"\n",
+            vec![],
+            "hierarchy entry \"Globbed\": glob and globs have no form",
+        ),
+        (
+            "version: 5\nhierarchy:\n  - name: Two\n    path: \"%{facts.a}/%{facts.b}.yaml\"\n",
+            vec![],
+            "hierarchy entry \"Two\": path \"%{facts.a}/%{facts.b}.yaml\" interpolates more than one variable",
+        ),
+        (
+            "version: 3\n:hierarchy: [common]\n",
+            vec![],
+            "reads a version 5 hiera.yaml",
+        ),
+        (
+            "version: 5\nhierarchy:\n  - name: Nodes\n    path: \"nodes/%{trusted.certname}.yaml\"\n",
+            vec![("data/nodes/a=b.yaml", "x: 1\n")],
+            "nodes/a=b.yaml: its name cannot be a level value",
+        ),
+    ] {
+        let dir = tempfile::tempdir().unwrap();
+        let hiera = hiera.replacen(
+            "hierarchy:",
+            "defaults: {data_hash: yaml_data}\nhierarchy:",
+            1,
+        );
+        write(dir.path(), &[("hiera.yaml", &hiera)]);
+        write(dir.path(), &files);
+        let store = store();
+        let e = import(&store, dir.path(), 3).unwrap_err();
+        assert!(e.contains(expected), "{e}");
+        assert!(store.environments().unwrap().is_empty(), "{e}");
+    }
+}
+
+#[test]
+fn an_existing_environment_is_refused_and_kept() {
+    let store = store();
+    let dir = control_repo();
+    import(&store, dir.path(), 7).unwrap();
+    let before = store.load_all().unwrap();
+    assert_eq!(import(&store, dir.path(), 7).unwrap_err(), "exists");
+    assert_eq!(store.load_all().unwrap(), before);
+}
+
+#[test]
+fn a_kept_file_that_does_not_parse_fails_only_the_lookups_that_read_it() {
+    let store = store();
+    let dir = control_repo();
+    write(
+        dir.path(),
+        &[("data/os/RedHat.yaml", "ports: [80\nname: x\n")],
+    );
+    import(&store, dir.path(), 7).unwrap();
+    let snapshot = Snapshot::build(store.load_all().unwrap());
+    let redhat = facts("db1.example.com", "RedHat");
+    let request = Request5 {
+        env: 7,
+        facts: &redhat,
+        merge: None,
+    };
+    let error = lookup(&snapshot, &request, "name").unwrap_err();
+    assert!(
+        error.message.starts_with("Unable to parse (") && error.message.contains("RedHat.yaml"),
+        "{error:?}"
+    );
+    // A Debian node never reads it.
+    let web1 = facts("web1.example.com", "Debian");
+    assert_eq!(
+        look(&snapshot, &web1, "ports", None).as_deref(),
+        Some("[80,22,443]")
+    );
+}

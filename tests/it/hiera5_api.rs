@@ -1,0 +1,274 @@
+//! Hiera 5 environments through the HTTP API in process (`oneshot`, as
+//! tests/it/api.rs): created with `"hiera": 5`, looked up with Puppet's
+//! `lookup_options` honoured and reserved, and every field that does
+//! not fit the environment's Hiera refused by name. (`puppet lookup`'s
+//! own answers: tests/oracle/hiera5_server.rs.)
+
+use axum::body::Body;
+use axum::http::{Request, StatusCode};
+use hierad::server::{AppState, app};
+use hierad::settings::Settings;
+use serde_json::{Value, json};
+use tower::ServiceExt as _;
+
+async fn call(state: &AppState, method: &str, path: &str, body: &str) -> (StatusCode, String) {
+    let request = Request::builder()
+        .method(method)
+        .uri(path)
+        .header("content-type", "application/json")
+        .body(Body::from(body.to_owned()))
+        .unwrap();
+    let response = app(state.clone()).oneshot(request).await.unwrap();
+    let status = response.status();
+    let bytes = axum::body::to_bytes(response.into_body(), usize::MAX)
+        .await
+        .unwrap();
+    (status, String::from_utf8(bytes.to_vec()).unwrap())
+}
+
+const ENVS: &str = "/api/v1/config/environments";
+
+/// Environment 5 (Hiera 5: a hiera.yaml reading `nodes/%{trusted.certname}`
+/// and `common`, the latter with lookup_options) and environment 3
+/// (Hiera 3), both using component "app".
+async fn setup() -> AppState {
+    let state = AppState::in_memory(Settings::default()).expect("state");
+    let component = r#"{"name": "app", "resource_definitions": [{"name": "hiera"}, {"name": "common"}, {"name": "nodes"}]}"#;
+    let (status, body) = call(&state, "POST", "/api/v1/config/components", component).await;
+    assert_eq!(status, StatusCode::CREATED, "{body}");
+    let five =
+        r#"{"id": 5, "components": ["app"], "hierarchy_levels": ["trusted.certname"], "hiera": 5}"#;
+    let (status, body) = call(&state, "POST", ENVS, five).await;
+    assert_eq!(status, StatusCode::CREATED, "{body}");
+    let three = r#"{"id": 3, "components": ["app"], "hierarchy_levels": []}"#;
+    let (status, body) = call(&state, "POST", ENVS, three).await;
+    assert_eq!(status, StatusCode::CREATED, "{body}");
+    let hiera = json!({
+        "version": 5,
+        "defaults": {"data_hash": "yaml_data"},
+        "hierarchy": [
+            {"name": "Nodes", "path": "nodes/%{trusted.certname}.yaml"},
+            {"name": "Common", "path": "common.yaml"}
+        ]
+    });
+    let common = json!({
+        "lookup_options": {"users": {"merge": "deep"}, "^list_.*": {"merge": "unique"}},
+        "users": {"root": {"uid": 0}},
+        "list_a": [1, 2],
+        "plain": "common"
+    });
+    let node = json!({"users": {"alice": {"uid": 1}}, "list_a": [3], "plain": "node"});
+    for (path, doc) in [
+        ("resources/hiera/values", hiera),
+        ("resources/common/values", common),
+        ("trusted.certname/web1/resources/nodes/values", node),
+    ] {
+        let url = format!("{ENVS}/5/{path}");
+        let (status, body) = call(&state, "PUT", &url, &doc.to_string()).await;
+        assert_eq!(status, StatusCode::NO_CONTENT, "{url}: {body}");
+    }
+    state
+}
+
+async fn lookup(state: &AppState, body: Value) -> (StatusCode, Value) {
+    let (status, text) = call(state, "POST", "/api/v1/lookup", &body.to_string()).await;
+    let answer = serde_json::from_str(&text).unwrap_or_else(|e| panic!("{e}: {text}"));
+    (status, answer)
+}
+
+const WEB1: &str = r#"{"clientcert": "web1", "fqdn": "web1", "hostname": "web1", "domain": ""}"#;
+
+fn web1() -> Value {
+    serde_json::from_str(WEB1).unwrap()
+}
+
+#[tokio::test]
+async fn an_environment_says_which_hiera_it_speaks() {
+    let state = setup().await;
+    let (_, five) = call(&state, "GET", &format!("{ENVS}/5"), "").await;
+    assert_eq!(serde_json::from_str::<Value>(&five).unwrap()["hiera"], 5);
+    let (_, three) = call(&state, "GET", &format!("{ENVS}/3"), "").await;
+    assert_eq!(
+        serde_json::from_str::<Value>(&three).unwrap().get("hiera"),
+        None
+    );
+    let (status, body) = call(&state, "POST", ENVS, r#"{"id": 9, "hiera": 4}"#).await;
+    assert_eq!(status, StatusCode::BAD_REQUEST, "{body}");
+    assert!(
+        body.contains("hiera is 3 (Hiera 3.10, the default) or 5 (Hiera 5), not 4"),
+        "{body}"
+    );
+    let (status, _) = call(&state, "GET", &format!("{ENVS}/9"), "").await;
+    assert_eq!(status, StatusCode::NOT_FOUND);
+}
+
+#[tokio::test]
+async fn lookups_honour_lookup_options_stored_as_data() {
+    let state = setup().await;
+    let (status, answer) = lookup(
+        &state,
+        json!({"environment": 5, "key": "users", "scope": web1()}),
+    )
+    .await;
+    assert_eq!(status, StatusCode::OK);
+    assert_eq!(
+        answer,
+        json!({"found": true, "value": {"root": {"uid": 0}, "alice": {"uid": 1}}})
+    );
+    let (_, answer) = lookup(
+        &state,
+        json!({"environment": 5, "key": "list_a", "scope": web1()}),
+    )
+    .await;
+    assert_eq!(answer["value"], json!([3, 1, 2]));
+    // `merge` given overrides them; another node reads common only.
+    let (_, answer) = lookup(
+        &state,
+        json!({"environment": 5, "key": "users", "scope": web1(), "merge": "first"}),
+    )
+    .await;
+    assert_eq!(answer["value"], json!({"alice": {"uid": 1}}));
+    let other = json!({"clientcert": "db1", "fqdn": "db1", "hostname": "db1", "domain": ""});
+    let (_, answer) = lookup(
+        &state,
+        json!({"environment": 5, "key": "plain", "scope": other}),
+    )
+    .await;
+    assert_eq!(answer["value"], "common");
+    // `hiera`'s resolutions (what `hierad lookup --server` sends) read
+    // as Puppet's merges.
+    let (_, answer) = lookup(
+        &state,
+        json!({"environment": 5, "key": "plain", "scope": web1(), "resolution": "array"}),
+    )
+    .await;
+    assert_eq!(answer["value"], json!(["node", "common"]));
+    let (_, answer) = lookup(
+        &state,
+        json!({"environment": 5, "key": "users", "scope": web1(), "resolution": "priority"}),
+    )
+    .await;
+    assert_eq!(
+        answer["value"],
+        json!({"root": {"uid": 0}, "alice": {"uid": 1}})
+    );
+    // Several keys, each answered; a default where nothing is found.
+    let (_, answer) = lookup(
+        &state,
+        json!({"environment": 5, "keys": ["plain", "none"], "scope": web1()}),
+    )
+    .await;
+    assert_eq!(answer["answers"][0]["value"], "node");
+    assert_eq!(answer["answers"][1]["found"], false);
+    let (_, answer) = lookup(
+        &state,
+        json!({"environment": 5, "key": "none", "default": 7}),
+    )
+    .await;
+    assert_eq!(answer, json!({"found": false, "default": true, "value": 7}));
+}
+
+/// A node's stored scope stands for its facts (the request's scope
+/// layered over it).
+#[tokio::test]
+async fn a_nodes_stored_scope_is_its_facts() {
+    let state = setup().await;
+    let register = format!("{ENVS}/5/hierarchy_levels/trusted.certname/register");
+    let (status, body) = call(&state, "PUT", &register, r#"["web1"]"#).await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    let scope = format!("{ENVS}/5/nodes/web1/scope");
+    let (status, body) = call(&state, "PUT", &scope, WEB1).await;
+    assert_eq!(status, StatusCode::NO_CONTENT, "{body}");
+    let (_, answer) = lookup(
+        &state,
+        json!({"environment": 5, "key": "plain", "node": "web1"}),
+    )
+    .await;
+    assert_eq!(answer, json!({"found": true, "value": "node"}));
+    let over = json!({"clientcert": "db1"});
+    let (_, answer) = lookup(
+        &state,
+        json!({"environment": 5, "key": "plain", "node": "web1", "scope": over}),
+    )
+    .await;
+    assert_eq!(answer, json!({"found": true, "value": "common"}));
+}
+
+#[tokio::test]
+async fn lookup_options_is_reserved() {
+    let state = setup().await;
+    for key in ["lookup_options", "lookup_options.users"] {
+        let (status, answer) = lookup(
+            &state,
+            json!({"environment": 5, "key": key, "scope": web1()}),
+        )
+        .await;
+        assert_eq!(
+            (status, answer),
+            (StatusCode::OK, json!({"found": false})),
+            "{key}"
+        );
+    }
+    // A Hiera 3 environment keeps it an ordinary key.
+    let url = format!("{ENVS}/3/resources/common/values");
+    call(&state, "PUT", &url, r#"{"lookup_options": {"x": 1}}"#).await;
+    let hiera = format!("{ENVS}/3/resources/hiera/values");
+    call(&state, "PUT", &hiera, r#"{":hierarchy": ["common"]}"#).await;
+    let (_, answer) = lookup(&state, json!({"environment": 3, "key": "lookup_options"})).await;
+    assert_eq!(answer, json!({"found": true, "value": {"x": 1}}));
+}
+
+#[tokio::test]
+async fn fields_of_the_other_hiera_are_refused_by_name() {
+    let state = setup().await;
+    for (body, said) in [
+        (
+            json!({"environment": 5, "key": "k", "hierarchy": ["common"]}),
+            "not hierarchy",
+        ),
+        (
+            json!({"environment": 5, "key": "k", "level": "trusted.certname=web1"}),
+            "not level",
+        ),
+        (
+            json!({"environment": 5, "key": "k", "resolution": {"behavior": "deeper"}}),
+            "not resolution",
+        ),
+        (
+            json!({"environment": 5, "key": "k", "explain": true}),
+            "not explain",
+        ),
+        (
+            json!({"environment": 3, "key": "k", "merge": "deep"}),
+            "environment 3 is a Hiera 3 environment: merge is for Hiera 5 environments",
+        ),
+        (
+            json!({"environment": 5, "key": "k", "merge": 3}),
+            "merge is a strategy's name",
+        ),
+    ] {
+        let (status, answer) = lookup(&state, body.clone()).await;
+        assert_eq!(status, StatusCode::BAD_REQUEST, "{body}: {answer}");
+        let message = answer["message"].as_str().unwrap_or_default();
+        assert!(message.contains(said), "{body}: {message}");
+    }
+}
+
+#[tokio::test]
+async fn puppets_errors_keep_their_classes() {
+    let state = setup().await;
+    let (status, answer) = lookup(
+        &state,
+        json!({"environment": 5, "key": "users", "merge": "deeper"}),
+    )
+    .await;
+    assert_eq!(status, StatusCode::UNPROCESSABLE_ENTITY, "{answer}");
+    assert_eq!(answer["class"], "ArgumentError");
+    let (status, answer) = lookup(
+        &state,
+        json!({"environment": 5, "key": "users.root.uid.x", "scope": web1()}),
+    )
+    .await;
+    assert_eq!(status, StatusCode::UNPROCESSABLE_ENTITY, "{answer}");
+    assert_eq!(answer["class"], "Puppet::DataBinding::LookupError");
+}
