@@ -14,6 +14,7 @@ use crate::lookup::{lookup, scope_variables};
 use crate::server::http::body::LookupBytes;
 use crate::server::http::conn::Room;
 use crate::server::http::error::ApiError;
+use crate::server::http::guard::Peer;
 use crate::server::routes::env::{self, Env};
 use crate::server::routes::params::Params;
 use crate::server::secrets::Reveal;
@@ -92,7 +93,7 @@ static TAG_FINDER: std::sync::LazyLock<memchr::memmem::Finder<'static>> =
 
 async fn lookup_handler(
     State(state): State<AppState>,
-    room: Option<Extension<Room>>,
+    peer: Option<Extension<Peer>>,
     who: Option<Extension<Principal>>,
     reveal: Reveal,
     LookupBytes(bytes, _turn): LookupBytes,
@@ -101,7 +102,7 @@ async fn lookup_handler(
     // An explanation (an answer made per request, often large) is
     // refused before it is made when the unread-answer budget has no
     // room for one.
-    let room = room.map(|Extension(room)| room);
+    let room = peer.and_then(|Extension(peer)| peer.room.clone());
     let check = move |room: &Option<Room>, explain: bool| match room {
         Some(room) if explain => room.check(),
         _ => Ok(()),
