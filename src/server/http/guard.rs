@@ -8,6 +8,7 @@
 
 use crate::auth::{self, AuthError, Need, Principal, remember::Remembered, verify::CertIdentity};
 use crate::server::http::conn::Room;
+use crate::server::http::cross_site::KnownHost;
 use crate::server::http::error::error_response;
 use crate::server::http::throttle::{Admission, Turn};
 use crate::server::routes::env::Named;
@@ -41,6 +42,8 @@ pub(crate) struct Client {
     /// The unread-answer budget as its handlers see it; none for a
     /// request made in process.
     pub room: Option<Room>,
+    /// The `Host` its requests were allowed to name (`cross_site.rs`).
+    pub known_host: KnownHost,
 }
 
 impl Peer {
@@ -58,6 +61,7 @@ impl Peer {
             remembered: Remembered::default(),
             secure,
             room,
+            known_host: KnownHost::default(),
         }))
     }
 }
