@@ -139,7 +139,7 @@ fixed_cost_rows() {
   cp tests/fixtures/fuel/neut_vlan.ceph.controller-ephemeral-ceph.yaml "$work/env30/root/astute.yaml"
   "$bin" bench load "$work/env30" --db "$work/env30.db" >/dev/null 2>&1
   local node one url="" etag
-  node=$(grep -A1 '"nodes"' "$work/env/bench-plan.json" | tail -1 | tr -d ' ",')
+  node=$(jq -r '.nodes[0]' "$work/env/bench-plan.json")
   one="/api/v1/data/1/astute?level=nodes=$node"
   HIERAD_LOG=warn "$bin" serve --listen 127.0.0.1:0 --db "$work/env30.db" --no-sample 2>"$work/doc30.log" &
   local doc_pid=$!
@@ -150,6 +150,7 @@ fixed_cost_rows() {
   done
   kill "$doc_pid"
   wait "$doc_pid" 2>/dev/null || true
+  [ -s "$work/doc30.json" ] || fail "the 30 KB document could not be read at $url$one" "$work/doc30.log"
   etag=$(sed -n 's/^[Ee][Tt][Aa][Gg]: *\([^\r]*\).*/\1/p' "$work/doc30.head")
   : >"$work/empty"
   local bare per
