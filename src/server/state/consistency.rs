@@ -80,7 +80,7 @@ impl Stamp {
 fn generation_value(generation: u64) -> HeaderValue {
     thread_local! {
         static MADE: std::cell::RefCell<(u64, HeaderValue)> =
-            std::cell::RefCell::new((0, HeaderValue::from_static("0")));
+            const { std::cell::RefCell::new((0, HeaderValue::from_static("0"))) };
     }
     MADE.with(|made| {
         let mut made = made.borrow_mut();
