@@ -1,42 +1,59 @@
 #!/usr/bin/env bash
-# Server CPU per request, by lookup class (BENCHMARKS.md: small hash and
-# array lookups at <= 2.5x a bare server's CPU per request): user + system
-# time of the server's threads over N requests (the scheduler's count,
-# bench/lib.sh `cpu_ns`), against the bare hyper server of bench/run.sh
-# answering the same requests with the same client. Every hierad request
-# is a full lookup (`--cache-mib 0`). CPU time, unlike instructions
-# (bench/instructions.sh), includes the kernel's work on the sockets,
-# which both servers pay; it moves with the machine's load, so compare
-# the ratios of one run.
+# Server CPU per request, by class (BENCHMARKS.md, the fixed cost of a
+# request): user + system time of the server's threads over N requests
+# (the scheduler's count, bench/lib.sh `cpu_ns`), against the bare hyper
+# server of bench/run.sh answering the same bytes to the same client, in
+# the same round. CPU time, unlike instructions (bench/instructions.sh),
+# includes the kernel's work on the sockets, which both servers pay; it
+# moves with the machine's load, so compare the ratios of one run.
 #
-#   bash bench/cpu.sh               # a minute or two after the release build
+#   bash bench/cpu.sh               # 10-20 minutes after the release build
+#   CLASSES="cached data30" CONNS="4" bash bench/cpu.sh   # a few of them
 #
-# Environment: NODES (1000), N (requests per class, 20000), CLASSES
-# (priority hash array missing), ROUNDS (3; the median ratio is printed
-# with min..max), BEFORE (another hierad binary measured in the same
-# rounds, e.g. the previous commit's), BIN (the hierad binary; default:
-# the release build), OUT (target/bench-results), PIN (0: server and
-# client anywhere, as in every run so far; 1, where taskset and 2 CPUs
-# are: every server on CPU 0 and the client on CPU 1, which takes the
-# cost of moving between CPUs out of both servers' figures), CONNS (the
-# client's connections, 4). On loopback the server's CPU time includes
-# waking the client for each answer (the receiving side's work runs on
-# the sender's CPU): when the client has gone idle waiting, that wake-up
-# crosses CPUs and costs a few microseconds in a VM (perf: 9 % of a hash
-# lookup at c=4 on 27 November), and a slower server finds the client
+# The classes (CLASSES, all by default):
+#   effective30  a Fuel node's 30 KB effective `astute` (GET …?effective),
+#                its root level tests/fixtures/fuel's
+#                neut_vlan.ceph.controller-ephemeral-ceph.yaml, one node,
+#                from the encoded-document cache
+#   data30       the same document through Hiera 5's data route
+#                (GET /api/v1/data/1/astute?level=nodes=NODE)
+#   etag30       that request revalidated with its ETag: 304 (the bare
+#                server sends an empty body)
+#   cached       a small lookup answered from the answer cache
+#                (`--key fqdn`, every node warmed first)
+#   doc125       the generated 125 KB effective `astute`, data route
+#   priority hash array missing
+#                full small lookups (`--cache-mib 0`): every request a
+#                lookup; the bare server sends its short lookup answer
+#   tls-bearer   a full priority lookup over TLS with a bearer token
+#                (`--auth`), against the bare server over the same TLS
+#                configuration (needs openssl)
+#
+# Environment: NODES (1000), N (requests per run, 10000), CLASSES, CONNS
+# (the client's connections, "4 32": each class at each), ROUNDS (3; the
+# median ratio is printed with min..max), BEFORE (another hierad binary
+# measured in the same rounds, e.g. the previous commit's), BIN (the
+# hierad binary; default: the release build), OUT
+# (target/bench-results), PIN (0: server and client anywhere; 1, where
+# taskset and 2 CPUs are: every server on CPU 0 and the client on CPU 1,
+# which takes the cost of moving between CPUs out of both servers'
+# figures). On loopback the server's CPU time includes waking the client
+# for each answer (the receiving side's work runs on the sender's CPU):
+# when the client has gone idle waiting, that wake-up crosses CPUs and
+# costs a few microseconds in a VM, and a slower server finds the client
 # idle more often. With more connections the client idles less, for
 # both servers.
 set -euo pipefail
 shopt -s inherit_errexit
 cd "$(dirname "$0")/.."
 NODES=${NODES:-1000}
-N=${N:-20000}
-CLASSES=${CLASSES:-priority hash array missing}
+N=${N:-10000}
+CLASSES=${CLASSES:-effective30 data30 etag30 cached doc125 priority hash array missing tls-bearer}
+CONNS=${CONNS:-4 32}
 ROUNDS=${ROUNDS:-3}
 BEFORE=${BEFORE:-}
 OUT=${OUT:-target/bench-results}
 PIN=${PIN:-0}
-CONNS=${CONNS:-4}
 if [ "$(nproc)" -lt 2 ] || ! command -v taskset >/dev/null; then PIN=0; fi
 on_server=() on_client=()
 if [ "$PIN" = 1 ]; then on_server=(taskset -c 0) on_client=(taskset -c 1); fi
@@ -46,19 +63,96 @@ source bench/lib.sh
 prepare cpu
 
 generated "$NODES"
+plan=$work/env/bench-plan.json
+node=$(jq -r '.nodes[0]' "$plan")
+effective="/api/v1/config/environments/1/nodes/$node/resources/astute/values?effective"
+data="/api/v1/data/1/astute?level=nodes=$node"
 
-# cpu LABEL BINARY SERVER-ARGS… -- BENCH-ARGS…: microseconds of server
-# CPU per request.
+# The 30 KB environment: the generated one with a real Fuel deployment's
+# smallest astute.yaml as its root level.
+cp -r "$work/env" "$work/env30"
+cp tests/fixtures/fuel/neut_vlan.ceph.controller-ephemeral-ceph.yaml "$work/env30/root/astute.yaml"
+"$bin" bench load "$work/env30" --db "$work/env30.db" >/dev/null
+
+# The bytes each bare server sends, taken from hierad's own answers.
+start bodies "$bin" serve --listen 127.0.0.1:0 --db "$work/env30.db" --no-sample
+curl -sf -o "$work/effective30.body" "$URL$effective"
+curl -sf -D "$work/data30.head" -o "$work/data30.body" "$URL$data"
+etag=$(sed -n 's/^[Ee][Tt][Aa][Gg]: *\([^\r]*\).*/\1/p' "$work/data30.head")
+: >"$work/etag30.body"
+kill "$PID"
+start bodies "$bin" serve --listen 127.0.0.1:0 --db "$work/env.db" --no-sample
+curl -sf -o "$work/doc125.body" "$URL$data"
+# What `--key fqdn` is answered: the node's name.
+printf '{"found":true,"value":"%s"}' "$node" >"$work/cached.body"
+kill "$PID"
+echo "bodies: effective30 $(wc -c <"$work/effective30.body") B, data30 $(wc -c <"$work/data30.body") B" \
+  "(ETag $etag), doc125 $(wc -c <"$work/doc125.body") B, cached $(wc -c <"$work/cached.body") B" >&2
+
+tls=()
+if [[ " $CLASSES " == *" tls-bearer "* ]]; then
+  command -v openssl >/dev/null || { echo "tls-bearer needs the openssl command (Debian's openssl package)" >&2; exit 1; }
+  (
+    cd "$work"
+    openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -days 2 \
+      -subj "/CN=hierad bench CA" -keyout ca.key -out ca.pem \
+      -addext basicConstraints=critical,CA:TRUE -addext keyUsage=critical,keyCertSign 2>/dev/null
+    openssl req -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes \
+      -subj "/CN=localhost" -keyout server.key -out server.csr 2>/dev/null
+    printf 'subjectAltName=DNS:localhost,IP:127.0.0.1\nextendedKeyUsage=serverAuth\n' >server.ext
+    openssl x509 -req -in server.csr -CA ca.pem -CAkey ca.key -CAcreateserial -days 2 \
+      -extfile server.ext -out server.pem 2>/dev/null
+  )
+  umask 077
+  HIERAD_TOKEN=$("$bin" auth add-token --file "$work/auth.toml" --role read bench 2>/dev/null)
+  export HIERAD_TOKEN
+  tls=(--tls-cert "$work/server.pem" --tls-key "$work/server.key")
+  # start's probe trusts the bench CA.
+  export CURL_CA_BUNDLE=$work/ca.pem
+fi
+
+# server_args CLASS, bare_args CLASS, bench_args CLASS: what `hierad
+# serve`, the bare server and the client get for CLASS, one word a line.
+server_args() {
+  case $1 in
+    effective30 | data30 | etag30) printf '%s\n' --db "$work/env30.db" --no-sample ;;
+    cached | doc125) printf '%s\n' --db "$work/env.db" --no-sample ;;
+    tls-bearer) printf '%s\n' --db "$work/env.db" --no-sample --cache-mib 0 --auth "$work/auth.toml" "${tls[@]}" ;;
+    *) printf '%s\n' --db "$work/env.db" --no-sample --cache-mib 0 ;;
+  esac
+}
+
+bare_args() {
+  case $1 in
+    effective30 | data30 | etag30 | cached | doc125) printf '%s\n' --body "$work/$1.body" ;;
+    tls-bearer) printf '%s\n' "${tls[@]}" ;;
+    *) ;;
+  esac
+}
+
+bench_args() {
+  case $1 in
+    effective30) printf '%s\n' --get "$effective" ;;
+    data30 | doc125) printf '%s\n' --get "$data" ;;
+    etag30) printf '%s\n' --get "$data" --header "If-None-Match: $etag" ;;
+    cached) printf '%s\n' --key fqdn ;;
+    tls-bearer) printf '%s\n' --mix priority=1 --cacert "$work/ca.pem" ;;
+    *) printf '%s\n' --mix "$1=1" ;;
+  esac
+}
+
+# cpu LABEL CONNS WARMUP BINARY SERVER-ARGS… -- BENCH-ARGS…: microseconds of
+# server CPU per request, after WARMUP requests.
 cpu() {
-  local label=$1 server_bin=$2
-  shift 2
+  local label=$1 conns=$2 warmup=$3 server_bin=$4
+  shift 4
   local server=()
   while [ "$1" != "--" ]; do server+=("$1"); shift; done
   shift
   start "$label" "${on_server[@]}" "$server_bin" "${server[@]}" --listen 127.0.0.1:0
-  local plan=(--server "$URL" --plan "$work/env/bench-plan.json" -c "$CONNS" "$@")
+  local plan=(--server "$URL" --plan "$work/env/bench-plan.json" -c "$conns" "$@")
   local before after ran=ok
-  "${on_client[@]}" "$bin" bench "${plan[@]}" -n 1000 >"$work/$label.bench" 2>&1 || ran=failed
+  "${on_client[@]}" "$bin" bench "${plan[@]}" -n "$warmup" >"$work/$label.bench" 2>&1 || ran=failed
   before=$(cpu_ns "$PID")
   [ "$ran" = failed ] || "${on_client[@]}" "$bin" bench "${plan[@]}" -n "$N" --warmup 0s >"$work/$label.bench" 2>&1 || ran=failed
   after=$(cpu_ns "$PID")
@@ -75,36 +169,45 @@ cpu() {
 
 median() { sort -g | awk '{ a[NR] = $1 } END { print a[int((NR + 1) / 2)] }'; }
 
-# row LABEL RATIOS… : the median ratio and its range.
+# row LABEL HIERAD BARE RATIOS… : the medians, the median ratio and its range.
 row() {
   local label=$1 hierad=$2 bare=$3
   shift 3
-  printf '%-16s %14.1f %14.1f %8.2f %6.2f..%.2f\n' "$label" "$hierad" "$bare" \
+  printf '%-24s %14.1f %14.1f %8.2f %6.2f..%.2f\n' "$label" "$hierad" "$bare" \
     "$(printf '%s\n' "$@" | median)" \
     "$(printf '%s\n' "$@" | sort -g | head -1)" \
     "$(printf '%s\n' "$@" | sort -g | tail -1)"
 }
 
 {
-  echo "server CPU per request (bench/cpu.sh: $N requests per class and round, $ROUNDS rounds, c=$CONNS, PIN=$PIN)"
-  printf '%-16s %14s %14s %8s %14s\n' class 'hierad us/req' 'bare us/req' ratio 'min..max'
-  for class in $CLASSES; do
-    ratios=() hierad=() bare=() old_ratios=() old=()
-    for _ in $(seq "$ROUNDS"); do
-      b=$(cpu bare "$bin" bench baseline-server -- --mix "$class=1")
-      h=$(cpu "$class" "$bin" serve --db "$work/env.db" --no-sample --cache-mib 0 -- --mix "$class=1")
-      bare+=("$b") hierad+=("$h")
-      ratios+=("$(echo "$h / $b" | bc -l)")
+  echo "server CPU per request (bench/cpu.sh: $N requests per run, $ROUNDS rounds, PIN=$PIN, load $(cut -d' ' -f1-3 /proc/loadavg))"
+  printf '%-24s %14s %14s %8s %14s\n' class 'hierad us/req' 'bare us/req' ratio 'min..max'
+  for c in $CONNS; do
+    for class in $CLASSES; do
+      # Every node's answer cached before the count: draws at random
+      # over NODES nodes need some five times as many requests.
+      warmup=1000
+      [ "$class" = cached ] && warmup=$((5 * NODES))
+      mapfile -t s_args < <(server_args "$class")
+      mapfile -t b_args < <(bare_args "$class")
+      mapfile -t c_args < <(bench_args "$class")
+      ratios=() hierad=() bare=() old_ratios=() old=()
+      for _ in $(seq "$ROUNDS"); do
+        b=$(cpu bare "$c" 1000 "$bin" bench baseline-server --nodelay "${b_args[@]}" -- "${c_args[@]}")
+        h=$(cpu "$class" "$c" "$warmup" "$bin" serve "${s_args[@]}" -- "${c_args[@]}")
+        bare+=("$b") hierad+=("$h")
+        ratios+=("$(echo "$h / $b" | bc -l)")
+        if [ -n "$BEFORE" ]; then
+          o=$(cpu "$class" "$c" "$warmup" "$BEFORE" serve "${s_args[@]}" -- "${c_args[@]}")
+          old+=("$o")
+          old_ratios+=("$(echo "$o / $b" | bc -l)")
+        fi
+      done
+      b=$(printf '%s\n' "${bare[@]}" | median)
+      row "$class c=$c" "$(printf '%s\n' "${hierad[@]}" | median)" "$b" "${ratios[@]}"
       if [ -n "$BEFORE" ]; then
-        o=$(cpu "$class" "$BEFORE" serve --db "$work/env.db" --no-sample --cache-mib 0 -- --mix "$class=1")
-        old+=("$o")
-        old_ratios+=("$(echo "$o / $b" | bc -l)")
+        row "$class c=$c (before)" "$(printf '%s\n' "${old[@]}" | median)" "$b" "${old_ratios[@]}"
       fi
     done
-    b=$(printf '%s\n' "${bare[@]}" | median)
-    row "$class" "$(printf '%s\n' "${hierad[@]}" | median)" "$b" "${ratios[@]}"
-    if [ -n "$BEFORE" ]; then
-      row "$class (before)" "$(printf '%s\n' "${old[@]}" | median)" "$b" "${old_ratios[@]}"
-    fi
   done
 } | tee "$OUT/cpu.txt"

@@ -14,9 +14,16 @@
 # same bytes and from hierad.
 # `large-nomemo` is the large class with `--memo-mib 0`; `bare-large` the
 # bare server sending network_metadata's answer (the large class's bytes).
+# The fixed cost of a request (CACHED=1): a small lookup from the answer
+# cache (`cached`, `--key fqdn`, every node warmed first), a Fuel node's
+# 30 KB effective `astute` through the data route (`data30`, its root
+# level tests/fixtures/fuel's neut_vlan.ceph.controller-ephemeral-ceph.yaml)
+# and revalidated with its ETag (`etag30`: 304), each against the bare
+# server sending the same bytes (none for the 304).
 # Environment: NODES (1000), N (requests per class, 300; `large` gets N/5),
 # CLASSES (the lookup classes, all six by default), DOCUMENT (0: skip the
-# document rows), BIN (the hierad binary; default: the release build),
+# document rows), CACHED (0: skip the fixed-cost rows), BIN (the hierad
+# binary; default: the release build),
 # CLIENT (the binary whose `bench` sends the lookups and runs the bare
 # server; default: BIN),
 # OUT (target/bench-results; the table, and each class's callgrind output,
@@ -31,6 +38,7 @@ NODES=${NODES:-1000}
 N=${N:-300}
 CLASSES=${CLASSES:-priority interpolated hash array missing large}
 DOCUMENT=${DOCUMENT:-1}
+CACHED=${CACHED:-1}
 OUT=${OUT:-target/bench-results}
 
 if [ -z "${BIN:-}" ]; then
@@ -58,7 +66,8 @@ done
 kill "$import_pid"
 wait "$import_pid" 2>/dev/null || true
 
-# count LABEL REQUESTS SERVER-ARGS… -- BENCH-ARGS…: instructions per request.
+# count LABEL REQUESTS SERVER-ARGS… -- BENCH-ARGS…: instructions per request,
+# after WARM requests (100).
 count() {
   local label=$1 n=$2
   shift 2
@@ -80,7 +89,7 @@ count() {
   done
   [ -n "$url" ] || { kill "$pid"; echo "$label: the server did not start" >&2; cat "$log" >&2; exit 1; }
   local plan=("--plan" "$work/env/bench-plan.json" -c 4 "${bench[@]}")
-  "$client" bench --server "$url" "${plan[@]}" -n 100 >"$work/$label.warmup" 2>&1 || {
+  "$client" bench --server "$url" "${plan[@]}" -n "${WARM:-100}" >"$work/$label.warmup" 2>&1 || {
     kill "$pid"
     fail "$label: the warm-up failed" "$work/$label.warmup"
   }
@@ -124,6 +133,37 @@ toggle() {
   esac
 }
 
+# fixed_cost_rows: the 30 KB document's rows (see the top).
+fixed_cost_rows() {
+  cp -r "$work/env" "$work/env30"
+  cp tests/fixtures/fuel/neut_vlan.ceph.controller-ephemeral-ceph.yaml "$work/env30/root/astute.yaml"
+  "$bin" bench load "$work/env30" --db "$work/env30.db" >/dev/null 2>&1
+  local node one url="" etag
+  node=$(jq -r '.nodes[0]' "$work/env/bench-plan.json")
+  one="/api/v1/data/1/astute?level=nodes=$node"
+  HIERAD_LOG=warn "$bin" serve --listen 127.0.0.1:0 --db "$work/env30.db" --no-sample 2>"$work/doc30.log" &
+  local doc_pid=$!
+  for _ in $(seq 200); do
+    url=$(address_in "$work/doc30.log")
+    [ -n "$url" ] && curl -sf -D "$work/doc30.head" -o "$work/doc30.json" "$url$one" && break
+    sleep 0.05
+  done
+  kill "$doc_pid"
+  wait "$doc_pid" 2>/dev/null || true
+  [ -s "$work/doc30.json" ] || fail "the 30 KB document could not be read at $url$one" "$work/doc30.log"
+  etag=$(sed -n 's/^[Ee][Tt][Aa][Gg]: *\([^\r]*\).*/\1/p' "$work/doc30.head")
+  : >"$work/empty"
+  local bare per
+  bare=$(count bare-data30 "$N" bench baseline-server --body "$work/doc30.json" -- --get "$one")
+  per=$(count data30 "$N" serve --db "$work/env30.db" --no-sample -- --get "$one")
+  printf '%-14s %12d %8s\n' bare-data30 "$bare" "($(wc -c <"$work/doc30.json") B)"
+  printf '%-14s %12d %8.2f\n' data30 "$per" "$(echo "$per / $bare" | bc -l)"
+  bare=$(count bare-empty "$N" bench baseline-server --body "$work/empty" -- --get "$one")
+  per=$(count etag30 "$N" serve --db "$work/env30.db" --no-sample -- --get "$one" --header "If-None-Match: $etag")
+  printf '%-14s %12d %8s\n' bare-empty "$bare" "(0 B)"
+  printf '%-14s %12d %8.2f\n' etag30 "$per" "$(echo "$per / $bare" | bc -l)"
+}
+
 base=$(count baseline "$N" bench baseline-server -- --mix priority=1)
 {
   printf '%-14s %12s %8s\n' class instr/req ratio
@@ -139,6 +179,11 @@ base=$(count baseline "$N" bench baseline-server -- --mix priority=1)
   if [[ " $CLASSES " == *" large "* ]]; then
     per=$(count large-nomemo $((N / 5)) serve --db "$work/env.db" --no-sample --cache-mib 0 --memo-mib 0 -- --mix large=1)
     printf '%-14s %12d %8.2f\n' large-nomemo "$per" "$(echo "$per / $base" | bc -l)"
+  fi
+  if [ "$CACHED" = 1 ]; then
+    per=$(WARM=$((5 * NODES)) count cached "$N" serve --db "$work/env.db" --no-sample -- --key fqdn)
+    printf '%-14s %12d %8.2f\n' cached "$per" "$(echo "$per / $base" | bc -l)"
+    fixed_cost_rows
   fi
   [ "$DOCUMENT" = 0 ] && exit 0
   data='/api/v1/data/1/astute?level=nodes={node}'

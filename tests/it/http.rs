@@ -993,6 +993,9 @@ fn whole_datasources_with_etags_and_scope_variables() {
         &[("if-none-match", &etag)],
     );
     assert_eq!(again.status, 304);
+    // Both answers name the ETag and the generation.
+    assert_eq!(again.etag.as_deref(), Some(etag.as_str()));
+    assert!(r.generation.is_some() && again.generation.is_some());
     assert_eq!(get(&server, "/api/v1/data/1/nope").status, 404);
     let vars = get(&server, "/api/v1/environments/1/scope").json();
     let vars: Vec<&str> = vars["variables"]

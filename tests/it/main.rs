@@ -38,6 +38,7 @@ mod cross_site;
 mod data_limits;
 mod depth;
 mod docker;
+mod fast_path;
 mod generations;
 mod health;
 mod hiera5_api;

@@ -9,7 +9,8 @@ use crate::wire;
 use axum::body::{Body as RawBody, Bytes};
 use axum::extract::{FromRequest, Request};
 use axum::http::header::{CONTENT_LENGTH, CONTENT_TYPE, EXPECT};
-use http_body_util::{BodyExt, Limited};
+use bytes::BytesMut;
+use http_body_util::BodyExt;
 use std::sync::Arc;
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 
@@ -145,16 +146,12 @@ async fn read(
     if waits && declared.is_some_and(|len| len > limit.bytes() as u64) {
         return Err(ApiError::TooLarge(limit));
     }
-    let body: RawBody = request.into_body();
-    let bytes = collect(Limited::new(body, limit.bytes()))
+    let bytes = collect(request.into_body(), limit.bytes())
         .await
-        .map_err(|e| {
-            if e.is::<http_body_util::LengthLimitError>() {
-                ApiError::TooLarge(limit)
-            } else {
-                // Bad chunked framing, or the client went away.
-                ApiError::BadRequest(format!("cannot read the request body: {e}"))
-            }
+        .map_err(|e| match e {
+            Unread::TooLarge => ApiError::TooLarge(limit),
+            // Bad chunked framing, or the client went away.
+            Unread::Failed(e) => ApiError::BadRequest(format!("cannot read the request body: {e}")),
         })?;
     if bytes.len() <= BIG_BODY {
         return Ok((bytes, BigTurn { _permit: None }));
@@ -171,14 +168,49 @@ async fn read(
     ))
 }
 
-/// The body's bytes within its limit: what `axum::body::to_bytes` does,
-/// here so the tests can give it bodies in pieces. A body that arrives in
-/// one piece (a lookup's, nearly always) is that piece, not a copy:
-/// http-body-util's `Collected::to_bytes` hands its only buffer over.
-async fn collect(body: Limited<RawBody>) -> Result<Bytes, axum::BoxError> {
-    body.collect()
-        .await
-        .map(http_body_util::Collected::to_bytes)
+/// Why a body was not read whole.
+#[derive(Debug)]
+enum Unread {
+    /// It is longer than the limit.
+    TooLarge,
+    /// Its framing is broken, or the client went away.
+    Failed(axum::Error),
+}
+
+/// The body's bytes within `limit`: what `axum::body::to_bytes` does,
+/// without its `Limited`, `MapErr` and `Collect` layers and their buffer
+/// list (2,560 instructions of a cached lookup, bench/LOG.md "Where a
+/// cached lookup's instructions go"). A body that arrives in one piece (a
+/// lookup's, nearly always) is that piece, not a copy. Each piece is
+/// counted before it is kept, so no more than `limit` bytes are ever held.
+async fn collect(mut body: RawBody, limit: usize) -> Result<Bytes, Unread> {
+    let mut first = Bytes::new();
+    let mut joined: Option<BytesMut> = None;
+    let mut total = 0usize;
+    while let Some(frame) = body.frame().await {
+        // Trailers carry no body bytes.
+        let Ok(piece) = frame.map_err(Unread::Failed)?.into_data() else {
+            continue;
+        };
+        total = total.saturating_add(piece.len());
+        if total > limit {
+            return Err(Unread::TooLarge);
+        }
+        if piece.is_empty() {
+            continue;
+        }
+        match &mut joined {
+            Some(joined) => joined.extend_from_slice(&piece),
+            None if first.is_empty() => first = piece,
+            None => {
+                let mut both = BytesMut::with_capacity(first.len() + piece.len());
+                both.extend_from_slice(&first);
+                both.extend_from_slice(&piece);
+                joined = Some(both);
+            }
+        }
+    }
+    Ok(joined.map_or(first, BytesMut::freeze))
 }
 
 /// A request body parsed into a value: YAML for `application/yaml` (or
@@ -253,7 +285,7 @@ mod tests {
         }
     }
 
-    fn collected(pieces: &[&'static str], limit: usize) -> Result<Bytes, axum::BoxError> {
+    fn collected(pieces: &[&'static str], limit: usize) -> Result<Bytes, Unread> {
         let body = RawBody::new(Pieces(
             pieces
                 .iter()
@@ -263,7 +295,7 @@ mod tests {
         let runtime = tokio::runtime::Builder::new_current_thread()
             .build()
             .unwrap();
-        runtime.block_on(collect(Limited::new(body, limit)))
+        runtime.block_on(collect(body, limit))
     }
 
     #[test]
@@ -289,10 +321,7 @@ mod tests {
     fn a_body_over_the_limit_is_refused_in_one_piece_or_several() {
         for pieces in [&["0123456789a"][..], &["01234", "56789", "a"]] {
             let e = collected(pieces, 10).unwrap_err();
-            assert!(
-                e.is::<http_body_util::LengthLimitError>(),
-                "{pieces:?}: {e}"
-            );
+            assert!(matches!(e, Unread::TooLarge), "{pieces:?}: {e:?}");
         }
         assert_eq!(collected(&["01234", "56789"], 10).unwrap(), "0123456789");
     }

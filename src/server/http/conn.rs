@@ -330,6 +330,14 @@ struct One {
 }
 
 impl One {
+    /// The unread-answer budget as this connection's handlers see it.
+    fn room(&self) -> Room {
+        Room {
+            unread: Arc::clone(self.conn.held.unread()),
+            registry: Arc::clone(&self.registry),
+        }
+    }
+
     /// Serves `stream` from `client`, over TLS if `acceptor` is given.
     async fn serve<S>(
         self,
@@ -341,7 +349,7 @@ impl One {
     {
         match acceptor {
             None => {
-                let peer = Peer::new(client, None).secure(self.loopback);
+                let peer = Peer::new(client, None, self.loopback, Some(self.room()));
                 self.run(stream, peer).await;
             }
             // Boxed: a TLS connection's state (rustls' session, its
@@ -430,7 +438,7 @@ impl One {
             .and_then(|chain| chain.first())
             .and_then(crate::server::http::tls::identity)
             .map(Arc::new);
-        Some((stream, Peer::new(addr, cert).secure(true)))
+        Some((stream, Peer::new(addr, cert, true, Some(self.room()))))
     }
 
     /// Serves HTTP/1.1 on `stream` until the connection ends.
@@ -576,10 +584,6 @@ impl hyper::service::Service<hyper::Request<Incoming>> for Tracked {
     fn call(&self, mut request: hyper::Request<Incoming>) -> Self::Future {
         self.conn.set(Phase::Busy);
         request.extensions_mut().insert(self.peer.clone());
-        request.extensions_mut().insert(Room {
-            unread: Arc::clone(self.conn.held.unread()),
-            registry: Arc::clone(&self.registry),
-        });
         let framing = if self.conn.ambiguous.load(Ordering::Relaxed) {
             self.conn.ambiguous.store(false, Ordering::Relaxed);
             // hyper reads such a body as chunked and drops Content-Length;
@@ -613,7 +617,7 @@ impl hyper::service::Service<hyper::Request<Incoming>> for Tracked {
     }
 }
 
-/// The unread-answer budget as a handler sees it (a request extension):
+/// The unread-answer budget as a handler sees it ([`Peer`]'s `room`):
 /// to refuse an answer made per request before making it, when there is
 /// no room for one and no stalled connection to close for it. Refused
 /// after it is made, it had cost its CPU and its memory for nothing.
@@ -621,6 +625,12 @@ impl hyper::service::Service<hyper::Request<Incoming>> for Tracked {
 pub(crate) struct Room {
     unread: Arc<Unread>,
     registry: Arc<Registry>,
+}
+
+impl std::fmt::Debug for Room {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Room").finish_non_exhaustive()
+    }
 }
 
 impl Room {

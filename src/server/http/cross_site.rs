@@ -19,12 +19,13 @@
 //! `Origin` (curl, the CLI, the Ruby shim) comes from no browser.
 
 use crate::server::http::error::ApiError;
+use crate::server::http::guard::Peer;
 use axum::extract::Request;
 use axum::http::{HeaderMap, HeaderValue, Method, header};
 use axum::response::{IntoResponse, Response};
 use hyper::body::Body as _;
 use std::net::{Ipv4Addr, Ipv6Addr};
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 /// The flag that names further hosts, as refusals name it.
 pub(crate) const ALLOWED_HOST_FLAG: &str = "--allowed-host";
@@ -64,6 +65,26 @@ impl AllowedHosts {
                 .0
                 .iter()
                 .any(|allowed| name.eq_ignore_ascii_case(allowed))
+    }
+}
+
+/// The `Host` a connection's requests were last allowed to name, against
+/// which [`AllowedHosts`]: a client names the same on every request, and
+/// parsing it cost 650 instructions a request (bench/LOG.md "Where a
+/// cached lookup's instructions go"). Set once per connection; a request
+/// naming another is checked as the first was.
+#[derive(Debug, Default)]
+pub(crate) struct KnownHost(OnceLock<(AllowedHosts, HeaderValue)>);
+
+impl KnownHost {
+    fn knows(&self, value: &HeaderValue, allowed: &AllowedHosts) -> bool {
+        self.0
+            .get()
+            .is_some_and(|(by, known)| Arc::ptr_eq(&by.0, &allowed.0) && known == value)
+    }
+
+    fn learn(&self, value: &HeaderValue, allowed: &AllowedHosts) {
+        let _ = self.0.set((allowed.clone(), value.clone()));
     }
 }
 
@@ -120,12 +141,9 @@ fn check(request: &Request, allowed: &AllowedHosts) -> Result<(), ApiError> {
     content_type(headers, has_body, changes)
 }
 
-/// The request's `Host` split from its port, once checked; `None` when it
-/// names none (HTTP/1.0).
-fn host<'r>(
-    request: &'r Request,
-    allowed: &AllowedHosts,
-) -> Result<Option<(&'r str, Option<u16>)>, ApiError> {
+/// The request's `Host`, once checked; `None` when it names none
+/// (HTTP/1.0).
+fn host<'r>(request: &'r Request, allowed: &AllowedHosts) -> Result<Option<&'r str>, ApiError> {
     let headers = request.headers();
     let mut values = headers.get_all(header::HOST).iter();
     let value = values.next();
@@ -139,9 +157,19 @@ fn host<'r>(
     if let Some(target) = request.uri().authority() {
         check_host(target.as_str(), allowed)?;
     }
-    value
-        .map(|value| check_host(text(value)?, allowed))
-        .transpose()
+    let Some(value) = value else {
+        return Ok(None);
+    };
+    let text = text(value)?;
+    let known = request.extensions().get::<Peer>().map(|p| &p.known_host);
+    if known.is_some_and(|known| known.knows(value, allowed)) {
+        return Ok(Some(text));
+    }
+    check_host(text, allowed)?;
+    if let Some(known) = known {
+        known.learn(value, allowed);
+    }
+    Ok(Some(text))
 }
 
 fn check_host<'a>(
@@ -168,7 +196,7 @@ fn check_host<'a>(
 /// and port. The scheme only gives the port a bare `Host` means: behind a
 /// proxy that ends TLS the page's origin is https while this server sees
 /// http, and no other site can share a name and port with this one.
-fn origin(headers: &HeaderMap, host: Option<(&str, Option<u16>)>) -> Result<(), ApiError> {
+fn origin(headers: &HeaderMap, host: Option<&str>) -> Result<(), ApiError> {
     let mut values = headers.get_all(header::ORIGIN).iter();
     let Some(value) = values.next() else {
         return Ok(());
@@ -192,7 +220,7 @@ fn origin(headers: &HeaderMap, host: Option<(&str, Option<u16>)>) -> Result<(), 
             _ => return None,
         };
         let (name, port) = split_authority(authority)?;
-        let (own_name, own_port) = host?;
+        let (own_name, own_port) = split_authority(host?)?;
         (name.eq_ignore_ascii_case(own_name)
             && port.unwrap_or(default) == own_port.unwrap_or(default))
         .then_some(())
@@ -211,6 +239,12 @@ impl Media {
     /// The media type `value` declares (its parameters ignored), if one
     /// this server reads.
     pub(crate) fn of(value: &HeaderValue) -> Option<Media> {
+        // What nearly every client sends, known without parsing (690
+        // instructions a lookup parsed, bench/LOG.md "Where a cached
+        // lookup's instructions go").
+        if value.as_bytes() == b"application/json" {
+            return Some(Media::Json);
+        }
         let essence = value.to_str().ok()?.split(';').next()?.trim();
         let is = |name: &str| essence.eq_ignore_ascii_case(name);
         if is("application/json") {
@@ -312,6 +346,40 @@ mod tests {
         ] {
             assert_eq!(split_authority(text), want, "{text:?}");
         }
+    }
+
+    /// A connection's known Host spares the parse of the same value only:
+    /// another Host on the same connection is checked, a refused one is
+    /// never known, and a Host known against other allowed names is
+    /// checked again.
+    #[test]
+    fn a_connections_known_host_is_the_allowed_value_alone() {
+        let allowed = AllowedHosts::new(vec!["hierad.example.com".to_owned()]);
+        let peer = Peer::new("127.0.0.1:4000".parse().unwrap(), None, false, None);
+        let check_on = |peer: &Peer, allowed: &AllowedHosts, host: &str| {
+            let mut request = Request::new(axum::body::Body::empty());
+            request
+                .headers_mut()
+                .insert(header::HOST, HeaderValue::from_str(host).unwrap());
+            request.extensions_mut().insert(peer.clone());
+            check(&request, allowed).map_err(|e| e.into_response().status().as_u16())
+        };
+        assert_eq!(check_on(&peer, &allowed, "evil.example"), Err(421));
+        assert!(
+            !peer
+                .known_host
+                .knows(&HeaderValue::from_static("evil.example"), &allowed)
+        );
+        for _ in 0..2 {
+            assert_eq!(check_on(&peer, &allowed, "hierad.example.com:8080"), Ok(()));
+            assert_eq!(check_on(&peer, &allowed, "evil.example"), Err(421));
+            assert_eq!(check_on(&peer, &allowed, "evil.example:8080"), Err(421));
+        }
+        let known = HeaderValue::from_static("hierad.example.com:8080");
+        assert!(peer.known_host.knows(&known, &allowed));
+        let fewer = AllowedHosts::new(Vec::new());
+        assert!(!peer.known_host.knows(&known, &fewer));
+        assert_eq!(check_on(&peer, &fewer, "hierad.example.com:8080"), Err(421));
     }
 
     #[test]

@@ -7,6 +7,8 @@
 //! request.
 
 use crate::auth::{self, AuthError, Need, Principal, remember::Remembered, verify::CertIdentity};
+use crate::server::http::conn::Room;
+use crate::server::http::cross_site::KnownHost;
 use crate::server::http::error::error_response;
 use crate::server::http::throttle::{Admission, Turn};
 use crate::server::routes::env::Named;
@@ -20,32 +22,55 @@ use std::time::Duration;
 use zeroize::Zeroizing;
 
 /// What the connection knows of its client, put in every request's
-/// extensions by the accept loop.
+/// extensions by the accept loop: one shared value per connection, so a
+/// request pays one extension insert and one reference count for it
+/// (bench/LOG.md "Where a cached lookup's instructions go").
 #[derive(Clone, Debug)]
-pub(crate) struct Peer {
+pub(crate) struct Peer(Arc<Client>);
+
+/// A [`Peer`]'s contents.
+#[derive(Debug)]
+pub(crate) struct Client {
     pub addr: SocketAddr,
     /// The client certificate the TLS handshake verified, if any.
     pub cert: Option<Arc<CertIdentity>>,
     /// The credentials its requests proved last.
-    pub remembered: Arc<Remembered>,
+    pub remembered: Remembered,
     /// Whether the connection is TLS, or plain from loopback: the only
     /// ones plaintext secrets are sent over (`server/secrets.rs`).
     pub secure: bool,
+    /// The unread-answer budget as its handlers see it; none for a
+    /// request made in process.
+    pub room: Option<Room>,
+    /// The `Host` its requests were allowed to name (`cross_site.rs`).
+    pub known_host: KnownHost,
 }
 
 impl Peer {
-    pub(crate) fn new(addr: SocketAddr, cert: Option<Arc<CertIdentity>>) -> Peer {
-        Peer {
+    /// A connection's client: `secure` as [`Client::secure`], `room` as
+    /// [`Client::room`].
+    pub(crate) fn new(
+        addr: SocketAddr,
+        cert: Option<Arc<CertIdentity>>,
+        secure: bool,
+        room: Option<Room>,
+    ) -> Peer {
+        Peer(Arc::new(Client {
             addr,
             cert,
-            remembered: Arc::default(),
-            secure: false,
-        }
+            remembered: Remembered::default(),
+            secure,
+            room,
+            known_host: KnownHost::default(),
+        }))
     }
+}
 
-    /// It, with [`Peer::secure`] set.
-    pub(crate) fn secure(self, secure: bool) -> Peer {
-        Peer { secure, ..self }
+impl std::ops::Deref for Peer {
+    type Target = Client;
+
+    fn deref(&self) -> &Client {
+        &self.0
     }
 }
 
@@ -164,7 +189,7 @@ async fn check(
     };
     let checked = match parsed {
         Ok(credentials) => {
-            let memo = peer.map(|p| &*p.remembered);
+            let memo = peer.map(|p| &p.remembered);
             auth::remember::check(authenticator, memo, authorization, credentials).await
         }
         Err(e) => Err(e),
@@ -267,7 +292,7 @@ pub(crate) async fn authorize(
             return Err(closing(response, may_have_body(&request)));
         }
     };
-    let memo = peer.as_ref().map(|p| &*p.remembered);
+    let memo = peer.as_ref().map(|p| &p.remembered);
     let principal = match auth::remember::recall(&authenticator, memo, authorization) {
         Some(principal) => principal,
         None => check(

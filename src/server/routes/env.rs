@@ -34,15 +34,33 @@ pub(crate) async fn named(parts: &mut Parts) -> Named {
     if !params.is_ok_and(|p| p.iter().any(|(k, _)| k == "env")) {
         return Named::Nothing;
     }
-    let decoded = Path::<HashMap<String, String>>::from_request_parts(parts, &())
-        .await
-        .ok()
-        .and_then(|Path(mut p)| p.remove("env"));
+    let decoded = env_text(parts).await.ok().flatten();
     match decoded.map(parse) {
         Some(Ok(env)) => Named::Env(env),
         Some(Err(text)) => Named::NotANumber(text),
         None => Named::NotANumber("(not UTF-8)".to_owned()),
     }
+}
+
+/// `{env}` as sent, percent-decoded as `Path` decodes it; `None` when
+/// the route names none. Read alone: deserializing every parameter into
+/// a map cost 2,000 instructions a request (bench/LOG.md). A path that
+/// does not decode gets `Path`'s own refusal.
+async fn env_text(parts: &mut Parts) -> Result<Option<String>, Response> {
+    let Ok(params) = RawPathParams::from_request_parts(parts, &()).await else {
+        let refused = Path::<HashMap<String, String>>::from_request_parts(parts, &()).await;
+        return Err(refused.err().map_or_else(
+            || {
+                ApiError::BadRequest("the request's path does not decode".to_owned())
+                    .into_response()
+            },
+            IntoResponse::into_response,
+        ));
+    };
+    Ok(params
+        .iter()
+        .find(|(name, _)| *name == "env")
+        .map(|(_, text)| text.to_owned()))
 }
 
 /// `{env}`'s text as an environment id (the text back when it is no
@@ -79,11 +97,8 @@ impl<S: Send + Sync> FromRequestParts<S> for Env {
     /// body by `harden`); the others are [`ApiError`]s.
     type Rejection = Response;
 
-    async fn from_request_parts(parts: &mut Parts, state: &S) -> Result<Env, Response> {
-        let Path(mut params) = Path::<HashMap<String, String>>::from_request_parts(parts, state)
-            .await
-            .map_err(IntoResponse::into_response)?;
-        let Some(text) = params.remove("env") else {
+    async fn from_request_parts(parts: &mut Parts, _: &S) -> Result<Env, Response> {
+        let Some(text) = env_text(parts).await? else {
             return Err(ApiError::Internal(
                 "a handler takes an environment its route does not name".to_owned(),
             )

@@ -16,6 +16,7 @@ use crate::lookup5::{self, Request5};
 use crate::server::http::body::LookupBytes;
 use crate::server::http::conn::Room;
 use crate::server::http::error::ApiError;
+use crate::server::http::guard::Peer;
 use crate::server::routes::env::{self, Env};
 use crate::server::routes::params::Params;
 use crate::server::secrets::Reveal;
@@ -25,7 +26,7 @@ use crate::wire;
 use axum::Router;
 use axum::body::Bytes;
 use axum::extract::{Path, State};
-use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
+use axum::http::{HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use axum::{Extension, Json};
@@ -94,7 +95,7 @@ static TAG_FINDER: std::sync::LazyLock<memchr::memmem::Finder<'static>> =
 
 async fn lookup_handler(
     State(state): State<AppState>,
-    room: Option<Extension<Room>>,
+    peer: Option<Extension<Peer>>,
     who: Option<Extension<Principal>>,
     reveal: Reveal,
     LookupBytes(bytes, _turn): LookupBytes,
@@ -103,7 +104,7 @@ async fn lookup_handler(
     // An explanation (an answer made per request, often large) is
     // refused before it is made when the unread-answer budget has no
     // room for one.
-    let room = room.map(|Extension(room)| room);
+    let room = peer.and_then(|Extension(peer)| peer.room.clone());
     let check = move |room: &Option<Room>, explain: bool| match room {
         Some(room) if explain => room.check(),
         _ => Ok(()),
@@ -547,8 +548,10 @@ async fn datasource(
     Env(env): Env,
     Path(ResourceParam { resource }): Path<ResourceParam>,
     Params(query): Params,
-    headers: HeaderMap,
     reveal: Reveal,
+    // The request itself, for If-None-Match: a `HeaderMap` extractor
+    // copies every header (bench/LOG.md, issue 36).
+    request: axum::extract::Request,
 ) -> Result<Response, ApiError> {
     let level = match query.get("level") {
         Some(l) if !l.is_empty() => LevelPath::parse_cli(l).map_err(|e| bad(e.to_string()))?,
@@ -562,7 +565,8 @@ async fn datasource(
     if let Some(plain) = reveal.effective(&doc, None)? {
         return Ok(plain);
     }
-    if headers
+    if request
+        .headers()
         .get(header::IF_NONE_MATCH)
         .and_then(|v| v.to_str().ok())
         .is_some_and(|v| {
@@ -572,17 +576,18 @@ async fn datasource(
     {
         return Ok((StatusCode::NOT_MODIFIED, [(header::ETAG, doc.etag.clone())]).into_response());
     }
-    Ok(crate::server::state::unread::shared(
-        (
-            StatusCode::OK,
-            [
-                (header::CONTENT_TYPE, "application/json".to_owned()),
-                (header::ETAG, doc.etag.clone()),
-            ],
-            doc.body.clone(),
-        )
-            .into_response(),
-    ))
+    // Built in place: as a tuple of `String` headers it made and
+    // converted both values per request.
+    let etag = HeaderValue::from_str(&doc.etag)
+        .map_err(|e| ApiError::Internal(format!("an ETag that is no header value: {e}")))?;
+    let mut response = Response::new(axum::body::Body::from(doc.body.clone()));
+    let headers = response.headers_mut();
+    headers.insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("application/json"),
+    );
+    headers.insert(header::ETAG, etag);
+    Ok(crate::server::state::unread::shared(response))
 }
 
 async fn scope(

@@ -136,12 +136,12 @@ async fn exchange(
         From::Tls => {
             request
                 .extensions_mut()
-                .insert(Peer::new(remote, None).secure(true));
+                .insert(Peer::new(remote, None, true, None));
         }
         From::Plain => {
             request
                 .extensions_mut()
-                .insert(Peer::new(remote, None).secure(false));
+                .insert(Peer::new(remote, None, false, None));
         }
         From::Nowhere => {}
     }

@@ -71,8 +71,24 @@ impl Stamp {
         };
         response
             .headers_mut()
-            .insert(GENERATION_NAME.clone(), HeaderValue::from(generation));
+            .insert(GENERATION_NAME.clone(), generation_value(generation));
     }
+}
+
+/// `generation` as a header value: made once per generation and thread,
+/// then shared (formatting it allocated, per request).
+fn generation_value(generation: u64) -> HeaderValue {
+    thread_local! {
+        static MADE: std::cell::RefCell<(u64, HeaderValue)> =
+            const { std::cell::RefCell::new((0, HeaderValue::from_static("0"))) };
+    }
+    MADE.with(|made| {
+        let mut made = made.borrow_mut();
+        if made.0 != generation {
+            *made = (generation, HeaderValue::from(generation));
+        }
+        made.1.clone()
+    })
 }
 
 /// The minimum generation from the header or the query: the largest of
@@ -138,6 +154,17 @@ mod tests {
             map.insert(*k, HeaderValue::from_static(v));
         }
         map
+    }
+
+    /// Each generation's own value, whichever came before on the thread.
+    #[test]
+    fn generation_values_follow_the_generation() {
+        for generation in [0, 7, 7, 8, 0, u64::MAX, 12] {
+            assert_eq!(
+                generation_value(generation),
+                generation.to_string().as_str()
+            );
+        }
     }
 
     #[test]

@@ -113,15 +113,39 @@ pub(crate) struct Metrics {
     database_down_since: Gauge,
     auth_failures: Family<AuthLabels, Counter>,
     auth_throttled: Family<ThrottleLabels, Counter>,
-    /// The series of a found lookup (`POST /api/v1/lookup`, 200), the
-    /// answer nearly every request gets: handles to the families' own
-    /// series, taken at the first, so that the rest skip the families'
-    /// lock and label hashing (about 1,200 instructions a lookup).
-    hot: std::sync::OnceLock<(Histogram, Counter)>,
+    /// The series of the first [`HOT_SERIES`] (method, route, status)
+    /// answered: handles to the families' own series, taken at the first
+    /// request of each, so that the rest skip the families' lock and
+    /// label hashing (about 1,200 instructions a request). Found by the
+    /// route template's address, which each entry holds alive.
+    hot: arc_swap::ArcSwap<Vec<Hot>>,
 }
 
-/// The route whose found answers [`Metrics::hot`] counts.
-const HOT_ROUTE: &str = crate::api::paths::LOOKUP;
+/// How many series [`Metrics::hot`] holds: every route's usual answers,
+/// with room to spare. Those past it are counted through the families.
+const HOT_SERIES: usize = 64;
+
+/// One series of [`Metrics::hot`].
+#[derive(Clone)]
+struct Hot {
+    method: &'static str,
+    /// Its text is this series' route while the entry holds it: no other
+    /// route's template can be at its address meanwhile.
+    route: MatchedPath,
+    status: u16,
+    latency: Histogram,
+    requests: Counter,
+}
+
+impl Hot {
+    fn is(&self, method: &str, route: &MatchedPath, status: u16) -> bool {
+        let (held, asked) = (self.route.as_str(), route.as_str());
+        self.status == status
+            && self.method == method
+            && std::ptr::eq(held.as_ptr(), asked.as_ptr())
+            && held.len() == asked.len()
+    }
+}
 
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
 struct AuthLabels {
@@ -178,7 +202,7 @@ impl Metrics {
         let database_up = Gauge::default();
         database_up.set(1);
         Metrics {
-            hot: std::sync::OnceLock::new(),
+            hot: arc_swap::ArcSwap::from_pointee(Vec::new()),
             unreadable: registered(
                 r,
                 "unreadable_documents",
@@ -393,6 +417,25 @@ impl Metrics {
 /// A costly lookup running (see [`Metrics::costly_lookup`]).
 pub(crate) struct CostlyRunning(Arc<Metrics>);
 
+impl Metrics {
+    /// Counts an answer through the families (see [`Metrics::hot`]).
+    fn count(&self, method: &'static str, route: Route, status: u16, seconds: f64) {
+        self.latency
+            .get_or_create(&RouteLabels {
+                method,
+                route: route.clone(),
+            })
+            .observe(seconds);
+        self.requests
+            .get_or_create(&RequestLabels {
+                method,
+                route,
+                status,
+            })
+            .inc();
+    }
+}
+
 impl Drop for CostlyRunning {
     fn drop(&mut self) {
         self.0.costly_running.dec();
@@ -423,44 +466,50 @@ impl Track {
     pub(crate) fn done(self, metrics: &Metrics, response: &Response, elapsed: Duration) {
         let Track { method, route } = self;
         let status = response.status().as_u16();
-        if status == 200 && method == "POST" && route.as_str() == HOT_ROUTE {
-            let (latency, requests) = metrics.hot.get_or_init(|| {
-                let latency = metrics
-                    .latency
-                    .get_or_create(&RouteLabels {
-                        method,
-                        route: route.clone(),
-                    })
-                    .clone();
-                let requests = metrics
-                    .requests
-                    .get_or_create(&RequestLabels {
-                        method,
-                        route,
-                        status,
-                    })
-                    .clone();
-                (latency, requests)
-            });
-            latency.observe(elapsed.as_secs_f64());
-            requests.inc();
+        let seconds = elapsed.as_secs_f64();
+        let path = match route {
+            Route::Matched(path) => path,
+            Route::Unmatched => return metrics.count(method, route, status, seconds),
+        };
+        let hot = metrics.hot.load();
+        if let Some(series) = hot.iter().find(|h| h.is(method, &path, status)) {
+            series.latency.observe(seconds);
+            series.requests.inc();
             return;
         }
-        metrics
-            .latency
-            .get_or_create(&RouteLabels {
-                method,
-                route: route.clone(),
-            })
-            .observe(elapsed.as_secs_f64());
-        metrics
-            .requests
-            .get_or_create(&RequestLabels {
-                method,
-                route,
-                status,
-            })
-            .inc();
+        if hot.len() >= HOT_SERIES {
+            return metrics.count(method, Route::Matched(path), status, seconds);
+        }
+        drop(hot);
+        let series = Hot {
+            method,
+            route: path.clone(),
+            status,
+            latency: metrics
+                .latency
+                .get_or_create(&RouteLabels {
+                    method,
+                    route: Route::Matched(path.clone()),
+                })
+                .clone(),
+            requests: metrics
+                .requests
+                .get_or_create(&RequestLabels {
+                    method,
+                    route: Route::Matched(path.clone()),
+                    status,
+                })
+                .clone(),
+        };
+        series.latency.observe(seconds);
+        series.requests.inc();
+        metrics.hot.rcu(|held| {
+            let mut more: Vec<Hot> = held.iter().map(Hot::clone).collect();
+            if more.len() < HOT_SERIES && !more.iter().any(|h| h.is(method, &path, status)) {
+                more.push(series.clone());
+            }
+            more
+        });
     }
 }
 
@@ -498,5 +547,63 @@ mod tests {
         ] {
             assert!(text.contains(line), "{line} in {text}");
         }
+    }
+
+    /// Each answer is counted once under its route template and status,
+    /// those past the first [`HOT_SERIES`] series through the families.
+    #[test]
+    fn each_answer_is_counted_under_its_route_and_status() {
+        use axum::routing::get;
+        let metrics = Arc::new(Metrics::new());
+        let counting = Arc::clone(&metrics);
+        let app = axum::Router::new()
+            .route(
+                "/status/{code}",
+                get(
+                    |axum::extract::Path(code): axum::extract::Path<u16>| async move {
+                        axum::http::StatusCode::from_u16(code).unwrap()
+                    },
+                ),
+            )
+            // Counted as `server/http/harden.rs` counts, after routing.
+            .layer(axum::middleware::from_fn(
+                move |request: Request, next: axum::middleware::Next| {
+                    let metrics = Arc::clone(&counting);
+                    async move {
+                        let track = Track::of(&request);
+                        let response = next.run(request).await;
+                        track.done(&metrics, &response, Duration::from_millis(1));
+                        response
+                    }
+                },
+            ));
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .build()
+            .unwrap();
+        let codes: Vec<u16> = (200..300).collect();
+        assert!(codes.len() > HOT_SERIES);
+        runtime.block_on(async {
+            for _ in 0..2 {
+                for code in &codes {
+                    let request = Request::get(format!("/status/{code}"))
+                        .body(axum::body::Body::empty())
+                        .unwrap();
+                    let response = tower::ServiceExt::oneshot(app.clone(), request)
+                        .await
+                        .unwrap();
+                    assert_eq!(response.status().as_u16(), *code);
+                }
+            }
+        });
+        assert_eq!(metrics.hot.load().len(), HOT_SERIES);
+        let text = metrics.render();
+        for code in &codes {
+            let line = format!(
+                r#"hierad_http_requests_total{{method="GET",route="/status/{{code}}",status="{code}"}} 2"#
+            );
+            assert!(text.contains(&line), "{line} in {text}");
+        }
+        let count = r#"hierad_http_request_duration_seconds_count{method="GET",route="/status/{code}"} 200"#;
+        assert!(text.contains(count), "{count} in {text}");
     }
 }

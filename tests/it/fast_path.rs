@@ -1,0 +1,211 @@
+//! Every safety step of a request's fixed path still runs on the fast
+//! path (bench/LOG.md "Where a cached lookup's instructions go"): on a
+//! connection whose last answer came from the answer cache, with the
+//! client's credentials remembered, a request over a limit is still
+//! refused, logged and counted; a cross-site one still refused; one
+//! without credentials still refused; one framed two ways still refused.
+//! Against the real binary with `--auth`, over raw keep-alive
+//! connections.
+
+use crate::binary::ok;
+use crate::server::TestServer;
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::TcpStream;
+use std::time::Duration;
+
+const LOOKUP: &str = r#"{"environment": 1, "key": "keystone_auth_uri"}"#;
+/// `--lookup-body-limit`, and `--max-header-bytes`.
+const BODY_LIMIT: usize = 2048;
+const HEAD_LIMIT: usize = 4096;
+
+/// One answer: its status, its head (lowercased), its body.
+struct Answer {
+    status: u16,
+    head: String,
+    body: String,
+}
+
+/// Reads one answer from `stream` (its body by Content-Length).
+fn answer(stream: &mut BufReader<TcpStream>) -> Answer {
+    let mut head = String::new();
+    loop {
+        let mut line = String::new();
+        stream.read_line(&mut line).unwrap();
+        assert!(!line.is_empty(), "the connection closed mid-answer: {head}");
+        if line == "\r\n" {
+            break;
+        }
+        head.push_str(&line.to_ascii_lowercase());
+    }
+    let length: usize = head
+        .lines()
+        .find_map(|l| l.strip_prefix("content-length:"))
+        .map_or(0, |v| v.trim().parse().unwrap());
+    let mut body = vec![0; length];
+    stream.read_exact(&mut body).unwrap();
+    Answer {
+        status: head[9..12].parse().unwrap(),
+        head,
+        body: String::from_utf8(body).unwrap(),
+    }
+}
+
+/// A lookup's request as sent, with `extra` header lines (each ending
+/// `\r\n`) and `host`.
+fn lookup(host: &str, extra: &str, body: &str) -> String {
+    format!(
+        "POST /api/v1/lookup HTTP/1.1\r\nhost: {host}\r\ncontent-type: application/json\r\n\
+         {extra}content-length: {}\r\n\r\n{body}",
+        body.len()
+    )
+}
+
+/// The answer to `request`, sent on a connection that was first answered
+/// the same lookup three times with `authorization`, the last from the
+/// answer cache.
+fn after_a_cached_answer(url: &str, authorization: &str, request: &str) -> Answer {
+    let stream = TcpStream::connect(url.strip_prefix("http://").unwrap()).unwrap();
+    stream
+        .set_read_timeout(Some(Duration::from_secs(30)))
+        .unwrap();
+    let mut stream = BufReader::new(stream);
+    let warm = lookup("127.0.0.1", &format!("{authorization}\r\n"), LOOKUP);
+    let mut last = String::new();
+    for _ in 0..3 {
+        stream.get_mut().write_all(warm.as_bytes()).unwrap();
+        let warmed = answer(&mut stream);
+        assert_eq!(warmed.status, 200, "{}", warmed.body);
+        last = warmed.head;
+    }
+    // An answer is cached on its second miss (src/cache/answers.rs).
+    assert!(last.contains("x-cache: hit"), "{last}");
+    stream.get_mut().write_all(request.as_bytes()).unwrap();
+    answer(&mut stream)
+}
+
+#[test]
+fn every_safety_step_runs_after_a_cached_answer() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("auth.toml");
+    let f = file.to_str().unwrap();
+    let token = ok(&format!("auth add-token --file {f} --role admin ops"));
+    let authorization = format!("authorization: Bearer {}", token.trim());
+    let mut server = TestServer::start_logging(
+        &dir.path().join("hierad.db"),
+        &format!("--auth {f} --lookup-body-limit {BODY_LIMIT} --max-header-bytes {HEAD_LIMIT}"),
+        "warn,hierad::access=info",
+    );
+    let url = &server.url.clone();
+    let with_auth = format!("{authorization}\r\n");
+    let padded = format!(
+        r#"{{"environment": 1, "key": "keystone_auth_uri", "pad": "{}"}}"#,
+        "x".repeat(BODY_LIMIT)
+    );
+    let filler = format!("x-filler: {}\r\n", "v".repeat(HEAD_LIMIT));
+    let cases = [
+        (
+            "over the body limit",
+            lookup("127.0.0.1", &with_auth, &padded),
+            413,
+        ),
+        (
+            "over the head limit",
+            lookup("127.0.0.1", &format!("{with_auth}{filler}"), LOOKUP),
+            431,
+        ),
+        (
+            "a rebound host",
+            lookup("evil.example", &with_auth, LOOKUP),
+            421,
+        ),
+        (
+            "another origin",
+            lookup(
+                "127.0.0.1",
+                &format!("{with_auth}origin: http://evil.example\r\n"),
+                LOOKUP,
+            ),
+            403,
+        ),
+        (
+            "a form's body",
+            lookup("127.0.0.1", &with_auth, LOOKUP).replace("application/json", "text/plain"),
+            415,
+        ),
+        ("no credentials", lookup("127.0.0.1", "", LOOKUP), 401),
+        (
+            "a wrong token",
+            lookup("127.0.0.1", "authorization: Bearer nope\r\n", LOOKUP),
+            401,
+        ),
+        (
+            "two framings",
+            lookup(
+                "127.0.0.1",
+                &format!("{with_auth}transfer-encoding: chunked\r\n"),
+                LOOKUP,
+            ),
+            400,
+        ),
+    ];
+    for (what, request, status) in &cases {
+        let refused = after_a_cached_answer(url, &authorization, request);
+        assert_eq!(refused.status, *status, "{what}: {}", refused.body);
+        assert!(
+            !refused.body.contains("keystone"),
+            "{what}: the refusal carries the answer: {}",
+            refused.body
+        );
+    }
+
+    // And counted.
+    let metrics = after_a_cached_answer(
+        url,
+        &authorization,
+        &format!("GET /metrics HTTP/1.1\r\nhost: 127.0.0.1\r\n{with_auth}\r\n"),
+    );
+    assert_eq!(metrics.status, 200, "{}", metrics.body);
+    for (what, _, status) in &cases {
+        if *status == 400 {
+            continue;
+        }
+        let series = format!(
+            "hierad_http_requests_total{{method=\"POST\",route=\"/api/v1/lookup\",status=\"{status}\"}}"
+        );
+        assert!(
+            metrics.body.lines().any(|l| l.starts_with(&series)),
+            "{what}: no {series} in\n{}",
+            metrics.body
+        );
+    }
+    let failures: u64 = metrics
+        .body
+        .lines()
+        .filter(|l| l.starts_with("hierad_auth_failures_total"))
+        .filter_map(|l| l.rsplit(' ').next()?.parse::<u64>().ok())
+        .sum();
+    assert!(failures >= 2, "{}", metrics.body);
+
+    // Each refusal was logged, with its status, as was each answer.
+    server.stop();
+    let log = server.log();
+    let access: Vec<&str> = log
+        .lines()
+        .filter(|l| l.contains("hierad::access"))
+        .collect();
+    for (what, _, status) in &cases {
+        // The smuggling check answers before routing: no access line.
+        if *status == 400 {
+            continue;
+        }
+        assert!(
+            access
+                .iter()
+                .any(|l| l.contains(&format!("status={status}"))),
+            "{what}: no access line with status {status} in\n{log}"
+        );
+    }
+    // Three warm-ups before each case and before /metrics, and /metrics.
+    let answered = access.iter().filter(|l| l.contains("status=200")).count();
+    assert_eq!(answered, 3 * cases.len() + 4, "{log}");
+}
