@@ -310,7 +310,7 @@ async fn get_document(
                             .to_owned(),
                     ));
                 }
-                return super::pinned::effective(&state, pin, &at, key).await;
+                return super::pinned::effective(&state, pin, &at, key, &reveal).await;
             }
             if effective && key.is_none() && version.is_none() && at.kind == DocKind::Values {
                 // The whole latest effective document: encoded once per

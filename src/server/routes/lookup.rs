@@ -558,7 +558,7 @@ async fn datasource(
         _ => LevelPath::root(),
     };
     if let Some(pin) = super::pinned::pin_of(&query)? {
-        return super::pinned::datasource(&state, pin, env, &level, &resource).await;
+        return super::pinned::datasource(&state, pin, env, &level, &resource, &reveal).await;
     }
     let snapshot = state.snapshot();
     let doc = snapshot.try_encoded(env, &level, &resource)?;

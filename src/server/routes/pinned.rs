@@ -6,6 +6,7 @@
 use crate::configdb::tags::check_tag_name;
 use crate::configdb::{DocAddress, DocKind, Encoded, KeyPath, LevelPath, Snapshot, keypath};
 use crate::server::http::error::ApiError;
+use crate::server::secrets::Reveal;
 use crate::server::state::AppState;
 use axum::http::{StatusCode, header};
 use axum::response::{IntoResponse, Response};
@@ -146,6 +147,7 @@ pub(crate) async fn effective(
     pin: Pin,
     at: &DocAddress,
     key: Option<KeyPath>,
+    reveal: &Reveal,
 ) -> Result<Response, ApiError> {
     if at.kind != DocKind::Values {
         return Err(ApiError::BadRequest(
@@ -157,7 +159,7 @@ pub(crate) async fn effective(
     let Some(key) = key else {
         // Encoded once per kept snapshot, as the newest's is.
         let doc = snapshot.try_encoded(at.env, &at.path, &at.resource)?;
-        return Ok(pinned_body(generation, doc.body.clone()));
+        return revealed(reveal, generation, &doc, None);
     };
     let doc = snapshot.try_effective(at.env, &at.path, &at.resource)?;
     let encoded = keypath::get(&doc, &key)
@@ -166,7 +168,7 @@ pub(crate) async fn effective(
         .ok_or_else(|| {
             ApiError::NotFound(format!("key {} is not in the document", key.as_str()))
         })?;
-    Ok(pinned_body(generation, encoded.body))
+    revealed(reveal, generation, &encoded, Some(key.as_str()))
 }
 
 /// The data route's whole effective datasource as of `pin`.
@@ -180,10 +182,29 @@ pub(crate) async fn datasource(
     env: i64,
     level: &LevelPath,
     resource: &str,
+    reveal: &Reveal,
 ) -> Result<Response, ApiError> {
     let (generation, snapshot) = snapshot_at(state, pin, env).await?;
     let doc = snapshot.try_encoded(env, level, resource)?;
-    Ok(pinned_body(generation, doc.body.clone()))
+    revealed(reveal, generation, &doc, None)
+}
+
+/// `doc` as read at `generation`, its blocks decrypted for a principal
+/// that may read them, as the newest generation's reads answer.
+fn revealed(
+    reveal: &Reveal,
+    generation: u64,
+    doc: &Encoded,
+    key: Option<&str>,
+) -> Result<Response, ApiError> {
+    let mut response = match reveal.effective(doc, key)? {
+        Some(plain) => plain,
+        None => return Ok(pinned_body(generation, doc.body.clone())),
+    };
+    response
+        .headers_mut()
+        .insert(PINNED, header::HeaderValue::from(generation));
+    Ok(response)
 }
 
 #[cfg(test)]

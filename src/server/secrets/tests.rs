@@ -244,6 +244,35 @@ async fn a_decrypting_principal_reads_plaintext_the_others_the_stored_block() {
 }
 
 #[tokio::test]
+async fn reads_at_a_generation_decrypt_as_the_newest_reads_do() {
+    let w = world(json!({})).await;
+    let s = &w.state;
+    let (_, headers, _) = exchange(s, MASTER, From::Tls, "GET", EFFECTIVE, "").await;
+    let generation = headers["x-hierad-generation"].to_str().unwrap().to_owned();
+    let pinned = |path: &str| format!("{path}&generation={generation}");
+    let data = format!("/api/v1/data/1/common?generation={generation}");
+    let key = pinned(&format!("{DECRYPTED}&key=users.0.password"));
+    for (path, field) in [
+        (pinned(DECRYPTED), "/db_password"),
+        (data, "/db_password"),
+        (key, ""),
+    ] {
+        let (status, headers, body) = exchange(s, MASTER, From::Tls, "GET", &path, "").await;
+        assert_eq!(status, StatusCode::OK, "{path}: {body}");
+        assert_eq!(
+            headers["x-hierad-read-generation"].to_str().unwrap(),
+            generation,
+            "{path}"
+        );
+        let plain = body.pointer(field).and_then(Json::as_str).unwrap_or_default();
+        assert!(plain.contains(PASSWORD), "{path}: {body}");
+        let (_, _, body) = exchange(s, READER, From::Tls, "GET", &path, "").await;
+        let stored = body.pointer(field).and_then(Json::as_str).unwrap_or_default();
+        assert!(stored.contains("ENC[PKCS7,"), "{path}: {body}");
+    }
+}
+
+#[tokio::test]
 async fn plaintext_is_refused_over_plain_http_off_loopback() {
     let w = world(json!({})).await;
     let s = &w.state;
