@@ -32,24 +32,21 @@ module PuppetX::Hierad
   class UnparsedFile < Error
     attr_reader :hiera_class, :hiera_message, :path
 
-    # `refused` itself, or (a 422 unparsed_document) an UnparsedFile
-    # with its message.
-    def self.of(refused, response)
-      body = parse(response) if response.status == 422
-      return refused unless body.is_a?(Hash) && body['error'] == 'unparsed_document'
-
-      new(refused.message).tap do |e|
-        e.status = response.status
-        e.instance_variable_set(:@hiera_class, body['hiera_class'])
-        e.instance_variable_set(:@hiera_message, body['hiera_message'])
-        e.instance_variable_set(:@path, body['path'])
-      end
+    def initialize(message, body)
+      super(message)
+      @hiera_class, @hiera_message, @path = body.values_at('hiera_class', 'hiera_message', 'path')
     end
 
-    def self.parse(response)
-      JSON.parse(response.body)
-    rescue JSON::ParserError
-      nil
+    # `refused` itself, or (a 422 unparsed_document) an UnparsedFile.
+    def self.of(refused, response)
+      body = begin
+        JSON.parse(response.body) if response.status == 422
+      rescue JSON::ParserError
+        nil
+      end
+      return refused unless body.is_a?(Hash) && body['error'] == 'unparsed_document'
+
+      new(refused.message, body).tap { |e| e.status = response.status }
     end
   end
 
