@@ -264,10 +264,16 @@ async fn reads_at_a_generation_decrypt_as_the_newest_reads_do() {
             generation,
             "{path}"
         );
-        let plain = body.pointer(field).and_then(Json::as_str).unwrap_or_default();
+        let plain = body
+            .pointer(field)
+            .and_then(Json::as_str)
+            .unwrap_or_default();
         assert!(plain.contains(PASSWORD), "{path}: {body}");
         let (_, _, body) = exchange(s, READER, From::Tls, "GET", &path, "").await;
-        let stored = body.pointer(field).and_then(Json::as_str).unwrap_or_default();
+        let stored = body
+            .pointer(field)
+            .and_then(Json::as_str)
+            .unwrap_or_default();
         assert!(stored.contains("ENC[PKCS7,"), "{path}: {body}");
     }
 }
