@@ -594,12 +594,9 @@ impl hyper::service::Service<hyper::Request<Incoming>> for Tracked {
             unchunked(request.headers())
         };
         if let Some(why) = framing {
-            let mut refusal = ApiError::BadRequest(why.to_owned()).into_response();
-            refusal.headers_mut().insert(
-                axum::http::header::CONNECTION,
-                axum::http::HeaderValue::from_static("close"),
-            );
-            return Box::pin(std::future::ready(Ok(refusal)));
+            // Refused by the router's first steps (`harden`), so that the
+            // access log and the metrics record it as they do any refusal.
+            request.extensions_mut().insert(Unframed(why));
         }
         let conn = Arc::clone(&self.conn);
         let request = request.map(|body| Arriving {
@@ -685,6 +682,24 @@ async fn admit(response: Response, conn: &Conn, registry: &Registry) -> Response
     );
     unread.refused();
     ApiError::Busy(Busy::UnreadAnswers(unread.limit())).into_response()
+}
+
+/// A request whose framing the connection refuses (see [`Tracked`]): it
+/// reaches no handler and its body is never read.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Unframed(&'static str);
+
+impl Unframed {
+    /// 400 saying why, closing the connection: what follows the head
+    /// could be a smuggled request.
+    pub(crate) fn refusal(self) -> Response {
+        let mut refusal = ApiError::BadRequest(self.0.to_owned()).into_response();
+        refusal.headers_mut().insert(
+            axum::http::header::CONNECTION,
+            axum::http::HeaderValue::from_static("close"),
+        );
+        refusal
+    }
 }
 
 /// Why a request's `Transfer-Encoding` is refused, if it is: anything but

@@ -10,7 +10,8 @@
 //!    principal, whatever refused the request;
 //! 2. the metrics, which count and time every answer;
 //! 3. JSON bodies for the errors the router and extractors make;
-//! 4. the head limits (414, 431), then the refusals of what a web page
+//! 4. the connection's framing refusal (400, `conn::Unframed`), the head
+//!    limits (414, 431), then the refusals of what a web page
 //!    could make a browser send (`cross_site`: 421, 403, 415), before
 //!    anyone is authenticated;
 //! 5. the time limit (408), over everything below;
@@ -21,6 +22,7 @@
 //! It is applied with `Router::layer`, after routing, so every step sees
 //! the route template ([`axum::extract::MatchedPath`]).
 
+use crate::server::http::conn::Unframed;
 use crate::server::http::error::{self, ApiError};
 use crate::server::state::AppState;
 use crate::server::{http::cross_site, http::guard, state::consistency, state::metrics};
@@ -113,7 +115,9 @@ where
     // the access log even when the time limit cut the request short.
     let who: OnceLock<Arc<str>> = OnceLock::new();
     let settings = state.settings();
-    let refused = head_limits(&request, settings.max_header_bytes)
+    let refused = (request.extensions().get::<Unframed>().copied())
+        .map(Unframed::refusal)
+        .or_else(|| head_limits(&request, settings.max_header_bytes))
         .or_else(|| cross_site::refusal(&request, &settings.allowed_hosts));
     let response = match refused {
         Some(refused) => refused,
