@@ -134,6 +134,17 @@ static BYTE_CLASS: [u8; 256] = {
     class
 };
 
+/// A level path as Hiera 5 interpolated it: see
+/// [`LevelPath::parse_interpolated`].
+#[derive(Debug, PartialEq, Eq)]
+pub(crate) enum Interpolated {
+    /// Every value set: the path of a document.
+    Path(LevelPath),
+    /// Some value empty: no document. The path is for checking its level
+    /// names only (its unset values are a stand-in).
+    Unset(LevelPath),
+}
+
 /// An ordered list of level values; empty for the root.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub(crate) struct LevelPath(Vec<LevelValue>);
@@ -201,6 +212,38 @@ impl LevelPath {
             })
             .collect::<Result<_, _>>()
             .map(LevelPath)
+    }
+
+    /// Parses the command-line form as Hiera 5 interpolates it into a
+    /// hierarchy entry's `options: level` (`trusted.certname=%{trusted.certname}`,
+    /// as `hierad import-environment` prints it): where the node's variable
+    /// is empty or unset a value comes out empty, and the path names no
+    /// document, as the file path Puppet reads instead (`nodes/.yaml`)
+    /// names no file.
+    ///
+    /// # Errors
+    ///
+    /// As [`LevelPath::parse_cli`], but for an empty value.
+    pub(crate) fn parse_interpolated(text: &str) -> Result<Interpolated, LevelPathError> {
+        let mut unset = false;
+        let filled: Vec<String> = text
+            .split(',')
+            .map(|part| match part.split_once('=') {
+                Some((level, "")) => {
+                    unset = true;
+                    // A stand-in value: only the names of an unset path
+                    // are looked at, by [`LevelPath::check`].
+                    format!("{level}=-")
+                }
+                _ => part.to_owned(),
+            })
+            .collect();
+        let path = LevelPath::parse_cli(&filled.join(","))?;
+        Ok(if unset {
+            Interpolated::Unset(path)
+        } else {
+            Interpolated::Path(path)
+        })
     }
 
     pub(crate) fn pairs(&self) -> &[LevelValue] {
@@ -327,6 +370,30 @@ mod tests {
 
     fn lv(l: &str, v: &str) -> LevelValue {
         LevelValue::new(l, v).unwrap()
+    }
+
+    #[test]
+    fn an_interpolated_empty_value_names_no_document() {
+        let set = LevelPath::parse_interpolated("role=web,nodes=n1").unwrap();
+        let want = LevelPath::new(vec![lv("role", "web"), lv("nodes", "n1")]);
+        assert_eq!(set, Interpolated::Path(want));
+        assert_eq!(
+            LevelPath::parse_interpolated("").unwrap(),
+            Interpolated::Path(LevelPath::root())
+        );
+        for text in ["trusted.certname=", "role=web,nodes=", "role=,nodes=n1"] {
+            assert!(
+                matches!(
+                    LevelPath::parse_interpolated(text),
+                    Ok(Interpolated::Unset(_))
+                ),
+                "{text}"
+            );
+        }
+        // Names are still checked; a part without '=' is still refused.
+        for text in ["=", "a/b=", "nodes", "nodes=,x"] {
+            assert!(LevelPath::parse_interpolated(text).is_err(), "{text}");
+        }
     }
 
     #[test]

@@ -123,6 +123,33 @@ async fn effective_reads_and_the_data_route_answer_as_of_a_generation_or_tag() {
     assert_eq!(data, json!({"k": 2}));
 }
 
+/// A level value Puppet interpolated empty (`nodes=%{trusted.certname}`
+/// for a node without one) names no document: empty data, now and at a
+/// tag, as over the files. An unknown level or environment is still named.
+#[tokio::test]
+async fn the_data_route_answers_empty_data_for_an_empty_level_value() {
+    let state = state();
+    setup(&state, &["n1"]).await;
+    put(&state, ROOT_A, json!({"k": 1})).await;
+    tag(&state, "first").await;
+    for query in ["level=nodes=", "level=nodes=&tag=first"] {
+        let (status, headers, body) =
+            call_full(&state, "GET", &format!("/api/v1/data/5/a?{query}"), "").await;
+        assert_eq!((status, body.as_str()), (StatusCode::OK, "{}"), "{query}");
+        assert!(headers.get("etag").is_none(), "{query}");
+    }
+    for (path, names) in [
+        ("/api/v1/data/5/a?level=roles=", "roles"),
+        ("/api/v1/data/9/a?level=nodes=", "9"),
+    ] {
+        let (status, body) = call(&state, "GET", path, "").await;
+        assert_eq!(status, StatusCode::NOT_FOUND, "{path}: {body}");
+        assert!(body.contains(names), "{path}: {body}");
+    }
+    let (status, body) = call(&state, "GET", "/api/v1/data/5/a?level=nodes", "").await;
+    assert_eq!(status, StatusCode::BAD_REQUEST, "{body}");
+}
+
 #[tokio::test]
 async fn a_lookup_at_a_tag_answers_as_then_and_leaves_the_newest_answers_alone() {
     let state = state();

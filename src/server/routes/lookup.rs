@@ -6,7 +6,7 @@ use crate::api::{self, WireValue};
 use crate::auth::Principal;
 use crate::cache::{self, Configured};
 use crate::configdb::HieraVersion;
-use crate::configdb::{LevelPath, Snapshot};
+use crate::configdb::{Interpolated, LevelPath, Snapshot};
 use crate::hiera::budget::{Budget, Limit, Meter};
 use crate::hiera::hierarchy::Hierarchy;
 use crate::hiera::lookup::{Answer, Outcome as StepOutcome, Resolution, Step};
@@ -553,9 +553,11 @@ async fn datasource(
     // copies every header (bench/LOG.md, issue 36).
     request: axum::extract::Request,
 ) -> Result<Response, ApiError> {
-    let level = match query.get("level") {
-        Some(l) if !l.is_empty() => LevelPath::parse_cli(l).map_err(|e| bad(e.to_string()))?,
-        _ => LevelPath::root(),
+    let level = match query.get("level").map(|l| LevelPath::parse_interpolated(l)) {
+        None => LevelPath::root(),
+        Some(Ok(Interpolated::Path(level))) => level,
+        Some(Ok(Interpolated::Unset(names))) => return unset_level(&state, env, &names),
+        Some(Err(e)) => return Err(bad(e.to_string())),
     };
     if let Some(pin) = super::pinned::pin_of(&query)? {
         return super::pinned::datasource(&state, pin, env, &level, &resource, &reveal).await;
@@ -588,6 +590,26 @@ async fn datasource(
     );
     headers.insert(header::ETAG, etag);
     Ok(crate::server::state::unread::shared(response))
+}
+
+/// The data route's answer for a level whose value Puppet interpolated
+/// empty: empty data, as over the files, where the path Puppet reads
+/// (`nodes/.yaml`) is no file and its lookup goes on to the next level.
+/// The environment and the level names are still checked.
+fn unset_level(state: &AppState, env: i64, names: &LevelPath) -> Result<Response, ApiError> {
+    let snapshot = state.snapshot();
+    let Some(environment) = snapshot.environment(env) else {
+        return Err(env::missing(env));
+    };
+    names.check(environment)?;
+    Ok((
+        [(
+            header::CONTENT_TYPE,
+            HeaderValue::from_static("application/json"),
+        )],
+        "{}",
+    )
+        .into_response())
 }
 
 async fn scope(

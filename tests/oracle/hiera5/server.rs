@@ -7,7 +7,8 @@
 //! test time, as the suite beside this one does). Then Puppet itself
 //! through the shim (`hierad::data_hash`, hiera/) with the hiera.yaml the
 //! import printed, on the merging, interpolating and reserved keys of a
-//! node with data of its own and one without: the same answers again. stderr is not compared: Puppet's warnings are its
+//! node with data of its own, one without, and one whose facts leave
+//! levels empty or unset: the same answers again. stderr is not compared: Puppet's warnings are its
 //! own process's.
 
 use super::{BATCH, Outcome, puppet};
@@ -60,6 +61,11 @@ const SPECIAL: &[&str] = &[
     "--render-as json profile::base::setting_3",
 ];
 
+/// A node whose `role` fact is missing and whose `datacenter` is empty:
+/// the levels they key name no data file (`roles/.yaml`) and Puppet goes
+/// on to the next, where the shim sends `level: "facts.role="`.
+const BARE: &str = "bare";
+
 /// Every key of the fixture for web1; every tenth, and the special ones,
 /// for the others.
 fn cases() -> Vec<(&'static str, String)> {
@@ -70,7 +76,7 @@ fn cases() -> Vec<(&'static str, String)> {
         all.extend((0..8).map(|j| format!("{level}_only_{j}")));
     }
     let mut cases = Vec::new();
-    for node in ["web1", "db1", "lb1", "web2"] {
+    for node in ["web1", "db1", "lb1", "web2", BARE] {
         let every = if node == "web1" { 1 } else { 10 };
         for key in all.iter().step_by(every) {
             cases.push((node, key.clone()));
@@ -170,6 +176,11 @@ fn an_imported_environment_answers_as_puppet_lookup_over_its_files() {
         &Path::new(binary::ROOT).join("tests/fixtures/control-repo"),
         &env_dir,
     );
+    std::fs::write(
+        env_dir.join(format!("facts/{BARE}.yaml")),
+        "---\ndatacenter: ''\nos:\n  family: Debian\n",
+    )
+    .unwrap();
     std::fs::create_dir_all(root.join("conf")).unwrap();
 
     let server = TestServer::empty();
@@ -199,7 +210,7 @@ fn an_imported_environment_answers_as_puppet_lookup_over_its_files() {
     let cases = cases();
     let shim_cases: Vec<usize> = (0..cases.len())
         .filter(|i| {
-            matches!(cases[*i].0, "web1" | "lb1") && SPECIAL.contains(&cases[*i].1.as_str())
+            matches!(cases[*i].0, "web1" | "lb1" | BARE) && SPECIAL.contains(&cases[*i].1.as_str())
         })
         .collect();
     let mut jobs: Vec<Vec<String>> = cases
@@ -230,6 +241,15 @@ fn an_imported_environment_answers_as_puppet_lookup_over_its_files() {
         cases.len(),
         distinct.len()
     );
+
+    // And the node with empty levels found most of its keys over the
+    // files, so that the shim failing alike would not pass.
+    let bare_found = shim_cases
+        .iter()
+        .filter(|i| cases[**i].0 == BARE && expected[**i].status == 0)
+        .filter(|i| !expected[**i].stdout.is_empty())
+        .count();
+    assert!(bare_found >= SPECIAL.len() / 2, "{BARE} found {bare_found}");
 
     let mut problems = Vec::new();
     for (i, got) in shim_cases.iter().zip(&through_shim) {
