@@ -1,4 +1,4 @@
-//! The request and response types of issue 33's "why and what changed"
+//! The request and response types of "why and what changed" (docs/api.md)
 //! routes (docs/api.md: "Provenance", "Diffs", "Node scopes"), shared by
 //! the server and the remote client.
 

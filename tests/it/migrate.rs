@@ -106,7 +106,7 @@ fn fill(db: &Path) {
         "/environments/1/hierarchy_levels/nodes/register",
         &json!(["node-1", "node-2"]),
     );
-    // Two versions of a node's scope (issue 33's node scopes).
+    // Two versions of a node's scope.
     for role in ["db", "web"] {
         send(
             &server,

@@ -1,4 +1,4 @@
-//! The remote client's calls for issue 33's "why and what changed":
+//! The remote client's calls for "why and what changed" (docs/api.md):
 //! provenance (`show_lookup`), document and effective diffs, node scopes.
 
 use super::{Method, Remote, Result, doc_url};

@@ -550,7 +550,7 @@ async fn datasource(
     Params(query): Params,
     reveal: Reveal,
     // The request itself, for If-None-Match: a `HeaderMap` extractor
-    // copies every header (bench/LOG.md, issue 36).
+    // copies every header (bench/LOG.md, "the fixed cost of a request").
     request: axum::extract::Request,
 ) -> Result<Response, ApiError> {
     let level = match query.get("level").map(|l| LevelPath::parse_interpolated(l)) {
