@@ -1,4 +1,4 @@
-//! The request and response types of "why and what changed" (docs/api.md)
+//! The request and response types of the "why and what changed"
 //! routes (docs/api.md: "Provenance", "Diffs", "Node scopes"), shared by
 //! the server and the remote client.
 
