@@ -15,7 +15,12 @@ fn state() -> AppState {
 }
 
 /// One request through the whole router: status and body text.
-async fn call(state: &AppState, method: &str, path: &str, body: &str) -> (StatusCode, String) {
+pub(crate) async fn call(
+    state: &AppState,
+    method: &str,
+    path: &str,
+    body: &str,
+) -> (StatusCode, String) {
     let request = Request::builder()
         .method(method)
         .uri(path)

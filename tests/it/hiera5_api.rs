@@ -4,27 +4,11 @@
 //! not fit the environment's Hiera refused by name. (`puppet lookup`'s
 //! own answers: tests/oracle/hiera5_server.rs.)
 
-use axum::body::Body;
-use axum::http::{Request, StatusCode};
-use hierad::server::{AppState, app};
+use crate::api::call;
+use axum::http::StatusCode;
+use hierad::server::AppState;
 use hierad::settings::Settings;
 use serde_json::{Value, json};
-use tower::ServiceExt as _;
-
-async fn call(state: &AppState, method: &str, path: &str, body: &str) -> (StatusCode, String) {
-    let request = Request::builder()
-        .method(method)
-        .uri(path)
-        .header("content-type", "application/json")
-        .body(Body::from(body.to_owned()))
-        .unwrap();
-    let response = app(state.clone()).oneshot(request).await.unwrap();
-    let status = response.status();
-    let bytes = axum::body::to_bytes(response.into_body(), usize::MAX)
-        .await
-        .unwrap();
-    (status, String::from_utf8(bytes.to_vec()).unwrap())
-}
 
 const ENVS: &str = "/api/v1/config/environments";
 

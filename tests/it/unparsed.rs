@@ -6,29 +6,18 @@
 //! comparison with the real `hiera` is tests/oracle/shim/broken.rs.
 
 use crate::binary::{ok, refused};
-use axum::body::Body;
-use axum::http::{Request, StatusCode};
-use hierad::server::{AppState, app};
+use axum::http::StatusCode;
+use hierad::server::AppState;
 use hierad::settings::Settings;
 use serde_json::{Value, json};
-use tower::ServiceExt as _;
 
+/// [`crate::api::call`], its body read as JSON (`null` when empty).
 async fn call(state: &AppState, method: &str, path: &str, body: &str) -> (StatusCode, Value) {
-    let request = Request::builder()
-        .method(method)
-        .uri(path)
-        .header("content-type", "application/json")
-        .body(Body::from(body.to_owned()))
-        .unwrap();
-    let response = app(state.clone()).oneshot(request).await.unwrap();
-    let status = response.status();
-    let bytes = axum::body::to_bytes(response.into_body(), usize::MAX)
-        .await
-        .unwrap();
-    let body = if bytes.is_empty() {
+    let (status, text) = crate::api::call(state, method, path, body).await;
+    let body = if text.is_empty() {
         Value::Null
     } else {
-        serde_json::from_slice(&bytes).unwrap_or_else(|e| panic!("{e}: {bytes:?}"))
+        serde_json::from_str(&text).unwrap_or_else(|e| panic!("{e}: {text:?}"))
     };
     (status, body)
 }
