@@ -196,7 +196,7 @@ const CASES: &[&str] = &[
 
 /// The flags every run gets: a private confdir (whose hiera.yaml is the
 /// global layer), the tree's environments, the node and its facts.
-fn common(root: &Path, run: usize) -> Vec<String> {
+pub(super) fn common(root: &Path, run: usize, node: &str) -> Vec<String> {
     let d = |sub: &str| {
         root.join(format!("run-{run}"))
             .join(sub)
@@ -218,7 +218,7 @@ fn common(root: &Path, run: usize) -> Vec<String> {
             root.join("envs").to_string_lossy().into_owned(),
         ),
         ("--color", "false".into()),
-        ("--node", "web1.example.com".into()),
+        ("--node", node.into()),
     ] {
         args.extend([flag.to_owned(), value]);
     }
@@ -232,7 +232,7 @@ fn words(case: &str) -> Vec<String> {
 /// The full argument list of a case; `--facts facts.json` unless the case
 /// gives its own, `--environment production` likewise.
 fn job(root: &Path, run: usize, case: &str) -> Vec<String> {
-    let mut args = common(root, run);
+    let mut args = common(root, run, "web1.example.com");
     let mine = words(case);
     if !mine.iter().any(|w| w == "--facts") {
         args.extend(["--facts".into(), "facts.json".into()]);

@@ -107,32 +107,9 @@ fn facts(root: &Path, node: &str) -> String {
 
 /// `puppet lookup`'s arguments for one case in environment `env`.
 fn puppet_job(root: &Path, run: usize, env: &str, node: &str, case: &str) -> Vec<String> {
-    let d = |sub: &str| {
-        root.join(format!("run-{run}/{sub}"))
-            .to_string_lossy()
-            .into_owned()
-    };
-    let mut args: Vec<String> = vec!["lookup".into()];
-    for (flag, value) in [
-        (
-            "--confdir",
-            root.join("conf").to_string_lossy().into_owned(),
-        ),
-        ("--vardir", d("var")),
-        ("--codedir", d("code")),
-        ("--rundir", d("run")),
-        ("--logdir", d("log")),
-        (
-            "--environmentpath",
-            root.join("envs").to_string_lossy().into_owned(),
-        ),
-        ("--environment", env.into()),
-        ("--color", "false".into()),
-        ("--node", format!("{node}.example")),
-        ("--facts", facts(root, node)),
-    ] {
-        args.extend([flag.to_owned(), value]);
-    }
+    let mut args = super::common(root, run, &format!("{node}.example"));
+    args.extend(["--environment".into(), env.to_owned()]);
+    args.extend(["--facts".into(), facts(root, node)]);
     args.extend(crate::shell::shell_split(case).expect("case splits"));
     args
 }
