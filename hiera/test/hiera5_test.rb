@@ -53,19 +53,24 @@ class Hiera5Test < Minitest::Test
     assert_includes error.message, 'environment 3 does not exist'
   end
 
-  def unparsed(path, klass, message)
+  # The server's 422 for a kept file, with Puppet's reading of it
+  # (`puppet` an error, or `warning:` one) as src/hiera5/kept.rs words it.
+  def unparsed(path, klass, message, puppet)
     body = { 'error' => 'unparsed_document', 'message' => "… holds #{path} as imported, which does not parse: …",
              'hiera_class' => klass, 'hiera_message' => message, 'path' => path }
+    body[puppet.start_with?('warning: ') ? 'puppet_warning' : 'puppet_error'] = puppet.delete_prefix('warning: ')
     [422, {}, JSON.generate(body)]
   end
 
   # A kept file fails as yaml_data or json_data fail over it.
   def test_a_file_that_does_not_parse_fails_as_over_the_file
     syntax = "(<unknown>): did not find expected ',' or ']' while parsing a flow sequence at line 1 column 4"
-    @replies[DATA_PATH] = unparsed('data/n1.yaml', 'Psych::SyntaxError', syntax)
+    @replies[DATA_PATH] = unparsed('data/n1.yaml', 'Psych::SyntaxError', syntax,
+                                   "Unable to parse (data/n1.yaml): did not find expected ',' or ']' while parsing a flow sequence at line 1 column 4")
     error = assert_raises(LookupError) { H5.data_hash(options) }
     assert_equal "Unable to parse (data/n1.yaml): did not find expected ',' or ']' while parsing a flow sequence at line 1 column 4", error.message
-    @replies[DATA_PATH] = unparsed('data/n1.json', 'TypeError', 'Data retrieved from data/n1.json is Array not Hash')
+    @replies[DATA_PATH] = unparsed('data/n1.json', 'TypeError', 'Data retrieved from data/n1.json is Array not Hash',
+                                   "Value returned from data_hash function 'json_data', when using location 'data/n1.json', has wrong type, expects a Hash value, got Array")
     error = assert_raises(LookupError) { H5.data_hash(options) }
     assert_equal "Value returned from data_hash function 'json_data', when using location 'data/n1.json', has wrong type, expects a Hash value, got Array",
                  error.message
@@ -73,7 +78,8 @@ class Hiera5Test < Minitest::Test
 
   # yaml_data warns of a YAML file that holds no Hash, and reads it as empty.
   def test_a_yaml_file_that_is_no_hash_warns_and_is_empty
-    @replies[DATA_PATH] = unparsed('data/n1.yaml', 'TypeError', 'Data retrieved from data/n1.yaml is Array not Hash')
+    @replies[DATA_PATH] = unparsed('data/n1.yaml', 'TypeError', 'Data retrieved from data/n1.yaml is Array not Hash',
+                                   'warning: data/n1.yaml: file does not contain a valid yaml hash')
     warnings = []
     Puppet.stub(:warning, ->(w) { warnings << w }) do
       assert_equal({}, H5.data_hash(options))

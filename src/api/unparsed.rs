@@ -3,6 +3,7 @@
 //! ones it kept, and the error a read of such a document answers.
 
 use crate::configdb::unparsed::{Unparsed, UnparsedDocument};
+use crate::hiera5::{KeptRead, kept_read};
 use serde::{Deserialize, Serialize};
 
 /// A data file sent as it is: the path Hiera names it by, and its text,
@@ -44,6 +45,13 @@ pub(crate) struct UnparsedErrorBody {
     pub(crate) hiera_message: String,
     /// The file's path as imported (the one Hiera names).
     pub(crate) path: String,
+    /// How Puppet's `yaml_data`/`json_data` read the file: the lookup
+    /// error they raise, or (YAML that is no Hash) the warning they give
+    /// before reading no data (`hiera5::kept_read`); exactly one is set.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) puppet_error: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) puppet_warning: Option<String>,
 }
 
 impl UnparsedFile {
@@ -69,12 +77,19 @@ impl UnparsedFile {
 
 impl UnparsedErrorBody {
     pub(crate) fn of(doc: &UnparsedDocument) -> UnparsedErrorBody {
+        let (puppet_error, puppet_warning) =
+            match kept_read(&doc.path, doc.error.class, &doc.error.message) {
+                KeptRead::Fails(error) => (Some(error), None),
+                KeptRead::Empty { warning } => (None, Some(warning)),
+            };
         UnparsedErrorBody {
             error: "unparsed_document".to_owned(),
             message: doc.to_string(),
             hiera_class: doc.error.class.ruby_name().to_owned(),
             hiera_message: doc.error.message.clone(),
             path: doc.path.clone(),
+            puppet_error,
+            puppet_warning,
         }
     }
 }

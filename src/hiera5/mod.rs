@@ -15,6 +15,7 @@ mod config;
 mod error;
 mod explain;
 mod interpolate;
+mod kept;
 mod key;
 mod layout;
 mod lookup;
@@ -24,6 +25,7 @@ mod scope;
 
 pub use config::{Config, DataFormat};
 pub use error::{Error, Result};
+pub use kept::{KeptRead, kept_read};
 pub use layout::{CONFIG_RESOURCE, Layout, Place, Source, Unexpressible};
 pub use lookup::{Files, Lookup, Tree};
 pub use merge::Strategy;

@@ -87,6 +87,12 @@ async fn reads_of_a_broken_file_answer_its_error_not_a_500() {
         assert_eq!(body["hiera_class"], "Psych::SyntaxError");
         assert_eq!(body["hiera_message"], SYNTAX);
         assert_eq!(body["path"], "data/broken.yaml");
+        // What Puppet's yaml_data says of it, which the Hiera 5 functions raise.
+        assert_eq!(
+            body["puppet_error"],
+            "Unable to parse (data/broken.yaml): did not find expected ',' or ']' while parsing a flow sequence at line 1 column 6"
+        );
+        assert_eq!(body.get("puppet_warning"), None);
         let message = body["message"].as_str().unwrap();
         assert!(
             message.starts_with("the values of resource \"broken\" at nodes=n1 of environment 5 (version 1) holds data/broken.yaml as imported, which does not parse"),

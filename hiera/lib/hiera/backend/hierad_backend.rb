@@ -86,13 +86,10 @@ class Hiera::Backend::Hierad_backend
                  hierarchy, [client, "{\"hierarchy\":#{Wire.dump(hierarchy)}}"], alone, settings.slice(:generation, :tag))
   end
 
-  # `:generation:` or `:tag:`: every lookup answers as of that
-  # generation (docs/api.md, "Generations and tags").
+  # `:generation:` or `:tag:` (Client.problem refuses both): every lookup
+  # answers as of that generation (docs/api.md, "Generations and tags").
   def pin(settings)
-    generation, tag = settings.values_at(:generation, :tag)
-    return ",\"tag\":#{Wire.dump(tag.to_s)}" if tag
-
-    generation ? ",\"generation\":#{generation}" : ''
+    settings.slice(:generation, :tag).map { |k, v| ",\"#{k}\":#{Wire.dump(k == :tag ? v.to_s : v)}" }.join
   end
 
   def invalid(message)

@@ -26,24 +26,20 @@ module PuppetX::Hierad
   end
 
   # A datasource hierad keeps as the data file it was imported from,
-  # which does not parse (docs/api.md, "Files that do not parse"):
-  # `hiera_class` and `hiera_message` are what Hiera raises reading it,
-  # `path` the file's name as imported.
+  # which does not parse (docs/api.md, "Files that do not parse"): what
+  # Hiera raises reading it (`hiera_class`, `hiera_message`), and what
+  # Puppet's yaml_data or json_data do (`puppet_error` or `puppet_warning`).
   class UnparsedFile < Error
-    attr_reader :hiera_class, :hiera_message, :path
+    attr_reader :hiera_class, :hiera_message, :puppet_error, :puppet_warning
 
     def initialize(message, body)
       super(message)
-      @hiera_class, @hiera_message, @path = body.values_at('hiera_class', 'hiera_message', 'path')
+      @hiera_class, @hiera_message, @puppet_error, @puppet_warning = body.values_at('hiera_class', 'hiera_message', 'puppet_error', 'puppet_warning')
     end
 
     # `refused` itself, or (a 422 unparsed_document) an UnparsedFile.
     def self.of(refused, response)
-      body = begin
-        JSON.parse(response.body) if response.status == 422
-      rescue JSON::ParserError
-        nil
-      end
+      body = response.status == 422 && JSON.parse(response.body) rescue nil # rubocop:disable Style/RescueModifier
       return refused unless body.is_a?(Hash) && body['error'] == 'unparsed_document'
 
       new(refused.message, body).tap { |e| e.status = response.status }

@@ -11,10 +11,8 @@ module PuppetX::Hierad
   Response = Struct.new(:status, :headers, :body) do
     # The `message` of hierad's JSON error bodies, or the start of the text.
     def error_message
-      parsed = JSON.parse(body)
-      parsed.is_a?(Hash) && parsed['message'] ? parsed['message'] : body
-    rescue JSON::ParserError
-      body.strip[0, 300]
+      parsed = JSON.parse(body) rescue nil # rubocop:disable Style/RescueModifier
+      parsed.is_a?(Hash) && parsed['message'] || body.strip[0, 300]
     end
   end
 

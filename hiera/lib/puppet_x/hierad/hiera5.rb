@@ -37,23 +37,13 @@ module PuppetX::Hierad::Hiera5
     raise Puppet::DataBinding::LookupError, e.message
   end
 
-  # A datasource kept as the data file it was imported from, which Hiera 3
-  # cannot read: what yaml_data or json_data do over that file (Puppet 7's
-  # pops/lookup data providers; src/hiera5/lookup.rs ports them), the file
-  # named by its path as imported.
+  # A datasource kept as the data file it was imported from, which does
+  # not parse: what yaml_data or json_data do over that file, in the
+  # server's words (docs/api.md, "Files that do not parse").
   def self.unparsed(e)
-    path = e.path
-    # The class a file that is no Hash holds.
-    got = e.hiera_class == 'TypeError' ? e.hiera_message[/ is (\S+) not Hash\z/, 1] : nil
-    if path.end_with?('.json')
-      raise Puppet::DataBinding::LookupError, "Unable to parse (#{path}): #{e.hiera_message}" unless got
+    raise Puppet::DataBinding::LookupError, e.puppet_error if e.puppet_error
 
-      raise Puppet::DataBinding::LookupError, "Value returned from data_hash function 'json_data', when using location '#{path}', " \
-                                              "has wrong type, expects a Hash value, got #{got}"
-    end
-    raise Puppet::DataBinding::LookupError, "Unable to parse #{e.hiera_message.sub('(<unknown>)', "(#{path})")}" unless got
-
-    Puppet.warning("#{path}: file does not contain a valid yaml hash")
+    Puppet.warning(e.puppet_warning)
     {}
   end
 end
