@@ -5,6 +5,7 @@
 //! [`Layout`]'s rule, the one `hierad import-environment` stores by.
 
 use crate::configdb::{ConfigError, DocKind, LevelPath, LevelValue, Snapshot};
+use crate::hiera::budget::Meter;
 use crate::hiera::error::ErrorClass;
 use crate::hiera::{Hash, HieraError, Value};
 use crate::hiera5::{self, CONFIG_RESOURCE, Files, Layout, Lookup, Scope, Strategy, Tree};
@@ -151,15 +152,17 @@ pub(crate) struct Request5<'r> {
 }
 
 /// The value of `key` in a Hiera 5 environment, as `puppet lookup`
-/// finds it over the same files; `None`: not found.
+/// finds it over the same files; `None`: not found. It spends from
+/// `meter` (the lookups of one request share it).
 ///
 /// # Errors
 /// Puppet's errors for the same lookup, as [`HieraError`]s of Puppet's
-/// classes (see [`error`]).
+/// classes (see [`error`]); a budget refusal as `hiera::budget` words it.
 pub(crate) fn lookup(
     snapshot: &Snapshot,
     request: &Request5<'_>,
     key: &str,
+    meter: &mut Meter,
 ) -> Result<Option<Value>, HieraError> {
     let files = SnapshotFiles::new(snapshot, request.env).map_err(error)?;
     let merge = request
@@ -178,9 +181,10 @@ pub(crate) fn lookup(
         environment_dir: Some(String::new()),
     };
     let scope = Scope::for_node(request.facts.clone(), &environment);
-    Lookup::new(tree, &files, scope)
-        .lookup(&[key.to_owned()], merge.as_ref())
-        .map_err(error)
+    let lookup = Lookup::new(tree, &files, scope).budget(*meter);
+    let answer = lookup.lookup(&[key.to_owned()], merge.as_ref());
+    *meter = lookup.meter();
+    answer.map_err(error)
 }
 
 /// A Hiera 5 error as the API carries it: `ArgumentError` for what
@@ -188,6 +192,9 @@ pub(crate) fn lookup(
 /// it does not read, else Puppet's `LookupError` (which `puppet lookup`
 /// answers with exit status 1 and nothing printed).
 pub(crate) fn error(e: hiera5::Error) -> HieraError {
+    if let hiera5::Error::Budget(refusal) = e {
+        return refusal;
+    }
     let class = if e.printed_by_puppet() {
         ErrorClass::ArgumentError
     } else if matches!(e, hiera5::Error::Unsupported(_)) {

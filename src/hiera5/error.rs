@@ -48,6 +48,10 @@ pub enum Error {
     /// A merge of two values of types the strategy cannot merge.
     #[error("{0}")]
     Merge(String),
+    /// A lookup refused for spending more than its budget
+    /// (`hiera::budget`): hierad's, which Puppet does not have.
+    #[error("{}", .0.message)]
+    Budget(crate::hiera::HieraError),
 }
 
 impl Error {

@@ -8,6 +8,7 @@ use super::explain::Kind;
 use super::key::{Segment, split_key};
 use super::lookup::{Files, Lookup};
 use super::scope::Scope;
+use crate::hiera::budget::Meter;
 use crate::hiera::render::ruby;
 use crate::hiera::{Hash, Value};
 use std::sync::LazyLock;
@@ -92,6 +93,7 @@ impl<F: Files> Lookup<'_, F> {
             if EMPTY.contains(&expr) {
                 continue;
             }
+            self.spend(Meter::step)?;
             let (method, key) = method_and_data(expr, allow_methods)?;
             if matches!(method, Method::Alias) && whole.as_str() != subject {
                 return Err(Error::Interpolation(
@@ -104,6 +106,7 @@ impl<F: Files> Lookup<'_, F> {
                 Method::Scope => self.scope_value(key, scope, subject)?,
             };
             if matches!(method, Method::Alias) {
+                self.spend(|m| m.value(&value))?;
                 return Ok(value);
             }
             let name = match method {
@@ -111,7 +114,9 @@ impl<F: Files> Lookup<'_, F> {
                 _ => key.to_owned(),
             };
             let value = self.checked(&name, || self.interpolate(value, scope, allow_methods))?;
-            out.push_str(&ruby::to_s(&value));
+            let text = ruby::to_s(&value);
+            self.spend(|m| m.bytes(text.len()))?;
+            out.push_str(&text);
         }
         out.push_str(&subject[at..]);
         Ok(Value::String(out))

@@ -12,6 +12,7 @@ use super::key::LookupKey;
 use super::merge::Strategy;
 use super::options::{self, Compiled};
 use super::scope::Scope;
+use crate::hiera::budget::{Budget, Meter};
 use crate::hiera::{Hash, Value};
 use std::cell::RefCell;
 use std::collections::HashMap;
@@ -111,6 +112,9 @@ pub struct Lookup<'f, F: Files> {
     warnings: RefCell<Vec<String>>,
     /// The explanation being grown, with `--explain`.
     explainer: RefCell<Option<Explainer>>,
+    /// What interpolation may spend (`hiera::budget`); unlimited, as in
+    /// Puppet, unless [`Lookup::budget`] sets one.
+    meter: RefCell<Meter>,
 }
 
 impl<F: Files> std::fmt::Debug for Lookup<'_, F> {
@@ -134,7 +138,30 @@ impl<'f, F: Files> Lookup<'f, F> {
             stack: RefCell::default(),
             warnings: RefCell::default(),
             explainer: RefCell::default(),
+            meter: RefCell::new(Meter::new(Budget::UNLIMITED)),
         }
+    }
+
+    /// The same lookup, spending from `meter`: an interpolation that
+    /// would take more steps or build more bytes than it has left is
+    /// refused ([`Error::Budget`]) instead of holding a server's thread.
+    pub(crate) fn budget(self, meter: Meter) -> Self {
+        *self.meter.borrow_mut() = meter;
+        self
+    }
+
+    /// What the lookups have left of their budget, for the next lookup
+    /// that shares it.
+    pub(crate) fn meter(&self) -> Meter {
+        *self.meter.borrow()
+    }
+
+    /// Charges the meter (`f` spends from it).
+    pub(crate) fn spend(
+        &self,
+        f: impl FnOnce(&mut Meter) -> Result<(), crate::hiera::HieraError>,
+    ) -> Result<()> {
+        f(&mut self.meter.borrow_mut()).map_err(Error::Budget)
     }
 
     /// The same lookup, explained as `puppet lookup --explain` explains.

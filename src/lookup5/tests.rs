@@ -13,6 +13,16 @@ use crate::tree5;
 use std::path::Path;
 use std::sync::Arc;
 
+/// [`super::lookup`] with no budget (what Puppet spends).
+fn lookup(
+    snapshot: &Snapshot,
+    request: &Request5<'_>,
+    key: &str,
+) -> Result<Option<Value>, HieraError> {
+    let mut unlimited = Meter::new(crate::hiera::budget::Budget::UNLIMITED);
+    super::lookup(snapshot, request, key, &mut unlimited)
+}
+
 const HIERA: &str = "version: 5
 defaults:
   datadir: data

@@ -256,3 +256,46 @@ async fn puppets_errors_keep_their_classes() {
     assert_eq!(status, StatusCode::UNPROCESSABLE_ENTITY, "{answer}");
     assert_eq!(answer["class"], "Puppet::DataBinding::LookupError");
 }
+
+/// Ten `%{lookup('e{n-1}')}` in each `e{n}`: `e{n}` is 10^n times `e0`.
+/// Puppet would build it (e7 is a gigabyte); the server refuses it on
+/// its lookup budget, as a Hiera 3 environment's, and answers the rest.
+#[tokio::test]
+async fn interpolation_fan_out_is_refused_on_the_lookup_budget() {
+    let state = setup().await;
+    let mut common = serde_json::Map::new();
+    common.insert("e0".into(), json!("x".repeat(100)));
+    for n in 1..=7 {
+        common.insert(
+            format!("e{n}"),
+            json!(format!("%{{lookup('e{}')}}", n - 1).repeat(10)),
+        );
+    }
+    let url = format!("{ENVS}/5/resources/common/values");
+    let (status, body) = call(&state, "PUT", &url, &Value::Object(common).to_string()).await;
+    assert_eq!(status, StatusCode::NO_CONTENT, "{body}");
+    let (status, answer) = lookup(
+        &state,
+        json!({"environment": 5, "key": "e2", "scope": web1()}),
+    )
+    .await;
+    assert_eq!(status, StatusCode::OK, "{answer}");
+    assert_eq!(answer["value"].as_str().map(str::len), Some(10_000));
+    for key in ["e5", "e7"] {
+        let (status, answer) = lookup(
+            &state,
+            json!({"environment": 5, "key": key, "scope": web1()}),
+        )
+        .await;
+        assert_eq!(status, StatusCode::UNPROCESSABLE_ENTITY, "{key}: {answer}");
+        assert_eq!(answer["error"], "budget_exceeded", "{key}: {answer}");
+    }
+    // Several keys share one budget: the refusal is the request's.
+    let (status, answer) = lookup(
+        &state,
+        json!({"environment": 5, "keys": ["plain", "e7"], "scope": web1()}),
+    )
+    .await;
+    assert_eq!(status, StatusCode::UNPROCESSABLE_ENTITY, "{answer}");
+    assert_eq!(answer["error"], "budget_exceeded", "{answer}");
+}

@@ -329,7 +329,7 @@ fn answer_body(
 ) -> Result<Bytes, HieraError> {
     let configured = match engine {
         Engine::Hiera3(configured) => configured,
-        Engine::Hiera5 => return answer_body5(snapshot, parsed),
+        Engine::Hiera5 => return answer_body5(snapshot, parsed, budget),
     };
     let (config, hierarchy) = (configured.config(), configured.hierarchy(&parsed.request));
     let mut meter = Meter::new(budget);
@@ -387,7 +387,9 @@ fn answer_body(
 ///
 /// # Errors
 /// A one-key request's error, as `crate::lookup5::error` classes it.
-fn answer_body5(snapshot: &Snapshot, parsed: &Parsed) -> Result<Bytes, HieraError> {
+/// A budget refusal for any request, as for Hiera 3: all its keys
+/// spend from one `budget`.
+fn answer_body5(snapshot: &Snapshot, parsed: &Parsed, budget: Budget) -> Result<Bytes, HieraError> {
     // `hiera`'s array and hash resolutions are Puppet's unique and hash.
     let resolved = match &parsed.request.resolution {
         Resolution::Array => Some(Value::str("unique")),
@@ -399,10 +401,11 @@ fn answer_body5(snapshot: &Snapshot, parsed: &Parsed) -> Result<Bytes, HieraErro
         facts: &parsed.request.scope,
         merge: parsed.merge.as_ref().or(resolved.as_ref()),
     };
+    let meter = std::cell::RefCell::new(Meter::new(budget));
     let answer = |key: &str| -> Result<Answer<'static>, HieraError> {
         Ok(
             match (
-                lookup5::lookup(snapshot, &request, key)?,
+                lookup5::lookup(snapshot, &request, key, &mut meter.borrow_mut())?,
                 &parsed.request.default,
             ) {
                 (Some(v), _) => Answer::Found(Cow::Owned(v)),
@@ -416,19 +419,23 @@ fn answer_body5(snapshot: &Snapshot, parsed: &Parsed) -> Result<Bytes, HieraErro
     };
     let answers = keys
         .iter()
-        .map(|key| api::KeyAnswer {
-            key: key.clone(),
-            outcome: match answer(key) {
+        .map(|key| {
+            let outcome = match answer(key) {
                 Ok(a) => api::KeyOutcome::Answered(answer_json(&a, None)),
+                Err(e) if Limit::of(&e).is_some() => return Err(e),
                 Err(e) => api::KeyOutcome::Failed {
                     error: api::HieraFailure {
                         class: e.class.ruby_name().to_owned(),
                         message: e.message,
                     },
                 },
-            },
+            };
+            Ok(api::KeyAnswer {
+                key: key.clone(),
+                outcome,
+            })
         })
-        .collect();
+        .collect::<Result<_, _>>()?;
     let body =
         serde_json::to_string(&api::KeysAnswer { answers }).expect("a lookup answer is plain JSON");
     Ok(Bytes::from(body))
