@@ -6,6 +6,7 @@
 //! and functions/yaml_data.rb, json_data.rb
 //! (<https://github.com/puppetlabs/puppet/tree/7.x/lib/puppet/functions>).
 
+use crate::hiera::HieraError;
 use crate::hiera::error::ErrorClass;
 
 /// How Puppet reads a kept file.
@@ -39,13 +40,25 @@ pub fn kept_read(path: &str, class: ErrorClass, message: &str) -> KeptRead {
         Some(_) => KeptRead::Empty {
             warning: format!("{path}: file does not contain a valid yaml hash"),
         },
-        // Psych names the file it was given; Hiera 3's reader is given
-        // the text alone.
-        None => KeptRead::Fails(format!(
-            "Unable to parse {}",
-            message.replacen("(<unknown>)", &format!("({path})"), 1)
-        )),
+        None => KeptRead::Fails(yaml_error(path, &HieraError::new(class, message))),
     }
+}
+
+/// yaml_data's error for a YAML file at `path` that Psych refused with
+/// `error`: "Unable to parse " and the message as Puppet's safe_load
+/// words it, naming the file (puppet/util/yaml.rb). Psych names the file
+/// it was given where hierad's reader, given the text alone, says
+/// `(<unknown>)`; a disallowed class gets the name from Puppet.
+pub(crate) fn yaml_error(path: &str, error: &HieraError) -> String {
+    if error.class == ErrorClass::PsychDisallowedClass {
+        return format!("Unable to parse ({path}): {}", error.message);
+    }
+    format!(
+        "Unable to parse {}",
+        error
+            .message
+            .replacen("(<unknown>)", &format!("({path})"), 1)
+    )
 }
 
 #[cfg(test)]
@@ -64,6 +77,20 @@ mod tests {
                 "Unable to parse (/env/data/a.yaml): did not find expected node content while \
                  parsing a flow node at line 1 column 5"
                     .into()
+            )
+        );
+    }
+
+    #[test]
+    fn a_disallowed_class_is_named_with_the_file_as_puppet_names_it() {
+        assert_eq!(
+            kept_read(
+                "data/d.yaml",
+                ErrorClass::PsychDisallowedClass,
+                "Tried to load unspecified class: Date"
+            ),
+            KeptRead::Fails(
+                "Unable to parse (data/d.yaml): Tried to load unspecified class: Date".into()
             )
         );
     }

@@ -686,21 +686,16 @@ impl<'f, F: Files> Lookup<'f, F> {
             None => self.files.read(path).unwrap_or_default(),
         };
         let mut hash = match format {
-            DataFormat::Yaml => match parsed.map_or_else(|| crate::hiera::yaml::load(&text), Ok) {
-                Ok(Value::Hash(h)) => symkeys_to_string(h),
-                Ok(_) => {
-                    self.warn(format!("{path}: file does not contain a valid yaml hash"));
-                    Hash::default()
+            DataFormat::Yaml => {
+                match parsed.map_or_else(|| crate::hiera::yaml::load_puppet(&text), Ok) {
+                    Ok(Value::Hash(h)) => symkeys_to_string(h),
+                    Ok(_) => {
+                        self.warn(format!("{path}: file does not contain a valid yaml hash"));
+                        Hash::default()
+                    }
+                    Err(e) => return Err(Error::Data(super::kept::yaml_error(path, &e))),
                 }
-                // Psych names the file it was given; hierad's reader is
-                // given the text alone.
-                Err(e) => {
-                    return Err(Error::Data(format!(
-                        "Unable to parse {}",
-                        e.message.replacen("(<unknown>)", &format!("({path})"), 1)
-                    )));
-                }
-            },
+            }
             DataFormat::Json => match parsed.map_or_else(|| crate::hiera::json::load(&text), Ok) {
                 Ok(Value::Hash(h)) => h,
                 Ok(other) => {

@@ -21,7 +21,10 @@ pub(super) fn to_value(node: &Node<'_>) -> Result<Value> {
 
 fn accept(node: &Node<'_>) -> Result<Value> {
     match node {
-        Node::Alias(name) => Err(bad_alias(name)),
+        Node::Alias { target: None, name } => Err(bad_alias(name)),
+        Node::Alias {
+            target: Some(node), ..
+        } => accept(node),
         Node::Scalar { value, tag, quoted } => scalar(value, tag.as_deref(), *quoted),
         Node::Sequence { tag, items } => sequence(tag.as_deref(), items),
         Node::Mapping { tag, pairs } => mapping(tag.as_deref(), pairs),
@@ -299,7 +302,8 @@ fn revive_into(hash: &mut Hash, pairs: &[(Node<'_>, Node<'_>)]) -> Result<()> {
             continue;
         }
         match (v, val) {
-            (Node::Mapping { .. }, Value::Hash(h)) => hash.extend(h),
+            // Psych merges an alias's value too, if it is a Hash.
+            (Node::Mapping { .. } | Node::Alias { .. }, Value::Hash(h)) => hash.extend(h),
             (Node::Sequence { .. }, Value::Array(list))
                 if list.iter().all(|m| matches!(m, Value::Hash(_))) =>
             {

@@ -38,11 +38,28 @@ use tree::Located;
 /// few `ArgumentError`/`TypeError`/`NoMethodError` Psych's own conversions
 /// raise on odd tagged scalars.
 pub fn load(text: &str) -> Result<Value> {
+    load_with(text, false)
+}
+
+/// Loads the first document of `text` as Puppet 7's yaml_data does:
+/// `Puppet::Util::Yaml.safe_load`, which is [`load`]'s Psych call with
+/// `aliases: true` (puppet/util/yaml.rb). An alias is a copy of its
+/// anchor's value (merge keys `<<: *base` included); aliases that would
+/// copy more than a million nodes are refused.
+///
+/// # Errors
+/// As [`load`], without `Psych::BadAlias` for an alias whose anchor came
+/// before it.
+pub fn load_puppet(text: &str) -> Result<Value> {
+    load_with(text, true)
+}
+
+fn load_with(text: &str, aliases: bool) -> Result<Value> {
     let text = text.strip_prefix('\u{feff}').unwrap_or(text);
     syntax::check_printable(text)?;
     // libyaml's scanner first: what it refuses, and how saphyr must see tabs.
     let replay = libyaml::replay(text, false);
-    let failure = match attempt(&replay) {
+    let failure = match attempt(&replay, aliases) {
         Ok(value) => return Ok(value),
         Err(Failure::Done(error)) => return Err(error),
         Err(Failure::Syntax(located)) => located,
@@ -50,7 +67,7 @@ pub fn load(text: &str) -> Result<Value> {
     if failure.indentation {
         // saphyr wants lines indented that libyaml does not: indent them.
         let padded = libyaml::replay(text, true);
-        return match attempt(&padded) {
+        return match attempt(&padded, aliases) {
             Ok(value) => Ok(value),
             Err(Failure::Done(error)) => Err(error),
             Err(Failure::Syntax(located)) => Err(first_error(located, &padded)),
@@ -68,9 +85,9 @@ enum Failure {
 }
 
 /// Reads and converts the document from the text the replay prepared.
-fn attempt(replay: &Replay<'_>) -> Result<Value, Failure> {
+fn attempt(replay: &Replay<'_>, aliases: bool) -> Result<Value, Failure> {
     let src = Source::new(&replay.text, &replay.pads, &replay.blocks);
-    let parsed = tree::first_document(&src).map_err(Failure::Syntax)?;
+    let parsed = tree::first_document(&src, aliases).map_err(Failure::Syntax)?;
     // saphyr read what libyaml's scanner refuses, before libyaml's end of
     // the document.
     if let Some(r) = &replay.refusal {
@@ -252,5 +269,32 @@ mod tests {
                 "{text:?}"
             );
         }
+    }
+
+    #[test]
+    fn puppets_reader_bounds_what_aliases_copy() {
+        // Ten of the one before, seven times over: 10^7 copies of `a`.
+        let mut text = String::from("a0: &a0 [x]\n");
+        for n in 1..=7 {
+            let items = vec![format!("*a{}", n - 1); 10].join(", ");
+            text.push_str(&format!("a{n}: &a{n} [{items}]\n"));
+        }
+        let e = load_puppet(&text).expect_err("refused");
+        assert!(
+            e.message.contains("aliases copy more than 1000000 nodes"),
+            "{e:?}"
+        );
+        // Hiera 3's reader refuses the first alias, as ever.
+        assert_eq!(
+            load(&text).expect_err("refused").class,
+            ErrorClass::PsychBadAlias
+        );
+        // An alias inside its own anchor (a recursive structure in Ruby)
+        // has no node to copy: refused by name.
+        let e = load_puppet("a: &x [1, *x]\n").expect_err("refused");
+        assert_eq!(
+            (e.class, e.message.as_str()),
+            (ErrorClass::PsychBadAlias, "Unknown alias: x")
+        );
     }
 }

@@ -10,7 +10,7 @@ use saphyr_parser::{Event, Marker, Parser, ScalarStyle, ScanError, Tag};
 use std::borrow::Cow;
 
 /// A node of the document, as Psych's `Psych::Nodes` see it.
-#[derive(Debug)]
+#[derive(Clone, Debug)]
 pub(super) enum Node<'a> {
     Scalar {
         value: Cow<'a, str>,
@@ -27,8 +27,13 @@ pub(super) enum Node<'a> {
         tag: Option<String>,
         pairs: Vec<(Node<'a>, Node<'a>)>,
     },
-    /// `*name`: always refused by Psych 4's `YAML.load`.
-    Alias(String),
+    /// `*name`: always refused by Psych 4's `YAML.load`; under
+    /// `safe_load(aliases: true)` (Puppet's reader) the node its anchor
+    /// named last, when one was complete before it.
+    Alias {
+        name: String,
+        target: Option<Box<Node<'a>>>,
+    },
 }
 
 impl Node<'_> {
@@ -37,7 +42,7 @@ impl Node<'_> {
             Node::Scalar { tag, .. } | Node::Sequence { tag, .. } | Node::Mapping { tag, .. } => {
                 tag.as_deref()
             }
-            Node::Alias(_) => None,
+            Node::Alias { .. } => None,
         }
     }
 }
@@ -58,6 +63,8 @@ fn too_deep() -> HieraError {
 /// A collection still being read.
 struct Frame<'a> {
     open: Open,
+    /// saphyr's anchor id (0: none).
+    anchor: usize,
     tag: Option<String>,
     items: Vec<Node<'a>>,
 }
@@ -109,8 +116,9 @@ pub(super) struct Parsed<'a> {
 /// # Errors
 /// `Psych::SyntaxError` with libyaml's wording where saphyr's report can
 /// be mapped onto it.
-pub(super) fn first_document<'a>(src: &Source<'a>) -> Result<Parsed<'a>, Located> {
+pub(super) fn first_document<'a>(src: &Source<'a>, aliases: bool) -> Result<Parsed<'a>, Located> {
     let mut parser = Parser::new_from_str(src.text());
+    let mut anchors = Anchors::new(aliases);
     let mut stack: Vec<Frame<'a>> = Vec::new();
     let mut root: Option<Node<'a>> = None;
     let mut last_end: Option<Marker> = None;
@@ -122,7 +130,7 @@ pub(super) fn first_document<'a>(src: &Source<'a>) -> Result<Parsed<'a>, Located
                 // state as if it had read it; Psych refuses every alias
                 // later, by name, so carry on with an alias node.
                 let name = src.alias_name(*err.marker());
-                attach(&mut stack, &mut root, Node::Alias(name));
+                attach(&mut stack, &mut root, Node::Alias { name, target: None });
                 continue;
             }
             Err(err) if err.info() == "missing explicit document end marker before directive" => {
@@ -137,7 +145,7 @@ pub(super) fn first_document<'a>(src: &Source<'a>) -> Result<Parsed<'a>, Located
                 // A quoted root with something after it: saphyr refuses the
                 // scalar itself, libyaml ends the document after it.
                 let at = *err.marker();
-                let parsed = first_document(&src.prefix(at.index()))?;
+                let parsed = first_document(&src.prefix(at.index()), aliases)?;
                 return Ok(Parsed {
                     root: parsed.root,
                     cut: Some(at.index()),
@@ -153,7 +161,7 @@ pub(super) fn first_document<'a>(src: &Source<'a>) -> Result<Parsed<'a>, Located
                 // lines libyaml leaves out: libyaml ends it, and the
                 // document with it.
                 let end = src.next_block_end().unwrap_or_default();
-                let parsed = first_document(&src.prefix(end))?;
+                let parsed = first_document(&src.prefix(end), aliases)?;
                 return Ok(Parsed {
                     root: parsed.root,
                     cut: Some(end),
@@ -179,9 +187,12 @@ pub(super) fn first_document<'a>(src: &Source<'a>) -> Result<Parsed<'a>, Located
                 });
             }
             Event::DocumentEnd => return Ok(ended(src, root, last_end)),
-            Event::Alias(_) => {
+            Event::Alias(id) => {
                 let name = src.alias_name(span.start);
-                attach(&mut stack, &mut root, Node::Alias(name));
+                let target = anchors
+                    .target(id)
+                    .map_err(|error| Located::at(span.start.index(), error))?;
+                attach(&mut stack, &mut root, Node::Alias { name, target });
             }
             Event::Scalar(value, style, anchor, tag) => {
                 let plain = style == ScalarStyle::Plain && tag.is_none() && anchor == 0;
@@ -189,9 +200,10 @@ pub(super) fn first_document<'a>(src: &Source<'a>) -> Result<Parsed<'a>, Located
                     Some(frame) if plain => plain_in_collection(src, frame, span.start, value)?,
                     _ => scalar(src, span.end, value, style, tag.as_deref()),
                 };
+                anchors.define(anchor, &node);
                 attach(&mut stack, &mut root, node);
             }
-            Event::SequenceStart(_, ref tag) | Event::MappingStart(_, ref tag) => {
+            Event::SequenceStart(anchor, ref tag) | Event::MappingStart(anchor, ref tag) => {
                 if stack.len() >= MAX_DEPTH {
                     return Err(Located::at(span.start.index(), too_deep()));
                 }
@@ -199,6 +211,7 @@ pub(super) fn first_document<'a>(src: &Source<'a>) -> Result<Parsed<'a>, Located
                 let flow = parent_flow || src.opens_flow(span.end);
                 let seq = matches!(event, Event::SequenceStart(..));
                 stack.push(Frame {
+                    anchor,
                     open: Open {
                         seq,
                         flow,
@@ -210,12 +223,81 @@ pub(super) fn first_document<'a>(src: &Source<'a>) -> Result<Parsed<'a>, Located
             }
             Event::SequenceEnd | Event::MappingEnd => {
                 let frame = stack.pop().expect("saphyr balances collections");
-                attach(&mut stack, &mut root, frame.close());
+                let anchor = frame.anchor;
+                let node = frame.close();
+                anchors.define(anchor, &node);
+                attach(&mut stack, &mut root, node);
             }
         }
         last_end = Some(span.end);
     }
     Ok(Parsed { root, cut: None })
+}
+
+/// The nodes anchors name, for a reader that allows aliases. Psych hands
+/// an alias the very object its anchor made; a value tree cannot share, so
+/// each alias is a copy of the node, and the copies are bounded: ten
+/// anchors each aliasing the one before ten times ("billion laughs") would
+/// otherwise copy ten billion nodes.
+struct Anchors<'a> {
+    allowed: bool,
+    nodes: std::collections::HashMap<usize, Node<'a>>,
+    copied: usize,
+}
+
+/// How many nodes aliases may copy in one document: far more than real
+/// data shares (a few defaults reused per entry), far less than a stall.
+const MAX_ALIAS_COPIES: usize = 1_000_000;
+
+impl<'a> Anchors<'a> {
+    fn new(allowed: bool) -> Anchors<'a> {
+        Anchors {
+            allowed,
+            nodes: std::collections::HashMap::new(),
+            copied: 0,
+        }
+    }
+
+    /// `anchor` (saphyr's id, 0 for none) now names `node`.
+    fn define(&mut self, anchor: usize, node: &Node<'a>) {
+        if self.allowed && anchor != 0 {
+            self.nodes.insert(anchor, node.clone());
+        }
+    }
+
+    /// What alias `id` stands for: `None` when aliases are refused, or its
+    /// anchor's node is not complete (an alias inside its own anchor, which
+    /// Psych would make a recursive structure of).
+    fn target(&mut self, id: usize) -> Result<Option<Box<Node<'a>>>, HieraError> {
+        let Some(node) = self.nodes.get(&id).filter(|_| self.allowed) else {
+            return Ok(None);
+        };
+        self.copied = self.copied.saturating_add(node.size());
+        if self.copied > MAX_ALIAS_COPIES {
+            return Err(HieraError::new(
+                ErrorClass::Exception,
+                format!(
+                    "the document's aliases copy more than {MAX_ALIAS_COPIES} nodes (hierad's bound; \
+                     aliases that nest aliases grow exponentially)"
+                ),
+            ));
+        }
+        Ok(Some(Box::new(node.clone())))
+    }
+}
+
+impl Node<'_> {
+    /// How many nodes this one is, itself included.
+    fn size(&self) -> usize {
+        1 + match self {
+            Node::Scalar { .. } | Node::Alias { target: None, .. } => 0,
+            Node::Alias {
+                target: Some(t), ..
+            } => t.size(),
+            Node::Sequence { items, .. } => items.iter().map(Node::size).sum(),
+            Node::Mapping { pairs, .. } => pairs.iter().map(|(k, v)| k.size() + v.size()).sum(),
+        }
+    }
 }
 
 /// The document ends after its root: libyaml reads up to the next token.

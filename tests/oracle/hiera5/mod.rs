@@ -142,6 +142,12 @@ const CASES: &[&str] = &[
     "--environment odd cs",
     "--environment odd --merge deep --merge-hash-arrays ma",
     "--environment twice k",
+    "--environment yamlish site",
+    "--environment yamlish mirror",
+    "--environment yamlish all_hosts",
+    "--explain --environment yamlish site",
+    "--environment dated released",
+    "--explain --environment dated released",
     // --explain: every layer, entry, location, merge, sub key and
     // interpolation searched, and why a lookup failed.
     "--explain greeting",

@@ -204,6 +204,21 @@ bad_merge: [x]
     ),
     ("envs/broken/data/bad.yaml", "key: [1\nother: 2\n"),
     ("envs/broken/data/common.yaml", "fine: value\n"),
+    // YAML as Puppet reads it: aliases and merge keys (which Hiera 3's
+    // reader refuses), and a date in another file (refused, naming it).
+    (
+        "envs/yamlish/hiera.yaml",
+        "---\nversion: 5\ndefaults: {data_hash: yaml_data}\nhierarchy:\n  - {name: common, path: common.yaml}\n",
+    ),
+    (
+        "envs/yamlish/data/common.yaml",
+        "base: &base\n  port: 80\n  hosts: &hosts [a, b]\nsite:\n  <<: *base\n  port: 8080\nmirror: *base\nall_hosts: [*hosts, *hosts]\n",
+    ),
+    (
+        "envs/dated/hiera.yaml",
+        "---\nversion: 5\ndefaults: {data_hash: yaml_data}\nhierarchy:\n  - {name: common, path: common.yaml}\n",
+    ),
+    ("envs/dated/data/common.yaml", "released: 2024-01-02\n"),
     // Odd data: an empty file and a list (warned about, read as {}), a
     // Symbol (not Puppet data), a merge Hash with an option deep does not
     // take, convert_to of several types, interpolated Hash keys.
