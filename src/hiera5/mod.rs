@@ -14,6 +14,7 @@
 mod config;
 mod error;
 mod explain;
+mod glob;
 mod interpolate;
 mod key;
 mod layout;
@@ -24,7 +25,11 @@ mod scope;
 
 pub use config::{Config, DataFormat};
 pub use error::{Error, Result};
-pub use layout::{CONFIG_RESOURCE, Layout, Place, Source, Unexpressible};
+pub use glob::glob_regex;
+pub use layout::{
+    CONFIG_RESOURCE, Form, Layout, MODULES_DIR, Place, Source, Unexpressible, config_module,
+    module_config_resource,
+};
 pub use lookup::{Files, Lookup, Tree};
 pub use merge::Strategy;
 pub use scope::Scope;

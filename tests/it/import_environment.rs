@@ -68,7 +68,7 @@ fn a_hierarchy_with_no_form_is_refused_and_nothing_changes() {
     let dir = tempfile::tempdir().unwrap();
     std::fs::write(
         dir.path().join("hiera.yaml"),
-        "version: 5\ndefaults: {data_hash: yaml_data}\nhierarchy:\n  - name: Globbed\n    glob: \"nodes/*.yaml\"\n",
+        "version: 5\ndefaults: {data_hash: yaml_data}\nhierarchy:\n  - name: Globbed\n    glob: \"%{facts.role}/*.yaml\"\n",
     )
     .unwrap();
     let db = dir.path().join("h.db");
@@ -84,7 +84,7 @@ fn a_hierarchy_with_no_form_is_refused_and_nothing_changes() {
         ][..],
     );
     assert!(
-        message.contains("hierarchy entry \"Globbed\": glob and globs have no form in hierad"),
+        message.contains("hierarchy entry \"Globbed\": glob \"%{facts.role}/*.yaml\" interpolates"),
         "{message}"
     );
     // Refused before the database was even opened.
