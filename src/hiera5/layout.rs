@@ -341,8 +341,12 @@ impl Placement {
             let stem = path.strip_suffix(&self.suffix)?;
             let rel = under(base, stem)?;
             let resource = format!("{}{rel}", self.resource);
-            let ok =
-                re.is_match(path) && !rel.split('/').any(str::is_empty) && rel != CONFIG_RESOURCE;
+            // Never a layer's hiera.yaml (`data/hiera.yaml` under a
+            // datadir of `.`, or a module's under `**`).
+            let ok = re.is_match(path)
+                && !rel.split('/').any(str::is_empty)
+                && resource != CONFIG_RESOURCE
+                && config_module(&resource).is_none();
             return ok.then_some((None, resource));
         }
         let rest = path.strip_prefix(&self.prefix)?;
@@ -672,6 +676,13 @@ mod tests {
             l.glob_paths("data/*.yaml", ["hiera", "a"].into_iter()),
             ["data/a.yaml"]
         );
+        let l = layout(
+            "version: 5\nhierarchy:\n  - name: G\n    datadir: .\n    glob: \"**/*.yaml\"\n",
+        )
+        .unwrap();
+        assert_eq!(l.places("modules/ntp/hiera.yaml"), []);
+        assert_eq!(l.places("hiera.yaml"), []);
+        assert_eq!(l.places("x/y.yaml")[0].resource, "x/y");
     }
 
     #[test]
