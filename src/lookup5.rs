@@ -8,7 +8,11 @@ use crate::configdb::{ConfigError, DocKind, LevelPath, LevelValue, Snapshot};
 use crate::hiera::budget::Meter;
 use crate::hiera::error::ErrorClass;
 use crate::hiera::{Hash, HieraError, Value};
-use crate::hiera5::{self, CONFIG_RESOURCE, Files, Layout, Lookup, Scope, Strategy, Tree};
+use crate::hiera5::{
+    self, CONFIG_RESOURCE, Files, Layout, Lookup, MODULES_DIR, Scope, Strategy, Tree,
+    config_module, module_config_resource,
+};
+use std::collections::HashMap;
 
 /// The environment's hiera.yaml, as the lookup names it (the layer's
 /// directory is the empty path, so data paths are `data/…`).
@@ -26,36 +30,55 @@ const DEFAULT_ENVIRONMENT: &str = "production";
 pub(crate) struct SnapshotFiles<'s> {
     snapshot: &'s Snapshot,
     env: i64,
-    config: Option<Value>,
+    /// The layers' hiera.yaml files by path (`hiera.yaml`,
+    /// `modules/NAME/hiera.yaml`), as stored.
+    configs: HashMap<String, Value>,
     layout: Layout,
 }
 
 impl<'s> SnapshotFiles<'s> {
     /// The files of environment `env`: its hiera.yaml (the root document
-    /// of resource `hiera`) and the documents its hierarchy places.
+    /// of resource `hiera`), each module's (of `modules/NAME/hiera`), and
+    /// the documents their hierarchies place.
     ///
     /// # Errors
     /// A stored hiera.yaml that does not read as version 5, or that has
     /// no form in hierad (written by hand, not by import-environment).
     pub(crate) fn new(snapshot: &'s Snapshot, env: i64) -> hiera5::Result<SnapshotFiles<'s>> {
-        let config = snapshot
-            .effective(env, &LevelPath::root(), CONFIG_RESOURCE)
-            .filter(|doc| !doc.is_empty())
-            .map(|doc| Value::Hash((*doc).clone()));
-        let layout = match &config {
-            Some(value) => {
-                let parsed = hiera5::Config::from_value(CONFIG_PATH, value)?;
-                Layout::of(&parsed).map_err(|e| hiera5::Error::Config {
-                    path: CONFIG_PATH.into(),
-                    message: e.to_string(),
-                })?
-            }
-            None => Layout::default(),
+        let stored = |resource: &str| {
+            snapshot
+                .effective(env, &LevelPath::root(), resource)
+                .filter(|doc| !doc.is_empty())
+                .map(|doc| Value::Hash((*doc).clone()))
         };
+        let mut configs = HashMap::new();
+        let mut layout = Layout::default();
+        if let Some(value) = stored(CONFIG_RESOURCE) {
+            let parsed = hiera5::Config::from_value(CONFIG_PATH, &value)?;
+            layout = Layout::of(&parsed).map_err(unexpressible(CONFIG_PATH))?;
+            configs.insert(CONFIG_PATH.to_owned(), value);
+        }
+        let modules: Vec<&str> = snapshot
+            .resource_names(env)
+            .into_iter()
+            .flatten()
+            .filter_map(config_module)
+            .collect();
+        for module in modules {
+            let Some(value) = stored(&module_config_resource(module)) else {
+                continue;
+            };
+            let path = format!("{MODULES_DIR}/{module}/{CONFIG_PATH}");
+            let parsed = hiera5::Config::from_value(&path, &value)?;
+            layout
+                .add_module(module, &parsed)
+                .map_err(unexpressible(&path))?;
+            configs.insert(path, value);
+        }
         Ok(SnapshotFiles {
             snapshot,
             env,
-            config,
+            configs,
             layout,
         })
     }
@@ -96,8 +119,8 @@ impl Files for SnapshotFiles<'_> {
     }
 
     fn is_file(&self, path: &str) -> bool {
-        if path == CONFIG_PATH {
-            return self.config.is_some();
+        if self.configs.contains_key(path) {
+            return true;
         }
         self.document(path).is_some() || self.unparsable(path).is_some()
     }
@@ -106,14 +129,29 @@ impl Files for SnapshotFiles<'_> {
         false
     }
 
-    fn glob(&self, _: &str) -> Vec<String> {
-        // A layout has no globs (`Layout::of` refuses them).
-        Vec::new()
+    fn glob(&self, pattern: &str) -> Vec<String> {
+        // A glob's files are kept at the root, each the resource its path
+        // names (`Layout`).
+        let root = LevelPath::root();
+        let kept = self
+            .snapshot
+            .resource_names(self.env)
+            .into_iter()
+            .flatten()
+            .filter(|r| {
+                DocKind::ALL.iter().any(|kind| {
+                    matches!(
+                        self.snapshot.stored(self.env, &root, r, *kind),
+                        Ok(Some(_)) | Err(ConfigError::Unparsed(_))
+                    )
+                })
+            });
+        self.layout.glob_paths(pattern, kept)
     }
 
     fn parsed(&self, path: &str) -> Option<Value> {
-        if path == CONFIG_PATH {
-            return self.config.clone();
+        if let Some(config) = self.configs.get(path) {
+            return Some(config.clone());
         }
         self.document(path).map(Value::Hash)
     }
@@ -185,6 +223,15 @@ pub(crate) fn lookup(
     let answer = lookup.lookup(&[key.to_owned()], merge.as_ref());
     *meter = lookup.meter();
     answer.map_err(error)
+}
+
+/// A stored hiera.yaml whose hierarchy has no form in hierad, as Puppet
+/// reports a hiera.yaml it refuses.
+fn unexpressible(path: &str) -> impl FnOnce(hiera5::Unexpressible) -> hiera5::Error + '_ {
+    move |e| hiera5::Error::Config {
+        path: path.to_owned(),
+        message: e.to_string(),
+    }
 }
 
 /// A Hiera 5 error as the API carries it: `ArgumentError` for what

@@ -8,8 +8,8 @@
 use crate::configdb::model::check_resource_name;
 use crate::configdb::unparsed::Content;
 use crate::configdb::{LevelPath, LevelValue};
-use crate::hiera::Value;
-use crate::hiera5::{CONFIG_RESOURCE, Config, Layout};
+use crate::hiera::{Hash, Value};
+use crate::hiera5::{CONFIG_RESOURCE, Config, Layout, MODULES_DIR, module_config_resource};
 use crate::tree::{TreeError, TreeFile, read_file, read_tree};
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
@@ -49,99 +49,252 @@ pub(crate) struct Environment5 {
     pub(crate) unread: Vec<String>,
     /// How many data files were placed.
     pub(crate) files: usize,
-    /// Where the hierarchy's files are kept.
+    /// Where the hierarchies' files are kept.
     pub(crate) layout: Layout,
+    /// The modules whose layer was imported, by name.
+    pub(crate) modules: Vec<String>,
+    /// Module directories with a hiera.yaml that Puppet does not read as
+    /// a layer, and why (relative to the directory).
+    pub(crate) modules_left_out: Vec<(String, String)>,
+    /// Each glob of the environment's hierarchy (as [`Source`] names it)
+    /// and the resources of the files it named, in Ruby's order.
+    pub(crate) globbed: BTreeMap<String, Vec<String>>,
 }
 
-/// Reads `dir`: its hiera.yaml (version 5) and every data file under the
-/// hierarchy's datadirs.
+/// One layer's hiera.yaml: the directory it is in (relative), and it
+/// loaded and read.
+struct Layer {
+    module: Option<String>,
+    root: PathBuf,
+    loaded: Hash,
+    config: Config,
+}
+
+/// Reads `dir`: its hiera.yaml (version 5), each module's under
+/// `dir/modules` (Puppet's module layer), and every data file under
+/// their hierarchies' datadirs.
 ///
 /// # Errors
 /// A missing or unreadable hiera.yaml, one that is not version 5 or that
 /// has no form in hierad (naming the entry), and any data file that
 /// cannot be read or kept (naming it).
 pub(crate) fn read(dir: &Path) -> Result<Environment5, Refusal> {
-    let config_path = dir.join("hiera.yaml");
-    let loaded = Value::Hash(read_file(&config_path)?);
-    let refuse = |reason: String| Refusal::Config {
-        path: config_path.clone(),
+    let env = read_layer(dir, None)?.map_err(|reason| Refusal::Config {
+        path: dir.join("hiera.yaml"),
         reason,
-    };
-    let version = loaded
-        .as_hash()
-        .and_then(|h| h.get(&Value::str("version")))
-        .cloned();
-    if version != Some(Value::Int(5)) {
-        return Err(refuse(
-            "import-environment reads a version 5 hiera.yaml (`version: 5`)".into(),
-        ));
-    }
-    let config = Config::from_value(&config_path.to_string_lossy(), &loaded)
-        .map_err(|e| Refusal::Puppet(e.to_string()))?;
-    let layout = Layout::of(&config).map_err(|error| Refusal::Unexpressible {
-        error,
-        path: config_path.clone(),
     })?;
-    let mut by_level: BTreeMap<Option<LevelValue>, Vec<TreeFile>> = BTreeMap::new();
-    let mut unread = Vec::new();
-    let mut files = 0;
-    for datadir in config.datadirs() {
-        let root = dir.join(&datadir);
-        if !root.is_dir() {
+    let unexpressible = |layer: &Layer| {
+        let path = dir.join(&layer.root).join("hiera.yaml");
+        move |error| Refusal::Unexpressible { error, path }
+    };
+    let mut layout = Layout::of(&env.config).map_err(unexpressible(&env))?;
+    let mut layers = vec![env];
+    let mut modules_left_out = Vec::new();
+    for name in module_names(dir)? {
+        let module = dir.join(MODULES_DIR).join(&name);
+        if !is_module_name(&name) {
+            modules_left_out.push((name, "Puppet reads no module of that name".into()));
             continue;
         }
-        // A data file that does not parse comes back kept unparsed
-        // (`Content::File`) and is stored as such: Hiera fails only the
-        // lookups that read it.
-        for file in read_tree(&root)? {
-            let rel = relative(dir, &file.path);
-            let places = layout.places(&rel);
-            if places.is_empty() {
-                unread.push(rel);
+        match read_layer(&module, Some(&name))? {
+            Ok(layer) => {
+                layout
+                    .add_module(&name, &layer.config)
+                    .map_err(unexpressible(&layer))?;
+                layers.push(layer);
+            }
+            Err(reason) => modules_left_out.push((name, reason)),
+        }
+    }
+    // Every data file once, though two layers' datadirs hold it.
+    let mut found: BTreeMap<String, TreeFile> = BTreeMap::new();
+    for layer in &layers {
+        for datadir in layer.config.datadirs() {
+            let root = dir.join(&layer.root).join(&datadir);
+            if !root.is_dir() {
                 continue;
             }
-            files += 1;
-            for place in places {
-                check_resource_name(&place.resource).map_err(|e| Refusal::File {
-                    path: file.path.clone(),
-                    reason: format!("hierarchy entry \"{}\": {e}", place.entry),
-                })?;
-                let slot = match place.level {
-                    None => None,
-                    Some((level, value)) => {
-                        Some(LevelValue::new(level, value).map_err(|e| Refusal::File {
-                            path: file.path.clone(),
-                            reason: format!("its name cannot be a level value: {e}"),
-                        })?)
-                    }
-                };
-                by_level.entry(slot).or_default().push(TreeFile {
-                    resource: place.resource,
-                    path: file.path.clone(),
-                    content: file.content.clone(),
-                });
+            // A data file that does not parse comes back kept unparsed
+            // (`Content::File`) and is stored as such: Hiera fails only
+            // the lookups that read it.
+            for file in read_tree(&root)? {
+                found.entry(relative(dir, &file.path)).or_insert(file);
             }
         }
     }
-    let Value::Hash(config_doc) = loaded.clone() else {
-        unreachable!("read_file gives a Hash");
-    };
-    by_level.entry(None).or_default().push(TreeFile {
-        resource: CONFIG_RESOURCE.into(),
-        path: config_path,
-        content: Content::Data(config_doc),
-    });
-    let docs = by_level
+    let mut placed = Placed::new(&layout);
+    for (rel, file) in found {
+        placed.add(&rel, file)?;
+    }
+    for layer in &layers {
+        let resource = match &layer.module {
+            Some(m) => module_config_resource(m),
+            None => CONFIG_RESOURCE.into(),
+        };
+        placed.by_level.entry(None).or_default().push(TreeFile {
+            resource,
+            path: dir.join(&layer.root).join("hiera.yaml"),
+            content: Content::Data(layer.loaded.clone()),
+        });
+    }
+    let docs = placed
+        .by_level
         .into_iter()
         .map(|(slot, docs)| (LevelPath::new(slot.into_iter().collect()), docs))
         .collect();
     Ok(Environment5 {
         levels: layout.levels(),
         docs,
-        unread,
-        files,
+        unread: placed.unread,
+        files: placed.files,
+        modules: layers.iter().filter_map(|l| l.module.clone()).collect(),
+        modules_left_out,
+        globbed: placed.globbed,
         layout,
     })
+}
+
+/// The hiera.yaml in `root` (relative to the environment: `modules/NAME`
+/// for a module), read and checked; `Ok(Err(why))`: a module's that
+/// Puppet does not read as a layer (none, or not version 5).
+fn read_layer(root: &Path, module: Option<&str>) -> Result<Result<Layer, String>, Refusal> {
+    let path = root.join("hiera.yaml");
+    if module.is_some() && !path.is_file() {
+        return Ok(Err("it has no hiera.yaml".into()));
+    }
+    let loaded = read_file(&path)?;
+    let version = loaded.get(&Value::str("version"));
+    if version != Some(&Value::Int(5)) {
+        return Ok(Err(match module {
+            // Puppet ignores it, with a warning.
+            Some(_) => "its hiera.yaml is not version 5, which Puppet ignores".into(),
+            None => "import-environment reads a version 5 hiera.yaml (`version: 5`)".into(),
+        }));
+    }
+    let config = Config::from_value(&path.to_string_lossy(), &Value::Hash(loaded.clone()))
+        .map_err(|e| Refusal::Puppet(e.to_string()))?;
+    Ok(Ok(Layer {
+        module: module.map(str::to_owned),
+        root: module.map_or_else(PathBuf::new, |m| Path::new(MODULES_DIR).join(m)),
+        loaded,
+        config,
+    }))
+}
+
+/// The directories of `dir/modules` that hold a hiera.yaml, sorted.
+fn module_names(dir: &Path) -> Result<Vec<String>, Refusal> {
+    let modules = dir.join(MODULES_DIR);
+    let Ok(entries) = std::fs::read_dir(&modules) else {
+        return Ok(Vec::new());
+    };
+    let mut names = Vec::new();
+    for entry in entries {
+        let entry = entry.map_err(|e| Refusal::File {
+            path: modules.clone(),
+            reason: e.to_string(),
+        })?;
+        if entry.path().join("hiera.yaml").is_file() {
+            names.push(entry.file_name().to_string_lossy().into_owned());
+        }
+    }
+    names.sort();
+    Ok(names)
+}
+
+/// Puppet's module names (`Puppet::Module.is_module_directory_name?`).
+fn is_module_name(name: &str) -> bool {
+    let mut chars = name.chars();
+    chars.next().is_some_and(|c| c.is_ascii_lowercase())
+        && chars.all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_')
+}
+
+/// The data files placed so far.
+struct Placed<'l> {
+    layout: &'l Layout,
+    by_level: BTreeMap<Option<LevelValue>, Vec<TreeFile>>,
+    /// Which file each place keeps, to refuse two in one.
+    kept: BTreeMap<(Option<LevelValue>, String), PathBuf>,
+    unread: Vec<String>,
+    files: usize,
+    globbed: BTreeMap<String, Vec<String>>,
+}
+
+impl<'l> Placed<'l> {
+    fn new(layout: &'l Layout) -> Placed<'l> {
+        Placed {
+            layout,
+            by_level: BTreeMap::new(),
+            kept: BTreeMap::new(),
+            unread: Vec::new(),
+            files: 0,
+            globbed: BTreeMap::new(),
+        }
+    }
+
+    /// Places the file at `rel` (relative to the environment) wherever a
+    /// hierarchy reads it.
+    fn add(&mut self, rel: &str, file: TreeFile) -> Result<(), Refusal> {
+        let places = self.layout.places(rel);
+        if places.is_empty() {
+            self.unread.push(rel.to_owned());
+            return Ok(());
+        }
+        self.files += 1;
+        for place in places {
+            let refuse = |reason: String| Refusal::File {
+                path: file.path.clone(),
+                reason: format!("hierarchy entry \"{}\": {reason}", place.entry),
+            };
+            check_resource_name(&place.resource).map_err(|e| refuse(e.to_string()))?;
+            if place.glob.is_some()
+                && self
+                    .layout
+                    .leveled_resources()
+                    .contains(&place.resource.as_str())
+            {
+                return Err(refuse(format!(
+                    "its glob would keep it in resource \"{}\", which a level keeps other files in",
+                    place.resource
+                )));
+            }
+            let slot = match &place.level {
+                None => None,
+                Some((level, value)) => {
+                    Some(LevelValue::new(level.clone(), value.clone()).map_err(|e| {
+                        Refusal::File {
+                            path: file.path.clone(),
+                            reason: format!("its name cannot be a level value: {e}"),
+                        }
+                    })?)
+                }
+            };
+            match self.kept.get(&(slot.clone(), place.resource.clone())) {
+                Some(other) if *other == file.path => continue,
+                Some(other) => {
+                    return Err(refuse(format!(
+                        "it would be kept in resource \"{}\", where {} is kept",
+                        place.resource,
+                        other.display()
+                    )));
+                }
+                None => {}
+            }
+            self.kept
+                .insert((slot.clone(), place.resource.clone()), file.path.clone());
+            if let (Some(glob), None) = (&place.glob, &place.module) {
+                self.globbed
+                    .entry(glob.clone())
+                    .or_default()
+                    .push(place.resource.clone());
+            }
+            self.by_level.entry(slot).or_default().push(TreeFile {
+                resource: place.resource,
+                path: file.path.clone(),
+                content: file.content.clone(),
+            });
+        }
+        Ok(())
+    }
 }
 
 /// `path` under `dir`, `/`-separated.

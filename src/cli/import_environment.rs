@@ -16,9 +16,10 @@ use super::args::{Access, Conn, Target};
 use crate::api::ImportSummary;
 use crate::configdb::{DocKind, Environment, HieraVersion, LevelPath};
 use crate::hiera::{Hash, Value};
-use crate::hiera5::Source;
+use crate::hiera5::{Form, Source};
 use crate::ops::{self, NewEnv, OpsError, TreeImport};
 use crate::tree5;
+use std::collections::BTreeMap;
 use std::fmt::Write as _;
 use std::io::Write as _;
 use std::path::PathBuf;
@@ -79,16 +80,40 @@ fn import(args: &Args) -> anyhow::Result<String> {
             values.len()
         )?;
     }
+    if !read.modules.is_empty() {
+        writeln!(
+            stderr,
+            "imported the module layer of {}",
+            read.modules.join(", ")
+        )?;
+    }
+    for (module, why) in &read.modules_left_out {
+        writeln!(stderr, "left out module {module}: {why}")?;
+    }
     for rel in &read.unread {
         writeln!(
             stderr,
             "left out {rel}: no location of the hierarchy reads it"
         )?;
     }
+    for source in read.layout.sources() {
+        if source.form == Form::Mapped {
+            writeln!(
+                stderr,
+                "the printed hiera.yaml leaves out hierarchy entry \"{}\": the shim reads no mapped_paths (docs/hiera5.md)",
+                source.entry
+            )?;
+        }
+    }
     for line in super::import::kept_unparsed(&summary) {
         writeln!(stderr, "{line}")?;
     }
-    Ok(puppet_config(&read.layout.sources(), &url(args), args.env))
+    Ok(puppet_config(
+        &read.layout.sources(),
+        &read.globbed,
+        &url(args),
+        args.env,
+    ))
 }
 
 /// The URL the printed hiera.yaml names.
@@ -179,11 +204,27 @@ fn exists(env: &Environment) -> Result<(), OpsError> {
 
 /// The version 5 hiera.yaml that reads the environment through the shim
 /// (hiera/README.md, `hierad::data_hash`): one entry per hierarchy
-/// location, in order, each naming its resource and level.
-pub(crate) fn puppet_config(sources: &[Source], url: &str, env: i64) -> String {
+/// location, in order, each naming its resource and level; a glob's
+/// files (`globbed`, by its pattern) as the `uris` of one entry. A
+/// mapped path has no form there (the shim is given the file's path,
+/// not a resource), nor has a glob that named no file.
+pub(crate) fn puppet_config(
+    sources: &[Source],
+    globbed: &BTreeMap<String, Vec<String>>,
+    url: &str,
+    env: i64,
+) -> String {
     let q = |s: &str| serde_json::to_string(s).expect("a string is JSON");
     let mut out = String::from("---\nversion: 5\nhierarchy:\n");
     for (i, source) in sources.iter().enumerate() {
+        let uris = match source.form {
+            Form::Path => format!("uri: {}", q(&source.resource)),
+            Form::Glob => match globbed.get(&source.resource) {
+                Some(found) => format!("uris: {}", serde_json::json!(found)),
+                None => continue,
+            },
+            Form::Mapped => continue,
+        };
         let named = |s: &Source| s.entry == source.entry;
         let name = if sources.iter().filter(|s| named(s)).count() > 1 {
             let n = sources[..=i].iter().filter(|s| named(s)).count();
@@ -193,9 +234,8 @@ pub(crate) fn puppet_config(sources: &[Source], url: &str, env: i64) -> String {
         };
         let _ = write!(
             out,
-            "  - name: {}\n    data_hash: hierad::data_hash\n    uri: {}\n    options:\n      url: {}\n      environment: {env}\n",
+            "  - name: {}\n    data_hash: hierad::data_hash\n    {uris}\n    options:\n      url: {}\n      environment: {env}\n",
             q(&name),
-            q(&source.resource),
             q(url)
         );
         if let Some((level, token)) = &source.level {

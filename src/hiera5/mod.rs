@@ -9,11 +9,13 @@
 //! <https://github.com/puppetlabs/puppet/tree/7.x/lib/puppet/pops/lookup>.
 //! The values, YAML and JSON readers and the deep merge are the Hiera 3
 //! core's: Puppet reads the same Ruby objects and merges with the same
-//! deep_merge gem.
+//! deep_merge gem. What Puppet reads differently (YAML aliases) has its
+//! own reader (`hiera::yaml::load_puppet`).
 
 mod config;
 mod error;
 mod explain;
+mod glob;
 mod interpolate;
 mod kept;
 mod key;
@@ -25,8 +27,12 @@ mod scope;
 
 pub use config::{Config, DataFormat};
 pub use error::{Error, Result};
+pub use glob::glob_regex;
 pub use kept::{KeptRead, kept_read};
-pub use layout::{CONFIG_RESOURCE, Layout, Place, Source, Unexpressible};
+pub use layout::{
+    CONFIG_RESOURCE, Form, Layout, MODULES_DIR, Place, Source, Unexpressible, config_module,
+    module_config_resource,
+};
 pub use lookup::{Files, Lookup, Tree};
 pub use merge::Strategy;
 pub use scope::Scope;

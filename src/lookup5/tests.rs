@@ -201,9 +201,27 @@ fn a_bad_merge_is_puppets_argument_error() {
 fn hierarchies_with_no_form_are_refused_and_nothing_is_written() {
     for (hiera, files, expected) in [
         (
-            "version: 5\nhierarchy:\n  - name: Globbed\n    glob: \"nodes/*.yaml\"\n",
+            "version: 5\nhierarchy:\n  - name: Globbed\n    glob: \"%{facts.a}/*.yaml\"\n",
             vec![],
-            "hierarchy entry \"Globbed\": glob and globs have no form",
+            "hierarchy entry \"Globbed\": glob \"%{facts.a}/*.yaml\" interpolates",
+        ),
+        (
+            "version: 5\nhierarchy:\n  - name: Nodes\n    path: \"nodes/%{trusted.certname}.yaml\"\n  - name: All\n    glob: \"*.yaml\"\n",
+            vec![("data/nodes.yaml", "x: 1\n")],
+            "hierarchy entry \"All\": its glob would keep it in resource \"nodes\"",
+        ),
+        (
+            "version: 5\nhierarchy:\n  - name: A\n    glob: \"x/*.yaml\"\n  - name: B\n    glob: \"x/*.json\"\n",
+            vec![("data/x/a.yaml", "x: 1\n"), ("data/x/a.json", "{}\n")],
+            "would both be resource \"x/a\"",
+        ),
+        (
+            "version: 5\nhierarchy:\n  - name: C\n    path: common.yaml\n",
+            vec![(
+                "modules/ntp/hiera.yaml",
+                "version: 5\nhierarchy:\n  - {name: U, uri: \"http://x\", data_hash: yaml_data}\n",
+            )],
+            "module \"ntp\": hierarchy entry \"U\": it names no path",
         ),
         (
             "version: 5\nhierarchy:\n  - name: Two\n    path: \"%{facts.a}/%{facts.b}.yaml\"\n",
@@ -272,5 +290,64 @@ fn a_kept_file_that_does_not_parse_fails_only_the_lookups_that_read_it() {
     assert_eq!(
         look(&snapshot, &web1, "ports", None).as_deref(),
         Some("[80,22,443]")
+    );
+}
+
+/// The module layer, a mapped level and a glob, as imported (answers as
+/// Puppet gives them: tests/oracle/hiera5/layers.rs shows them on the
+/// control repository).
+#[test]
+fn modules_mapped_paths_and_globs_are_read_where_they_were_kept() {
+    let store = store();
+    let dir = control_repo();
+    let hiera = HIERA.replace(
+        "  - name: Common\n",
+        "  - name: Services\n    mapped_paths: [facts.services, s, \"svc/%{s}.yaml\"]\n  - name: Shared\n    glob: \"shared/*.yaml\"\n  - name: Common\n",
+    );
+    write(
+        dir.path(),
+        &[
+            ("hiera.yaml", &hiera),
+            ("data/svc/db.yaml", "ports: [5432]\n"),
+            ("data/svc/web.yaml", "ports: [8080]\n"),
+            ("data/shared/b.yaml", "motd: b\n"),
+            ("data/shared/a.yaml", "motd: a\nntp::servers: [env]\n"),
+            (
+                "modules/ntp/hiera.yaml",
+                "version: 5\nhierarchy:\n  - {name: C, path: common.yaml, data_hash: yaml_data}\n",
+            ),
+            (
+                "modules/ntp/data/common.yaml",
+                "lookup_options:\n  ntp::servers: {merge: unique}\nntp::servers: [mod]\nntp::only: 1\nports: [1]\n",
+            ),
+        ],
+    );
+    import(&store, dir.path(), 7).unwrap();
+    let snapshot = Snapshot::build(store.load_all().unwrap());
+    let mut web1 = facts("web1.example.com", "Debian");
+    let services = Value::Array(vec![Value::str("web"), Value::str("db")]);
+    web1.insert(Value::str("services"), services);
+    let at = |key: &str| look(&snapshot, &web1, key, None);
+    // The mapped level at each service, in order; the module's `ports`
+    // (outside its namespace) never answers.
+    assert_eq!(at("ports").as_deref(), Some("[80,22,8080,5432,443]"));
+    // The glob's files in sorted order: a.yaml first.
+    assert_eq!(at("motd").as_deref(), Some("\"a\""));
+    // The module's key, and its lookup_options merging across layers.
+    assert_eq!(at("ntp::only").as_deref(), Some("1"));
+    assert_eq!(at("ntp::servers").as_deref(), Some("[\"env\",\"mod\"]"));
+    assert_eq!(
+        snapshot.resource_names(7).unwrap().collect::<Vec<_>>(),
+        [
+            "common",
+            "hiera",
+            "modules/ntp/common",
+            "modules/ntp/hiera",
+            "nodes",
+            "os",
+            "shared/a",
+            "shared/b",
+            "svc"
+        ]
     );
 }

@@ -68,7 +68,7 @@ fn a_hierarchy_with_no_form_is_refused_and_nothing_changes() {
     let dir = tempfile::tempdir().unwrap();
     std::fs::write(
         dir.path().join("hiera.yaml"),
-        "version: 5\ndefaults: {data_hash: yaml_data}\nhierarchy:\n  - name: Globbed\n    glob: \"nodes/*.yaml\"\n",
+        "version: 5\ndefaults: {data_hash: yaml_data}\nhierarchy:\n  - name: Globbed\n    glob: \"%{facts.role}/*.yaml\"\n",
     )
     .unwrap();
     let db = dir.path().join("h.db");
@@ -84,7 +84,7 @@ fn a_hierarchy_with_no_form_is_refused_and_nothing_changes() {
         ][..],
     );
     assert!(
-        message.contains("hierarchy entry \"Globbed\": glob and globs have no form in hierad"),
+        message.contains("hierarchy entry \"Globbed\": glob \"%{facts.role}/*.yaml\" interpolates"),
         "{message}"
     );
     // Refused before the database was even opened.
@@ -162,4 +162,72 @@ fn a_data_file_that_does_not_parse_is_kept_and_fails_only_its_lookups() {
     );
     let name = look("facts/debian.yaml", "name");
     assert_eq!(binary::text(&name.stdout), "--- common\n", "{name:?}");
+}
+
+/// tests/fixtures/control-repo's modules, mapped level and glob through
+/// a server, without Puppet (the answers are Puppet's:
+/// tests/oracle/hiera5/layers.rs compares them with `puppet lookup`).
+#[test]
+fn modules_mapped_paths_and_globs_are_imported_and_answered() {
+    let server = TestServer::empty();
+    let fixture = format!("{ROOT}/tests/fixtures/control-repo");
+    let args = [
+        "import-environment",
+        &fixture,
+        "--server",
+        &server.url,
+        "--env",
+        "8",
+    ];
+    let out = binary::output(binary::command(&args[..]), None);
+    let (stdout, stderr) = (
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr),
+    );
+    assert!(out.status.success(), "{stderr}");
+    for line in [
+        "imported 22 data file(s)",
+        "registered 4 value(s) of level facts.services",
+        "imported the module layer of apache, ntp",
+        "left out module legacy: its hiera.yaml is not version 5, which Puppet ignores",
+        "leaves out hierarchy entry \"Per-service data\": the shim reads no mapped_paths",
+    ] {
+        assert!(stderr.contains(line), "{line}: {stderr}");
+    }
+    assert!(
+        stdout.contains("uris: [\"shared/10-base\",\"shared/20-site\"]")
+            && !stdout.contains("services")
+            && !stdout.contains("modules/"),
+        "{stdout}"
+    );
+    let facts = format!("{fixture}/facts/web1.yaml");
+    for (key, want) in [
+        (
+            "ntp::servers",
+            r#"["env.pool.ntp.org","debian.pool.ntp.org","module.pool.ntp.org"]"#,
+        ),
+        ("ntp::package", r#""ntpsec""#),
+        ("apache::port", "8080"),
+        ("service::ports", "[80,22,8140]"),
+        ("service::first", r#""nginx on web1.example.com""#),
+        ("shared::motd", r#""base motto""#),
+    ] {
+        let got = binary::ok(
+            &[
+                "puppet-lookup",
+                "--server",
+                &server.url,
+                "--env",
+                "8",
+                "--node",
+                "web1.example.com",
+                "--facts",
+                &facts,
+                "--render-as",
+                "json",
+                key,
+            ][..],
+        );
+        assert_eq!(got.trim(), want, "{key}");
+    }
 }

@@ -16,7 +16,7 @@ use crate::binary;
 use crate::server::TestServer;
 use std::path::Path;
 
-const ENV: i64 = 5;
+pub(super) const ENV: i64 = 5;
 
 /// The fixture's levels and how many `…_only_N` keys each holds.
 const LEVELS: [&str; 10] = [
@@ -86,7 +86,7 @@ fn cases() -> Vec<(&'static str, String)> {
     cases
 }
 
-fn copy_dir(from: &Path, to: &Path) {
+pub(super) fn copy_dir(from: &Path, to: &Path) {
     std::fs::create_dir_all(to).unwrap();
     for entry in std::fs::read_dir(from).unwrap() {
         let entry = entry.unwrap();
@@ -106,7 +106,13 @@ fn facts(root: &Path, node: &str) -> String {
 }
 
 /// `puppet lookup`'s arguments for one case in environment `env`.
-fn puppet_job(root: &Path, run: usize, env: &str, node: &str, case: &str) -> Vec<String> {
+pub(super) fn puppet_job(
+    root: &Path,
+    run: usize,
+    env: &str,
+    node: &str,
+    case: &str,
+) -> Vec<String> {
     let mut args = super::common(root, run, &format!("{node}.example"));
     args.extend(["--environment".into(), env.to_owned()]);
     args.extend(["--facts".into(), facts(root, node)]);
@@ -114,7 +120,7 @@ fn puppet_job(root: &Path, run: usize, env: &str, node: &str, case: &str) -> Vec
     args
 }
 
-fn hierad(root: &Path, url: &str, node: &str, case: &str) -> Outcome {
+pub(super) fn hierad(root: &Path, url: &str, node: &str, case: &str) -> Outcome {
     let mut args: Vec<String> = ["puppet-lookup", "--server", url, "--env", &ENV.to_string()]
         .map(str::to_owned)
         .to_vec();
@@ -132,7 +138,7 @@ fn hierad(root: &Path, url: &str, node: &str, case: &str) -> Outcome {
 
 /// The environment Puppet reads through the shim: the hiera.yaml the
 /// import printed, and the shim as module `hierad`.
-fn shim_environment(dir: &Path, printed: &str) {
+pub(super) fn shim_environment(dir: &Path, printed: &str) {
     std::fs::create_dir_all(dir).unwrap();
     std::fs::write(dir.join("hiera.yaml"), printed).unwrap();
     let shim = Path::new(binary::ROOT).join("hiera");
