@@ -9,8 +9,8 @@ use crate::hiera::budget::Meter;
 use crate::hiera::error::ErrorClass;
 use crate::hiera::{Hash, HieraError, Value};
 use crate::hiera5::{
-    self, CONFIG_RESOURCE, Files, Layout, Lookup, MODULES_DIR, Scope, Strategy, Tree,
-    config_module, module_config_resource,
+    self, CONFIG_RESOURCE, Files, KeptRead, Layout, Lookup, MODULES_DIR, Scope, Strategy, Tree,
+    config_module, kept_read, module_config_resource,
 };
 use std::collections::HashMap;
 
@@ -156,20 +156,15 @@ impl Files for SnapshotFiles<'_> {
         self.document(path).map(Value::Hash)
     }
 
-    fn unparsable(&self, path: &str) -> Option<String> {
+    fn unparsable(&self, path: &str) -> Option<KeptRead> {
         self.places(path).find_map(|(level, resource)| {
             DocKind::ALL.iter().find_map(|kind| {
                 match self.snapshot.stored(self.env, &level, &resource, *kind) {
-                    // Puppet's words for a file it cannot parse, naming it
-                    // by its path in the environment, as `parse` does.
-                    Err(ConfigError::Unparsed(kept)) if kept.error.message.starts_with('(') => {
-                        let message =
-                            kept.error
-                                .message
-                                .replacen("(<unknown>)", &format!("({path})"), 1);
-                        Some(format!("Unable to parse {message}"))
+                    // Puppet's reading of the file, naming it by its path
+                    // in the environment, as `parse` names files.
+                    Err(ConfigError::Unparsed(kept)) => {
+                        Some(kept_read(path, kept.error.class, &kept.error.message))
                     }
-                    Err(ConfigError::Unparsed(kept)) => Some(kept.error.message.clone()),
                     _ => None,
                 }
             })

@@ -116,8 +116,14 @@ pub(crate) fn read(dir: &Path) -> Result<Environment5, Refusal> {
             }
             // A data file that does not parse comes back kept unparsed
             // (`Content::File`) and is stored as such: Hiera fails only
-            // the lookups that read it.
-            for file in read_tree(&root)? {
+            // the lookups that read it. One whose only fault for Hiera 3
+            // is an alias is data to Puppet.
+            for mut file in read_tree(&root)? {
+                if let Content::File(kept) = &file.content {
+                    if let Some(data) = kept.puppet_data() {
+                        file.content = Content::Data(data);
+                    }
+                }
                 found.entry(relative(dir, &file.path)).or_insert(file);
             }
         }

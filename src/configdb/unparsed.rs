@@ -15,8 +15,9 @@
 
 use super::model::DocAddress;
 use crate::hiera::Hash;
+use crate::hiera::config::BackendKind;
 use crate::hiera::datafile::{backend_of, read};
-use crate::hiera::error::HieraError;
+use crate::hiera::error::{ErrorClass, HieraError};
 use base64::Engine;
 use base64::engine::general_purpose::STANDARD;
 use serde::{Deserialize, Serialize};
@@ -57,6 +58,23 @@ impl Unparsed {
     /// The error Hiera raises reading the file at [`Unparsed::path`].
     pub(crate) fn parse(&self) -> Result<Hash, HieraError> {
         read(backend_of(&self.path), &self.path, &self.bytes)
+    }
+
+    /// The file's data as Puppet 7's yaml_data reads it, where Hiera 3
+    /// refused the file only for its aliases, which Puppet's reader
+    /// resolves (`hiera::yaml::load_puppet`): a Hiera 5 environment keeps
+    /// such a file as data.
+    pub(crate) fn puppet_data(&self) -> Option<Hash> {
+        let refused = self.parse().err()?;
+        if refused.class != ErrorClass::PsychBadAlias || backend_of(&self.path) != BackendKind::Yaml
+        {
+            return None;
+        }
+        let text = crate::hiera::encoding::yaml_text(&self.bytes).ok()?;
+        match crate::hiera::yaml::load_puppet(&text).ok()? {
+            crate::hiera::Value::Hash(data) => Some(data),
+            _ => None,
+        }
     }
 
     /// Its bytes as text, or (not UTF-8) in base64: the fields of the

@@ -37,10 +37,11 @@ pub trait Files {
     fn parsed(&self, _path: &str) -> Option<Value> {
         None
     }
-    /// Why the file at `path` cannot be read, when it is kept but does not
+    /// How Puppet reads the file at `path` when it is kept but does not
     /// parse (a store keeps such a file as Hiera keeps it: only the
-    /// lookups that read it fail); `None`: read it as usual.
-    fn unparsable(&self, _path: &str) -> Option<String> {
+    /// lookups that read it fail; [`super::kept_read`]); `None`: read it
+    /// as usual.
+    fn unparsable(&self, _path: &str) -> Option<super::KeptRead> {
         None
     }
 }
@@ -677,8 +678,13 @@ impl<'f, F: Files> Lookup<'f, F> {
     }
 
     fn parse(&self, path: &str, format: DataFormat, module: Option<&str>) -> Result<Rc<Hash>> {
-        if let Some(reason) = self.files.unparsable(path) {
-            return Err(Error::Data(reason));
+        match self.files.unparsable(path) {
+            Some(super::KeptRead::Fails(reason)) => return Err(Error::Data(reason)),
+            Some(super::KeptRead::Empty { warning }) => {
+                self.warn(warning);
+                return Ok(Rc::new(Hash::default()));
+            }
+            None => {}
         }
         let parsed = self.files.parsed(path);
         let text = match parsed {

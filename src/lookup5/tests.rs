@@ -293,6 +293,40 @@ fn a_kept_file_that_does_not_parse_fails_only_the_lookups_that_read_it() {
     );
 }
 
+/// What Puppet reads otherwise than Hiera 3: a YAML file that holds no
+/// Hash is warned about and read as empty (kept unparsed, it fails no
+/// lookup), and a file with aliases is data.
+#[test]
+fn files_hiera_3_refuses_are_read_as_puppet_reads_them() {
+    let store = store();
+    let dir = control_repo();
+    write(
+        dir.path(),
+        &[
+            ("data/os/RedHat.yaml", "- a list\n"),
+            (
+                "data/nodes/db1.example.com.yaml",
+                "base: &base {port: 5432}\ndb_settings:\n  <<: *base\n  name: main\n",
+            ),
+        ],
+    );
+    import(&store, dir.path(), 7).unwrap();
+    let snapshot = Snapshot::build(store.load_all().unwrap());
+    let redhat = facts("db1.example.com", "RedHat");
+    // Without the warning's reading, the list's level fails every lookup;
+    // with it, the level reads as a family with no file does.
+    let suse = facts("db1.example.com", "Suse");
+    assert_eq!(
+        look(&snapshot, &redhat, "ports", None),
+        look(&snapshot, &suse, "ports", None)
+    );
+    assert!(look(&snapshot, &suse, "ports", None).is_some());
+    assert_eq!(
+        look(&snapshot, &redhat, "db_settings", None).as_deref(),
+        Some(r#"{"port":5432,"name":"main"}"#)
+    );
+}
+
 /// The module layer, a mapped level and a glob, as imported (answers as
 /// Puppet gives them: tests/oracle/hiera5/layers.rs shows them on the
 /// control repository).
