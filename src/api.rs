@@ -22,8 +22,8 @@ pub(crate) use unparsed::{KeptFile, UnparsedErrorBody, UnparsedFile};
 pub(crate) use insight::Origin;
 pub(crate) use insight::{DiffAnswer, NodeScope, ShowLookup};
 pub(crate) use lookup::{
-    ExplainStep, HieraFailure, HierarchyRegistration, KeyAnswer, KeyOutcome, KeysAnswer,
-    LookupAnswer, LookupRequest, RegisteredHierarchy,
+    ExplainStep, Explanation, HieraFailure, HierarchyRegistration, KeyAnswer, KeyOutcome,
+    KeysAnswer, LookupAnswer, LookupRequest, RegisteredHierarchy,
 };
 
 use crate::configdb;
@@ -630,6 +630,7 @@ mod tests {
                                 default: true,
                                 value: Some(WireValue(Value::Float(1.0))),
                                 explain: None,
+                                explanation: None,
                             }),
                             key: "a".into(),
                         },

@@ -7,11 +7,14 @@
 use crate::configdb::{ConfigError, DocKind, LevelPath, LevelValue, Snapshot};
 use crate::hiera::error::ErrorClass;
 use crate::hiera::{Hash, HieraError, Value};
-use crate::hiera5::{self, CONFIG_RESOURCE, Files, Layout, Lookup, Scope, Strategy, Tree};
+use crate::hiera5::{
+    self, CONFIG_RESOURCE, Explanation, Files, Layout, Lookup, ORIGIN_RESOURCE, Scope, Strategy,
+    Tree,
+};
+use std::sync::Arc;
 
-/// The environment's hiera.yaml, as the lookup names it (the layer's
-/// directory is the empty path, so data paths are `data/…`).
-const CONFIG_PATH: &str = "hiera.yaml";
+/// The environment's hiera.yaml, under its directory.
+const CONFIG_FILE: &str = "hiera.yaml";
 
 /// A global hiera.yaml no document stands for: Puppet's built-in global
 /// layer, which finds no `data/common.yaml` beside it.
@@ -21,48 +24,107 @@ const GLOBAL_CONFIG: &str = "/hierad/global/hiera.yaml";
 /// does not set `environment` (`puppet lookup`'s default).
 const DEFAULT_ENVIRONMENT: &str = "production";
 
-/// One Hiera 5 environment of a snapshot, as files.
-pub(crate) struct SnapshotFiles<'s> {
-    snapshot: &'s Snapshot,
-    env: i64,
+/// What a Hiera 5 environment's lookups read of its hiera.yaml.
+#[derive(Debug)]
+struct Prepared {
+    /// The directory the environment was imported from, which the paths
+    /// of its files are under (as an explanation prints them); empty
+    /// when none is recorded, so paths are `hiera.yaml`, `data/…`.
+    directory: String,
     config: Option<Value>,
     layout: Layout,
 }
 
-impl<'s> SnapshotFiles<'s> {
-    /// The files of environment `env`: its hiera.yaml (the root document
-    /// of resource `hiera`) and the documents its hierarchy places.
+impl Prepared {
+    /// Environment `env`'s hiera.yaml (the root document of resource
+    /// `hiera`) and where it came from (resource `hiera-origin`).
     ///
     /// # Errors
     /// A stored hiera.yaml that does not read as version 5, or that has
     /// no form in hierad (written by hand, not by import-environment).
-    pub(crate) fn new(snapshot: &'s Snapshot, env: i64) -> hiera5::Result<SnapshotFiles<'s>> {
+    fn of(snapshot: &Snapshot, env: i64) -> hiera5::Result<Prepared> {
         let config = snapshot
             .effective(env, &LevelPath::root(), CONFIG_RESOURCE)
             .filter(|doc| !doc.is_empty())
             .map(|doc| Value::Hash((*doc).clone()));
+        let directory = snapshot
+            .effective(env, &LevelPath::root(), ORIGIN_RESOURCE)
+            .and_then(|doc| doc.get(&Value::str("directory")).cloned())
+            .and_then(|dir| dir.as_str().map(|d| d.trim_end_matches('/').to_owned()))
+            .unwrap_or_default();
+        let config_path = if directory.is_empty() {
+            CONFIG_FILE.to_owned()
+        } else {
+            format!("{directory}/{CONFIG_FILE}")
+        };
         let layout = match &config {
             Some(value) => {
-                let parsed = hiera5::Config::from_value(CONFIG_PATH, value)?;
+                let parsed = hiera5::Config::from_value(&config_path, value)?;
                 Layout::of(&parsed).map_err(|e| hiera5::Error::Config {
-                    path: CONFIG_PATH.into(),
+                    path: CONFIG_FILE.into(),
                     message: e.to_string(),
                 })?
             }
             None => Layout::default(),
         };
-        Ok(SnapshotFiles {
-            snapshot,
-            env,
+        Ok(Prepared {
+            directory,
             config,
             layout,
         })
+    }
+}
+
+/// One Hiera 5 environment of a snapshot, as files.
+pub(crate) struct SnapshotFiles<'s> {
+    snapshot: &'s Snapshot,
+    env: i64,
+    /// Always `Ok` (checked by [`SnapshotFiles::new`]).
+    prepared: Arc<hiera5::Result<Prepared>>,
+}
+
+impl<'s> SnapshotFiles<'s> {
+    /// The files of environment `env`: its hiera.yaml and the documents
+    /// its hierarchy places.
+    ///
+    /// # Errors
+    /// As [`Prepared::of`].
+    pub(crate) fn new(snapshot: &'s Snapshot, env: i64) -> hiera5::Result<SnapshotFiles<'s>> {
+        let prepared = Arc::new(Prepared::of(snapshot, env));
+        if let Err(e) = &*prepared {
+            return Err(e.clone());
+        }
+        Ok(SnapshotFiles {
+            snapshot,
+            env,
+            prepared,
+        })
+    }
+
+    fn prepared(&self) -> &Prepared {
+        match &*self.prepared {
+            Ok(prepared) => prepared,
+            Err(_) => unreachable!("SnapshotFiles::new checks it"),
+        }
+    }
+
+    /// `path` under the environment's directory (`None`: outside it).
+    fn relative<'p>(&self, path: &'p str) -> Option<&'p str> {
+        let directory = &self.prepared().directory;
+        if directory.is_empty() {
+            return Some(path);
+        }
+        path.strip_prefix(directory.as_str())?.strip_prefix('/')
     }
 
     /// The level paths and resources the layout keeps the file at `path`
     /// at.
     fn places(&self, path: &str) -> impl Iterator<Item = (LevelPath, String)> {
-        self.layout.places(path).into_iter().filter_map(|place| {
+        let places = self
+            .relative(path)
+            .map(|rel| self.prepared().layout.places(rel))
+            .unwrap_or_default();
+        places.into_iter().filter_map(|place| {
             let level = match place.level {
                 None => LevelPath::root(),
                 Some((level, value)) => LevelPath::new(vec![LevelValue::new(level, value).ok()?]),
@@ -95,8 +157,8 @@ impl Files for SnapshotFiles<'_> {
     }
 
     fn is_file(&self, path: &str) -> bool {
-        if path == CONFIG_PATH {
-            return self.config.is_some();
+        if self.relative(path) == Some(CONFIG_FILE) {
+            return self.prepared().config.is_some();
         }
         self.document(path).is_some() || self.unparsable(path).is_some()
     }
@@ -111,8 +173,8 @@ impl Files for SnapshotFiles<'_> {
     }
 
     fn parsed(&self, path: &str) -> Option<Value> {
-        if path == CONFIG_PATH {
-            return self.config.clone();
+        if self.relative(path) == Some(CONFIG_FILE) {
+            return self.prepared().config.clone();
         }
         self.document(path).map(Value::Hash)
     }
@@ -162,6 +224,62 @@ pub(crate) fn lookup(
     key: &str,
 ) -> Result<Option<Value>, HieraError> {
     let files = SnapshotFiles::new(snapshot, request.env).map_err(error)?;
+    let (lookup, merge) = prepared(&files, request)?;
+    lookup
+        .lookup(&[key.to_owned()], merge.as_ref())
+        .map_err(error)
+}
+
+/// One `puppet lookup --explain` of `keys` (the first found answers).
+#[derive(Debug)]
+pub(crate) struct Explained {
+    pub(crate) found: Option<Value>,
+    /// The lookup's failure, the explanation's last line.
+    pub(crate) failure: Option<HieraError>,
+    pub(crate) explanation: Explanation,
+}
+
+/// [`lookup`] of `keys`, explained as `puppet lookup --explain` explains
+/// it over the files the environment was imported from.
+///
+/// # Errors
+/// What `puppet lookup --explain` does not explain but refuses (a bad
+/// `merge`), and what hierad does not read; a failed lookup is
+/// [`Explained::failure`].
+pub(crate) fn explain(
+    snapshot: &Snapshot,
+    request: &Request5<'_>,
+    keys: &[String],
+    has_default: bool,
+) -> Result<Explained, HieraError> {
+    let files = SnapshotFiles::new(snapshot, request.env).map_err(error)?;
+    let (lookup, merge) = prepared(&files, request)?;
+    let lookup = lookup.explaining();
+    let result = lookup.lookup(keys, merge.as_ref());
+    if let Err(e) = &result
+        && (e.printed_by_puppet() || matches!(e, hiera5::Error::Unsupported(_)))
+    {
+        return Err(error(e.clone()));
+    }
+    let explanation = lookup
+        .explained(keys, &result, has_default)
+        .expect("the lookup explains");
+    let (found, failure) = match result {
+        Ok(found) => (found, None),
+        Err(e) => (None, Some(error(e))),
+    };
+    Ok(Explained {
+        found,
+        failure,
+        explanation,
+    })
+}
+
+/// A lookup over `files` for `request`'s node, and its merge.
+fn prepared<'f>(
+    files: &'f SnapshotFiles<'_>,
+    request: &Request5<'_>,
+) -> Result<(Lookup<'f, SnapshotFiles<'f>>, Option<Strategy>), HieraError> {
     let merge = request
         .merge
         .map(Strategy::from_value)
@@ -175,12 +293,10 @@ pub(crate) fn lookup(
         .to_owned();
     let tree = Tree {
         global_config: GLOBAL_CONFIG.into(),
-        environment_dir: Some(String::new()),
+        environment_dir: Some(files.prepared().directory.clone()),
     };
     let scope = Scope::for_node(request.facts.clone(), &environment);
-    Lookup::new(tree, &files, scope)
-        .lookup(&[key.to_owned()], merge.as_ref())
-        .map_err(error)
+    Ok((Lookup::new(tree, files, scope), merge))
 }
 
 /// A Hiera 5 error as the API carries it: `ArgumentError` for what

@@ -9,7 +9,7 @@ use crate::configdb::model::check_resource_name;
 use crate::configdb::unparsed::Content;
 use crate::configdb::{LevelPath, LevelValue};
 use crate::hiera::Value;
-use crate::hiera5::{CONFIG_RESOURCE, Config, Layout};
+use crate::hiera5::{CONFIG_RESOURCE, Config, Layout, ORIGIN_RESOURCE};
 use crate::tree::{TreeError, TreeFile, read_file, read_tree};
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
@@ -131,6 +131,7 @@ pub(crate) fn read(dir: &Path) -> Result<Environment5, Refusal> {
         path: config_path,
         content: Content::Data(config_doc),
     });
+    by_level.entry(None).or_default().push(origin(dir));
     let docs = by_level
         .into_iter()
         .map(|(slot, docs)| (LevelPath::new(slot.into_iter().collect()), docs))
@@ -142,6 +143,22 @@ pub(crate) fn read(dir: &Path) -> Result<Environment5, Refusal> {
         files,
         layout,
     })
+}
+
+/// Where the environment came from: `dir` made absolute, as Puppet
+/// expands its environmentpath (not resolving links).
+fn origin(dir: &Path) -> TreeFile {
+    let absolute = std::path::absolute(dir).unwrap_or_else(|_| dir.to_path_buf());
+    let mut doc = crate::hiera::Hash::default();
+    doc.insert(
+        Value::str("directory"),
+        Value::str(absolute.to_string_lossy().trim_end_matches('/')),
+    );
+    TreeFile {
+        resource: ORIGIN_RESOURCE.into(),
+        path: absolute,
+        content: Content::Data(doc),
+    }
 }
 
 /// `path` under `dir`, `/`-separated.

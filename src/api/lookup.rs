@@ -9,7 +9,11 @@ use serde::{Deserialize, Serialize};
 #[derive(Clone, Debug, Default, PartialEq, Serialize)]
 pub(crate) struct LookupRequest {
     pub(crate) environment: i64,
+    #[serde(skip_serializing_if = "String::is_empty")]
     pub(crate) key: String,
+    /// Several keys in place of `key`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) keys: Option<Vec<String>>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub(crate) resolution: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -60,6 +64,23 @@ pub(crate) struct LookupAnswer {
     /// With `explain`: every step of the lookup, in order.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(crate) explain: Option<Vec<ExplainStep>>,
+    /// With `explain` in a Hiera 5 environment: `puppet lookup
+    /// --explain`'s explanation of the lookup of the keys.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) explanation: Option<Explanation>,
+}
+
+/// `puppet lookup --explain`'s output for one lookup of a Hiera 5
+/// environment's keys, the first found answering.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub(crate) struct Explanation {
+    /// As `puppet lookup --explain` prints it (`--render-as s`).
+    pub(crate) text: String,
+    /// As data: what `--render-as json` prints.
+    pub(crate) tree: WireValue,
+    /// The lookup's failure (its message is the text's last line).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) error: Option<HieraFailure>,
 }
 
 /// One step of an `explain`ed lookup.

@@ -18,6 +18,11 @@ use super::config::{Config, Locations};
 /// The resource whose root document is the environment's hiera.yaml.
 pub const CONFIG_RESOURCE: &str = "hiera";
 
+/// The resource whose root document names the directory the environment
+/// was imported from (`{"directory": "/…/production"}`): the paths an
+/// explanation prints, as `puppet lookup --explain` printed them there.
+pub const ORIGIN_RESOURCE: &str = "hiera-origin";
+
 /// Why a hierarchy has no form in hierad: the entry and the reason.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 #[error("hierarchy entry \"{entry}\": {reason}")]
@@ -248,12 +253,15 @@ fn place(entry: &str, datadir: &str, template: &str) -> Result<Placement, String
 }
 
 fn checked(p: Placement) -> Result<Placement, String> {
-    if p.resource == CONFIG_RESOURCE {
-        return Err(format!(
-            "its files would be kept in resource \"{CONFIG_RESOURCE}\", where the environment keeps its hiera.yaml"
-        ));
-    }
-    Ok(p)
+    let kept = match p.resource.as_str() {
+        CONFIG_RESOURCE => "its hiera.yaml",
+        ORIGIN_RESOURCE => "the directory it was imported from",
+        _ => return Ok(p),
+    };
+    Err(format!(
+        "its files would be kept in resource \"{}\", where the environment keeps {kept}",
+        p.resource
+    ))
 }
 
 /// The length of `datadir/` at the start of `full` (0 for no datadir).
@@ -371,7 +379,11 @@ mod tests {
             ),
             (
                 "- name: H\n    path: hiera.yaml",
-                "where the environment keeps",
+                "where the environment keeps its hiera.yaml",
+            ),
+            (
+                "- name: O\n    path: hiera-origin.yaml",
+                "where the environment keeps the directory it was imported from",
             ),
             ("- name: Up\n    path: ../x.yaml", "outside"),
         ] {

@@ -24,7 +24,8 @@ mod scope;
 
 pub use config::{Config, DataFormat};
 pub use error::{Error, Result};
-pub use layout::{CONFIG_RESOURCE, Layout, Place, Source, Unexpressible};
+pub use explain::Explanation;
+pub use layout::{CONFIG_RESOURCE, Layout, ORIGIN_RESOURCE, Place, Source, Unexpressible};
 pub use lookup::{Files, Lookup, Tree};
 pub use merge::Strategy;
 pub use scope::Scope;

@@ -268,6 +268,7 @@ fn remote_request(
     let body = LookupRequest {
         environment: env,
         key: positional.key.clone(),
+        keys: None,
         resolution: Some(
             match options.kind {
                 Kind::Priority => "priority",

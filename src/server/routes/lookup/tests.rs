@@ -178,6 +178,7 @@ fn the_typed_request_is_what_the_server_reads() {
     let typed = api::LookupRequest {
         environment: 3,
         key: "k".into(),
+        keys: None,
         resolution: Some("array".into()),
         level: Some("nodes=n1".into()),
         hierarchy: Some(vec!["a".into(), "b".into()]),
