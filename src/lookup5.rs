@@ -24,14 +24,20 @@ const GLOBAL_CONFIG: &str = "/hierad/global/hiera.yaml";
 /// does not set `environment` (`puppet lookup`'s default).
 const DEFAULT_ENVIRONMENT: &str = "production";
 
-/// What a Hiera 5 environment's lookups read of its hiera.yaml.
+/// What a Hiera 5 environment's lookups read of its hiera.yaml, made
+/// once per snapshot (kept in its memo: `configdb/memo/derived.rs`), not
+/// per lookup.
 #[derive(Debug)]
 struct Prepared {
     /// The directory the environment was imported from, which the paths
     /// of its files are under (as an explanation prints them); empty
     /// when none is recorded, so paths are `hiera.yaml`, `data/…`.
     directory: String,
+    /// Its hiera.yaml's path under `directory`.
+    config_path: String,
     config: Option<Value>,
+    /// `config` parsed, when it is version 5.
+    parsed: Option<Arc<hiera5::Config>>,
     layout: Layout,
 }
 
@@ -57,19 +63,26 @@ impl Prepared {
         } else {
             format!("{directory}/{CONFIG_FILE}")
         };
-        let layout = match &config {
+        let (layout, parsed) = match &config {
             Some(value) => {
                 let parsed = hiera5::Config::from_value(&config_path, value)?;
-                Layout::of(&parsed).map_err(|e| hiera5::Error::Config {
+                let layout = Layout::of(&parsed).map_err(|e| hiera5::Error::Config {
                     path: CONFIG_FILE.into(),
                     message: e.to_string(),
-                })?
+                })?;
+                let v5 = value
+                    .as_hash()
+                    .and_then(|h| h.get(&Value::str("version")))
+                    .is_some_and(|v| *v == Value::Int(5));
+                (layout, v5.then(|| Arc::new(parsed)))
             }
-            None => Layout::default(),
+            None => (Layout::default(), None),
         };
         Ok(Prepared {
             directory,
+            config_path,
             config,
+            parsed,
             layout,
         })
     }
@@ -90,7 +103,7 @@ impl<'s> SnapshotFiles<'s> {
     /// # Errors
     /// As [`Prepared::of`].
     pub(crate) fn new(snapshot: &'s Snapshot, env: i64) -> hiera5::Result<SnapshotFiles<'s>> {
-        let prepared = Arc::new(Prepared::of(snapshot, env));
+        let prepared = snapshot.memo().derived(env, || Prepared::of(snapshot, env));
         if let Err(e) = &*prepared {
             return Err(e.clone());
         }
@@ -177,6 +190,13 @@ impl Files for SnapshotFiles<'_> {
             return self.prepared().config.clone();
         }
         self.document(path).map(Value::Hash)
+    }
+
+    fn config(&self, path: &str) -> Option<Arc<hiera5::Config>> {
+        let prepared = self.prepared();
+        (path == prepared.config_path)
+            .then(|| prepared.parsed.clone())
+            .flatten()
     }
 
     fn unparsable(&self, path: &str) -> Option<String> {
