@@ -22,7 +22,7 @@ pub(crate) use unparsed::{KeptFile, UnparsedErrorBody, UnparsedFile};
 pub(crate) use insight::Origin;
 pub(crate) use insight::{DiffAnswer, NodeScope, ShowLookup};
 pub(crate) use lookup::{
-    ExplainStep, Explanation, HieraFailure, HierarchyRegistration, KeyAnswer, KeyOutcome,
+    ExplainStep, Explanation, HieraFailure, HierarchyRegistration, KeyAnswer, KeyOutcome, Keys,
     KeysAnswer, LookupAnswer, LookupRequest, RegisteredHierarchy,
 };
 

@@ -9,11 +9,9 @@ use serde::{Deserialize, Serialize};
 #[derive(Clone, Debug, Default, PartialEq, Serialize)]
 pub(crate) struct LookupRequest {
     pub(crate) environment: i64,
-    #[serde(skip_serializing_if = "String::is_empty")]
-    pub(crate) key: String,
-    /// Several keys in place of `key`.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub(crate) keys: Option<Vec<String>>,
+    /// `key`, or several `keys`.
+    #[serde(flatten)]
+    pub(crate) keys: Keys,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub(crate) resolution: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -36,6 +34,26 @@ pub(crate) struct LookupRequest {
     /// Puppet's `merge`, in a Hiera 5 environment (docs/hiera5.md).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(crate) merge: Option<WireValue>,
+}
+
+/// A lookup's `key`, or its `keys` (the server refuses both).
+#[derive(Clone, Debug, PartialEq, Serialize)]
+#[serde(untagged)]
+pub(crate) enum Keys {
+    One { key: String },
+    Several { keys: Vec<String> },
+}
+
+impl Keys {
+    pub(crate) fn one(key: impl Into<String>) -> Keys {
+        Keys::One { key: key.into() }
+    }
+}
+
+impl Default for Keys {
+    fn default() -> Keys {
+        Keys::one("")
+    }
 }
 
 /// What a client sends to [`super::paths::HIERARCHIES`].

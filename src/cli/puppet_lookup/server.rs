@@ -3,7 +3,7 @@
 //! per key until one is found, as Puppet tries its keys in order.
 
 use super::Refused;
-use crate::api::{Explanation, LookupRequest, WireValue};
+use crate::api::{Explanation, Keys, LookupRequest, WireValue};
 use crate::cli::args::ClientFlags;
 use crate::hiera::error::ErrorClass;
 use crate::hiera::{Hash, Value};
@@ -29,7 +29,7 @@ pub(super) struct Asked<'a> {
 pub(super) fn lookup(asked: &Asked<'_>, keys: &[String]) -> Result<Option<Value>, Refused> {
     let remote = connect(asked)?;
     for key in keys {
-        match remote.lookup(&request(asked, key.clone(), None)) {
+        match remote.lookup(&request(asked, Keys::one(key.clone()))) {
             Ok(answer) if answer.found => return Ok(answer.value.map(|v| v.0)),
             Ok(_) => {}
             Err(e) => return Err(refused(e)),
@@ -51,8 +51,13 @@ pub(super) fn explain(
 ) -> Result<Explanation, Refused> {
     let remote = connect(asked)?;
     let mut request = match keys {
-        [one] => request(asked, one.clone(), None),
-        _ => request(asked, String::new(), Some(keys.to_vec())),
+        [one] => request(asked, Keys::one(one.clone())),
+        _ => request(
+            asked,
+            Keys::Several {
+                keys: keys.to_vec(),
+            },
+        ),
     };
     request.explain = true;
     request.default = default.map(|d| WireValue(Value::str(d)));
@@ -68,10 +73,9 @@ fn connect(asked: &Asked<'_>) -> Result<Remote, Refused> {
     Remote::connect(asked.server, Timeouts::reads(), auth).map_err(|e| hierad(&e))
 }
 
-fn request(asked: &Asked<'_>, key: String, keys: Option<Vec<String>>) -> LookupRequest {
+fn request(asked: &Asked<'_>, keys: Keys) -> LookupRequest {
     LookupRequest {
         environment: asked.env,
-        key,
         keys,
         scope: asked.facts.clone().map(|f| WireValue(Value::Hash(f))),
         node: asked.node.map(str::to_owned),
