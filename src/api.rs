@@ -13,6 +13,7 @@
 
 pub(crate) mod impact;
 mod insight;
+mod lookup;
 pub(crate) mod paths;
 mod unparsed;
 pub(crate) use unparsed::{KeptFile, UnparsedErrorBody, UnparsedFile};
@@ -20,6 +21,10 @@ pub(crate) use unparsed::{KeptFile, UnparsedErrorBody, UnparsedFile};
 #[cfg(test)]
 pub(crate) use insight::Origin;
 pub(crate) use insight::{DiffAnswer, NodeScope, ShowLookup};
+pub(crate) use lookup::{
+    ExplainStep, Explanation, HieraFailure, HierarchyRegistration, KeyAnswer, KeyOutcome, Keys,
+    KeysAnswer, LookupAnswer, LookupRequest, RegisteredHierarchy,
+};
 
 use crate::configdb;
 use crate::hiera::Value;
@@ -535,110 +540,6 @@ impl From<Version> for configdb::Version {
 pub(crate) const SPEAKS_TLS: &str =
     "this hierad server speaks TLS on this port: use https:// instead of http://";
 
-/// `POST /api/v1/lookup` as a client sends it (the server decodes it by
-/// hand: see the module's note).
-#[derive(Clone, Debug, Default, PartialEq, Serialize)]
-pub(crate) struct LookupRequest {
-    pub(crate) environment: i64,
-    pub(crate) key: String,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub(crate) resolution: Option<String>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub(crate) level: Option<String>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub(crate) hierarchy: Option<Vec<String>>,
-    /// A registered hierarchy ([`paths::HIERARCHIES`]) in place of
-    /// `hierarchy`.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub(crate) hierarchy_id: Option<String>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub(crate) scope: Option<WireValue>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub(crate) default: Option<WireValue>,
-    #[serde(skip_serializing_if = "std::ops::Not::not")]
-    pub(crate) explain: bool,
-    /// A node whose stored scope `scope` is layered over.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub(crate) node: Option<String>,
-    /// Puppet's `merge`, in a Hiera 5 environment (docs/hiera5.md).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub(crate) merge: Option<WireValue>,
-}
-
-/// What a client sends to [`paths::HIERARCHIES`].
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
-pub(crate) struct HierarchyRegistration<'a> {
-    pub(crate) hierarchy: &'a [String],
-}
-
-/// A registered hierarchy's id, for a lookup's `hierarchy_id`: 32
-/// lowercase hex digits, derived from the levels alone (the same list
-/// has the same id on every server).
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-pub(crate) struct RegisteredHierarchy {
-    pub(crate) id: String,
-}
-
-/// The answer of one lookup. `found` false with `default` true: the
-/// default applied; with neither, `value` is absent.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub(crate) struct LookupAnswer {
-    pub(crate) found: bool,
-    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
-    pub(crate) default: bool,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub(crate) value: Option<WireValue>,
-    /// With `explain`: every step of the lookup, in order.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub(crate) explain: Option<Vec<ExplainStep>>,
-}
-
-/// One step of an `explain`ed lookup.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub(crate) struct ExplainStep {
-    /// Nesting: 0 for the key asked, 1 for a lookup inside its
-    /// interpolation, …
-    pub(crate) depth: usize,
-    pub(crate) key: String,
-    pub(crate) source: String,
-    /// `found`, `no_key`, `no_data` or `bad_definition`.
-    pub(crate) outcome: String,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub(crate) value: Option<WireValue>,
-    /// On the last step of a hash merge: each top-level key of the
-    /// merged Hash and the source that supplied it.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub(crate) keys: Option<std::collections::BTreeMap<String, String>>,
-}
-
-/// The answer of a lookup of several `keys`: one entry per key, in order.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub(crate) struct KeysAnswer {
-    pub(crate) answers: Vec<KeyAnswer>,
-}
-
-/// One key's answer, or the Hiera error of its lookup.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub(crate) struct KeyAnswer {
-    #[serde(flatten)]
-    pub(crate) outcome: KeyOutcome,
-    pub(crate) key: String,
-}
-
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[serde(untagged)]
-pub(crate) enum KeyOutcome {
-    Failed { error: HieraFailure },
-    Answered(LookupAnswer),
-}
-
-/// A lookup Hiera itself fails: the Ruby exception class and message.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-pub(crate) struct HieraFailure {
-    pub(crate) class: String,
-    pub(crate) message: String,
-}
-
 /// `GET /api/v1/environments/{env}/scope`: the scope variables the
 /// environment's data interpolates.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -729,6 +630,7 @@ mod tests {
                                 default: true,
                                 value: Some(WireValue(Value::Float(1.0))),
                                 explain: None,
+                                explanation: None,
                             }),
                             key: "a".into(),
                         },

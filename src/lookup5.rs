@@ -9,14 +9,14 @@ use crate::hiera::budget::Meter;
 use crate::hiera::error::ErrorClass;
 use crate::hiera::{Hash, HieraError, Value};
 use crate::hiera5::{
-    self, CONFIG_RESOURCE, Files, KeptRead, Layout, Lookup, MODULES_DIR, Scope, Strategy, Tree,
-    config_module, kept_read, module_config_resource,
+    self, CONFIG_RESOURCE, Explanation, Files, KeptRead, Layout, Lookup, MODULES_DIR,
+    ORIGIN_RESOURCE, Scope, Strategy, Tree, config_module, kept_read, module_config_resource,
 };
 use std::collections::HashMap;
+use std::sync::Arc;
 
-/// The environment's hiera.yaml, as the lookup names it (the layer's
-/// directory is the empty path, so data paths are `data/…`).
-const CONFIG_PATH: &str = "hiera.yaml";
+/// A layer's hiera.yaml, under its directory.
+const CONFIG_FILE: &str = "hiera.yaml";
 
 /// A global hiera.yaml no document stands for: Puppet's built-in global
 /// layer, which finds no `data/common.yaml` beside it.
@@ -26,37 +26,64 @@ const GLOBAL_CONFIG: &str = "/hierad/global/hiera.yaml";
 /// does not set `environment` (`puppet lookup`'s default).
 const DEFAULT_ENVIRONMENT: &str = "production";
 
-/// One Hiera 5 environment of a snapshot, as files.
-pub(crate) struct SnapshotFiles<'s> {
-    snapshot: &'s Snapshot,
-    env: i64,
-    /// The layers' hiera.yaml files by path (`hiera.yaml`,
-    /// `modules/NAME/hiera.yaml`), as stored.
+/// What a Hiera 5 environment's lookups read of its hiera.yaml, made
+/// once per snapshot (kept in its memo: `configdb/memo/derived.rs`), not
+/// per lookup.
+#[derive(Debug)]
+struct Prepared {
+    /// The directory the environment was imported from, which the paths
+    /// of its files are under (as an explanation prints them); empty
+    /// when none is recorded, so paths are `hiera.yaml`, `data/…`.
+    directory: String,
+    /// Its hiera.yaml's path under `directory`.
+    config_path: String,
+    /// The layers' hiera.yaml files by their path in the environment
+    /// (`hiera.yaml`, `modules/NAME/hiera.yaml`), as stored.
     configs: HashMap<String, Value>,
+    /// The environment's hiera.yaml parsed, when it is version 5.
+    parsed: Option<Arc<hiera5::Config>>,
     layout: Layout,
 }
 
-impl<'s> SnapshotFiles<'s> {
-    /// The files of environment `env`: its hiera.yaml (the root document
-    /// of resource `hiera`), each module's (of `modules/NAME/hiera`), and
-    /// the documents their hierarchies place.
+impl Prepared {
+    /// Environment `env`'s hiera.yaml (the root document of resource
+    /// `hiera`), each module's (of `modules/NAME/hiera`), and where it
+    /// came from (resource `hiera-origin`).
     ///
     /// # Errors
     /// A stored hiera.yaml that does not read as version 5, or that has
     /// no form in hierad (written by hand, not by import-environment).
-    pub(crate) fn new(snapshot: &'s Snapshot, env: i64) -> hiera5::Result<SnapshotFiles<'s>> {
+    fn of(snapshot: &Snapshot, env: i64) -> hiera5::Result<Prepared> {
         let stored = |resource: &str| {
             snapshot
                 .effective(env, &LevelPath::root(), resource)
                 .filter(|doc| !doc.is_empty())
                 .map(|doc| Value::Hash((*doc).clone()))
         };
+        let directory = stored(ORIGIN_RESOURCE)
+            .and_then(|doc| doc.as_hash()?.get(&Value::str("directory")).cloned())
+            .and_then(|dir| dir.as_str().map(|d| d.trim_end_matches('/').to_owned()))
+            .unwrap_or_default();
+        let under = |rel: &str| {
+            if directory.is_empty() {
+                rel.to_owned()
+            } else {
+                format!("{directory}/{rel}")
+            }
+        };
+        let config_path = under(CONFIG_FILE);
         let mut configs = HashMap::new();
         let mut layout = Layout::default();
+        let mut parsed = None;
         if let Some(value) = stored(CONFIG_RESOURCE) {
-            let parsed = hiera5::Config::from_value(CONFIG_PATH, &value)?;
-            layout = Layout::of(&parsed).map_err(unexpressible(CONFIG_PATH))?;
-            configs.insert(CONFIG_PATH.to_owned(), value);
+            let config = hiera5::Config::from_value(&config_path, &value)?;
+            layout = Layout::of(&config).map_err(unexpressible(CONFIG_FILE))?;
+            let v5 = value
+                .as_hash()
+                .and_then(|h| h.get(&Value::str("version")))
+                .is_some_and(|v| *v == Value::Int(5));
+            parsed = v5.then(|| Arc::new(config));
+            configs.insert(CONFIG_FILE.to_owned(), value);
         }
         let modules: Vec<&str> = snapshot
             .resource_names(env)
@@ -68,25 +95,92 @@ impl<'s> SnapshotFiles<'s> {
             let Some(value) = stored(&module_config_resource(module)) else {
                 continue;
             };
-            let path = format!("{MODULES_DIR}/{module}/{CONFIG_PATH}");
-            let parsed = hiera5::Config::from_value(&path, &value)?;
+            let rel = format!("{MODULES_DIR}/{module}/{CONFIG_FILE}");
+            let config = hiera5::Config::from_value(&under(&rel), &value)?;
             layout
-                .add_module(module, &parsed)
-                .map_err(unexpressible(&path))?;
-            configs.insert(path, value);
+                .add_module(module, &config)
+                .map_err(unexpressible(&rel))?;
+            configs.insert(rel, value);
+        }
+        Ok(Prepared {
+            directory,
+            config_path,
+            configs,
+            parsed,
+            layout,
+        })
+    }
+}
+
+/// A stored hiera.yaml whose hierarchy has no form in hierad, as Puppet
+/// reports a hiera.yaml it refuses.
+fn unexpressible(path: &str) -> impl FnOnce(hiera5::Unexpressible) -> hiera5::Error + '_ {
+    move |e| hiera5::Error::Config {
+        path: path.to_owned(),
+        message: e.to_string(),
+    }
+}
+
+/// One Hiera 5 environment of a snapshot, as files.
+pub(crate) struct SnapshotFiles<'s> {
+    snapshot: &'s Snapshot,
+    env: i64,
+    /// Always `Ok` (checked by [`SnapshotFiles::new`]).
+    prepared: Arc<hiera5::Result<Prepared>>,
+}
+
+impl<'s> SnapshotFiles<'s> {
+    /// The files of environment `env`: its hiera.yaml and the documents
+    /// its hierarchy places.
+    ///
+    /// # Errors
+    /// As [`Prepared::of`].
+    pub(crate) fn new(snapshot: &'s Snapshot, env: i64) -> hiera5::Result<SnapshotFiles<'s>> {
+        let prepared = snapshot.memo().derived(env, || Prepared::of(snapshot, env));
+        if let Err(e) = &*prepared {
+            return Err(e.clone());
         }
         Ok(SnapshotFiles {
             snapshot,
             env,
-            configs,
-            layout,
+            prepared,
         })
+    }
+
+    fn prepared(&self) -> &Prepared {
+        match &*self.prepared {
+            Ok(prepared) => prepared,
+            Err(_) => unreachable!("SnapshotFiles::new checks it"),
+        }
+    }
+
+    /// `path` under the environment's directory (`None`: outside it).
+    fn relative<'p>(&self, path: &'p str) -> Option<&'p str> {
+        let directory = &self.prepared().directory;
+        if directory.is_empty() {
+            return Some(path);
+        }
+        path.strip_prefix(directory.as_str())?.strip_prefix('/')
+    }
+
+    /// `rel` under the environment's directory.
+    fn absolute(&self, rel: &str) -> String {
+        let directory = &self.prepared().directory;
+        if directory.is_empty() {
+            rel.to_owned()
+        } else {
+            format!("{directory}/{rel}")
+        }
     }
 
     /// The level paths and resources the layout keeps the file at `path`
     /// at.
     fn places(&self, path: &str) -> impl Iterator<Item = (LevelPath, String)> {
-        self.layout.places(path).into_iter().filter_map(|place| {
+        let places = self
+            .relative(path)
+            .map(|rel| self.prepared().layout.places(rel))
+            .unwrap_or_default();
+        places.into_iter().filter_map(|place| {
             let level = match place.level {
                 None => LevelPath::root(),
                 Some((level, value)) => LevelPath::new(vec![LevelValue::new(level, value).ok()?]),
@@ -119,7 +213,10 @@ impl Files for SnapshotFiles<'_> {
     }
 
     fn is_file(&self, path: &str) -> bool {
-        if self.configs.contains_key(path) {
+        if self
+            .relative(path)
+            .is_some_and(|rel| self.prepared().configs.contains_key(rel))
+        {
             return true;
         }
         self.document(path).is_some() || self.unparsable(path).is_some()
@@ -132,6 +229,9 @@ impl Files for SnapshotFiles<'_> {
     fn glob(&self, pattern: &str) -> Vec<String> {
         // A glob's files are kept at the root, each the resource its path
         // names (`Layout`).
+        let Some(pattern) = self.relative(pattern) else {
+            return Vec::new();
+        };
         let root = LevelPath::root();
         let kept = self
             .snapshot
@@ -146,22 +246,33 @@ impl Files for SnapshotFiles<'_> {
                     )
                 })
             });
-        self.layout.glob_paths(pattern, kept)
+        let paths = self.prepared().layout.glob_paths(pattern, kept);
+        paths.iter().map(|rel| self.absolute(rel)).collect()
     }
 
     fn parsed(&self, path: &str) -> Option<Value> {
-        if let Some(config) = self.configs.get(path) {
+        if let Some(config) = self
+            .relative(path)
+            .and_then(|rel| self.prepared().configs.get(rel))
+        {
             return Some(config.clone());
         }
         self.document(path).map(Value::Hash)
+    }
+
+    fn config(&self, path: &str) -> Option<Arc<hiera5::Config>> {
+        let prepared = self.prepared();
+        (path == prepared.config_path)
+            .then(|| prepared.parsed.clone())
+            .flatten()
     }
 
     fn unparsable(&self, path: &str) -> Option<KeptRead> {
         self.places(path).find_map(|(level, resource)| {
             DocKind::ALL.iter().find_map(|kind| {
                 match self.snapshot.stored(self.env, &level, &resource, *kind) {
-                    // Puppet's reading of the file, naming it by its path
-                    // in the environment, as `parse` names files.
+                    // Puppet's reading of the file, naming it by its path,
+                    // as `parse` names files.
                     Err(ConfigError::Unparsed(kept)) => {
                         Some(kept_read(path, kept.error.class, &kept.error.message))
                     }
@@ -198,6 +309,65 @@ pub(crate) fn lookup(
     meter: &mut Meter,
 ) -> Result<Option<Value>, HieraError> {
     let files = SnapshotFiles::new(snapshot, request.env).map_err(error)?;
+    let (lookup, merge) = prepared(&files, request)?;
+    let lookup = lookup.budget(*meter);
+    let answer = lookup.lookup(&[key.to_owned()], merge.as_ref());
+    *meter = lookup.meter();
+    answer.map_err(error)
+}
+
+/// One `puppet lookup --explain` of `keys` (the first found answers).
+#[derive(Debug)]
+pub(crate) struct Explained {
+    pub(crate) found: Option<Value>,
+    /// The lookup's failure, the explanation's last line.
+    pub(crate) failure: Option<HieraError>,
+    pub(crate) explanation: Explanation,
+}
+
+/// [`lookup`] of `keys`, explained as `puppet lookup --explain` explains
+/// it over the files the environment was imported from.
+///
+/// # Errors
+/// What `puppet lookup --explain` does not explain but refuses (a bad
+/// `merge`), what hierad does not read, and a lookup over `meter`'s
+/// budget; a failed lookup is [`Explained::failure`].
+pub(crate) fn explain(
+    snapshot: &Snapshot,
+    request: &Request5<'_>,
+    keys: &[String],
+    has_default: bool,
+    meter: Meter,
+) -> Result<Explained, HieraError> {
+    let files = SnapshotFiles::new(snapshot, request.env).map_err(error)?;
+    let (lookup, merge) = prepared(&files, request)?;
+    let lookup = lookup.explaining().budget(meter);
+    let result = lookup.lookup(keys, merge.as_ref());
+    if let Err(e) = &result
+        && (e.printed_by_puppet()
+            || matches!(e, hiera5::Error::Unsupported(_) | hiera5::Error::Budget(_)))
+    {
+        return Err(error(e.clone()));
+    }
+    let explanation = lookup
+        .explained(keys, &result, has_default)
+        .expect("the lookup explains");
+    let (found, failure) = match result {
+        Ok(found) => (found, None),
+        Err(e) => (None, Some(error(e))),
+    };
+    Ok(Explained {
+        found,
+        failure,
+        explanation,
+    })
+}
+
+/// A lookup over `files` for `request`'s node, and its merge.
+fn prepared<'f>(
+    files: &'f SnapshotFiles<'_>,
+    request: &Request5<'_>,
+) -> Result<(Lookup<'f, SnapshotFiles<'f>>, Option<Strategy>), HieraError> {
     let merge = request
         .merge
         .map(Strategy::from_value)
@@ -211,22 +381,10 @@ pub(crate) fn lookup(
         .to_owned();
     let tree = Tree {
         global_config: GLOBAL_CONFIG.into(),
-        environment_dir: Some(String::new()),
+        environment_dir: Some(files.prepared().directory.clone()),
     };
     let scope = Scope::for_node(request.facts.clone(), &environment);
-    let lookup = Lookup::new(tree, &files, scope).budget(*meter);
-    let answer = lookup.lookup(&[key.to_owned()], merge.as_ref());
-    *meter = lookup.meter();
-    answer.map_err(error)
-}
-
-/// A stored hiera.yaml whose hierarchy has no form in hierad, as Puppet
-/// reports a hiera.yaml it refuses.
-fn unexpressible(path: &str) -> impl FnOnce(hiera5::Unexpressible) -> hiera5::Error + '_ {
-    move |e| hiera5::Error::Config {
-        path: path.to_owned(),
-        message: e.to_string(),
-    }
+    Ok((Lookup::new(tree, files, scope), merge))
 }
 
 /// A Hiera 5 error as the API carries it: `ArgumentError` for what

@@ -9,7 +9,9 @@ use crate::configdb::model::check_resource_name;
 use crate::configdb::unparsed::Content;
 use crate::configdb::{LevelPath, LevelValue};
 use crate::hiera::{Hash, Value};
-use crate::hiera5::{CONFIG_RESOURCE, Config, Layout, MODULES_DIR, module_config_resource};
+use crate::hiera5::{
+    CONFIG_RESOURCE, Config, Layout, MODULES_DIR, ORIGIN_RESOURCE, module_config_resource,
+};
 use crate::tree::{TreeError, TreeFile, read_file, read_tree};
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
@@ -143,6 +145,7 @@ pub(crate) fn read(dir: &Path) -> Result<Environment5, Refusal> {
             content: Content::Data(layer.loaded.clone()),
         });
     }
+    placed.by_level.entry(None).or_default().push(origin(dir));
     let docs = placed
         .by_level
         .into_iter()
@@ -300,6 +303,22 @@ impl<'l> Placed<'l> {
             });
         }
         Ok(())
+    }
+}
+
+/// Where the environment came from: `dir` made absolute, as Puppet
+/// expands its environmentpath (not resolving links).
+fn origin(dir: &Path) -> TreeFile {
+    let absolute = std::path::absolute(dir).unwrap_or_else(|_| dir.to_path_buf());
+    let mut doc = Hash::default();
+    doc.insert(
+        Value::str("directory"),
+        Value::str(absolute.to_string_lossy().trim_end_matches('/')),
+    );
+    TreeFile {
+        resource: ORIGIN_RESOURCE.into(),
+        path: absolute,
+        content: Content::Data(doc),
     }
 }
 

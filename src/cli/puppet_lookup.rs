@@ -194,11 +194,6 @@ fn answer(args: &Args, warnings: &mut Vec<String>) -> Result<Option<String>, Ref
         }
     }
     if let (Some(server), Some(env)) = (&args.server, args.env) {
-        if args.explain {
-            return Err(Refused::Hierad(
-                "--explain explains a lookup over files, not --server".into(),
-            ));
-        }
         // The node's stored scope stands for facts not given.
         let facts = match (&args.facts, &args.node) {
             (None, Some(_)) => None,
@@ -215,6 +210,10 @@ fn answer(args: &Args, warnings: &mut Vec<String>) -> Result<Option<String>, Ref
             },
             merge: merge_value,
         };
+        if args.explain {
+            let e = server::explain(&asked, &args.keys, args.default.as_deref())?;
+            return Ok(Some(explanation_output(args, e.text, &e.tree.0)));
+        }
         let found = server::lookup(&asked, &args.keys)?;
         return printed(found, args, format);
     }
@@ -270,37 +269,33 @@ fn explained(
     lookup: &Lookup<'_, files::Disk>,
     result: crate::hiera5::Result<Option<Value>>,
 ) -> Result<String, Refused> {
-    let last = match result {
-        Ok(Some(_)) => None,
-        Ok(None) if args.default.is_some() => None,
-        Ok(None) => Some(not_found(&args.keys)),
+    match &result {
         Err(e) if e.printed_by_puppet() => return Err(Refused::Puppet(e.to_string())),
         Err(e @ Error::Unsupported(_)) => return Err(Refused::Hierad(e.to_string())),
-        Err(e) => Some(e.to_string()),
-    };
-    let mut text = lookup.explanation(last).unwrap_or_default();
-    if args.render_as.as_deref() == Some("json") {
-        // `renderer.render(explainer.to_hash)`: the root's texts are not in it.
-        text = json::dump(&lookup.explanation_value().unwrap_or(Value::Nil));
+        _ => {}
     }
-    if !text.ends_with('\n') {
-        text.push('\n');
-    }
-    Ok(text)
+    let explanation = lookup
+        .explained(&args.keys, &result, args.default.is_some())
+        .ok_or_else(|| Refused::Hierad("the lookup was not explained".into()))?;
+    Ok(explanation_output(
+        args,
+        explanation.text,
+        &explanation.tree,
+    ))
 }
 
-/// `Lookup.fail_lookup`'s message.
-fn not_found(keys: &[String]) -> String {
-    match keys {
-        [one] => format!("Function lookup() did not find a value for the name '{one}'"),
-        _ => format!(
-            "Function lookup() did not find a value for any of the names [{}]",
-            keys.iter()
-                .map(|k| format!("'{k}'"))
-                .collect::<Vec<_>>()
-                .join(", ")
-        ),
+/// What `--explain` prints: the text, or with `--render-as json` the
+/// tree (`renderer.render(explainer.to_hash)`: the root's texts are not
+/// in it).
+fn explanation_output(args: &Args, text: String, tree: &Value) -> String {
+    if args.render_as.as_deref() != Some("json") {
+        return text;
     }
+    let mut out = json::dump(tree);
+    if !out.ends_with('\n') {
+        out.push('\n');
+    }
+    out
 }
 
 fn tree(args: &Args) -> Tree {

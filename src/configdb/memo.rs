@@ -24,6 +24,11 @@
 //! estimate of each kept Hash's heap, [`heap_bytes`]) and [`SLOTS`] merges
 //! per snapshot; past either, answers are made per request as before.
 //! A budget of 0 turns the memo off.
+//!
+//! Beside the answers, values derived once per environment ([`derived`]:
+//! a Hiera 5 environment's parsed hiera.yaml), outside the budget.
+
+mod derived;
 
 use crate::hiera::Value;
 use crate::hiera::merge::Behavior;
@@ -82,6 +87,7 @@ pub(crate) struct AnswerMemo {
     /// The kept merges: each set once, never moved nor dropped before the
     /// memo, so references to them live as long as the memo.
     slots: OnceLock<Box<[OnceLock<Value>]>>,
+    derived: derived::Derived,
 }
 
 impl Default for AnswerMemo {
@@ -97,7 +103,18 @@ impl AnswerMemo {
             budget,
             books: Mutex::default(),
             slots: OnceLock::new(),
+            derived: derived::Derived::default(),
         }
+    }
+
+    /// The `T` derived from environment `env` of this memo's snapshot,
+    /// made by `make` once ([`derived`]).
+    pub(crate) fn derived<T: std::any::Any + Send + Sync>(
+        &self,
+        env: i64,
+        make: impl FnOnce() -> T,
+    ) -> std::sync::Arc<T> {
+        self.derived.get_or_make(env, make)
     }
 
     /// The budget it was made with.

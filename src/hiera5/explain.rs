@@ -339,7 +339,56 @@ impl Explainer {
     }
 }
 
+/// What `puppet lookup --explain` prints: the text (`--render-as s`),
+/// and the tree as data (`--render-as json`).
+#[derive(Clone, Debug, PartialEq)]
+pub struct Explanation {
+    pub text: String,
+    pub tree: Value,
+}
+
+/// `Lookup.fail_lookup`'s message: the last line of an explanation that
+/// found none of `keys`.
+fn not_found(keys: &[String]) -> String {
+    match keys {
+        [one] => format!("Function lookup() did not find a value for the name '{one}'"),
+        _ => format!(
+            "Function lookup() did not find a value for any of the names [{}]",
+            keys.iter()
+                .map(|k| format!("'{k}'"))
+                .collect::<Vec<_>>()
+                .join(", ")
+        ),
+    }
+}
+
 impl<F: Files> Lookup<'_, F> {
+    /// The explanation of the lookup of `keys` that gave `result`: a
+    /// failure, or no key found (and no default), is the text's last
+    /// line, as `puppet lookup --explain` prints it (its `report_text`).
+    /// `None` when not explaining. Call it once, after the lookup.
+    pub fn explained(
+        &self,
+        keys: &[String],
+        result: &Result<Option<Value>>,
+        has_default: bool,
+    ) -> Option<Explanation> {
+        let last = match result {
+            Ok(Some(_)) => None,
+            Ok(None) if has_default => None,
+            Ok(None) => Some(not_found(keys)),
+            Err(e) => Some(e.to_string()),
+        };
+        let mut text = self.explanation(last)?;
+        if !text.ends_with('\n') {
+            text.push('\n');
+        }
+        Some(Explanation {
+            text,
+            tree: self.explanation_value()?,
+        })
+    }
+
     /// `MergeStrategy#lookup` with a merge node explained when there are
     /// several variants to merge.
     pub(crate) fn merged(

@@ -46,6 +46,11 @@ pub fn config_module(resource: &str) -> Option<&str> {
     (!name.is_empty() && !name.contains('/')).then_some(name)
 }
 
+/// The resource whose root document names the directory the environment
+/// was imported from (`{"directory": "/…/production"}`): the paths an
+/// explanation prints, as `puppet lookup --explain` printed them there.
+pub const ORIGIN_RESOURCE: &str = "hiera-origin";
+
 /// Why a hierarchy has no form in hierad: the layer, the entry and the
 /// reason.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
@@ -499,12 +504,17 @@ fn checked(p: Placement) -> Result<Placement, String> {
         Some(m) => module_config_resource(m),
         None => CONFIG_RESOURCE.to_owned(),
     };
-    if p.resource == config {
-        return Err(format!(
-            "its files would be kept in resource \"{config}\", where the layer keeps its hiera.yaml"
-        ));
-    }
-    Ok(p)
+    let kept = if p.resource == config {
+        "its hiera.yaml"
+    } else if p.module.is_none() && p.resource == ORIGIN_RESOURCE {
+        "the directory it was imported from"
+    } else {
+        return Ok(p);
+    };
+    Err(format!(
+        "its files would be kept in resource \"{}\", where the layer keeps {kept}",
+        p.resource
+    ))
 }
 
 /// `path` under the directory `base` (all of it when `base` is empty).
@@ -621,7 +631,14 @@ mod tests {
                 "- name: F\n    path: \"%{lookup('x')}.yaml\"",
                 "not a variable",
             ),
-            ("- name: H\n    path: hiera.yaml", "where the layer keeps"),
+            (
+                "- name: H\n    path: hiera.yaml",
+                "where the layer keeps its hiera.yaml",
+            ),
+            (
+                "- name: O\n    path: hiera-origin.yaml",
+                "where the layer keeps the directory it was imported from",
+            ),
             ("- name: Up\n    path: ../x.yaml", "outside"),
         ] {
             let e = layout(&format!("version: 5\nhierarchy:\n  {entry}\n")).unwrap_err();

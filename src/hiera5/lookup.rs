@@ -17,6 +17,7 @@ use crate::hiera::{Hash, Value};
 use std::cell::RefCell;
 use std::collections::HashMap;
 use std::rc::Rc;
+use std::sync::Arc;
 
 /// The files a lookup reads: the one door to I/O, so the semantics stay
 /// pure and testable over a map of texts.
@@ -44,6 +45,11 @@ pub trait Files {
     fn unparsable(&self, _path: &str) -> Option<super::KeptRead> {
         None
     }
+    /// The version 5 hiera.yaml at `path` already parsed (a store parses
+    /// it once, not per lookup); `None`: load and parse it as usual.
+    fn config(&self, _path: &str) -> Option<Arc<Config>> {
+        None
+    }
 }
 
 /// Where the three layers are.
@@ -65,7 +71,7 @@ enum Layer {
 
 /// A configured layer: its hiera.yaml and the directory it is in.
 struct Layered {
-    config: Config,
+    config: Arc<Config>,
     /// Its hiera.yaml (for the global layer, whether or not it exists).
     config_path: String,
     /// `Global` or `Environment` (a module's layer has `module`).
@@ -551,7 +557,7 @@ impl<'f, F: Files> Lookup<'f, F> {
                 let config = if self.files.is_file(path) {
                     self.config(path)?
                 } else {
-                    Some(Config::default_config())
+                    Some(Arc::new(Config::default_config()))
                 };
                 return Ok(config.map(|config| Layered {
                     config,
@@ -586,7 +592,10 @@ impl<'f, F: Files> Lookup<'f, F> {
 
     /// A hiera.yaml; `None` for version 3 outside the global layer, which
     /// Puppet ignores with a warning.
-    fn config(&self, path: &str) -> Result<Option<Config>> {
+    fn config(&self, path: &str) -> Result<Option<Arc<Config>>> {
+        if let Some(parsed) = self.files.config(path) {
+            return Ok(Some(parsed));
+        }
         let loaded = match self.files.parsed(path) {
             Some(loaded) => loaded,
             None => {
@@ -606,7 +615,7 @@ impl<'f, F: Files> Lookup<'f, F> {
             self.warn(format!("hiera.yaml version 3 found at {path} was ignored"));
             return Ok(None);
         }
-        Config::from_value(path, &loaded).map(Some)
+        Config::from_value(path, &loaded).map(|c| Some(Arc::new(c)))
     }
 
     /// `create_configured_data_providers`' locations for one entry.

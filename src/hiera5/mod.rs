@@ -27,11 +27,12 @@ mod scope;
 
 pub use config::{Config, DataFormat};
 pub use error::{Error, Result};
+pub use explain::Explanation;
 pub use glob::glob_regex;
 pub use kept::{KeptRead, kept_read};
 pub use layout::{
-    CONFIG_RESOURCE, Form, Layout, MODULES_DIR, Place, Source, Unexpressible, config_module,
-    module_config_resource,
+    CONFIG_RESOURCE, Form, Layout, MODULES_DIR, ORIGIN_RESOURCE, Place, Source, Unexpressible,
+    config_module, module_config_resource,
 };
 pub use lookup::{Files, Lookup, Tree};
 pub use merge::Strategy;

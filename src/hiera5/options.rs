@@ -27,7 +27,7 @@ impl Compiled {
                     // Ruby's regexps and the regex crate's differ at the
                     // edges (look-around, backreferences): such a pattern
                     // is refused by name rather than read otherwise.
-                    let re = regex::Regex::new(pattern).map_err(|e| {
+                    let re = pattern_regex(pattern).map_err(|e| {
                         Error::Unsupported(format!(
                             "lookup_options pattern {pattern:?} is a regexp hierad cannot read: {e}"
                         ))
@@ -53,6 +53,32 @@ impl Compiled {
             .find(|(re, _)| re.is_match(root_key))
             .map(|(_, v)| v)
     }
+}
+
+/// Compiled patterns kept at most: an environment has a handful.
+const PATTERNS: usize = 1024;
+
+/// The regex of a `lookup_options` pattern, compiled once per process:
+/// every lookup compiles its `lookup_options` again, and compiling a
+/// pattern cost more than the rest of a lookup (bench/hiera5-lookup.sh).
+/// A function of the pattern's text alone; past [`PATTERNS`] patterns,
+/// each is compiled per call.
+fn pattern_regex(pattern: &str) -> std::result::Result<regex::Regex, regex::Error> {
+    use std::collections::HashMap;
+    use std::sync::{LazyLock, Mutex, PoisonError};
+    static KEPT: LazyLock<Mutex<HashMap<String, regex::Regex>>> = LazyLock::new(Mutex::default);
+    let kept = || KEPT.lock().unwrap_or_else(PoisonError::into_inner);
+    if let Some(re) = kept().get(pattern) {
+        return Ok(re.clone());
+    }
+    #[cfg(test)]
+    tests::COMPILED.with(|n| n.set(n.get() + 1));
+    let re = regex::Regex::new(pattern)?;
+    let mut kept = kept();
+    if kept.len() < PATTERNS {
+        kept.insert(pattern.to_owned(), re.clone());
+    }
+    Ok(re)
 }
 
 /// `validate_lookup_options`: a Hash, whose keys in a module's data start
@@ -165,6 +191,30 @@ pub(crate) fn convert_args(convert_to: &Value) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    thread_local! {
+        /// Patterns this thread compiled.
+        pub(super) static COMPILED: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
+    }
+
+    #[test]
+    fn a_pattern_is_compiled_once() {
+        let options = |v: &str| {
+            let mut h = Hash::default();
+            h.insert(Value::str("^only_this_test_.*$"), Value::str(v));
+            h
+        };
+        let before = COMPILED.with(std::cell::Cell::get);
+        let first = Compiled::new(&options("unique")).unwrap();
+        let again = Compiled::new(&options("deep")).unwrap();
+        assert_eq!(COMPILED.with(std::cell::Cell::get) - before, 1);
+        assert_eq!(
+            first.for_key("only_this_test_x"),
+            Some(&Value::str("unique"))
+        );
+        assert_eq!(again.for_key("only_this_test_x"), Some(&Value::str("deep")));
+        assert_eq!(again.for_key("other"), None);
+    }
 
     #[test]
     fn a_key_entry_wins_over_patterns() {

@@ -375,6 +375,7 @@ fn modules_mapped_paths_and_globs_are_read_where_they_were_kept() {
         [
             "common",
             "hiera",
+            "hiera-origin",
             "modules/ntp/common",
             "modules/ntp/hiera",
             "nodes",
@@ -383,5 +384,53 @@ fn modules_mapped_paths_and_globs_are_read_where_they_were_kept() {
             "shared/b",
             "svc"
         ]
+    );
+}
+
+/// The stored hiera.yaml is parsed once per snapshot, not per lookup;
+/// a write (a new snapshot) reads the new one.
+#[test]
+fn the_hiera_yaml_is_parsed_once_per_snapshot() {
+    let snapshot = imported();
+    let first = SnapshotFiles::new(&snapshot, 7).unwrap();
+    let again = SnapshotFiles::new(&snapshot, 7).unwrap();
+    assert!(Arc::ptr_eq(&first.prepared, &again.prepared));
+    // The kept config is the one a lookup would parse.
+    let path = &first.prepared().config_path;
+    assert!(first.config(path).is_some() && first.config("other.yaml").is_none());
+
+    let web1 = facts("web1.example.com", "Debian");
+    assert_eq!(
+        look(&snapshot, &web1, "name", None).as_deref(),
+        Some(r#""web1""#)
+    );
+    let common_only = "version: 5\ndefaults: {datadir: data, data_hash: yaml_data}\nhierarchy:\n  - name: Common\n    path: common.yaml\n";
+    let Value::Hash(config) = crate::hiera::yaml::load(common_only).unwrap() else {
+        unreachable!()
+    };
+    let version = crate::configdb::Version {
+        number: 2,
+        created_at: 0,
+        size: 0,
+        deleted: false,
+        author: None,
+    };
+    let written = crate::configdb::snapshot::StoredDoc::new(version, Arc::new(config));
+    let after = snapshot
+        .with_document(
+            7,
+            &LevelPath::root(),
+            CONFIG_RESOURCE,
+            DocKind::Values,
+            Some(written),
+        )
+        .unwrap();
+    assert!(!Arc::ptr_eq(
+        &SnapshotFiles::new(&after, 7).unwrap().prepared,
+        &first.prepared
+    ));
+    assert_eq!(
+        look(&after, &web1, "name", None).as_deref(),
+        Some(r#""common""#)
     );
 }

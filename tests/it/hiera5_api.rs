@@ -17,7 +17,7 @@ const ENVS: &str = "/api/v1/config/environments";
 /// (Hiera 3), both using component "app".
 async fn setup() -> AppState {
     let state = AppState::in_memory(Settings::default()).expect("state");
-    let component = r#"{"name": "app", "resource_definitions": [{"name": "hiera"}, {"name": "common"}, {"name": "nodes"}]}"#;
+    let component = r#"{"name": "app", "resource_definitions": [{"name": "hiera"}, {"name": "hiera-origin"}, {"name": "common"}, {"name": "nodes"}]}"#;
     let (status, body) = call(&state, "POST", "/api/v1/config/components", component).await;
     assert_eq!(status, StatusCode::CREATED, "{body}");
     let five =
@@ -219,8 +219,8 @@ async fn fields_of_the_other_hiera_are_refused_by_name() {
             "not resolution",
         ),
         (
-            json!({"environment": 5, "key": "k", "explain": true}),
-            "not explain",
+            json!({"environment": 5, "key": "k", "order_override": "common"}),
+            "merge, default and explain, not order_override",
         ),
         (
             json!({"environment": 3, "key": "k", "merge": "deep"}),
@@ -298,4 +298,65 @@ async fn interpolation_fan_out_is_refused_on_the_lookup_budget() {
     .await;
     assert_eq!(status, StatusCode::UNPROCESSABLE_ENTITY, "{answer}");
     assert_eq!(answer["error"], "budget_exceeded", "{answer}");
+}
+
+#[tokio::test]
+async fn an_explanation_is_puppet_lookups_over_the_imported_directory() {
+    let state = setup().await;
+    let ask =
+        json!({"environment": 5, "keys": ["nope", "users"], "scope": web1(), "explain": true});
+    // No directory recorded: the files are named under the environment.
+    let (status, answer) = lookup(&state, ask.clone()).await;
+    assert_eq!(status, StatusCode::OK, "{answer}");
+    assert_eq!(
+        answer["value"],
+        json!({"root": {"uid": 0}, "alice": {"uid": 1}})
+    );
+    let text = answer["explanation"]["text"].as_str().unwrap_or_default();
+    assert!(
+        text.contains("Searching for \"nope\"\n")
+            && text.contains("Using configuration \"hiera.yaml\"\n")
+            && text.contains("Path \"data/nodes/web1.yaml\"\n")
+            && text.contains("Original path: \"nodes/%{trusted.certname}.yaml\"\n"),
+        "{text}"
+    );
+    // Recorded, as import-environment records it: under that directory.
+    let origin = json!({"directory": "/srv/envs/production"});
+    let url = format!("{ENVS}/5/resources/hiera-origin/values");
+    let (status, body) = call(&state, "PUT", &url, &origin.to_string()).await;
+    assert_eq!(status, StatusCode::NO_CONTENT, "{body}");
+    let (_, answer) = lookup(&state, ask).await;
+    let text = answer["explanation"]["text"].as_str().unwrap_or_default();
+    assert!(
+        text.contains("Using configuration \"/srv/envs/production/hiera.yaml\"\n")
+            && text.contains("Path \"/srv/envs/production/data/nodes/web1.yaml\"\n"),
+        "{text}"
+    );
+    let tree = &answer["explanation"]["tree"];
+    assert_eq!(tree["branches"][0]["type"], "root", "{tree}");
+    // Found nowhere: the explanation's last line says so; a default is
+    // the answer.
+    let ask = json!({"environment": 5, "key": "nope", "scope": web1(), "explain": true});
+    let (status, answer) = lookup(&state, ask).await;
+    assert_eq!(
+        (status, answer["found"].clone()),
+        (StatusCode::OK, json!(false))
+    );
+    let text = answer["explanation"]["text"].as_str().unwrap_or_default();
+    assert!(
+        text.ends_with("Function lookup() did not find a value for the name 'nope'\n"),
+        "{text}"
+    );
+    let ask =
+        json!({"environment": 5, "key": "nope", "scope": web1(), "explain": true, "default": 7});
+    let (_, answer) = lookup(&state, ask).await;
+    assert_eq!(
+        (answer["default"].clone(), answer["value"].clone()),
+        (json!(true), json!(7))
+    );
+    // What `puppet lookup --explain` refuses is refused.
+    let ask = json!({"environment": 5, "key": "users", "scope": web1(), "explain": true, "merge": "bogus"});
+    let (status, answer) = lookup(&state, ask).await;
+    assert_eq!(status, StatusCode::UNPROCESSABLE_ENTITY, "{answer}");
+    assert_eq!(answer["class"], "ArgumentError", "{answer}");
 }

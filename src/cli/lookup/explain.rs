@@ -118,6 +118,7 @@ mod tests {
             default,
             value: None,
             explain,
+            explanation: None,
         };
         let text = render_remote(
             "k",

@@ -267,7 +267,7 @@ fn remote_request(
     };
     let body = LookupRequest {
         environment: env,
-        key: positional.key.clone(),
+        keys: crate::api::Keys::one(positional.key.clone()),
         resolution: Some(
             match options.kind {
                 Kind::Priority => "priority",

@@ -3,7 +3,7 @@
 //! per key until one is found, as Puppet tries its keys in order.
 
 use super::Refused;
-use crate::api::{LookupRequest, WireValue};
+use crate::api::{Explanation, Keys, LookupRequest, WireValue};
 use crate::cli::args::ClientFlags;
 use crate::hiera::error::ErrorClass;
 use crate::hiera::{Hash, Value};
@@ -27,41 +27,79 @@ pub(super) struct Asked<'a> {
 /// answers with exit status 1 and nothing printed), else as Puppet or
 /// hierad refuse.
 pub(super) fn lookup(asked: &Asked<'_>, keys: &[String]) -> Result<Option<Value>, Refused> {
-    let hierad = |e: &dyn std::fmt::Display| Refused::Hierad(e.to_string());
-    let auth = ClientFlags::from_env().auth().map_err(|e| hierad(&e))?;
-    let remote = Remote::connect(asked.server, Timeouts::reads(), auth).map_err(|e| hierad(&e))?;
+    let remote = connect(asked)?;
     for key in keys {
-        let request = LookupRequest {
-            environment: asked.env,
-            key: key.clone(),
-            resolution: None,
-            level: None,
-            hierarchy: None,
-            hierarchy_id: None,
-            scope: asked.facts.clone().map(|f| WireValue(Value::Hash(f))),
-            default: None,
-            explain: false,
-            node: asked.node.map(str::to_owned),
-            merge: asked.merge.clone().map(WireValue),
-        };
-        match remote.lookup(&request) {
+        match remote.lookup(&request(asked, Keys::one(key.clone()))) {
             Ok(answer) if answer.found => return Ok(answer.value.map(|v| v.0)),
             Ok(_) => {}
-            Err(RemoteError::Api {
-                class: Some(class),
-                message,
-                ..
-            }) => {
-                return if class == ErrorClass::LookupError.ruby_name() {
-                    Err(Refused::Failed)
-                } else if class == ErrorClass::ArgumentError.ruby_name() {
-                    Err(Refused::Puppet(message))
-                } else {
-                    Err(Refused::Hierad(message))
-                };
-            }
-            Err(e) => return Err(hierad(&e)),
+            Err(e) => return Err(refused(e)),
         }
     }
     Ok(None)
+}
+
+/// `puppet lookup --explain` of `keys` (one lookup, the first found
+/// answering), as the server explains it over the files the environment
+/// was imported from; `default` stands for `--default`.
+///
+/// # Errors
+/// As [`lookup`]; a failed lookup is the explanation's last line.
+pub(super) fn explain(
+    asked: &Asked<'_>,
+    keys: &[String],
+    default: Option<&str>,
+) -> Result<Explanation, Refused> {
+    let remote = connect(asked)?;
+    let mut request = match keys {
+        [one] => request(asked, Keys::one(one.clone())),
+        _ => request(
+            asked,
+            Keys::Several {
+                keys: keys.to_vec(),
+            },
+        ),
+    };
+    request.explain = true;
+    request.default = default.map(|d| WireValue(Value::str(d)));
+    let answer = remote.lookup(&request).map_err(refused)?;
+    answer
+        .explanation
+        .ok_or_else(|| Refused::Hierad("the server did not explain the lookup".into()))
+}
+
+fn connect(asked: &Asked<'_>) -> Result<Remote, Refused> {
+    let hierad = |e: &dyn std::fmt::Display| Refused::Hierad(e.to_string());
+    let auth = ClientFlags::from_env().auth().map_err(|e| hierad(&e))?;
+    Remote::connect(asked.server, Timeouts::reads(), auth).map_err(|e| hierad(&e))
+}
+
+fn request(asked: &Asked<'_>, keys: Keys) -> LookupRequest {
+    LookupRequest {
+        environment: asked.env,
+        keys,
+        scope: asked.facts.clone().map(|f| WireValue(Value::Hash(f))),
+        node: asked.node.map(str::to_owned),
+        merge: asked.merge.clone().map(WireValue),
+        ..LookupRequest::default()
+    }
+}
+
+/// A failed request as `puppet lookup` reports the same failure.
+fn refused(e: RemoteError) -> Refused {
+    match e {
+        RemoteError::Api {
+            class: Some(class),
+            message,
+            ..
+        } => {
+            if class == ErrorClass::LookupError.ruby_name() {
+                Refused::Failed
+            } else if class == ErrorClass::ArgumentError.ruby_name() {
+                Refused::Puppet(message)
+            } else {
+                Refused::Hierad(message)
+            }
+        }
+        e => Refused::Hierad(e.to_string()),
+    }
 }

@@ -295,7 +295,7 @@ pub(super) enum Engine {
 fn misplaced(field: &str, env: i64, hiera: HieraVersion) -> String {
     match hiera {
         HieraVersion::Five => format!(
-            "environment {env} is a Hiera 5 environment: its lookups take key or keys, scope (the node's facts), node, merge and default, not {field}"
+            "environment {env} is a Hiera 5 environment: its lookups take key or keys, scope (the node's facts), node, merge, default and explain, not {field}"
         ),
         HieraVersion::Three => format!(
             "environment {env} is a Hiera 3 environment: {field} is for Hiera 5 environments (give resolution)"
@@ -414,6 +414,9 @@ fn answer_body5(snapshot: &Snapshot, parsed: &Parsed, budget: Budget) -> Result<
             },
         )
     };
+    if parsed.request.explain {
+        return explained5(snapshot, parsed, &request, Meter::new(budget));
+    }
     let Some(keys) = &parsed.keys else {
         return Ok(answer_text(&answer(&parsed.request.key)?));
     };
@@ -438,6 +441,44 @@ fn answer_body5(snapshot: &Snapshot, parsed: &Parsed, budget: Budget) -> Result<
         .collect::<Result<_, _>>()?;
     let body =
         serde_json::to_string(&api::KeysAnswer { answers }).expect("a lookup answer is plain JSON");
+    Ok(Bytes::from(body))
+}
+
+/// A Hiera 5 lookup with `explain`: one lookup of its key or keys (the
+/// first found answers, as `puppet lookup KEY…` does), with `puppet
+/// lookup --explain`'s explanation; a failed lookup is explained, not
+/// refused (docs/api.md).
+///
+/// # Errors
+/// What `puppet lookup --explain` refuses too (a bad `merge`), and a
+/// lookup over its budget.
+fn explained5(
+    snapshot: &Snapshot,
+    parsed: &Parsed,
+    request: &Request5<'_>,
+    meter: Meter,
+) -> Result<Bytes, HieraError> {
+    let keys = match &parsed.keys {
+        Some(keys) => keys.clone(),
+        None => vec![parsed.request.key.clone()],
+    };
+    let default = &parsed.request.default;
+    let explained = lookup5::explain(snapshot, request, &keys, default.is_some(), meter)?;
+    let answer = match (explained.found, default) {
+        (Some(v), _) => Answer::Found(Cow::Owned(v)),
+        (None, Some(d)) if explained.failure.is_none() => Answer::Default(d.clone()),
+        _ => Answer::NotFound,
+    };
+    let mut json = answer_json(&answer, None);
+    json.explanation = Some(api::Explanation {
+        text: explained.explanation.text,
+        tree: WireValue(explained.explanation.tree),
+        error: explained.failure.map(|e| api::HieraFailure {
+            class: e.class.ruby_name().to_owned(),
+            message: e.message,
+        }),
+    });
+    let body = serde_json::to_string(&json).expect("a lookup answer is plain JSON");
     Ok(Bytes::from(body))
 }
 
@@ -513,6 +554,7 @@ fn answer_json(answer: &Answer, steps: Option<&Vec<Step>>) -> api::LookupAnswer 
         default,
         value: value.cloned().map(WireValue),
         explain,
+        explanation: None,
     }
 }
 

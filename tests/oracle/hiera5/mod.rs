@@ -5,6 +5,7 @@
 //! once (tests/support/puppet_oracle.rb), twelve runs per forked child
 //! (checked against runs alone: `ALONE`).
 
+mod broken;
 mod layers;
 mod server;
 mod tree;

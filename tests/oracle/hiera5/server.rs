@@ -61,6 +61,25 @@ const SPECIAL: &[&str] = &[
     "--render-as json profile::base::setting_3",
 ];
 
+/// `--explain` cases (text and json): the paths Puppet prints are the
+/// files' under the directory the environment was imported from.
+const EXPLAIN: &[&str] = &[
+    "--explain profile::users",
+    "--explain profile::users.root.uid",
+    "--explain profile::motd",
+    "--explain profile::ref",
+    "--explain profile::nested.list.1",
+    "--explain no::such::key",
+    "--explain no::such::key profile::motd",
+    "--explain --default fallback no::such::key",
+    "--explain --merge unique profile::ntp::servers",
+    "--explain --merge deep --knock-out-prefix -- --sort-merged-arrays profile::hosts",
+    "--explain --render-as json profile::users",
+    "--explain --render-as json profile::base::setting_3",
+    "--explain --render-as json no::such::key profile::motd",
+    "--explain --render-as json --default fallback no::such::key",
+];
+
 /// A node whose `role` fact is missing and whose `datacenter` is empty:
 /// the levels they key name no data file (`roles/.yaml`) and Puppet goes
 /// on to the next, where the shim sends `level: "facts.role="`.
@@ -82,6 +101,9 @@ fn cases() -> Vec<(&'static str, String)> {
             cases.push((node, key.clone()));
         }
         cases.extend(SPECIAL.iter().map(|c| (node, (*c).to_owned())));
+        if matches!(node, "web1" | "lb1" | BARE) {
+            cases.extend(EXPLAIN.iter().map(|c| (node, (*c).to_owned())));
+        }
     }
     cases
 }
@@ -223,6 +245,27 @@ fn an_imported_environment_answers_as_puppet_lookup_over_its_files() {
         "Puppet found {found} and failed {failed} of {}, {} distinct answers",
         cases.len(),
         distinct.len()
+    );
+
+    // The explanations name the files under the imported directory, some
+    // found and some not, and the json ones are Puppet's tree.
+    let explained: Vec<&Outcome> = cases
+        .iter()
+        .zip(&expected)
+        .filter(|((_, case), _)| case.starts_with("--explain"))
+        .map(|(_, o)| o)
+        .collect();
+    let data = format!("Path \"{}/data/", env_dir.display());
+    let text = |o: &&Outcome| o.status == 0 && o.stdout.contains(&data);
+    let json = |o: &&Outcome| o.status == 0 && o.stdout.contains("\"original_path\":");
+    assert_eq!(explained.len(), EXPLAIN.len() * 3, "explain cases");
+    assert!(
+        explained.iter().filter(|o| text(o) || json(o)).count() == explained.len()
+            && explained
+                .iter()
+                .any(|o| o.stdout.contains("Path not found\n"))
+            && explained.iter().filter(|o| json(o)).count() >= 4 * 3,
+        "Puppet's explanations: {explained:?}"
     );
 
     // And the node with empty levels found most of its keys over the

@@ -102,7 +102,6 @@ pub(super) fn parse_request(bytes: &[u8]) -> Result<Parsed, ApiError> {
         ("merge_behavior", &merge_behavior),
         ("deep_merge_options", &deep_merge_options),
         ("order_override", &order_override),
-        ("explain", &explain),
     ]
     .into_iter()
     .find(|(_, v)| given(v))

@@ -177,7 +177,7 @@ fn good_requests_parse() {
 fn the_typed_request_is_what_the_server_reads() {
     let typed = api::LookupRequest {
         environment: 3,
-        key: "k".into(),
+        keys: api::Keys::one("k"),
         resolution: Some("array".into()),
         level: Some("nodes=n1".into()),
         hierarchy: Some(vec!["a".into(), "b".into()]),
@@ -209,7 +209,7 @@ fn the_typed_request_is_what_the_server_reads() {
     assert_eq!(parsed.node.as_deref(), Some("n1"));
     let bare = api::LookupRequest {
         environment: 1,
-        key: "k".into(),
+        keys: api::Keys::one("k"),
         ..api::LookupRequest::default()
     };
     let parsed =
@@ -218,7 +218,7 @@ fn the_typed_request_is_what_the_server_reads() {
     assert!(parsed.request.default.is_none());
     let by_id = api::LookupRequest {
         environment: 1,
-        key: "k".into(),
+        keys: api::Keys::one("k"),
         hierarchy_id: Some("00112233445566778899aabbccddeeff".into()),
         ..api::LookupRequest::default()
     };
@@ -537,4 +537,26 @@ fn found_lookups_are_counted_and_timed_in_their_series() {
     let timed =
         r#"hierad_http_request_duration_seconds_count{method="POST",route="/api/v1/lookup"}"#;
     assert_eq!(line(timed), format!("{timed} 4"));
+}
+
+#[test]
+fn a_typed_request_sends_its_key_even_empty_or_its_keys() {
+    let one = api::LookupRequest {
+        environment: 1,
+        keys: api::Keys::one(""),
+        ..api::LookupRequest::default()
+    };
+    let parsed = parse_request(serde_json::to_string(&one).unwrap().as_bytes())
+        .expect("an empty key is a key");
+    assert_eq!((parsed.request.key.as_str(), parsed.keys), ("", None));
+    let several = api::LookupRequest {
+        environment: 1,
+        keys: api::Keys::Several {
+            keys: vec!["a".into(), "b".into()],
+        },
+        ..api::LookupRequest::default()
+    };
+    let parsed =
+        parse_request(serde_json::to_string(&several).unwrap().as_bytes()).expect("a good request");
+    assert_eq!(parsed.keys, Some(vec!["a".to_owned(), "b".to_owned()]));
 }
