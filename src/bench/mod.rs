@@ -9,7 +9,8 @@
 //! - [`chart`]: the SVG latency chart;
 //! - [`summary`]: the table of bench/run.sh from its saved reports;
 //! - [`baseline`]: the bare hyper server hierad is compared with;
-//! - [`visible`]: write-to-visible latency across two servers.
+//! - [`visible`]: write-to-visible latency across two servers;
+//! - [`waiters`]: change-feed long polls woken by a write.
 
 pub(crate) mod baseline;
 pub(crate) mod chart;
@@ -22,6 +23,7 @@ pub(crate) mod rng;
 pub(crate) mod stats;
 pub(crate) mod summary;
 pub(crate) mod visible;
+pub(crate) mod waiters;
 
 use crate::api;
 use crate::api::paths;

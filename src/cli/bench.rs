@@ -28,6 +28,24 @@ pub(crate) struct Args {
 
 #[derive(Debug, clap::Subcommand)]
 pub(crate) enum Sub {
+    /// Hold WAITERS change-feed long polls on a server, make one write,
+    /// and print the RSS they added and how soon after the write's answer
+    /// each was woken (bench/changes.sh).
+    Waiters {
+        /// The server, `host:port` (plain HTTP).
+        #[arg(long)]
+        server: String,
+        #[arg(long, default_value_t = 5000)]
+        waiters: usize,
+        /// The server's process id: its RSS and CPU are read from /proc.
+        #[arg(long)]
+        pid: u32,
+        /// The write: a PUT of --body to this path.
+        #[arg(long)]
+        path: String,
+        #[arg(long)]
+        body: String,
+    },
     /// Write a synthetic Fuel environment of N nodes to DIR: `root/` and
     /// `nodes/<fqdn>/` trees for `hierad import`, and `bench-plan.json`.
     Generate {
@@ -352,6 +370,23 @@ pub(crate) fn run(args: Args) -> anyhow::Result<ExitCode> {
                 _ => None,
             };
             baseline_server(listen, nodelay, body.as_deref(), tls)
+        }
+        Some(Sub::Waiters {
+            server,
+            waiters,
+            pid,
+            path,
+            body,
+        }) => {
+            let w = crate::bench::waiters::Waiters {
+                server,
+                waiters,
+                pid,
+                path,
+                body,
+            };
+            crate::bench::waiters::run(&w)?;
+            Ok(ExitCode::SUCCESS)
         }
         None => load_test(args.run),
     }

@@ -68,6 +68,9 @@ pub(crate) struct Log {
     registers: BTreeSet<(i64, String)>,
     /// Node scopes written: (environment, the level listing the node, node).
     scopes: BTreeSet<(i64, String, String)>,
+    /// The version each node scope got (environment, node, version):
+    /// stamped like documents', so the feed names it.
+    scope_versions: Vec<(i64, String, u64)>,
     structure: bool,
     /// The versions written carry no generation (a replay): reads are
     /// exact only from this transaction's generation on.
@@ -105,10 +108,11 @@ impl Log {
         self.registers.insert((env, level.to_owned()));
     }
 
-    /// The scope of `node` (listed by `level`'s register) in `env` was
-    /// written or deleted.
-    pub(crate) fn scope(&mut self, env: i64, level: &str, node: &str) {
+    /// The scope of `node` (listed by `level`'s register) in `env` got
+    /// version `version` (a write or a deletion marker).
+    pub(crate) fn scope(&mut self, env: i64, level: &str, node: &str, version: u64) {
         self.scopes.insert((env, level.to_owned(), node.to_owned()));
+        self.scope_versions.push((env, node.to_owned(), version));
     }
 
     /// Components, environments or definitions changed: readers reload.
@@ -186,6 +190,18 @@ impl Log {
                     value,
                     &at.resource,
                     at.kind.as_str(),
+                    i64::try_from(*version).unwrap_or(i64::MAX)
+                ],
+            )?;
+        }
+        for (env, node, version) in &self.scope_versions {
+            tx.execute(
+                "UPDATE node_scopes SET generation = ?1
+                 WHERE environment_id = ?2 AND node = ?3 AND version = ?4",
+                params![
+                    generation,
+                    *env,
+                    node,
                     i64::try_from(*version).unwrap_or(i64::MAX)
                 ],
             )?;
@@ -397,7 +413,8 @@ pub(crate) fn prune_log(tx: &dyn Sql) -> Result<usize> {
 }
 
 /// One entry of the change log as the change feed shows it: a document
-/// (with the version that generation wrote) or a register.
+/// or a node scope (with the version that generation wrote), or a
+/// register.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub(crate) struct Logged {
     pub(crate) generation: u64,
@@ -406,12 +423,14 @@ pub(crate) struct Logged {
     /// level with an empty value.
     pub(crate) level: String,
     pub(crate) value: String,
-    /// `None` for a register.
+    /// `None` for a register or a scope.
     pub(crate) resource: Option<String>,
-    /// `values`, `overrides` or `register`.
+    /// `values`, `overrides`, `register` or `scope` (then `value` is the
+    /// node).
     pub(crate) kind: String,
     /// The version the generation wrote, its author and time (none for a
-    /// register, or a version retention pruned since).
+    /// register, a version retention pruned since, or one written before
+    /// versions recorded their generation).
     pub(crate) version: Option<u64>,
     pub(crate) author: Option<String>,
     pub(crate) created_at: Option<i64>,
@@ -428,11 +447,16 @@ pub(crate) fn logged_since(tx: &dyn Sql, since: u64, limit: usize) -> Result<(u6
     let newest = generation(tx)?;
     let rows = tx.query(
         "SELECT c.generation, c.environment_id, c.level, c.level_value, c.resource, c.kind,
-                d.version, d.author, d.created_at
+                coalesce(d.version, s.version), coalesce(d.author, s.author),
+                coalesce(d.created_at, s.created_at)
          FROM changes c LEFT JOIN documents d
            ON d.environment_id = c.environment_id AND d.level = c.level
           AND d.level_value = c.level_value AND d.resource = c.resource
           AND d.kind = c.kind AND d.generation = c.generation
+         LEFT JOIN node_scopes s
+           ON c.kind = 'scope' AND c.resource IS NULL
+          AND s.environment_id = c.environment_id AND s.node = c.level_value
+          AND s.generation = c.generation
          WHERE c.generation > ?1 AND c.environment_id IS NOT NULL
          ORDER BY c.generation, c.level, c.level_value, c.resource, c.kind
          LIMIT ?2",

@@ -280,3 +280,31 @@ fn visible_between_two_replicas_on_postgres() {
         "{figures}"
     );
 }
+
+/// `hierad bench waiters` (bench/changes.sh's client): a few long polls
+/// on a real server, woken by its write, every one answered 200. No
+/// assertion on speed.
+#[test]
+fn waiters_are_woken_by_the_write_and_measured() {
+    let server = TestServer::with_sample();
+    let out = hierad(&format!(
+        "bench waiters --server {} --waiters 3 --pid {} \
+         --path /api/v1/config/environments/1/resources/astute/values/keys/bench_round \
+         --body 1",
+        server.url.trim_start_matches("http://"),
+        server.pid()
+    ));
+    assert!(out.starts_with("3 waiters: +"), "{out}");
+    assert!(out.contains("; 0 not 200;"), "{out}");
+    assert!(
+        out.contains("CPU from the write to the last answer: server "),
+        "{out}"
+    );
+    // A refused write is an error naming it, not a figure.
+    let err = crate::binary::refused(&format!(
+        "bench waiters --server {} --waiters 1 --pid {} --path /api/v1/nowhere --body 1",
+        server.url.trim_start_matches("http://"),
+        server.pid()
+    ));
+    assert_eq!(err, "PUT /api/v1/nowhere answered 404");
+}

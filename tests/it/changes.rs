@@ -226,7 +226,16 @@ async fn a_node_scope_write_is_listed_as_a_scope_change() {
     let feed = ok_json(&state, "GET", &format!("/api/v1/changes?since={g0}"), "").await;
     let changes = feed["changes"].as_array().unwrap();
     assert_eq!(changes.len(), 2, "{feed}");
-    for (change, g) in changes.iter().zip([g1, g1 + 1]) {
+    // Each row names the version its write made, with that version's
+    // author and time, as the scope's history has them.
+    let history = ok_json(&state, "GET", &format!("{scope}/history"), "").await;
+    let history = history.as_array().unwrap();
+    assert_eq!(history.len(), 2, "{history:?}");
+    for ((change, g), version) in changes.iter().zip([g1, g1 + 1]).zip(history) {
+        assert_eq!(change["version"], version["version"], "{feed}");
+        assert!(change["created_at"].as_i64().is_some(), "{feed}");
+        assert_eq!(change["created_at"], version["created_at"], "{feed}");
+        assert_eq!(change.get("author"), version.get("author"), "{feed}");
         assert_eq!(change["generation"], json!(g), "{feed}");
         assert_eq!(change["environment"], json!(5), "{feed}");
         assert_eq!(change["kind"], json!("scope"), "{feed}");

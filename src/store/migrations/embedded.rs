@@ -28,4 +28,5 @@ migrations![
     "0007_live_bytes",
     "0008_generations",
     "0009_hiera_version",
+    "0010_scope_generations",
 ];

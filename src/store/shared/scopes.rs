@@ -95,12 +95,14 @@ pub(super) fn put(
     scope: &Scope,
     author: Option<&str>,
 ) -> Result<Version> {
-    log.scope(env, &check_node(tx, env, node)?, node);
+    let level = check_node(tx, env, node)?;
     let text = serde_json::to_string(scope).map_err(|e| crate::store::StoreError::Corrupt {
         what: format!("the scope of node {node}"),
         reason: e.to_string(),
     })?;
-    append(tx, (env, node), Some(&text), author)
+    let version = append(tx, (env, node), Some(&text), author)?;
+    log.scope(env, &level, node, version.number);
+    Ok(version)
 }
 
 /// Writes a deletion marker. NotFound: the environment, the node, or no
@@ -111,9 +113,13 @@ pub(super) fn delete(
     (env, node): (i64, &str),
     author: Option<&str>,
 ) -> Result<Version> {
-    log.scope(env, &check_node(tx, env, node)?, node);
+    let level = check_node(tx, env, node)?;
     match head(tx, env, node)? {
-        Some((v, _)) if !v.deleted => append(tx, (env, node), None, author),
+        Some((v, _)) if !v.deleted => {
+            let version = append(tx, (env, node), None, author)?;
+            log.scope(env, &level, node, version.number);
+            Ok(version)
+        }
         _ => Err(NotFound::Scope {
             env,
             node: node.to_owned(),

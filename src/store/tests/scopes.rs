@@ -105,7 +105,81 @@ fn scope_writes_take_a_generation() {
     );
 }
 
+/// The feed's scope rows name the version each write made, its author
+/// and time, as document rows do; a document row beside them keeps its
+/// own.
+fn the_feed_names_each_scope_versions_author_and_time() {
+    let s = fuel();
+    s.set_register(1, "nodes", Some(&names(&["node-1"])))
+        .unwrap();
+    let since = s.generation().unwrap();
+    let one = scope(serde_json::json!({"a": 1}));
+    let v1 = s.put_scope(1, "node-1", &one, Some("alice")).unwrap();
+    let doc = s
+        .put(
+            &at(1, "nodes=node-1", "astute", DocKind::Values),
+            &rhash! {"k" => 1},
+        )
+        .unwrap();
+    let v2 = s.put_scope(1, "node-1", &one, Some("bob")).unwrap();
+    let v3 = s.delete_scope(1, "node-1", Some("carol")).unwrap();
+    let (newest, logged) = s.logged_since(since, 100).unwrap();
+    assert_eq!(newest, since + 4);
+    let rows: Vec<_> = logged
+        .iter()
+        .map(|l| {
+            let who = l.author.as_deref();
+            (
+                l.generation - since,
+                l.kind.as_str(),
+                l.value.as_str(),
+                l.version,
+                who,
+                l.created_at,
+            )
+        })
+        .collect();
+    assert_eq!(
+        rows,
+        vec![
+            (
+                1,
+                "scope",
+                "node-1",
+                Some(1),
+                Some("alice"),
+                Some(v1.created_at)
+            ),
+            (
+                2,
+                "values",
+                "node-1",
+                Some(doc.number),
+                None,
+                Some(doc.created_at)
+            ),
+            (
+                3,
+                "scope",
+                "node-1",
+                Some(2),
+                Some("bob"),
+                Some(v2.created_at)
+            ),
+            (
+                4,
+                "scope",
+                "node-1",
+                Some(3),
+                Some("carol"),
+                Some(v3.created_at)
+            ),
+        ]
+    );
+}
+
 both![
+    the_feed_names_each_scope_versions_author_and_time,
     scope_writes_take_a_generation,
     a_registered_node_keeps_versions_of_its_scope,
     unknown_environments_nodes_and_bodies_are_refused,

@@ -87,6 +87,76 @@ fn sqlite_databases_of_every_old_version_upgrade_to_the_new_schema() {
         migrations::migrate(&mut conn, SQLITE).unwrap();
         assert_eq!(sqlite_schema(&conn), want, "upgraded from version {n}");
     }
+    // And from every version the files made since.
+    for n in old.len() + 1..SQLITE.len() {
+        let mut conn = sqlite_made_by(&SQLITE[..n]);
+        migrations::migrate(&mut conn, SQLITE).unwrap();
+        assert_eq!(sqlite_schema(&conn), want, "upgraded from version {n}");
+    }
+}
+
+/// A node scope as a schema-9 hierad wrote it (migration 10 gave scope
+/// versions their generation), with its change-log row; the same text on
+/// both engines.
+const SCOPE_AT_9: &str = r#"
+    INSERT INTO components (id, name) VALUES (1, 'fuel');
+    INSERT INTO resource_definitions (id, component_id, name) VALUES (1, 1, 'astute');
+    INSERT INTO environments (id) VALUES (1);
+    INSERT INTO environment_components (environment_id, component_id, position) VALUES (1, 1, 0);
+    INSERT INTO hierarchy_levels (environment_id, position, name) VALUES (1, 0, 'nodes');
+    INSERT INTO registers (environment_id, level) VALUES (1, 'nodes');
+    INSERT INTO register_values (environment_id, level, value) VALUES (1, 'nodes', 'node-1');
+    INSERT INTO node_scopes (environment_id, node, version, created_at, author, deleted, content)
+        VALUES (1, 'node-1', 1, 1700000000, 'alice', 0, '{"role":"db"}');
+    UPDATE generation SET value = 1 WHERE id = 1;
+    INSERT INTO changes (generation, environment_id, level, level_value, resource, kind)
+        VALUES (1, 1, 'nodes', 'node-1', NULL, 'scope');
+"#;
+
+/// [`SCOPE_AT_9`]'s database after the upgrade: the old scope reads back,
+/// its feed row names no version (its generation was not recorded), and
+/// the next write's row names its version, author and time.
+fn scope_written_at_9_reads_back(s: &dyn Store) {
+    let (_, scope) = s.scope(1, "node-1", None).unwrap();
+    assert_eq!(
+        serde_json::Value::Object(scope),
+        serde_json::json!({"role": "db"})
+    );
+    let (newest, logged) = s.logged_since(0, 10).unwrap();
+    assert_eq!(newest, 1);
+    let old: Vec<_> = logged
+        .iter()
+        .map(|l| (l.kind.as_str(), l.version))
+        .collect();
+    assert_eq!(old, vec![("scope", None)]);
+    let mut facts = serde_json::Map::new();
+    facts.insert("role".into(), "web".into());
+    let v2 = s.put_scope(1, "node-1", &facts, Some("bob")).unwrap();
+    let (_, logged) = s.logged_since(1, 10).unwrap();
+    let new: Vec<_> = logged
+        .iter()
+        .map(|l| (l.generation, l.version, l.author.as_deref(), l.created_at))
+        .collect();
+    assert_eq!(new, vec![(2, Some(2), Some("bob"), Some(v2.created_at))]);
+}
+
+#[test]
+fn a_sqlite_database_of_schema_9_with_scopes_upgrades() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("db.sqlite");
+    let mut conn = rusqlite::Connection::open(&file).unwrap();
+    migrations::migrate(&mut conn, &SQLITE[..9]).unwrap();
+    conn.execute_batch(SCOPE_AT_9).unwrap();
+    drop(conn);
+    scope_written_at_9_reads_back(&SqliteStore::open(&file).unwrap());
+}
+
+#[test]
+fn a_postgres_database_of_schema_9_with_scopes_upgrades() {
+    let (url, mut client) = pg_made_by(&POSTGRES[..9]);
+    client.batch_execute(SCOPE_AT_9).unwrap();
+    drop(client);
+    scope_written_at_9_reads_back(&PgStore::open(&url).unwrap());
 }
 
 /// `tests/fixtures/store/schema7.sqlite`, written by `hierad` at schema
@@ -204,6 +274,12 @@ fn postgres_databases_of_every_old_version_upgrade_to_the_new_schema() {
     let want = pg_schema(&mut pg_made_by(POSTGRES).1);
     for n in 0..=old.len() {
         let (_url, mut client) = pg_made_by(&old[..n]);
+        crate::store::postgres::migrations::migrate(&mut client, POSTGRES).unwrap();
+        assert_eq!(pg_schema(&mut client), want, "upgraded from version {n}");
+    }
+    // And from every version the files made since.
+    for n in old.len() + 1..POSTGRES.len() {
+        let (_url, mut client) = pg_made_by(&POSTGRES[..n]);
         crate::store::postgres::migrations::migrate(&mut client, POSTGRES).unwrap();
         assert_eq!(pg_schema(&mut client), want, "upgraded from version {n}");
     }
