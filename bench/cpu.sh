@@ -7,7 +7,7 @@
 # includes the kernel's work on the sockets, which both servers pay; it
 # moves with the machine's load, so compare the ratios of one run.
 #
-#   bash bench/cpu.sh               # 10-20 minutes after the release build
+#   bash bench/cpu.sh               # 20-40 minutes after the release build
 #   CLASSES="cached data30" CONNS="4" bash bench/cpu.sh   # a few of them
 #
 # The classes (CLASSES, all by default):
