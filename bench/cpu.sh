@@ -7,7 +7,7 @@
 # includes the kernel's work on the sockets, which both servers pay; it
 # moves with the machine's load, so compare the ratios of one run.
 #
-#   bash bench/cpu.sh               # 10-20 minutes after the release build
+#   bash bench/cpu.sh               # 20-40 minutes after the release build
 #   CLASSES="cached data30" CONNS="4" bash bench/cpu.sh   # a few of them
 #
 # The classes (CLASSES, all by default):
@@ -29,10 +29,19 @@
 #                (`--auth`), against the bare server over the same TLS
 #                configuration (needs openssl)
 #
+# Each class is measured with two clients: `hierad bench` (N requests)
+# and wrk (Debian's: `apt-get install wrk`; WRK_SECONDS a run after a
+# warm-up, bench/wrk.lua sending the lookup classes' POST bodies), an
+# independent client, whose table gives the requests per second of both
+# servers and their ratio, and the server CPU per request under it.
 # Environment: NODES (1000), N (requests per run, 10000), CLASSES, CONNS
 # (the client's connections, "4 32": each class at each), ROUNDS (3; the
 # median ratio is printed with min..max), BEFORE (another hierad binary
-# measured in the same rounds, e.g. the previous commit's), BIN (the
+# measured in the same rounds, e.g. the previous commit's), CLIENTS
+# ("bench wrk": which clients' tables; wrk's is skipped, saying so, where
+# wrk is not installed), WRK_SECONDS (5), LOG (the servers' HIERAD_LOG,
+# warn; `info` is the default of `hierad serve`: one access line a
+# request), BIN (the
 # hierad binary; default: the release build), OUT
 # (target/bench-results), PIN (0: server and client anywhere; 1, where
 # taskset and 2 CPUs are: every server on CPU 0 and the client on CPU 1,
@@ -54,6 +63,12 @@ ROUNDS=${ROUNDS:-3}
 BEFORE=${BEFORE:-}
 OUT=${OUT:-target/bench-results}
 PIN=${PIN:-0}
+CLIENTS=${CLIENTS:-bench wrk}
+WRK_SECONDS=${WRK_SECONDS:-5}
+if [[ " $CLIENTS " == *" wrk "* ]] && ! command -v wrk >/dev/null; then
+  echo "wrk is not installed (apt-get install wrk): only hierad bench's figures" >&2
+  CLIENTS=${CLIENTS//wrk/}
+fi
 if [ "$(nproc)" -lt 2 ] || ! command -v taskset >/dev/null; then PIN=0; fi
 on_server=() on_client=()
 if [ "$PIN" = 1 ]; then on_server=(taskset -c 0) on_client=(taskset -c 1); fi
@@ -85,7 +100,31 @@ start bodies "$bin" serve --listen 127.0.0.1:0 --db "$work/env.db" --no-sample
 curl -sf -o "$work/doc125.body" "$URL$data"
 # What `--key fqdn` is answered: the node's name.
 printf '{"found":true,"value":"%s"}' "$node" >"$work/cached.body"
+# wrk's lookups name the plan's hierarchy by its id, as `hierad bench`
+# does; each server registers it before its run (wrk_run).
+hierarchy=$(jq -c '{hierarchy}' "$plan")
+hierarchy_id=$(curl -sf -X POST -H 'Content-Type: application/json' -d "$hierarchy" \
+  "$URL/api/v1/hierarchies" | jq -r .id)
 kill "$PID"
+# lookup_bodies CLASS COUNT [KEY]: COUNT of wrk's bodies for CLASS, one a
+# line, over the nodes and the calling classes in turn (`cached`: KEY
+# fqdn, every node once).
+lookup_bodies() {
+  jq -r --arg id "$hierarchy_id" --arg class "$1" --argjson count "$2" --arg key "${3:-}" '
+    . as $p | ($p.classes[] | select(.name == $class)) as $k
+    | range(0; $count) as $i
+    | $p.nodes[$i % ($p.nodes | length)] as $n
+    | $p.calling_classes[$i % ($p.calling_classes | length)] as $cc
+    | {environment: $p.environment, level: ($p.level + "=" + $n), hierarchy_id: $id,
+       scope: {"::fqdn": $n, calling_class: $cc, calling_module: ($cc | split("::")[0])},
+       resolution: $k.resolution,
+       key: (if $key != "" then $key else $k.keys[$i % ($k.keys | length)] end)}
+    | tojson' "$plan"
+}
+if [[ " $CLIENTS " == *" wrk "* ]]; then
+  for class in priority hash array missing; do lookup_bodies "$class" 1000 >"$work/$class.bodies"; done
+  lookup_bodies priority "$NODES" fqdn >"$work/cached.bodies"
+fi
 echo "bodies: effective30 $(wc -c <"$work/effective30.body") B, data30 $(wc -c <"$work/data30.body") B" \
   "(ETag $etag), doc125 $(wc -c <"$work/doc125.body") B, cached $(wc -c <"$work/cached.body") B" >&2
 
@@ -167,6 +206,58 @@ cpu() {
   echo "($after - $before) / 1000 / $N" | bc -l
 }
 
+# wrk_args CLASS: wrk's words for CLASS, one a line: the request's path,
+# then options, then `--` and bench/wrk.lua's arguments for a lookup class.
+wrk_args() {
+  case $1 in
+    effective30) printf '%s\n' "$effective" ;;
+    data30 | doc125) printf '%s\n' "$data" ;;
+    etag30) printf '%s\n' "$data" -H "If-None-Match: $etag" ;;
+    tls-bearer) printf '%s\n' / -H "Authorization: Bearer $HIERAD_TOKEN" -s bench/wrk.lua -- "$work/priority.bodies" ;;
+    *) printf '%s\n' / -s bench/wrk.lua -- "$work/$1.bodies" ;;
+  esac
+}
+
+# wrk_run LABEL CONNS WARMUP-SECONDS BINARY SERVER-ARGS… -- WRK-WORDS…:
+# "REQUESTS/S CPU-US/REQUEST" of one wrk run of WRK_SECONDS (2 threads),
+# after a warm-up; a run with an error, a timeout or an answer other than
+# 2xx/3xx stops the script.
+wrk_run() {
+  local label=$1 conns=$2 warmup=$3 server_bin=$4
+  shift 4
+  local server=() opts=() tail=()
+  while [ "$1" != "--" ]; do server+=("$1"); shift; done
+  shift
+  local path=$1
+  shift
+  while [ $# -gt 0 ] && [ "$1" != "--" ]; do opts+=("$1"); shift; done
+  tail=("$@")
+  start "$label" "${on_server[@]}" "$server_bin" "${server[@]}" --listen 127.0.0.1:0
+  if [ "$label" != bare ]; then
+    local auth=()
+    [ -n "${HIERAD_TOKEN:-}" ] && auth=(-H "Authorization: Bearer $HIERAD_TOKEN")
+    curl -sf -o /dev/null -X POST -H 'Content-Type: application/json' "${auth[@]}" \
+      -d "$hierarchy" "$URL/api/v1/hierarchies"
+  fi
+  local run=(wrk -t2 -c"$conns" "${opts[@]}" "$URL$path" "${tail[@]}")
+  local before after ran=ok
+  "${on_client[@]}" "${run[@]:0:3}" -d"${warmup}s" "${run[@]:3}" >"$work/$label.wrk" 2>&1 || ran=failed
+  before=$(cpu_ns "$PID")
+  [ "$ran" = failed ] || "${on_client[@]}" "${run[@]:0:3}" -d"${WRK_SECONDS}s" "${run[@]:3}" >"$work/$label.wrk" 2>&1 || ran=failed
+  after=$(cpu_ns "$PID")
+  kill "$PID"
+  wait "$PID" 2>/dev/null || true
+  if [ "$ran" = failed ] || grep -qE 'Non-2xx|Socket errors' "$work/$label.wrk"; then
+    echo "$label: wrk's run failed or had errors" >&2
+    cat "$work/$label.wrk" >&2
+    exit 1
+  fi
+  awk -v cpu=$((after - before)) '
+    / requests in / { n = $1 }
+    /^Requests\/sec:/ { rate = $2 }
+    END { if (n == 0) exit 1; printf("%.0f %.2f\n", rate, cpu / 1000 / n) }' "$work/$label.wrk"
+}
+
 median() { sort -g | awk '{ a[NR] = $1 } END { print a[int((NR + 1) / 2)] }'; }
 
 # row LABEL HIERAD BARE RATIOS… : the medians, the median ratio and its range.
@@ -179,17 +270,23 @@ row() {
     "$(printf '%s\n' "$@" | sort -g | tail -1)"
 }
 
-{
-  echo "server CPU per request (bench/cpu.sh: $N requests per run, $ROUNDS rounds, PIN=$PIN, load $(cut -d' ' -f1-3 /proc/loadavg))"
+# class_args CLASS: s_args, b_args (the servers') and warmup for CLASS.
+class_args() {
+  # Every node's answer cached before the count: draws at random
+  # over NODES nodes need some five times as many requests.
+  warmup=1000
+  [ "$1" = cached ] && warmup=$((5 * NODES))
+  mapfile -t s_args < <(server_args "$1")
+  mapfile -t b_args < <(bare_args "$1")
+}
+
+# bench_table: each class with `hierad bench` as the client.
+bench_table() {
+  echo "server CPU per request (bench/cpu.sh: $N requests per run, $ROUNDS rounds, PIN=$PIN, HIERAD_LOG=${LOG:-warn}, load $(cut -d' ' -f1-3 /proc/loadavg))"
   printf '%-24s %14s %14s %8s %14s\n' class 'hierad us/req' 'bare us/req' ratio 'min..max'
   for c in $CONNS; do
     for class in $CLASSES; do
-      # Every node's answer cached before the count: draws at random
-      # over NODES nodes need some five times as many requests.
-      warmup=1000
-      [ "$class" = cached ] && warmup=$((5 * NODES))
-      mapfile -t s_args < <(server_args "$class")
-      mapfile -t b_args < <(bare_args "$class")
+      class_args "$class"
       mapfile -t c_args < <(bench_args "$class")
       ratios=() hierad=() bare=() old_ratios=() old=()
       for _ in $(seq "$ROUNDS"); do
@@ -210,4 +307,40 @@ row() {
       fi
     done
   done
+}
+
+# wrk_table: each class with wrk as the client.
+wrk_table() {
+  echo "wrk -t2: requests/s and server CPU per request ($WRK_SECONDS s per run, $ROUNDS rounds, PIN=$PIN, HIERAD_LOG=${LOG:-warn}, load $(cut -d' ' -f1-3 /proc/loadavg))"
+  printf '%-24s %10s %10s %8s %12s %8s %12s\n' class 'hierad/s' 'bare/s' ratio 'min..max' 'CPU x' 'min..max'
+  for c in $CONNS; do
+    for class in $CLASSES; do
+      class_args "$class"
+      mapfile -t w_args < <(wrk_args "$class")
+      # Seconds of warm-up: the cached class sends every node's lookup.
+      secs=1
+      [ "$class" = cached ] && secs=3
+      rates=() cpus=() hrates=() brates=()
+      for _ in $(seq "$ROUNDS"); do
+        # $(…), not < <(…): a failed run's exit stops the script.
+        out=$(wrk_run bare "$c" 1 "$bin" bench baseline-server --nodelay "${b_args[@]}" -- "${w_args[@]}")
+        read -r br bc <<<"$out"
+        out=$(wrk_run "$class" "$c" "$secs" "$bin" serve "${s_args[@]}" -- "${w_args[@]}")
+        read -r hr hc <<<"$out"
+        brates+=("$br") hrates+=("$hr")
+        rates+=("$(echo "$hr / $br" | bc -l)") cpus+=("$(echo "$hc / $bc" | bc -l)")
+      done
+      printf '%-24s %10.0f %10.0f %8.2f %5.2f..%.2f %8.2f %5.2f..%.2f\n' "$class c=$c" \
+        "$(printf '%s\n' "${hrates[@]}" | median)" "$(printf '%s\n' "${brates[@]}" | median)" \
+        "$(printf '%s\n' "${rates[@]}" | median)" \
+        "$(printf '%s\n' "${rates[@]}" | sort -g | head -1)" "$(printf '%s\n' "${rates[@]}" | sort -g | tail -1)" \
+        "$(printf '%s\n' "${cpus[@]}" | median)" \
+        "$(printf '%s\n' "${cpus[@]}" | sort -g | head -1)" "$(printf '%s\n' "${cpus[@]}" | sort -g | tail -1)"
+    done
+  done
+}
+
+{
+  if [[ " $CLIENTS " == *" bench "* ]]; then bench_table; fi
+  if [[ " $CLIENTS " == *" wrk "* ]]; then wrk_table; fi
 } | tee "$OUT/cpu.txt"

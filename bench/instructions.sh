@@ -26,6 +26,8 @@
 # binary; default: the release build),
 # CLIENT (the binary whose `bench` sends the lookups and runs the bare
 # server; default: BIN),
+# LOG (the measured servers' HIERAD_LOG, warn: no access line; `info`,
+# the default of `hierad serve`, writes one a request),
 # OUT (target/bench-results; the table, and each class's callgrind output,
 # instructions-CLASS.callgrind, for callgrind_annotate).
 set -euo pipefail
@@ -79,7 +81,7 @@ count() {
   # The bare server is part of the bench tools: CLIENT's.
   local server_bin=$bin
   [ "${server[0]}" = bench ] && server_bin=$client
-  HIERAD_LOG=warn valgrind --tool=callgrind --instr-atstart=no --callgrind-out-file="$out" \
+  HIERAD_LOG=${LOG:-warn} valgrind --tool=callgrind --instr-atstart=no --callgrind-out-file="$out" \
     "$server_bin" "${server[@]}" --listen 127.0.0.1:0 2>"$log" &
   local pid=$! url=""
   for _ in $(seq 600); do

@@ -42,7 +42,7 @@ address_in() {
 # start NAME CMD…: runs a server until it answers; sets PID and URL.
 start() {
   local name=$1; shift
-  HIERAD_LOG=warn "$@" 2>"$work/$name.log" &
+  HIERAD_LOG=${LOG:-warn} "$@" 2>"$work/$name.log" &
   PID=$!
   pids+=("$PID")
   for _ in $(seq 200); do

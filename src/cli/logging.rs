@@ -6,6 +6,8 @@
 
 use tracing::{Level, Metadata};
 
+mod access_line;
+
 /// The environment variable holding the log's directives.
 pub(crate) const VAR: &str = "HIERAD_LOG";
 
@@ -57,6 +59,7 @@ pub(crate) fn init() -> Result<(), BadDirectives> {
         })?,
     };
     let layer = fmt::layer()
+        .event_format(access_line::Lines::new())
         .with_writer(std::io::stderr)
         .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
         .with_filter(filter(&directives)?.and(caps()));

@@ -133,6 +133,18 @@ struct DisplayClient(Option<IpAddr>);
 impl std::fmt::Display for DisplayClient {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self.0 {
+            // The four numbers as `Ipv4Addr` writes them, without its
+            // padding through a buffer (900 instructions a line).
+            Some(IpAddr::V4(ip)) => {
+                let [a, b, c, d] = ip.octets();
+                let mut digits = itoa::Buffer::new();
+                f.write_str(digits.format(a))?;
+                for octet in [b, c, d] {
+                    f.write_str(".")?;
+                    f.write_str(digits.format(octet))?;
+                }
+                Ok(())
+            }
             Some(ip) => ip.fmt(f),
             None => f.write_str("-"),
         }

@@ -9,7 +9,7 @@
 //! dropped with its turn.
 
 use super::env;
-use super::params::Params;
+use super::params::{Params, Query};
 use crate::api::impact::{Change, Changes};
 use crate::auth::Principal;
 use crate::server::http::error::ApiError;
@@ -23,7 +23,7 @@ use axum::response::{IntoResponse, Response};
 use axum::routing::get;
 use axum::{Extension, Json, Router};
 use bytes::Bytes;
-use std::collections::{HashMap, VecDeque};
+use std::collections::VecDeque;
 use std::convert::Infallible;
 use std::sync::Arc;
 use std::time::Duration;
@@ -49,7 +49,7 @@ struct Asked {
     who: Option<Principal>,
 }
 
-fn number(query: &HashMap<String, String>, name: &str) -> Result<Option<u64>, ApiError> {
+fn number(query: &Query, name: &str) -> Result<Option<u64>, ApiError> {
     query
         .get(name)
         .map(|v| {
@@ -64,7 +64,7 @@ fn number(query: &HashMap<String, String>, name: &str) -> Result<Option<u64>, Ap
 }
 
 fn asked_of(
-    query: &HashMap<String, String>,
+    query: &Query,
     who: Option<Principal>,
     request_timeout: Duration,
 ) -> Result<Asked, ApiError> {

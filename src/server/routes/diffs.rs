@@ -4,7 +4,7 @@
 //! tags (`from_generation=`/`from_tag=`, `to_generation=`/`to_tag=`;
 //! `to` defaults to the newest). Thin: the work is [`ops::diffs`].
 
-use super::params::flag;
+use super::params::{Query, flag};
 use crate::configdb::DocAddress;
 use crate::ops::diffs::{Point, Range};
 use crate::ops::{self, OpsError};
@@ -14,7 +14,6 @@ use crate::store::StoreError;
 use axum::Json;
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
-use std::collections::HashMap;
 
 /// The diff the query asks for, of the document at `at`.
 ///
@@ -26,7 +25,7 @@ use std::collections::HashMap;
 pub(super) async fn diff(
     state: &AppState,
     at: DocAddress,
-    query: &HashMap<String, String>,
+    query: &Query,
 ) -> Result<Response, ApiError> {
     let range = range(query)?;
     let answer = state
@@ -61,7 +60,7 @@ fn api_error(e: OpsError) -> ApiError {
 }
 
 /// The range a diff's query names.
-fn range(query: &HashMap<String, String>) -> Result<Range, ApiError> {
+fn range(query: &Query) -> Result<Range, ApiError> {
     let number = |name: &str| -> Result<Option<u64>, ApiError> {
         query
             .get(name)

@@ -5,7 +5,7 @@
 //! write itself, so it needs the write's role.
 
 use super::env::{self, Env};
-use super::params::{Params, flag};
+use super::params::{Params, Query, flag};
 use super::pinned::{self, Pin};
 use crate::api::impact::NodesChanged;
 use crate::auth::Principal;
@@ -20,7 +20,6 @@ use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
 use axum::{Json, Router};
-use std::collections::HashMap;
 
 /// The `nodes/changed` route, with its full path.
 pub(crate) fn routes() -> Router<AppState> {
@@ -45,7 +44,7 @@ fn asked_of(
     state: &AppState,
     snapshot: &Snapshot,
     env: i64,
-    query: &HashMap<String, String>,
+    query: &Query,
 ) -> Result<Asked, ApiError> {
     let resource = query.get("resource").cloned();
     if let Some(r) = &resource {
@@ -76,7 +75,7 @@ fn asked_of(
 }
 
 /// `since=G` (a generation, or a tag's name) or `tag=T`.
-fn since_of(query: &HashMap<String, String>) -> Result<Pin, ApiError> {
+fn since_of(query: &Query) -> Result<Pin, ApiError> {
     let pin = match (query.get("since"), query.get("tag")) {
         (Some(_), Some(_)) => None,
         (Some(since), None) if since.bytes().all(|b| b.is_ascii_digit()) => {
@@ -119,7 +118,7 @@ async fn nodes_changed(
 /// # Errors
 ///
 /// A `dry_run` that is neither true nor false.
-pub(crate) fn asked(query: &HashMap<String, String>) -> Result<bool, ApiError> {
+pub(crate) fn asked(query: &Query) -> Result<bool, ApiError> {
     flag(query, "dry_run")
 }
 
@@ -138,7 +137,7 @@ pub(crate) async fn dry_run(
     who: &Principal,
     env: i64,
     writes: Vec<DocChange>,
-    query: &HashMap<String, String>,
+    query: &Query,
     registered: bool,
 ) -> Result<Response, ApiError> {
     let snapshot = state.snapshot();

@@ -3,6 +3,7 @@
 //! `"tag"` fields: `lookup.rs`), answered from that generation's own
 //! snapshot (`state/pinned.rs`), so a whole deployment reads one view.
 
+use super::params::Query;
 use crate::configdb::tags::check_tag_name;
 use crate::configdb::{DocAddress, DocKind, Encoded, KeyPath, LevelPath, Snapshot, keypath};
 use crate::server::http::error::ApiError;
@@ -10,7 +11,6 @@ use crate::server::secrets::Reveal;
 use crate::server::state::AppState;
 use axum::http::{StatusCode, header};
 use axum::response::{IntoResponse, Response};
-use std::collections::HashMap;
 use std::sync::Arc;
 
 /// A generation, by number or by a tag's name.
@@ -81,7 +81,7 @@ pub(crate) fn names_a_pin(bytes: &[u8]) -> bool {
 /// # Errors
 ///
 /// As [`Pin::of`].
-pub(crate) fn pin_of(query: &HashMap<String, String>) -> Result<Option<Pin>, ApiError> {
+pub(crate) fn pin_of(query: &Query) -> Result<Option<Pin>, ApiError> {
     Pin::of(
         query.get("generation").map(String::as_str),
         query.get("tag").map(String::as_str),
