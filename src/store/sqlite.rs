@@ -33,6 +33,19 @@ pub(crate) struct SqliteStore {
     quotas: QuotaCell,
 }
 
+/// SQLite's "database is busy" or "locked": another connection holds the
+/// lock.
+fn is_busy(e: &(dyn std::error::Error + 'static)) -> bool {
+    e.downcast_ref::<rusqlite::Error>()
+        .and_then(rusqlite::Error::sqlite_error_code)
+        .is_some_and(|c| {
+            matches!(
+                c,
+                rusqlite::ErrorCode::DatabaseBusy | rusqlite::ErrorCode::DatabaseLocked
+            )
+        })
+}
+
 impl From<rusqlite::Error> for StoreError {
     fn from(e: rusqlite::Error) -> Self {
         // SQLite opens a file it may not write read-only without a word;
@@ -70,15 +83,34 @@ impl SqliteStore {
     fn from_connection(mut conn: Connection, migrations: &[&str]) -> Result<Self> {
         conn.busy_timeout(BUSY_TIMEOUT)?;
         conn.pragma_update(None, "foreign_keys", true)?;
-        // WAL lets readers run while one writer writes; an in-memory
-        // database answers "memory" and stays as it is.
-        let _mode: String =
-            conn.pragma_update_and_check(None, "journal_mode", "WAL", |row| row.get(0))?;
-        migrations::migrate(&mut conn, migrations)?;
+        // Several servers opening one new file at once: switching it to
+        // WAL can answer SQLITE_BUSY at once, without waiting on the busy
+        // handler, while another connection switches it or migrates. Such
+        // a start is retried, up to the busy timeout, not failed.
+        let deadline = std::time::Instant::now() + BUSY_TIMEOUT;
+        loop {
+            match Self::prepare(&mut conn, migrations) {
+                Err(StoreError::Database(e))
+                    if is_busy(&*e) && std::time::Instant::now() < deadline =>
+                {
+                    std::thread::sleep(Duration::from_millis(20));
+                }
+                done => break done?,
+            }
+        }
         Ok(SqliteStore {
             conn: Mutex::new(conn),
             quotas: QuotaCell::default(),
         })
+    }
+
+    /// WAL mode and the schema brought up to date.
+    fn prepare(conn: &mut Connection, migrations: &[&str]) -> Result<()> {
+        // WAL lets readers run while one writer writes; an in-memory
+        // database answers "memory" and stays as it is.
+        let _mode: String =
+            conn.pragma_update_and_check(None, "journal_mode", "WAL", |row| row.get(0))?;
+        migrations::migrate(conn, migrations)
     }
 
     fn lock(&self) -> MutexGuard<'_, Connection> {
