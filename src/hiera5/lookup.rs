@@ -5,7 +5,7 @@
 //! configured_data_provider.rb, data_hash_function_provider.rb,
 //! location_resolver.rb and functions/yaml_data.rb, json_data.rb.
 
-use super::config::{Config, DataFormat, Entry, Locations};
+use super::config::{Config, Entry, Locations};
 use super::error::{Error, Result};
 use super::explain::{Explainer, Kind};
 use super::key::LookupKey;
@@ -673,76 +673,6 @@ impl<'f, F: Files> Lookup<'f, F> {
         }
         Ok(Some(out))
     }
-
-    /// A data file's Hash, parsed once.
-    fn data(&self, path: &str, format: DataFormat, module: Option<&str>) -> Result<Rc<Hash>> {
-        if let Some(known) = self.data.borrow().get(path) {
-            return known.clone();
-        }
-        let parsed = self.parse(path, format, module);
-        self.data
-            .borrow_mut()
-            .insert(path.to_owned(), parsed.clone());
-        parsed
-    }
-
-    fn parse(&self, path: &str, format: DataFormat, module: Option<&str>) -> Result<Rc<Hash>> {
-        match self.files.unparsable(path) {
-            Some(super::KeptRead::Fails(reason)) => return Err(Error::Data(reason)),
-            Some(super::KeptRead::Empty { warning }) => {
-                self.warn(warning);
-                return Ok(Rc::new(Hash::default()));
-            }
-            None => {}
-        }
-        let parsed = self.files.parsed(path);
-        let text = match parsed {
-            Some(_) => String::new(),
-            None => self.files.read(path).unwrap_or_default(),
-        };
-        let mut hash = match format {
-            DataFormat::Yaml => {
-                match parsed.map_or_else(|| crate::hiera::yaml::load_puppet(&text), Ok) {
-                    Ok(Value::Hash(h)) => symkeys_to_string(h),
-                    Ok(_) => {
-                        self.warn(format!("{path}: file does not contain a valid yaml hash"));
-                        Hash::default()
-                    }
-                    Err(e) => return Err(Error::Data(super::kept::yaml_error(path, &e))),
-                }
-            }
-            DataFormat::Json => match parsed.map_or_else(|| crate::hiera::json::load(&text), Ok) {
-                Ok(Value::Hash(h)) => h,
-                Ok(other) => {
-                    return Err(Error::Data(format!(
-                        "Value returned from data_hash function 'json_data', when using location '{path}', has wrong type, expects a Hash value, got {}",
-                        other.class_name()
-                    )));
-                }
-                Err(e) => {
-                    return Err(Error::Data(format!(
-                        "Unable to parse ({path}): {}",
-                        e.message
-                    )));
-                }
-            },
-        };
-        if let Some(m) = module {
-            let prefix = format!("{m}::");
-            let before = hash.len();
-            hash.retain(|k, _| {
-                k.as_str()
-                    .is_some_and(|k| k == LOOKUP_OPTIONS || k.starts_with(&prefix))
-            });
-            if hash.len() != before {
-                self.warn(format!(
-                    "Module '{m}': Value returned from data_hash function '{}', when using location '{path}', must use keys qualified with the name of the module",
-                    format.function()
-                ));
-            }
-        }
-        Ok(Rc::new(hash))
-    }
 }
 
 /// Puppet's `RichData` (`validate_data_value`): no Symbols, and Hash keys
@@ -767,26 +697,6 @@ fn missing_path() -> Error {
     )
 }
 
-/// `HieraConfig.symkeys_to_string`: Symbol keys become Strings, at every depth.
-fn symkeys_to_string(h: Hash) -> Hash {
-    fn value(v: Value) -> Value {
-        match v {
-            Value::Hash(h) => Value::Hash(symkeys_to_string(h)),
-            Value::Array(items) => Value::Array(items.into_iter().map(value).collect()),
-            other => other,
-        }
-    }
-    h.into_iter()
-        .map(|(k, v)| {
-            let k = match k {
-                Value::Symbol(s) => Value::String(s),
-                other => other,
-            };
-            (k, value(v))
-        })
-        .collect()
-}
-
 /// `Pathname#+`: an absolute `path` replaces `dir`.
 fn join(dir: &str, path: &str) -> String {
     if path.starts_with('/') || dir.is_empty() {
@@ -804,5 +714,6 @@ fn parent(path: &str) -> String {
     }
 }
 
+mod data;
 #[cfg(test)]
 mod tests;

@@ -11,8 +11,8 @@
 //! left in place (Puppet reads module data from its modules): the module
 //! and glob keys again.
 
-use super::server::{ENV, copy_dir, hierad, puppet_job, shim_environment};
-use super::{BATCH, Outcome, puppet};
+use super::Outcome;
+use super::server::{ENV, copy_dir, differences, puppet_over_files_and_shim, shim_environment};
 use crate::binary;
 use crate::server::TestServer;
 use std::path::Path;
@@ -127,18 +127,7 @@ fn modules_mapped_paths_and_globs_answer_as_puppet_lookup_over_the_files() {
     let shim_cases: Vec<usize> = (0..cases.len())
         .filter(|i| !MAPPED.contains(&cases[*i].1) && matches!(cases[*i].0, "web1" | "lb1"))
         .collect();
-    let mut jobs: Vec<Vec<String>> = cases
-        .iter()
-        .enumerate()
-        .map(|(i, (node, case))| puppet_job(root, i, "production", node, case))
-        .collect();
-    jobs.extend(shim_cases.iter().enumerate().map(|(j, i)| {
-        let (node, case) = cases[*i];
-        puppet_job(root, cases.len() + j, "viashim", node, case)
-    }));
-    let mut expected = puppet(root, &jobs, BATCH);
-    assert_eq!(expected.len(), jobs.len(), "one Puppet answer per job");
-    let through_shim = expected.split_off(cases.len());
+    let (expected, through_shim) = puppet_over_files_and_shim(root, &cases, &shim_cases);
 
     // Guards against passing vacuously: Puppet found module, glob and
     // mapped keys for most nodes, with answers that differ by node, and
@@ -179,28 +168,19 @@ fn modules_mapped_paths_and_globs_answer_as_puppet_lookup_over_the_files() {
     );
     assert!(web1("legacy::key").is_empty() && web1("ntp::package").contains("ntpsec"));
 
-    let mut problems = Vec::new();
-    for (i, got) in shim_cases.iter().zip(&through_shim) {
-        let ((node, case), want) = (cases[*i], &expected[*i]);
-        if (got.status, &got.stdout) != (want.status, &want.stdout) {
-            problems.push(format!(
-                "{node}: puppet lookup {case} through the shim\n  files: {want:?}\n  shim:  {got:?}"
-            ));
-        }
-    }
-    for ((node, case), want) in cases.iter().zip(&expected) {
-        let got = hierad(root, &server.url, node, case);
-        if (got.status, &got.stdout) != (want.status, &want.stdout) {
-            problems.push(format!(
-                "{node}: puppet-lookup {case}\n  puppet: {want:?}\n  hierad: {got:?}"
-            ));
-        }
-    }
+    let problems = differences(
+        root,
+        &server.url,
+        &cases,
+        &expected,
+        &shim_cases,
+        &through_shim,
+    );
     assert!(
         problems.is_empty(),
         "{} of {} cases differ:\n{}",
         problems.len(),
-        jobs.len(),
+        cases.len() + shim_cases.len(),
         problems.join("\n")
     );
 }

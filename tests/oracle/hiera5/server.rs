@@ -142,6 +142,62 @@ pub(super) fn puppet_job(
     args
 }
 
+/// Puppet's answers to every case over the files (environment
+/// `production`), and to the `shim` cases (indexes into `cases`) again
+/// through the shim (environment `viashim`): one batch of jobs.
+pub(super) fn puppet_over_files_and_shim<C: AsRef<str>>(
+    root: &Path,
+    cases: &[(&str, C)],
+    shim: &[usize],
+) -> (Vec<Outcome>, Vec<Outcome>) {
+    let mut jobs: Vec<Vec<String>> = cases
+        .iter()
+        .enumerate()
+        .map(|(i, (node, case))| puppet_job(root, i, "production", node, case.as_ref()))
+        .collect();
+    jobs.extend(shim.iter().enumerate().map(|(j, i)| {
+        let (node, case) = &cases[*i];
+        puppet_job(root, cases.len() + j, "viashim", node, case.as_ref())
+    }));
+    let mut expected = puppet(root, &jobs, BATCH);
+    assert_eq!(expected.len(), jobs.len(), "one Puppet answer per job");
+    let through_shim = expected.split_off(cases.len());
+    (expected, through_shim)
+}
+
+/// Where an answer differs from Puppet's over the files (`expected`):
+/// the `shim` cases' answers through the shim, and every case's from
+/// `hierad puppet-lookup --server url`.
+pub(super) fn differences<C: AsRef<str>>(
+    root: &Path,
+    url: &str,
+    cases: &[(&str, C)],
+    expected: &[Outcome],
+    shim: &[usize],
+    through_shim: &[Outcome],
+) -> Vec<String> {
+    let mut problems = Vec::new();
+    for (i, got) in shim.iter().zip(through_shim) {
+        let ((node, case), want) = (&cases[*i], &expected[*i]);
+        if (got.status, &got.stdout) != (want.status, &want.stdout) {
+            problems.push(format!(
+                "{node}: puppet lookup {} through the shim\n  files: {want:?}\n  shim:  {got:?}",
+                case.as_ref()
+            ));
+        }
+    }
+    for ((node, case), want) in cases.iter().zip(expected) {
+        let got = hierad(root, url, node, case.as_ref());
+        if (got.status, &got.stdout) != (want.status, &want.stdout) {
+            problems.push(format!(
+                "{node}: puppet-lookup {}\n  puppet: {want:?}\n  hierad: {got:?}",
+                case.as_ref()
+            ));
+        }
+    }
+    problems
+}
+
 pub(super) fn hierad(root: &Path, url: &str, node: &str, case: &str) -> Outcome {
     let mut args: Vec<String> = ["puppet-lookup", "--server", url, "--env", &ENV.to_string()]
         .map(str::to_owned)
@@ -218,18 +274,7 @@ fn an_imported_environment_answers_as_puppet_lookup_over_its_files() {
             matches!(cases[*i].0, "web1" | "lb1" | BARE) && SPECIAL.contains(&cases[*i].1.as_str())
         })
         .collect();
-    let mut jobs: Vec<Vec<String>> = cases
-        .iter()
-        .enumerate()
-        .map(|(i, (node, case))| puppet_job(root, i, "production", node, case))
-        .collect();
-    jobs.extend(shim_cases.iter().enumerate().map(|(j, i)| {
-        let (node, case) = &cases[*i];
-        puppet_job(root, cases.len() + j, "viashim", node, case)
-    }));
-    let mut expected = puppet(root, &jobs, BATCH);
-    assert_eq!(expected.len(), jobs.len(), "one Puppet answer per job");
-    let through_shim = expected.split_off(cases.len());
+    let (expected, through_shim) = puppet_over_files_and_shim(root, &cases, &shim_cases);
 
     // Guards against passing vacuously: Puppet found most keys, failed
     // some, and its answers differ from case to case.
@@ -277,28 +322,19 @@ fn an_imported_environment_answers_as_puppet_lookup_over_its_files() {
         .count();
     assert!(bare_found >= SPECIAL.len() / 2, "{BARE} found {bare_found}");
 
-    let mut problems = Vec::new();
-    for (i, got) in shim_cases.iter().zip(&through_shim) {
-        let ((node, case), want) = (&cases[*i], &expected[*i]);
-        if (got.status, &got.stdout) != (want.status, &want.stdout) {
-            problems.push(format!(
-                "{node}: puppet lookup {case} through the shim\n  files: {want:?}\n  shim:  {got:?}"
-            ));
-        }
-    }
-    for ((node, case), want) in cases.iter().zip(&expected) {
-        let got = hierad(root, &server.url, node, case);
-        if (got.status, &got.stdout) != (want.status, &want.stdout) {
-            problems.push(format!(
-                "{node}: puppet-lookup {case}\n  puppet: {want:?}\n  hierad: {got:?}"
-            ));
-        }
-    }
+    let problems = differences(
+        root,
+        &server.url,
+        &cases,
+        &expected,
+        &shim_cases,
+        &through_shim,
+    );
     assert!(
         problems.is_empty(),
         "{} of {} cases differ:\n{}",
         problems.len(),
-        jobs.len(),
+        cases.len() + shim_cases.len(),
         problems.join("\n")
     );
 }
