@@ -177,13 +177,22 @@ pub(crate) async fn serve(
 ) -> std::io::Result<()> {
     let settings = state.settings().clone();
     let unread = std::sync::Arc::clone(state.unread());
+    let heads = http::conn::HeadRefusals::new(state.metrics());
     // Waiters for changes end with the accept loop, not the drain's deadline.
     let closing = state.clone();
     let shutdown = async move {
         shutdown.await;
         closing.close();
     };
-    http::conn::serve(listener, app(state), &settings, unread, tls, shutdown).await
+    http::conn::serve(
+        listener,
+        app(state),
+        &settings,
+        (unread, heads),
+        tls,
+        shutdown,
+    )
+    .await
 }
 
 #[cfg(test)]
@@ -407,7 +416,10 @@ mod tests {
                 listener,
                 router,
                 &settings,
-                Arc::new(state::unread::Unread::new(1 << 20, Default::default())),
+                (
+                    Arc::new(state::unread::Unread::new(1 << 20, Default::default())),
+                    http::conn::HeadRefusals::new(state.metrics()),
+                ),
                 None,
                 std::future::pending(),
             )

@@ -228,3 +228,64 @@ fn every_safety_step_runs_after_a_cached_answer() {
     let answered = access.iter().filter(|l| l.contains("status=200")).count();
     assert_eq!(answered, 3 * cases.len() + 4, "{log}");
 }
+
+/// A head hyper refuses itself (one it cannot parse: 400; more headers
+/// than it reads: 431) never reaches the router, yet it is logged and
+/// counted as every other refusal is.
+#[test]
+fn heads_refused_before_routing_are_logged_and_counted() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut server = TestServer::start_logging(
+        &dir.path().join("hierad.db"),
+        "",
+        "warn,hierad::access=info",
+    );
+    let many: String = (0..120).map(|i| format!("x-h{i}: v\r\n")).collect();
+    for (request, status) in [
+        (
+            "GET /healthz HTTP/1.1\r\nhost: 127.0.0.1\r\nno colon here\r\n\r\n".to_owned(),
+            400,
+        ),
+        (
+            format!("GET /healthz HTTP/1.1\r\nhost: 127.0.0.1\r\n{many}\r\n"),
+            431,
+        ),
+    ] {
+        let mut stream =
+            BufReader::new(TcpStream::connect(server.url.trim_start_matches("http://")).unwrap());
+        stream
+            .get_mut()
+            .set_read_timeout(Some(Duration::from_secs(10)))
+            .unwrap();
+        stream.get_mut().write_all(request.as_bytes()).unwrap();
+        assert_eq!(answer(&mut stream).status, status, "{request}");
+    }
+    let mut stream =
+        BufReader::new(TcpStream::connect(server.url.trim_start_matches("http://")).unwrap());
+    stream
+        .get_mut()
+        .write_all(b"GET /metrics HTTP/1.1\r\nhost: 127.0.0.1\r\n\r\n")
+        .unwrap();
+    let metrics = answer(&mut stream).body;
+    for reason in ["malformed", "too_large"] {
+        let series = format!("hierad_refused_heads_total{{reason=\"{reason}\"}} 1");
+        assert!(
+            metrics.lines().any(|l| l == series),
+            "no {series} in\n{metrics}"
+        );
+    }
+    server.stop();
+    let log = server.log();
+    for (status, outcome) in [(400, "malformed"), (431, "too_large")] {
+        assert!(
+            log.lines().any(|l| l.contains("hierad::access")
+                && l.contains(&format!("status={status}"))
+                && l.contains(&format!("outcome=\"{outcome}\""))),
+            "no access line for the {outcome} head in\n{log}"
+        );
+    }
+    assert!(
+        !log.contains("no colon here"),
+        "a header's text was logged:\n{log}"
+    );
+}

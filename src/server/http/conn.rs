@@ -9,12 +9,14 @@ use crate::server::http::guard::Peer;
 use crate::server::http::plain_on_tls::{self, Opening};
 use crate::server::http::proxied::{HeaderError, Prefixed, Proxied, read_header};
 use crate::server::http::tls::Tls;
+use crate::server::state::metrics::Metrics;
 use crate::server::state::unread::{COUNTED, Held, Shared, Unread};
 use crate::settings::Settings;
 use axum::Router;
 use axum::response::{IntoResponse, Response};
 use hyper::body::Incoming;
 use hyper_util::rt::TokioIo;
+use prometheus_client::metrics::counter::Counter;
 use std::collections::BTreeMap;
 use std::convert::Infallible;
 use std::future::Future;
@@ -225,7 +227,7 @@ pub(crate) async fn serve(
     listener: TcpListener,
     app: Router,
     settings: &Settings,
-    unread: Arc<Unread>,
+    (unread, heads): (Arc<Unread>, HeadRefusals),
     tls: Option<Arc<Tls>>,
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> io::Result<()> {
@@ -271,6 +273,7 @@ pub(crate) async fn serve(
         let conn = Arc::new(Conn::new(Arc::clone(&unread)));
         registry.insert(id, Arc::clone(&conn));
         let one = One {
+            heads: heads.clone(),
             http: http.clone(),
             app: app.clone(),
             registry: Arc::clone(&registry),
@@ -319,6 +322,7 @@ pub(crate) async fn serve(
 
 /// What serving one accepted connection takes.
 struct One {
+    heads: HeadRefusals,
     http: hyper::server::conn::http1::Builder,
     app: Router,
     registry: Arc<Registry>,
@@ -446,6 +450,7 @@ impl One {
     where
         S: AsyncRead + AsyncWrite + Unpin + Send + 'static,
     {
+        let client = peer.addr.ip().to_canonical();
         let io = TokioIo::new(Watched::new(
             stream,
             Arc::clone(&self.conn),
@@ -459,9 +464,51 @@ impl One {
             peer,
         };
         let connection = self.http.serve_connection(io, service);
-        if let Some(io) = drive(connection, &self.conn, self.stopping.clone()).await {
-            linger(io.into_inner().stream, &self.conn, self.stopping).await;
+        match drive(connection, &self.conn, self.stopping.clone()).await {
+            Ok(Some(io)) => linger(io.into_inner().stream, &self.conn, self.stopping).await,
+            Ok(None) => {}
+            Err(e) => self.heads.record(&e, client),
         }
+    }
+}
+
+/// The request heads hyper refuses itself, answering 400 (one it cannot
+/// parse) or 431 (one over its size or header count) and closing: they
+/// never reach the router, whose access log and metrics record every
+/// other refusal, so they are logged and counted here.
+#[derive(Clone)]
+pub(crate) struct HeadRefusals {
+    malformed: Counter,
+    too_large: Counter,
+}
+
+impl HeadRefusals {
+    pub(crate) fn new(metrics: &Metrics) -> HeadRefusals {
+        HeadRefusals {
+            malformed: metrics.refused_heads("malformed"),
+            too_large: metrics.refused_heads("too_large"),
+        }
+    }
+
+    /// Records how a connection ended, if hyper refused a head: other
+    /// errors are the client's going (a reset, a timeout), not refusals.
+    fn record(&self, e: &hyper::Error, client: std::net::IpAddr) {
+        let (counter, reason, status) = if e.is_parse_too_large() {
+            (&self.too_large, "too_large", 431)
+        } else if e.is_parse() || e.is_parse_status() || e.is_parse_version_h2() {
+            (&self.malformed, "malformed", 400)
+        } else {
+            return;
+        };
+        counter.inc();
+        // hyper's words name the fault, never a header's text.
+        tracing::info!(
+            target: "hierad::access",
+            client = %client,
+            status,
+            outcome = reason,
+            "refused a request head before routing: {e}"
+        );
     }
 }
 
@@ -498,32 +545,33 @@ where
 }
 
 /// Runs one connection until it ends, is shed, or the server stops; gives
-/// the socket back, not yet shut down, when hyper ended it without error.
+/// the socket back, not yet shut down, when hyper ended it without error,
+/// and hyper's error when it ended with one.
 async fn drive<C>(
     mut connection: hyper::server::conn::http1::Connection<C, Tracked>,
     conn: &Conn,
     mut stopping: watch::Receiver<Stop>,
-) -> Option<C>
+) -> Result<Option<C>, hyper::Error>
 where
     C: hyper::rt::Read + hyper::rt::Write + Unpin + Send + 'static,
 {
     loop {
         tokio::select! {
-            // Errors here are the client's (reset, timeout, bad framing)
-            // and were answered where they could be.
+            // Errors here are the client's (reset, timeout, bad framing),
+            // answered where they could be; the caller records refusals.
             ended = std::future::poll_fn(|cx| connection.poll_without_shutdown(cx)) => {
-                return ended.ok().map(|()| connection.into_parts().io);
+                return ended.map(|()| Some(connection.into_parts().io));
             }
             () = conn.shed.notified() => {
                 if conn.sheddable() {
-                    return None;
+                    return Ok(None);
                 }
                 conn.shedding.store(false, Ordering::Relaxed);
             }
             changed = stopping.changed() => {
                 let stop = *stopping.borrow_and_update();
                 if changed.is_err() || stop == Stop::Close {
-                    return None;
+                    return Ok(None);
                 }
                 if stop == Stop::Drain {
                     Pin::new(&mut connection).graceful_shutdown();

@@ -103,6 +103,7 @@ pub(crate) struct Metrics {
     costly_running: Gauge,
     refusals: Family<BudgetLabels, Counter>,
     busy: Family<BoundLabels, Counter>,
+    heads: Family<HeadLabels, Counter>,
     database_bytes: Gauge,
     database_free_bytes: Gauge,
     versions_pruned: Counter,
@@ -156,6 +157,12 @@ struct AuthLabels {
 struct ThrottleLabels {
     /// `waited` for its turn, or `refused` (429).
     outcome: &'static str,
+}
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct HeadLabels {
+    /// `malformed` (answered 400) or `too_large` (431).
+    reason: &'static str,
 }
 
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
@@ -257,6 +264,12 @@ impl Metrics {
                 "Requests refused with 503 busy because a memory bound was full, by bound (--unread-answers-mib, --lookup-queue-mib)",
                 Family::<BoundLabels, Counter>::default(),
             ),
+            heads: registered(
+                r,
+                "refused_heads",
+                "Request heads refused before routing, answered by hyper and closed: malformed (400) or too large (431)",
+                Family::<HeadLabels, Counter>::default(),
+            ),
             database_bytes: registered(
                 r,
                 "database_bytes",
@@ -354,6 +367,13 @@ impl Metrics {
     /// A lookup refused for exceeding its `budget` (`steps`, `bytes`).
     pub(crate) fn budget_refusal(&self, budget: &'static str) {
         self.refusals.get_or_create(&BudgetLabels { budget }).inc();
+    }
+
+    /// The counter of request heads refused for `reason` (`malformed`,
+    /// `too_large`) by hyper, before the router: a handle that shares the
+    /// series.
+    pub(crate) fn refused_heads(&self, reason: &'static str) -> Counter {
+        self.heads.get_or_create(&HeadLabels { reason }).clone()
     }
 
     /// The counter of requests refused because `bound` (`unread_answers`,
