@@ -10,7 +10,7 @@
 //! names `uri`s, not paths; `hierad puppet-lookup --server --explain`
 //! prints the files' explanation whole.)
 
-use super::server::shim_environment;
+use super::server::{hierad_at, puppet_args, shim_environment};
 use super::{BATCH, Outcome, puppet};
 use crate::binary;
 use crate::server::TestServer;
@@ -59,27 +59,11 @@ fn facts(root: &Path, node: &str) -> String {
 }
 
 fn puppet_job(root: &Path, run: usize, env: &str, node: &str, case: &str) -> Vec<String> {
-    let mut args = super::common(root, run, &format!("{node}.example"));
-    args.extend(["--environment".into(), env.to_owned()]);
-    args.extend(["--facts".into(), facts(root, node)]);
-    args.extend(crate::shell::shell_split(case).expect("case splits"));
-    args
+    puppet_args(root, run, env, (node, &facts(root, node)), case)
 }
 
 fn hierad(root: &Path, url: &str, node: &str, case: &str) -> Outcome {
-    let mut args: Vec<String> = ["puppet-lookup", "--server", url, "--env", &ENV.to_string()]
-        .map(str::to_owned)
-        .to_vec();
-    args.extend(["--node".into(), format!("{node}.example")]);
-    args.extend(["--facts".into(), facts(root, node)]);
-    args.extend(crate::shell::shell_split(case).expect("case splits"));
-    let refs: Vec<&str> = args.iter().map(String::as_str).collect();
-    let out = binary::output(binary::command(&refs), None);
-    Outcome {
-        status: out.status.code().unwrap_or(-1),
-        stdout: String::from_utf8(out.stdout).unwrap(),
-        stderr: String::from_utf8(out.stderr).unwrap(),
-    }
+    hierad_at(url, ENV, (node, &facts(root, node)), case)
 }
 
 /// The last line of an explanation (the failure, or what was found).

@@ -135,9 +135,21 @@ pub(super) fn puppet_job(
     node: &str,
     case: &str,
 ) -> Vec<String> {
+    puppet_args(root, run, env, (node, &facts(root, node)), case)
+}
+
+/// `puppet lookup`'s arguments for `case` in environment `env`, for
+/// `node` (`NODE.example`) with the facts file given.
+pub(super) fn puppet_args(
+    root: &Path,
+    run: usize,
+    env: &str,
+    (node, facts): (&str, &str),
+    case: &str,
+) -> Vec<String> {
     let mut args = super::common(root, run, &format!("{node}.example"));
     args.extend(["--environment".into(), env.to_owned()]);
-    args.extend(["--facts".into(), facts(root, node)]);
+    args.extend(["--facts".into(), facts.to_owned()]);
     args.extend(crate::shell::shell_split(case).expect("case splits"));
     args
 }
@@ -199,11 +211,17 @@ pub(super) fn differences<C: AsRef<str>>(
 }
 
 pub(super) fn hierad(root: &Path, url: &str, node: &str, case: &str) -> Outcome {
-    let mut args: Vec<String> = ["puppet-lookup", "--server", url, "--env", &ENV.to_string()]
+    hierad_at(url, ENV, (node, &facts(root, node)), case)
+}
+
+/// `hierad puppet-lookup --server url --env env` for `case`, for `node`
+/// (`NODE.example`) with the facts file given.
+pub(super) fn hierad_at(url: &str, env: i64, (node, facts): (&str, &str), case: &str) -> Outcome {
+    let mut args: Vec<String> = ["puppet-lookup", "--server", url, "--env", &env.to_string()]
         .map(str::to_owned)
         .to_vec();
     args.extend(["--node".into(), format!("{node}.example")]);
-    args.extend(["--facts".into(), facts(root, node)]);
+    args.extend(["--facts".into(), facts.to_owned()]);
     args.extend(crate::shell::shell_split(case).expect("case splits"));
     let refs: Vec<&str> = args.iter().map(String::as_str).collect();
     let out = binary::output(binary::command(&refs), None);
