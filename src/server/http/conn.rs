@@ -9,14 +9,12 @@ use crate::server::http::guard::Peer;
 use crate::server::http::plain_on_tls::{self, Opening};
 use crate::server::http::proxied::{HeaderError, Prefixed, Proxied, read_header};
 use crate::server::http::tls::Tls;
-use crate::server::state::metrics::Metrics;
 use crate::server::state::unread::{COUNTED, Held, Shared, Unread};
 use crate::settings::Settings;
 use axum::Router;
 use axum::response::{IntoResponse, Response};
 use hyper::body::Incoming;
 use hyper_util::rt::TokioIo;
-use prometheus_client::metrics::counter::Counter;
 use std::collections::BTreeMap;
 use std::convert::Infallible;
 use std::future::Future;
@@ -472,46 +470,6 @@ impl One {
     }
 }
 
-/// The request heads hyper refuses itself, answering 400 (one it cannot
-/// parse) or 431 (one over its size or header count) and closing: they
-/// never reach the router, whose access log and metrics record every
-/// other refusal, so they are logged and counted here.
-#[derive(Clone)]
-pub(crate) struct HeadRefusals {
-    malformed: Counter,
-    too_large: Counter,
-}
-
-impl HeadRefusals {
-    pub(crate) fn new(metrics: &Metrics) -> HeadRefusals {
-        HeadRefusals {
-            malformed: metrics.refused_heads("malformed"),
-            too_large: metrics.refused_heads("too_large"),
-        }
-    }
-
-    /// Records how a connection ended, if hyper refused a head: other
-    /// errors are the client's going (a reset, a timeout), not refusals.
-    fn record(&self, e: &hyper::Error, client: std::net::IpAddr) {
-        let (counter, reason, status) = if e.is_parse_too_large() {
-            (&self.too_large, "too_large", 431)
-        } else if e.is_parse() || e.is_parse_status() || e.is_parse_version_h2() {
-            (&self.malformed, "malformed", 400)
-        } else {
-            return;
-        };
-        counter.inc();
-        // hyper's words name the fault, never a header's text.
-        tracing::info!(
-            target: "hierad::access",
-            client = %client,
-            status,
-            outcome = reason,
-            "refused a request head before routing: {e}"
-        );
-    }
-}
-
 /// How long a connection hyper has finished with keeps reading what the
 /// client still sends. An answer given before the request's body was read
 /// (413, 401, 404) ends the connection; closing a socket with unread bytes
@@ -808,5 +766,7 @@ impl axum::body::HttpBody for Arriving {
     }
 }
 
+mod refusals;
 mod watched;
+pub(crate) use refusals::HeadRefusals;
 use watched::{Timeouts, Watched};
