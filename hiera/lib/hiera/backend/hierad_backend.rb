@@ -81,15 +81,13 @@ class Hiera::Backend::Hierad_backend
     options = key[3].is_a?(Hash) ? symbol_entries(key[3]) : key[3] || {}
     client = PuppetX::Hierad::Client.shared(settings.reject { |k, _| %i[generation tag].include?(k) })
     alone = [key[4]].flatten.map(&:to_s) - ['hierad'] == []
+    # `:generation:` or `:tag:` (Client.problem refuses both): every lookup
+    # answers as of that generation (docs/api.md, "Generations and tags").
+    pin = settings.slice(:generation, :tag)
     Prepared.new(key, client, settings[:failure].to_s == 'stale', settings[:environment].to_s, settings[:level]&.to_s,
-                 ",\"merge_behavior\":#{Wire.dump(key[2])},\"deep_merge_options\":#{Wire.dump(options)}#{pin(settings)}",
-                 hierarchy, [client, "{\"hierarchy\":#{Wire.dump(hierarchy)}}"], alone, settings.slice(:generation, :tag))
-  end
-
-  # `:generation:` or `:tag:` (Client.problem refuses both): every lookup
-  # answers as of that generation (docs/api.md, "Generations and tags").
-  def pin(settings)
-    settings.slice(:generation, :tag).map { |k, v| ",\"#{k}\":#{Wire.dump(k == :tag ? v.to_s : v)}" }.join
+                 ",\"merge_behavior\":#{Wire.dump(key[2])},\"deep_merge_options\":#{Wire.dump(options)}" +
+                 pin.map { |k, v| ",\"#{k}\":#{Wire.dump(k == :tag ? v.to_s : v)}" }.join,
+                 hierarchy, [client, "{\"hierarchy\":#{Wire.dump(hierarchy)}}"], alone, pin)
   end
 
   def invalid(message)
@@ -178,7 +176,7 @@ class Hiera::Backend::Hierad_backend
       @stale[body] = response.body if p.stale
       Wire.load(response.body, response.headers['x-hierad-tagged'] != 'false')
     when 422
-      raise hiera_exception(*JSON.parse(response.body).values_at('class', 'message'))
+      raise hiera_exception(*response.error.values_at('class', 'message'))
     else raise p.client.refused("POST #{LOOKUP_PATH}", response)
     end
   end
@@ -201,8 +199,8 @@ class Hiera::Backend::Hierad_backend
   # parse fails as the yaml backend fails reading that file.
   def datasource(p, env, level, source)
     @datasources.fetch(p.client, env, level, source, p.stale, p.pin) { |warning| Hiera.warn(warning) }
-  rescue PuppetX::Hierad::UnparsedFile => e
-    raise hiera_exception(e.hiera_class, e.hiera_message)
+  rescue PuppetX::Hierad::Error => e
+    raise e.unparsed ? hiera_exception(*e.unparsed.values_at('hiera_class', 'hiera_message')) : e
   end
 
   # Beside other backends: the hierarchy's datasources, read whole, and

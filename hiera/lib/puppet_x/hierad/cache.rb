@@ -25,27 +25,6 @@ module PuppetX::Hierad
     end
   end
 
-  # A datasource hierad keeps as the data file it was imported from,
-  # which does not parse (docs/api.md, "Files that do not parse"): what
-  # Hiera raises reading it (`hiera_class`, `hiera_message`), and what
-  # Puppet's yaml_data or json_data do (`puppet_error` or `puppet_warning`).
-  class UnparsedFile < Error
-    attr_reader :hiera_class, :hiera_message, :puppet_error, :puppet_warning
-
-    def initialize(message, body)
-      super(message)
-      @hiera_class, @hiera_message, @puppet_error, @puppet_warning = body.values_at('hiera_class', 'hiera_message', 'puppet_error', 'puppet_warning')
-    end
-
-    # `refused` itself, or (a 422 unparsed_document) an UnparsedFile.
-    def self.of(refused, response)
-      body = response.status == 422 && JSON.parse(response.body) rescue nil # rubocop:disable Style/RescueModifier
-      return refused unless body.is_a?(Hash) && body['error'] == 'unparsed_document'
-
-      new(refused.message, body).tap { |e| e.status = response.status }
-    end
-  end
-
   # Whole datasources (GET /api/v1/data/{env}/{resource}), each kept with
   # its ETag and revalidated at every read: one small request when
   # nothing changed. Read by the Hiera 5 functions, and by the Hiera 3
@@ -80,7 +59,7 @@ module PuppetX::Hierad
       end
       return data if response.status == 304
       return {} if response.status == 404 && response.error_message =~ NOT_DEFINED
-      raise UnparsedFile.of(client.refused("GET #{path}", response), response) unless response.status == 200
+      raise client.refused("GET #{path}", response) unless response.status == 200
 
       data = @convert.call(Wire.load(response.body))
       @kept[key] = [response.headers['etag'], data] if response.headers['etag']

@@ -56,15 +56,15 @@ module PuppetX::Hierad
       raise Error, 'hierad: no server url configured (set url: to one URL or a list)' if @endpoints.empty?
 
       @urls = @endpoints.map(&:url)
-      @preferred = 0
-      @mutex = Mutex.new
+      @preferred, @mutex = 0, Mutex.new
     end
 
     def get(path, headers = {})
       request('GET', path, '', headers)
     end
 
-    # A JSON `body` sent with `method` (POST, or PUT).
+    # A JSON `body` sent with `method` (POST, or PUT: the upload type's
+    # node scopes, puppet/lib/puppet_x/hierad_resources/upload.rb).
     def post(path, body, method = 'POST')
       request(method, path, body, 'Content-Type' => 'application/json')
     end
@@ -80,7 +80,7 @@ module PuppetX::Hierad
 
     # The Error for an answer the caller cannot use.
     def refused(what, response)
-      Error.new("hierad: #{urls.join(', ')}: #{what}: HTTP #{response.status}: #{response.error_message}").tap { |e| e.status = response.status }
+      Error.new("hierad: #{urls.join(', ')}: #{what}: HTTP #{response.status}: #{response.error_message}").tap { |e| e.status, e.body = response.status, response.error }
     end
 
     private
@@ -89,9 +89,7 @@ module PuppetX::Hierad
       raise Error, 'hierad: cert_file and key_file go together (a Puppet master: its hostcert and hostprivkey)' if options[:cert_file].nil? != options[:key_file].nil?
 
       # OpenSSL reads these itself, and would wait forever on a FIFO.
-      %i[ca_file cert_file key_file].each do |file|
-        raise Error, "hierad: #{file} #{options[file]} is not a regular file" if options[file] && File.exist?(options[file].to_s) && !File.file?(options[file].to_s)
-      end
+      %i[ca_file cert_file key_file].each { |o| raise Error, "hierad: #{o} #{options[o]} is not a regular file" if File.exist?(options[o].to_s) && !File.file?(options[o].to_s) }
       SECRET_FILES.each { |file, value| raise Error, "hierad: give #{value} or #{file}, not both" if options[file] && options[value] }
       raise Error, 'hierad: password_file goes with user' if options[:password_file] && !options[:user]
     end
@@ -104,10 +102,8 @@ module PuppetX::Hierad
     def request(method, path, body, headers)
       sent = @secrets
       response = request_any(method, path, body, headers)
-      if [429, 503].include?(response.status) && (wait = retry_after(response))
-        sleep(wait)
-        response = request_any(method, path, body, headers)
-      end
+      wait = [429, 503].include?(response.status) && retry_after(response)
+      response = request_any(method, path, body, headers) if wait && sleep(wait) # sleep answers the seconds slept
       response.status == 401 && rotated?(sent) ? request_any(method, path, body, headers) : response
     end
 
@@ -156,12 +152,10 @@ module PuppetX::Hierad
     # with anything but a 5xx; raises Error naming every URL tried, but
     # gives back a 503 with a Retry-After worth waiting for.
     def request_any(method, path, body, headers)
-      failures = []
-      busy = nil
+      failures, busy = [], nil
       @endpoints.rotate(@preferred).each_with_index do |endpoint, i|
         response = endpoint.request(method, path, body, headers)
-        @preferred = (@preferred + i) % @endpoints.size if response.status < 500
-        return response if response.status < 500
+        return response.tap { @preferred = (@preferred + i) % @endpoints.size } if response.status < 500
 
         failures << "#{endpoint.url}: HTTP #{response.status}: #{response.error_message}"
         busy ||= response if response.status == 503 && retry_after(response)

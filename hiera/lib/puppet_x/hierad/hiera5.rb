@@ -31,19 +31,12 @@ module PuppetX::Hierad::Hiera5
 
     @datasources.fetch(PuppetX::Hierad::Client.shared(settings), *options.values_at('environment', 'level', 'uri'),
                        settings[:failure].to_s == 'stale', options.slice('generation', 'tag')) { |w| Puppet.warning(w) }
-  rescue PuppetX::Hierad::UnparsedFile => e
-    unparsed(e)
   rescue PuppetX::Hierad::Error => e
-    raise Puppet::DataBinding::LookupError, e.message
-  end
+    # A kept file that does not parse: what yaml_data or json_data do
+    # over it, in the server's words.
+    raise Puppet::DataBinding::LookupError, e.unparsed&.fetch('puppet_error', nil) || e.message unless (warning = e.unparsed&.fetch('puppet_warning', nil))
 
-  # A datasource kept as the data file it was imported from, which does
-  # not parse: what yaml_data or json_data do over that file, in the
-  # server's words (docs/api.md, "Files that do not parse").
-  def self.unparsed(e)
-    raise Puppet::DataBinding::LookupError, e.puppet_error if e.puppet_error
-
-    Puppet.warning(e.puppet_warning)
+    Puppet.warning(warning)
     {}
   end
 end

@@ -6,10 +6,21 @@ require 'json'
 module PuppetX
   module Hierad
     # The server could not be reached or did not answer as a hierad server
-    # does. The message always names the server(s) tried. `status`: the
-    # HTTP status of a server's refusal (Client#refused); nil when no
-    # server answered.
-    Error = Class.new(StandardError) { attr_accessor :status }
+    # does. The message always names the server(s) tried. `status` and
+    # `body` (a Hash): the HTTP status and JSON error body of a server's
+    # refusal (Client#refused); nil when no server answered.
+    Error = Class.new(StandardError) do
+      attr_accessor :status, :body
+
+      # A datasource kept as the data file it was imported from, which
+      # does not parse (docs/api.md, "Files that do not parse"): the 422's
+      # body says what Hiera raises reading it (`hiera_class`,
+      # `hiera_message`), and what Puppet's yaml_data or json_data do
+      # (`puppet_error` or `puppet_warning`). nil for any other error.
+      def unparsed
+        body if status == 422 && body['error'] == 'unparsed_document'
+      end
+    end
 
     module Wire
       TAG = '__hierad__'.freeze
