@@ -174,9 +174,14 @@ impl Config {
                 "hierad does not read 'default_hierarchy' (a module's defaults) yet".into(),
             ));
         }
-        let empty = Hash::default();
+        // A file with no `defaults` takes Puppet's (DEFAULT_CONFIG_HASH of
+        // puppet/pops/lookup/hiera_config.rb): its entries read yaml_data.
+        let builtin: Hash = [("datadir", "data"), ("data_hash", "yaml_data")]
+            .into_iter()
+            .map(|(k, v)| (Value::str(k), Value::str(v)))
+            .collect();
         let defaults = match get("defaults") {
-            None => &empty,
+            None => &builtin,
             Some(Value::Hash(h)) => h,
             Some(_) => {
                 return Err(fail(format!(
@@ -207,9 +212,16 @@ impl Config {
                 ));
             }
         };
+        // Nor any `hierarchy`: Puppet's one entry, read with these defaults.
+        let common = [Value::Hash(
+            [("name", "Common"), ("path", "common.yaml")]
+                .into_iter()
+                .map(|(k, v)| (Value::str(k), Value::str(v)))
+                .collect(),
+        )];
         let hierarchy = match get("hierarchy") {
-            None => return Ok(Config::default_config()),
-            Some(Value::Array(items)) => items,
+            None => &common[..],
+            Some(Value::Array(items)) => &items[..],
             Some(_) => {
                 return Err(fail(format!(
                     "The Lookup Configuration at '{path}' entry 'hierarchy' expects an Array"
@@ -417,10 +429,31 @@ mod tests {
     }
 
     #[test]
+    fn a_file_without_defaults_or_hierarchy_takes_puppets() {
+        let c = load("version: 5\nhierarchy:\n- {name: a, path: x.yaml}\n").unwrap();
+        assert_eq!(
+            (c.entries[0].format, &*c.entries[0].datadir),
+            (DataFormat::Yaml, "data")
+        );
+        let c = load("version: 5\ndefaults: {datadir: d, data_hash: json_data}\n").unwrap();
+        assert_eq!(c.entries.len(), 1);
+        let e = &c.entries[0];
+        assert_eq!(
+            (&*e.name, e.format, &*e.datadir),
+            ("Common", DataFormat::Json, "d")
+        );
+        assert_eq!(e.locations, Locations::Paths(vec!["common.yaml".into()]));
+        assert!(
+            !c.is_default,
+            "a file of its own, not Puppet's built-in one"
+        );
+    }
+
+    #[test]
     fn what_puppet_refuses_is_refused_in_its_words() {
         let cases = [
             (
-                "version: 5\nhierarchy:\n- {name: a, path: x}\n",
+                "version: 5\ndefaults: {datadir: d}\nhierarchy:\n- {name: a, path: x}\n",
                 "One of 'data_hash', 'lookup_key', 'data_dig', or 'hiera3_backend' must be defined in hierarchy 'a'",
             ),
             (

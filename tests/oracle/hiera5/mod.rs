@@ -150,6 +150,12 @@ const CASES: &[&str] = &[
     "--explain --environment yamlish site",
     "--environment dated released",
     "--explain --environment dated released",
+    "--environment nodefaults plain",
+    "--explain --environment nodefaults plain",
+    "--environment nohierarchy elsewhere",
+    "--explain --environment nohierarchy elsewhere",
+    "--environment versiononly only",
+    "--explain --environment versiononly only",
     // --explain: every layer, entry, location, merge, sub key and
     // interpolation searched, and why a lookup failed.
     "--explain greeting",

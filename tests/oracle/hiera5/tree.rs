@@ -219,6 +219,19 @@ bad_merge: [x]
         "---\nversion: 5\ndefaults: {data_hash: yaml_data}\nhierarchy:\n  - {name: common, path: common.yaml}\n",
     ),
     ("envs/dated/data/common.yaml", "released: 2024-01-02\n"),
+    // Files that leave `defaults` or `hierarchy` to Puppet's own.
+    (
+        "envs/nodefaults/hiera.yaml",
+        "---\nversion: 5\nhierarchy:\n  - {name: common, path: common.yaml}\n",
+    ),
+    ("envs/nodefaults/data/common.yaml", "plain: read as yaml_data\n"),
+    (
+        "envs/nohierarchy/hiera.yaml",
+        "---\nversion: 5\ndefaults: {datadir: other, data_hash: yaml_data}\n",
+    ),
+    ("envs/nohierarchy/other/common.yaml", "elsewhere: from other/\n"),
+    ("envs/versiononly/hiera.yaml", "---\nversion: 5\n"),
+    ("envs/versiononly/data/common.yaml", "only: the version\n"),
     // Odd data: an empty file and a list (warned about, read as {}), a
     // Symbol (not Puppet data), a merge Hash with an option deep does not
     // take, convert_to of several types, interpolated Hash keys.
