@@ -32,7 +32,7 @@ pub(crate) enum Refusal {
         error: crate::hiera5::Unexpressible,
         path: PathBuf,
     },
-    #[error("{0}")]
+    #[error(transparent)]
     Tree(#[from] TreeError),
     #[error("{}: {reason}", path.display())]
     File { path: PathBuf, reason: String },
@@ -116,6 +116,7 @@ pub(crate) fn read(dir: &Path) -> Result<Environment5, Refusal> {
             if !root.is_dir() {
                 continue;
             }
+            refuse_link(dir, &root)?;
             // A data file that does not parse comes back kept unparsed
             // (`Content::File`) and is stored as such: Hiera fails only
             // the lookups that read it. One whose only fault for Hiera 3
@@ -202,12 +203,42 @@ fn module_names(dir: &Path) -> Result<Vec<String>, Refusal> {
             path: modules.clone(),
             reason: e.to_string(),
         })?;
-        if entry.path().join("hiera.yaml").is_file() {
+        let config = entry.path().join("hiera.yaml");
+        if config.is_file() {
+            refuse_link(dir, &config)?;
             names.push(entry.file_name().to_string_lossy().into_owned());
         }
     }
     names.sort();
     Ok(names)
+}
+
+/// Refuses `path` (under `dir`) when it, or a folder between `dir` and
+/// it, is a symbolic link: as `hierad import` never follows one inside a
+/// tree (src/tree.rs), what an environment holds is what is imported,
+/// not a file or module elsewhere on the machine a link reaches.
+fn refuse_link(dir: &Path, path: &Path) -> Result<(), Refusal> {
+    let Ok(rel) = path.strip_prefix(dir) else {
+        return Ok(());
+    };
+    let mut at = dir.to_path_buf();
+    for part in rel {
+        at.push(part);
+        let Ok(meta) = std::fs::symlink_metadata(&at) else {
+            return Ok(());
+        };
+        if meta.file_type().is_symlink() {
+            let target = std::fs::read_link(&at).unwrap_or_default();
+            return Err(Refusal::File {
+                path: at,
+                reason: format!(
+                    "a symbolic link to {}; import-environment never follows links inside the environment: put a copy there instead (cp -rL)",
+                    target.display()
+                ),
+            });
+        }
+    }
+    Ok(())
 }
 
 /// Puppet's module names (`Puppet::Module.is_module_directory_name?`).

@@ -448,3 +448,82 @@ fn a_failed_export_leaves_nothing_half_written() {
         .collect();
     assert_eq!(names, ["mine.txt"]);
 }
+
+/// A Hiera 5 environment with one module layer, and a place outside it.
+fn environment5(dir: &Path) -> (std::path::PathBuf, std::path::PathBuf) {
+    let config = "version: 5\nhierarchy:\n  - {name: common, path: common.yaml}\n";
+    let env = dir.join("env");
+    let outside = dir.join("outside");
+    for d in [
+        env.join("data"),
+        env.join("modules/m1/data"),
+        outside.join("data"),
+    ] {
+        std::fs::create_dir_all(d).unwrap();
+    }
+    for (file, text) in [
+        ("env/hiera.yaml", config),
+        ("env/data/common.yaml", "a: 1\n"),
+        ("env/modules/m1/hiera.yaml", config),
+        ("env/modules/m1/data/common.yaml", "m1::a: 1\n"),
+        ("outside/hiera.yaml", config),
+        ("outside/data/common.yaml", "m2::secret: s3cret\n"),
+    ] {
+        std::fs::write(dir.join(file), text).unwrap();
+    }
+    (env, outside)
+}
+
+#[test]
+fn import_environment_follows_no_link_inside_the_environment() {
+    let dir = tempfile::tempdir().unwrap();
+    let (env, outside) = environment5(dir.path());
+    let db = dir.path().join("h.db");
+    let import =
+        |env: &Path| failing(&["import-environment", s(env), "--env", "5", "--db", s(&db)]);
+    // A module that is a link to a module elsewhere.
+    symlink(&outside, env.join("modules/m2")).unwrap();
+    let err = import(&env);
+    let link = env.join("modules/m2");
+    assert!(
+        err.contains(&format!(
+            "{}: a symbolic link to {}",
+            link.display(),
+            outside.display()
+        )),
+        "{err}"
+    );
+    std::fs::remove_file(&link).unwrap();
+    // A module's hiera.yaml, or a datadir, that is a link.
+    for (at, to) in [("modules/m1/hiera.yaml", "hiera.yaml"), ("data", "data")] {
+        let at = env.join(at);
+        let kept = dir.path().join("kept");
+        std::fs::rename(&at, &kept).unwrap();
+        symlink(outside.join(to), &at).unwrap();
+        let err = import(&env);
+        assert!(
+            err.contains(&format!("{}: a symbolic link to", at.display())),
+            "{err}"
+        );
+        std::fs::remove_file(&at).unwrap();
+        std::fs::rename(&kept, &at).unwrap();
+    }
+    // A FIFO in a module's data is named once, without blocking.
+    let fifo = env.join("modules/m1/data/extra.yaml");
+    assert!(
+        Command::new("mkfifo")
+            .arg(&fifo)
+            .status()
+            .unwrap()
+            .success()
+    );
+    let err = import(&env);
+    let why = format!(
+        "{} is a FIFO (named pipe), not a regular file",
+        fifo.display()
+    );
+    assert_eq!(err.matches(&why).count(), 1, "{err}");
+    std::fs::remove_file(&fifo).unwrap();
+    // Nothing was written by the refusals; the clean tree imports.
+    ok(&["import-environment", s(&env), "--env", "5", "--db", s(&db)]);
+}

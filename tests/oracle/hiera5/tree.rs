@@ -224,12 +224,18 @@ bad_merge: [x]
         "envs/nodefaults/hiera.yaml",
         "---\nversion: 5\nhierarchy:\n  - {name: common, path: common.yaml}\n",
     ),
-    ("envs/nodefaults/data/common.yaml", "plain: read as yaml_data\n"),
+    (
+        "envs/nodefaults/data/common.yaml",
+        "plain: read as yaml_data\n",
+    ),
     (
         "envs/nohierarchy/hiera.yaml",
         "---\nversion: 5\ndefaults: {datadir: other, data_hash: yaml_data}\n",
     ),
-    ("envs/nohierarchy/other/common.yaml", "elsewhere: from other/\n"),
+    (
+        "envs/nohierarchy/other/common.yaml",
+        "elsewhere: from other/\n",
+    ),
     ("envs/versiononly/hiera.yaml", "---\nversion: 5\n"),
     ("envs/versiononly/data/common.yaml", "only: the version\n"),
     // Odd data: an empty file and a list (warned about, read as {}), a
