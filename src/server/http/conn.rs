@@ -631,6 +631,7 @@ impl hyper::service::Service<hyper::Request<Incoming>> for Tracked {
 
     fn call(&self, mut request: hyper::Request<Incoming>) -> Self::Future {
         self.conn.set(Phase::Busy);
+        head::detach(&mut request);
         request.extensions_mut().insert(self.peer.clone());
         let framing = if self.conn.ambiguous.load(Ordering::Relaxed) {
             self.conn.ambiguous.store(false, Ordering::Relaxed);
@@ -808,5 +809,6 @@ impl axum::body::HttpBody for Arriving {
     }
 }
 
+mod head;
 mod watched;
 use watched::{Timeouts, Watched};
