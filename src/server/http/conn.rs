@@ -631,7 +631,9 @@ impl hyper::service::Service<hyper::Request<Incoming>> for Tracked {
 
     fn call(&self, mut request: hyper::Request<Incoming>) -> Self::Future {
         self.conn.set(Phase::Busy);
-        head::detach(&mut request);
+        if head::may_wait(request.uri()) {
+            head::detach(&mut request);
+        }
         request.extensions_mut().insert(self.peer.clone());
         let framing = if self.conn.ambiguous.load(Ordering::Relaxed) {
             self.conn.ambiguous.store(false, Ordering::Relaxed);
