@@ -14,7 +14,9 @@
 # round.
 # Wake: from the write's acknowledgement (its answer read by the client)
 # to each waiter's answer, in milliseconds; a waiter answered before it
-# counts 0. With it, the CPU seconds the server and the client spent
+# counts 0. Each waiter's connection stays open until every waiter has
+# its answer, as a long-poll client's does to ask again: closing each as
+# it was answered put the server's close path into the wake's figures. With it, the CPU seconds the server and the client spent
 # from the write to the last answer, user and kernel apart: the server's
 # kernel share is the TCP sends (on loopback the receiving side's work
 # too) and epoll, its user share hierad, hyper and tokio.

@@ -156,7 +156,7 @@ async fn connect(
         let poll = poll.clone();
         waiters.push(tokio::task::spawn_local(async move {
             let ok = exchange(&stream, poll.as_bytes()).await;
-            (Instant::now(), ok)
+            (Instant::now(), ok, stream)
         }));
     }
     // Every request sent, read by the server and waiting.
@@ -169,8 +169,12 @@ async fn connect(
     Ok((waiters, added))
 }
 
-/// When a waiter's answer came, and its status.
-type Waited = (Instant, std::io::Result<u16>);
+/// When a waiter's answer came, its status, and its connection, kept
+/// open until every waiter has its answer: a long-poll client asks again
+/// on the same connection, and closing each as it is answered put the
+/// server's close path (a read of the end, the half-close, the socket's
+/// release) into the time and CPU measured for the wake.
+type Waited = (Instant, std::io::Result<u16>, TcpStream);
 
 async fn measure(w: &Waiters) -> Result<String, BenchError> {
     let pid = w.pid.to_string();
@@ -198,12 +202,15 @@ async fn measure(w: &Waiters) -> Result<String, BenchError> {
         )));
     }
     let (mut ms, mut bad) = (Vec::with_capacity(waiters.len()), 0);
+    let mut answered = Vec::with_capacity(waiters.len());
     for waiter in waiters {
-        let (at, ok) = waiter.await?;
+        let (at, ok, stream) = waiter.await?;
         bad += usize::from(!matches!(ok, Ok(200)));
         ms.push(at.saturating_duration_since(acked).as_secs_f64() * 1000.0);
+        answered.push(stream);
     }
     let (server1, client1) = (cpu(&pid)?, cpu("self")?);
+    drop(answered);
     ms.sort_by(f64::total_cmp);
     Ok(format!(
         "{} waiters: +{:.1} MiB RSS ({:.1} MiB of it huge pages); write acknowledged in {:.1} ms; woken after the \

@@ -589,6 +589,9 @@ impl hyper::service::Service<hyper::Request<Incoming>> for Tracked {
 
     fn call(&self, mut request: hyper::Request<Incoming>) -> Self::Future {
         self.conn.set(Phase::Busy);
+        if head::may_wait(request.uri()) {
+            head::detach(&mut request);
+        }
         request.extensions_mut().insert(self.peer.clone());
         let framing = if self.conn.ambiguous.load(Ordering::Relaxed) {
             self.conn.ambiguous.store(false, Ordering::Relaxed);
@@ -766,6 +769,7 @@ impl axum::body::HttpBody for Arriving {
     }
 }
 
+mod head;
 mod refusals;
 mod watched;
 pub(crate) use refusals::HeadRefusals;
