@@ -7,6 +7,7 @@
 use crate::auth::{Denied, Principal};
 use crate::configdb::{ConfigError, NotFound};
 use crate::server::http::error::ApiError;
+use crate::server::http::guard::Asker;
 use axum::extract::{FromRequestParts, Path, RawPathParams};
 use axum::http::request::Parts;
 use axum::response::{IntoResponse, Response};
@@ -106,7 +107,7 @@ impl<S: Send + Sync> FromRequestParts<S> for Env {
         };
         let env = parse(text)
             .map_err(|text| ApiError::from(ConfigError::from(NotFound::EnvironmentText(text))))
-            .and_then(|env| permitted(parts.extensions.get::<Principal>(), env))
+            .and_then(|env| permitted(Asker::principal(&parts.extensions), env))
             .map_err(IntoResponse::into_response)?;
         Ok(Env(env))
     }

@@ -23,13 +23,13 @@ use crate::server::secrets::Reveal;
 use crate::server::state::AppState;
 use crate::server::state::metrics::Metrics;
 use crate::wire;
+use axum::Json;
 use axum::Router;
 use axum::body::Bytes;
 use axum::extract::{Path, State};
 use axum::http::{HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
-use axum::{Extension, Json};
 use std::borrow::Cow;
 
 mod request;
@@ -95,16 +95,15 @@ static TAG_FINDER: std::sync::LazyLock<memchr::memmem::Finder<'static>> =
 
 async fn lookup_handler(
     State(state): State<AppState>,
-    peer: Option<Extension<Peer>>,
-    who: Option<Extension<Principal>>,
+    peer: Option<Peer>,
+    who: Option<Principal>,
     reveal: Reveal,
     LookupBytes(bytes, _turn): LookupBytes,
 ) -> Result<Response, ApiError> {
-    let who = who.map(|Extension(who)| who);
     // An explanation (an answer made per request, often large) is
     // refused before it is made when the unread-answer budget has no
     // room for one.
-    let room = peer.and_then(|Extension(peer)| peer.room.clone());
+    let room = peer.and_then(|peer| peer.room.clone());
     let check = move |room: &Option<Room>, explain: bool| match room {
         Some(room) if explain => room.check(),
         _ => Ok(()),
