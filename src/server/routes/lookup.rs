@@ -621,15 +621,19 @@ async fn datasource(
         .and_then(|v| v.to_str().ok())
         .is_some_and(|v| {
             v.split(',')
-                .any(|t| t.trim() == doc.etag || t.trim() == "*")
+                .any(|t| t.trim() == doc.etag() || t.trim() == "*")
         })
     {
-        return Ok((StatusCode::NOT_MODIFIED, [(header::ETAG, doc.etag.clone())]).into_response());
+        let mut response = Response::new(axum::body::Body::empty());
+        *response.status_mut() = StatusCode::NOT_MODIFIED;
+        response
+            .headers_mut()
+            .insert(header::ETAG, etag_value(&doc)?);
+        return Ok(response);
     }
     // Built in place: as a tuple of `String` headers it made and
     // converted both values per request.
-    let etag = HeaderValue::from_str(&doc.etag)
-        .map_err(|e| ApiError::Internal(format!("an ETag that is no header value: {e}")))?;
+    let etag = etag_value(&doc)?;
     let mut response = Response::new(axum::body::Body::from(doc.body.clone()));
     let headers = response.headers_mut();
     headers.insert(
@@ -638,6 +642,13 @@ async fn datasource(
     );
     headers.insert(header::ETAG, etag);
     Ok(crate::server::state::unread::shared(response))
+}
+
+/// `doc`'s ETag as a header value: its shared bytes, not a copy (the
+/// copy was an allocation a request).
+fn etag_value(doc: &crate::configdb::Encoded) -> Result<HeaderValue, ApiError> {
+    HeaderValue::from_maybe_shared(doc.etag.clone())
+        .map_err(|e| ApiError::Internal(format!("an ETag that is no header value: {e}")))
 }
 
 /// The data route's answer for a level whose value Puppet interpolated
