@@ -112,11 +112,18 @@ pub(crate) struct Encoded {
     /// Its wire JSON ([`crate::wire::to_string`]).
     pub(crate) body: Bytes,
     /// A strong ETag of `body` (quoted): equal bytes, equal tag, whatever
-    /// the snapshot or the process.
-    pub(crate) etag: String,
+    /// the snapshot or the process. Shared bytes, so that an answer's
+    /// header takes them without a copy ([`Encoded::etag`] for the text).
+    pub(crate) etag: Bytes,
 }
 
 impl Encoded {
+    /// Its ETag's text.
+    pub(crate) fn etag(&self) -> &str {
+        // Written as ASCII by `written`.
+        std::str::from_utf8(&self.etag).unwrap_or_default()
+    }
+
     /// `doc`'s wire JSON and its tag (written from the borrowed Hash: a
     /// copy of a large document cost its tree's size again).
     pub(crate) fn of(doc: &Hash) -> Encoded {
@@ -141,7 +148,7 @@ impl Encoded {
         let mut hasher = std::collections::hash_map::DefaultHasher::new();
         text.hash(&mut hasher);
         Encoded {
-            etag: format!("\"{:016x}\"", hasher.finish()),
+            etag: Bytes::from(format!("\"{:016x}\"", hasher.finish())),
             body: Bytes::from(text),
         }
     }

@@ -39,7 +39,7 @@ use tokio::net::TcpListener;
 /// fails, a `database:` line says since when and the latest error.
 async fn health(
     axum::extract::State(state): axum::extract::State<AppState>,
-    principal: Option<axum::Extension<crate::auth::Principal>>,
+    principal: Option<crate::auth::Principal>,
 ) -> String {
     let snapshot = state.snapshot();
     let bad = snapshot.unreadable();
@@ -48,7 +48,7 @@ async fn health(
     } else {
         format!("degraded: {} unreadable document(s)\n", bad.len())
     };
-    if let Some(axum::Extension(principal)) = principal {
+    if let Some(principal) = principal {
         for doc in bad.iter().filter(|doc| principal.may_use(doc.at.env)) {
             text.push_str(&format!("unreadable: {doc}\n"));
         }
@@ -385,6 +385,51 @@ mod tests {
         assert!(message.contains("\"nope\""), "{message}");
         assert!(message.contains("500"), "{message}");
         assert!(!message.contains("resource-1"), "{message}");
+    }
+
+    /// The facts the server attaches to a request (its client, its
+    /// principal) share one extension: with axum's matched path and URL
+    /// parameters a routed request holds three, which the extension map's
+    /// first table holds; a fourth grew it (bench/LOG.md, "Issue 36:
+    /// routing and extensions").
+    #[test]
+    fn a_routed_request_holds_three_extensions() {
+        let state = state();
+        let probe =
+            |request: axum::extract::Request| async move { request.extensions().len().to_string() };
+        let router = Router::new()
+            .route("/probe/{env}/{*rest}", get(probe))
+            .layer(http::harden::layer(&state))
+            .with_state(state.clone());
+        let runtime = tokio::runtime::Runtime::new().unwrap();
+        let listener = runtime.block_on(TcpListener::bind("127.0.0.1:0")).unwrap();
+        let addr = listener.local_addr().unwrap();
+        let settings = state.settings().clone();
+        runtime.spawn(async move {
+            http::conn::serve(
+                listener,
+                router,
+                &settings,
+                (
+                    Arc::clone(state.unread()),
+                    http::conn::HeadRefusals::new(state.metrics()),
+                ),
+                None,
+                std::future::pending(),
+            )
+            .await
+        });
+        let mut stream = std::net::TcpStream::connect(addr).unwrap();
+        stream
+            .set_read_timeout(Some(Duration::from_secs(10)))
+            .unwrap();
+        stream
+            .write_all(b"GET /probe/1/a/b HTTP/1.1\r\nhost: localhost\r\nconnection: close\r\n\r\n")
+            .unwrap();
+        let mut answer = String::new();
+        stream.read_to_string(&mut answer).unwrap();
+        assert!(answer.starts_with("HTTP/1.1 200"), "{answer}");
+        assert_eq!(answer.rsplit("\r\n").next(), Some("3"), "{answer}");
     }
 
     async fn boom() -> &'static str {

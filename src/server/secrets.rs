@@ -24,7 +24,6 @@
 //! interpolated.
 
 use crate::api::{self, KeyOutcome, WireValue};
-use crate::auth::Principal;
 use crate::cache;
 use crate::config_file::Seen;
 use crate::configdb::Encoded;
@@ -35,7 +34,7 @@ use crate::secrets::walk::{EncryptError, SecretError, encrypt_at};
 use crate::secrets::{Decrypter, Keyring};
 use crate::server::AppState;
 use crate::server::http::error::ApiError;
-use crate::server::http::guard::Peer;
+use crate::server::http::guard::Asker;
 use crate::settings::Settings;
 use arc_swap::ArcSwapOption;
 use axum::body::Bytes;
@@ -174,10 +173,7 @@ impl FromRequestParts<AppState> for Reveal {
         parts: &mut Parts,
         state: &AppState,
     ) -> Result<Reveal, Self::Rejection> {
-        let decrypts = parts
-            .extensions
-            .get::<Principal>()
-            .is_some_and(|p| p.decrypt);
+        let decrypts = Asker::principal(&parts.extensions).is_some_and(|p| p.decrypt);
         let decrypter = state
             .secrets()
             .current()
@@ -186,7 +182,7 @@ impl FromRequestParts<AppState> for Reveal {
             None => Decrypting::No,
             // No connection (a request made in process): not known to
             // be private.
-            Some(_) if !parts.extensions.get::<Peer>().is_some_and(|p| p.secure) => {
+            Some(_) if !Asker::peer(&parts.extensions).is_some_and(|p| p.secure) => {
                 Decrypting::Refused
             }
             Some(decrypter) => Decrypting::Yes(decrypter),

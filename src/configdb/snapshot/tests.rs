@@ -346,7 +346,7 @@ fn encoded_documents_are_made_once_per_document_and_write() {
             "{p}"
         );
         assert_eq!(e.etag, Encoded::of(&doc).etag, "{p}");
-        assert!(e.etag.starts_with('"') && e.etag.ends_with('"') && e.etag.len() == 18);
+        assert!(e.etag().starts_with('"') && e.etag().ends_with('"') && e.etag.len() == 18);
     }
     // Asked again: the same bytes, not a new encoding.
     assert!(Arc::ptr_eq(

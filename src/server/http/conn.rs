@@ -5,7 +5,7 @@
 //! deadline. What a request means is the router's business.
 
 use crate::server::http::error::{ApiError, Busy};
-use crate::server::http::guard::Peer;
+use crate::server::http::guard::{Asker, Peer};
 use crate::server::http::plain_on_tls::{self, Opening};
 use crate::server::http::proxied::{HeaderError, Prefixed, Proxied, read_header};
 use crate::server::http::tls::Tls;
@@ -592,7 +592,9 @@ impl hyper::service::Service<hyper::Request<Incoming>> for Tracked {
         if head::may_wait(request.uri()) {
             head::detach(&mut request);
         }
-        request.extensions_mut().insert(self.peer.clone());
+        request
+            .extensions_mut()
+            .insert(Asker::new(self.peer.clone()));
         let framing = if self.conn.ambiguous.load(Ordering::Relaxed) {
             self.conn.ambiguous.store(false, Ordering::Relaxed);
             // hyper reads such a body as chunked and drops Content-Length;

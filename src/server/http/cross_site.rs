@@ -19,7 +19,7 @@
 //! `Origin` (curl, the CLI, the Ruby shim) comes from no browser.
 
 use crate::server::http::error::ApiError;
-use crate::server::http::guard::Peer;
+use crate::server::http::guard::Asker;
 use axum::extract::Request;
 use axum::http::{HeaderMap, HeaderValue, Method, header};
 use axum::response::{IntoResponse, Response};
@@ -161,7 +161,7 @@ fn host<'r>(request: &'r Request, allowed: &AllowedHosts) -> Result<Option<&'r s
         return Ok(None);
     };
     let text = text(value)?;
-    let known = request.extensions().get::<Peer>().map(|p| &p.known_host);
+    let known = Asker::peer(request.extensions()).map(|p| &p.known_host);
     if known.is_some_and(|known| known.knows(value, allowed)) {
         return Ok(Some(text));
     }

@@ -9,13 +9,15 @@
 use crate::auth::{self, AuthError, Need, Principal, remember::Remembered, verify::CertIdentity};
 use crate::server::http::conn::Room;
 use crate::server::http::cross_site::KnownHost;
-use crate::server::http::error::error_response;
+use crate::server::http::error::{ApiError, error_response};
 use crate::server::http::throttle::{Admission, Turn};
 use crate::server::routes::env::Named;
 use crate::server::state::AppState;
-use axum::extract::{MatchedPath, Request};
-use axum::http::{HeaderValue, Method, StatusCode, header};
-use axum::response::Response;
+use axum::extract::{FromRequestParts, MatchedPath, OptionalFromRequestParts, Request};
+use axum::http::request::Parts;
+use axum::http::{Extensions, HeaderValue, Method, StatusCode, header};
+use axum::response::{IntoResponse, Response};
+use std::convert::Infallible;
 use std::net::{IpAddr, SocketAddr};
 use std::sync::{Arc, OnceLock};
 use std::time::Duration;
@@ -74,6 +76,82 @@ impl std::ops::Deref for Peer {
     }
 }
 
+/// What the server itself attaches to a request, as ONE extension: the
+/// connection's client (put by the accept loop) and, once authenticated,
+/// the principal (put by [`authorize`]). With axum's two (the matched
+/// path, the URL parameters) that makes three, which the extension map's
+/// first table holds; a fourth insert grew it, 1,150 instructions a
+/// request (bench/LOG.md, "Issue 36: routing and extensions").
+#[derive(Clone, Debug, Default)]
+pub(crate) struct Asker {
+    peer: Option<Peer>,
+    principal: Option<Principal>,
+}
+
+impl Asker {
+    /// A request from `peer`, not yet authenticated.
+    pub(crate) fn new(peer: Peer) -> Asker {
+        Asker {
+            peer: Some(peer),
+            principal: None,
+        }
+    }
+
+    /// The client of the request whose extensions these are; none for a
+    /// request made in process.
+    pub(crate) fn peer(extensions: &Extensions) -> Option<&Peer> {
+        extensions.get::<Asker>()?.peer.as_ref()
+    }
+
+    /// Its principal, once [`authorize`] admitted it.
+    pub(crate) fn principal(extensions: &Extensions) -> Option<&Principal> {
+        extensions.get::<Asker>()?.principal.as_ref()
+    }
+
+    fn admit(extensions: &mut Extensions, principal: Principal) {
+        match extensions.get_mut::<Asker>() {
+            Some(asker) => asker.principal = Some(principal),
+            None => {
+                extensions.insert(Asker {
+                    peer: None,
+                    principal: Some(principal),
+                });
+            }
+        }
+    }
+}
+
+/// A handler's principal (`who: Principal`): a route reached only
+/// through [`authorize`], which admits every request it lets through, has one.
+impl<S: Send + Sync> FromRequestParts<S> for Principal {
+    type Rejection = Response;
+
+    async fn from_request_parts(parts: &mut Parts, _: &S) -> Result<Principal, Response> {
+        Asker::principal(&parts.extensions).cloned().ok_or_else(|| {
+            ApiError::Internal("a request reached its handler unauthorized".to_owned())
+                .into_response()
+        })
+    }
+}
+
+/// `Option<Principal>`: none for a probe answered without credentials.
+impl<S: Send + Sync> OptionalFromRequestParts<S> for Principal {
+    type Rejection = Infallible;
+
+    async fn from_request_parts(parts: &mut Parts, _: &S) -> Result<Option<Principal>, Infallible> {
+        Ok(Asker::principal(&parts.extensions).cloned())
+    }
+}
+
+/// `Option<Peer>`: none for a request made in process.
+impl<S: Send + Sync> OptionalFromRequestParts<S> for Peer {
+    type Rejection = Infallible;
+
+    async fn from_request_parts(parts: &mut Parts, _: &S) -> Result<Option<Peer>, Infallible> {
+        Ok(Asker::peer(&parts.extensions).cloned())
+    }
+}
+
 /// Keystone's token header, named once (not parsed per request).
 static X_AUTH_TOKEN: header::HeaderName = header::HeaderName::from_static("x-auth-token");
 
@@ -100,7 +178,7 @@ impl AccessLog {
         AccessLog(Some(Logged {
             method: request.method().clone(),
             route: extensions.get::<MatchedPath>().cloned(),
-            client: extensions.get::<Peer>().map(|p| p.addr.ip()),
+            client: Asker::peer(extensions).map(|p| p.addr.ip()),
         }))
     }
 
@@ -292,7 +370,7 @@ pub(crate) async fn authorize(
     if need == Need::Nobody && !sends_credentials(&request) {
         return Ok(request);
     }
-    let peer = request.extensions().get::<Peer>().cloned();
+    let peer = Asker::peer(request.extensions()).cloned();
     let headers = request.headers();
     let sent = single(headers, &header::AUTHORIZATION)
         .and_then(|authorization| Ok((authorization, single(headers, &X_AUTH_TOKEN)?)));
@@ -338,10 +416,7 @@ fn sends_credentials(request: &Request) -> bool {
     let headers = request.headers();
     headers.contains_key(header::AUTHORIZATION)
         || headers.contains_key(&X_AUTH_TOKEN)
-        || request
-            .extensions()
-            .get::<Peer>()
-            .is_some_and(|peer| peer.cert.is_some())
+        || Asker::peer(request.extensions()).is_some_and(|peer| peer.cert.is_some())
 }
 
 /// The value of the credentials header `name`, if sent. Sent twice
@@ -386,7 +461,7 @@ fn closing(mut response: Response, unread: bool) -> Response {
 
 fn admit(mut request: Request, principal: Principal, who: &OnceLock<Arc<str>>) -> Request {
     let _ = who.set(principal.name.clone());
-    request.extensions_mut().insert(principal);
+    Asker::admit(request.extensions_mut(), principal);
     request
 }
 

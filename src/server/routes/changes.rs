@@ -21,7 +21,7 @@ use axum::http::{HeaderMap, header};
 use axum::response::sse::{Event, KeepAlive, Sse};
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
-use axum::{Extension, Json, Router};
+use axum::{Json, Router};
 use bytes::Bytes;
 use std::collections::VecDeque;
 use std::convert::Infallible;
@@ -188,11 +188,10 @@ fn respond(answer: &Answer) -> Response {
 
 async fn changes(
     State(state): State<AppState>,
-    who: Option<Extension<Principal>>,
+    who: Option<Principal>,
     Params(query): Params,
     headers: HeaderMap,
 ) -> Result<Response, ApiError> {
-    let who = who.map(|Extension(who)| who);
     let asked = asked_of(&query, who, state.settings().request_timeout)?;
     let streams = headers
         .get(header::ACCEPT)

@@ -19,7 +19,7 @@ use axum::extract::{Path, State};
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
-use axum::{Extension, Json, Router};
+use axum::{Json, Router};
 use serde::Deserialize;
 
 /// The ConfigDB routes, under `/api/v1/config` ([`paths`]).
@@ -132,7 +132,7 @@ async fn delete_component(
 /// shown only those.
 async fn list_environments(
     State(state): State<AppState>,
-    Extension(who): Extension<Principal>,
+    who: Principal,
     Params(query): Params,
 ) -> Result<Response, ApiError> {
     if flag(&query, "deleted")? {
@@ -263,7 +263,7 @@ async fn hierarchy_levels(
 
 async fn import(
     State(state): State<AppState>,
-    Extension(who): Extension<Principal>,
+    who: Principal,
     Env(env): Env,
     Params(query): Params,
     LimitedBytes(bytes, _turn): LimitedBytes,

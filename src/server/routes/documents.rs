@@ -26,11 +26,11 @@ use crate::server::state::consistency;
 use crate::server::state::versions::Answer;
 use crate::store::{DocWrite, WriteCtx};
 use crate::wire;
-use axum::extract::{OriginalUri, Path, State};
+use axum::extract::{Path, State};
 use axum::http::{HeaderMap, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
-use axum::{Extension, Json, Router};
+use axum::{Json, Router};
 use serde::Deserialize;
 use std::sync::Arc;
 
@@ -262,7 +262,7 @@ async fn encoded_off_workers(doc: &StoredDoc) -> Result<Arc<Encoded>, ApiError> 
 
 async fn get_document(
     State(state): State<AppState>,
-    Extension(who): Extension<Principal>,
+    who: Principal,
     Env(env): Env,
     Path(DocPath { rest }): Path<DocPath>,
     Params(query): Params,
@@ -383,11 +383,12 @@ async fn get_document(
 
 async fn put_document(
     State(state): State<AppState>,
-    Extension(who): Extension<Principal>,
+    who: Principal,
     Env(env): Env,
     Path(DocPath { rest }): Path<DocPath>,
     headers: HeaderMap,
-    OriginalUri(uri): OriginalUri,
+    // The router is merged, never nested: the URI is the one sent.
+    uri: axum::http::Uri,
     Body(body, _turn): Body,
 ) -> Result<Response, ApiError> {
     let query = super::params::parse(uri.query().unwrap_or_default())?;
@@ -474,7 +475,7 @@ fn with_version(mut response: Response, version: &Version) -> Response {
 
 async fn delete_document(
     State(state): State<AppState>,
-    Extension(who): Extension<Principal>,
+    who: Principal,
     Env(env): Env,
     Path(DocPath { rest }): Path<DocPath>,
     Params(query): Params,
@@ -508,7 +509,7 @@ async fn delete_document(
 
 async fn post_document(
     State(state): State<AppState>,
-    Extension(who): Extension<Principal>,
+    who: Principal,
     Env(env): Env,
     Path(DocPath { rest }): Path<DocPath>,
     Params(query): Params,

@@ -7,6 +7,7 @@
 use crate::auth::{Denied, Principal};
 use crate::configdb::{ConfigError, NotFound};
 use crate::server::http::error::ApiError;
+use crate::server::http::guard::Asker;
 use axum::extract::{FromRequestParts, Path, RawPathParams};
 use axum::http::request::Parts;
 use axum::response::{IntoResponse, Response};
@@ -98,16 +99,55 @@ impl<S: Send + Sync> FromRequestParts<S> for Env {
     type Rejection = Response;
 
     async fn from_request_parts(parts: &mut Parts, _: &S) -> Result<Env, Response> {
-        let Some(text) = env_text(parts).await? else {
-            return Err(ApiError::Internal(
-                "a handler takes an environment its route does not name".to_owned(),
-            )
-            .into_response());
+        // `{env}` borrowed from the parameters and parsed in place; the
+        // refusals (no `{env}`, a path that does not decode) are rare, and
+        // made by `env_text` as `named` makes them.
+        let parsed = match Path::<EnvOnly>::from_request_parts(parts, &()).await {
+            Ok(Path(EnvOnly { env })) => env.0,
+            Err(_) => {
+                let Some(text) = env_text(parts).await? else {
+                    return Err(ApiError::Internal(
+                        "a handler takes an environment its route does not name".to_owned(),
+                    )
+                    .into_response());
+                };
+                parse(text)
+            }
         };
-        let env = parse(text)
+        let env = parsed
             .map_err(|text| ApiError::from(ConfigError::from(NotFound::EnvironmentText(text))))
-            .and_then(|env| permitted(parts.extensions.get::<Principal>(), env))
+            .and_then(|env| permitted(Asker::principal(&parts.extensions), env))
             .map_err(IntoResponse::into_response)?;
         Ok(Env(env))
+    }
+}
+
+/// The route's `{env}` alone, its other parameters left unread: through
+/// `RawPathParams` every parameter was copied, and the text again, 2
+/// allocations a request (bench/LOG.md, "Issue 36: routing and
+/// extensions").
+#[derive(serde::Deserialize)]
+struct EnvOnly {
+    env: EnvNumber,
+}
+
+/// `{env}` as a number, or its text (the only case that copies it).
+struct EnvNumber(Result<i64, String>);
+
+impl<'de> serde::Deserialize<'de> for EnvNumber {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<EnvNumber, D::Error> {
+        struct Text;
+        impl serde::de::Visitor<'_> for Text {
+            type Value = EnvNumber;
+
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("an environment id")
+            }
+
+            fn visit_str<E>(self, text: &str) -> Result<EnvNumber, E> {
+                Ok(EnvNumber(text.parse().map_err(|_| text.to_owned())))
+            }
+        }
+        deserializer.deserialize_str(Text)
     }
 }

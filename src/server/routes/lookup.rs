@@ -23,13 +23,13 @@ use crate::server::secrets::Reveal;
 use crate::server::state::AppState;
 use crate::server::state::metrics::Metrics;
 use crate::wire;
+use axum::Json;
 use axum::Router;
 use axum::body::Bytes;
 use axum::extract::{Path, State};
 use axum::http::{HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
-use axum::{Extension, Json};
 use std::borrow::Cow;
 
 mod request;
@@ -95,16 +95,15 @@ static TAG_FINDER: std::sync::LazyLock<memchr::memmem::Finder<'static>> =
 
 async fn lookup_handler(
     State(state): State<AppState>,
-    peer: Option<Extension<Peer>>,
-    who: Option<Extension<Principal>>,
+    peer: Option<Peer>,
+    who: Option<Principal>,
     reveal: Reveal,
     LookupBytes(bytes, _turn): LookupBytes,
 ) -> Result<Response, ApiError> {
-    let who = who.map(|Extension(who)| who);
     // An explanation (an answer made per request, often large) is
     // refused before it is made when the unread-answer budget has no
     // room for one.
-    let room = peer.and_then(|Extension(peer)| peer.room.clone());
+    let room = peer.and_then(|peer| peer.room.clone());
     let check = move |room: &Option<Room>, explain: bool| match room {
         Some(room) if explain => room.check(),
         _ => Ok(()),
@@ -622,15 +621,19 @@ async fn datasource(
         .and_then(|v| v.to_str().ok())
         .is_some_and(|v| {
             v.split(',')
-                .any(|t| t.trim() == doc.etag || t.trim() == "*")
+                .any(|t| t.trim() == doc.etag() || t.trim() == "*")
         })
     {
-        return Ok((StatusCode::NOT_MODIFIED, [(header::ETAG, doc.etag.clone())]).into_response());
+        let mut response = Response::new(axum::body::Body::empty());
+        *response.status_mut() = StatusCode::NOT_MODIFIED;
+        response
+            .headers_mut()
+            .insert(header::ETAG, etag_value(&doc)?);
+        return Ok(response);
     }
     // Built in place: as a tuple of `String` headers it made and
     // converted both values per request.
-    let etag = HeaderValue::from_str(&doc.etag)
-        .map_err(|e| ApiError::Internal(format!("an ETag that is no header value: {e}")))?;
+    let etag = etag_value(&doc)?;
     let mut response = Response::new(axum::body::Body::from(doc.body.clone()));
     let headers = response.headers_mut();
     headers.insert(
@@ -639,6 +642,13 @@ async fn datasource(
     );
     headers.insert(header::ETAG, etag);
     Ok(crate::server::state::unread::shared(response))
+}
+
+/// `doc`'s ETag as a header value: its shared bytes, not a copy (the
+/// copy was an allocation a request).
+fn etag_value(doc: &crate::configdb::Encoded) -> Result<HeaderValue, ApiError> {
+    HeaderValue::from_maybe_shared(doc.etag.clone())
+        .map_err(|e| ApiError::Internal(format!("an ETag that is no header value: {e}")))
 }
 
 /// The data route's answer for a level whose value Puppet interpolated

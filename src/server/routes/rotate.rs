@@ -13,7 +13,7 @@ use crate::store::StoreError;
 use axum::extract::{Query, State};
 use axum::http::Uri;
 use axum::routing::post;
-use axum::{Extension, Json, Router};
+use axum::{Json, Router};
 
 pub(crate) fn routes() -> Router<AppState> {
     Router::new().route(paths::SECRETS_ROTATE, post(rotate_secrets))
@@ -26,7 +26,7 @@ pub(crate) const NO_KEYS: &str = "secrets rotate: this server holds no eyaml pri
 
 async fn rotate_secrets(
     State(state): State<AppState>,
-    Extension(who): Extension<Principal>,
+    who: Principal,
     uri: Uri,
 ) -> Result<Json<Rotated>, ApiError> {
     let env = environment(&uri)?;

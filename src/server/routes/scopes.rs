@@ -16,7 +16,7 @@ use crate::wire;
 use axum::extract::{Path, State};
 use axum::http::StatusCode;
 use axum::routing::get;
-use axum::{Extension, Json, Router};
+use axum::{Json, Router};
 use serde::Deserialize;
 
 pub(crate) fn routes() -> Router<AppState> {
@@ -53,7 +53,7 @@ async fn get_scope(
 
 async fn put_scope(
     State(state): State<AppState>,
-    Extension(who): Extension<Principal>,
+    who: Principal,
     Env(env): Env,
     Path(NodeParam { node }): Path<NodeParam>,
     LimitedBytes(body, _turn): LimitedBytes,
@@ -69,7 +69,7 @@ async fn put_scope(
 
 async fn delete_scope(
     State(state): State<AppState>,
-    Extension(who): Extension<Principal>,
+    who: Principal,
     Env(env): Env,
     Path(NodeParam { node }): Path<NodeParam>,
 ) -> Result<StatusCode, ApiError> {

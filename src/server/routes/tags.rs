@@ -13,7 +13,7 @@ use axum::extract::{Path, State};
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
-use axum::{Extension, Json, Router};
+use axum::{Json, Router};
 
 /// The tag routes, with their full paths.
 pub(crate) fn routes() -> Router<AppState> {
@@ -29,7 +29,7 @@ async fn list(State(state): State<AppState>) -> Result<Json<Vec<Tag>>, ApiError>
 
 async fn create(
     State(state): State<AppState>,
-    Extension(who): Extension<Principal>,
+    who: Principal,
     LimitedBytes(body, _turn): LimitedBytes,
 ) -> Result<Response, ApiError> {
     let new: NewTag = serde_json::from_slice(&body).map_err(|e| {

@@ -15,7 +15,7 @@ use axum::extract::{Path, Query};
 use axum::http::{HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Redirect, Response};
 use axum::routing::get;
-use axum::{Extension, Json, Router};
+use axum::{Json, Router};
 
 /// The console's files: name, media type, content.
 const ASSETS: &[(&str, &str, &str)] = &[
@@ -104,8 +104,8 @@ async fn asset(file: &str) -> Response {
 /// that asking is never a 401: a browser answers a 401's Basic challenge
 /// with a password dialog, which the console shows only when asked
 /// (`?login`: 401 with the Basic challenge then). Never a credential.
-async fn whoami(principal: Option<Extension<Principal>>, Query(query): Query<Login>) -> Response {
-    let Some(Extension(principal)) = principal else {
+async fn whoami(principal: Option<Principal>, Query(query): Query<Login>) -> Response {
+    let Some(principal) = principal else {
         if query.login.is_some() {
             let mut refused = error_response(
                 StatusCode::UNAUTHORIZED,

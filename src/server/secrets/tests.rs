@@ -7,6 +7,7 @@ use crate::auth::{AuthFile, Authenticator};
 use crate::secrets::KeyFiles;
 use crate::secrets::keyring::tests::write_pair;
 use crate::server::app;
+use crate::server::http::guard::Peer;
 use crate::settings::Settings;
 use axum::body::Body;
 use axum::http::{Request, StatusCode};
@@ -136,12 +137,12 @@ async fn exchange(
         From::Tls => {
             request
                 .extensions_mut()
-                .insert(Peer::new(remote, None, true, None));
+                .insert(Asker::new(Peer::new(remote, None, true, None)));
         }
         From::Plain => {
             request
                 .extensions_mut()
-                .insert(Peer::new(remote, None, false, None));
+                .insert(Asker::new(Peer::new(remote, None, false, None)));
         }
         From::Nowhere => {}
     }

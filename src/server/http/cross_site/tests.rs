@@ -1,4 +1,5 @@
 use super::*;
+use crate::server::http::guard::Peer;
 
 #[test]
 fn authorities_split_into_host_and_port() {
@@ -39,7 +40,7 @@ fn a_connections_known_host_is_the_allowed_value_alone() {
         request
             .headers_mut()
             .insert(header::HOST, HeaderValue::from_str(host).unwrap());
-        request.extensions_mut().insert(peer.clone());
+        request.extensions_mut().insert(Asker::new(peer.clone()));
         check(&request, allowed).map_err(|e| e.into_response().status().as_u16())
     };
     assert_eq!(check_on(&peer, &allowed, "evil.example"), Err(421));
