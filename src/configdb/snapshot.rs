@@ -118,9 +118,8 @@ pub(crate) struct Encoded {
 }
 
 impl Encoded {
-    /// Its ETag's text.
+    /// Its ETag's text (ASCII, as `written` makes it).
     pub(crate) fn etag(&self) -> &str {
-        // Written as ASCII by `written`.
         std::str::from_utf8(&self.etag).unwrap_or_default()
     }
 
