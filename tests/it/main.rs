@@ -43,6 +43,7 @@ mod generations;
 mod health;
 mod hiera5_api;
 mod hierarchies;
+mod house;
 mod http;
 mod impact;
 mod import_environment;
