@@ -392,6 +392,34 @@ mod tests {
     /// parameters a routed request holds three, which the extension map's
     /// first table holds; a fourth grew it (bench/LOG.md, "Issue 36:
     /// routing and extensions").
+    /// `router` behind the real connection layer, on a free port of
+    /// 127.0.0.1, for as long as `runtime` lives.
+    fn served(
+        runtime: &tokio::runtime::Runtime,
+        router: Router,
+        state: &AppState,
+    ) -> std::net::SocketAddr {
+        let listener = runtime.block_on(TcpListener::bind("127.0.0.1:0")).unwrap();
+        let addr = listener.local_addr().unwrap();
+        let settings = state.settings().clone();
+        let shared = (
+            Arc::clone(state.unread()),
+            http::conn::HeadRefusals::new(state.metrics()),
+        );
+        runtime.spawn(async move {
+            http::conn::serve(
+                listener,
+                router,
+                &settings,
+                shared,
+                None,
+                std::future::pending(),
+            )
+            .await
+        });
+        addr
+    }
+
     #[test]
     fn a_routed_request_holds_three_extensions() {
         let state = state();
@@ -402,23 +430,7 @@ mod tests {
             .layer(http::harden::layer(&state))
             .with_state(state.clone());
         let runtime = tokio::runtime::Runtime::new().unwrap();
-        let listener = runtime.block_on(TcpListener::bind("127.0.0.1:0")).unwrap();
-        let addr = listener.local_addr().unwrap();
-        let settings = state.settings().clone();
-        runtime.spawn(async move {
-            http::conn::serve(
-                listener,
-                router,
-                &settings,
-                (
-                    Arc::clone(state.unread()),
-                    http::conn::HeadRefusals::new(state.metrics()),
-                ),
-                None,
-                std::future::pending(),
-            )
-            .await
-        });
+        let addr = served(&runtime, router, &state);
         let mut stream = std::net::TcpStream::connect(addr).unwrap();
         stream
             .set_read_timeout(Some(Duration::from_secs(10)))
@@ -453,23 +465,7 @@ mod tests {
         );
         // Over a socket: the connection's task survives the panic too.
         let runtime = tokio::runtime::Runtime::new().unwrap();
-        let listener = runtime.block_on(TcpListener::bind("127.0.0.1:0")).unwrap();
-        let addr = listener.local_addr().unwrap();
-        let settings = state.settings().clone();
-        runtime.spawn(async move {
-            http::conn::serve(
-                listener,
-                router,
-                &settings,
-                (
-                    Arc::new(state::unread::Unread::new(1 << 20, Default::default())),
-                    http::conn::HeadRefusals::new(state.metrics()),
-                ),
-                None,
-                std::future::pending(),
-            )
-            .await
-        });
+        let addr = served(&runtime, router, &state);
         for _ in 0..3 {
             assert_eq!(
                 status_of(addr, "GET /boom HTTP/1.1\r\nhost: localhost\r\n\r\n"),
