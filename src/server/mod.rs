@@ -387,11 +387,6 @@ mod tests {
         assert!(!message.contains("resource-1"), "{message}");
     }
 
-    /// The facts the server attaches to a request (its client, its
-    /// principal) share one extension: with axum's matched path and URL
-    /// parameters a routed request holds three, which the extension map's
-    /// first table holds; a fourth grew it (bench/LOG.md, "Issue 36:
-    /// routing and extensions").
     /// `router` behind the real connection layer, on a free port of
     /// 127.0.0.1, for as long as `runtime` lives.
     fn served(
@@ -420,6 +415,11 @@ mod tests {
         addr
     }
 
+    /// The facts the server attaches to a request (its client, its
+    /// principal) share one extension: with axum's matched path and URL
+    /// parameters a routed request holds three, which the extension map's
+    /// first table holds; a fourth grew it (bench/LOG.md, "Routing and
+    /// extensions").
     #[test]
     fn a_routed_request_holds_three_extensions() {
         let state = state();

@@ -81,7 +81,7 @@ impl std::ops::Deref for Peer {
 /// the principal (put by [`authorize`]). With axum's two (the matched
 /// path, the URL parameters) that makes three, which the extension map's
 /// first table holds; a fourth insert grew it, 1,150 instructions a
-/// request (bench/LOG.md, "Issue 36: routing and extensions").
+/// request (bench/LOG.md, "Routing and extensions").
 #[derive(Clone, Debug, Default)]
 pub(crate) struct Asker {
     peer: Option<Peer>,

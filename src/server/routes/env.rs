@@ -124,7 +124,7 @@ impl<S: Send + Sync> FromRequestParts<S> for Env {
 
 /// The route's `{env}` alone, its other parameters left unread: through
 /// `RawPathParams` every parameter was copied, and the text again, 2
-/// allocations a request (bench/LOG.md, "Issue 36: routing and
+/// allocations a request (bench/LOG.md, "Routing and
 /// extensions").
 #[derive(serde::Deserialize)]
 struct EnvOnly {
