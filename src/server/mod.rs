@@ -14,6 +14,7 @@ pub(crate) mod secrets;
 pub(crate) mod state;
 
 pub(crate) use http::error::ApiError;
+pub use http::harden::Harden;
 pub(crate) use run::run;
 pub use state::AppState;
 
@@ -98,13 +99,14 @@ async fn ready(axum::extract::State(state): axum::extract::State<AppState>) -> R
     }
 }
 
-/// The whole application over `state`: the routes, then what every
-/// route gets around its handler ([`harden`]: the access log, metrics,
-/// JSON error bodies, head and time limits, authorization, generations,
-/// panics answered 500), in one layer applied after routing (each step
-/// sees the route template).
-pub fn app(state: AppState) -> Router {
-    Router::new()
+/// The whole application over `state`: the routes, behind what every
+/// request gets around them ([`Harden`]: the access log, metrics, JSON
+/// error bodies, head and time limits, authorization, generations,
+/// panics answered 500), which finds each request's route template
+/// before routing ([`http::templates`]).
+pub fn app(state: AppState) -> Harden {
+    let ui = state.settings().ui;
+    let router = Router::new()
         .route(paths::HEALTHZ, get(health))
         .route(paths::READYZ, get(ready))
         .route(paths::METRICS, get(metrics_text))
@@ -114,13 +116,13 @@ pub fn app(state: AppState) -> Router {
         .merge(routes::lookup::routes())
         .merge(routes::hierarchies::routes())
         .merge(routes::rotate::routes())
-        .merge(routes::ui::routes(state.settings().ui))
+        .merge(routes::ui::routes(ui))
         .merge(routes::tags::routes())
         .merge(routes::changes::routes())
         .fallback(no_route)
         .method_not_allowed_fallback(method_not_allowed)
-        .layer(http::harden::layer(&state))
-        .with_state(state)
+        .with_state(state.clone());
+    Harden::new(&state, router, http::templates::Templates::server(ui))
 }
 
 async fn no_route(method: Method, uri: Uri) -> ApiError {
@@ -198,6 +200,7 @@ pub(crate) async fn serve(
 #[cfg(test)]
 mod tests {
     use super::http::harden::MAX_URI_BYTES;
+    use super::http::templates::Templates;
     use super::*;
     use crate::settings::Settings;
     use crate::store::SqliteStore;
@@ -252,7 +255,7 @@ mod tests {
 
     /// The status and JSON body of `request` answered in-process.
     fn answer(
-        app: Router,
+        app: Harden,
         request: axum::http::Request<axum::body::Body>,
     ) -> (u16, serde_json::Value) {
         let runtime = tokio::runtime::Builder::new_current_thread()
@@ -391,7 +394,7 @@ mod tests {
     /// 127.0.0.1, for as long as `runtime` lives.
     fn served(
         runtime: &tokio::runtime::Runtime,
-        router: Router,
+        router: Harden,
         state: &AppState,
     ) -> std::net::SocketAddr {
         let listener = runtime.block_on(TcpListener::bind("127.0.0.1:0")).unwrap();
@@ -416,19 +419,20 @@ mod tests {
     }
 
     /// The facts the server attaches to a request (its client, its
-    /// principal) share one extension: with axum's matched path and URL
-    /// parameters a routed request holds three, which the extension map's
-    /// first table holds; a fourth grew it (bench/LOG.md, "Routing and
-    /// extensions").
+    /// principal) share one extension: with axum's URL parameters a
+    /// routed request holds two (the route's template is found before
+    /// routing, not kept in one), which the extension map's first table
+    /// holds; a fourth grew it (bench/LOG.md, "Routing and extensions").
     #[test]
-    fn a_routed_request_holds_three_extensions() {
+    fn a_routed_request_holds_two_extensions() {
         let state = state();
         let probe =
             |request: axum::extract::Request| async move { request.extensions().len().to_string() };
+        const PROBE: &str = "/probe/{env}/{*rest}";
         let router = Router::new()
-            .route("/probe/{env}/{*rest}", get(probe))
-            .layer(http::harden::layer(&state))
+            .route(PROBE, get(probe))
             .with_state(state.clone());
+        let router = Harden::new(&state, router, Templates::new([PROBE]));
         let runtime = tokio::runtime::Runtime::new().unwrap();
         let addr = served(&runtime, router, &state);
         let mut stream = std::net::TcpStream::connect(addr).unwrap();
@@ -441,7 +445,7 @@ mod tests {
         let mut answer = String::new();
         stream.read_to_string(&mut answer).unwrap();
         assert!(answer.starts_with("HTTP/1.1 200"), "{answer}");
-        assert_eq!(answer.rsplit("\r\n").next(), Some("3"), "{answer}");
+        assert_eq!(answer.rsplit("\r\n").next(), Some("2"), "{answer}");
     }
 
     async fn boom() -> &'static str {
@@ -454,9 +458,11 @@ mod tests {
         let routes = Router::new()
             .route("/boom", get(boom))
             .route("/fine", get(|| async { "fine" }));
-        let router = routes
-            .layer(http::harden::layer(&state))
-            .with_state(state.clone());
+        let router = Harden::new(
+            &state,
+            routes.with_state(state.clone()),
+            Templates::new(["/boom", "/fine"]),
+        );
         let (status, body) = answer(router.clone(), request("GET", "/boom"));
         assert_eq!(
             (status, body["error"].as_str()),

@@ -288,7 +288,7 @@ fn deeper_json_is_refused_without_recursing_into_it() {
     assert_eq!(json_depth(r#"{"[\"{":[]}"#), 2);
 }
 
-/// Issue 9: serde_json's private number key is an ordinary key.
+/// serde_json's private number key is an ordinary key.
 #[test]
 fn the_number_token_is_an_ordinary_key() {
     let key = "$serde_json::private::Number";

@@ -6,12 +6,12 @@
 
 use crate::server::http::error::{ApiError, Busy};
 use crate::server::http::guard::{Asker, Peer};
+use crate::server::http::harden::Harden;
 use crate::server::http::plain_on_tls::{self, Opening};
 use crate::server::http::proxied::{HeaderError, Prefixed, Proxied, read_header};
 use crate::server::http::tls::Tls;
 use crate::server::state::unread::{COUNTED, Held, Shared, Unread};
 use crate::settings::Settings;
-use axum::Router;
 use axum::response::{IntoResponse, Response};
 use hyper::body::Incoming;
 use hyper_util::rt::TokioIo;
@@ -223,7 +223,7 @@ enum Stop {
 /// retried, so the server outlives them.
 pub(crate) async fn serve(
     listener: TcpListener,
-    app: Router,
+    app: Harden,
     settings: &Settings,
     (unread, heads): (Arc<Unread>, HeadRefusals),
     tls: Option<Arc<Tls>>,
@@ -322,7 +322,7 @@ pub(crate) async fn serve(
 struct One {
     heads: HeadRefusals,
     http: hyper::server::conn::http1::Builder,
-    app: Router,
+    app: Harden,
     registry: Arc<Registry>,
     conn: Arc<Conn>,
     timeouts: Timeouts,
@@ -576,7 +576,7 @@ async fn accept_failed(e: &io::Error) {
 /// answers.
 #[derive(Clone)]
 struct Tracked {
-    app: Router,
+    app: Harden,
     conn: Arc<Conn>,
     registry: Arc<Registry>,
     peer: Peer,

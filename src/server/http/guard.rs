@@ -10,10 +10,11 @@ use crate::auth::{self, AuthError, Need, Principal, remember::Remembered, verify
 use crate::server::http::conn::Room;
 use crate::server::http::cross_site::KnownHost;
 use crate::server::http::error::{ApiError, error_response};
+use crate::server::http::templates::Route;
 use crate::server::http::throttle::{Admission, Turn};
 use crate::server::routes::env::Named;
 use crate::server::state::AppState;
-use axum::extract::{FromRequestParts, MatchedPath, OptionalFromRequestParts, Request};
+use axum::extract::{FromRequestParts, OptionalFromRequestParts, Request};
 use axum::http::request::Parts;
 use axum::http::{Extensions, HeaderValue, Method, StatusCode, header};
 use axum::response::{IntoResponse, Response};
@@ -164,21 +165,21 @@ pub(crate) struct AccessLog(Option<Logged>);
 
 struct Logged {
     method: Method,
-    route: Option<MatchedPath>,
+    route: Option<&'static str>,
     /// Whom to block at a firewall when the line is a failure.
     client: Option<IpAddr>,
 }
 
 impl AccessLog {
-    pub(crate) fn of(request: &Request) -> AccessLog {
+    /// The line of `request`, routed to `route` (`None`: no route).
+    pub(crate) fn of(request: &Request, route: Option<&'static str>) -> AccessLog {
         if !tracing::enabled!(target: "hierad::access", tracing::Level::INFO) {
             return AccessLog(None);
         }
-        let extensions = request.extensions();
         AccessLog(Some(Logged {
             method: request.method().clone(),
-            route: extensions.get::<MatchedPath>().cloned(),
-            client: Asker::peer(extensions).map(|p| p.addr.ip()),
+            route,
+            client: Asker::peer(request.extensions()).map(|p| p.addr.ip()),
         }))
     }
 
@@ -196,7 +197,7 @@ impl AccessLog {
         tracing::info!(
             target: "hierad::access",
             method = %crate::server::Truncated(method.as_str(), crate::server::METHOD_SHOWN),
-            route = route.as_ref().map_or("unmatched", MatchedPath::as_str),
+            route = route.unwrap_or("unmatched"),
             status = response.status().as_u16(),
             principal = principal.map_or("-", |n| n),
             client = tracing::field::display(DisplayClient(client)),
@@ -353,14 +354,15 @@ fn throttled(retry_after: Duration) -> Response {
 /// [`Principal`] in the request's extensions for the handlers (the author
 /// of a write), and its name in `who` for the access log; or answers the
 /// refusal. Without an auth file every request is
-/// [`Principal::anonymous`].
+/// [`Principal::anonymous`]. Its route's template decides the role
+/// needed; the environment its `{env}` names, whether a limited
+/// principal may have it.
 pub(crate) async fn authorize(
     state: &AppState,
     request: Request,
+    Route { template, env }: Route,
     who: &OnceLock<Arc<str>>,
 ) -> Result<Request, Response> {
-    let template = request.extensions().get::<MatchedPath>().cloned();
-    let template = template.as_ref().map(MatchedPath::as_str);
     let need = auth::needed(request.method(), template);
     let Some(authenticator) = state.authenticator() else {
         return Ok(admit(request, Principal::anonymous(), who));
@@ -402,7 +404,8 @@ pub(crate) async fn authorize(
         })?,
     };
     let _ = who.set(principal.name.clone());
-    let (request, env) = environment(&principal, request).await?;
+    let env = environment(&principal, env)
+        .map_err(|message| error_response(StatusCode::FORBIDDEN, "forbidden", message))?;
     if let Err(denied) = auth::permit(&principal, need, request.method(), template, env) {
         let response = error_response(StatusCode::FORBIDDEN, "forbidden", denied.to_string());
         return Err(closing(response, may_have_body(&request)));
@@ -465,29 +468,24 @@ fn admit(mut request: Request, principal: Principal, who: &OnceLock<Arc<str>>) -
     request
 }
 
-/// The environment `request` names: its `{env}` path parameter (read as
-/// the handler's [`Env`](crate::server::routes::env::Env) reads it). An `{env}` that is
-/// not a number names no environment the limited principal may use: 403.
-/// A lookup's environment is in its body: the handler checks it once it
-/// has parsed the body, its only parse.
-async fn environment(
-    principal: &Principal,
-    request: Request,
-) -> Result<(Request, Option<i64>), Response> {
+/// The environment `named` by a request's path (its `{env}`, read as the
+/// handler's [`Env`](crate::server::routes::env::Env) reads it), for a
+/// principal limited to some; `None` for one that is not (it may use
+/// any), or for a route that names none. An `{env}` that is not a number
+/// names no environment the limited principal may use: 403. A lookup's
+/// environment is in its body: the handler checks it once it has parsed
+/// the body, its only parse.
+fn environment(principal: &Principal, named: Named) -> Result<Option<i64>, String> {
     if principal.environments.is_none() {
-        return Ok((request, None));
+        return Ok(None);
     }
-    let (mut parts, body) = request.into_parts();
-    match crate::server::routes::env::named(&mut parts).await {
-        Named::Nothing => Ok((Request::from_parts(parts, body), None)),
-        Named::Env(env) => Ok((Request::from_parts(parts, body), Some(env))),
-        Named::NotANumber(text) => {
-            let message = format!(
-                "{} may use only its own environments, and {text:?} names none: environments are numbered",
-                principal.name
-            );
-            Err(error_response(StatusCode::FORBIDDEN, "forbidden", message))
-        }
+    match named {
+        Named::Nothing => Ok(None),
+        Named::Env(env) => Ok(Some(env)),
+        Named::NotANumber(text) => Err(format!(
+            "{} may use only its own environments, and {text:?} names none: environments are numbered",
+            principal.name
+        )),
     }
 }
 

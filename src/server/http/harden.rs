@@ -1,9 +1,10 @@
-//! What every route gets around its handler, in one tower service
-//! ([`Harden`]) whose future runs the steps in order (bench/LOG.md, "Second pass: the lookup path").
-//! Seven `axum::middleware::from_fn` layers did this before: each boxed
-//! its own [`axum::routing::Route`] and cloned the whole stack below it
-//! for every request (about 80 `clone_box` calls and 30,000 instructions
-//! a request).
+//! What every request gets around the router, in one tower service
+//! ([`Harden`]) whose future runs the steps in order (bench/LOG.md,
+//! "Second pass: the lookup path"). It wraps the whole router once, with
+//! the request's route template found first ([`Templates`]): applied
+//! with `Router::layer`, axum boxed it into every route and cloned and
+//! boxed it again for each request (bench/LOG.md, "One layer around the
+//! router").
 //!
 //! Outermost first:
 //! 1. the access log (`guard`), which sees the final status and the
@@ -17,100 +18,85 @@
 //! 5. the time limit (408), over everything below;
 //! 6. authentication and authorization (`guard`);
 //! 7. the generation wait and stamp (`consistency`);
-//! 8. a panic answers 500 (tower-http's `CatchPanic`, around the handler).
-//!
-//! It is applied with `Router::layer`, after routing, so every step sees
-//! the route template ([`axum::extract::MatchedPath`]).
+//! 8. the router; a panic in it answers 500 ([`error::panicked`]).
 
 use crate::server::http::conn::Unframed;
 use crate::server::http::error::{self, ApiError};
+use crate::server::http::templates::{Route, Templates};
 use crate::server::state::AppState;
 use crate::server::{http::cross_site, http::guard, state::consistency, state::metrics};
+use axum::Router;
+use axum::body::Body;
 use axum::extract::Request;
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
+use futures_util::FutureExt;
 use std::convert::Infallible;
 use std::future::Future;
+use std::panic::AssertUnwindSafe;
 use std::pin::Pin;
 use std::sync::{Arc, OnceLock};
 use std::task::{Context, Poll};
 use std::time::{Duration, Instant};
-use tower::{Layer, Service, ServiceExt};
+use tower::{Service, ServiceExt};
 
-/// A handler's panic, answered 500 ([`error::panicked`]).
-type Panicked = fn(Box<dyn std::any::Any + Send + 'static>) -> Response;
-
-/// The layer of [`Harden`], with `CatchPanic` inside it (no `Route` of
-/// its own between them).
-pub(crate) fn layer(
-    state: &AppState,
-) -> tower::layer::util::Stack<tower_http::catch_panic::CatchPanicLayer<Panicked>, HardenLayer> {
-    let panicked: Panicked = error::panicked;
-    tower::layer::util::Stack::new(
-        tower_http::catch_panic::CatchPanicLayer::custom(panicked),
-        HardenLayer {
-            state: state.clone(),
-        },
-    )
-}
-
-/// Makes [`Harden`] services.
+/// The application as connections call it: the router, and the steps
+/// of the module's documentation around it.
 #[derive(Clone)]
-pub(crate) struct HardenLayer {
+pub struct Harden {
+    router: Router,
     state: AppState,
+    templates: Arc<Templates>,
 }
 
-impl<S> Layer<S> for HardenLayer {
-    type Service = Harden<S>;
+impl std::fmt::Debug for Harden {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Harden").finish_non_exhaustive()
+    }
+}
 
-    fn layer(&self, inner: S) -> Harden<S> {
+impl Harden {
+    /// `router` (its state given) behind the steps, its requests' route
+    /// templates found by `templates`, which must be the router's own
+    /// table.
+    pub(crate) fn new(state: &AppState, router: Router, templates: Templates) -> Harden {
         Harden {
-            inner,
-            state: self.state.clone(),
+            router,
+            state: state.clone(),
+            templates: Arc::new(templates),
         }
     }
 }
 
-/// The service: see the module's documentation for its steps.
-#[derive(Clone)]
-pub(crate) struct Harden<S> {
-    inner: S,
-    state: AppState,
-}
-
-impl<S> Service<Request> for Harden<S>
+impl<B> Service<axum::http::Request<B>> for Harden
 where
-    S: Service<Request, Error = Infallible> + Clone + Send + 'static,
-    S::Response: IntoResponse,
-    S::Future: Send + 'static,
+    B: axum::body::HttpBody<Data = bytes::Bytes> + Send + 'static,
+    B::Error: Into<axum::BoxError>,
 {
     type Response = Response;
     type Error = Infallible;
     type Future = Pin<Box<dyn Future<Output = Result<Response, Infallible>> + Send>>;
 
-    /// Always ready: the handler's readiness is awaited in the future
-    /// (`oneshot`), after the steps before it.
+    /// Always ready: the router is (axum's always is).
     fn poll_ready(&mut self, _cx: &mut Context<'_>) -> Poll<Result<(), Infallible>> {
         Poll::Ready(Ok(()))
     }
 
-    fn call(&mut self, request: Request) -> Self::Future {
-        let inner = self.inner.clone();
+    fn call(&mut self, request: axum::http::Request<B>) -> Self::Future {
+        let request = request.map(Body::new);
+        let route = self.templates.of(request.uri().path());
+        let router = self.router.clone();
         let state = self.state.clone();
-        Box::pin(async move { Ok(run(state, inner, request).await) })
+        Box::pin(async move { Ok(run(state, router, route, request).await) })
     }
 }
 
-/// The steps, in order, around `inner`.
-async fn run<S>(state: AppState, inner: S, request: Request) -> Response
-where
-    S: Service<Request, Error = Infallible> + Send,
-    S::Response: IntoResponse,
-    S::Future: Send,
-{
+/// The steps, in order, around `router`, for a request routed to
+/// `route`.
+async fn run(state: AppState, router: Router, route: Route, request: Request) -> Response {
     let start = Instant::now();
-    let log = guard::AccessLog::of(&request);
-    let track = metrics::Track::of(&request);
+    let log = guard::AccessLog::of(&request, route.template);
+    let track = metrics::Track::of(&request, route.template);
     // Filled by `guard::authorize` once the principal is known, read by
     // the access log even when the time limit cut the request short.
     let who: OnceLock<Arc<str>> = OnceLock::new();
@@ -126,7 +112,8 @@ where
             // Boxed: these steps hold the handler's future, and each move
             // of it (into `time_limit`, into tokio's `Timeout`) copied all
             // of it; a pointer moves instead (-900 instructions a lookup).
-            time_limit(limit, Box::pin(checked(&state, inner, request, &who))).await
+            let answer = checked(&state, router, route, request, &who);
+            time_limit(limit, Box::pin(answer)).await
         }
     };
     let response = error::json_bodies(response).await;
@@ -137,19 +124,15 @@ where
 }
 
 /// Authorization, then the generation the request waits for, then the
-/// handler.
-async fn checked<S>(
+/// router.
+async fn checked(
     state: &AppState,
-    inner: S,
+    router: Router,
+    route: Route,
     request: Request,
     who: &OnceLock<Arc<str>>,
-) -> Response
-where
-    S: Service<Request, Error = Infallible> + Send,
-    S::Response: IntoResponse,
-    S::Future: Send,
-{
-    let request = match guard::authorize(state, request, who).await {
+) -> Response {
+    let request = match guard::authorize(state, request, route, who).await {
         Ok(request) => request,
         Err(refused) => return refused,
     };
@@ -161,9 +144,15 @@ where
         Ok(stamp) => stamp,
         Err(e) => return e.into_response(),
     };
-    let mut response = match inner.oneshot(request).await {
-        Ok(response) => response.into_response(),
-        Err(never) => match never {},
+    // The router's future, unwinding included: a handler's panic ends
+    // its request, not the connection's task.
+    let mut response = match AssertUnwindSafe(router.oneshot(request))
+        .catch_unwind()
+        .await
+    {
+        Ok(Ok(response)) => response,
+        Ok(Err(never)) => match never {},
+        Err(panic) => error::panicked(panic),
     };
     stamp.put(state, &mut response);
     response
@@ -284,7 +273,7 @@ mod tests {
             // access log's check is registered here first (`of` logs
             // nothing), then rebuilt: a registered callsite's interest
             // changes only at a rebuild, and none follows.
-            let _ = guard::AccessLog::of(&Request::new(axum::body::Body::empty()));
+            let _ = guard::AccessLog::of(&Request::new(axum::body::Body::empty()), None);
             tracing::callsite::rebuild_interest_cache();
             runtime.block_on(async {
                 let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();

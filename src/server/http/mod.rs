@@ -3,7 +3,8 @@
 //! loop, the connection limit, shedding; `watched.rs`: header and idle
 //! timeouts, the head's size bound), TLS (`tls.rs`), the PROXY protocol
 //! (`proxied.rs`), plain HTTP on the TLS port (`plain_on_tls.rs`); around
-//! each handler (`harden.rs`, in order): the access log, JSON error bodies
+//! the router (`harden.rs`, in order, with the route's template from
+//! `templates.rs`): the access log, JSON error bodies
 //! (`error.rs`), head and time limits, cross-site checks
 //! (`cross_site.rs`), authorization (`guard.rs`, with `throttle.rs`
 //! spacing failed authentications); request bodies (`body.rs`); the
@@ -18,5 +19,6 @@ pub(crate) mod harden;
 pub(crate) mod plain_on_tls;
 pub(crate) mod proxied;
 pub(crate) mod signal;
+pub(crate) mod templates;
 pub(crate) mod throttle;
 pub(crate) mod tls;

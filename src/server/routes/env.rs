@@ -2,7 +2,7 @@
 //! with the one 404 wording of an environment that does not exist
 //! ([`NotFound::Environment`], [`NotFound::EnvironmentText`]) and the
 //! principal's environment limits applied. Handlers take an [`Env`]; the
-//! guard reads the same [`named`] to authorize the request.
+//! guard judges the same text ([`named`]) to authorize the request.
 
 use crate::auth::{Denied, Principal};
 use crate::configdb::{ConfigError, NotFound};
@@ -28,18 +28,21 @@ pub(crate) enum Named {
     NotANumber(String),
 }
 
-/// The `{env}` of the request's route, judged as the handler reads it:
-/// percent-decoded (`%31` is 1), then parsed as a number.
-pub(crate) async fn named(parts: &mut Parts) -> Named {
-    let params = RawPathParams::from_request_parts(parts, &()).await;
-    if !params.is_ok_and(|p| p.iter().any(|(k, _)| k == "env")) {
+/// What `raw`, a route's `{env}` as sent (`None`: the route has none),
+/// names, judged as the handler reads it: percent-decoded as axum's
+/// `Path` decodes it (`%31` is 1), then parsed as a number. The guard
+/// judges it before routing, from the matcher's parameters
+/// (src/server/http/templates.rs).
+pub(crate) fn named(raw: Option<&str>) -> Named {
+    let Some(raw) = raw else {
         return Named::Nothing;
-    }
-    let decoded = env_text(parts).await.ok().flatten();
-    match decoded.map(parse) {
-        Some(Ok(env)) => Named::Env(env),
-        Some(Err(text)) => Named::NotANumber(text),
-        None => Named::NotANumber("(not UTF-8)".to_owned()),
+    };
+    match percent_encoding::percent_decode_str(raw).decode_utf8() {
+        Ok(text) => match text.parse() {
+            Ok(env) => Named::Env(env),
+            Err(_) => Named::NotANumber(text.into_owned()),
+        },
+        Err(_) => Named::NotANumber("(not UTF-8)".to_owned()),
     }
 }
 

@@ -2,10 +2,10 @@
 //! and misses, the data generation, the database size and pruning.
 //! Labels never carry data values.
 
-use axum::extract::{MatchedPath, Request};
+use axum::extract::Request;
 use axum::http::Method;
 use axum::response::Response;
-use prometheus_client::encoding::{EncodeLabelSet, EncodeLabelValue, LabelValueEncoder};
+use prometheus_client::encoding::EncodeLabelSet;
 use prometheus_client::metrics::counter::Counter;
 use prometheus_client::metrics::family::Family;
 use prometheus_client::metrics::gauge::Gauge;
@@ -20,51 +20,18 @@ use std::time::Duration;
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
 struct RequestLabels {
     method: &'static str,
-    route: Route,
+    route: &'static str,
     status: u16,
 }
 
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
 struct RouteLabels {
     method: &'static str,
-    route: Route,
+    route: &'static str,
 }
 
-/// A request's route template: axum's (an `Arc<str>` inside), or none.
-#[derive(Clone, Debug)]
-enum Route {
-    Matched(MatchedPath),
-    Unmatched,
-}
-
-impl Route {
-    fn as_str(&self) -> &str {
-        match self {
-            Route::Matched(path) => path.as_str(),
-            Route::Unmatched => "unmatched",
-        }
-    }
-}
-
-impl PartialEq for Route {
-    fn eq(&self, other: &Route) -> bool {
-        self.as_str() == other.as_str()
-    }
-}
-
-impl Eq for Route {}
-
-impl std::hash::Hash for Route {
-    fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
-        self.as_str().hash(state);
-    }
-}
-
-impl EncodeLabelValue for Route {
-    fn encode(&self, encoder: &mut LabelValueEncoder) -> std::fmt::Result {
-        self.as_str().encode(encoder)
-    }
-}
+/// What the route label says of a request that matched no route.
+const UNMATCHED: &str = "unmatched";
 
 /// The standard methods by name; any other is `other`, so a client
 /// cannot grow the label sets (each is kept for the process's life).
@@ -130,21 +97,15 @@ const HOT_SERIES: usize = 64;
 #[derive(Clone)]
 struct Hot {
     method: &'static str,
-    /// Its text is this series' route while the entry holds it: no other
-    /// route's template can be at its address meanwhile.
-    route: MatchedPath,
+    route: &'static str,
     status: u16,
     latency: Histogram,
     requests: Counter,
 }
 
 impl Hot {
-    fn is(&self, method: &str, route: &MatchedPath, status: u16) -> bool {
-        let (held, asked) = (self.route.as_str(), route.as_str());
-        self.status == status
-            && self.method == method
-            && std::ptr::eq(held.as_ptr(), asked.as_ptr())
-            && held.len() == asked.len()
+    fn is(&self, method: &str, route: &str, status: u16) -> bool {
+        self.status == status && self.method == method && self.route == route
     }
 }
 
@@ -439,12 +400,9 @@ pub(crate) struct CostlyRunning(Arc<Metrics>);
 
 impl Metrics {
     /// Counts an answer through the families (see [`Metrics::hot`]).
-    fn count(&self, method: &'static str, route: Route, status: u16, seconds: f64) {
+    fn count(&self, method: &'static str, route: &'static str, status: u16, seconds: f64) {
         self.latency
-            .get_or_create(&RouteLabels {
-                method,
-                route: route.clone(),
-            })
+            .get_or_create(&RouteLabels { method, route })
             .observe(seconds);
         self.requests
             .get_or_create(&RequestLabels {
@@ -468,17 +426,15 @@ impl Drop for CostlyRunning {
 /// ([`Track::done`]).
 pub(crate) struct Track {
     method: &'static str,
-    route: Route,
+    route: Option<&'static str>,
 }
 
 impl Track {
-    pub(crate) fn of(request: &Request) -> Track {
+    /// The count of `request`, routed to `route` (`None`: no route).
+    pub(crate) fn of(request: &Request, route: Option<&'static str>) -> Track {
         Track {
             method: method_label(request.method()),
-            route: request
-                .extensions()
-                .get::<MatchedPath>()
-                .map_or(Route::Unmatched, |p| Route::Matched(p.clone())),
+            route,
         }
     }
 
@@ -487,36 +443,35 @@ impl Track {
         let Track { method, route } = self;
         let status = response.status().as_u16();
         let seconds = elapsed.as_secs_f64();
-        let path = match route {
-            Route::Matched(path) => path,
-            Route::Unmatched => return metrics.count(method, route, status, seconds),
+        let Some(path) = route else {
+            return metrics.count(method, UNMATCHED, status, seconds);
         };
         let hot = metrics.hot.load();
-        if let Some(series) = hot.iter().find(|h| h.is(method, &path, status)) {
+        if let Some(series) = hot.iter().find(|h| h.is(method, path, status)) {
             series.latency.observe(seconds);
             series.requests.inc();
             return;
         }
         if hot.len() >= HOT_SERIES {
-            return metrics.count(method, Route::Matched(path), status, seconds);
+            return metrics.count(method, path, status, seconds);
         }
         drop(hot);
         let series = Hot {
             method,
-            route: path.clone(),
+            route: path,
             status,
             latency: metrics
                 .latency
                 .get_or_create(&RouteLabels {
                     method,
-                    route: Route::Matched(path.clone()),
+                    route: path,
                 })
                 .clone(),
             requests: metrics
                 .requests
                 .get_or_create(&RequestLabels {
                     method,
-                    route: Route::Matched(path.clone()),
+                    route: path,
                     status,
                 })
                 .clone(),
@@ -525,7 +480,7 @@ impl Track {
         series.requests.inc();
         metrics.hot.rcu(|held| {
             let mut more: Vec<Hot> = held.iter().map(Hot::clone).collect();
-            if more.len() < HOT_SERIES && !more.iter().any(|h| h.is(method, &path, status)) {
+            if more.len() < HOT_SERIES && !more.iter().any(|h| h.is(method, path, status)) {
                 more.push(series.clone());
             }
             more
@@ -547,7 +502,7 @@ mod tests {
                 .requests
                 .get_or_create(&RequestLabels {
                     method,
-                    route: Route::Unmatched,
+                    route: UNMATCHED,
                     status,
                 })
                 .inc();
@@ -555,7 +510,7 @@ mod tests {
                 .latency
                 .get_or_create(&RouteLabels {
                     method,
-                    route: Route::Unmatched,
+                    route: UNMATCHED,
                 })
                 .observe(0.001);
         }
@@ -585,12 +540,13 @@ mod tests {
                     },
                 ),
             )
-            // Counted as `server/http/harden.rs` counts, after routing.
+            // Counted as `server/http/harden.rs` counts, under the route's
+            // template.
             .layer(axum::middleware::from_fn(
                 move |request: Request, next: axum::middleware::Next| {
                     let metrics = Arc::clone(&counting);
                     async move {
-                        let track = Track::of(&request);
+                        let track = Track::of(&request, Some("/status/{code}"));
                         let response = next.run(request).await;
                         track.done(&metrics, &response, Duration::from_millis(1));
                         response

@@ -244,7 +244,7 @@ fn nested_doc(levels: usize) -> Hash {
     doc
 }
 
-/// Issue 9, defect 1: one depth limit on every write, checked before
+/// One depth limit on every write, checked before
 /// anything is written; what is accepted reads back, here and on reopening.
 fn every_write_refuses_documents_nested_past_the_limit() {
     let s = fuel();

@@ -18,7 +18,7 @@ pub(super) fn big_doc(kib: usize, changed: usize, value: i64) -> Hash {
     doc
 }
 
-/// Issue 9, defect 6: every write stored a full copy (20 one-key writes
+/// Once, every write stored a full copy (20 one-key writes
 /// to a 16 MiB document grew the database by 320 MiB).
 fn history_is_packed_and_every_version_reads_back() {
     let s = fuel();

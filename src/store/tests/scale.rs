@@ -236,7 +236,7 @@ fn snapshot_scale() {
     }
 }
 
-/// Issue 9: reading never fails on what the writer accepted. Generated
+/// Reading never fails on what the writer accepted. Generated
 /// values of every type the model has (Symbols, NaN and infinite Floats,
 /// big Integers, Hashes with non-String keys and with a `__hierad__` key,
 /// nesting up to the limit) go through a real store, whose encoding and
