@@ -122,7 +122,13 @@ pub fn app(state: AppState) -> Harden {
         .fallback(no_route)
         .method_not_allowed_fallback(method_not_allowed)
         .with_state(state.clone());
-    Harden::new(&state, router, http::templates::Templates::server(ui))
+    // A lookup, what every Puppet run asks, skips axum's router.
+    let templates = http::templates::Templates::server(ui).direct(
+        paths::LOOKUP,
+        Method::POST,
+        routes::lookup::direct,
+    );
+    Harden::new(&state, router, templates)
 }
 
 async fn no_route(method: Method, uri: Uri) -> ApiError {
@@ -297,6 +303,14 @@ mod tests {
                 405,
                 "method_not_allowed",
                 "/healthz does not take PATCH",
+            ),
+            // The lookup route's other methods: its POSTs skip the router
+            // (`Templates::direct`), these do not.
+            (
+                request("GET", "/api/v1/lookup"),
+                405,
+                "method_not_allowed",
+                "/api/v1/lookup does not take GET",
             ),
             (
                 request("GET", "/api/v1/config/environments/%FF/resources/a/values"),

@@ -21,7 +21,9 @@ fn matched(path: &str) -> Option<String> {
     }
     let request = Request::get(path).body(Body::empty()).unwrap();
     // As `Harden` asks it: the target's path, not decoded.
-    let found = Templates::server(true).of(request.uri().path()).template;
+    let found = Templates::server(true)
+        .of(request.method(), request.uri().path())
+        .template;
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()

@@ -10,7 +10,6 @@ use crate::auth::{self, AuthError, Need, Principal, remember::Remembered, verify
 use crate::server::http::conn::Room;
 use crate::server::http::cross_site::KnownHost;
 use crate::server::http::error::{ApiError, error_response};
-use crate::server::http::templates::Route;
 use crate::server::http::throttle::{Admission, Turn};
 use crate::server::routes::env::Named;
 use crate::server::state::AppState;
@@ -354,13 +353,14 @@ fn throttled(retry_after: Duration) -> Response {
 /// [`Principal`] in the request's extensions for the handlers (the author
 /// of a write), and its name in `who` for the access log; or answers the
 /// refusal. Without an auth file every request is
-/// [`Principal::anonymous`]. Its route's template decides the role
-/// needed; the environment its `{env}` names, whether a limited
+/// [`Principal::anonymous`]. Its route's `template` decides the role
+/// needed; the environment its `{env}` names (`env`), whether a limited
 /// principal may have it.
 pub(crate) async fn authorize(
     state: &AppState,
     request: Request,
-    Route { template, env }: Route,
+    template: Option<&'static str>,
+    env: Named,
     who: &OnceLock<Arc<str>>,
 ) -> Result<Request, Response> {
     let need = auth::needed(request.method(), template);

@@ -84,7 +84,7 @@ where
 
     fn call(&mut self, request: axum::http::Request<B>) -> Self::Future {
         let request = request.map(Body::new);
-        let route = self.templates.of(request.uri().path());
+        let route = self.templates.of(request.method(), request.uri().path());
         let router = self.router.clone();
         let state = self.state.clone();
         Box::pin(async move { Ok(run(state, router, route, request).await) })
@@ -132,7 +132,12 @@ async fn checked(
     request: Request,
     who: &OnceLock<Arc<str>>,
 ) -> Response {
-    let request = match guard::authorize(state, request, route, who).await {
+    let Route {
+        template,
+        env,
+        direct,
+    } = route;
+    let request = match guard::authorize(state, request, template, env, who).await {
         Ok(request) => request,
         Err(refused) => return refused,
     };
@@ -144,14 +149,16 @@ async fn checked(
         Ok(stamp) => stamp,
         Err(e) => return e.into_response(),
     };
-    // The router's future, unwinding included: a handler's panic ends
+    // The handler's future, unwinding included: a handler's panic ends
     // its request, not the connection's task.
-    let mut response = match AssertUnwindSafe(router.oneshot(request))
-        .catch_unwind()
-        .await
-    {
-        Ok(Ok(response)) => response,
-        Ok(Err(never)) => match never {},
+    let answer = match direct {
+        Some(handler) => AssertUnwindSafe(handler(request, state.clone())).left_future(),
+        None => {
+            AssertUnwindSafe(router.oneshot(request).map(|Ok(response)| response)).right_future()
+        }
+    };
+    let mut response = match answer.catch_unwind().await {
+        Ok(response) => response,
         Err(panic) => error::panicked(panic),
     };
     stamp.put(state, &mut response);

@@ -12,18 +12,30 @@
 
 use crate::api::paths;
 use crate::server::routes::env::{self, Named};
+use crate::server::state::AppState;
+use axum::extract::Request;
+use axum::http::Method;
+use axum::response::Response;
+use std::future::Future;
+use std::pin::Pin;
+
+/// A handler called past axum's router ([`Templates::direct`]).
+pub(crate) type Direct = fn(Request, AppState) -> Pin<Box<dyn Future<Output = Response> + Send>>;
 
 /// Where a request is routed: its route's template (`None`: no route),
-/// and what the route's `{env}` names, which the guard judges before the
-/// handler reads it.
-#[derive(Debug)]
+/// what the route's `{env}` names, which the guard judges before the
+/// handler reads it, and the handler to call past the router, if any.
 pub(crate) struct Route {
     pub(crate) template: Option<&'static str>,
     pub(crate) env: Named,
+    pub(crate) direct: Option<Direct>,
 }
 
 /// The templates a server routes, matched against a request's path.
-pub(crate) struct Templates(matchit::Router<&'static str>);
+pub(crate) struct Templates {
+    matcher: matchit::Router<&'static str>,
+    direct: Vec<(&'static str, Method, Direct)>,
+}
 
 impl Templates {
     /// The server's route table: [`paths::ALL`], without the console's
@@ -49,20 +61,47 @@ impl Templates {
                 panic!("the route template {template} conflicts with another: {e}");
             }
         }
-        Templates(router)
+        Templates {
+            matcher: router,
+            direct: Vec::new(),
+        }
     }
 
-    /// Where `path` (a request's, as sent: not decoded) is routed.
-    pub(crate) fn of(&self, path: &str) -> Route {
-        match self.0.at(path) {
-            Ok(found) => Route {
-                template: Some(*found.value),
-                env: env::named(found.params.get("env")),
-            },
-            Err(_) => Route {
+    /// Calls `handler` for the `method` requests routed to `template`
+    /// instead of axum's router, which boxes and clones the route's
+    /// service for each request (about 3,000 instructions a lookup:
+    /// bench/LOG.md, "A direct call for lookups"). For routes whose
+    /// handler reads no path parameter (axum's router puts them in the
+    /// request), and which the router also routes (its 405 for another
+    /// method, its route table).
+    pub(crate) fn direct(
+        mut self,
+        template: &'static str,
+        method: Method,
+        handler: Direct,
+    ) -> Self {
+        self.direct.push((template, method, handler));
+        self
+    }
+
+    /// Where a `method` request for `path` (as sent: not decoded) is
+    /// routed.
+    pub(crate) fn of(&self, method: &Method, path: &str) -> Route {
+        let Ok(found) = self.matcher.at(path) else {
+            return Route {
                 template: None,
                 env: Named::Nothing,
-            },
+                direct: None,
+            };
+        };
+        let template = *found.value;
+        let direct = (self.direct.iter())
+            .find(|(t, m, _)| *t == template && m == method)
+            .map(|(_, _, handler)| *handler);
+        Route {
+            template: Some(template),
+            env: env::named(found.params.get("env")),
+            direct,
         }
     }
 }
@@ -74,7 +113,7 @@ mod tests {
     #[test]
     fn a_path_finds_its_template_and_an_unknown_one_none() {
         let server = Templates::server(true);
-        let of = |path| server.of(path).template;
+        let of = |path| server.of(&Method::GET, path).template;
         assert_eq!(of("/api/v1/lookup"), Some(paths::LOOKUP));
         assert_eq!(
             of("/api/v1/data/1/override/node/n%201"),
@@ -91,14 +130,34 @@ mod tests {
         assert_eq!(of("/api/v1/lookup/"), None);
         assert_eq!(of("/nowhere"), None);
         assert_eq!(of("/ui/app.js"), Some(paths::UI_FILE));
-        assert_eq!(Templates::server(false).of("/ui/app.js").template, None);
+        assert_eq!(
+            Templates::server(false)
+                .of(&Method::GET, "/ui/app.js")
+                .template,
+            None
+        );
+    }
+
+    /// A direct handler for its method only: another method goes to the
+    /// router (its 405), as does every other route.
+    #[test]
+    fn a_direct_handler_is_found_for_its_route_and_method() {
+        fn handler(_: Request, _: AppState) -> Pin<Box<dyn Future<Output = Response> + Send>> {
+            unreachable!("not called")
+        }
+        let templates = Templates::server(true).direct(paths::LOOKUP, Method::POST, handler);
+        let direct = |method, path| templates.of(&method, path).direct.is_some();
+        assert!(direct(Method::POST, "/api/v1/lookup"));
+        assert!(!direct(Method::GET, "/api/v1/lookup"));
+        assert!(!direct(Method::POST, "/api/v1/hierarchies"));
+        assert!(!direct(Method::POST, "/api/v1/lookup/"));
     }
 
     /// `{env}` as the handler reads it: percent-decoded, then a number.
     #[test]
     fn the_environment_is_judged_decoded() {
         let server = Templates::server(true);
-        let env = |path| server.of(path).env;
+        let env = |path| server.of(&Method::GET, path).env;
         assert_eq!(env("/api/v1/data/%31/astute"), Named::Env(1));
         assert_eq!(env("/api/v1/config/environments/-2"), Named::Env(-2));
         assert_eq!(

@@ -47,6 +47,15 @@ pub(crate) fn routes() -> Router<AppState> {
         .route(api::paths::SCOPE, get(scope))
 }
 
+/// The lookup route's handler as `Harden` calls it, past axum's router
+/// (src/server/http/templates.rs, `Templates::direct`).
+pub(crate) fn direct(
+    request: axum::extract::Request,
+    state: AppState,
+) -> std::pin::Pin<Box<dyn std::future::Future<Output = Response> + Send>> {
+    axum::handler::Handler::call(lookup_handler, request, state)
+}
+
 /// Made once (a `&str` name is parsed and checked at every use).
 static X_CACHE: header::HeaderName = header::HeaderName::from_static("x-cache");
 static X_TAGGED: header::HeaderName = header::HeaderName::from_static("x-hierad-tagged");
