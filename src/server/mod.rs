@@ -2,6 +2,8 @@
 //! stay thin; the ConfigDB rules live in `configdb`/`store`, the Hiera
 //! answers in `lookup`.
 
+#[cfg(test)]
+mod direct_tests;
 pub(crate) mod http;
 #[cfg(test)]
 mod props;
@@ -106,7 +108,22 @@ async fn ready(axum::extract::State(state): axum::extract::State<AppState>) -> R
 /// before routing ([`http::templates`]).
 pub fn app(state: AppState) -> Harden {
     let ui = state.settings().ui;
-    let router = Router::new()
+    // What every Puppet run asks (a lookup, a datasource, a document)
+    // skips axum's router.
+    let templates = http::templates::Templates::server(ui)
+        .direct(paths::LOOKUP, Method::POST, routes::lookup::direct)
+        .direct(
+            paths::DATASOURCE,
+            Method::GET,
+            routes::lookup::datasource_direct,
+        )
+        .direct(paths::DOCUMENT, Method::GET, routes::documents::get_direct);
+    Harden::new(&state, router(&state), templates)
+}
+
+/// Every route, with its handler, behind axum's router.
+fn router(state: &AppState) -> Router {
+    Router::new()
         .route(paths::HEALTHZ, get(health))
         .route(paths::READYZ, get(ready))
         .route(paths::METRICS, get(metrics_text))
@@ -116,19 +133,20 @@ pub fn app(state: AppState) -> Harden {
         .merge(routes::lookup::routes())
         .merge(routes::hierarchies::routes())
         .merge(routes::rotate::routes())
-        .merge(routes::ui::routes(ui))
+        .merge(routes::ui::routes(state.settings().ui))
         .merge(routes::tags::routes())
         .merge(routes::changes::routes())
         .fallback(no_route)
         .method_not_allowed_fallback(method_not_allowed)
-        .with_state(state.clone());
-    // A lookup, what every Puppet run asks, skips axum's router.
-    let templates = http::templates::Templates::server(ui).direct(
-        paths::LOOKUP,
-        Method::POST,
-        routes::lookup::direct,
-    );
-    Harden::new(&state, router, templates)
+        .with_state(state.clone())
+}
+
+/// [`app`] with every route behind axum's router, none called directly:
+/// what the direct calls must answer as (src/server/direct_tests.rs).
+#[cfg(test)]
+pub(crate) fn app_routed(state: &AppState) -> Harden {
+    let templates = http::templates::Templates::server(state.settings().ui);
+    Harden::new(state, router(state), templates)
 }
 
 async fn no_route(method: Method, uri: Uri) -> ApiError {

@@ -22,7 +22,8 @@
 
 use crate::server::http::conn::Unframed;
 use crate::server::http::error::{self, ApiError};
-use crate::server::http::templates::{Route, Templates};
+use crate::server::http::templates::{Matched, Route, Templates};
+use crate::server::routes::env::Named;
 use crate::server::state::AppState;
 use crate::server::{http::cross_site, http::guard, state::consistency, state::metrics};
 use axum::Router;
@@ -136,8 +137,16 @@ async fn checked(
         template,
         env,
         direct,
+        rest,
     } = route;
-    let request = match guard::authorize(state, request, template, env, who).await {
+    // A direct route's parameters, for its handler: axum's router, which
+    // would store its own, is skipped.
+    let matched =
+        (direct.is_some() && (rest.is_some() || env != Named::Nothing)).then(|| Matched {
+            env: env.clone(),
+            rest,
+        });
+    let mut request = match guard::authorize(state, request, template, env, who).await {
         Ok(request) => request,
         Err(refused) => return refused,
     };
@@ -149,6 +158,9 @@ async fn checked(
         Ok(stamp) => stamp,
         Err(e) => return e.into_response(),
     };
+    if let Some(matched) = matched {
+        request.extensions_mut().insert(matched);
+    }
     // The handler's future, unwinding included: a handler's panic ends
     // its request, not the connection's task.
     let answer = match direct {

@@ -20,15 +20,29 @@ use std::future::Future;
 use std::pin::Pin;
 
 /// A handler called past axum's router ([`Templates::direct`]).
-pub(crate) type Direct = fn(Request, AppState) -> Pin<Box<dyn Future<Output = Response> + Send>>;
+pub(crate) type Direct = fn(Request, AppState) -> Answering;
+
+/// A direct handler's answer to come (axum's handlers' own future).
+pub(crate) type Answering = Pin<Box<dyn Future<Output = Response> + Send>>;
 
 /// Where a request is routed: its route's template (`None`: no route),
 /// what the route's `{env}` names, which the guard judges before the
-/// handler reads it, and the handler to call past the router, if any.
+/// handler reads it, and the handler to call past the router, if any,
+/// with its route's catch-all parameter, decoded.
 pub(crate) struct Route {
     pub(crate) template: Option<&'static str>,
     pub(crate) env: Named,
     pub(crate) direct: Option<Direct>,
+    pub(crate) rest: Option<String>,
+}
+
+/// A direct route's path parameters, decoded as axum's `Path` decodes
+/// them, for its handler's extractors (`routes::env::Env`,
+/// `routes::rest::Rest`), which read them from axum's router otherwise.
+#[derive(Clone, Debug)]
+pub(crate) struct Matched {
+    pub(crate) env: Named,
+    pub(crate) rest: Option<String>,
 }
 
 /// The templates a server routes, matched against a request's path.
@@ -92,18 +106,40 @@ impl Templates {
                 template: None,
                 env: Named::Nothing,
                 direct: None,
+                rest: None,
             };
         };
         let template = *found.value;
-        let direct = (self.direct.iter())
+        let mut direct = (self.direct.iter())
             .find(|(t, m, _)| *t == template && m == method)
             .map(|(_, _, handler)| *handler);
+        let decoded = |raw| percent_encoding::percent_decode_str(raw).decode_utf8();
+        let mut rest = None;
+        if direct.is_some() {
+            if found.params.iter().all(|(_, raw)| decoded(raw).is_ok()) {
+                rest = (catch_all(template).and_then(|name| found.params.get(name)))
+                    .and_then(|raw| decoded(raw).ok())
+                    .map(std::borrow::Cow::into_owned);
+            } else {
+                // The router refuses a path parameter that is not UTF-8
+                // once decoded (400, its own wording): such a request
+                // goes to it.
+                direct = None;
+            }
+        }
         Route {
             template: Some(template),
             env: env::named(found.params.get("env")),
             direct,
+            rest,
         }
     }
+}
+
+/// The name of `template`'s catch-all parameter (`{*rest}`: `rest`).
+fn catch_all(template: &str) -> Option<&str> {
+    let (_, name) = template.rsplit_once("{*")?;
+    name.strip_suffix('}')
 }
 
 #[cfg(test)]

@@ -11,6 +11,7 @@ use super::env::Env;
 use super::impact;
 use super::params::{Params, flag};
 use super::registers;
+use super::rest::Rest;
 use crate::api;
 use crate::auth::Principal;
 use crate::configdb::{
@@ -20,18 +21,18 @@ use crate::hiera::{Hash, Value};
 use crate::ops;
 use crate::server::http::body::{Body, document};
 use crate::server::http::error::ApiError;
+use crate::server::http::templates::Answering;
 use crate::server::secrets::{self, Reveal};
 use crate::server::state::AppState;
 use crate::server::state::consistency;
 use crate::server::state::versions::Answer;
 use crate::store::{DocWrite, WriteCtx};
 use crate::wire;
-use axum::extract::{Path, State};
+use axum::extract::State;
 use axum::http::{HeaderMap, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
 use axum::{Json, Router};
-use serde::Deserialize;
 use std::sync::Arc;
 
 /// The document routes, under `/api/v1/config` with the others
@@ -46,10 +47,10 @@ pub(crate) fn routes() -> Router<AppState> {
     )
 }
 
-/// A document route's `{*rest}`: what follows `/environments/{env}/`.
-#[derive(Deserialize)]
-struct DocPath {
-    rest: String,
+/// A document's GET as `Harden` calls it, past axum's router
+/// (src/server/http/templates.rs, `Templates::direct`).
+pub(crate) fn get_direct(request: axum::extract::Request, state: AppState) -> Answering {
+    axum::handler::Handler::call(get_document, request, state)
 }
 
 /// What a document URL names.
@@ -264,7 +265,8 @@ async fn get_document(
     State(state): State<AppState>,
     who: Principal,
     Env(env): Env,
-    Path(DocPath { rest }): Path<DocPath>,
+    // What follows `/environments/{env}/`.
+    Rest(rest): Rest,
     Params(query): Params,
     reveal: Reveal,
 ) -> Result<Response, ApiError> {
@@ -385,7 +387,8 @@ async fn put_document(
     State(state): State<AppState>,
     who: Principal,
     Env(env): Env,
-    Path(DocPath { rest }): Path<DocPath>,
+    // What follows `/environments/{env}/`.
+    Rest(rest): Rest,
     headers: HeaderMap,
     // The router is merged, never nested: the URI is the one sent.
     uri: axum::http::Uri,
@@ -477,7 +480,8 @@ async fn delete_document(
     State(state): State<AppState>,
     who: Principal,
     Env(env): Env,
-    Path(DocPath { rest }): Path<DocPath>,
+    // What follows `/environments/{env}/`.
+    Rest(rest): Rest,
     Params(query): Params,
     headers: HeaderMap,
 ) -> Result<Response, ApiError> {
@@ -511,7 +515,8 @@ async fn post_document(
     State(state): State<AppState>,
     who: Principal,
     Env(env): Env,
-    Path(DocPath { rest }): Path<DocPath>,
+    // What follows `/environments/{env}/`.
+    Rest(rest): Rest,
     Params(query): Params,
     headers: HeaderMap,
 ) -> Result<Response, ApiError> {

@@ -8,6 +8,7 @@ use crate::auth::{Denied, Principal};
 use crate::configdb::{ConfigError, NotFound};
 use crate::server::http::error::ApiError;
 use crate::server::http::guard::Asker;
+use crate::server::http::templates::Matched;
 use axum::extract::{FromRequestParts, Path, RawPathParams};
 use axum::http::request::Parts;
 use axum::response::{IntoResponse, Response};
@@ -18,7 +19,7 @@ use std::collections::HashMap;
 pub(crate) struct Env(pub(crate) i64);
 
 /// What a request's path says of its environment.
-#[derive(Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub(crate) enum Named {
     /// The route has no `{env}`.
     Nothing,
@@ -102,26 +103,44 @@ impl<S: Send + Sync> FromRequestParts<S> for Env {
     type Rejection = Response;
 
     async fn from_request_parts(parts: &mut Parts, _: &S) -> Result<Env, Response> {
-        // `{env}` borrowed from the parameters and parsed in place; the
-        // refusals (no `{env}`, a path that does not decode) are rare, and
-        // made by `env_text` as `named` makes them.
-        let parsed = match Path::<EnvOnly>::from_request_parts(parts, &()).await {
-            Ok(Path(EnvOnly { env })) => env.0,
-            Err(_) => {
-                let Some(text) = env_text(parts).await? else {
-                    return Err(ApiError::Internal(
-                        "a handler takes an environment its route does not name".to_owned(),
-                    )
-                    .into_response());
-                };
-                parse(text)
+        // A direct route's `{env}`, judged before routing (axum's router,
+        // which would have stored it, was skipped).
+        let direct = parts.extensions.get::<Matched>().map(|m| m.env.clone());
+        // Otherwise `{env}` borrowed from the router's parameters and
+        // parsed in place; the refusals (no `{env}`, a path that does not
+        // decode) are rare, and made by `env_text` as `named` makes them.
+        let parsed = match direct {
+            Some(Named::Env(env)) => Ok(env),
+            Some(Named::NotANumber(text)) => Err(text),
+            Some(Named::Nothing) => {
+                return Err(ApiError::Internal(
+                    "a handler takes an environment its route does not name".to_owned(),
+                )
+                .into_response());
             }
+            None => from_router(parts).await?,
         };
         let env = parsed
             .map_err(|text| ApiError::from(ConfigError::from(NotFound::EnvironmentText(text))))
             .and_then(|env| permitted(Asker::principal(&parts.extensions), env))
             .map_err(IntoResponse::into_response)?;
         Ok(Env(env))
+    }
+}
+
+/// `{env}` from axum's router's parameters: its number, or its text.
+async fn from_router(parts: &mut Parts) -> Result<Result<i64, String>, Response> {
+    match Path::<EnvOnly>::from_request_parts(parts, &()).await {
+        Ok(Path(EnvOnly { env })) => Ok(env.0),
+        Err(_) => {
+            let Some(text) = env_text(parts).await? else {
+                return Err(ApiError::Internal(
+                    "a handler takes an environment its route does not name".to_owned(),
+                )
+                .into_response());
+            };
+            Ok(parse(text))
+        }
     }
 }
 

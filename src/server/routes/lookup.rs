@@ -17,8 +17,10 @@ use crate::server::http::body::LookupBytes;
 use crate::server::http::conn::Room;
 use crate::server::http::error::ApiError;
 use crate::server::http::guard::Peer;
+use crate::server::http::templates::Answering;
 use crate::server::routes::env::{self, Env};
 use crate::server::routes::params::Params;
+use crate::server::routes::rest::Rest;
 use crate::server::secrets::Reveal;
 use crate::server::state::AppState;
 use crate::server::state::metrics::Metrics;
@@ -26,7 +28,7 @@ use crate::wire;
 use axum::Json;
 use axum::Router;
 use axum::body::Bytes;
-use axum::extract::{Path, State};
+use axum::extract::State;
 use axum::http::{HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
@@ -49,11 +51,13 @@ pub(crate) fn routes() -> Router<AppState> {
 
 /// The lookup route's handler as `Harden` calls it, past axum's router
 /// (src/server/http/templates.rs, `Templates::direct`).
-pub(crate) fn direct(
-    request: axum::extract::Request,
-    state: AppState,
-) -> std::pin::Pin<Box<dyn std::future::Future<Output = Response> + Send>> {
+pub(crate) fn direct(request: axum::extract::Request, state: AppState) -> Answering {
     axum::handler::Handler::call(lookup_handler, request, state)
+}
+
+/// The data route's GETs, the same way.
+pub(crate) fn datasource_direct(request: axum::extract::Request, state: AppState) -> Answering {
+    axum::handler::Handler::call(datasource, request, state)
 }
 
 /// Made once (a `&str` name is parsed and checked at every use).
@@ -592,18 +596,12 @@ fn named_sources(hierarchy: Option<&Value>) -> Option<Vec<String>> {
         .collect()
 }
 
-/// A route's `{*resource}`.
-#[derive(serde::Deserialize)]
-struct ResourceParam {
-    resource: String,
-}
-
 /// One whole effective datasource, for Hiera 5's `data_hash`: Puppet
 /// merges and interpolates itself. Revalidated with its ETag.
 async fn datasource(
     State(state): State<AppState>,
     Env(env): Env,
-    Path(ResourceParam { resource }): Path<ResourceParam>,
+    Rest(resource): Rest,
     Params(query): Params,
     reveal: Reveal,
     // The request itself, for If-None-Match: a `HeaderMap` extractor

@@ -21,6 +21,7 @@ pub(crate) mod params;
 pub(crate) mod pinned;
 pub(crate) mod provenance;
 pub(crate) mod registers;
+pub(crate) mod rest;
 pub(crate) mod rotate;
 pub(crate) mod scopes;
 pub(crate) mod tags;
