@@ -4,7 +4,7 @@
 //! the request's route template found first ([`Templates`]): applied
 //! with `Router::layer`, axum boxed it into every route and cloned and
 //! boxed it again for each request (bench/LOG.md, "One layer around the
-//! router").
+//! router; direct calls past it").
 //!
 //! Outermost first:
 //! 1. the access log (`guard`), which sees the final status and the
@@ -18,7 +18,9 @@
 //! 5. the time limit (408), over everything below;
 //! 6. authentication and authorization (`guard`);
 //! 7. the generation wait and stamp (`consistency`);
-//! 8. the router; a panic in it answers 500 ([`error::panicked`]).
+//! 8. the handler, called directly for the hot routes
+//!    (`Templates::direct`) or through the router; a panic in it answers
+//!    500 ([`error::panicked`]).
 
 use crate::server::http::conn::Unframed;
 use crate::server::http::error::{self, ApiError};

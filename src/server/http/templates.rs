@@ -3,7 +3,8 @@
 //! (`/api/v1/config/environments/{env}`…, never the concrete path), and
 //! [`super::harden`] runs them around the whole router, once, instead of
 //! inside every route (where axum boxed and cloned a layer for each
-//! request: bench/LOG.md, "One layer around the router").
+//! request: bench/LOG.md, "One layer around the router; direct calls
+//! past it").
 //!
 //! The matcher is axum's own (`matchit`, the version axum 0.8 routes
 //! with) over the same templates ([`paths::ALL`]), so a path matches
@@ -47,8 +48,18 @@ pub(crate) struct Matched {
 
 /// The templates a server routes, matched against a request's path.
 pub(crate) struct Templates {
-    matcher: matchit::Router<&'static str>,
-    direct: Vec<(&'static str, Method, Direct)>,
+    /// An index into `routes` for each template.
+    matcher: matchit::Router<usize>,
+    routes: Vec<Entry>,
+}
+
+/// One template, with what its requests need beyond it, worked out once.
+struct Entry {
+    template: &'static str,
+    /// The name of its catch-all parameter (`{*rest}`: `rest`).
+    catch_all: Option<&'static str>,
+    /// Its handlers called directly, by method.
+    direct: Vec<(Method, Direct)>,
 }
 
 impl Templates {
@@ -69,77 +80,83 @@ impl Templates {
     /// Two templates conflict: axum refuses the same table when it is
     /// registered, so this is a bug in the table.
     pub(crate) fn new(templates: impl IntoIterator<Item = &'static str>) -> Templates {
-        let mut router = matchit::Router::new();
+        let mut matcher = matchit::Router::new();
+        let mut routes = Vec::new();
         for template in templates {
-            if let Err(e) = router.insert(template, template) {
+            if let Err(e) = matcher.insert(template, routes.len()) {
                 panic!("the route template {template} conflicts with another: {e}");
             }
+            let catch_all =
+                (template.rsplit_once("{*")).and_then(|(_, name)| name.strip_suffix('}'));
+            routes.push(Entry {
+                template,
+                catch_all,
+                direct: Vec::new(),
+            });
         }
-        Templates {
-            matcher: router,
-            direct: Vec::new(),
-        }
+        Templates { matcher, routes }
     }
 
     /// Calls `handler` for the `method` requests routed to `template`
     /// instead of axum's router, which boxes and clones the route's
     /// service for each request (about 3,000 instructions a lookup:
-    /// bench/LOG.md, "A direct call for lookups"). For routes whose
-    /// handler reads no path parameter (axum's router puts them in the
-    /// request), and which the router also routes (its 405 for another
-    /// method, its route table).
+    /// bench/LOG.md, "One layer around the router; direct calls past it").
+    /// Its handler may read `{env}` (`routes::env::Env`) and the
+    /// catch-all parameter (`routes::rest::Rest`), no other (axum's
+    /// extractors read those from its router); the router also routes it
+    /// (its 405 for another method, its route table).
+    ///
+    /// # Panics
+    ///
+    /// `template` is not in the table: a bug in the server's assembly.
     pub(crate) fn direct(
         mut self,
         template: &'static str,
         method: Method,
         handler: Direct,
     ) -> Self {
-        self.direct.push((template, method, handler));
+        let Some(entry) = self.routes.iter_mut().find(|e| e.template == template) else {
+            panic!("{template} is not a route template");
+        };
+        entry.direct.push((method, handler));
         self
     }
 
     /// Where a `method` request for `path` (as sent: not decoded) is
     /// routed.
     pub(crate) fn of(&self, method: &Method, path: &str) -> Route {
-        let Ok(found) = self.matcher.at(path) else {
-            return Route {
-                template: None,
-                env: Named::Nothing,
-                direct: None,
-                rest: None,
-            };
+        let mut route = Route {
+            template: None,
+            env: Named::Nothing,
+            direct: None,
+            rest: None,
         };
-        let template = *found.value;
-        let mut direct = (self.direct.iter())
-            .find(|(t, m, _)| *t == template && m == method)
-            .map(|(_, _, handler)| *handler);
-        let decoded = |raw| percent_encoding::percent_decode_str(raw).decode_utf8();
-        let mut rest = None;
-        if direct.is_some() {
-            if found.params.iter().all(|(_, raw)| decoded(raw).is_ok()) {
-                rest = (catch_all(template).and_then(|name| found.params.get(name)))
-                    .and_then(|raw| decoded(raw).ok())
-                    .map(std::borrow::Cow::into_owned);
-            } else {
+        let Ok(found) = self.matcher.at(path) else {
+            return route;
+        };
+        let entry = &self.routes[*found.value];
+        route.template = Some(entry.template);
+        route.direct = (entry.direct.iter())
+            .find(|(m, _)| m == method)
+            .map(|(_, handler)| *handler);
+        for (name, raw) in found.params.iter() {
+            let decoded = percent_encoding::percent_decode_str(raw).decode_utf8();
+            if name == "env" {
+                route.env = env::named(decoded.as_deref().ok());
+            }
+            match decoded {
+                Ok(text) if route.direct.is_some() && Some(name) == entry.catch_all => {
+                    route.rest = Some(text.into_owned());
+                }
+                Ok(_) => {}
                 // The router refuses a path parameter that is not UTF-8
                 // once decoded (400, its own wording): such a request
                 // goes to it.
-                direct = None;
+                Err(_) => route.direct = None,
             }
         }
-        Route {
-            template: Some(template),
-            env: env::named(found.params.get("env")),
-            direct,
-            rest,
-        }
+        route
     }
-}
-
-/// The name of `template`'s catch-all parameter (`{*rest}`: `rest`).
-fn catch_all(template: &str) -> Option<&str> {
-    let (_, name) = template.rsplit_once("{*")?;
-    name.strip_suffix('}')
 }
 
 #[cfg(test)]

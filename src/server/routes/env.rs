@@ -29,22 +29,16 @@ pub(crate) enum Named {
     NotANumber(String),
 }
 
-/// What `raw`, a route's `{env}` as sent (`None`: the route has none),
-/// names, judged as the handler reads it: percent-decoded as axum's
-/// `Path` decodes it (`%31` is 1), then parsed as a number. The guard
-/// judges it before routing, from the matcher's parameters
-/// (src/server/http/templates.rs).
-pub(crate) fn named(raw: Option<&str>) -> Named {
-    let Some(raw) = raw else {
-        return Named::Nothing;
+/// What a route's `{env}` names, percent-decoded as axum's `Path`
+/// decodes it (`%31` is 1; `None`: not UTF-8 once decoded), judged as
+/// the handler reads it: parsed as a number. The guard judges it before
+/// routing, from the matcher's parameters (src/server/http/templates.rs).
+pub(crate) fn named(decoded: Option<&str>) -> Named {
+    let Some(text) = decoded else {
+        return Named::NotANumber("(not UTF-8)".to_owned());
     };
-    match percent_encoding::percent_decode_str(raw).decode_utf8() {
-        Ok(text) => match text.parse() {
-            Ok(env) => Named::Env(env),
-            Err(_) => Named::NotANumber(text.into_owned()),
-        },
-        Err(_) => Named::NotANumber("(not UTF-8)".to_owned()),
-    }
+    text.parse()
+        .map_or_else(|_| Named::NotANumber(text.to_owned()), Named::Env)
 }
 
 /// `{env}` as sent, percent-decoded as `Path` decodes it; `None` when
