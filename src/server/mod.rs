@@ -488,12 +488,20 @@ mod tests {
     fn a_handler_panic_answers_500_and_the_server_goes_on() {
         let state = state();
         let routes = Router::new()
-            .route("/boom", get(boom))
+            .route("/boom", get(boom).post(boom))
             .route("/fine", get(|| async { "fine" }));
+        // `/boom`'s POSTs are called directly, past the router: the same
+        // catch.
+        fn boom_direct(
+            request: axum::extract::Request,
+            state: AppState,
+        ) -> http::templates::Answering {
+            axum::handler::Handler::call(boom, request, state)
+        }
         let router = Harden::new(
             &state,
             routes.with_state(state.clone()),
-            Templates::new(["/boom", "/fine"]),
+            Templates::new(["/boom", "/fine"]).direct("/boom", Method::POST, boom_direct),
         );
         let (status, body) = answer(router.clone(), request("GET", "/boom"));
         assert_eq!(
@@ -507,6 +515,13 @@ mod tests {
         for _ in 0..3 {
             assert_eq!(
                 status_of(addr, "GET /boom HTTP/1.1\r\nhost: localhost\r\n\r\n"),
+                "HTTP/1.1 500"
+            );
+            assert_eq!(
+                status_of(
+                    addr,
+                    "POST /boom HTTP/1.1\r\nhost: localhost\r\ncontent-length: 0\r\n\r\n"
+                ),
                 "HTTP/1.1 500"
             );
             assert_eq!(
