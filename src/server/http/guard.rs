@@ -10,6 +10,7 @@ use crate::auth::{self, AuthError, Need, Principal, remember::Remembered, verify
 use crate::server::http::conn::Room;
 use crate::server::http::cross_site::KnownHost;
 use crate::server::http::error::{ApiError, error_response};
+use crate::server::http::templates::Matched;
 use crate::server::http::throttle::{Admission, Turn};
 use crate::server::routes::env::Named;
 use crate::server::state::AppState;
@@ -77,15 +78,18 @@ impl std::ops::Deref for Peer {
 }
 
 /// What the server itself attaches to a request, as ONE extension: the
-/// connection's client (put by the accept loop) and, once authenticated,
-/// the principal (put by [`authorize`]). With axum's two (the matched
-/// path, the URL parameters) that makes three, which the extension map's
-/// first table holds; a fourth insert grew it, 1,150 instructions a
-/// request (bench/LOG.md, "Routing and extensions").
+/// connection's client (put by the accept loop), once authenticated the
+/// principal (put by [`authorize`]), and on a direct route its path
+/// parameters (put by `harden`: src/server/http/templates.rs). With
+/// axum's URL parameters, on a route behind its router, that makes two;
+/// each extension is an allocation, and a fourth grew the map's first
+/// table, 1,150 instructions a request (bench/LOG.md, "Routing and
+/// extensions").
 #[derive(Clone, Debug, Default)]
 pub(crate) struct Asker {
     peer: Option<Peer>,
     principal: Option<Principal>,
+    matched: Option<Matched>,
 }
 
 impl Asker {
@@ -94,6 +98,7 @@ impl Asker {
         Asker {
             peer: Some(peer),
             principal: None,
+            matched: None,
         }
     }
 
@@ -108,16 +113,28 @@ impl Asker {
         extensions.get::<Asker>()?.principal.as_ref()
     }
 
+    /// A direct route's path parameters, as `harden` matched them.
+    pub(crate) fn matched(extensions: &mut Extensions) -> Option<&mut Matched> {
+        extensions.get_mut::<Asker>()?.matched.as_mut()
+    }
+
+    /// Gives the request whose extensions these are its direct route's
+    /// path parameters.
+    pub(crate) fn set_matched(extensions: &mut Extensions, matched: Matched) {
+        Asker::held(extensions).matched = Some(matched);
+    }
+
     fn admit(extensions: &mut Extensions, principal: Principal) {
-        match extensions.get_mut::<Asker>() {
-            Some(asker) => asker.principal = Some(principal),
-            None => {
-                extensions.insert(Asker {
-                    peer: None,
-                    principal: Some(principal),
-                });
-            }
+        Asker::held(extensions).principal = Some(principal);
+    }
+
+    /// The request's own, put now if the accept loop put none (a request
+    /// made in process).
+    fn held(extensions: &mut Extensions) -> &mut Asker {
+        if extensions.get::<Asker>().is_none() {
+            extensions.insert(Asker::default());
         }
+        extensions.get_mut::<Asker>().expect("just put")
     }
 }
 

@@ -161,7 +161,7 @@ async fn checked(
         Err(e) => return e.into_response(),
     };
     if let Some(matched) = matched {
-        request.extensions_mut().insert(matched);
+        guard::Asker::set_matched(request.extensions_mut(), matched);
     }
     // The handler's future, unwinding included: a handler's panic ends
     // its request, not the connection's task.

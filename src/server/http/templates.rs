@@ -39,7 +39,8 @@ pub(crate) struct Route {
 
 /// A direct route's path parameters, decoded as axum's `Path` decodes
 /// them, for its handler's extractors (`routes::env::Env`,
-/// `routes::rest::Rest`), which read them from axum's router otherwise.
+/// `routes::rest::Rest`), which read them from axum's router otherwise;
+/// held in the request's `guard::Asker`.
 #[derive(Clone, Debug)]
 pub(crate) struct Matched {
     pub(crate) env: Named,

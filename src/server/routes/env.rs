@@ -8,7 +8,6 @@ use crate::auth::{Denied, Principal};
 use crate::configdb::{ConfigError, NotFound};
 use crate::server::http::error::ApiError;
 use crate::server::http::guard::Asker;
-use crate::server::http::templates::Matched;
 use axum::extract::{FromRequestParts, Path, RawPathParams};
 use axum::http::request::Parts;
 use axum::response::{IntoResponse, Response};
@@ -99,7 +98,7 @@ impl<S: Send + Sync> FromRequestParts<S> for Env {
     async fn from_request_parts(parts: &mut Parts, _: &S) -> Result<Env, Response> {
         // A direct route's `{env}`, judged before routing (axum's router,
         // which would have stored it, was skipped).
-        let direct = parts.extensions.get::<Matched>().map(|m| m.env.clone());
+        let direct = Asker::matched(&mut parts.extensions).map(|m| m.env.clone());
         // Otherwise `{env}` borrowed from the router's parameters and
         // parsed in place; the refusals (no `{env}`, a path that does not
         // decode) are rare, and made by `env_text` as `named` makes them.

@@ -3,7 +3,7 @@
 //! from axum's router's otherwise, the same text either way.
 
 use crate::server::http::error::ApiError;
-use crate::server::http::templates::Matched;
+use crate::server::http::guard::Asker;
 use axum::extract::{FromRequestParts, Path};
 use axum::http::request::Parts;
 use axum::response::{IntoResponse, Response};
@@ -18,7 +18,7 @@ impl<S: Send + Sync> FromRequestParts<S> for Rest {
     type Rejection = Response;
 
     async fn from_request_parts(parts: &mut Parts, _: &S) -> Result<Rest, Response> {
-        if let Some(rest) = (parts.extensions.get_mut::<Matched>()).and_then(|m| m.rest.take()) {
+        if let Some(rest) = Asker::matched(&mut parts.extensions).and_then(|m| m.rest.take()) {
             return Ok(Rest(rest));
         }
         // The router's parameters in their order: a catch-all is last.
