@@ -127,7 +127,8 @@ async fn run(state: AppState, router: Router, route: Route, request: Request) ->
 }
 
 /// Authorization, then the generation the request waits for, then the
-/// router.
+/// handler: called directly on a direct route, through the router
+/// otherwise.
 async fn checked(
     state: &AppState,
     router: Router,
