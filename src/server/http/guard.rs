@@ -377,7 +377,7 @@ pub(crate) async fn authorize(
     state: &AppState,
     request: Request,
     template: Option<&'static str>,
-    env: Named,
+    env: &Named,
     who: &OnceLock<Arc<str>>,
 ) -> Result<Request, Response> {
     let need = auth::needed(request.method(), template);
@@ -492,13 +492,13 @@ fn admit(mut request: Request, principal: Principal, who: &OnceLock<Arc<str>>) -
 /// names no environment the limited principal may use: 403. A lookup's
 /// environment is in its body: the handler checks it once it has parsed
 /// the body, its only parse.
-fn environment(principal: &Principal, named: Named) -> Result<Option<i64>, String> {
+fn environment(principal: &Principal, named: &Named) -> Result<Option<i64>, String> {
     if principal.environments.is_none() {
         return Ok(None);
     }
     match named {
         Named::Nothing => Ok(None),
-        Named::Env(env) => Ok(Some(env)),
+        Named::Env(env) => Ok(Some(*env)),
         Named::NotANumber(text) => Err(format!(
             "{} may use only its own environments, and {text:?} names none: environments are numbered",
             principal.name

@@ -24,7 +24,7 @@
 
 use crate::server::http::conn::Unframed;
 use crate::server::http::error::{self, ApiError};
-use crate::server::http::templates::{Matched, Route, Templates};
+use crate::server::http::templates::{Route, Templates};
 use crate::server::routes::env::Named;
 use crate::server::state::AppState;
 use crate::server::{http::cross_site, http::guard, state::consistency, state::metrics};
@@ -138,18 +138,10 @@ async fn checked(
 ) -> Response {
     let Route {
         template,
-        env,
         direct,
-        rest,
+        params,
     } = route;
-    // A direct route's parameters, for its handler: axum's router, which
-    // would store its own, is skipped.
-    let matched =
-        (direct.is_some() && (rest.is_some() || env != Named::Nothing)).then(|| Matched {
-            env: env.clone(),
-            rest,
-        });
-    let mut request = match guard::authorize(state, request, template, env, who).await {
+    let mut request = match guard::authorize(state, request, template, &params.env, who).await {
         Ok(request) => request,
         Err(refused) => return refused,
     };
@@ -161,8 +153,10 @@ async fn checked(
         Ok(stamp) => stamp,
         Err(e) => return e.into_response(),
     };
-    if let Some(matched) = matched {
-        guard::Asker::set_matched(request.extensions_mut(), matched);
+    // A direct route's parameters, for its handler: axum's router, which
+    // would store its own, is skipped.
+    if direct.is_some() && (params.rest.is_some() || params.env != Named::Nothing) {
+        guard::Asker::set_matched(request.extensions_mut(), params);
     }
     // The handler's future, unwinding included: a handler's panic ends
     // its request, not the connection's task.

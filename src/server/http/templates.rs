@@ -27,14 +27,13 @@ pub(crate) type Direct = fn(Request, AppState) -> Answering;
 pub(crate) type Answering = Pin<Box<dyn Future<Output = Response> + Send>>;
 
 /// Where a request is routed: its route's template (`None`: no route),
-/// what the route's `{env}` names, which the guard judges before the
-/// handler reads it, and the handler to call past the router, if any,
-/// with its route's catch-all parameter, decoded.
+/// the handler to call past the router, if any, and its path parameters
+/// (`{env}`, which the guard judges before the handler reads it; on a
+/// direct route the catch-all too).
 pub(crate) struct Route {
     pub(crate) template: Option<&'static str>,
-    pub(crate) env: Named,
     pub(crate) direct: Option<Direct>,
-    pub(crate) rest: Option<String>,
+    pub(crate) params: Matched,
 }
 
 /// A direct route's path parameters, decoded as axum's `Path` decodes
@@ -128,9 +127,11 @@ impl Templates {
     pub(crate) fn of(&self, method: &Method, path: &str) -> Route {
         let mut route = Route {
             template: None,
-            env: Named::Nothing,
             direct: None,
-            rest: None,
+            params: Matched {
+                env: Named::Nothing,
+                rest: None,
+            },
         };
         let Ok(found) = self.matcher.at(path) else {
             return route;
@@ -141,13 +142,17 @@ impl Templates {
             .find(|(m, _)| m == method)
             .map(|(_, handler)| *handler);
         for (name, raw) in found.params.iter() {
+            // Behind the router, only `{env}` is read before it.
+            if route.direct.is_none() && name != "env" {
+                continue;
+            }
             let decoded = percent_encoding::percent_decode_str(raw).decode_utf8();
             if name == "env" {
-                route.env = env::named(decoded.as_deref().ok());
+                route.params.env = env::named(decoded.as_deref().ok());
             }
             match decoded {
                 Ok(text) if route.direct.is_some() && Some(name) == entry.catch_all => {
-                    route.rest = Some(text.into_owned());
+                    route.params.rest = Some(text.into_owned());
                 }
                 Ok(_) => {}
                 // The router refuses a path parameter that is not UTF-8
@@ -211,7 +216,7 @@ mod tests {
     #[test]
     fn the_environment_is_judged_decoded() {
         let server = Templates::server(true);
-        let env = |path| server.of(&Method::GET, path).env;
+        let env = |path| server.of(&Method::GET, path).params.env;
         assert_eq!(env("/api/v1/data/%31/astute"), Named::Env(1));
         assert_eq!(env("/api/v1/config/environments/-2"), Named::Env(-2));
         assert_eq!(
