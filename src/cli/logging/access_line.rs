@@ -1,5 +1,6 @@
 //! The log's line format: tracing's own full format, with the access log's
-//! lines (target `hierad::access`, one a request) written by a shorter
+//! lines (target `hierad::access`, one a request, written whole by
+//! `server/http/access.rs` as the event's message) written by a shorter
 //! path to the same text. Through tracing's formatter an access line cost
 //! about 12,500 instructions, a third of a cached answer's whole request
 //! (bench/LOG.md, "The access log's cost"): each field's name and `=`
@@ -12,8 +13,7 @@ use tracing_subscriber::fmt::format::{self, FormatEvent, FormatFields, Writer};
 use tracing_subscriber::fmt::{FmtContext, time::FormatTime};
 use tracing_subscriber::registry::LookupSpan;
 
-/// The access log's target.
-const ACCESS: &str = "hierad::access";
+use crate::server::http::access::TARGET as ACCESS;
 
 /// Every line as tracing's full format writes it ([`Clock`]'s time); an
 /// access line without colours, spans or a message by [`Fields`].
@@ -41,15 +41,17 @@ where
         event: &Event<'_>,
     ) -> fmt::Result {
         let meta = event.metadata();
+        let mut fields = meta.fields().iter();
         let plain = meta.target() == ACCESS
             && !writer.has_ansi_escapes()
-            && meta.fields().field("message").is_none()
+            && fields.next().is_some_and(|f| f.name() == "message")
+            && fields.next().is_none()
             && ctx.event_scope().is_none();
         if !plain {
             return self.full.format_event(ctx, writer, event);
         }
         // As the full format: the time and a space, the level padded to
-        // five, the target and `: `, the fields, a newline.
+        // five, the target and `: `, the message, a newline.
         if Clock.format_time(&mut writer).is_err() {
             writer.write_str("<unknown time>")?;
         }
@@ -63,68 +65,77 @@ where
         writer.write_char(' ')?;
         writer.write_str(level)?;
         writer.write_str(" hierad::access: ")?;
-        let mut fields = Fields {
+        let mut message = Message {
             writer: &mut writer,
-            first: true,
             result: Ok(()),
         };
-        event.record(&mut fields);
-        fields.result?;
+        event.record(&mut message);
+        message.result?;
         writer.write_char('\n')
     }
 }
 
-/// Writes `name=value` pairs, separated by a space, as tracing's default
-/// visitor does without colours: strings quoted and escaped as `Debug`
-/// writes them, everything else with `Debug` (a `display` value with its
-/// `Display`).
-struct Fields<'a, 'w> {
+/// Writes an event's message as tracing's default visitor does: as it
+/// is, with the characters a terminal could act on escaped as tracing
+/// escapes them (when the writer sanitizes, as it does by default).
+struct Message<'a, 'w> {
     writer: &'a mut Writer<'w>,
-    first: bool,
     result: fmt::Result,
 }
 
-impl Fields<'_, '_> {
-    fn name(&mut self, field: &Field) -> fmt::Result {
-        if !std::mem::take(&mut self.first) {
-            self.writer.write_char(' ')?;
-        }
-        self.writer.write_str(field.name())?;
-        self.writer.write_char('=')
+impl tracing::field::Visit for Message<'_, '_> {
+    fn record_str(&mut self, _: &Field, value: &str) {
+        self.result = if !self.writer.sanitizes_ansi_escapes() || !unsafe_for_terminals(value) {
+            self.writer.write_str(value)
+        } else {
+            Escaping(self.writer).write_str(value)
+        };
     }
 
-    fn record(&mut self, field: &Field, value: impl FnOnce(&mut Writer<'_>) -> fmt::Result) {
-        if self.result.is_ok() {
-            self.result = self.name(field).and_then(|()| value(self.writer));
-        }
+    fn record_debug(&mut self, _: &Field, value: &dyn fmt::Debug) {
+        let sanitize = self.writer.sanitizes_ansi_escapes();
+        self.result = if sanitize {
+            write!(Escaping(self.writer), "{value:?}")
+        } else {
+            write!(self.writer, "{value:?}")
+        };
     }
 }
 
-impl tracing::field::Visit for Fields<'_, '_> {
-    fn record_str(&mut self, field: &Field, value: &str) {
-        self.record(field, |w| {
-            // What `Debug` would escape, it escapes; the usual route
-            // template or name is written as it is, between quotes.
-            if value
-                .bytes()
-                .all(|b| b.is_ascii_graphic() && b != b'"' && b != b'\\')
-            {
-                w.write_char('"')?;
-                w.write_str(value)?;
-                w.write_char('"')
-            } else {
-                write!(w, "{value:?}")
+/// A writer escaping ESC, BEL, BS, FF, DEL and the C1 controls as
+/// tracing-subscriber's own sanitizing writer does (its `EscapeGuard`,
+/// src/fmt/format/escape.rs), scanning each piece once first: an access
+/// line has none.
+struct Escaping<'a, 'w>(&'a mut Writer<'w>);
+
+impl fmt::Write for Escaping<'_, '_> {
+    fn write_str(&mut self, text: &str) -> fmt::Result {
+        if !unsafe_for_terminals(text) {
+            return self.0.write_str(text);
+        }
+        for ch in text.chars() {
+            match ch {
+                '\x1b' => self.0.write_str("\\x1b")?,
+                '\x07' => self.0.write_str("\\x07")?,
+                '\x08' => self.0.write_str("\\x08")?,
+                '\x0c' => self.0.write_str("\\x0c")?,
+                '\x7f' => self.0.write_str("\\x7f")?,
+                '\u{80}'..='\u{9f}' => write!(self.0, "\\u{{{:x}}}", u32::from(ch))?,
+                _ => self.0.write_char(ch)?,
             }
-        });
+        }
+        Ok(())
     }
+}
 
-    fn record_u64(&mut self, field: &Field, value: u64) {
-        self.record(field, |w| w.write_str(itoa::Buffer::new().format(value)));
-    }
-
-    fn record_debug(&mut self, field: &Field, value: &dyn fmt::Debug) {
-        self.record(field, |w| write!(w, "{value:?}"));
-    }
+/// Whether `text` may hold a character [`Escaping`] escapes: a byte of
+/// one of them, found by memchr's vector search (a byte at a time cost
+/// 600 instructions an access line).
+fn unsafe_for_terminals(text: &str) -> bool {
+    let bytes = text.as_bytes();
+    // 0xc2 leads every C1 control's UTF-8 form (U+0080 to U+009F).
+    memchr::memchr3(0x1b, 0x7f, 0xc2, bytes).is_some()
+        || memchr::memchr3(0x07, 0x08, 0x0c, bytes).is_some()
 }
 
 /// The log's clock: UTC with microseconds, as tracing's own default

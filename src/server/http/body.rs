@@ -209,6 +209,12 @@ async fn collect(mut body: RawBody, limit: usize) -> Result<Bytes, Unread> {
                 joined = Some(both);
             }
         }
+        // A body whose declared length has arrived is whole: asked again,
+        // hyper's channel answers only once its connection has seen the
+        // end, often a turn of the scheduler later.
+        if axum::body::HttpBody::is_end_stream(&body) {
+            break;
+        }
     }
     Ok(joined.map_or(first, BytesMut::freeze))
 }

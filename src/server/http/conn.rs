@@ -614,10 +614,10 @@ impl hyper::service::Service<hyper::Request<Incoming>> for Tracked {
             body,
             conn: Arc::clone(&conn),
         });
-        let answer = tower::ServiceExt::oneshot(self.app.clone(), request);
+        let answer = self.app.answer(request);
         let registry = Arc::clone(&self.registry);
         Box::pin(async move {
-            let Ok(response) = answer.await;
+            let response = answer.await;
             let response = admit(response, &conn, &registry).await;
             conn.set(Phase::Idle);
             Ok(response)

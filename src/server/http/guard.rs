@@ -3,8 +3,7 @@
 //! mapped to the role it needs (`auth::needed`) and the environment it
 //! names checked, before any handler runs. Failed authentications are
 //! counted and, after a few from one client network, make its checks take
-//! turns (`throttle`). And the access log: one structured line per
-//! request.
+//! turns (`throttle`).
 
 use crate::auth::{self, AuthError, Need, Principal, remember::Remembered, verify::CertIdentity};
 use crate::server::http::conn::Room;
@@ -16,7 +15,7 @@ use crate::server::routes::env::Named;
 use crate::server::state::AppState;
 use axum::extract::{FromRequestParts, OptionalFromRequestParts, Request};
 use axum::http::request::Parts;
-use axum::http::{Extensions, HeaderValue, Method, StatusCode, header};
+use axum::http::{Extensions, HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use std::convert::Infallible;
 use std::net::{IpAddr, SocketAddr};
@@ -172,80 +171,6 @@ impl<S: Send + Sync> OptionalFromRequestParts<S> for Peer {
 /// Keystone's token header, named once (not parsed per request).
 static X_AUTH_TOKEN: header::HeaderName = header::HeaderName::from_static("x-auth-token");
 
-/// One log line per request (target `hierad::access`): method, route
-/// template (never the concrete path or query, which may name secrets),
-/// status, principal, client address, latency. Never a body or a header.
-/// Taken from the request ([`AccessLog::of`]), written with the final
-/// answer ([`AccessLog::done`]), so a 408 or 431 is logged too.
-pub(crate) struct AccessLog(Option<Logged>);
-
-struct Logged {
-    method: Method,
-    route: Option<&'static str>,
-    /// Whom to block at a firewall when the line is a failure.
-    client: Option<IpAddr>,
-}
-
-impl AccessLog {
-    /// The line of `request`, routed to `route` (`None`: no route).
-    pub(crate) fn of(request: &Request, route: Option<&'static str>) -> AccessLog {
-        if !tracing::enabled!(target: "hierad::access", tracing::Level::INFO) {
-            return AccessLog(None);
-        }
-        AccessLog(Some(Logged {
-            method: request.method().clone(),
-            route,
-            client: Asker::peer(request.extensions()).map(|p| p.addr.ip()),
-        }))
-    }
-
-    /// Logs `response`, answered in `elapsed` to `principal` (`-` if the
-    /// request was refused before anyone was authenticated).
-    pub(crate) fn done(self, response: &Response, principal: Option<&Arc<str>>, elapsed: Duration) {
-        let Some(Logged {
-            method,
-            route,
-            client,
-        }) = self.0
-        else {
-            return;
-        };
-        tracing::info!(
-            target: "hierad::access",
-            method = %crate::server::Truncated(method.as_str(), crate::server::METHOD_SHOWN),
-            route = route.unwrap_or("unmatched"),
-            status = response.status().as_u16(),
-            principal = principal.map_or("-", |n| n),
-            client = tracing::field::display(DisplayClient(client)),
-            micros = u64::try_from(elapsed.as_micros()).unwrap_or(u64::MAX),
-        );
-    }
-}
-
-/// A client address, or `-` for a request with none (in-process tests).
-struct DisplayClient(Option<IpAddr>);
-
-impl std::fmt::Display for DisplayClient {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self.0 {
-            // The four numbers as `Ipv4Addr` writes them, without its
-            // padding through a buffer (900 instructions a line).
-            Some(IpAddr::V4(ip)) => {
-                let [a, b, c, d] = ip.octets();
-                let mut digits = itoa::Buffer::new();
-                f.write_str(digits.format(a))?;
-                for octet in [b, c, d] {
-                    f.write_str(".")?;
-                    f.write_str(digits.format(octet))?;
-                }
-                Ok(())
-            }
-            Some(ip) => ip.fmt(f),
-            None => f.write_str("-"),
-        }
-    }
-}
-
 /// Why a request's credentials were not taken.
 enum Refusal {
     Failed(AuthError),
@@ -343,7 +268,7 @@ impl Drop for UnderWay<'_> {
         self.state.metrics().auth_failure("abandoned");
         tracing::info!(
             target: "hierad::access",
-            client = tracing::field::display(DisplayClient(self.client)),
+            client = tracing::field::display(crate::server::http::access::DisplayClient(self.client)),
             outcome = "abandoned",
             "a request left before its credentials' check ended (its client hung up, or its time ran out): counted as a failed authentication"
         );

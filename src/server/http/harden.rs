@@ -7,7 +7,7 @@
 //! router; direct calls past it").
 //!
 //! Outermost first:
-//! 1. the access log (`guard`), which sees the final status and the
+//! 1. the access log (`access`), which sees the final status and the
 //!    principal, whatever refused the request;
 //! 2. the metrics, which count and time every answer;
 //! 3. JSON bodies for the errors the router and extractors make;
@@ -27,7 +27,9 @@ use crate::server::http::error::{self, ApiError};
 use crate::server::http::templates::{Route, Templates};
 use crate::server::routes::env::Named;
 use crate::server::state::AppState;
-use crate::server::{http::cross_site, http::guard, state::consistency, state::metrics};
+use crate::server::{
+    http::access, http::cross_site, http::guard, state::consistency, state::metrics,
+};
 use axum::Router;
 use axum::body::Body;
 use axum::extract::Request;
@@ -86,11 +88,26 @@ where
     }
 
     fn call(&mut self, request: axum::http::Request<B>) -> Self::Future {
+        let answer = self.answer(request);
+        Box::pin(async move { Ok(answer.await) })
+    }
+}
+
+impl Harden {
+    /// The answer to `request`: what [`Service::call`] boxes, for a
+    /// caller that holds its future inline (the connection's service,
+    /// whose own future is boxed already: one allocation a request fewer).
+    pub(crate) fn answer<B>(
+        &self,
+        request: axum::http::Request<B>,
+    ) -> impl Future<Output = Response> + Send + 'static
+    where
+        B: axum::body::HttpBody<Data = bytes::Bytes> + Send + 'static,
+        B::Error: Into<axum::BoxError>,
+    {
         let request = request.map(Body::new);
         let route = self.templates.of(request.method(), request.uri().path());
-        let router = self.router.clone();
-        let state = self.state.clone();
-        Box::pin(async move { Ok(run(state, router, route, request).await) })
+        run(self.state.clone(), self.router.clone(), route, request)
     }
 }
 
@@ -98,7 +115,7 @@ where
 /// `route`.
 async fn run(state: AppState, router: Router, route: Route, request: Request) -> Response {
     let start = Instant::now();
-    let log = guard::AccessLog::of(&request, route.template);
+    let log = access::AccessLog::of(&request, route.template);
     let track = metrics::Track::of(&request, route.template);
     // Filled by `guard::authorize` once the principal is known, read by
     // the access log even when the time limit cut the request short.
@@ -289,7 +306,7 @@ mod tests {
             // access log's check is registered here first (`of` logs
             // nothing), then rebuilt: a registered callsite's interest
             // changes only at a rebuild, and none follows.
-            let _ = guard::AccessLog::of(&Request::new(axum::body::Body::empty()), None);
+            let _ = access::AccessLog::of(&Request::new(axum::body::Body::empty()), None);
             tracing::callsite::rebuild_interest_cache();
             runtime.block_on(async {
                 let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();

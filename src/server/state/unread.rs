@@ -25,9 +25,14 @@ pub(crate) const COUNTED: u64 = 64 * 1024;
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct Shared;
 
-/// `response`, marked [`Shared`].
+/// `response`, marked [`Shared`] if it is counted at all: a response
+/// under [`COUNTED`] bytes goes unmarked, since its first extension cost
+/// a table and a box, two allocations a cached lookup.
 pub(crate) fn shared(mut response: axum::response::Response) -> axum::response::Response {
-    response.extensions_mut().insert(Shared);
+    let size = axum::body::HttpBody::size_hint(response.body()).exact();
+    if size.is_none_or(|size| size >= COUNTED) {
+        response.extensions_mut().insert(Shared);
+    }
     response
 }
 

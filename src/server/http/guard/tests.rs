@@ -258,18 +258,3 @@ async fn a_limited_lookup_is_parsed_once_and_checked_after() {
     let (status, answer) = call(&state, WRITER1, "POST", "/api/v1/lookup", &lookup(2)).await;
     assert_eq!(status, StatusCode::FORBIDDEN, "{answer}");
 }
-
-/// The access line's client reads as the address's own `Display`.
-#[test]
-fn the_access_lines_client_is_the_address_as_written() {
-    use std::net::IpAddr;
-    for ip in [
-        IpAddr::from([127, 0, 0, 1]),
-        IpAddr::from([0, 0, 0, 0]),
-        IpAddr::from([255, 255, 10, 99]),
-        IpAddr::from([0x2001, 0xdb8, 0, 0, 0, 0, 0, 1]),
-    ] {
-        assert_eq!(super::DisplayClient(Some(ip)).to_string(), ip.to_string());
-    }
-    assert_eq!(super::DisplayClient(None).to_string(), "-");
-}
