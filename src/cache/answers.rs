@@ -28,9 +28,30 @@ pub(crate) struct Answer {
     pub(crate) env: i64,
 }
 
+/// Weighs an answer by its request and answer bodies' bytes.
+#[derive(Clone, Copy)]
+struct Bodies;
+
+impl quick_cache::Weighter<Key, Answer> for Bodies {
+    fn weight(&self, key: &Key, answer: &Answer) -> u64 {
+        // Never zero (quick_cache keeps zero-weight entries forever).
+        u64::try_from(key.1.len() + answer.body.len())
+            .unwrap_or(u64::MAX)
+            .max(1)
+    }
+}
+
+type Answers = quick_cache::sync::Cache<
+    Key,
+    Answer,
+    Bodies,
+    foldhash::fast::RandomState,
+    quick_cache::sync::DefaultLifecycle<Key, Answer>,
+>;
+
 /// Lookup answers for repeated requests. Disabled with a budget of 0.
 pub(crate) struct AnswerCache {
-    answers: Option<moka::sync::Cache<Key, Answer, foldhash::fast::RandomState>>,
+    answers: Option<Answers>,
     doorkeeper: Doorkeeper,
     hasher: foldhash::fast::RandomState,
 }
@@ -46,15 +67,15 @@ impl AnswerCache {
     pub(crate) fn new(budget: u64) -> AnswerCache {
         let hasher = foldhash::fast::RandomState::default();
         let answers = (budget > 0).then(|| {
-            moka::sync::Cache::builder()
-                .weigher(|k: &Key, v: &Answer| {
-                    u32::try_from(k.1.len() + v.body.len()).unwrap_or(u32::MAX)
-                })
-                .max_capacity(budget)
-                // Sized for a deployment's first wave: growing the table by
-                // rehashing cost 7% of the server's CPU (perf).
-                .initial_capacity(1 << 16)
-                .build_with_hasher(hasher.clone())
+            // Sized for a deployment's first wave: growing the table by
+            // rehashing cost 7% of the server's CPU (perf, under moka).
+            Answers::with(
+                1 << 16,
+                budget,
+                Bodies,
+                hasher.clone(),
+                quick_cache::sync::DefaultLifecycle::default(),
+            )
         });
         AnswerCache {
             answers,
@@ -84,7 +105,7 @@ impl AnswerCache {
     /// answers away in their favour.
     pub(crate) fn clear(&self) {
         if let Some(answers) = &self.answers {
-            answers.invalidate_all();
+            answers.clear();
         }
     }
 

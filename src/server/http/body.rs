@@ -139,11 +139,14 @@ async fn read(
     let waits = headers
         .get(EXPECT)
         .is_some_and(|v| v.as_bytes().eq_ignore_ascii_case(b"100-continue"));
-    let declared = headers
-        .get(CONTENT_LENGTH)
-        .and_then(|v| v.to_str().ok())
-        .and_then(|v| v.parse::<u64>().ok());
-    if waits && declared.is_some_and(|len| len > limit.bytes() as u64) {
+    // The declared length matters only to a client that waits.
+    let declared = || {
+        headers
+            .get(CONTENT_LENGTH)
+            .and_then(|v| v.to_str().ok())
+            .and_then(|v| v.parse::<u64>().ok())
+    };
+    if waits && declared().is_some_and(|len| len > limit.bytes() as u64) {
         return Err(ApiError::TooLarge(limit));
     }
     let bytes = collect(request.into_body(), limit.bytes())
