@@ -225,6 +225,11 @@ impl LevelPath {
     ///
     /// As [`LevelPath::parse_cli`], but for an empty value.
     pub(crate) fn parse_interpolated(text: &str) -> Result<Interpolated, LevelPathError> {
+        // Every level set (a node's data, nearly always): the text as it
+        // is, without a copy of each pair and their join.
+        if !text.split(',').any(|part| part.ends_with('=')) {
+            return LevelPath::parse_cli(text).map(Interpolated::Path);
+        }
         let mut unset = false;
         let filled: Vec<String> = text
             .split(',')
