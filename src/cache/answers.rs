@@ -15,6 +15,9 @@ const DOORKEEPER_SLOTS: usize = 1 << 16;
 
 type Key = (u64, Bytes);
 
+/// The least budget of each of the cache's shards (see [`AnswerCache::new`]).
+const SHARD_BYTES: u64 = 4 << 20;
+
 /// An answer body, and whether it holds a tag (src/wire.rs) as its
 /// `X-Hierad-Tagged` header says: found once, when the answer is made,
 /// not searched for again at every hit (a third of a microsecond for a
@@ -67,11 +70,25 @@ impl AnswerCache {
     pub(crate) fn new(budget: u64) -> AnswerCache {
         let hasher = foldhash::fast::RandomState::default();
         let answers = (budget > 0).then(|| {
-            // Sized for a deployment's first wave: growing the table by
-            // rehashing cost 7% of the server's CPU (perf, under moka).
-            Answers::with(
-                1 << 16,
-                budget,
+            // quick_cache splits the budget between shards and never
+            // keeps an answer over a shard's share: shards of 4 MiB at
+            // least (one for a smaller budget), 16 at most, where its
+            // default (four per core) left a 256 MiB cache on 64 cores
+            // unable to keep a 1 MiB answer.
+            let shards = usize::try_from(budget / SHARD_BYTES)
+                .unwrap_or(usize::MAX)
+                .clamp(1, 16);
+            let options = quick_cache::OptionsBuilder::new()
+                // Sized for a deployment's first wave: growing the table
+                // by rehashing cost 7% of the server's CPU (perf, under
+                // moka).
+                .estimated_items_capacity(1 << 16)
+                .weight_capacity(budget)
+                .shards(shards)
+                .build()
+                .expect("every option is set");
+            Answers::with_options(
+                options,
                 Bodies,
                 hasher.clone(),
                 quick_cache::sync::DefaultLifecycle::default(),
@@ -152,6 +169,35 @@ mod tests {
         assert!(cache.get(2, &body).is_err());
         cache.clear();
         assert!(cache.get(1, &body).is_err());
+    }
+
+    /// An answer of a few megabytes is kept by a 16 MiB cache, however
+    /// many cores there are (quick_cache's default shards, four per core,
+    /// would each hold 2 MiB on two); one over the whole budget is not.
+    #[test]
+    fn a_large_answer_is_kept() {
+        let cache = AnswerCache::new(16 << 20);
+        let body = Bytes::from_static(b"{\"key\":\"network_metadata\"}");
+        let answer = Answer {
+            body: Bytes::from(vec![b' '; 3 << 20]),
+            tagged: false,
+            env: 1,
+        };
+        for _ in 0..2 {
+            let miss = cache.get(1, &body).expect_err("not kept yet");
+            cache.admit(miss, &answer);
+        }
+        assert_eq!(cache.get(1, &body).ok(), Some(answer));
+        let small = AnswerCache::new(1 << 20);
+        let too_large = Answer {
+            body: Bytes::from(vec![b' '; 2 << 20]),
+            tagged: false,
+            env: 1,
+        };
+        for _ in 0..3 {
+            let miss = small.get(1, &body).expect_err("never kept");
+            small.admit(miss, &too_large);
+        }
     }
 
     #[test]
