@@ -8,9 +8,10 @@
 //! The line's `name=value` pairs are written here, into one buffer per
 //! thread, and logged as the event's message: the same text tracing's
 //! own format wrote for them as six fields (the tests compare the two),
-//! for about a third of the instructions. Each field offered to the
+//! for two thirds of the instructions. Each field offered to the
 //! formatter one at a time cost a dynamic call, a name lookup and
-//! several small writes (bench/LOG.md, "The access line written whole").
+//! several small writes (bench/LOG.md, "The access line written whole; the
+//! answer cache's probe").
 
 use crate::server::http::guard::Asker;
 use axum::extract::Request;
