@@ -69,6 +69,38 @@ pub(crate) fn init() -> Result<(), BadDirectives> {
     Ok(())
 }
 
+/// A log captured in memory, for tests that read what a subscriber wrote.
+#[cfg(test)]
+#[derive(Clone, Default)]
+pub(crate) struct Captured(std::sync::Arc<std::sync::Mutex<Vec<u8>>>);
+
+#[cfg(test)]
+impl Captured {
+    /// Everything written so far.
+    pub(crate) fn text(&self) -> String {
+        String::from_utf8(self.0.lock().unwrap().clone()).unwrap()
+    }
+}
+
+#[cfg(test)]
+impl std::io::Write for Captured {
+    fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
+        self.0.lock().unwrap().extend_from_slice(bytes);
+        Ok(bytes.len())
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+impl<'a> tracing_subscriber::fmt::MakeWriter<'a> for Captured {
+    type Writer = Captured;
+    fn make_writer(&'a self) -> Captured {
+        self.clone()
+    }
+}
+
 /// Panics are logged with where they happened, and with their message
 /// only when it is a literal of the source (`panic!("…")`, `unreachable!()`
 /// without arguments: a `&'static str`). A formatted message, as

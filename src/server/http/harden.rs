@@ -246,7 +246,6 @@ mod tests {
     use super::*;
     use crate::settings::Settings;
     use crate::store::SqliteStore;
-    use std::sync::Mutex;
     use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
     /// The status line of the answer to `request`, sent as is.
@@ -258,28 +257,14 @@ mod tests {
         String::from_utf8_lossy(&answer).into_owned()
     }
 
-    #[derive(Clone, Default)]
-    struct Lines(Arc<Mutex<Vec<u8>>>);
-
-    impl std::io::Write for Lines {
-        fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
-            self.0.lock().unwrap().extend_from_slice(bytes);
-            Ok(bytes.len())
-        }
-        fn flush(&mut self) -> std::io::Result<()> {
-            Ok(())
-        }
-    }
-
     /// What the access log and the metrics say of each answer, whichever
     /// step made it: a 431 from the head limits, a 408 from the time
     /// limit (after the principal was known), a 404 from the router.
     #[test]
     fn the_access_log_and_the_metrics_see_every_final_answer() {
-        let lines = Lines::default();
-        let writer = lines.clone();
+        let lines = crate::cli::logging::Captured::default();
         let subscriber = tracing_subscriber::fmt()
-            .with_writer(move || writer.clone())
+            .with_writer(lines.clone())
             .with_ansi(false)
             .with_max_level(tracing::Level::INFO)
             .finish();
@@ -332,7 +317,7 @@ mod tests {
             })
         });
         assert_eq!(statuses, ["HTTP/1.1 431", "HTTP/1.1 408", "HTTP/1.1 404"]);
-        let text = String::from_utf8(lines.0.lock().unwrap().clone()).unwrap();
+        let text = lines.text();
         let logged: Vec<String> = text
             .lines()
             .filter(|l| l.contains("hierad::access"))

@@ -1,32 +1,10 @@
 use super::*;
-use std::sync::{Arc, Mutex};
-
-/// A log captured in memory.
-#[derive(Clone, Default)]
-struct Captured(Arc<Mutex<Vec<u8>>>);
-
-impl std::io::Write for Captured {
-    fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
-        self.0.lock().unwrap().extend_from_slice(bytes);
-        Ok(bytes.len())
-    }
-    fn flush(&mut self) -> std::io::Result<()> {
-        Ok(())
-    }
-}
-
-impl<'a> tracing_subscriber::fmt::MakeWriter<'a> for Captured {
-    type Writer = Captured;
-    fn make_writer(&'a self) -> Captured {
-        self.clone()
-    }
-}
+use crate::cli::logging::Captured;
 
 impl Captured {
     /// The lines, each without its time (up to the first space).
     fn lines(&self) -> Vec<String> {
-        String::from_utf8(self.0.lock().unwrap().clone())
-            .unwrap()
+        self.text()
             .lines()
             .map(|l| l.split_once(' ').unwrap().1.to_owned())
             .collect()

@@ -1,29 +1,14 @@
 use super::*;
-use std::sync::Mutex;
-
-/// A log captured in memory.
-#[derive(Clone, Default)]
-struct Captured(Arc<Mutex<Vec<u8>>>);
-
-impl std::io::Write for Captured {
-    fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
-        self.0.lock().unwrap().extend_from_slice(bytes);
-        Ok(bytes.len())
-    }
-    fn flush(&mut self) -> std::io::Result<()> {
-        Ok(())
-    }
-}
+use crate::cli::logging::Captured;
 
 /// What tracing's own format writes after the target for `fields` as
 /// six fields of an event: what the access line was before it was
 /// written whole.
 fn as_six_fields(fields: &Fields<'_>) -> String {
     let captured = Captured::default();
-    let writer = captured.clone();
     let subscriber = tracing_subscriber::fmt()
         .with_ansi(false)
-        .with_writer(move || writer.clone())
+        .with_writer(captured.clone())
         .finish();
     tracing::subscriber::with_default(subscriber, || {
         tracing::info!(
@@ -36,7 +21,7 @@ fn as_six_fields(fields: &Fields<'_>) -> String {
             micros = fields.micros,
         );
     });
-    let text = String::from_utf8(captured.0.lock().unwrap().clone()).unwrap();
+    let text = captured.text();
     let (_, after) = text.split_once("hierad::access: ").expect(&text);
     after.trim_end_matches('\n').to_owned()
 }
