@@ -85,10 +85,10 @@ struct Message<'a, 'w> {
 
 impl tracing::field::Visit for Message<'_, '_> {
     fn record_str(&mut self, _: &Field, value: &str) {
-        self.result = if !self.writer.sanitizes_ansi_escapes() || !unsafe_for_terminals(value) {
-            self.writer.write_str(value)
-        } else {
+        self.result = if self.writer.sanitizes_ansi_escapes() {
             Escaping(self.writer).write_str(value)
+        } else {
+            self.writer.write_str(value)
         };
     }
 
