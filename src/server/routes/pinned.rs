@@ -11,7 +11,8 @@ use crate::server::secrets::Reveal;
 use crate::server::state::AppState;
 use axum::http::{StatusCode, header};
 use axum::response::{IntoResponse, Response};
-use std::sync::Arc;
+use memchr::memmem::Finder;
+use std::sync::{Arc, LazyLock};
 
 /// A generation, by number or by a tag's name.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -72,9 +73,13 @@ impl Pin {
 /// answer cache. A text search, so the hot path parses nothing more; a
 /// scope that merely holds these words takes the slower path, exactly.
 pub(crate) fn names_a_pin(bytes: &[u8]) -> bool {
-    memchr::memmem::find(bytes, b"\"generation\"").is_some()
-        || memchr::memmem::find(bytes, b"\"tag\"").is_some()
+    GENERATION.find(bytes).is_some() || TAG.find(bytes).is_some()
 }
+
+/// The searchers of [`names_a_pin`], made once: `memmem::find` makes one
+/// per call, and on a small lookup making them cost more than searching.
+static GENERATION: LazyLock<Finder<'static>> = LazyLock::new(|| Finder::new(b"\"generation\""));
+static TAG: LazyLock<Finder<'static>> = LazyLock::new(|| Finder::new(b"\"tag\""));
 
 /// The pin of a request's query (`generation=`, `tag=`), if any.
 ///
