@@ -364,7 +364,6 @@ fn json_nesting(text: &[u8]) -> usize {
 /// no JSON tree is built (request bodies and stored documents are parsed
 /// once, into their final values). One per document; [`Decoding::seed`]
 /// decodes a value of it.
-#[derive(Default)]
 pub(crate) struct Decoding {
     /// Why the parse stopped at a malformed tagged value: serde's errors
     /// carry only text (and serde_json adds the position to it).
@@ -379,15 +378,41 @@ pub(crate) struct Decoding {
     depth: Cell<usize>,
 }
 
+thread_local! {
+    /// The work lists the last [`Decoding`] on this thread left, empty,
+    /// for the next: a lookup request's two cost more to allocate (past
+    /// the allocator's small sizes) than the rest of its fields to parse.
+    static SPARE: Cell<Option<WorkLists>> = const { Cell::new(None) };
+}
+
+/// [`Decoding::entries`] and [`Decoding::items`], between decodings.
+type WorkLists = (Vec<(Value, Value)>, Vec<Value>);
+
+/// Work lists longer than this are not kept: a large document's would
+/// hold its memory for as long as the thread lives.
+const SPARE_MAX: usize = 1024;
+
+impl Default for Decoding {
+    fn default() -> Decoding {
+        Decoding::with_capacity(0, 0)
+    }
+}
+
 impl Decoding {
     /// One whose work lists start with room for `items` Array items and
     /// `entries` Hash entries (a lookup request's hierarchy and scope),
-    /// instead of growing to them.
+    /// instead of growing to them: this thread's spare lists when it has
+    /// them.
     pub(crate) fn with_capacity(items: usize, entries: usize) -> Decoding {
+        let (mut entry_list, mut item_list) =
+            (SPARE.try_with(Cell::take).ok().flatten()).unwrap_or_default();
+        entry_list.reserve(entries);
+        item_list.reserve(items);
         Decoding {
-            entries: RefCell::new(Vec::with_capacity(entries)),
-            items: RefCell::new(Vec::with_capacity(items)),
-            ..Decoding::default()
+            tag_error: Cell::new(None),
+            entries: RefCell::new(entry_list),
+            items: RefCell::new(item_list),
+            depth: Cell::new(0),
         }
     }
 
@@ -419,6 +444,20 @@ impl Decoding {
     /// Whether the parse stopped at a malformed tagged value.
     pub(crate) fn take_tag_error(&self) -> Option<WireError> {
         self.tag_error.take()
+    }
+}
+
+impl Drop for Decoding {
+    fn drop(&mut self) {
+        let (entries, items) = (self.entries.get_mut(), self.items.get_mut());
+        if entries.capacity() <= SPARE_MAX && items.capacity() <= SPARE_MAX {
+            // A parse that stopped part-way leaves values behind.
+            entries.clear();
+            items.clear();
+            let spare = (std::mem::take(entries), std::mem::take(items));
+            // Not kept by a thread that is exiting.
+            let _ = SPARE.try_with(|cell| cell.set(Some(spare)));
+        }
     }
 }
 

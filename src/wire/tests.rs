@@ -327,3 +327,23 @@ fn malformed_tags_are_errors() {
     }
     assert!(matches!(from_str("{"), Err(WireError::Json(_))));
 }
+
+/// The work lists a decoding leaves for the next on its thread come back
+/// empty, whatever stopped the last one part-way, and lists grown past
+/// [`SPARE_MAX`] are not kept.
+#[test]
+fn a_decoding_starts_from_empty_work_lists() {
+    assert!(from_str(r#"{"a": {"b": [1, 2, {"c": 3"#).is_err());
+    assert!(from_str(r#"{"a": [1, 2, {"__hierad__": "nope"}]}"#).is_err());
+    let decoding = Decoding::with_capacity(4, 4);
+    assert!(decoding.entries.borrow().is_empty() && decoding.items.borrow().is_empty());
+    drop(decoding);
+    assert_eq!(
+        from_str(r#"{"d": [4, 5]}"#).unwrap(),
+        Value::Hash(rhash! {"d" => Value::Array(vec![Value::Int(4), Value::Int(5)])})
+    );
+    let long = format!("[{}]", vec!["1"; SPARE_MAX + 1].join(","));
+    assert!(matches!(from_str(&long).unwrap(), Value::Array(a) if a.len() == SPARE_MAX + 1));
+    let spare = SPARE.take();
+    assert!(spare.is_none_or(|(_, items)| items.capacity() <= SPARE_MAX));
+}
