@@ -7,6 +7,7 @@
 use tracing::{Level, Metadata};
 
 mod access_line;
+mod batched;
 
 /// The environment variable holding the log's directives.
 pub(crate) const VAR: &str = "HIERAD_LOG";
@@ -40,13 +41,16 @@ pub(crate) struct BadDirectives {
 }
 
 /// Logs to stderr as `HIERAD_LOG` asks (`info` when it is unset), within
-/// [`CAPS`]. Colour codes only for a person: a log file or collector
+/// [`CAPS`], the access lines in batches (`logging/batched.rs`): the
+/// [`Flush`] returned writes the last of them, and is held until the
+/// server ends. Colour codes only for a person: a log file or collector
 /// gets plain `key=value` text.
 ///
 /// # Errors
 ///
-/// `HIERAD_LOG` is set but cannot be read, or is not UTF-8.
-pub(crate) fn init() -> Result<(), BadDirectives> {
+/// `HIERAD_LOG` is set but cannot be read, or is not UTF-8; the log's
+/// writer thread cannot be started.
+pub(crate) fn init() -> anyhow::Result<Flush> {
     use tracing_subscriber::filter::FilterExt;
     use tracing_subscriber::layer::SubscriberExt;
     use tracing_subscriber::util::SubscriberInitExt;
@@ -58,16 +62,23 @@ pub(crate) fn init() -> Result<(), BadDirectives> {
             reason: "it is not UTF-8".to_owned(),
         })?,
     };
+    let filter = filter(&directives)?.and(caps());
+    let (writer, flush) = batched::Batched::new(std::io::stderr())
+        .map_err(|e| anyhow::anyhow!("the log's writer thread cannot be started: {e}"))?;
     let layer = fmt::layer()
         .event_format(access_line::Lines::new())
-        .with_writer(std::io::stderr)
+        .with_writer(writer)
         .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
-        .with_filter(filter(&directives)?.and(caps()));
+        .with_filter(filter);
     // A second initialisation (tests running the server in process) keeps
     // the first.
     let _ = tracing_subscriber::registry().with(layer).try_init();
-    Ok(())
+    Ok(flush)
 }
+
+/// What [`init`] returns: dropped, it writes the access lines still
+/// waiting for their batch.
+pub(crate) type Flush = batched::Flush<std::io::Stderr>;
 
 /// A log captured in memory, for tests that read what a subscriber wrote.
 #[cfg(test)]

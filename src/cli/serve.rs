@@ -244,7 +244,8 @@ fn positive_duration(text: &str) -> Result<Duration, String> {
 ///
 /// The database cannot be opened or the address cannot be bound.
 pub(crate) fn run(args: Args) -> anyhow::Result<ExitCode> {
-    super::logging::init()?;
+    // Held to the end: its drop writes the last access lines.
+    let _log = super::logging::init()?;
     super::logging::hide_panic_data();
     let (settings, security, quotas) = parts(args)?;
     server::run(settings, &security, quotas)

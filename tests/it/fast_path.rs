@@ -289,3 +289,45 @@ fn heads_refused_before_routing_are_logged_and_counted() {
         "a header's text was logged:\n{log}"
     );
 }
+
+/// Access lines are written in batches (src/cli/logging/batched.rs), yet
+/// a running server's log gets them without anything else being logged
+/// or the server stopping; the last ones before a SIGTERM are there too.
+#[test]
+fn access_lines_reach_the_log_of_a_running_server() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut server = TestServer::start_logging(
+        &dir.path().join("hierad.db"),
+        "",
+        "warn,hierad::access=info",
+    );
+    let ask = |path: &str| {
+        let mut stream =
+            BufReader::new(TcpStream::connect(server.url.trim_start_matches("http://")).unwrap());
+        stream
+            .get_mut()
+            .set_read_timeout(Some(Duration::from_secs(10)))
+            .unwrap();
+        let request = format!("GET {path} HTTP/1.1\r\nhost: 127.0.0.1\r\n\r\n");
+        stream.get_mut().write_all(request.as_bytes()).unwrap();
+        answer(&mut stream).status
+    };
+    assert_eq!(ask("/healthz"), 200);
+    let logged = |log: &str, route: &str| {
+        log.lines()
+            .any(|l| l.contains("hierad::access") && l.contains(&format!("route=\"{route}\"")))
+    };
+    let until = std::time::Instant::now() + Duration::from_secs(10);
+    while !logged(&server.log(), "/healthz") && std::time::Instant::now() < until {
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    let log = server.log();
+    assert!(logged(&log, "/healthz"), "no access line yet in\n{log}");
+    assert_eq!(ask("/api/v1/lookup"), 405);
+    server.stop();
+    let log = server.log();
+    assert!(
+        logged(&log, "/api/v1/lookup"),
+        "the last access line is not in\n{log}"
+    );
+}
