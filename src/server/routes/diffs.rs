@@ -101,7 +101,7 @@ fn range(query: &Query) -> Result<Range, ApiError> {
     }
     if ["from_generation", "to_generation", "from_tag", "to_tag"]
         .iter()
-        .any(|k| query.contains_key(*k))
+        .any(|k| query.contains_key(k))
     {
         return Err(ApiError::BadRequest(
             "generations and tags compare the effective document: add effective".to_owned(),

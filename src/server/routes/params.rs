@@ -7,13 +7,39 @@
 use crate::server::http::error::ApiError;
 use axum::extract::FromRequestParts;
 use axum::http::request::Parts;
-use std::collections::HashMap;
 
-/// Parameters by name. foldhash, not SipHash: a query holds a few short
-/// names, and SipHash's setup cost more than the rest of the lookup
-/// (bench/LOG.md); its seed is still random per process, so a crafted
-/// query cannot pick collisions.
-pub(crate) type Query = HashMap<String, String, foldhash::fast::RandomState>;
+/// Parameters by name, in the order given. A list, not a hash map: a
+/// query holds a few short names, and hashing each name to insert it
+/// and again to look it up cost more than comparing it with the others
+/// (bench/LOG.md, "The access lines written in batches"). A query's
+/// length is bounded by the head's, and each name is looked up at most
+/// a few times.
+#[derive(Debug, Default)]
+pub(crate) struct Query(Vec<(String, String)>);
+
+impl Query {
+    /// The value of parameter `name`, if given.
+    pub(crate) fn get(&self, name: &str) -> Option<&String> {
+        self.0.iter().find(|(n, _)| n == name).map(|(_, v)| v)
+    }
+
+    pub(crate) fn contains_key(&self, name: &str) -> bool {
+        self.get(name).is_some()
+    }
+
+    #[cfg(test)]
+    fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+}
+
+#[cfg(test)]
+impl std::ops::Index<&str> for Query {
+    type Output = String;
+    fn index(&self, name: &str) -> &String {
+        self.get(name).expect("no such parameter")
+    }
+}
 
 /// The query's parameters by name (`application/x-www-form-urlencoded`:
 /// `+` is a space). A name without `=` has the empty value.
@@ -39,14 +65,24 @@ pub(crate) fn flag(query: &Query, name: &str) -> Result<bool, ApiError> {
     }
 }
 
+/// The most parameters a query may give: each is compared with those
+/// before it, and no route takes a tenth of this many.
+pub(crate) const MAX_PARAMS: usize = 64;
+
 /// The parameters of `query` (without its `?`).
 ///
 /// # Errors
 ///
-/// A part that does not decode, or a name given twice.
+/// A part that does not decode, a name given twice, more than
+/// [`MAX_PARAMS`] parameters.
 pub(crate) fn parse(query: &str) -> Result<Query, ApiError> {
     let mut params = Query::default();
     for pair in query.split('&').filter(|p| !p.is_empty()) {
+        if params.0.len() == MAX_PARAMS {
+            return Err(ApiError::BadRequest(format!(
+                "the query has more than {MAX_PARAMS} parameters; no route takes that many"
+            )));
+        }
         let (name, value) = pair.split_once('=').unwrap_or((pair, ""));
         let name = decode(name, || "a query parameter's name".to_owned())?;
         let value = decode(value, || format!("query parameter {name:?}"))?;
@@ -55,7 +91,7 @@ pub(crate) fn parse(query: &str) -> Result<Query, ApiError> {
                 "query parameter {name:?} is given twice; give it once"
             )));
         }
-        params.insert(name, value);
+        params.0.push((name, value));
     }
     Ok(params)
 }
@@ -136,5 +172,17 @@ mod tests {
         assert!(refusal("effective&effective=false").contains("given twice"));
         // An escaped name is the same name.
         assert!(refusal("key=a&k%65y=b").contains("given twice"));
+    }
+
+    #[test]
+    fn a_query_of_more_parameters_than_any_route_takes_is_refused() {
+        let most: Vec<String> = (0..MAX_PARAMS).map(|n| format!("p{n}=v")).collect();
+        let params = parse(&most.join("&")).unwrap();
+        assert_eq!(params.get("p63").map(String::as_str), Some("v"));
+        assert!(params.get("p64").is_none());
+        let over = format!("{}&p{MAX_PARAMS}", most.join("&"));
+        assert!(refusal(&over).contains("more than 64 parameters"));
+        // Empty parts are no parameters.
+        assert!(parse(&format!("{}{}", most.join("&"), "&".repeat(1000))).is_ok());
     }
 }
