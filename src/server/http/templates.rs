@@ -146,7 +146,12 @@ impl Templates {
             if route.direct.is_none() && name != "env" {
                 continue;
             }
-            let decoded = percent_encoding::percent_decode_str(raw).decode_utf8();
+            // Most parameters have no escape: nothing to decode or check.
+            let decoded = if raw.as_bytes().contains(&b'%') {
+                percent_encoding::percent_decode_str(raw).decode_utf8()
+            } else {
+                Ok(std::borrow::Cow::Borrowed(raw))
+            };
             if name == "env" {
                 route.params.env = env::named(decoded.as_deref().ok());
             }
