@@ -40,9 +40,12 @@ use std::sync::{Mutex, OnceLock, PoisonError};
 /// Merges kept per snapshot at most.
 pub(crate) const SLOTS: usize = 4096;
 
-/// Bodies shorter than this are made per request: writing them costs
-/// little more than finding them.
-pub(crate) const MIN_BODY: usize = 4096;
+/// Bodies shorter than this are made per request: their entry (about
+/// 100 bytes) would cost more than a third of what it keeps. Longer ones
+/// cost more to write than to find: the small Hashes of a full priority
+/// lookup took some 2,700 instructions a request to write, and were kept
+/// only from 4 KiB (bench/LOG.md, "The access lines written in batches").
+pub(crate) const MIN_BODY: usize = 256;
 
 /// The memo's default budget in bytes.
 pub(crate) const DEFAULT_BUDGET: usize = 64 * 1024 * 1024;
