@@ -39,9 +39,9 @@
 # median ratio is printed with min..max), BEFORE (another hierad binary
 # measured in the same rounds, e.g. the previous commit's), CLIENTS
 # ("bench wrk": which clients' tables; wrk's is skipped, saying so, where
-# wrk is not installed), WRK_SECONDS (5), LOG (the servers' HIERAD_LOG,
-# warn; `info` is the default of `hierad serve`: one access line a
-# request), BIN (the
+# wrk is not installed), WRK_SECONDS (5), LOG (the servers' HIERAD_LOG:
+# info, the default of `hierad serve`, one access line a request, whose
+# cost is part of the fixed path; warn leaves it out), BIN (the
 # hierad binary; default: the release build), OUT
 # (target/bench-results), PIN (0: server and client anywhere; 1, where
 # taskset and 2 CPUs are: every server on CPU 0 and the client on CPU 1,
@@ -65,6 +65,8 @@ OUT=${OUT:-target/bench-results}
 PIN=${PIN:-0}
 CLIENTS=${CLIENTS:-bench wrk}
 WRK_SECONDS=${WRK_SECONDS:-5}
+# Read by bench/lib.sh's `start`, whose own default is warn.
+LOG=${LOG:-info}
 if [[ " $CLIENTS " == *" wrk "* ]] && ! command -v wrk >/dev/null; then
   echo "wrk is not installed (apt-get install wrk): only hierad bench's figures" >&2
   CLIENTS=${CLIENTS//wrk/}
@@ -282,7 +284,7 @@ class_args() {
 
 # bench_table: each class with `hierad bench` as the client.
 bench_table() {
-  echo "server CPU per request (bench/cpu.sh: $N requests per run, $ROUNDS rounds, PIN=$PIN, HIERAD_LOG=${LOG:-warn}, load $(cut -d' ' -f1-3 /proc/loadavg))"
+  echo "server CPU per request (bench/cpu.sh: $N requests per run, $ROUNDS rounds, PIN=$PIN, HIERAD_LOG=$LOG, load $(cut -d' ' -f1-3 /proc/loadavg))"
   printf '%-24s %14s %14s %8s %14s\n' class 'hierad us/req' 'bare us/req' ratio 'min..max'
   for c in $CONNS; do
     for class in $CLASSES; do
@@ -311,7 +313,7 @@ bench_table() {
 
 # wrk_table: each class with wrk as the client.
 wrk_table() {
-  echo "wrk -t2: requests/s and server CPU per request ($WRK_SECONDS s per run, $ROUNDS rounds, PIN=$PIN, HIERAD_LOG=${LOG:-warn}, load $(cut -d' ' -f1-3 /proc/loadavg))"
+  echo "wrk -t2: requests/s and server CPU per request ($WRK_SECONDS s per run, $ROUNDS rounds, PIN=$PIN, HIERAD_LOG=$LOG, load $(cut -d' ' -f1-3 /proc/loadavg))"
   printf '%-24s %10s %10s %8s %12s %8s %12s\n' class 'hierad/s' 'bare/s' ratio 'min..max' 'CPU x' 'min..max'
   for c in $CONNS; do
     for class in $CLASSES; do
