@@ -202,14 +202,20 @@ impl LevelPath {
         if text.is_empty() {
             return Ok(LevelPath::root());
         }
+        let pair = |part: &str| match part.split_once('=') {
+            Some((level, value)) => LevelValue::new(level, value),
+            None => Err(LevelPathError::NotAPair {
+                path: text.to_owned(),
+                part: part.to_owned(),
+            }),
+        };
+        // One pair (a node's level, nearly always): no iterator to
+        // collect through.
+        if !text.contains(',') {
+            return Ok(LevelPath(vec![pair(text)?]));
+        }
         text.split(',')
-            .map(|part| match part.split_once('=') {
-                Some((level, value)) => LevelValue::new(level, value),
-                None => Err(LevelPathError::NotAPair {
-                    path: text.to_owned(),
-                    part: part.to_owned(),
-                }),
-            })
+            .map(pair)
             .collect::<Result<_, _>>()
             .map(LevelPath)
     }
