@@ -59,6 +59,7 @@ struct Out<W> {
 
 /// Writes the lines still pending when it is dropped, and ends the batch
 /// writer: held for as long as the server runs.
+#[must_use = "dropped, it ends the batches: later access lines wait until 256 KiB of them are pending"]
 pub(crate) struct Flush<W: Write> {
     shared: Arc<Shared<W>>,
 }
