@@ -25,6 +25,18 @@ struct Answer {
     body: String,
 }
 
+/// Sends `request` (a whole raw request) on a new connection to the
+/// server at `url` and reads its answer.
+fn sent(url: &str, request: &[u8]) -> Answer {
+    let mut stream = BufReader::new(TcpStream::connect(url.trim_start_matches("http://")).unwrap());
+    stream
+        .get_mut()
+        .set_read_timeout(Some(Duration::from_secs(10)))
+        .unwrap();
+    stream.get_mut().write_all(request).unwrap();
+    answer(&mut stream)
+}
+
 /// Reads one answer from `stream` (its body by Content-Length).
 fn answer(stream: &mut BufReader<TcpStream>) -> Answer {
     let mut head = String::new();
@@ -251,22 +263,17 @@ fn heads_refused_before_routing_are_logged_and_counted() {
             431,
         ),
     ] {
-        let mut stream =
-            BufReader::new(TcpStream::connect(server.url.trim_start_matches("http://")).unwrap());
-        stream
-            .get_mut()
-            .set_read_timeout(Some(Duration::from_secs(10)))
-            .unwrap();
-        stream.get_mut().write_all(request.as_bytes()).unwrap();
-        assert_eq!(answer(&mut stream).status, status, "{request}");
+        assert_eq!(
+            sent(&server.url, request.as_bytes()).status,
+            status,
+            "{request}"
+        );
     }
-    let mut stream =
-        BufReader::new(TcpStream::connect(server.url.trim_start_matches("http://")).unwrap());
-    stream
-        .get_mut()
-        .write_all(b"GET /metrics HTTP/1.1\r\nhost: 127.0.0.1\r\n\r\n")
-        .unwrap();
-    let metrics = answer(&mut stream).body;
+    let metrics = sent(
+        &server.url,
+        b"GET /metrics HTTP/1.1\r\nhost: 127.0.0.1\r\n\r\n",
+    )
+    .body;
     for reason in ["malformed", "too_large"] {
         let series = format!("hierad_refused_heads_total{{reason=\"{reason}\"}} 1");
         assert!(
@@ -302,15 +309,8 @@ fn access_lines_reach_the_log_of_a_running_server() {
         "warn,hierad::access=info",
     );
     let ask = |path: &str| {
-        let mut stream =
-            BufReader::new(TcpStream::connect(server.url.trim_start_matches("http://")).unwrap());
-        stream
-            .get_mut()
-            .set_read_timeout(Some(Duration::from_secs(10)))
-            .unwrap();
         let request = format!("GET {path} HTTP/1.1\r\nhost: 127.0.0.1\r\n\r\n");
-        stream.get_mut().write_all(request.as_bytes()).unwrap();
-        answer(&mut stream).status
+        sent(&server.url, request.as_bytes()).status
     };
     assert_eq!(ask("/healthz"), 200);
     let logged = |log: &str, route: &str| {
