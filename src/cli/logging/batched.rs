@@ -17,7 +17,7 @@ use tracing::Metadata;
 use tracing_subscriber::fmt::MakeWriter;
 
 /// How long the first access line of a batch waits for others.
-pub(crate) const DELAY: Duration = Duration::from_millis(20);
+const DELAY: Duration = Duration::from_millis(20);
 
 /// Pending bytes past which the thread logging an access line writes the
 /// batch itself (a log that cannot keep up holds its writers back, as an
@@ -125,15 +125,11 @@ impl<W: Write> Shared<W> {
         let mut out = lock(&self.out);
         let Out { writer, batch } = &mut *out;
         std::mem::swap(&mut lock(&self.pending).lines, batch);
-        // An empty batch is not written: no `write` for nothing.
-        let written = match (batch.is_empty(), line.is_empty()) {
-            (true, true) => Ok(()),
-            (false, true) => writer.write_all(batch),
-            (true, false) => writer.write_all(line),
-            (false, false) => writer
-                .write_all(batch)
-                .and_then(|()| writer.write_all(line)),
-        };
+        // Nothing is written for an empty part: no `write` for nothing.
+        let mut written = Ok(());
+        for part in [&batch[..], line].into_iter().filter(|p| !p.is_empty()) {
+            written = written.and_then(|()| writer.write_all(part));
+        }
         batch.clear();
         written.and_then(|()| writer.flush())
     }

@@ -11,9 +11,8 @@ use axum::http::request::Parts;
 /// Parameters by name, in the order given. A list, not a hash map: a
 /// query holds a few short names, and hashing each name to insert it
 /// and again to look it up cost more than comparing it with the others
-/// (bench/LOG.md, "The access lines written in batches"). A query's
-/// length is bounded by the head's, and each name is looked up at most
-/// a few times.
+/// (bench/LOG.md, "The access lines written in batches"). A query holds
+/// at most [`MAX_PARAMS`] of them.
 #[derive(Debug, Default)]
 pub(crate) struct Query(Vec<(String, String)>);
 
