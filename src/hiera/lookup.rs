@@ -5,7 +5,7 @@
 use super::budget::{Budget, Meter};
 use super::config::{BackendKind, Config};
 use super::error::{ErrorClass, HieraError, Result};
-use super::hierarchy::{Hierarchy, Walked, datafile_path, is_bad_level, is_bad_text, walk};
+use super::hierarchy::{Hierarchy, Walked, datafile_path, is_bad_text, walk};
 use super::interpolate::plain::{self, Template};
 use super::interpolate::{
     Context, Resolver, has_token, interpolate, interpolate_general, interpolate_str,
@@ -435,26 +435,32 @@ impl<'a, 'd> Hiera<'a, 'd> {
         let check_late =
             datadir.is_some() && !self.debugging && self.trace.is_none() && self.data.pure();
         let hashed = HashedKey::new(key);
+        // The templated levels' names, one after another.
+        let mut expanded = String::new();
         for (template, compiled) in walk(self.hierarchy, order_override) {
-            let source = match (template, compiled) {
+            // Whether the level is a String (another is named by its
+            // `to_s`, and is never a bad level).
+            let (source_text, text): (Cow<'_, str>, bool) = match (template, compiled) {
                 // Most levels are plain names (`astute`, `globals`):
                 // nothing to interpolate, nothing to set up a context for.
-                (_, Some(Template::Plain)) => Cow::Borrowed(template),
-                (Value::String(s), None) if !has_token(s) => Cow::Borrowed(template),
-                _ => Cow::Owned(self.interpolate_config_tokens(
+                (Value::String(s), Some(Template::Plain)) => (Cow::Borrowed(s), true),
+                (Value::String(s), None) if !has_token(s) => (Cow::Borrowed(s), true),
+                (Value::String(s), Some(t @ Template::Scope(_)))
+                    if self.expand_level(t, s, scope, &mut expanded) =>
+                {
+                    (Cow::Borrowed(&expanded), true)
+                }
+                _ => match self.interpolate_config_tokens(
                     template,
                     compiled,
                     scope,
                     order_override,
-                )?),
+                )? {
+                    Value::String(s) => (Cow::Owned(s), true),
+                    other => (Cow::Owned(to_s(&other)), false),
+                },
             };
-            let text = matches!(*source, Value::String(_));
-            let bad = !check_late && is_bad_level(&source);
-            let source_text: Cow<'_, str> = match source {
-                Cow::Borrowed(Value::String(s)) => Cow::Borrowed(s),
-                Cow::Owned(Value::String(s)) => Cow::Owned(s),
-                other => Cow::Owned(to_s(&other)),
-            };
+            let bad = !check_late && text && is_bad_text(&source_text);
             if bad {
                 self.debug(|| format!("Ignoring bad definition in :hierarchy: '{source_text}'"));
                 self.record(
@@ -617,6 +623,22 @@ impl<'a, 'd> Hiera<'a, 'd> {
     /// [`Hiera::interpolate_config`] of an entry its caller found to be no
     /// String without a token (so it is not scanned twice); `template` is
     /// its [`Template`] if its hierarchy was compiled.
+    /// A level compiled to scope variables, expanded into `out` as
+    /// [`Hiera::interpolate_config_tokens`] expands it on its fast path;
+    /// false, having done nothing, where that declines.
+    fn expand_level(
+        &mut self,
+        template: &Template,
+        data: &str,
+        scope: &Hash,
+        out: &mut String,
+    ) -> bool {
+        let guard = self.config_context.as_ref().and_then(|c| c.guard.clone());
+        template
+            .expand_into(data, scope, guard.as_ref(), true, self, out)
+            .is_some()
+    }
+
     fn interpolate_config_tokens(
         &mut self,
         entry: &Value,

@@ -53,7 +53,8 @@ pub(crate) fn expand(
     }
     out.push_str(&data[copied..]);
     drop(guard);
-    spent.settle(out, resolver)
+    spent.settle(out.len(), resolver)?;
+    Some(out)
 }
 
 /// A String's tokens classified once, for a String interpolated again and
@@ -140,14 +141,38 @@ impl Template {
         config: bool,
         resolver: &mut dyn Resolver,
     ) -> Option<String> {
+        let mut out = String::new();
+        self.expand_into(data, scope, guard, config, resolver, &mut out)?;
+        Some(out)
+    }
+
+    /// [`Template::expand`] written into `out` (cleared first): a walk
+    /// expands its templated levels one after another into one buffer,
+    /// where each had cost an allocation and its free. `None` as for
+    /// `expand`, with `out` then holding nothing of use.
+    pub(crate) fn expand_into(
+        &self,
+        data: &str,
+        scope: &Hash,
+        guard: Option<&Guard>,
+        config: bool,
+        resolver: &mut dyn Resolver,
+        out: &mut String,
+    ) -> Option<()> {
+        out.clear();
         let pieces = match self {
-            Template::Plain => return Some(data.to_owned()),
+            Template::Plain => {
+                out.push_str(data);
+                return Some(());
+            }
             Template::General => return None,
             Template::Scope(_) if general_only() => return None,
             Template::Scope(pieces) => pieces,
         };
         let guard = guard.map(|g| g.borrow()).filter(|g| !g.is_empty());
-        let mut out = String::with_capacity(data.len() + 64);
+        // Room for the values too: a level that grows past its capacity
+        // pays for a second allocation and a copy.
+        out.reserve(data.len() + 64);
         let mut spent = Spent::default();
         for piece in pieces {
             match piece {
@@ -163,13 +188,13 @@ impl Template {
                         .raw_entry_v1()
                         .from_hash(*hash, |k| key.equivalent(k))
                         .map(|(_, v)| v);
-                    push_variable(&mut out, variable, found, guard.as_deref())?;
+                    push_variable(out, variable, found, guard.as_deref())?;
                     spent.token(*method, config);
                 }
             }
         }
         drop(guard);
-        spent.settle(out, resolver)
+        spent.settle(out.len(), resolver)
     }
 }
 
@@ -210,16 +235,17 @@ impl Spent {
         self.warnings += usize::from(method && config);
     }
 
-    /// `out`, charged (its steps and bytes) and warned about, if the
-    /// budget has room; `None`, having charged nothing, if not.
-    fn settle(self, out: String, resolver: &mut dyn Resolver) -> Option<String> {
-        if !resolver.meter().try_spend(self.steps, out.len()) {
+    /// Charges an expansion of `len` bytes (its steps and bytes) and
+    /// warns about it, if the budget has room; `None`, having charged
+    /// nothing, if not.
+    fn settle(self, len: usize, resolver: &mut dyn Resolver) -> Option<()> {
+        if !resolver.meter().try_spend(self.steps, len) {
             return None;
         }
         for _ in 0..self.warnings {
             resolver.warn("Use of interpolation methods in hiera configuration file is deprecated");
         }
-        Some(out)
+        Some(())
     }
 }
 

@@ -291,7 +291,12 @@ fn fast(
         meter: Meter::new(budget),
     };
     let got = match template {
-        Some(template) => template.expand(text, scope, guard, true, &mut r),
+        // Into a buffer holding an earlier level's name, as a walk
+        // expands its levels into one.
+        Some(template) => {
+            let mut out = String::from("an/earlier/level/%{::fqdn}");
+            (template.expand_into(text, scope, guard, true, &mut r, &mut out)).map(|()| out)
+        }
         None => expand(text, scope, guard, true, &mut r),
     };
     (got, r.warnings, format!("{:?}", r.meter))
