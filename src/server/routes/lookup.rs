@@ -142,9 +142,6 @@ async fn lookup_handler(
         Err(miss) => miss,
     };
     state.metrics().cache_miss();
-    if super::pinned::names_a_pin(&bytes) {
-        return pinned_lookup(&state, who, room, bytes).await;
-    }
     let snapshot = state.snapshot();
     let budget = state.settings().lookup_budget;
     // Most lookups take microseconds: answered right here, on a small
@@ -155,8 +152,17 @@ async fn lookup_handler(
     // async workers for seconds.
     // A lookup naming a node reads its scope from the store: never on
     // an async worker (a body that merely mentions "node" goes there too).
+    // A lookup at a generation or a tag is answered from that
+    // generation's snapshot: parsed here, its pin is known; a body not
+    // parsed here is searched for the fields' names (a scope that merely
+    // holds them takes the pinned path, which answers it alike).
     if bytes.len() <= INLINE_BODY && NODE_FINDER.find(&bytes).is_none() {
-        let (parsed, configured) = prepare(&state, &snapshot, (generation, who.as_ref()), &bytes)?;
+        let parsed = parse_request(&bytes)?;
+        if parsed.pin.is_some() {
+            return pinned_lookup(&state, who, room, bytes, parsed).await;
+        }
+        let (parsed, configured) =
+            prepare_parsed(&state, &snapshot, (generation, who.as_ref()), parsed)?;
         check(&room, parsed.request.explain)?;
         let inline = INLINE_BUDGET.min(budget);
         if parsed.is_small() {
@@ -171,6 +177,9 @@ async fn lookup_handler(
                 }
             }
         }
+    } else if super::pinned::names_a_pin(&bytes) {
+        let parsed = parse_request(&bytes)?;
+        return pinned_lookup(&state, who, room, bytes, parsed).await;
     }
     // Queued by its body's size, parsed again (or first) on the lookup
     // worker: what waits for a turn is at most `--lookup-queue-mib` of
@@ -201,19 +210,24 @@ async fn lookup_handler(
 /// configuration cache is keyed by generation, so it takes the pinned
 /// one's safely; the answer cache is not (its key is the body under the
 /// newest generation, and a tag's generation is not part of it), so the
-/// answer is not kept.
+/// answer is not kept. `parsed` is `bytes` parsed, for its environment
+/// and pin; the lookup worker parses the body again, so that no tree
+/// waits for a turn.
 async fn pinned_lookup(
     state: &AppState,
     who: Option<Principal>,
     room: Option<Room>,
     bytes: Bytes,
+    parsed: Parsed,
 ) -> Result<Response, ApiError> {
-    let parsed = parse_request(&bytes)?;
     let env = env::permitted(who.as_ref(), parsed.request.env)?;
     if parsed.request.explain {
         room.as_ref().map_or(Ok(()), Room::check)?;
     }
-    let (generation, snapshot) = match parsed.pin {
+    let pin = parsed.pin.clone();
+    // The tree dropped before the wait for a turn.
+    drop(parsed);
+    let (generation, snapshot) = match pin {
         Some(pin) => super::pinned::snapshot_at(state, pin, env).await?,
         None => (state.generation(), state.snapshot()),
     };
@@ -250,10 +264,19 @@ const INLINE_BODY: usize = 64 * 1024;
 fn prepare(
     state: &AppState,
     snapshot: &Snapshot,
-    (generation, who): (u64, Option<&Principal>),
+    asker: (u64, Option<&Principal>),
     bytes: &[u8],
 ) -> Result<(Parsed, Engine), ApiError> {
-    let mut parsed = parse_request(bytes)?;
+    prepare_parsed(state, snapshot, asker, parse_request(bytes)?)
+}
+
+/// [`prepare`] for a request already parsed.
+fn prepare_parsed(
+    state: &AppState,
+    snapshot: &Snapshot,
+    (generation, who): (u64, Option<&Principal>),
+    mut parsed: Parsed,
+) -> Result<(Parsed, Engine), ApiError> {
     env::permitted(who, parsed.request.env)?;
     if let Some(node) = parsed.node.take() {
         let over = std::mem::take(&mut parsed.request.scope);
