@@ -452,7 +452,7 @@ impl<'a, 'd> Hiera<'a, 'd> {
                 }
                 _ => match self.interpolate_config_tokens(
                     template,
-                    compiled,
+                    compiled.is_some(),
                     scope,
                     order_override,
                 )? {
@@ -616,16 +616,13 @@ impl<'a, 'd> Hiera<'a, 'd> {
         if matches!(entry, Value::String(s) if !has_token(s)) {
             return Ok(Cow::Borrowed(entry));
         }
-        self.interpolate_config_tokens(entry, None, scope, order_override)
+        self.interpolate_config_tokens(entry, false, scope, order_override)
             .map(Cow::Owned)
     }
 
-    /// [`Hiera::interpolate_config`] of an entry its caller found to be no
-    /// String without a token (so it is not scanned twice); `template` is
-    /// its [`Template`] if its hierarchy was compiled.
-    /// A level compiled to scope variables, expanded into `out` as
-    /// [`Hiera::interpolate_config_tokens`] expands it on its fast path;
-    /// false, having done nothing, where that declines.
+    /// A level compiled to scope variables, expanded into `out` on the
+    /// fast path (`interpolate::plain`); false, having done nothing,
+    /// where that declines and the general path must.
     fn expand_level(
         &mut self,
         template: &Template,
@@ -639,23 +636,22 @@ impl<'a, 'd> Hiera<'a, 'd> {
             .is_some()
     }
 
+    /// [`Hiera::interpolate_config`] of an entry its caller found to be no
+    /// String without a token (so it is not scanned twice); `compiled`
+    /// if its hierarchy was compiled, whose fast path the walk has tried
+    /// ([`Hiera::expand_level`]), so it is not tried again.
     fn interpolate_config_tokens(
         &mut self,
         entry: &Value,
-        template: Option<&Template>,
+        compiled: bool,
         scope: &Hash,
         order_override: Option<&Value>,
     ) -> Result<Value> {
         // Most templated levels read plain scope variables (`%{::fqdn}`):
-        // no context to set up either (interpolate::plain), and a compiled
-        // level is not even scanned.
-        if let Value::String(s) = entry {
+        // no context to set up either (interpolate::plain).
+        if let (Value::String(s), false) = (entry, compiled) {
             let guard = self.config_context.as_ref().and_then(|c| c.guard.clone());
-            let fast = match template {
-                Some(template) => template.expand(s, scope, guard.as_ref(), true, self),
-                None => plain::expand(s, scope, guard.as_ref(), true, self),
-            };
-            if let Some(out) = fast {
+            if let Some(out) = plain::expand(s, scope, guard.as_ref(), true, self) {
                 return Ok(Value::String(out));
             }
         }

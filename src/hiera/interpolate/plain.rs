@@ -60,7 +60,7 @@ pub(crate) fn expand(
 /// A String's tokens classified once, for a String interpolated again and
 /// again with different scopes (a hierarchy level: `override/node/%{::fqdn}`,
 /// kept with its hierarchy, see [`crate::hiera::hierarchy::Hierarchy`]).
-/// [`Template::expand`] then gives what [`expand`] gives for the String,
+/// [`Template::expand_into`] then gives what [`expand`] gives for the String,
 /// without scanning it.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub(crate) enum Template {
@@ -131,25 +131,11 @@ impl Template {
     }
 
     /// What [`expand`] gives for `data`, the String this template was made
-    /// of (`None`, having done nothing, when it would): the same value,
-    /// charge and warnings. A [`Template::Plain`] String is its own value.
-    pub(crate) fn expand(
-        &self,
-        data: &str,
-        scope: &Hash,
-        guard: Option<&Guard>,
-        config: bool,
-        resolver: &mut dyn Resolver,
-    ) -> Option<String> {
-        let mut out = String::new();
-        self.expand_into(data, scope, guard, config, resolver, &mut out)?;
-        Some(out)
-    }
-
-    /// [`Template::expand`] written into `out` (cleared first): a walk
-    /// expands its templated levels one after another into one buffer,
-    /// where each had cost an allocation and its free. `None` as for
-    /// `expand`, with `out` then holding nothing of use.
+    /// of, written into `out` (cleared first: a walk expands its templated
+    /// levels one after another into one buffer); `None`, having done
+    /// nothing but leave `out` of no use, when `expand` would. The same
+    /// value, charge and warnings. A [`Template::Plain`] String is its own
+    /// value.
     pub(crate) fn expand_into(
         &self,
         data: &str,
