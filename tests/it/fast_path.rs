@@ -269,13 +269,24 @@ fn heads_refused_before_routing_are_logged_and_counted() {
             "{request}"
         );
     }
-    let metrics = sent(
-        &server.url,
-        b"GET /metrics HTTP/1.1\r\nhost: 127.0.0.1\r\n\r\n",
-    )
-    .body;
-    for reason in ["malformed", "too_large"] {
-        let series = format!("hierad_refused_heads_total{{reason=\"{reason}\"}} 1");
+    // Counted when hyper's connection ends with the refusal, which is
+    // after the answer was written: the client can read its 431 and ask
+    // for /metrics before that; read them until both show (5 s at most).
+    let series = ["malformed", "too_large"]
+        .map(|reason| format!("hierad_refused_heads_total{{reason=\"{reason}\"}} 1"));
+    let mut metrics = String::new();
+    for _ in 0..250 {
+        metrics = sent(
+            &server.url,
+            b"GET /metrics HTTP/1.1\r\nhost: 127.0.0.1\r\n\r\n",
+        )
+        .body;
+        if series.iter().all(|s| metrics.lines().any(|l| l == s)) {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    for series in &series {
         assert!(
             metrics.lines().any(|l| l == series),
             "no {series} in\n{metrics}"
