@@ -18,8 +18,9 @@
 # cache (`cached`, `--key fqdn`, every node warmed first), a Fuel node's
 # 30 KB effective `astute` through the data route (`data30`, its root
 # level tests/fixtures/fuel's neut_vlan.ceph.controller-ephemeral-ceph.yaml)
+# and through the config route (`effective30`, `GET …/values?effective`),
 # and revalidated with its ETag (`etag30`: 304), each against the bare
-# server sending the same bytes (none for the 304).
+# server sending the data route's bytes (none for the 304).
 # Environment: NODES (1000), N (requests per class, 300; `large` gets N/5),
 # CLASSES (the lookup classes, all six by default), DOCUMENT (0: skip the
 # document rows), CACHED (0: skip the fixed-cost rows), BIN (the hierad
@@ -160,6 +161,10 @@ fixed_cost_rows() {
   per=$(count data30 "$N" serve --db "$work/env30.db" --no-sample -- --get "$one")
   printf '%-14s %12d %8s\n' bare-data30 "$bare" "($(wc -c <"$work/doc30.json") B)"
   printf '%-14s %12d %8.2f\n' data30 "$per" "$(echo "$per / $bare" | bc -l)"
+  # The same node's whole effective `astute` through the config route.
+  local effective="/api/v1/config/environments/1/nodes/$node/resources/astute/values?effective"
+  per=$(count effective30 "$N" serve --db "$work/env30.db" --no-sample -- --get "$effective")
+  printf '%-14s %12d %8.2f\n' effective30 "$per" "$(echo "$per / $bare" | bc -l)"
   bare=$(count bare-empty "$N" bench baseline-server --body "$work/empty" -- --get "$one")
   per=$(count etag30 "$N" serve --db "$work/env30.db" --no-sample -- --get "$one" --header "If-None-Match: $etag")
   printf '%-14s %12d %8s\n' bare-empty "$bare" "(0 B)"

@@ -96,6 +96,16 @@ pub(crate) fn check_text(what: &'static str, text: &str) -> Result<(), LevelPath
     })
 }
 
+/// `text` split at its first `separator`, which is ASCII. A byte loop: a
+/// level path's parts are a few dozen bytes, where `str::split_once`'s
+/// `memchr` set-up cost about 140 instructions a call, and a document read
+/// or a data-route request made four to six of them (bench/LOG.md, "A
+/// document URL read where it stands").
+pub(crate) fn split_once_at(text: &str, separator: u8) -> Option<(&str, &str)> {
+    let at = text.bytes().position(|b| b == separator)?;
+    Some((&text[..at], &text[at + 1..]))
+}
+
 /// Whether `text` holds '/', ',', '=' or a control character
 /// (`char::is_control`: U+0000–U+001F, U+007F, and U+0080–U+009F, which
 /// UTF-8 writes 0xC2 0x80–0x9F). One pass over the bytes through a table,
@@ -161,35 +171,52 @@ impl LevelPath {
         LevelPath(pairs)
     }
 
-    /// Parses the URL form `/<level>/<value>/<level>/<value>` (the leading
-    /// and one trailing `/` are optional; `` and `/` are the root). The
-    /// text must already be percent-decoded.
+    /// Parses the URL form `/<level>/<value>/<level>/<value>` from past
+    /// its leading `/`, where a longer URL names it (a document's, before
+    /// its `resources/…`): read where it stands, not collected, as it is
+    /// for every document read. One trailing `/` is optional; `` is the
+    /// root. The text must already be percent-decoded.
     ///
     /// # Errors
     ///
-    /// An odd number of segments, an empty segment, or a bad name or value.
-    pub(crate) fn parse_url(text: &str) -> Result<Self, LevelPathError> {
-        let trimmed = text.strip_prefix('/').unwrap_or(text);
-        if trimmed.is_empty() {
+    /// An odd number of segments, an empty segment, or a bad name or
+    /// value; the path named with its leading `/`.
+    pub(crate) fn parse_url(levels: &str) -> Result<Self, LevelPathError> {
+        // Made only for an error.
+        let shown = || format!("/{levels}");
+        if levels.is_empty() {
             return Ok(LevelPath::root());
         }
-        let trimmed = trimmed.strip_suffix('/').unwrap_or(trimmed);
-        let segments: Vec<&str> = trimmed.split('/').collect();
-        if segments.iter().any(|s| s.is_empty()) {
-            return Err(LevelPathError::EmptySegment {
-                path: text.to_owned(),
-            });
+        let trimmed = levels.strip_suffix('/').unwrap_or(levels);
+        // One pass: the separators, and whether two stand together or
+        // at either end (an empty segment; the empty text is one).
+        let (mut separators, mut previous, mut empty) = (0usize, b'/', false);
+        for b in trimmed.bytes() {
+            if b == b'/' {
+                separators += 1;
+                empty |= previous == b'/';
+            }
+            previous = b;
         }
-        if segments.len() % 2 != 0 {
-            return Err(LevelPathError::OddSegments {
-                path: text.to_owned(),
-            });
+        if empty || previous == b'/' {
+            return Err(LevelPathError::EmptySegment { path: shown() });
         }
-        segments
-            .chunks(2)
-            .map(|pair| LevelValue::new(pair[0], pair[1]))
-            .collect::<Result<_, _>>()
-            .map(LevelPath)
+        // n separators make n + 1 segments: an even count of them, an
+        // odd count of segments.
+        if separators % 2 == 0 {
+            return Err(LevelPathError::OddSegments { path: shown() });
+        }
+        let mut pairs = Vec::with_capacity(separators.div_ceil(2));
+        // An even count of segments, none empty: each level has its
+        // value, and the text ends after one.
+        let mut rest = trimmed;
+        while !rest.is_empty() {
+            let (level, after) = split_once_at(rest, b'/').unwrap_or((rest, ""));
+            let (value, after) = split_once_at(after, b'/').unwrap_or((after, ""));
+            pairs.push(LevelValue::new(level, value)?);
+            rest = after;
+        }
+        Ok(LevelPath(pairs))
     }
 
     /// Parses the command-line form `name=value[,name=value…]`; the empty
@@ -202,7 +229,7 @@ impl LevelPath {
         if text.is_empty() {
             return Ok(LevelPath::root());
         }
-        let pair = |part: &str| match part.split_once('=') {
+        let pair = |part: &str| match split_once_at(part, b'=') {
             Some((level, value)) => LevelValue::new(level, value),
             None => Err(LevelPathError::NotAPair {
                 path: text.to_owned(),
@@ -211,7 +238,7 @@ impl LevelPath {
         };
         // One pair (a node's level, nearly always): no iterator to
         // collect through.
-        if !text.contains(',') {
+        if !text.bytes().any(|b| b == b',') {
             return Ok(LevelPath(vec![pair(text)?]));
         }
         text.split(',')
@@ -233,7 +260,10 @@ impl LevelPath {
     pub(crate) fn parse_interpolated(text: &str) -> Result<Interpolated, LevelPathError> {
         // Every level set (a node's data, nearly always): the text as it
         // is, without a copy of each pair and their join.
-        if !text.split(',').any(|part| part.ends_with('=')) {
+        let unset_at = |(at, b): (usize, u8)| {
+            b == b'=' && text.as_bytes().get(at + 1).is_none_or(|&next| next == b',')
+        };
+        if !text.bytes().enumerate().any(unset_at) {
             return LevelPath::parse_cli(text).map(Interpolated::Path);
         }
         let mut unset = false;
@@ -413,15 +443,14 @@ mod tests {
         let two = LevelPath::new(vec![lv("role", "controller"), lv("nodes", "node-1")]);
         let cases: &[(&str, &str, LevelPath)] = &[
             ("", "", LevelPath::root()),
-            ("/", "", LevelPath::root()),
             (
-                "/nodes/node-1.domain.tld",
+                "nodes/node-1.domain.tld",
                 "nodes=node-1.domain.tld",
                 one.clone(),
             ),
             ("nodes/node-1.domain.tld/", "nodes=node-1.domain.tld", one),
             (
-                "/role/controller/nodes/node-1",
+                "role/controller/nodes/node-1",
                 "role=controller,nodes=node-1",
                 two,
             ),
@@ -436,12 +465,14 @@ mod tests {
     #[test]
     fn syntax_errors() {
         let url_cases: &[(&str, &str)] = &[
-            ("/nodes", "must alternate level names and values"),
-            ("/nodes/a/role", "must alternate"),
-            ("/nodes//a", "empty segment"),
-            ("//", "empty segment"),
-            ("/no,des/1", "level name \"no,des\" is invalid"),
-            ("/nodes/a=b", "level value \"a=b\" is invalid"),
+            ("nodes", "\"/nodes\" must alternate level names and values"),
+            ("nodes/a/role", "must alternate"),
+            ("nodes/a/role/", "\"/nodes/a/role/\" must alternate"),
+            ("nodes//a", "\"/nodes//a\" has an empty segment"),
+            ("/", "\"//\" has an empty segment"),
+            ("/nodes/a", "\"//nodes/a\" has an empty segment"),
+            ("no,des/1", "level name \"no,des\" is invalid"),
+            ("nodes/a=b", "level value \"a=b\" is invalid"),
         ];
         for (text, want) in url_cases {
             let err = LevelPath::parse_url(text).unwrap_err().to_string();

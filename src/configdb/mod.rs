@@ -28,7 +28,7 @@ pub(crate) use error::{
     ConfigError, Conflict, ErrorKind, Gone, Invalid, NotFound, OverQuota, Stale, Truncated,
 };
 pub(crate) use keypath::KeyPath;
-pub(crate) use level::{Interpolated, LevelPath, LevelPathError, LevelValue};
+pub(crate) use level::{Interpolated, LevelPath, LevelPathError, LevelValue, split_once_at};
 pub(crate) use model::{
     Component, ComponentRef, DocAddress, DocKind, Environment, HieraVersion, NewComponent,
     NewEnvironment, ResourceDefinition, SnapshotData, StoredDocument, UnreadableDocument, Version,
