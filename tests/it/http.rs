@@ -1014,6 +1014,58 @@ fn whole_datasources_with_etags_and_scope_variables() {
     }
 }
 
+/// The config route's whole latest effective document is the data
+/// route's bytes under the same ETag, revalidated the same way; its other
+/// reads (stored, one key) offer no revalidation.
+#[test]
+fn the_effective_document_is_revalidated_with_its_etag() {
+    let server = InProcess::with_sample();
+    let effective = "/api/v1/config/environments/1/resources/override/plugins/values?effective";
+    let first = get(&server, effective);
+    assert_eq!(first.status, 200, "{}", first.body);
+    let etag = first.etag.clone().expect("an ETag");
+    let data = get(&server, "/api/v1/data/1/override/plugins");
+    assert_eq!(
+        (data.etag.as_deref(), &data.body),
+        (Some(etag.as_str()), &first.body)
+    );
+    let with = |held: &str| {
+        call(
+            "GET",
+            &format!("{}{effective}", server.url),
+            None,
+            &[("if-none-match", held)],
+        )
+    };
+    for held in [etag.clone(), "*".to_owned(), format!("\"other\", {etag}")] {
+        let again = with(&held);
+        assert_eq!((again.status, again.body.as_str()), (304, ""), "{held}");
+        assert_eq!(again.etag.as_deref(), Some(etag.as_str()), "{held}");
+    }
+    assert_eq!(with("\"other\"").status, 200);
+    for other in [
+        "/api/v1/config/environments/1/resources/override/plugins/values",
+        "/api/v1/config/environments/1/resources/override/plugins/values?effective&key=plugins",
+    ] {
+        let r = get(&server, other);
+        assert_eq!((r.status, r.etag.as_deref()), (200, None), "{other}");
+    }
+    // A write makes new bytes: the old ETag no longer matches.
+    let r = send(
+        &server,
+        "PUT",
+        "/api/v1/config/environments/1/resources/override/plugins/values",
+        r#"{"plugins": []}"#,
+    );
+    assert_eq!(r.status, 204, "{}", r.body);
+    let changed = with(&etag);
+    assert_eq!(changed.status, 200, "{}", changed.body);
+    assert_eq!(changed.json()["plugins"], json!([]));
+    let new = changed.etag.expect("an ETag");
+    assert_ne!(new, etag);
+    assert_eq!(with(&new).status, 304);
+}
+
 #[test]
 fn sigterm_stops_gracefully() {
     let mut server = TestServer::empty();

@@ -361,6 +361,26 @@ fn no_plaintext_reaches_a_non_decrypting_principal_or_a_log() {
             out.push_str(&get(token, path));
         }
     }
+    // A decrypted whole document has no ETag (a cache keyed by it would
+    // hand the plaintext to whoever revalidates); the same read without
+    // decrypting keeps its own.
+    for path in [
+        "/api/v1/config/environments/1/resources/common/values?effective&decrypt=true",
+        "/api/v1/data/1/common",
+    ] {
+        let etag = |token: &str| {
+            let reply = call(
+                "GET",
+                &format!("{}{path}", server.url),
+                None,
+                &[("authorization", &format!("Bearer {token}"))],
+            );
+            assert_eq!(reply.status, 200, "{path}: {}", reply.body);
+            reply.etag
+        };
+        assert_eq!(etag(MASTER), None, "{path}");
+        assert!(etag(READER).is_some(), "{path}");
+    }
     // The CLI's export: the reader's, even asking --decrypt, and the
     // master's unless it asks, keep the blocks.
     let export = |token: &str, decrypt: bool| {

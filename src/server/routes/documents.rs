@@ -7,6 +7,7 @@
 //! transaction.
 
 use super::datasource::{self, NamedBy};
+use super::encoded;
 use super::env::Env;
 use super::impact;
 use super::params::{Params, flag};
@@ -30,7 +31,7 @@ use crate::server::state::versions::Answer;
 use crate::store::{DocWrite, WriteCtx};
 use crate::wire;
 use axum::extract::State;
-use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
+use axum::http::{HeaderMap, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
 use axum::{Json, Router};
@@ -161,18 +162,6 @@ fn wire_response(status: StatusCode, value: &Value) -> Response {
         wire::to_string(value),
     )
         .into_response()
-}
-
-/// A body shared by every request for it, sent as it is. Built in place,
-/// as the data route's is (`routes/lookup.rs`): as a tuple, its header
-/// was checked and converted per request.
-fn encoded_response(doc: &Encoded) -> Response {
-    let mut response = Response::new(axum::body::Body::from(doc.body.clone()));
-    response.headers_mut().insert(
-        header::CONTENT_TYPE,
-        HeaderValue::from_static("application/json"),
-    );
-    crate::server::state::unread::shared(response)
 }
 
 /// `answer` about the document at `at`, made by `make` (off the async
@@ -312,6 +301,9 @@ async fn get_document(
     Rest(rest): Rest,
     Params(query): Params,
     reveal: Reveal,
+    // The request itself, for If-None-Match: a `HeaderMap` extractor
+    // copies every header.
+    request: axum::extract::Request,
 ) -> Result<Response, ApiError> {
     let (mut at, target) = parse_document_url(env, &rest)?;
     let reveal = reveal.asked(flag(&query, "decrypt")?);
@@ -329,7 +321,7 @@ async fn get_document(
         Target::Key(key) => {
             let key = key_path(&key)?;
             let doc = key_answer(&state, at, key, None, false).await?;
-            Ok(encoded_response(&doc))
+            Ok(encoded::body(&doc))
         }
         Target::Document if flag(&query, "unparsed")? => {
             let file = state.read(move |store| Ok(store.kept_file(&at)?)).await?;
@@ -359,11 +351,13 @@ async fn get_document(
             }
             if effective && key.is_none() && version.is_none() && at.kind == DocKind::Values {
                 // The whole latest effective document: encoded once per
-                // snapshot, sent as it is.
+                // snapshot, sent as it is, revalidated with its ETag (a
+                // decrypted one has none: docs/security.md, "Secrets").
                 let doc = snapshot.try_encoded(env, &at.path, &at.resource)?;
-                return Ok(reveal
-                    .effective(&doc, None)?
-                    .unwrap_or_else(|| encoded_response(&doc)));
+                return match reveal.effective(&doc, None)? {
+                    Some(plain) => Ok(plain),
+                    None => encoded::revalidated(&doc, request.headers()),
+                };
             }
             if !effective && key.is_none() {
                 // A whole stored document: its body is encoded once and
@@ -378,7 +372,7 @@ async fn get_document(
                     (Some(n), Some(d)) if d.version.number == n => encoded_off_workers(d).await?,
                     (Some(n), _) => stored_version(&state, at, n).await?,
                 };
-                let response = encoded_response(&doc);
+                let response = encoded::body(&doc);
                 return Ok(match (version, latest) {
                     (None, Some(latest)) => with_version(response, &latest),
                     _ => response,
@@ -409,7 +403,7 @@ async fn get_document(
                     return Ok(plain);
                 }
             }
-            let response = encoded_response(&doc);
+            let response = encoded::body(&doc);
             // The latest live version of a stored document, for a
             // conditional write.
             Ok(match (version, effective) {

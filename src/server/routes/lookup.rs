@@ -644,40 +644,7 @@ async fn datasource(
     if let Some(plain) = reveal.effective(&doc, None)? {
         return Ok(plain);
     }
-    if request
-        .headers()
-        .get(header::IF_NONE_MATCH)
-        .and_then(|v| v.to_str().ok())
-        .is_some_and(|v| {
-            v.split(',')
-                .any(|t| t.trim() == doc.etag() || t.trim() == "*")
-        })
-    {
-        let mut response = Response::new(axum::body::Body::empty());
-        *response.status_mut() = StatusCode::NOT_MODIFIED;
-        response
-            .headers_mut()
-            .insert(header::ETAG, etag_value(&doc)?);
-        return Ok(response);
-    }
-    // Built in place: as a tuple of `String` headers it made and
-    // converted both values per request.
-    let etag = etag_value(&doc)?;
-    let mut response = Response::new(axum::body::Body::from(doc.body.clone()));
-    let headers = response.headers_mut();
-    headers.insert(
-        header::CONTENT_TYPE,
-        HeaderValue::from_static("application/json"),
-    );
-    headers.insert(header::ETAG, etag);
-    Ok(crate::server::state::unread::shared(response))
-}
-
-/// `doc`'s ETag as a header value: its shared bytes, not a copy (the
-/// copy was an allocation a request).
-fn etag_value(doc: &crate::configdb::Encoded) -> Result<HeaderValue, ApiError> {
-    HeaderValue::from_maybe_shared(doc.etag.clone())
-        .map_err(|e| ApiError::Internal(format!("an ETag that is no header value: {e}")))
+    super::encoded::revalidated(&doc, request.headers())
 }
 
 /// The data route's answer for a level whose value Puppet interpolated

@@ -13,6 +13,7 @@ pub(crate) mod content;
 pub(crate) mod datasource;
 pub(crate) mod diffs;
 pub(crate) mod documents;
+pub(crate) mod encoded;
 pub(crate) mod env;
 pub(crate) mod hierarchies;
 pub(crate) mod impact;
