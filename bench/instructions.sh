@@ -19,8 +19,9 @@
 # 30 KB effective `astute` through the data route (`data30`, its root
 # level tests/fixtures/fuel's neut_vlan.ceph.controller-ephemeral-ceph.yaml)
 # and through the config route (`effective30`, `GET …/values?effective`),
-# and revalidated with its ETag (`etag30`: 304), each against the bare
-# server sending the data route's bytes (none for the 304).
+# and revalidated with its ETag (`etag30`, `etag-eff30`: 304), each
+# against the bare server sending the data route's bytes (none for the
+# 304s).
 # Environment: NODES (1000), N (requests per class, 300; `large` gets N/5),
 # CLASSES (the lookup classes, all six by default), DOCUMENT (0: skip the
 # document rows), CACHED (0: skip the fixed-cost rows), BIN (the hierad
@@ -169,6 +170,8 @@ fixed_cost_rows() {
   per=$(count etag30 "$N" serve --db "$work/env30.db" --no-sample -- --get "$one" --header "If-None-Match: $etag")
   printf '%-14s %12d %8s\n' bare-empty "$bare" "(0 B)"
   printf '%-14s %12d %8.2f\n' etag30 "$per" "$(echo "$per / $bare" | bc -l)"
+  per=$(count etag-eff30 "$N" serve --db "$work/env30.db" --no-sample -- --get "$effective" --header "If-None-Match: $etag")
+  printf '%-14s %12d %8.2f\n' etag-eff30 "$per" "$(echo "$per / $bare" | bc -l)"
 }
 
 base=$(count baseline "$N" bench baseline-server -- --mix priority=1)
