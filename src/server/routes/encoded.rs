@@ -24,7 +24,9 @@ pub(crate) fn body(doc: &Encoded) -> Response {
 
 /// A whole effective document, revalidated with its ETag: 304 when
 /// `asked` (the request's headers) names it or `*` in `If-None-Match`,
-/// else its bytes with the ETag.
+/// else its bytes with the ETag. The comparison is the weak one
+/// `If-None-Match` takes (RFC 9110, section 13.1.2): `W/"…"`, as a
+/// compressing proxy passes the ETag on, matches too.
 ///
 /// # Errors
 ///
@@ -35,8 +37,10 @@ pub(crate) fn revalidated(doc: &Encoded, asked: &HeaderMap) -> Result<Response, 
         .get(header::IF_NONE_MATCH)
         .and_then(|v| v.to_str().ok())
         .is_some_and(|v| {
-            v.split(',')
-                .any(|t| t.trim() == doc.etag() || t.trim() == "*")
+            v.split(',').map(str::trim).any(|t| {
+                let t = t.strip_prefix("W/").unwrap_or(t);
+                t == doc.etag() || t == "*"
+            })
         });
     if held {
         let mut response = Response::new(axum::body::Body::empty());
