@@ -46,7 +46,10 @@
 # (target/bench-results), PIN (0: server and client anywhere; 1, where
 # taskset and 2 CPUs are: every server on CPU 0 and the client on CPU 1,
 # which takes the cost of moving between CPUs out of both servers'
-# figures). On loopback the server's CPU time includes waking the client
+# figures), SERVER_CPUS and CLIENT_CPUS (taskset CPU lists, over PIN's:
+# on a quiet many-core machine e.g. SERVER_CPUS=0-3 CLIENT_CPUS=4-15,
+# the servers on four cores and the clients on the rest), WRK_THREADS
+# (wrk's threads, 2; as many as CLIENT_CPUS has, there). On loopback the server's CPU time includes waking the client
 # for each answer (the receiving side's work runs on the sender's CPU):
 # when the client has gone idle waiting, that wake-up crosses CPUs and
 # costs a few microseconds in a VM, and a slower server finds the client
@@ -74,6 +77,30 @@ fi
 if [ "$(nproc)" -lt 2 ] || ! command -v taskset >/dev/null; then PIN=0; fi
 on_server=() on_client=()
 if [ "$PIN" = 1 ]; then on_server=(taskset -c 0) on_client=(taskset -c 1); fi
+if [ -n "${SERVER_CPUS:-}${CLIENT_CPUS:-}" ]; then
+  command -v taskset >/dev/null || { echo "SERVER_CPUS and CLIENT_CPUS need taskset (util-linux)" >&2; exit 1; }
+  # Each list whole: taskset alone accepts a list that names some CPUs
+  # this machine lacks, and runs on the others.
+  for cpus in ${SERVER_CPUS:-} ${CLIENT_CPUS:-}; do
+    listed=0
+    IFS=, read -ra parts <<<"$cpus"
+    for part in "${parts[@]}"; do
+      case $part in
+        *-*) listed=$((listed + ${part#*-} - ${part%-*} + 1)) ;;
+        *) listed=$((listed + 1)) ;;
+      esac
+    done
+    [ "$(taskset -c "$cpus" nproc 2>/dev/null)" = "$listed" ] ||
+      { echo "CPUs $cpus: not all of them are here (nproc: $(nproc))" >&2; exit 1; }
+  done
+  [ -n "${SERVER_CPUS:-}" ] && on_server=(taskset -c "$SERVER_CPUS")
+  [ -n "${CLIENT_CPUS:-}" ] && on_client=(taskset -c "$CLIENT_CPUS")
+fi
+WRK_THREADS=${WRK_THREADS:-2}
+# placement: where the servers and the clients ran, for the tables' heads.
+placement() {
+  echo "PIN=$PIN, servers on CPUs ${on_server[2]:-any}, clients on ${on_client[2]:-any}, $(nproc) CPUs"
+}
 
 # prepare and start (bench/lib.sh): BIN, work, pids, OUT; servers.
 source bench/lib.sh
@@ -221,7 +248,7 @@ wrk_args() {
 }
 
 # wrk_run LABEL CONNS WARMUP-SECONDS BINARY SERVER-ARGS… -- WRK-WORDS…:
-# "REQUESTS/S CPU-US/REQUEST" of one wrk run of WRK_SECONDS (2 threads),
+# "REQUESTS/S CPU-US/REQUEST" of one wrk run of WRK_SECONDS (WRK_THREADS),
 # after a warm-up; a run with an error, a timeout or an answer other than
 # 2xx/3xx stops the script.
 wrk_run() {
@@ -241,7 +268,7 @@ wrk_run() {
     curl -sf -o /dev/null -X POST -H 'Content-Type: application/json' "${auth[@]}" \
       -d "$hierarchy" "$URL/api/v1/hierarchies"
   fi
-  local run=(wrk -t2 -c"$conns" "${opts[@]}" "$URL$path" "${tail[@]}")
+  local run=(wrk -t"$WRK_THREADS" -c"$conns" "${opts[@]}" "$URL$path" "${tail[@]}")
   local before after ran=ok
   "${on_client[@]}" "${run[@]:0:3}" -d"${warmup}s" "${run[@]:3}" >"$work/$label.wrk" 2>&1 || ran=failed
   before=$(cpu_ns "$PID")
@@ -284,7 +311,7 @@ class_args() {
 
 # bench_table: each class with `hierad bench` as the client.
 bench_table() {
-  echo "server CPU per request (bench/cpu.sh: $N requests per run, $ROUNDS rounds, PIN=$PIN, HIERAD_LOG=$LOG, load $(cut -d' ' -f1-3 /proc/loadavg))"
+  echo "server CPU per request (bench/cpu.sh: $N requests per run, $ROUNDS rounds, $(placement), HIERAD_LOG=$LOG, load $(cut -d' ' -f1-3 /proc/loadavg))"
   printf '%-24s %14s %14s %8s %14s\n' class 'hierad us/req' 'bare us/req' ratio 'min..max'
   for c in $CONNS; do
     for class in $CLASSES; do
@@ -313,7 +340,7 @@ bench_table() {
 
 # wrk_table: each class with wrk as the client.
 wrk_table() {
-  echo "wrk -t2: requests/s and server CPU per request ($WRK_SECONDS s per run, $ROUNDS rounds, PIN=$PIN, HIERAD_LOG=$LOG, load $(cut -d' ' -f1-3 /proc/loadavg))"
+  echo "wrk -t$WRK_THREADS: requests/s and server CPU per request ($WRK_SECONDS s per run, $ROUNDS rounds, $(placement), HIERAD_LOG=$LOG, load $(cut -d' ' -f1-3 /proc/loadavg))"
   printf '%-24s %10s %10s %8s %12s %8s %12s\n' class 'hierad/s' 'bare/s' ratio 'min..max' 'CPU x' 'min..max'
   for c in $CONNS; do
     for class in $CLASSES; do
