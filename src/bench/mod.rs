@@ -126,7 +126,13 @@ pub(crate) async fn discover(target: &Target, env: i64) -> Result<Plan, BenchErr
         )));
     };
     let levels = serde_json::from_str::<api::Environment>(&text)
-        .map_err(|e| BenchError::Invalid(format!("GET {path}: not an environment: {e}")))?
+        .map_err(|e| {
+            BenchError::Invalid(format!(
+                "GET {path}: the answer is not an environment ({e}): is {} a hierad \
+                 server? (--plan FILE runs a plan without asking the server for one)",
+                target.url()
+            ))
+        })?
         .hierarchy_levels;
     let hierarchy: Vec<String> = match get_value(target, &datasource_path(env, "hiera")).await? {
         Some(Value::Hash(h)) => h

@@ -215,6 +215,15 @@ fn baseline_server_answers_a_fixed_body() {
         "--server {url} --plan {} -n 200 --warmup 0s",
         plan.display()
     ));
+    // Without a plan the client asks the server for one: the bare
+    // server's body is no environment, and the refusal says what to do.
+    let err = crate::binary::refused(&format!("bench --server {url} -n 1"));
+    assert!(
+        err.contains("the answer is not an environment")
+            && err.contains(&format!("is {url} a hierad server?"))
+            && err.contains("--plan FILE"),
+        "{err}"
+    );
     let _ = child.kill();
     let _ = child.wait();
     check_shape(&r, 200);
