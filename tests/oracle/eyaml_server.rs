@@ -303,13 +303,16 @@ fn no_plaintext_reaches_a_non_decrypting_principal_or_a_log() {
     write_tree(&dir.path().join("tree"), &keys);
     let mut server = serve(dir.path(), &keys);
     let mut seen = String::new();
-    let get = |token: &str, path: &str| {
-        let reply = call(
+    let read = |token: &str, path: &str| {
+        call(
             "GET",
             &format!("{}{path}", server.url),
             None,
             &[("authorization", &format!("Bearer {token}"))],
-        );
+        )
+    };
+    let get = |token: &str, path: &str| {
+        let reply = read(token, path);
         format!("{} {}\n", reply.status, reply.body)
     };
     let reads = [
@@ -369,12 +372,7 @@ fn no_plaintext_reaches_a_non_decrypting_principal_or_a_log() {
         "/api/v1/data/1/common",
     ] {
         let etag = |token: &str| {
-            let reply = call(
-                "GET",
-                &format!("{}{path}", server.url),
-                None,
-                &[("authorization", &format!("Bearer {token}"))],
-            );
+            let reply = read(token, path);
             assert_eq!(reply.status, 200, "{path}: {}", reply.body);
             reply.etag
         };
