@@ -29,6 +29,9 @@
 #                (`--auth`), against the bare server over the same TLS
 #                configuration (needs openssl)
 #
+# `hierad bench`'s table also gives each server's share of its CPU time in
+# user mode (the rest is the kernel's, on the sockets), from clock ticks
+# of 10 ms: where a gap is, not how large.
 # Each class is measured with two clients: `hierad bench` (N requests)
 # and wrk (Debian's: `apt-get install wrk`; WRK_SECONDS a run after a
 # warm-up, bench/wrk.lua sending the lookup classes' POST bodies), an
@@ -209,8 +212,11 @@ bench_args() {
   esac
 }
 
-# cpu LABEL CONNS WARMUP BINARY SERVER-ARGS… -- BENCH-ARGS…: microseconds of
-# server CPU per request, after WARMUP requests.
+# cpu LABEL CONNS WARMUP BINARY SERVER-ARGS… -- BENCH-ARGS…: "US SHARE",
+# microseconds of server CPU per request after WARMUP requests, and the
+# share of it in user mode (from clock ticks: coarse; the rest is the
+# kernel's, which both servers pay alike when their CPU ratio follows
+# their instructions).
 cpu() {
   local label=$1 conns=$2 warmup=$3 server_bin=$4
   shift 4
@@ -219,11 +225,11 @@ cpu() {
   shift
   start "$label" "${on_server[@]}" "$server_bin" "${server[@]}" --listen 127.0.0.1:0
   local plan=(--server "$URL" --plan "$work/env/bench-plan.json" -c "$conns" "$@")
-  local before after ran=ok
+  local before after ticks_before ticks_after ran=ok
   "${on_client[@]}" "$bin" bench "${plan[@]}" -n "$warmup" >"$work/$label.bench" 2>&1 || ran=failed
-  before=$(cpu_ns "$PID")
+  before=$(cpu_ns "$PID") ticks_before=$(cpu_ticks "$PID")
   [ "$ran" = failed ] || "${on_client[@]}" "$bin" bench "${plan[@]}" -n "$N" --warmup 0s >"$work/$label.bench" 2>&1 || ran=failed
-  after=$(cpu_ns "$PID")
+  after=$(cpu_ns "$PID") ticks_after=$(cpu_ticks "$PID")
   # Stopped before any check: a server left running would hold $(cpu …) open.
   kill "$PID"
   wait "$PID" 2>/dev/null || true
@@ -232,7 +238,12 @@ cpu() {
     cat "$work/$label.bench" >&2
     exit 1
   }
-  echo "($after - $before) / 1000 / $N" | bc -l
+  local per share
+  per=$(echo "($after - $before) / 1000 / $N" | bc -l)
+  # Under ten ticks the split says nothing: nan.
+  share=$(echo "$ticks_before $ticks_after" | awk '{
+    u = $3 - $1; t = u + $4 - $2; if (t < 10) print "nan"; else printf("%.0f\n", 100 * u / t) }')
+  echo "$per $share"
 }
 
 # wrk_args CLASS: wrk's words for CLASS, one a line: the request's path,
@@ -289,14 +300,17 @@ wrk_run() {
 
 median() { sort -g | awk '{ a[NR] = $1 } END { print a[int((NR + 1) / 2)] }'; }
 
-# row LABEL HIERAD BARE RATIOS… : the medians, the median ratio and its range.
+# row LABEL HIERAD BARE RATIOS… HIERAD-USER BARE-USER: the medians, the
+# median ratio and its range, and each server's user-mode share (%).
 row() {
   local label=$1 hierad=$2 bare=$3
   shift 3
-  printf '%-24s %14.1f %14.1f %8.2f %6.2f..%.2f\n' "$label" "$hierad" "$bare" \
-    "$(printf '%s\n' "$@" | median)" \
-    "$(printf '%s\n' "$@" | sort -g | head -1)" \
-    "$(printf '%s\n' "$@" | sort -g | tail -1)"
+  local ratios=("${@:1:$#-2}") shares=("${@: -2}")
+  printf '%-24s %14.1f %14.1f %8.2f %6.2f..%.2f %8s/%s\n' "$label" "$hierad" "$bare" \
+    "$(printf '%s\n' "${ratios[@]}" | median)" \
+    "$(printf '%s\n' "${ratios[@]}" | sort -g | head -1)" \
+    "$(printf '%s\n' "${ratios[@]}" | sort -g | tail -1)" \
+    "${shares[0]}" "${shares[1]}"
 }
 
 # class_args CLASS: s_args, b_args (the servers') and warmup for CLASS.
@@ -312,27 +326,34 @@ class_args() {
 # bench_table: each class with `hierad bench` as the client.
 bench_table() {
   echo "server CPU per request (bench/cpu.sh: $N requests per run, $ROUNDS rounds, $(placement), HIERAD_LOG=$LOG, load $(cut -d' ' -f1-3 /proc/loadavg))"
-  printf '%-24s %14s %14s %8s %14s\n' class 'hierad us/req' 'bare us/req' ratio 'min..max'
+  printf '%-24s %14s %14s %8s %14s %12s\n' class 'hierad us/req' 'bare us/req' ratio 'min..max' 'user % h/b'
   for c in $CONNS; do
     for class in $CLASSES; do
       class_args "$class"
       mapfile -t c_args < <(bench_args "$class")
-      ratios=() hierad=() bare=() old_ratios=() old=()
+      ratios=() hierad=() bare=() old_ratios=() old=() h_user=() b_user=() o_user=()
       for _ in $(seq "$ROUNDS"); do
-        b=$(cpu bare "$c" 1000 "$bin" bench baseline-server --nodelay "${b_args[@]}" -- "${c_args[@]}")
-        h=$(cpu "$class" "$c" "$warmup" "$bin" serve "${s_args[@]}" -- "${c_args[@]}")
-        bare+=("$b") hierad+=("$h")
+        # $(…), not < <(…): a failed run's exit stops the script.
+        out=$(cpu bare "$c" 1000 "$bin" bench baseline-server --nodelay "${b_args[@]}" -- "${c_args[@]}")
+        read -r b bu <<<"$out"
+        out=$(cpu "$class" "$c" "$warmup" "$bin" serve "${s_args[@]}" -- "${c_args[@]}")
+        read -r h hu <<<"$out"
+        bare+=("$b") hierad+=("$h") b_user+=("$bu") h_user+=("$hu")
         ratios+=("$(echo "$h / $b" | bc -l)")
         if [ -n "$BEFORE" ]; then
-          o=$(cpu "$class" "$c" "$warmup" "$BEFORE" serve "${s_args[@]}" -- "${c_args[@]}")
-          old+=("$o")
+          out=$(cpu "$class" "$c" "$warmup" "$BEFORE" serve "${s_args[@]}" -- "${c_args[@]}")
+          read -r o ou <<<"$out"
+          old+=("$o") o_user+=("$ou")
           old_ratios+=("$(echo "$o / $b" | bc -l)")
         fi
       done
       b=$(printf '%s\n' "${bare[@]}" | median)
-      row "$class c=$c" "$(printf '%s\n' "${hierad[@]}" | median)" "$b" "${ratios[@]}"
+      bu=$(printf '%s\n' "${b_user[@]}" | median)
+      row "$class c=$c" "$(printf '%s\n' "${hierad[@]}" | median)" "$b" "${ratios[@]}" \
+        "$(printf '%s\n' "${h_user[@]}" | median)" "$bu"
       if [ -n "$BEFORE" ]; then
-        row "$class c=$c (before)" "$(printf '%s\n' "${old[@]}" | median)" "$b" "${old_ratios[@]}"
+        row "$class c=$c (before)" "$(printf '%s\n' "${old[@]}" | median)" "$b" "${old_ratios[@]}" \
+          "$(printf '%s\n' "${o_user[@]}" | median)" "$bu"
       fi
     done
   done

@@ -84,6 +84,13 @@ cpu_ns() {
   fi
 }
 
+# cpu_ticks PID: "USER SYSTEM", a process's CPU time in clock ticks
+# (10 ms), all its threads, from /proc/PID/stat (read past the command's
+# name, which may hold blanks): coarse, for the split between the two.
+cpu_ticks() {
+  sed 's/.*) //' "/proc/$1/stat" | awk '{ print $12, $13 }'
+}
+
 # Reports of per-round runs named $OUT/PREFIX-NAME-cC-rROUND.json (bench
 # --json), for ROUNDS rounds, measured against a server named `bare`:
 # round_ratio PREFIX NAME C: the median over rounds of NAME's requests/s
