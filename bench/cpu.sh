@@ -52,8 +52,8 @@
 # figures), SERVER_CPUS and CLIENT_CPUS (taskset CPU lists, over PIN's:
 # on a quiet many-core machine e.g. SERVER_CPUS=0-3 CLIENT_CPUS=4-15,
 # the servers on four cores and the clients on the rest), WRK_THREADS
-# (wrk's threads, 2; as many as CLIENT_CPUS has, there). On loopback the server's CPU time includes waking the client
-# for each answer (the receiving side's work runs on the sender's CPU):
+# (wrk's threads, 2; as many as CLIENT_CPUS has, there). On loopback the
+# server's CPU time includes waking the client for each answer (the receiving side's work runs on the sender's CPU):
 # when the client has gone idle waiting, that wake-up crosses CPUs and
 # costs a few microseconds in a VM, and a slower server finds the client
 # idle more often. With more connections the client idles less, for
@@ -348,12 +348,12 @@ bench_table() {
         fi
       done
       b=$(printf '%s\n' "${bare[@]}" | median)
-      bu=$(printf '%s\n' "${b_user[@]}" | median)
+      bare_user=$(printf '%s\n' "${b_user[@]}" | median)
       row "$class c=$c" "$(printf '%s\n' "${hierad[@]}" | median)" "$b" "${ratios[@]}" \
-        "$(printf '%s\n' "${h_user[@]}" | median)" "$bu"
+        "$(printf '%s\n' "${h_user[@]}" | median)" "$bare_user"
       if [ -n "$BEFORE" ]; then
         row "$class c=$c (before)" "$(printf '%s\n' "${old[@]}" | median)" "$b" "${old_ratios[@]}" \
-          "$(printf '%s\n' "${o_user[@]}" | median)" "$bu"
+          "$(printf '%s\n' "${o_user[@]}" | median)" "$bare_user"
       fi
     done
   done

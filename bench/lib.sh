@@ -85,7 +85,7 @@ cpu_ns() {
 }
 
 # cpu_ticks PID: "USER SYSTEM", a process's CPU time in clock ticks
-# (10 ms), all its threads, from /proc/PID/stat (read past the command's
+# (`getconf CLK_TCK` a second: 10 ms on Linux), all its threads, from /proc/PID/stat (read past the command's
 # name, which may hold blanks): coarse, for the split between the two.
 cpu_ticks() {
   sed 's/.*) //' "/proc/$1/stat" | awk '{ print $12, $13 }'
