@@ -114,6 +114,10 @@ pub struct Browser {
     driver: Child,
     driver_url: String,
     base: String,
+    /// The driver's and the browser's `TMPDIR`: chromedriver makes its
+    /// profile folders there and, killed, leaves them behind; removed
+    /// after the driver (fields drop after [`Drop::drop`]).
+    _tmp: tempfile::TempDir,
 }
 
 impl Drop for Browser {
@@ -126,8 +130,10 @@ impl Drop for Browser {
 impl Browser {
     pub async fn open(base: &str) -> Browser {
         let port = free_port();
+        let tmp = tempfile::tempdir().unwrap();
         let driver = Command::new("chromedriver")
             .arg(format!("--port={port}"))
+            .env("TMPDIR", tmp.path())
             .stdout(Stdio::null())
             .stderr(Stdio::null())
             .spawn()
@@ -159,6 +165,7 @@ impl Browser {
             driver,
             driver_url,
             base: base.to_owned(),
+            _tmp: tmp,
         }
     }
 
