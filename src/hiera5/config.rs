@@ -13,6 +13,10 @@ pub enum DataFormat {
     Yaml,
     /// `data_hash: json_data`
     Json,
+    /// `lookup_key: eyaml_lookup_key` (hiera-eyaml's): YAML files whose
+    /// `ENC[PKCS7,…]` blocks are decrypted with the entry's
+    /// `pkcs7_private_key` and `pkcs7_public_key`, then interpolated.
+    Eyaml,
 }
 
 impl DataFormat {
@@ -21,6 +25,15 @@ impl DataFormat {
         match self {
             DataFormat::Yaml => "yaml_data",
             DataFormat::Json => "json_data",
+            DataFormat::Eyaml => "eyaml_lookup_key",
+        }
+    }
+
+    /// The kind of data function, as Puppet's messages give it.
+    pub(crate) fn kind(self) -> &'static str {
+        match self {
+            DataFormat::Yaml | DataFormat::Json => "data_hash",
+            DataFormat::Eyaml => "lookup_key",
         }
     }
 }
@@ -46,6 +59,9 @@ pub(crate) struct Entry {
     /// As written (`defaults.datadir`, else `data`), not yet interpolated.
     pub(crate) datadir: String,
     pub(crate) locations: Locations,
+    /// Its `options` (else `defaults`' options), not yet interpolated:
+    /// what an eyaml entry reads its key files' paths from.
+    pub(crate) options: Option<Hash>,
 }
 
 /// A version 5 hiera.yaml.
@@ -115,6 +131,7 @@ impl Config {
                 format: DataFormat::Yaml,
                 datadir: "data".into(),
                 locations: Locations::Paths(vec!["common.yaml".into()]),
+                options: None,
             }],
             is_default: true,
             refused: None,
@@ -126,8 +143,8 @@ impl Config {
     /// # Errors
     /// [`Error::Config`] with Puppet's wording for what Puppet refuses,
     /// and with hierad's for what Puppet takes but hierad does not read
-    /// (versions 3 and 4, functions other than yaml_data and json_data,
-    /// `default_hierarchy`).
+    /// (versions 3 and 4, functions other than yaml_data, json_data and
+    /// eyaml_lookup_key, `default_hierarchy`).
     pub fn from_value(path: &str, loaded: &Value) -> Result<Config> {
         let fail = |message: String| Error::Config {
             path: path.to_owned(),
@@ -306,9 +323,10 @@ fn entry(he: &Value, defaults: &Hash, datadir: &str) -> Result<Entry, Refusal> {
     let format = match (kind, function.as_str()) {
         ("data_hash", "yaml_data") => DataFormat::Yaml,
         ("data_hash", "json_data") => DataFormat::Json,
+        ("lookup_key", "eyaml_lookup_key") => DataFormat::Eyaml,
         (kind, function) => {
             return Err(Refusal::Hierad(format!(
-                "hierad reads only 'data_hash: yaml_data' and 'data_hash: json_data'; hierarchy '{name}' uses '{kind}: {function}'"
+                "hierad reads only 'data_hash: yaml_data', 'data_hash: json_data' and 'lookup_key: eyaml_lookup_key'; hierarchy '{name}' uses '{kind}: {function}'"
             )));
         }
     };
@@ -365,11 +383,19 @@ fn entry(he: &Value, defaults: &Hash, datadir: &str) -> Result<Entry, Refusal> {
     } else {
         Locations::None
     };
+    let options = match he.get(&Value::str("options")) {
+        Some(Value::Hash(options)) => Some(options.clone()),
+        _ => match defaults.get(&Value::str("options")) {
+            Some(Value::Hash(options)) => Some(options.clone()),
+            _ => None,
+        },
+    };
     Ok(Entry {
         datadir: text("datadir")?.unwrap_or_else(|| datadir.to_owned()),
         name,
         format,
         locations,
+        options,
     })
 }
 
@@ -461,8 +487,8 @@ mod tests {
                 "Only one of 'path', 'paths', 'glob', 'globs', 'uri', 'uris', or 'mapped_paths' can be defined in hierarchy 'a'",
             ),
             (
-                "version: 5\nhierarchy:\n- {name: a, lookup_key: eyaml_lookup_key}\n",
-                "uses 'lookup_key: eyaml_lookup_key'",
+                "version: 5\nhierarchy:\n- {name: a, lookup_key: hiera_vault}\n",
+                "uses 'lookup_key: hiera_vault'",
             ),
             (
                 "version: 5\ndefaults: {data_hash: yaml_data}\nhierarchy:\n- {name: a, path: x}\n- {name: a, path: y}\n",

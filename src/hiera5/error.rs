@@ -45,6 +45,10 @@ pub enum Error {
     /// rewraps it for the key looked up.
     #[error("Lookup of key '{key}' failed: {detail}")]
     Global { key: String, detail: Box<Error> },
+    /// What a data function raises other than a `LookupError` (an
+    /// `ArgumentError`): `puppet lookup` prints it.
+    #[error("{0}")]
+    Function(String),
     /// A merge of two values of types the strategy cannot merge.
     #[error("{0}")]
     Merge(String),
@@ -59,7 +63,7 @@ impl Error {
     /// …`) rather than exiting 1 silently as it does for a
     /// `Puppet::DataBinding::LookupError`.
     pub fn printed_by_puppet(&self) -> bool {
-        matches!(self, Error::Strategy(_))
+        matches!(self, Error::Strategy(_) | Error::Function(_))
     }
 }
 

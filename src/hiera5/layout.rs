@@ -191,6 +191,13 @@ impl Layout {
                 entry: entry.name.clone(),
                 reason,
             };
+            // Its files are the master's, with the master's key pair;
+            // a server decrypts with its own, for the principals allowed.
+            if entry.format == super::config::DataFormat::Eyaml {
+                return Err(refuse(
+                    "'lookup_key: eyaml_lookup_key' is read over files only (`hierad puppet-lookup`); keep its encrypted values in a yaml_data entry's files, which the server decrypts for the principals allowed to see them (docs/security.md)".into(),
+                ));
+            }
             if entry.datadir.contains("%{") || entry.datadir.starts_with('/') {
                 return Err(refuse(format!(
                     "datadir \"{}\" is not a fixed directory inside the environment",
@@ -640,6 +647,10 @@ mod tests {
                 "where the layer keeps the directory it was imported from",
             ),
             ("- name: Up\n    path: ../x.yaml", "outside"),
+            (
+                "- name: S\n    lookup_key: eyaml_lookup_key\n    path: x.eyaml",
+                "read over files only",
+            ),
         ] {
             let e = layout(&format!("version: 5\nhierarchy:\n  {entry}\n")).unwrap_err();
             assert!(e.to_string().contains(reason), "{e}");

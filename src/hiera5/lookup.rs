@@ -5,7 +5,7 @@
 //! configured_data_provider.rb, data_hash_function_provider.rb,
 //! location_resolver.rb and functions/yaml_data.rb, json_data.rb.
 
-use super::config::{Config, Entry, Locations};
+use super::config::{Config, DataFormat, Entry, Locations};
 use super::error::{Error, Result};
 use super::explain::{Explainer, Kind};
 use super::key::LookupKey;
@@ -14,6 +14,8 @@ use super::options::{self, Compiled};
 use super::scope::Scope;
 use crate::hiera::budget::{Budget, Meter};
 use crate::hiera::{Hash, Value};
+use crate::secrets::{Decrypter, Keyring};
+use std::borrow::Cow;
 use std::cell::RefCell;
 use std::collections::HashMap;
 use std::rc::Rc;
@@ -50,7 +52,24 @@ pub trait Files {
     fn config(&self, _path: &str) -> Option<Arc<Config>> {
         None
     }
+    /// The eyaml key pair at these paths (an eyaml entry's
+    /// `pkcs7_private_key` and `pkcs7_public_key`), read when a value it
+    /// finds holds a block; `None`: blocks are answered as stored (a
+    /// server keeps no key files of the master's, and decrypts answers
+    /// afterwards for the principals allowed to see them).
+    fn eyaml_keys(&self, _private: &str, _public: &str) -> Option<Result<EyamlKeys, String>> {
+        None
+    }
 }
+
+/// An eyaml entry's key pair as a lookup found it: `None` when the files
+/// keep none (blocks answered as stored), else its decrypter or why its
+/// files cannot be read.
+type KeyPair = Option<Result<Rc<Decrypter>, String>>;
+
+/// An eyaml key pair read for a lookup ([`Files::eyaml_keys`]).
+#[derive(Debug)]
+pub struct EyamlKeys(pub(crate) Keyring);
 
 /// Where the three layers are.
 #[derive(Clone, Debug)]
@@ -122,6 +141,8 @@ pub struct Lookup<'f, F: Files> {
     /// What interpolation may spend (`hiera::budget`); unlimited, as in
     /// Puppet, unless [`Lookup::budget`] sets one.
     meter: RefCell<Meter>,
+    /// Eyaml key pairs read, by their paths (`None`: blocks kept).
+    eyaml: RefCell<HashMap<(String, String), KeyPair>>,
 }
 
 impl<F: Files> std::fmt::Debug for Lookup<'_, F> {
@@ -146,6 +167,7 @@ impl<'f, F: Files> Lookup<'f, F> {
             warnings: RefCell::default(),
             explainer: RefCell::default(),
             meter: RefCell::new(Meter::new(Budget::UNLIMITED)),
+            eyaml: RefCell::default(),
         }
     }
 
@@ -409,7 +431,7 @@ impl<'f, F: Files> Lookup<'f, F> {
     ) -> Result<Option<Value>> {
         // Puppet resolves the locations with nothing explained.
         let Some(locations) = self.without_explain(|| self.locations(layered, entry))? else {
-            return Err(missing_path());
+            return Err(missing_path(entry.format));
         };
         self.merged(strategy, locations.len(), |j| {
             let loc = &locations[j];
@@ -429,8 +451,12 @@ impl<'f, F: Files> Lookup<'f, F> {
                         Ok(None)
                     }
                     Some(v) if !is_rich_data(v) => Err(Error::Data(format!(
-                        "Value for key '{}', in hash returned from data_hash function '{}', when using location '{}', has wrong type, expects Puppet::LookupValue{}",
+                        "Value for key '{}', {} function '{}', when using location '{}', has wrong type, expects Puppet::LookupValue{}",
                         key.root,
+                        match entry.format.kind() {
+                            "data_hash" => "in hash returned from data_hash",
+                            _ => "returned from lookup_key",
+                        },
                         entry.format.function(),
                         loc.path,
                         match v {
@@ -439,13 +465,87 @@ impl<'f, F: Files> Lookup<'f, F> {
                         }
                     ))),
                     Some(v) => {
-                        let v = self.interpolate(v.clone(), &self.scope, true)?;
+                        let v = match entry.format {
+                            DataFormat::Eyaml => self.decrypted(v, entry, &key.root, &loc.path)?,
+                            DataFormat::Yaml | DataFormat::Json => Cow::Borrowed(v),
+                        };
+                        let v = self.interpolate(v.into_owned(), &self.scope, true)?;
                         self.explain(|e| e.found(&key.root, &v));
                         Ok(Some(v))
                     }
                 }
             })
         })
+    }
+
+    /// `value` of an eyaml entry with its blocks decrypted, as
+    /// eyaml_lookup_key.rb decrypts them (each String holding a block,
+    /// wherever it is; Hash keys never) before it interpolates; the key
+    /// pair is read only when a block is found.
+    fn decrypted<'v>(
+        &self,
+        value: &'v Value,
+        entry: &Entry,
+        key: &str,
+        path: &str,
+    ) -> Result<Cow<'v, Value>> {
+        if !crate::secrets::holds_block(value) {
+            return Ok(Cow::Borrowed(value));
+        }
+        let failed = |why: String| {
+            Error::Data(format!(
+                "hiera-eyaml backend error decrypting the value of '{key}' in {path}: {why}"
+            ))
+        };
+        let decrypter = self.decrypter(entry)?;
+        let Some(decrypter) = decrypter else {
+            return Ok(Cow::Borrowed(value));
+        };
+        match decrypter.map_err(failed)?.decrypt_value(value, key) {
+            Ok(Some(plain)) => Ok(Cow::Owned(plain)),
+            Ok(None) => Ok(Cow::Borrowed(value)),
+            // A GPG block, which hiera-eyaml reads with a plugin: named.
+            Err(e) if matches!(e.problem, crate::secrets::Problem::Scheme(_)) => {
+                Err(Error::Unsupported(format!("{path}: {e}")))
+            }
+            Err(e) => Err(failed(e.to_string())),
+        }
+    }
+
+    /// The decrypter of an eyaml entry's key pair: its options'
+    /// `pkcs7_private_key` and `pkcs7_public_key` interpolated, else
+    /// hiera-eyaml's defaults (`./keys/…`, from the working directory),
+    /// each pair read once a lookup.
+    fn decrypter(&self, entry: &Entry) -> Result<KeyPair> {
+        // Puppet interpolates them making the entry's provider, with
+        // nothing explained.
+        let options = match &entry.options {
+            Some(options) => self.without_explain(|| {
+                self.interpolate(Value::Hash(options.clone()), &self.scope, false)
+            })?,
+            None => Value::Hash(Hash::default()),
+        };
+        let path = |name: &str, default: &str| {
+            options
+                .as_hash()
+                .and_then(|o| o.get(&Value::str(name)))
+                .map_or_else(|| default.to_owned(), crate::hiera::render::ruby::to_s)
+        };
+        let pair = (
+            path("pkcs7_private_key", "./keys/private_key.pkcs7.pem"),
+            path("pkcs7_public_key", "./keys/public_key.pkcs7.pem"),
+        );
+        if let Some(known) = self.eyaml.borrow().get(&pair) {
+            return Ok(known.clone());
+        }
+        let read = self.files.eyaml_keys(&pair.0, &pair.1).map(|keys| {
+            keys.map(|EyamlKeys(keyring)| {
+                // Small: one lookup decrypts a few values.
+                Rc::new(Decrypter::for_hiera(Arc::new(keyring), 1 << 20))
+            })
+        });
+        self.eyaml.borrow_mut().insert(pair, read.clone());
+        Ok(read)
     }
 
     /// The merged `lookup_options` of the global and environment layers,
@@ -668,7 +768,7 @@ impl<'f, F: Files> Lookup<'f, F> {
         }
         if matches!(entry.locations, Locations::None | Locations::Uris(_)) {
             // Puppet calls the function without a `path`, which
-            // yaml_data and json_data refuse when the entry is read.
+            // the data functions refuse when the entry is read.
             return Ok(None);
         }
         Ok(Some(out))
@@ -691,10 +791,18 @@ fn is_rich_data(v: &Value) -> bool {
     }
 }
 
-fn missing_path() -> Error {
-    Error::Data(
-        "one of 'path', 'paths' 'glob', 'globs' or 'mapped_paths' must be declared in hiera.yaml when using this data_hash function".into(),
-    )
+/// yaml_data and json_data refuse a call without `path` as a lookup
+/// error; eyaml_lookup_key raises an `ArgumentError`, which Puppet prints.
+fn missing_path(format: DataFormat) -> Error {
+    let text = |prefix: &str, kind: &str| {
+        format!(
+            "{prefix}one of 'path', 'paths' 'glob', 'globs' or 'mapped_paths' must be declared in hiera.yaml when using this {kind} function"
+        )
+    };
+    match format {
+        DataFormat::Eyaml => Error::Function(text("'eyaml_lookup_key': ", "lookup_key")),
+        DataFormat::Yaml | DataFormat::Json => Error::Data(text("", "data_hash")),
+    }
 }
 
 /// `Pathname#+`: an absolute `path` replaces `dir`.

@@ -34,6 +34,6 @@ pub use layout::{
     CONFIG_RESOURCE, Form, Layout, MODULES_DIR, ORIGIN_RESOURCE, Place, Source, Unexpressible,
     config_module, module_config_resource,
 };
-pub use lookup::{Files, Lookup, Tree};
+pub use lookup::{EyamlKeys, Files, Lookup, Tree};
 pub use merge::Strategy;
 pub use scope::Scope;

@@ -41,4 +41,4 @@ pub(crate) mod walk;
 
 pub(crate) use block::{Output, format_block};
 pub(crate) use keyring::{KeyFiles, Keyring};
-pub(crate) use walk::Decrypter;
+pub(crate) use walk::{Decrypter, Problem, holds_block};

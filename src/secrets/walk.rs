@@ -240,7 +240,9 @@ impl Decrypter {
     }
 }
 
-fn holds_block(value: &Value) -> bool {
+/// Whether any String in `value` may hold a block (Hash keys are never
+/// read).
+pub(crate) fn holds_block(value: &Value) -> bool {
     match value {
         Value::String(text) => block::may_hold_block(text),
         Value::Array(items) => items.iter().any(holds_block),

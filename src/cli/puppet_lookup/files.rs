@@ -1,7 +1,8 @@
 //! The files of a Puppet tree on disk, for the Hiera 5 core: reads, and
 //! Ruby's `Dir.glob` (`*`, `**`, `?`, `[set]`, `{a,b}`), results sorted.
 
-use crate::hiera5::Files;
+use crate::hiera5::{EyamlKeys, Files};
+use crate::secrets::{KeyFiles, Keyring};
 use std::path::Path;
 
 /// The local file system.
@@ -20,6 +21,21 @@ impl Files for Disk {
 
     fn is_file(&self, path: &str) -> bool {
         Path::new(path).is_file()
+    }
+
+    /// Relative paths from the working directory, as hiera-eyaml opens
+    /// them.
+    fn eyaml_keys(&self, private: &str, public: &str) -> Option<Result<EyamlKeys, String>> {
+        let files = KeyFiles {
+            private_key: Some(private.into()),
+            public_key: Some(public.into()),
+            old_private_keys: Vec::new(),
+        };
+        Some(
+            Keyring::load(&files)
+                .map(EyamlKeys)
+                .map_err(|e| e.to_string()),
+        )
     }
 
     fn is_dir(&self, path: &str) -> bool {

@@ -1,5 +1,6 @@
 //! A layer's data files as Puppet's `yaml_data` and `json_data` read
-//! them (puppet/functions/yaml_data.rb, json_data.rb): parsed once per
+//! them (puppet/functions/yaml_data.rb, json_data.rb), and hiera-eyaml's
+//! `eyaml_lookup_key` (its blocks decrypted as values are found): parsed once per
 //! lookup, kept files read as Puppet reads them, a module's keys checked.
 
 use super::{Files, LOOKUP_OPTIONS, Lookup};
@@ -41,7 +42,8 @@ impl<F: Files> Lookup<'_, F> {
             None => self.files.read(path).unwrap_or_default(),
         };
         let mut hash = match format {
-            DataFormat::Yaml => {
+            // eyaml_lookup_key reads its files as yaml_data does.
+            DataFormat::Yaml | DataFormat::Eyaml => {
                 match parsed.map_or_else(|| crate::hiera::yaml::load_puppet(&text), Ok) {
                     Ok(Value::Hash(h)) => symkeys_to_string(h),
                     Ok(_) => {
@@ -67,7 +69,10 @@ impl<F: Files> Lookup<'_, F> {
                 }
             },
         };
-        if let Some(m) = module {
+        // Only a data_hash function's Hash is checked for the module's
+        // keys (`validate_data_hash`); a lookup_key function is asked
+        // only for keys of the module's.
+        if let Some(m) = module.filter(|_| format.kind() == "data_hash") {
             let prefix = format!("{m}::");
             let before = hash.len();
             hash.retain(|k, _| {

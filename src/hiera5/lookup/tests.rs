@@ -151,3 +151,78 @@ fn an_explanation_shows_each_location_and_the_merge() {
         "    Global Data Provider (hiera configuration version 5)\n      No such key: \"h\"\n"
     ));
 }
+
+#[test]
+fn an_eyaml_entry_without_key_files_answers_its_blocks_as_stored() {
+    // Files with no key pair (a store's): a block is answered as it is,
+    // its text around it interpolated; plain values as yaml_data's.
+    let block = "ENC[PKCS7,MIIBeQYJKoZIhvcNAQcDoIIBajCCAWYCAQAxggEhMIIBHQIBADAFMAACAQEw]";
+    let files = tree(&[
+        (
+            "/env/hiera.yaml",
+            "version: 5\nhierarchy:\n- {name: s, lookup_key: eyaml_lookup_key, path: common.eyaml, options: {pkcs7_private_key: /k/private.pem}}\n",
+        ),
+        (
+            "/env/data/common.eyaml",
+            &format!("plain: '%{{environment}}'\nsecret: {block}\n"),
+        ),
+    ]);
+    assert_eq!(
+        lookup_in(&files, "plain", None).unwrap(),
+        Some(Value::str("production"))
+    );
+    assert_eq!(
+        lookup_in(&files, "secret", None).unwrap(),
+        Some(Value::str(block))
+    );
+}
+
+#[test]
+fn an_eyaml_entry_whose_keys_cannot_be_read_fails_only_for_blocks() {
+    struct NoKeys(Texts);
+    impl Files for NoKeys {
+        fn read(&self, path: &str) -> Option<String> {
+            self.0.read(path)
+        }
+        fn is_file(&self, path: &str) -> bool {
+            self.0.is_file(path)
+        }
+        fn is_dir(&self, path: &str) -> bool {
+            self.0.is_dir(path)
+        }
+        fn glob(&self, pattern: &str) -> Vec<String> {
+            self.0.glob(pattern)
+        }
+        fn eyaml_keys(&self, private: &str, _: &str) -> Option<Result<EyamlKeys, String>> {
+            Some(Err(format!("cannot read {private}")))
+        }
+    }
+    let files = NoKeys(tree(&[
+        (
+            "/env/hiera.yaml",
+            "version: 5\nhierarchy:\n- {name: s, lookup_key: eyaml_lookup_key, path: common.eyaml}\n",
+        ),
+        (
+            "/env/data/common.eyaml",
+            "plain: clear\nsecret: ENC[PKCS7,MIIB]\n",
+        ),
+    ]));
+    let lookup = |key: &str| {
+        Lookup::new(
+            Tree {
+                global_config: "/conf/hiera.yaml".into(),
+                environment_dir: Some("/env".into()),
+            },
+            &files,
+            Scope::for_node(Hash::default(), "production"),
+        )
+        .lookup(&[key.to_owned()], None)
+    };
+    assert_eq!(lookup("plain").unwrap(), Some(Value::str("clear")));
+    let e = lookup("secret").unwrap_err().to_string();
+    assert!(
+        e.contains("decrypting the value of 'secret' in /env/data/common.eyaml")
+            && e.contains("cannot read ./keys/private_key.pkcs7.pem"),
+        "{e}"
+    );
+}

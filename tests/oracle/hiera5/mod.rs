@@ -6,6 +6,7 @@
 //! (checked against runs alone: `ALONE`).
 
 mod broken;
+mod eyaml;
 mod layers;
 mod server;
 mod tree;
@@ -323,7 +324,7 @@ pub(crate) fn puppet(root: &Path, jobs: &[Vec<String>], batch: usize) -> Vec<Out
         .collect()
 }
 
-fn hierad(root: &Path, args: &[String]) -> Outcome {
+pub(super) fn hierad(root: &Path, args: &[String]) -> Outcome {
     let mut all = vec!["puppet-lookup".to_owned()];
     all.extend(args[1..].iter().cloned());
     let refs: Vec<&str> = all.iter().map(String::as_str).collect();

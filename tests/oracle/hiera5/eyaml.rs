@@ -1,0 +1,239 @@
+//! `lookup_key: eyaml_lookup_key` (hiera-eyaml's Hiera 5 function,
+//! Debian's `hiera-eyaml`) through `hierad puppet-lookup` against the
+//! real `puppet lookup` over the same files: a key pair `eyaml createkeys`
+//! made, data files `eyaml encrypt --eyaml` encrypted (a block alone, in
+//! text, in a Hash and an Array, folded over lines, with interpolation
+//! in its plaintext), merged with a yaml_data entry; key files that are
+//! not there (read only when a block is found) and an entry without a
+//! path. Exit status, stdout and stderr byte for byte.
+
+use super::{BATCH, Outcome, common, hierad, puppet};
+use crate::binary;
+use crate::tools;
+use std::path::Path;
+
+const HIERA: &str = r#"version: 5
+defaults:
+  datadir: data
+hierarchy:
+  - name: "Secrets"
+    lookup_key: eyaml_lookup_key
+    paths:
+      - "roles/%{facts.role}.eyaml"
+      - "common.eyaml"
+    options:
+      pkcs7_private_key: "%{facts.keydir}/private_key.pkcs7.pem"
+      pkcs7_public_key: keys/public_key.pkcs7.pem
+  - name: "Common"
+    data_hash: yaml_data
+    path: "common.yaml"
+"#;
+
+/// Encrypted by `eyaml encrypt --eyaml` (each `DEC::PKCS7[…]!` becomes
+/// its `ENC[PKCS7,…]` block).
+const COMMON_EYAML: &str = r#"---
+lookup_options:
+  merged:
+    merge: deep
+plain: just text
+secret: DEC::PKCS7[s3cret]!
+with_interp: DEC::PKCS7[family is %{facts.os.family}]!
+around: "before DEC::PKCS7[middle]! after"
+list:
+  - DEC::PKCS7[one]!
+  - two
+nested:
+  user: admin
+  pass: DEC::PKCS7[hunter2]!
+  "%{facts.os.family}_key": v
+number: 42
+merged:
+  a: DEC::PKCS7[from eyaml]!
+folded: >
+  DEC::PKCS7[folded one]!
+"#;
+
+const ROLE_EYAML: &str = r#"---
+secret: DEC::PKCS7[web secret]!
+merged:
+  c: DEC::PKCS7[from the role]!
+"#;
+
+/// A yaml_data file: its block is answered as stored.
+const COMMON_YAML: &str = r#"---
+merged:
+  b: from yaml
+only_yaml: here
+yaml_block: DEC::PKCS7[not decrypted]!
+"#;
+
+/// Key files that are not there: read only when a block is found.
+const NO_KEYS: &str = r#"version: 5
+hierarchy:
+  - name: "Secrets"
+    lookup_key: eyaml_lookup_key
+    path: "common.eyaml"
+    options:
+      pkcs7_private_key: nokeys/private_key.pkcs7.pem
+      pkcs7_public_key: nokeys/public_key.pkcs7.pem
+"#;
+
+/// No path: eyaml_lookup_key raises, and Puppet prints it.
+const NO_PATH: &str = r#"version: 5
+hierarchy:
+  - name: "Somewhere"
+    lookup_key: eyaml_lookup_key
+    uri: "http://example.com/"
+"#;
+
+const CASES: &[&str] = &[
+    "plain",
+    "secret",
+    "with_interp",
+    "around",
+    "list",
+    "nested",
+    "nested.pass",
+    "--render-as json nested",
+    "number",
+    "merged",
+    "--merge first merged",
+    "folded",
+    "only_yaml",
+    "yaml_block",
+    "no_such_key",
+    "--merge unique list",
+    "--explain secret",
+    "--explain merged",
+    "--explain nested.pass",
+    "--facts other.json secret",
+    "--environment nokeys plain",
+    "--environment nokeys secret",
+    "--environment nopath plain",
+];
+
+fn write(path: &Path, text: &str) {
+    std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+    std::fs::write(path, text).unwrap();
+}
+
+/// `text`'s `DEC::PKCS7[…]!` blocks encrypted by `eyaml encrypt --eyaml`.
+fn encrypted(root: &Path, text: &str) -> String {
+    let plain = root.join("plain.eyaml");
+    write(&plain, text);
+    let out = tools::command("eyaml")
+        .args(["encrypt", "--eyaml"])
+        .arg(&plain)
+        .current_dir(root)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", binary::text(&out.stderr));
+    let text = binary::text(&out.stdout);
+    assert!(
+        text.contains("ENC[PKCS7,") && !text.contains("DEC::"),
+        "eyaml encrypted every block: {text}"
+    );
+    text
+}
+
+#[test]
+fn eyaml_lookup_key_answers_as_puppet_lookup_does() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    let made = tools::command("eyaml")
+        .arg("createkeys")
+        .current_dir(root)
+        .output()
+        .unwrap();
+    assert!(made.status.success(), "{}", binary::text(&made.stderr));
+    let env = root.join("envs/production");
+    write(&env.join("hiera.yaml"), HIERA);
+    write(
+        &env.join("data/common.eyaml"),
+        &encrypted(root, COMMON_EYAML),
+    );
+    write(
+        &env.join("data/roles/web.eyaml"),
+        &encrypted(root, ROLE_EYAML),
+    );
+    write(&env.join("data/common.yaml"), &encrypted(root, COMMON_YAML));
+    write(&root.join("envs/nokeys/hiera.yaml"), NO_KEYS);
+    write(
+        &root.join("envs/nokeys/data/common.eyaml"),
+        &encrypted(root, "plain: in the clear\nsecret: DEC::PKCS7[x]!\n"),
+    );
+    write(&root.join("envs/nopath/hiera.yaml"), NO_PATH);
+    // The private key's folder comes from a fact: options interpolate.
+    write(
+        &root.join("facts.json"),
+        r#"{"os": {"family": "Debian"}, "role": "web", "keydir": "keys"}"#,
+    );
+    write(
+        &root.join("other.json"),
+        r#"{"os": {"family": "RedHat"}, "role": "db", "keydir": "keys"}"#,
+    );
+    std::fs::create_dir_all(root.join("conf")).unwrap();
+
+    let jobs: Vec<Vec<String>> = CASES
+        .iter()
+        .enumerate()
+        .map(|(run, case)| {
+            let mut args = common(root, run, "web1.example.com");
+            let mine = crate::shell::shell_split(case).expect("case splits");
+            if !mine.iter().any(|w| w == "--facts") {
+                args.extend(["--facts".into(), "facts.json".into()]);
+            }
+            if !mine.iter().any(|w| w == "--environment") {
+                args.extend(["--environment".into(), "production".into()]);
+            }
+            args.extend(mine);
+            args
+        })
+        .collect();
+    let expected = puppet(root, &jobs, BATCH);
+    assert_eq!(expected.len(), CASES.len(), "one Puppet answer per case");
+
+    // Guards against passing vacuously: Puppet decrypted (the plaintexts
+    // are in its answers, no block is), and failed where it should.
+    let all_out: String = expected.iter().map(|o| o.stdout.as_str()).collect();
+    for plaintext in [
+        "s3cret",
+        "web secret",
+        "family is Debian",
+        "before middle after",
+        "hunter2",
+        "folded one",
+        "from the role",
+    ] {
+        assert!(
+            all_out.contains(plaintext),
+            "Puppet answered {plaintext:?}: {all_out}"
+        );
+    }
+    let at = |case: &str| &expected[CASES.iter().position(|c| *c == case).unwrap()];
+    assert!(at("yaml_block").stdout.contains("ENC[PKCS7,"));
+    assert_eq!(at("--environment nokeys plain").status, 0);
+    assert_eq!(at("--environment nokeys secret").status, 1);
+    assert!(
+        at("--environment nopath plain")
+            .stderr
+            .contains("eyaml_lookup_key")
+    );
+
+    let mut problems = Vec::new();
+    for ((case, args), want) in CASES.iter().zip(&jobs).zip(&expected) {
+        let got: Outcome = hierad(root, args);
+        if got != *want {
+            problems.push(format!(
+                "puppet-lookup {case}\n  puppet: {want:?}\n  hierad: {got:?}"
+            ));
+        }
+    }
+    assert!(
+        problems.is_empty(),
+        "{} of {} cases differ:\n{}",
+        problems.len(),
+        CASES.len(),
+        problems.join("\n")
+    );
+}
