@@ -63,8 +63,8 @@ fn a_tree_answers_and_a_missing_key_exits_1_silently() {
 fn data_functions_hierad_does_not_read_are_named() {
     for (entry, named) in [
         (
-            "lookup_key: eyaml_lookup_key",
-            "'lookup_key: eyaml_lookup_key'",
+            "path: common.yaml\n    lookup_key: hiera_vault",
+            "'lookup_key: hiera_vault'",
         ),
         (
             "path: common.yaml\n    data_hash: my_data",
