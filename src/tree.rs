@@ -89,6 +89,18 @@ pub(crate) fn read_tree(root: &Path) -> Result<Vec<TreeFile>, TreeError> {
     read_tree_with(root, &Limits::default(), &mut |_, _| {})
 }
 
+/// [`read_tree`], and hiera-eyaml's `*.eyaml` files too, each the
+/// resource its path names with the extension kept (`common.eyaml`,
+/// beside `common` for `common.yaml`): a Puppet environment's datadir,
+/// where Hiera 5's eyaml_lookup_key reads them.
+///
+/// # Errors
+///
+/// As [`read_tree_with`].
+pub(crate) fn read_puppet_tree(root: &Path) -> Result<Vec<TreeFile>, TreeError> {
+    read_files(root, &Limits::default(), true, &mut |_, _| {})
+}
+
 /// Reads every data file under `root`, sorted by resource name.
 ///
 /// Only regular files and folders inside the tree are read; links are
@@ -112,6 +124,16 @@ pub(crate) fn read_tree_with(
     limits: &Limits,
     on_file: &mut dyn FnMut(usize, usize),
 ) -> Result<Vec<TreeFile>, TreeError> {
+    read_files(root, limits, false, on_file)
+}
+
+/// [`read_tree_with`], `*.eyaml` files included when `eyaml`.
+fn read_files(
+    root: &Path,
+    limits: &Limits,
+    eyaml: bool,
+    on_file: &mut dyn FnMut(usize, usize),
+) -> Result<Vec<TreeFile>, TreeError> {
     let root_fd = rustix::fs::open(
         root,
         OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC,
@@ -123,7 +145,15 @@ pub(crate) fn read_tree_with(
         e => tree_error!("cannot read {}: {e}", root.display()),
     })?;
     let mut found = Vec::new();
-    walk(root_fd.as_fd(), root, Path::new(""), 0, limits, &mut found)?;
+    let listing = Listing { limits, eyaml };
+    walk(
+        root_fd.as_fd(),
+        root,
+        Path::new(""),
+        0,
+        &listing,
+        &mut found,
+    )?;
     found.sort_by(|a, b| a.rel.cmp(&b.rel));
     let mut resources: HashMap<String, &Path> = HashMap::with_capacity(found.len());
     let mut named = Vec::with_capacity(found.len());
@@ -181,6 +211,13 @@ struct Found {
     size: u64,
 }
 
+/// What a [`walk`] lists: files within `limits`, `*.eyaml` ones too
+/// when `eyaml`.
+struct Listing<'l> {
+    limits: &'l Limits,
+    eyaml: bool,
+}
+
 /// Lists the data files under the folder `dir` (shown as `shown`, `rel`
 /// under the root) into `out`, names sorted so errors come in the same
 /// order on every run. Reads no file.
@@ -189,9 +226,10 @@ fn walk(
     shown: &Path,
     rel: &Path,
     depth: usize,
-    limits: &Limits,
+    listing: &Listing<'_>,
     out: &mut Vec<Found>,
 ) -> Result<(), TreeError> {
+    let limits = listing.limits;
     let io = |e: Errno| tree_error!("cannot read {}: {e}", shown.display());
     let mut names: Vec<OsString> = Vec::new();
     for entry in rustix::fs::Dir::read_from(dir).map_err(io)? {
@@ -208,7 +246,7 @@ fn walk(
         let io = |e: Errno| tree_error!("cannot read {}: {e}", path.display());
         let stat =
             rustix::fs::statat(dir, name.as_os_str(), AtFlags::SYMLINK_NOFOLLOW).map_err(io)?;
-        let is_data = is_data_name(&name);
+        let is_data = is_data_name(&name, listing.eyaml);
         match FileType::from_raw_mode(stat.st_mode) {
             FileType::Directory => {
                 if depth >= MAX_DEPTH {
@@ -218,7 +256,14 @@ fn walk(
                     ));
                 }
                 let sub = open_dir_at(dir, &name, &path)?;
-                walk(sub.as_fd(), &path, &rel.join(&name), depth + 1, limits, out)?;
+                walk(
+                    sub.as_fd(),
+                    &path,
+                    &rel.join(&name),
+                    depth + 1,
+                    listing,
+                    out,
+                )?;
             }
             FileType::RegularFile if is_data => {
                 let size = u64::try_from(stat.st_size).unwrap_or(0);
@@ -248,10 +293,10 @@ fn walk(
     Ok(())
 }
 
-fn is_data_name(name: &OsStr) -> bool {
+fn is_data_name(name: &OsStr, eyaml: bool) -> bool {
     Path::new(name)
         .extension()
-        .is_some_and(|e| e == "yaml" || e == "json")
+        .is_some_and(|e| e == "yaml" || e == "json" || (eyaml && e == "eyaml"))
 }
 
 /// A folder inside a folder, never through a link.
@@ -386,10 +431,15 @@ fn total_error(root: &Path, total: u64, limits: &Limits) -> TreeError {
     )
 }
 
-/// `override/node/n1` for `override/node/n1.yaml` under the root.
+/// `override/node/n1` for `override/node/n1.yaml` under the root;
+/// `common.eyaml` for `common.eyaml`.
 fn resource_name(root: &Path, rel: &Path) -> Result<String, TreeError> {
     let path = root.join(rel);
-    let relative = rel.with_extension("");
+    let relative = if rel.extension().is_some_and(|e| e == "eyaml") {
+        rel.to_path_buf()
+    } else {
+        rel.with_extension("")
+    };
     let parts: Option<Vec<&str>> = relative
         .components()
         .map(|c| c.as_os_str().to_str())
@@ -524,6 +574,23 @@ pub(crate) mod tests {
         .unwrap();
         assert_eq!(docs.len(), 3);
         assert_eq!(seen, [(1, 3), (2, 3), (3, 3)]);
+    }
+
+    #[test]
+    fn eyaml_files_are_read_only_for_a_puppet_environment_and_keep_their_extension() {
+        let dir = three_files();
+        std::fs::write(dir.path().join("a.eyaml"), "s: ENC[PKCS7,x]\n").unwrap();
+        let names = |docs: Vec<TreeFile>| docs.into_iter().map(|d| d.resource).collect::<Vec<_>>();
+        assert_eq!(names(read_tree(dir.path()).unwrap()), ["a", "b", "c"]);
+        assert_eq!(
+            names(read_puppet_tree(dir.path()).unwrap()),
+            ["a", "a.eyaml", "b", "c"]
+        );
+        // A link named like eyaml data is refused there, as any data link.
+        std::os::unix::fs::symlink("/etc/passwd", dir.path().join("p.eyaml")).unwrap();
+        assert!(read_tree(dir.path()).is_ok());
+        let err = read_puppet_tree(dir.path()).unwrap_err().to_string();
+        assert!(err.contains("p.eyaml"), "{err}");
     }
 
     #[test]

@@ -12,7 +12,7 @@ use crate::hiera::{Hash, Value};
 use crate::hiera5::{
     CONFIG_RESOURCE, Config, Layout, MODULES_DIR, ORIGIN_RESOURCE, module_config_resource,
 };
-use crate::tree::{TreeError, TreeFile, read_file, read_tree};
+use crate::tree::{TreeError, TreeFile, read_file, read_puppet_tree};
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
@@ -121,7 +121,7 @@ pub(crate) fn read(dir: &Path) -> Result<Environment5, Refusal> {
             // (`Content::File`) and is stored as such: Hiera fails only
             // the lookups that read it. One whose only fault for Hiera 3
             // is an alias is data to Puppet.
-            for mut file in read_tree(&root)? {
+            for mut file in read_puppet_tree(&root)? {
                 if let Content::File(kept) = &file.content {
                     if let Some(data) = kept.puppet_data() {
                         file.content = Content::Data(data);

@@ -21,8 +21,13 @@
 //! path, functions in a path, an interpolated glob) is refused, naming
 //! the entry.
 
-use super::config::{Config, Locations};
+use super::config::{Config, DataFormat, Locations};
 use super::glob::glob_regex;
+
+/// What an eyaml entry's resources end in (`common.eyaml`, `nodes.eyaml`):
+/// a site keeps `common.yaml` and `common.eyaml` side by side, read by
+/// two entries, and they stay two resources.
+const EYAML_TAG: &str = ".eyaml";
 
 /// The resource whose root document is the environment's hiera.yaml.
 pub const CONFIG_RESOURCE: &str = "hiera";
@@ -98,6 +103,9 @@ struct Placement {
     /// A glob's matcher, and the directory its files' resources are
     /// named under (the layer's datadir).
     glob: Option<(regex::Regex, String)>,
+    /// [`EYAML_TAG`] for an eyaml entry's location, after its resources'
+    /// names; else empty.
+    tag: &'static str,
 }
 
 impl Placement {
@@ -191,13 +199,6 @@ impl Layout {
                 entry: entry.name.clone(),
                 reason,
             };
-            // Its files are the master's, with the master's key pair;
-            // a server decrypts with its own, for the principals allowed.
-            if entry.format == super::config::DataFormat::Eyaml {
-                return Err(refuse(
-                    "'lookup_key: eyaml_lookup_key' is read over files only (`hierad puppet-lookup`); keep its encrypted values in a yaml_data entry's files, which the server decrypts for the principals allowed to see them (docs/security.md)".into(),
-                ));
-            }
             if entry.datadir.contains("%{") || entry.datadir.starts_with('/') {
                 return Err(refuse(format!(
                     "datadir \"{}\" is not a fixed directory inside the environment",
@@ -208,6 +209,10 @@ impl Layout {
                 entry: &entry.name,
                 module: layer.module,
                 base: join(&layer.root, &entry.datadir),
+                tag: match entry.format {
+                    DataFormat::Eyaml => EYAML_TAG,
+                    DataFormat::Yaml | DataFormat::Json => "",
+                },
             };
             let placed: Vec<Placement> = match &entry.locations {
                 Locations::Paths(paths) => paths
@@ -331,7 +336,10 @@ impl Layout {
         for resource in resources {
             for p in &globs {
                 let Some((_, base)) = &p.glob else { continue };
-                let Some(rel) = resource.strip_prefix(p.resource.as_str()) else {
+                let Some(rel) = resource
+                    .strip_prefix(p.resource.as_str())
+                    .and_then(|r| r.strip_suffix(p.tag))
+                else {
                     continue;
                 };
                 let path = join(base, &format!("{rel}{}", p.suffix));
@@ -352,7 +360,7 @@ impl Placement {
         if let Some((re, base)) = &self.glob {
             let stem = path.strip_suffix(&self.suffix)?;
             let rel = under(base, stem)?;
-            let resource = format!("{}{rel}", self.resource);
+            let resource = format!("{}{rel}{}", self.resource, self.tag);
             // Never a layer's hiera.yaml (`data/hiera.yaml` under a
             // datadir of `.`, or a module's under `**`).
             let ok = re.is_match(path)
@@ -382,6 +390,8 @@ struct Placing<'a> {
     module: Option<&'a str>,
     /// The layer's datadir under the environment's directory.
     base: String,
+    /// [`Placement::tag`].
+    tag: &'static str,
 }
 
 impl Placing<'_> {
@@ -398,6 +408,7 @@ impl Placing<'_> {
                 .module
                 .map_or_else(String::new, |m| format!("{MODULES_DIR}/{m}/")),
             glob: None,
+            tag: self.tag,
         }
     }
 
@@ -418,6 +429,7 @@ impl Placing<'_> {
                 ));
             }
             p.resource += &resource_name(under(&self.base, &full).unwrap_or(&full), None);
+            p.resource += self.tag;
             p.prefix = full;
             return checked(p);
         };
@@ -456,6 +468,7 @@ impl Placing<'_> {
             &relative.replacen(&format!("%{{{token}}}"), "", 1),
             Some(level),
         );
+        p.resource += self.tag;
         p.prefix = prefix.to_owned();
         p.level = Some(level.to_owned());
         p.token = format!("%{{{token}}}");
@@ -567,195 +580,4 @@ fn join(dir: &str, path: &str) -> String {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::hiera::yaml;
-
-    fn layout(text: &str) -> Result<Layout, Unexpressible> {
-        let text = text.replacen(
-            "hierarchy:",
-            "defaults: {data_hash: yaml_data}\nhierarchy:",
-            1,
-        );
-        let config = Config::from_value("hiera.yaml", &yaml::load(&text).unwrap()).unwrap();
-        Layout::of(&config)
-    }
-
-    const CONTROL: &str = "version: 5\nhierarchy:\n  - name: Nodes\n    path: nodes/%{trusted.certname}.yaml\n  - name: OS\n    path: os/%{facts.os.family}.yaml\n  - name: Common\n    paths: [common.yaml, \"%{::role}.yaml\"]\n";
-
-    #[test]
-    fn files_are_placed_at_the_level_their_path_interpolates() {
-        let l = layout(CONTROL).unwrap();
-        assert_eq!(l.levels(), ["role", "facts.os.family", "trusted.certname"]);
-        let at = |path: &str| {
-            l.places(path)
-                .into_iter()
-                .map(|p| (p.level, p.resource))
-                .collect::<Vec<_>>()
-        };
-        let lv = |l: &str, v: &str| Some((l.to_owned(), v.to_owned()));
-        assert_eq!(
-            at("data/nodes/web1.yaml"),
-            [(lv("trusted.certname", "web1"), "nodes".into())]
-        );
-        assert_eq!(
-            at("data/os/Debian.yaml"),
-            [(lv("facts.os.family", "Debian"), "os".into())]
-        );
-        // Both locations name it: a node whose role is `common` reads it too.
-        assert_eq!(
-            at("data/common.yaml"),
-            [
-                (None, "common".to_owned()),
-                (lv("role", "common"), "role".into())
-            ]
-        );
-        assert_eq!(at("data/db.yaml"), [(lv("role", "db"), "role".into())]);
-        assert_eq!(at("data/nodes/a/b.yaml"), []);
-        assert_eq!(at("data/nodes/.yaml"), []);
-        assert_eq!(at("other/common.yaml"), []);
-    }
-
-    #[test]
-    fn what_has_no_form_is_refused_naming_the_entry() {
-        for (entry, reason) in [
-            ("- name: G\n    glob: \"%{facts.x}/*.yaml\"", "interpolates"),
-            ("- name: E\n    glob: \"x/*\"", "extension"),
-            ("- name: U\n    uri: \"http://x\"", "no path, glob"),
-            (
-                "- name: M\n    mapped_paths: [facts.x, y, \"%{facts.z}.yaml\"]",
-                "not its key y",
-            ),
-            (
-                "- name: N\n    mapped_paths: [facts.x, y, \"fixed.yaml\"]",
-                "does not interpolate its key",
-            ),
-            (
-                "- name: Two\n    path: \"%{facts.a}/%{facts.b}.yaml\"",
-                "more than one variable",
-            ),
-            (
-                "- name: F\n    path: \"%{lookup('x')}.yaml\"",
-                "not a variable",
-            ),
-            (
-                "- name: H\n    path: hiera.yaml",
-                "where the layer keeps its hiera.yaml",
-            ),
-            (
-                "- name: O\n    path: hiera-origin.yaml",
-                "where the layer keeps the directory it was imported from",
-            ),
-            ("- name: Up\n    path: ../x.yaml", "outside"),
-            (
-                "- name: S\n    lookup_key: eyaml_lookup_key\n    path: x.eyaml",
-                "read over files only",
-            ),
-        ] {
-            let e = layout(&format!("version: 5\nhierarchy:\n  {entry}\n")).unwrap_err();
-            assert!(e.to_string().contains(reason), "{e}");
-            assert_eq!(e.entry, entry[8..].split('\n').next().unwrap());
-        }
-        let e = layout("version: 5\nhierarchy:\n  - name: A\n    path: x/%{facts.a}.yaml\n  - name: B\n    path: x.yaml\n").unwrap_err();
-        assert_eq!(e.entry, "B");
-        assert!(e.to_string().contains("one resource \"x\""), "{e}");
-    }
-
-    #[test]
-    fn a_mapped_path_is_a_level_named_for_the_mapped_variable() {
-        let l = layout("version: 5\nhierarchy:\n  - name: S\n    mapped_paths: [facts.services, tmp, \"service/%{tmp}.yaml\"]\n").unwrap();
-        assert_eq!(l.levels(), ["facts.services"]);
-        let place = &l.places("data/service/db.yaml")[0];
-        assert_eq!(
-            (&place.level, place.resource.as_str()),
-            (&Some(("facts.services".into(), "db".into())), "service")
-        );
-        assert_eq!(l.sources()[0].form, Form::Mapped);
-    }
-
-    #[test]
-    fn a_glob_names_a_fixed_set_of_files_each_its_own_resource() {
-        let l = layout("version: 5\nhierarchy:\n  - name: G\n    glob: \"shared/*.yaml\"\n  - name: C\n    path: common.yaml\n").unwrap();
-        let at = |path: &str| {
-            l.places(path)
-                .into_iter()
-                .map(|p| (p.level, p.resource, p.glob))
-                .collect::<Vec<_>>()
-        };
-        let glob = Some("data/shared/*.yaml".to_owned());
-        assert_eq!(
-            at("data/shared/a.yaml"),
-            [(None, "shared/a".to_owned(), glob.clone())]
-        );
-        assert_eq!(at("data/shared/a.json"), []);
-        assert_eq!(at("data/shared/x/a.yaml"), []);
-        let kept = ["common", "hiera", "shared/b", "shared/a", "shared"];
-        assert_eq!(
-            l.glob_paths("data/shared/*.yaml", kept.into_iter()),
-            ["data/shared/a.yaml", "data/shared/b.yaml"]
-        );
-        assert!(
-            l.glob_paths("data/other/*.yaml", kept.into_iter())
-                .is_empty()
-        );
-        // A glob over the datadir never names the layer's hiera.yaml.
-        let l = layout("version: 5\nhierarchy:\n  - name: G\n    glob: \"*.yaml\"\n").unwrap();
-        assert_eq!(
-            l.glob_paths("data/*.yaml", ["hiera", "a"].into_iter()),
-            ["data/a.yaml"]
-        );
-        let l = layout(
-            "version: 5\nhierarchy:\n  - name: G\n    datadir: .\n    glob: \"**/*.yaml\"\n",
-        )
-        .unwrap();
-        assert_eq!(l.places("modules/ntp/hiera.yaml"), []);
-        assert_eq!(l.places("hiera.yaml"), []);
-        assert_eq!(l.places("x/y.yaml")[0].resource, "x/y");
-    }
-
-    #[test]
-    fn a_modules_files_are_kept_under_its_name() {
-        let mut l = layout(CONTROL).unwrap();
-        let module =
-            |text: &str| Config::from_value("hiera.yaml", &yaml::load(text).unwrap()).unwrap();
-        l.add_module(
-            "ntp",
-            &module("version: 5\nhierarchy:\n  - {name: OS, path: \"os/%{facts.os.family}.yaml\", data_hash: yaml_data}\n  - {name: C, path: common.yaml, data_hash: yaml_data}\n"),
-        )
-        .unwrap();
-        let at = |path: &str| {
-            l.places(path)
-                .into_iter()
-                .map(|p| (p.module, p.level.map(|(_, v)| v), p.resource))
-                .collect::<Vec<_>>()
-        };
-        let ntp = Some("ntp".to_owned());
-        assert_eq!(
-            at("modules/ntp/data/os/Debian.yaml"),
-            [(ntp.clone(), Some("Debian".into()), "modules/ntp/os".into())]
-        );
-        assert_eq!(
-            at("modules/ntp/data/common.yaml"),
-            [(ntp, None, "modules/ntp/common".into())]
-        );
-        assert_eq!(at("modules/apache/data/common.yaml"), []);
-        // The levels are shared; the printed hierarchy is the environment's.
-        assert_eq!(l.levels(), ["role", "facts.os.family", "trusted.certname"]);
-        assert!(
-            l.sources()
-                .iter()
-                .all(|s| !s.resource.starts_with("modules/"))
-        );
-        assert_eq!(config_module(&module_config_resource("ntp")), Some("ntp"));
-        assert_eq!(config_module("modules/ntp/os"), None);
-        let e = l
-            .add_module("bad", &module("version: 5\nhierarchy:\n  - {name: H, path: hiera.yaml, data_hash: yaml_data}\n"))
-            .unwrap_err();
-        assert_eq!(e.module.as_deref(), Some("bad"));
-        assert!(
-            e.to_string()
-                .starts_with("module \"bad\": hierarchy entry \"H\""),
-            "{e}"
-        );
-    }
-}
+mod tests;

@@ -14,12 +14,14 @@ use super::options::{self, Compiled};
 use super::scope::Scope;
 use crate::hiera::budget::{Budget, Meter};
 use crate::hiera::{Hash, Value};
-use crate::secrets::{Decrypter, Keyring};
+use eyaml::KeyPair;
 use std::borrow::Cow;
 use std::cell::RefCell;
 use std::collections::HashMap;
 use std::rc::Rc;
 use std::sync::Arc;
+
+pub use eyaml::EyamlKeys;
 
 /// The files a lookup reads: the one door to I/O, so the semantics stay
 /// pure and testable over a map of texts.
@@ -61,15 +63,6 @@ pub trait Files {
         None
     }
 }
-
-/// An eyaml entry's key pair as a lookup found it: `None` when the files
-/// keep none (blocks answered as stored), else its decrypter or why its
-/// files cannot be read.
-type KeyPair = Option<Result<Rc<Decrypter>, String>>;
-
-/// An eyaml key pair read for a lookup ([`Files::eyaml_keys`]).
-#[derive(Debug)]
-pub struct EyamlKeys(pub(crate) Keyring);
 
 /// Where the three layers are.
 #[derive(Clone, Debug)]
@@ -478,76 +471,6 @@ impl<'f, F: Files> Lookup<'f, F> {
         })
     }
 
-    /// `value` of an eyaml entry with its blocks decrypted, as
-    /// eyaml_lookup_key.rb decrypts them (each String holding a block,
-    /// wherever it is; Hash keys never) before it interpolates; the key
-    /// pair is read only when a block is found.
-    fn decrypted<'v>(
-        &self,
-        value: &'v Value,
-        entry: &Entry,
-        key: &str,
-        path: &str,
-    ) -> Result<Cow<'v, Value>> {
-        if !crate::secrets::holds_block(value) {
-            return Ok(Cow::Borrowed(value));
-        }
-        let failed = |why: String| {
-            Error::Data(format!(
-                "hiera-eyaml backend error decrypting the value of '{key}' in {path}: {why}"
-            ))
-        };
-        let decrypter = self.decrypter(entry)?;
-        let Some(decrypter) = decrypter else {
-            return Ok(Cow::Borrowed(value));
-        };
-        match decrypter.map_err(failed)?.decrypt_value(value, key) {
-            Ok(Some(plain)) => Ok(Cow::Owned(plain)),
-            Ok(None) => Ok(Cow::Borrowed(value)),
-            // A GPG block, which hiera-eyaml reads with a plugin: named.
-            Err(e) if matches!(e.problem, crate::secrets::Problem::Scheme(_)) => {
-                Err(Error::Unsupported(format!("{path}: {e}")))
-            }
-            Err(e) => Err(failed(e.to_string())),
-        }
-    }
-
-    /// The decrypter of an eyaml entry's key pair: its options'
-    /// `pkcs7_private_key` and `pkcs7_public_key` interpolated, else
-    /// hiera-eyaml's defaults (`./keys/…`, from the working directory),
-    /// each pair read once a lookup.
-    fn decrypter(&self, entry: &Entry) -> Result<KeyPair> {
-        // Puppet interpolates them making the entry's provider, with
-        // nothing explained.
-        let options = match &entry.options {
-            Some(options) => self.without_explain(|| {
-                self.interpolate(Value::Hash(options.clone()), &self.scope, false)
-            })?,
-            None => Value::Hash(Hash::default()),
-        };
-        let path = |name: &str, default: &str| {
-            options
-                .as_hash()
-                .and_then(|o| o.get(&Value::str(name)))
-                .map_or_else(|| default.to_owned(), crate::hiera::render::ruby::to_s)
-        };
-        let pair = (
-            path("pkcs7_private_key", "./keys/private_key.pkcs7.pem"),
-            path("pkcs7_public_key", "./keys/public_key.pkcs7.pem"),
-        );
-        if let Some(known) = self.eyaml.borrow().get(&pair) {
-            return Ok(known.clone());
-        }
-        let read = self.files.eyaml_keys(&pair.0, &pair.1).map(|keys| {
-            keys.map(|EyamlKeys(keyring)| {
-                // Small: one lookup decrypts a few values.
-                Rc::new(Decrypter::for_hiera(Arc::new(keyring), 1 << 20))
-            })
-        });
-        self.eyaml.borrow_mut().insert(pair, read.clone());
-        Ok(read)
-    }
-
     /// The merged `lookup_options` of the global and environment layers,
     /// and of `module`'s when the key is in one (`retrieve_lookup_options`,
     /// explained as a search of its own the first time).
@@ -823,5 +746,6 @@ fn parent(path: &str) -> String {
 }
 
 mod data;
+mod eyaml;
 #[cfg(test)]
 mod tests;

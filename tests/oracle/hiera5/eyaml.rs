@@ -6,9 +6,16 @@
 //! in its plaintext), merged with a yaml_data entry; key files that are
 //! not there (read only when a block is found) and an entry without a
 //! path. Exit status, stdout and stderr byte for byte.
+//!
+//! Then the environment moved into a server by `hierad import-environment`
+//! (its `.eyaml` files as resources of their own beside the `.yaml` ones),
+//! the server holding the same key pair: `hierad puppet-lookup --server`
+//! with a token that may decrypt answers as Puppet does over the files,
+//! and one that may not gets the blocks as stored.
 
 use super::{BATCH, Outcome, common, hierad, puppet};
 use crate::binary;
+use crate::server::TestServer;
 use crate::tools;
 use std::path::Path;
 
@@ -85,6 +92,30 @@ hierarchy:
     lookup_key: eyaml_lookup_key
     uri: "http://example.com/"
 "#;
+
+/// The cases `hierad puppet-lookup --server` answers as Puppet does over
+/// the files. Not asked of the server: a plaintext holding `%{…}` (the
+/// server decrypts after the lookup and answers it as it is:
+/// docs/security.md), a yaml_data file's block (the server decrypts it
+/// too), explanations (their values are shown as stored) and the two
+/// environments the import refuses or reads with other keys.
+const SERVER_CASES: &[&str] = &[
+    "plain",
+    "secret",
+    "around",
+    "list",
+    "nested",
+    "nested.pass",
+    "--render-as json nested",
+    "number",
+    "merged",
+    "--merge first merged",
+    "folded",
+    "only_yaml",
+    "no_such_key",
+    "--merge unique list",
+    "--facts other.json secret",
+];
 
 const CASES: &[&str] = &[
     "plain",
@@ -235,5 +266,93 @@ fn eyaml_lookup_key_answers_as_puppet_lookup_does() {
         problems.len(),
         CASES.len(),
         problems.join("\n")
+    );
+
+    // Into a server that holds the same key pair.
+    let db = root.join("hierad.db");
+    let imported = binary::output(
+        binary::command(&[
+            "import-environment",
+            env.to_str().unwrap(),
+            "--env",
+            "1",
+            "--db",
+            db.to_str().unwrap(),
+        ]),
+        None,
+    );
+    assert!(imported.status.success(), "{imported:?}");
+    let printed = binary::text(&imported.stdout);
+    assert!(
+        printed.contains("uri: \"common.eyaml\"") && printed.contains("uri: \"common\""),
+        "the eyaml files are resources of their own: {printed}"
+    );
+    let auth = root.join("auth.toml");
+    let token = |name: &str, decrypt: bool| {
+        let mut args = vec!["auth", "add-token", "--file", auth.to_str().unwrap()];
+        args.extend(["--role", "read", name]);
+        if decrypt {
+            args.push("--decrypt");
+        }
+        let out = binary::output(binary::command(&args[..]), None);
+        assert!(out.status.success(), "{out:?}");
+        binary::text(&out.stdout).trim().to_owned()
+    };
+    let (master, reader) = (token("master", true), token("reader", false));
+    let keys = root.join("keys");
+    let server = TestServer::start_on(
+        &db,
+        &[
+            "--no-sample",
+            "--auth",
+            auth.to_str().unwrap(),
+            "--eyaml-private-key",
+            keys.join("private_key.pkcs7.pem").to_str().unwrap(),
+            "--eyaml-public-key",
+            keys.join("public_key.pkcs7.pem").to_str().unwrap(),
+        ][..],
+    );
+    let ask = |case: &str, token: &str| {
+        let mut args = vec![
+            "puppet-lookup",
+            "--server",
+            server.url.as_str(),
+            "--env",
+            "1",
+        ];
+        args.extend(["--node", "web1.example.com"]);
+        let mine = crate::shell::shell_split(case).expect("case splits");
+        if !mine.iter().any(|w| w == "--facts") {
+            args.extend(["--facts", "facts.json"]);
+        }
+        args.extend(mine.iter().map(String::as_str));
+        let mut command = binary::command(&args[..]);
+        command.current_dir(root).env("HIERAD_TOKEN", token);
+        binary::output(command, None)
+    };
+    let mut problems = Vec::new();
+    for case in SERVER_CASES {
+        let want = at(case);
+        let got = ask(case, &master);
+        let got = (got.status.code().unwrap_or(-1), binary::text(&got.stdout));
+        if got != (want.status, want.stdout.clone()) {
+            problems.push(format!(
+                "puppet-lookup --server {case}\n  puppet: {want:?}\n  hierad: {got:?}"
+            ));
+        }
+    }
+    assert!(
+        problems.is_empty(),
+        "{} of {} server cases differ:\n{}",
+        problems.len(),
+        SERVER_CASES.len(),
+        problems.join("\n")
+    );
+    // A reader that may not decrypt gets the block as stored.
+    let out = ask("secret", &reader);
+    let text = binary::text(&out.stdout);
+    assert!(
+        out.status.success() && text.contains("ENC[PKCS7,") && !text.contains("secret"),
+        "{out:?}"
     );
 }
