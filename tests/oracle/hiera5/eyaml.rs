@@ -11,8 +11,12 @@
 //! (its `.eyaml` files as resources of their own beside the `.yaml` ones),
 //! the server holding the same key pair: `hierad puppet-lookup --server`
 //! with a token that may decrypt answers as Puppet does over the files,
-//! and one that may not gets the blocks as stored.
+//! and one that may not gets the blocks as stored. Last, Puppet itself
+//! through the shim (`hierad::data_hash`) with the hiera.yaml the import
+//! printed and that token: the same answers again, a plaintext holding
+//! `%{…}` interpolated by Puppet as eyaml_lookup_key would.
 
+use super::server::shim_environment;
 use super::{BATCH, Outcome, common, hierad, puppet};
 use crate::binary;
 use crate::server::TestServer;
@@ -114,6 +118,22 @@ const SERVER_CASES: &[&str] = &[
     "only_yaml",
     "no_such_key",
     "--merge unique list",
+    "--facts other.json secret",
+];
+
+/// The cases Puppet answers through the shim as over the files: the
+/// server's, and the plaintext Puppet interpolates.
+const SHIM_CASES: &[&str] = &[
+    "plain",
+    "secret",
+    "with_interp",
+    "around",
+    "list",
+    "nested",
+    "merged",
+    "folded",
+    "only_yaml",
+    "no_such_key",
     "--facts other.json secret",
 ];
 
@@ -354,5 +374,47 @@ fn eyaml_lookup_key_answers_as_puppet_lookup_does() {
     assert!(
         out.status.success() && text.contains("ENC[PKCS7,") && !text.contains("secret"),
         "{out:?}"
+    );
+
+    // Puppet through the shim, with the printed hiera.yaml pointed at
+    // this server and the decrypting token.
+    let default_url = "url: \"http://localhost:8750\"";
+    assert!(printed.contains(default_url), "{printed}");
+    let shimmed = printed.replace(
+        default_url,
+        &format!("url: \"{}\"\n      token: \"{master}\"", server.url),
+    );
+    shim_environment(&root.join("envs/viashim"), &shimmed);
+    let shim_jobs: Vec<Vec<String>> = SHIM_CASES
+        .iter()
+        .enumerate()
+        .map(|(i, case)| {
+            let mut args = jobs[CASES.iter().position(|c| c == case).unwrap()].clone();
+            let run = args.iter().position(|a| a == "--vardir").unwrap() + 1;
+            args[run] = root
+                .join(format!("run-shim-{i}/var"))
+                .to_string_lossy()
+                .into_owned();
+            let env = args.iter().position(|a| a == "production").unwrap();
+            args[env] = "viashim".into();
+            args
+        })
+        .collect();
+    let through_shim = puppet(root, &shim_jobs, BATCH);
+    let mut problems = Vec::new();
+    for (case, got) in SHIM_CASES.iter().zip(&through_shim) {
+        let want = at(case);
+        if (got.status, &got.stdout) != (want.status, &want.stdout) {
+            problems.push(format!(
+                "puppet lookup {case} through the shim\n  files: {want:?}\n  shim:  {got:?}"
+            ));
+        }
+    }
+    assert!(
+        problems.is_empty(),
+        "{} of {} shim cases differ:\n{}",
+        problems.len(),
+        SHIM_CASES.len(),
+        problems.join("\n")
     );
 }
