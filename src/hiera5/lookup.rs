@@ -58,8 +58,10 @@ pub trait Files {
     /// `pkcs7_private_key` and `pkcs7_public_key`), read when a value it
     /// finds holds a block; `None`: blocks are answered as stored (a
     /// server keeps no key files of the master's, and decrypts answers
-    /// afterwards for the principals allowed to see them).
-    fn eyaml_keys(&self, _private: &str, _public: &str) -> Option<Result<EyamlKeys, String>> {
+    /// afterwards for the principals allowed to see them). A key pair
+    /// that cannot be read fails the lookup as Puppet's does
+    /// ([`Error::Data`]); one hierad will not read, as its own refusal.
+    fn eyaml_keys(&self, _private: &str, _public: &str) -> Option<Result<EyamlKeys, Error>> {
         None
     }
 }

@@ -1,7 +1,7 @@
 //! The files of a Puppet tree on disk, for the Hiera 5 core: reads, and
 //! Ruby's `Dir.glob` (`*`, `**`, `?`, `[set]`, `{a,b}`), results sorted.
 
-use crate::hiera5::{EyamlKeys, Files};
+use crate::hiera5::{Error, EyamlKeys, Files};
 use crate::secrets::{KeyFiles, Keyring};
 use std::path::Path;
 
@@ -24,8 +24,18 @@ impl Files for Disk {
     }
 
     /// Relative paths from the working directory, as hiera-eyaml opens
-    /// them.
-    fn eyaml_keys(&self, private: &str, public: &str) -> Option<Result<EyamlKeys, String>> {
+    /// them. A private key others may read is refused, saying so (Puppet
+    /// would read it; hierad reads such a key nowhere).
+    fn eyaml_keys(&self, private: &str, public: &str) -> Option<Result<EyamlKeys, Error>> {
+        use std::os::unix::fs::PermissionsExt as _;
+        if let Ok(meta) = std::fs::metadata(private) {
+            let mode = meta.permissions().mode() & 0o777;
+            if meta.is_file() && mode & 0o077 != 0 {
+                return Some(Err(Error::Unsupported(format!(
+                    "the eyaml private key {private}: other users may read or change it (mode {mode:o}); chmod 600 it"
+                ))));
+            }
+        }
         let files = KeyFiles {
             private_key: Some(private.into()),
             public_key: Some(public.into()),
@@ -34,7 +44,7 @@ impl Files for Disk {
         Some(
             Keyring::load(&files)
                 .map(EyamlKeys)
-                .map_err(|e| e.to_string()),
+                .map_err(|e| Error::Data(e.to_string())),
         )
     }
 

@@ -14,7 +14,7 @@ use std::sync::Arc;
 /// An eyaml entry's key pair as a lookup found it: `None` when the files
 /// keep none (blocks answered as stored), else its decrypter or why its
 /// files cannot be read.
-pub(super) type KeyPair = Option<Result<Rc<Decrypter>, String>>;
+pub(super) type KeyPair = Option<Result<Rc<Decrypter>, Error>>;
 
 /// An eyaml key pair read for a lookup ([`Files::eyaml_keys`]).
 #[derive(Debug)]
@@ -44,7 +44,11 @@ impl<F: Files> Lookup<'_, F> {
         let Some(decrypter) = decrypter else {
             return Ok(Cow::Borrowed(value));
         };
-        match decrypter.map_err(failed)?.decrypt_value(value, key) {
+        let decrypter = decrypter.map_err(|e| match e {
+            Error::Data(why) => failed(why),
+            other => other,
+        })?;
+        match decrypter.decrypt_value(value, key) {
             Ok(Some(plain)) => Ok(Cow::Owned(plain)),
             Ok(None) => Ok(Cow::Borrowed(value)),
             // A GPG block, which hiera-eyaml reads with a plugin: named.

@@ -193,8 +193,8 @@ fn an_eyaml_entry_whose_keys_cannot_be_read_fails_only_for_blocks() {
         fn glob(&self, pattern: &str) -> Vec<String> {
             self.0.glob(pattern)
         }
-        fn eyaml_keys(&self, private: &str, _: &str) -> Option<Result<EyamlKeys, String>> {
-            Some(Err(format!("cannot read {private}")))
+        fn eyaml_keys(&self, private: &str, _: &str) -> Option<Result<EyamlKeys, Error>> {
+            Some(Err(Error::Data(format!("cannot read {private}"))))
         }
     }
     let files = NoKeys(tree(&[

@@ -16,7 +16,7 @@
 //! printed and that token: the same answers again, a plaintext holding
 //! `%{…}` interpolated by Puppet as eyaml_lookup_key would.
 
-use super::server::shim_environment;
+use super::server::{copy_dir as copy_data, shim_environment};
 use super::{BATCH, Outcome, common, hierad, puppet};
 use crate::binary;
 use crate::server::TestServer;
@@ -286,6 +286,42 @@ fn eyaml_lookup_key_answers_as_puppet_lookup_does() {
         problems.len(),
         CASES.len(),
         problems.join("\n")
+    );
+
+    // A private key others may read is refused, saying why (Puppet reads
+    // it; hierad reads such a key nowhere).
+    let loose = root.join("loose");
+    std::fs::create_dir_all(&loose).unwrap();
+    for name in ["private_key.pkcs7.pem", "public_key.pkcs7.pem"] {
+        std::fs::copy(root.join("keys").join(name), loose.join(name)).unwrap();
+    }
+    let mut mode = std::fs::metadata(loose.join("private_key.pkcs7.pem"))
+        .unwrap()
+        .permissions();
+    std::os::unix::fs::PermissionsExt::set_mode(&mut mode, 0o644);
+    std::fs::set_permissions(loose.join("private_key.pkcs7.pem"), mode).unwrap();
+    write(
+        &root.join("envs/loose/hiera.yaml"),
+        &HIERA.replace("%{facts.keydir}", "loose"),
+    );
+    copy_data(&env.join("data"), &root.join("envs/loose/data"));
+    let loose_args = jobs[CASES.iter().position(|c| *c == "secret").unwrap()]
+        .iter()
+        .map(|a| {
+            if a == "production" {
+                "loose".to_owned()
+            } else {
+                a.clone()
+            }
+        })
+        .collect::<Vec<_>>();
+    let got = hierad(root, &loose_args);
+    assert_eq!(got.status, 1, "{got:?}");
+    assert!(
+        got.stderr.starts_with("hierad: ")
+            && got.stderr.contains("loose/private_key.pkcs7.pem")
+            && got.stderr.contains("chmod 600"),
+        "{got:?}"
     );
 
     // Into a server that holds the same key pair.
