@@ -268,6 +268,14 @@ fn backend_kind(name: &Value) -> Result<(String, BackendKind)> {
     match s.to_lowercase().as_str() {
         "yaml" => Ok((s.clone(), BackendKind::Yaml)),
         "json" => Ok((s.clone(), BackendKind::Json)),
+        // Hiera loads hiera-eyaml's backend where it is installed; saying
+        // it is missing would send the reader looking for a gem.
+        "eyaml" => Err(HieraError::new(
+            ErrorClass::RuntimeError,
+            format!(
+                "Cannot load backend {s}: hierad does not read hiera-eyaml's Hiera 3 backend; it reads Hiera 5's eyaml_lookup_key (docs/hiera5.md), and a server decrypts the ENC[PKCS7,…] blocks of stored data (docs/security.md)"
+            ),
+        )),
         lower => Err(HieraError::new(
             ErrorClass::RuntimeError,
             format!(
@@ -358,6 +366,11 @@ mod tests {
                 with(sym("backends"), "foo".into()),
                 ErrorClass::RuntimeError,
                 "Cannot load backend foo: cannot load such file -- hiera/backend/foo_backend",
+            ),
+            (
+                with(sym("backends"), "eyaml".into()),
+                ErrorClass::RuntimeError,
+                "Cannot load backend eyaml: hierad does not read hiera-eyaml's Hiera 3 backend; it reads Hiera 5's eyaml_lookup_key (docs/hiera5.md), and a server decrypts the ENC[PKCS7,…] blocks of stored data (docs/security.md)",
             ),
         ];
         for (v, class, message) in cases {
