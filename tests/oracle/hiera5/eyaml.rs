@@ -17,7 +17,7 @@
 //! `%{…}` interpolated by Puppet as eyaml_lookup_key would.
 
 use super::server::{copy_dir as copy_data, shim_environment};
-use super::{BATCH, Outcome, common, hierad, puppet};
+use super::{BATCH, assert_answers_as_puppet, hierad, job, puppet};
 use crate::binary;
 use crate::server::TestServer;
 use crate::tools;
@@ -228,18 +228,7 @@ fn eyaml_lookup_key_answers_as_puppet_lookup_does() {
     let jobs: Vec<Vec<String>> = CASES
         .iter()
         .enumerate()
-        .map(|(run, case)| {
-            let mut args = common(root, run, "web1.example.com");
-            let mine = crate::shell::shell_split(case).expect("case splits");
-            if !mine.iter().any(|w| w == "--facts") {
-                args.extend(["--facts".into(), "facts.json".into()]);
-            }
-            if !mine.iter().any(|w| w == "--environment") {
-                args.extend(["--environment".into(), "production".into()]);
-            }
-            args.extend(mine);
-            args
-        })
+        .map(|(run, case)| job(root, run, case))
         .collect();
     let expected = puppet(root, &jobs, BATCH);
     assert_eq!(expected.len(), CASES.len(), "one Puppet answer per case");
@@ -271,22 +260,7 @@ fn eyaml_lookup_key_answers_as_puppet_lookup_does() {
             .contains("eyaml_lookup_key")
     );
 
-    let mut problems = Vec::new();
-    for ((case, args), want) in CASES.iter().zip(&jobs).zip(&expected) {
-        let got: Outcome = hierad(root, args);
-        if got != *want {
-            problems.push(format!(
-                "puppet-lookup {case}\n  puppet: {want:?}\n  hierad: {got:?}"
-            ));
-        }
-    }
-    assert!(
-        problems.is_empty(),
-        "{} of {} cases differ:\n{}",
-        problems.len(),
-        CASES.len(),
-        problems.join("\n")
-    );
+    assert_answers_as_puppet(root, CASES, &jobs, &expected);
 
     // A private key others may read is refused, saying why (Puppet reads
     // it; hierad reads such a key nowhere).

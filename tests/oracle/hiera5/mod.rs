@@ -246,7 +246,7 @@ fn words(case: &str) -> Vec<String> {
 
 /// The full argument list of a case; `--facts facts.json` unless the case
 /// gives its own, `--environment production` likewise.
-fn job(root: &Path, run: usize, case: &str) -> Vec<String> {
+pub(super) fn job(root: &Path, run: usize, case: &str) -> Vec<String> {
     let mut args = common(root, run, "web1.example.com");
     let mine = words(case);
     if !mine.iter().any(|w| w == "--facts") {
@@ -396,8 +396,19 @@ fn puppet_lookup_answers_as_puppet_lookup_does() {
         distinct.len()
     );
 
+    assert_answers_as_puppet(root, CASES, &jobs, &expected);
+}
+
+/// `hierad puppet-lookup` run on each job answers as Puppet did
+/// (`expected`): exit status, stdout and stderr.
+pub(super) fn assert_answers_as_puppet(
+    root: &Path,
+    cases: &[&str],
+    jobs: &[Vec<String>],
+    expected: &[Outcome],
+) {
     let mut problems = Vec::new();
-    for ((case, args), want) in CASES.iter().zip(&jobs).zip(&expected) {
+    for ((case, args), want) in cases.iter().zip(jobs).zip(expected) {
         let got = hierad(root, args);
         if got != *want {
             problems.push(format!(
@@ -409,7 +420,7 @@ fn puppet_lookup_answers_as_puppet_lookup_does() {
         problems.is_empty(),
         "{} of {} cases differ:\n{}",
         problems.len(),
-        CASES.len(),
+        cases.len(),
         problems.join("\n")
     );
 }
