@@ -28,14 +28,6 @@ impl DataFormat {
             DataFormat::Eyaml => "eyaml_lookup_key",
         }
     }
-
-    /// The kind of data function, as Puppet's messages give it.
-    pub(crate) fn kind(self) -> &'static str {
-        match self {
-            DataFormat::Yaml | DataFormat::Json => "data_hash",
-            DataFormat::Eyaml => "lookup_key",
-        }
-    }
 }
 
 /// Where a hierarchy entry's data is.

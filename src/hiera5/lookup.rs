@@ -448,9 +448,9 @@ impl<'f, F: Files> Lookup<'f, F> {
                     Some(v) if !is_rich_data(v) => Err(Error::Data(format!(
                         "Value for key '{}', {} function '{}', when using location '{}', has wrong type, expects Puppet::LookupValue{}",
                         key.root,
-                        match entry.format.kind() {
-                            "data_hash" => "in hash returned from data_hash",
-                            _ => "returned from lookup_key",
+                        match entry.format {
+                            DataFormat::Yaml | DataFormat::Json => "in hash returned from data_hash",
+                            DataFormat::Eyaml => "returned from lookup_key",
                         },
                         entry.format.function(),
                         loc.path,

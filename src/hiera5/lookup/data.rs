@@ -72,7 +72,7 @@ impl<F: Files> Lookup<'_, F> {
         // Only a data_hash function's Hash is checked for the module's
         // keys (`validate_data_hash`); a lookup_key function is asked
         // only for keys of the module's.
-        if let Some(m) = module.filter(|_| format.kind() == "data_hash") {
+        if let Some(m) = module.filter(|_| format != DataFormat::Eyaml) {
             let prefix = format!("{m}::");
             let before = hash.len();
             hash.retain(|k, _| {
