@@ -22,16 +22,10 @@ fn sha256(text: &str) -> String {
 
 /// `eyaml createkeys` in `dir`: (private, public).
 fn create_keys(dir: &Path) -> (PathBuf, PathBuf) {
-    std::fs::create_dir_all(dir).unwrap();
-    let out = tools::command("eyaml")
-        .arg("createkeys")
-        .current_dir(dir)
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "{}", binary::text(&out.stderr));
+    let keys = tools::eyaml_createkeys(dir);
     (
-        dir.join("keys/private_key.pkcs7.pem"),
-        dir.join("keys/public_key.pkcs7.pem"),
+        keys.join("private_key.pkcs7.pem"),
+        keys.join("public_key.pkcs7.pem"),
     )
 }
 

@@ -230,20 +230,10 @@ fn serve(dir: &Path, keys: &Path) -> TestServer {
     server
 }
 
-fn create_keys(dir: &Path) -> std::path::PathBuf {
-    let out = tools::command("eyaml")
-        .arg("createkeys")
-        .current_dir(dir)
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "{}", binary::text(&out.stderr));
-    dir.join("keys")
-}
-
 #[test]
 fn decrypted_lookups_match_hiera_with_the_eyaml_backend() {
     let dir = tempfile::tempdir().unwrap();
-    let keys = create_keys(dir.path());
+    let keys = tools::eyaml_createkeys(dir.path());
     write_tree(&dir.path().join("tree"), &keys);
     let expected = hiera_answers(&dir.path().join("tree"), &keys);
     let server = serve(dir.path(), &keys);
@@ -299,7 +289,7 @@ fn decrypted_lookups_match_hiera_with_the_eyaml_backend() {
 #[test]
 fn no_plaintext_reaches_a_non_decrypting_principal_or_a_log() {
     let dir = tempfile::tempdir().unwrap();
-    let keys = create_keys(dir.path());
+    let keys = tools::eyaml_createkeys(dir.path());
     write_tree(&dir.path().join("tree"), &keys);
     let mut server = serve(dir.path(), &keys);
     let mut seen = String::new();

@@ -2,7 +2,7 @@
 //! that starts them: a missing tool fails the test with its name and how to
 //! install it, never a skip (CI must not pass by running nothing).
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::Command;
 
 /// Every tool some oracle test runs.
@@ -22,6 +22,24 @@ pub(crate) fn command(tool: &str) -> Command {
         panic!("{message}");
     }
     Command::new(tool)
+}
+
+/// `eyaml createkeys` run in `dir` (made if missing): the folder of the
+/// pair it wrote, `dir/keys` (`private_key.pkcs7.pem`,
+/// `public_key.pkcs7.pem`).
+pub(crate) fn eyaml_createkeys(dir: &Path) -> PathBuf {
+    std::fs::create_dir_all(dir).unwrap();
+    let out = command("eyaml")
+        .arg("createkeys")
+        .current_dir(dir)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "eyaml createkeys: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    dir.join("keys")
 }
 
 /// The message naming the tools of `tools` that are not on PATH, if any.

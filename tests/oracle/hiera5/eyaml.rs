@@ -191,12 +191,7 @@ fn encrypted(root: &Path, text: &str) -> String {
 fn eyaml_lookup_key_answers_as_puppet_lookup_does() {
     let dir = tempfile::tempdir().unwrap();
     let root = dir.path();
-    let made = tools::command("eyaml")
-        .arg("createkeys")
-        .current_dir(root)
-        .output()
-        .unwrap();
-    assert!(made.status.success(), "{}", binary::text(&made.stderr));
+    tools::eyaml_createkeys(root);
     let env = root.join("envs/production");
     write(&env.join("hiera.yaml"), HIERA);
     write(
